@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs every Debian package deltad needs to build, run and test.
+# Idempotent: packages already present are not touched; apt-get runs only when one is missing.
+set -euo pipefail
+
+PKGS=(
+  build-essential cmake pkg-config clang libclang-rt-14-dev
+  libgrpc-dev protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libprotobuf-dev
+  protobuf-compiler-grpc
+  liblmdb-dev lmdb-utils libssl-dev libcmocka-dev libjansson-dev libmicrohttpd-dev
+  libsnappy-dev libzstd-dev zlib1g-dev
+  python3 python3-grpcio python3-grpc-tools python3-protobuf python3-requests
+  curl wrk
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Node.js (for the independent Parquet reader used in cross-checks). The machine image may
+# ship its own node+npm; Debian's nodejs conflicts with that npm, so install only when absent.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  $SUDO apt-get install -y -qq --no-install-recommends nodejs npm || true
+fi

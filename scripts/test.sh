@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Sets everything up and runs every test: installs Debian packages, builds with
+# ASan+UBSan and -Werror into build-test/, checks generated/ is current, runs ctest.
+# DD_LONG=1 also runs the long suites (fuzzing for minutes instead of seconds).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+cmake -S . -B build-test -DDD_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+if cmake --build build-test --target help | grep -q check-generated; then
+  cmake --build build-test --target check-generated
+fi
+cmake --build build-test -j"$(nproc)"
+cd build-test
+ctest --output-on-failure -j"$(nproc)" --timeout 600
