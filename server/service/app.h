@@ -1,0 +1,44 @@
+/* app.h: the application object: everything the handlers share (the catalog store, the
+ * data directory, configuration) and the one table of methods both transports serve.
+ * One dd_app per process (the server singleton); all of it is safe to use from every
+ * transport thread once dd_app_open has returned. */
+#ifndef DD_SERVER_SERVICE_APP_H
+#define DD_SERVER_SERVICE_APP_H
+
+#include "server/service/handler.h"
+
+typedef struct dd_app dd_app;
+
+typedef struct dd_app_opts {
+  const char *data_dir;      /* created if missing (mode 0700) */
+  const char *version;       /* server version string reported by GetServerInfo */
+  const char *public_url;    /* base URL clients use, e.g. "http://127.0.0.1:8080" */
+  size_t lmdb_map_bytes;     /* LMDB map size; 0 = default (1 GiB) */
+} dd_app_opts;
+#define DD_APP_OPTS_INIT {NULL, "0.1.0", NULL, 0}
+
+/* Opens (or creates) the data directory and its store. On first start it creates the admin
+ * token: from DELTAD_ADMIN_TOKEN when set, else random; only its SHA-256 is stored; a
+ * random token is written to <data_dir>/admin.token (mode 0600). *out_admin_token_path is
+ * set to that path when a token file was written this time (else NULL); caller frees. */
+int dd_app_open(dd_app **out, const dd_app_opts *opts, char **out_admin_token_path);
+/* Flushes and closes the store. Accepts NULL. */
+void dd_app_close(dd_app *app);
+
+/* The method table (every service), valid for the life of the process. */
+const dd_method *dd_app_methods(size_t *out_len);
+/* The dd_auth_fn the transports call; app is the dd_app*. */
+int dd_app_auth(void *app, const char *token, size_t len, dd_principal *out);
+
+/* Accessors used by handlers. */
+const dd_app_opts *dd_app_options(const dd_app *app);
+
+/* Per-service method tables, concatenated by dd_app_methods(). */
+extern const dd_method dd_system_methods[];
+extern const size_t dd_system_methods_len;
+extern const dd_method dd_catalog_methods[];
+extern const size_t dd_catalog_methods_len;
+extern const dd_method dd_credential_methods[];
+extern const size_t dd_credential_methods_len;
+
+#endif

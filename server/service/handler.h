@@ -1,0 +1,74 @@
+/* handler.h: the contract between transports and services (DESIGN.md, "the one rule").
+ *
+ * A handler is a function from a decoded request message and a call context to a status
+ * and a response message. The gRPC runtime (server/grpc) and the REST listener
+ * (server/http) both serve the same dd_method table; neither knows what a handler does,
+ * and no handler sees HTTP or a grpc_call.
+ *
+ * Ownership: the request belongs to the transport and is valid during the call. A unary
+ * handler returns its response in *out as a heap tree the transport frees with
+ * protobuf_c_message_free_unpacked(*out, NULL): every string, array and sub-message in it
+ * must be malloc'ed (never a string literal). A streaming handler sends each message with
+ * call->send (the handler keeps ownership of what it sends) and leaves *out NULL.
+ * Errors: return a DD_E* code with dd_err_set(); the transport maps it with
+ * dd_status_grpc()/dd_status_http() and sends dd_err_msg() as the message.
+ * Threads: handlers run concurrently on every transport thread. */
+#ifndef DD_SERVER_SERVICE_HANDLER_H
+#define DD_SERVER_SERVICE_HANDLER_H
+
+#include <protobuf-c/protobuf-c.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+  DD_PRINCIPAL_NONE = 0, /* not authenticated (only DD_METHOD_PUBLIC methods) */
+  DD_PRINCIPAL_ADMIN,    /* manages everything */
+  DD_PRINCIPAL_RECIPIENT /* a Delta Sharing recipient: reads its granted shares */
+} dd_principal_kind;
+
+typedef struct dd_principal {
+  dd_principal_kind kind;
+  char name[256]; /* "admin" or the recipient's name */
+  char id[40];    /* the principal's UUID (recipient id), "" for admin */
+} dd_principal;
+
+typedef struct dd_call dd_call;
+struct dd_call {
+  const dd_principal *principal; /* never NULL; kind NONE for public calls */
+  int64_t deadline_ms;           /* absolute, epoch milliseconds (CLOCK_REALTIME); 0: none */
+  void *app;                     /* the application object given to the transport */
+  /* Streaming replies: sends one message. Returns 0, or DD_ECANCELLED when the client is
+   * gone or the deadline passed (the handler should stop and return that code). */
+  int (*send)(dd_call *call, const ProtobufCMessage *msg);
+  /* Request metadata / header by lower-case name; NULL when absent. The returned string
+   * is NUL-terminated and valid during the call. */
+  const char *(*header)(dd_call *call, const char *name);
+  void *transport; /* the transport's own state; handlers do not touch it */
+};
+
+typedef int (*dd_handler_fn)(dd_call *call, const ProtobufCMessage *req, ProtobufCMessage **out);
+
+enum {
+  DD_METHOD_STREAMING = 1u << 0, /* server-streaming reply */
+  DD_METHOD_PUBLIC = 1u << 1,    /* needs no token */
+};
+
+typedef struct dd_method {
+  const char *path; /* "/deltad.catalog.v1.CatalogService/GetCatalog" */
+  const ProtobufCMessageDescriptor *input;
+  const ProtobufCMessageDescriptor *output;
+  dd_handler_fn fn;
+  unsigned flags;
+} dd_method;
+
+/* Authenticates a bearer token (bytes, not NUL-terminated). Fills *out and returns 0, or
+ * returns DD_EUNAUTH. Implemented by the services; the transports call it through this
+ * pointer so they never learn where tokens are kept. */
+typedef int (*dd_auth_fn)(void *app, const char *token, size_t len, dd_principal *out);
+
+/* gRPC status code (grpc_status_code values) for a DD_E* code. */
+int dd_status_grpc(int code);
+/* HTTP status for a DD_E* code. */
+int dd_status_http(int code);
+
+#endif
