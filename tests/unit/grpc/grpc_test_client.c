@@ -76,7 +76,7 @@ static void tc__send_all(grpc_call *call, grpc_completion_queue *cq, const tc_by
   tc__batch(call, cq, &op, 1, TC_CLOSE);
 }
 
-static void tc__recv_all(grpc_call *call, grpc_completion_queue *cq, tc_result *out) {
+static void tc__recv_all(grpc_call *call, grpc_completion_queue *cq, const tc_opts *o, tc_result *out) {
   for (;;) {
     grpc_byte_buffer *bb = NULL;
     grpc_op op;
@@ -86,6 +86,7 @@ static void tc__recv_all(grpc_call *call, grpc_completion_queue *cq, tc_result *
     if (!tc__batch(call, cq, &op, 1, TC_RECV) || !bb) return;
     tc__append(out, bb);
     grpc_byte_buffer_destroy(bb);
+    if (o && o->cancel_after && out->n_msgs == o->cancel_after) grpc_call_cancel(call, NULL);
   }
 }
 
@@ -119,7 +120,7 @@ int tc_call(grpc_channel *ch, const char *method, const tc_opts *o, const tc_byt
   int rc = grpc_call_start_batch(call, ops, 3, (void *)(intptr_t)TC_STATUS, NULL) == GRPC_CALL_OK ? 0 : -1;
   if (rc == 0) {
     tc__send_all(call, cq, reqs, n_reqs);
-    tc__recv_all(call, cq, out);
+    tc__recv_all(call, cq, o, out);
     tc__wait(cq, TC_STATUS);
     size_t n = GRPC_SLICE_LENGTH(details);
     if (n >= sizeof out->details) n = sizeof out->details - 1;

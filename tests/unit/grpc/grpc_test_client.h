@@ -13,6 +13,7 @@ typedef struct tc_opts {
   const char *authorization; /* the "authorization" value; NULL: none */
   const char *echo;          /* "x-echo" value; NULL: none */
   int timeout_ms;            /* 0: no deadline */
+  size_t cancel_after;       /* cancel the call after this many responses; 0: never */
 } tc_opts;
 
 typedef struct tc_bytes {

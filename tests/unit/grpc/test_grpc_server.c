@@ -317,6 +317,19 @@ static void test_stream_stops_after_deadline(void **state) {
   assert_true(atomic_load(&gt_stream_cancelled) > before); /* send returned DD_ECANCELLED */
 }
 
+static void test_stream_stops_when_client_cancels(void **state) {
+  (void)state;
+  long before = atomic_load(&gt_stream_cancelled);
+  tc_opts o = {.authorization = BEARER, .cancel_after = 3};
+  tc_result r;
+  call1(g_ch, "/dd.test.v1.Test/Count", &o, count_req(1000, "slow"), &r);
+  assert_int_equal(r.status, GRPC_STATUS_CANCELLED);
+  assert_int_equal(r.n_msgs, 3);
+  tc_result_free(&r);
+  for (int i = 0; i < 200 && atomic_load(&gt_stream_cancelled) == before; i++) sleep_ms(10);
+  assert_true(atomic_load(&gt_stream_cancelled) > before); /* send returned DD_ECANCELLED */
+}
+
 /* ---- concurrency ---- */
 
 #define CONC_THREADS 8
@@ -609,6 +622,7 @@ int main(void) {
       cmocka_unit_test(test_deadline_exceeded),
       cmocka_unit_test(test_deadline_reaches_handler),
       cmocka_unit_test(test_stream_stops_after_deadline),
+      cmocka_unit_test(test_stream_stops_when_client_cancels),
       cmocka_unit_test(test_many_concurrent_calls),
       cmocka_unit_test(test_health),
       cmocka_unit_test(test_reflection),
