@@ -103,5 +103,8 @@ int arw_write_schema(arw_buf *out, const arw_schema *s);
 int arw_write_batch(arw_buf *out, const arw_batch *b);
 /* Appends the end-of-stream marker. */
 int arw_write_eos(arw_buf *out);
+/* Appends a complete stream holding one batch: schema, b, end-of-stream. This is the
+ * shape of one Spark Connect ExecutePlanResponse.ArrowBatch.data. */
+int arw_write_stream(arw_buf *out, const arw_batch *b);
 
 #endif

@@ -232,3 +232,10 @@ int arw_write_batch(arw_buf *out, const arw_batch *b) {
   arw_buf_free(&e.body);
   return rc;
 }
+
+int arw_write_stream(arw_buf *out, const arw_batch *b) {
+  int rc = arw_write_schema(out, b->schema);
+  if (!rc) rc = arw_write_batch(out, b);
+  if (!rc) rc = arw_write_eos(out);
+  return rc;
+}

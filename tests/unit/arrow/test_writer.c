@@ -164,6 +164,18 @@ static void test_batch_message(void **state) {
   /* ok: value bits 0b101 */
   assert_int_equal(m.body[rd_i64(m.meta, buf_at(&m, 6))], 0x05);
 
+  /* One-batch stream: schema, batch, end marker. */
+  arw_buf one = ARW_BUF_INIT;
+  size_t p1 = 0;
+  assert_int_equal(arw_write_stream(&one, bt), 0);
+  read_msg(&one, &p1, &m);
+  assert_int_equal(m.header_type, 1);
+  read_msg(&one, &p1, &m);
+  assert_int_equal(m.header_type, 3);
+  assert_int_equal(p1 + 8, one.len);
+  assert_memory_equal(one.data + p1, "\xff\xff\xff\xff\0\0\0\0", 8);
+  arw_buf_free(&one);
+
   /* Reuse: an empty batch is still a valid message. */
   arw_batch_clear(bt);
   assert_int_equal(arw_batch_rows(bt), 0);

@@ -231,6 +231,49 @@ static void test_config_optional_value(void **state) {
   spark__connect__config_response__free_unpacked(r, NULL);
 }
 
+static void test_delete_with_relation_extension(void **state) {
+  (void)state;
+  vec v;
+  load(&v, "delete");
+  Delta__Connect__DeltaRelation *r = delta__connect__delta_relation__unpack(NULL, v.len, v.data);
+  assert_non_null(r);
+  assert_int_equal(r->relation_type_case,
+                   DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_DELETE_FROM_TABLE);
+  const Spark__Connect__Relation *target = r->delete_from_table->target;
+  assert_int_equal(target->rel_type_case, SPARK__CONNECT__RELATION__REL_TYPE_EXTENSION);
+  assert_string_equal(target->extension->type_url,
+                      "type.googleapis.com/delta.connect.DeltaRelation");
+  Delta__Connect__DeltaRelation *inner = delta__connect__delta_relation__unpack(
+      NULL, target->extension->value.len, target->extension->value.data);
+  assert_non_null(inner);
+  assert_int_equal(inner->relation_type_case, DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_SCAN);
+  assert_string_equal(inner->scan->table->path->path, "/t");
+  delta__connect__delta_relation__free_unpacked(inner, NULL);
+  const Spark__Connect__Expression *cond = r->delete_from_table->condition;
+  assert_int_equal(cond->expr_type_case, SPARK__CONNECT__EXPRESSION__EXPR_TYPE_EXPRESSION_STRING);
+  assert_string_equal(cond->expression_string->expression, "id > 5");
+  assert_repacks(&r->base, &v);
+  delta__connect__delta_relation__free_unpacked(r, NULL);
+}
+
+static void test_analyze_schema(void **state) {
+  (void)state;
+  vec v;
+  load(&v, "analyze");
+  Spark__Connect__AnalyzePlanResponse *r =
+      spark__connect__analyze_plan_response__unpack(NULL, v.len, v.data);
+  assert_non_null(r);
+  assert_int_equal(r->result_case, SPARK__CONNECT__ANALYZE_PLAN_RESPONSE__RESULT_SCHEMA);
+  const Spark__Connect__DataType *t = r->schema->schema;
+  assert_int_equal(t->kind_case, SPARK__CONNECT__DATA_TYPE__KIND_STRUCT);
+  assert_int_equal(t->struct_->n_fields, 1);
+  assert_string_equal(t->struct_->fields[0]->name, "id");
+  assert_true(t->struct_->fields[0]->nullable);
+  assert_int_equal(t->struct_->fields[0]->data_type->kind_case, SPARK__CONNECT__DATA_TYPE__KIND_LONG);
+  assert_repacks(&r->base, &v);
+  spark__connect__analyze_plan_response__free_unpacked(r, NULL);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s wire_vectors.txt\n", argv[0]);
@@ -246,6 +289,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_create),
       cmocka_unit_test(test_result_row),
       cmocka_unit_test(test_config_optional_value),
+      cmocka_unit_test(test_delete_with_relation_extension),
+      cmocka_unit_test(test_analyze_schema),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,6 +89,18 @@ def messages():
     row.row.values.add(string_value="x")
     m["row"] = row
 
+    scan = dr.DeltaRelation()
+    scan.scan.table.path.path = "/t"
+    delete = dr.DeltaRelation()
+    delete.delete_from_table.target.extension.Pack(scan)
+    delete.delete_from_table.condition.expression_string.expression = "id > 5"
+    m["delete"] = delete
+
+    an = sb.AnalyzePlanResponse(session_id="s")
+    fld = an.schema.schema.struct.fields.add(name="id", nullable=True)
+    fld.data_type.long.SetInParent()
+    m["analyze"] = an
+
     cfg = sb.ConfigResponse()
     cfg.pairs.add(key="a", value="")
     m["config"] = cfg
