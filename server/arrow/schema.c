@@ -82,7 +82,7 @@ int arw_schema_add(arw_schema *s, int parent, const char *name, arw_kind kind, b
   if (s->nbatches > 0) return dd_err_set(DD_EINVAL, "arrow schema is in use by a batch");
   if ((int)kind < ARW_UTF8 || kind > ARW_STRUCT)
     return dd_err_set(DD_EINVAL, "arrow field '%s': unknown kind %d", name, (int)kind);
-  int where;
+  int where = ARW_ROOT;
   int rc = schema_child_parent(s, parent, name, nullable, &where);
   if (rc) return rc;
   int id = schema_push(s, where, name, kind, nullable);

@@ -158,7 +158,8 @@ int main(int argc, char **argv) {
   if (!rc) rc = arw_write_eos(&out);
   if (!rc) {
     FILE *fp = fopen(argv[1], "wb");
-    if (!fp || fwrite(out.data, 1, out.len, fp) != out.len) rc = dd_err_set(DD_EIO, "cannot write %s", argv[1]);
+    if (!fp || fwrite(out.data, 1, out.len, fp) != out.len)
+      rc = dd_err_set(DD_EIO, "cannot write %s", argv[1]);
     if (fp && fclose(fp) != 0 && !rc) rc = dd_err_set(DD_EIO, "cannot close %s", argv[1]);
   }
   if (rc) fprintf(stderr, "arw_tool: %s\n", dd_err_msg());

@@ -107,8 +107,12 @@ static void test_schema_message(void **state) {
 }
 
 /* Position of FieldNode / Buffer i of a RecordBatch header. */
-static size_t node_at(const msg *m, size_t i) { return fb_vec_elem(fb_ref(m->meta, m->header, 1), i, 16); }
-static size_t buf_at(const msg *m, size_t i) { return fb_vec_elem(fb_ref(m->meta, m->header, 2), i, 16); }
+static size_t node_at(const msg *m, size_t i) {
+  return fb_vec_elem(fb_ref(m->meta, m->header, 1), i, 16);
+}
+static size_t buf_at(const msg *m, size_t i) {
+  return fb_vec_elem(fb_ref(m->meta, m->header, 2), i, 16);
+}
 
 static void test_batch_message(void **state) {
   (void)state;

@@ -269,7 +269,8 @@ static void test_analyze_schema(void **state) {
   assert_int_equal(t->struct_->n_fields, 1);
   assert_string_equal(t->struct_->fields[0]->name, "id");
   assert_true(t->struct_->fields[0]->nullable);
-  assert_int_equal(t->struct_->fields[0]->data_type->kind_case, SPARK__CONNECT__DATA_TYPE__KIND_LONG);
+  assert_int_equal(t->struct_->fields[0]->data_type->kind_case,
+                   SPARK__CONNECT__DATA_TYPE__KIND_LONG);
   assert_repacks(&r->base, &v);
   spark__connect__analyze_plan_response__free_unpacked(r, NULL);
 }
