@@ -107,6 +107,63 @@ def messages():
     return m
 
 
+# RPC name -> (request, response, server streaming), as in Spark 4.0 and deltad's service.
+SERVICES = {
+    "spark.connect.SparkConnectService": {
+        "ExecutePlan": ("ExecutePlanRequest", "ExecutePlanResponse", True),
+        "AnalyzePlan": ("AnalyzePlanRequest", "AnalyzePlanResponse", False),
+        "Config": ("ConfigRequest", "ConfigResponse", False),
+        "Interrupt": ("InterruptRequest", "InterruptResponse", False),
+        "ReattachExecute": ("ReattachExecuteRequest", "ExecutePlanResponse", True),
+        "ReleaseExecute": ("ReleaseExecuteRequest", "ReleaseExecuteResponse", False),
+        "ReleaseSession": ("ReleaseSessionRequest", "ReleaseSessionResponse", False),
+    },
+    "deltad.connect.v1.DeltaConnectService": {
+        "ExecuteCommand": ("delta.connect.DeltaCommand", "ExecuteResult", True),
+        "ExecuteRelation": ("delta.connect.DeltaRelation", "ExecuteResult", True),
+    },
+}
+HTTP = {"ExecuteCommand": "/api/v1/delta/commands", "ExecuteRelation": "/api/v1/delta/relations"}
+
+
+def short_name(package, type_name):
+    """A message's name relative to package (".spark.connect.Plan" -> "Plan")."""
+    name = type_name.lstrip(".")
+    return name[len(package) + 1:] if name.startswith(package + ".") else name
+
+
+def check_services():
+    """Method names, types and streaming of both services, and the REST bindings."""
+    from google.protobuf import descriptor_pb2
+    from google.api import annotations_pb2
+    from spark.connect import base_pb2
+    from deltad.connect.v1 import connect_pb2
+    failures = 0
+    for mod in (base_pb2, connect_pb2):
+        fdp = descriptor_pb2.FileDescriptorProto()
+        mod.DESCRIPTOR.CopyToProto(fdp)
+        for svc in fdp.service:
+            full = fdp.package + "." + svc.name
+            want = SERVICES[full]
+            got = {}
+            for m in svc.method:
+                got[m.name] = (short_name(fdp.package, m.input_type),
+                               short_name(fdp.package, m.output_type), m.server_streaming)
+                if m.client_streaming:
+                    got[m.name] += ("client streaming",)
+                if m.name in HTTP:
+                    rule = m.options.Extensions[annotations_pb2.http]
+                    if rule.post != HTTP[m.name] or rule.body != "*":
+                        print("FAIL %s.%s: http rule %s" % (full, m.name, rule))
+                        failures += 1
+            if got != want:
+                print("FAIL %s\n  got  %s\n  want %s" % (full, got, want))
+                failures += 1
+            else:
+                print("ok   %s (%d methods)" % (full, len(got)))
+    return failures
+
+
 def main():
     proto_dir, vectors = sys.argv[1], sys.argv[2]
     build_stubs(proto_dir)
@@ -130,6 +187,7 @@ def main():
             failures += 1
             continue
         print("ok   %s (%d bytes)" % (name, len(got)))
+    failures += check_services()
     # The Any type URL the Delta client uses must name our message.
     if not built["plan"].command.extension.type_url.endswith("/delta.connect.DeltaCommand"):
         print("FAIL plan: unexpected type URL %s" % built["plan"].command.extension.type_url)
