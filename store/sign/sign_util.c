@@ -86,6 +86,7 @@ int sign__buf_finish(sign__buf *b, char **out) {
     sign__buf_free(b);
     return dd_err_set(DD_ENOMEM, "out of memory building a signed URL");
   }
+  b->p[b->len] = '\0'; /* an empty buffer was never written */
   *out = b->p;
   b->p = NULL;
   b->len = b->cap = 0;
