@@ -162,6 +162,13 @@ static void test_object_azure(void **state) {
                            "&se=2021-01-02T00%3A00%3A00Z&sr=b&sp=r"
                            "&sig=R9uTb8jG1csBf6xy%2BdSEa6hTdVpbhXYsJ1M4rvjJ3tA%3D");
   free(url);
+  sign_location cn;
+  assert_int_equal(sign_parse_location(&cn, "abfss://delta@devstoreaccount1.dfs.core.chinacloudapi.cn/t"),
+                   0);
+  assert_int_equal(sign_object_url(&url, &cn, "f", &c, 1609459500, 60), 0);
+  assert_true(strncmp(url, "https://devstoreaccount1.blob.core.chinacloudapi.cn/delta/t/f?", 61) == 0);
+  free(url);
+  sign_location_free(&cn);
   c.azure_account = "someoneelse";
   assert_int_equal(sign_object_url(&url, &l, "f", &c, 1609459500, 60), DD_EINVAL);
   c.azure_account = NULL;
