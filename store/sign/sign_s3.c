@@ -4,6 +4,7 @@
 #include "store/sign/sign_int.h"
 
 #include <openssl/crypto.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,83 +165,115 @@ static void sign__s3_query(sign__buf *q, const sign_aws_creds *c, const char *sc
   sign__buf_puts(q, "&X-Amz-SignedHeaders=host");
 }
 
+/* One presign in the making: where it goes and the strings built before signing. */
+typedef struct sign__s3_req {
+  sign__s3_target t;
+  char amz_date[20], date8[12], scope[128];
+  sign__buf uri, query;
+} sign__s3_req;
+
+static void sign__s3_req_free(sign__s3_req *r) {
+  sign__buf_free(&r->uri);
+  sign__buf_free(&r->query);
+}
+
+/* Checks the inputs and builds the target, dates, scope, canonical URI and query. */
+static int sign__s3_prepare(sign__s3_req *r, const sign_aws_creds *c, const char *region,
+                            const char *bucket, const char *key, int64_t now_epoch_s,
+                            int expires_s, const sign_s3_opts *opts) {
+  int rc = sign__s3_check(c, region, bucket, key, expires_s);
+  if (rc == 0)
+    rc = sign__s3_target_make(&r->t, region, bucket, opts);
+  if (rc == 0)
+    rc = sign__utc_format(r->amz_date, sizeof r->amz_date, now_epoch_s, "%Y%m%dT%H%M%SZ");
+  if (rc < 0)
+    return rc;
+  memcpy(r->date8, r->amz_date, 8);
+  r->date8[8] = '\0';
+  snprintf(r->scope, sizeof r->scope, "%s/%s/s3/aws4_request", r->date8, region);
+  sign__buf_puts(&r->uri, "/");
+  if (r->t.path_style) {
+    sign__buf_pct(&r->uri, bucket, 0);
+    sign__buf_puts(&r->uri, "/");
+  }
+  sign__buf_pct(&r->uri, key, 1);
+  sign__s3_query(&r->query, c, r->scope, r->amz_date, expires_s);
+  if (r->uri.failed || r->query.failed)
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  return 0;
+}
+
+/* Canonical request and string to sign of a prepared request. */
+static int sign__s3_strings(sign__buf *cr, sign__buf *sts, const sign__s3_req *r) {
+  uint8_t hash[SIGN__SHA256_LEN];
+  char hash_hex[2 * SIGN__SHA256_LEN + 1];
+  sign__buf_printf(cr, "GET\n%s\n%s\nhost:%s\n\nhost\nUNSIGNED-PAYLOAD", r->uri.p, r->query.p,
+                   r->t.host);
+  if (cr->failed)
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  int rc = sign__sha256(hash, cr->p, cr->len);
+  if (rc < 0)
+    return rc;
+  sign__hex(hash_hex, hash, sizeof hash);
+  sign__buf_printf(sts, "AWS4-HMAC-SHA256\n%s\n%s\n%s", r->amz_date, r->scope, hash_hex);
+  return sts->failed ? dd_err_set(DD_ENOMEM, "out of memory") : 0;
+}
+
+/* hex(HMAC(SigningKey, sts)). */
+static int sign__s3_signature(char out[2 * SIGN__SHA256_LEN + 1], const sign__s3_req *r,
+                              const char *secret, const char *region, const sign__buf *sts) {
+  uint8_t skey[SIGN__SHA256_LEN], sig[SIGN__SHA256_LEN];
+  int rc = sign__aws_signing_key(skey, secret, r->date8, region, "s3");
+  if (rc == 0)
+    rc = sign__hmac_sha256(sig, skey, sizeof skey, sts->p, sts->len);
+  OPENSSL_cleanse(skey, sizeof skey);
+  if (rc == 0)
+    sign__hex(out, sig, sizeof sig);
+  return rc;
+}
+
 int sign__s3_presign_steps(char **out_url, char **out_canonical, char **out_string_to_sign,
                            const sign_aws_creds *c, const char *region, const char *bucket,
                            const char *key, int64_t now_epoch_s, int expires_s,
                            const sign_s3_opts *opts) {
-  sign__s3_target t;
-  sign__buf uri = SIGN__BUF_INIT, q = SIGN__BUF_INIT, cr = SIGN__BUF_INIT, sts = SIGN__BUF_INIT,
-            url = SIGN__BUF_INIT;
-  char amz_date[20], date8[12], scope[128], hash_hex[2 * SIGN__SHA256_LEN + 1];
+  sign__s3_req r = {0};
+  sign__buf cr = SIGN__BUF_INIT, sts = SIGN__BUF_INIT, url = SIGN__BUF_INIT;
   char sig_hex[2 * SIGN__SHA256_LEN + 1];
-  uint8_t hash[SIGN__SHA256_LEN], skey[SIGN__SHA256_LEN], sig[SIGN__SHA256_LEN];
-  *out_url = NULL;
-  if (out_canonical)
-    *out_canonical = NULL;
-  if (out_string_to_sign)
-    *out_string_to_sign = NULL;
-  int rc = sign__s3_check(c, region, bucket, key, expires_s);
+  char *u = NULL, *can = NULL, *str = NULL;
+  int rc = sign__s3_prepare(&r, c, region, bucket, key, now_epoch_s, expires_s, opts);
   if (rc == 0)
-    rc = sign__s3_target_make(&t, region, bucket, opts);
+    rc = sign__s3_strings(&cr, &sts, &r);
   if (rc == 0)
-    rc = sign__utc_format(amz_date, sizeof amz_date, now_epoch_s, "%Y%m%dT%H%M%SZ");
-  if (rc < 0)
-    return rc;
-  memcpy(date8, amz_date, 8);
-  date8[8] = '\0';
-  snprintf(scope, sizeof scope, "%s/%s/s3/aws4_request", date8, region);
-
-  sign__buf_puts(&uri, "/");
-  if (t.path_style) {
-    sign__buf_pct(&uri, bucket, 0);
-    sign__buf_puts(&uri, "/");
-  }
-  sign__buf_pct(&uri, key, 1);
-  sign__s3_query(&q, c, scope, amz_date, expires_s);
-  if (uri.failed || q.failed) {
-    rc = dd_err_set(DD_ENOMEM, "out of memory");
-    goto cleanup;
-  }
-
-  sign__buf_printf(&cr, "GET\n%s\n%s\nhost:%s\n\nhost\nUNSIGNED-PAYLOAD", uri.p, q.p, t.host);
-  if (cr.failed || (rc = sign__sha256(hash, cr.p, cr.len)) < 0) {
-    rc = rc < 0 ? rc : dd_err_set(DD_ENOMEM, "out of memory");
-    goto cleanup;
-  }
-  sign__hex(hash_hex, hash, sizeof hash);
-  sign__buf_printf(&sts, "AWS4-HMAC-SHA256\n%s\n%s\n%s", amz_date, scope, hash_hex);
-  if (sts.failed) {
-    rc = dd_err_set(DD_ENOMEM, "out of memory");
-    goto cleanup;
-  }
-  rc = sign__aws_signing_key(skey, c->secret_access_key, date8, region, "s3");
-  if (rc == 0)
-    rc = sign__hmac_sha256(sig, skey, sizeof skey, sts.p, sts.len);
+    rc = sign__s3_signature(sig_hex, &r, c->secret_access_key, region, &sts);
   if (rc < 0)
     goto cleanup;
-  sign__hex(sig_hex, sig, sizeof sig);
-  sign__buf_printf(&url, "%s://%s%s?%s&X-Amz-Signature=%s", t.scheme, t.host, uri.p, q.p,
-                   sig_hex);
-  rc = sign__buf_finish(&url, out_url);
-  if (rc == 0 && out_canonical)
-    rc = sign__buf_finish(&cr, out_canonical);
-  if (rc == 0 && out_string_to_sign)
-    rc = sign__buf_finish(&sts, out_string_to_sign);
+  sign__buf_printf(&url, "%s://%s%s?%s&X-Amz-Signature=%s", r.t.scheme, r.t.host, r.uri.p,
+                   r.query.p, sig_hex);
+  rc = sign__buf_finish(&url, &u);
+  if (rc == 0)
+    rc = sign__buf_finish(&cr, &can);
+  if (rc == 0)
+    rc = sign__buf_finish(&sts, &str);
 cleanup:
-  OPENSSL_cleanse(skey, sizeof skey);
-  sign__buf_free(&uri);
-  sign__buf_free(&q);
+  sign__s3_req_free(&r);
   sign__buf_free(&cr);
   sign__buf_free(&sts);
   sign__buf_free(&url);
   if (rc < 0) {
-    free(*out_url);
-    *out_url = NULL;
-    if (out_canonical) {
-      free(*out_canonical);
-      *out_canonical = NULL;
-    }
+    free(u);
+    free(can);
+    free(str);
+    u = can = str = NULL;
   }
+  *out_url = u;
+  if (out_canonical)
+    *out_canonical = can;
+  else
+    free(can);
+  if (out_string_to_sign)
+    *out_string_to_sign = str;
+  else
+    free(str);
   return rc;
 }
 
