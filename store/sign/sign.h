@@ -64,6 +64,15 @@ int sign_local_verify(const sign_local_key *key, const char *table_id, const cha
  * that opens the file later should open it with O_NOFOLLOW. */
 int sign_resolve_under(char **out_abs, const char *table_root, const char *rel_path);
 
+/* Opens rel_path under table_root for reading and returns the descriptor in *out_fd. The
+ * kernel keeps the resolution beneath the root (openat2 RESOLVE_BENEATH), atomically with
+ * the open, so a symlink swapped in after sign_resolve_under's check cannot escape;
+ * stricter than sign_resolve_under in that any symlink climbing out of the root, even to
+ * come back in, and absolute symlinks are refused. DD_EPERM for escapes, ".." and absolute
+ * paths, DD_ENOTFOUND for a missing file or one that is not a regular file. On kernels
+ * without openat2 it falls back to sign_resolve_under + open(O_NOFOLLOW). */
+int sign_open_under(int *out_fd, const char *table_root, const char *rel_path);
+
 /* Strict percent-decoding of a URL path component: refuses malformed escapes and %00
  * (DD_EINVAL). '+' is kept as '+'. Useful when a transport hands over raw paths. */
 int sign_pct_decode(char **out, const char *s);

@@ -224,8 +224,10 @@ int sign_local_verify(const sign_local_key *key, const char *table_id, const cha
       strlen(sig) != SIGN__LOCAL_SIG_LEN)
     return dd_err_set(DD_EPERM, "bad signature");
   int rc = sign__rel_normalize(&norm, rel_path);
-  if (rc < 0)
+  if (rc == DD_EPERM) /* a path that could never have been signed */
     return dd_err_set(DD_EPERM, "bad signature");
+  if (rc < 0)
+    return rc;
   rc = sign__local_sig(want, key, table_id, norm, exp_ms);
   free(norm);
   if (rc < 0)

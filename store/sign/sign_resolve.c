@@ -4,9 +4,14 @@
 #include "store/sign/sign_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "common/err.h"
 
@@ -95,5 +100,95 @@ cleanup:
   free(root);
   free(joined);
   free(real);
+  return rc;
+}
+
+/* ===================== opening without a race ===================== */
+
+/* openat2(RESOLVE_BENEATH): the kernel refuses any step of the resolution that leaves
+ * dirfd (a "..", an absolute symlink, a symlink climbing out), atomically with the open.
+ * Returns the fd, or -1 with errno (ENOSYS on kernels older than 5.6). */
+static int sign__openat2_beneath(int dirfd, const char *rel) {
+#ifdef SYS_openat2
+  struct open_how how;
+  memset(&how, 0, sizeof how);
+  how.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  return (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof how);
+#else
+  (void)dirfd;
+  (void)rel;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+/* Without openat2: check with realpath, then open the checked path without following a
+ * final symlink (a directory swapped for a symlink in between is the remaining race). */
+static int sign__open_checked(int *out_fd, const char *table_root, const char *rel) {
+  char *abs = NULL;
+  int rc = sign_resolve_under(&abs, table_root, rel);
+  if (rc < 0)
+    return rc;
+  int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+  if (fd < 0)
+    rc = dd_err_set(errno == ENOENT ? DD_ENOTFOUND : DD_EIO, "opening '%s': %s", rel,
+                    strerror(errno));
+  free(abs);
+  *out_fd = fd;
+  return rc;
+}
+
+static int sign__open_errno(int err, const char *rel) {
+  switch (err) {
+  case EXDEV:
+  case ELOOP:
+    return dd_err_set(DD_EPERM, "file path '%s' leaves the table directory", rel);
+  case ENOENT:
+  case ENOTDIR:
+    return dd_err_set(DD_ENOTFOUND, "file '%s' not found", rel);
+  case EACCES:
+    return dd_err_set(DD_EPERM, "file '%s': permission denied", rel);
+  default:
+    return dd_err_set(DD_EIO, "opening '%s': %s", rel, strerror(err));
+  }
+}
+
+int sign_open_under(int *out_fd, const char *table_root, const char *rel_path) {
+  char *norm = NULL;
+  int root = -1, fd = -1;
+  *out_fd = -1;
+  if (!table_root || !*table_root)
+    return dd_err_set(DD_EINVAL, "no table root");
+  int rc = sign__rel_normalize(&norm, rel_path);
+  if (rc < 0)
+    return rc;
+  root = open(table_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0) {
+    rc = errno == ENOENT || errno == ENOTDIR
+             ? dd_err_set(DD_ENOTFOUND, "table root '%s' not found", table_root)
+             : dd_err_set(DD_EIO, "table root '%s': %s", table_root, strerror(errno));
+    goto cleanup;
+  }
+  fd = sign__openat2_beneath(root, norm);
+  if (fd < 0 && errno == ENOSYS)
+    rc = sign__open_checked(&fd, table_root, norm);
+  else if (fd < 0)
+    rc = sign__open_errno(errno, rel_path);
+  if (rc < 0)
+    goto cleanup;
+  struct stat st;
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+    rc = dd_err_set(DD_ENOTFOUND, "'%s' is not a regular file", rel_path);
+    goto cleanup;
+  }
+  *out_fd = fd;
+  fd = -1;
+cleanup:
+  if (fd >= 0)
+    close(fd);
+  if (root >= 0)
+    close(root);
+  free(norm);
   return rc;
 }

@@ -2,7 +2,7 @@
  * table root (store/sign/sign_resolve.c), against traversal attempts on a real directory
  * tree in a temporary directory: "..", percent-encoded "..", absolute paths, symlinks
  * out of the table (to a file, a directory, a sibling whose name shares the prefix) and
- * symlinks that stay inside. */
+ * symlinks that stay inside; and the same through sign_open_under (openat2). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -165,6 +165,48 @@ static void test_missing(void **state) {
   expect_rc(missing_root, "part-1.parquet", DD_ENOTFOUND);
 }
 
+static void expect_open(const char *root, const char *rel, int rc) {
+  int fd = -2;
+  assert_int_equal(sign_open_under(&fd, root, rel), rc);
+  if (rc == 0) {
+    char c = 0;
+    assert_true(fd >= 0);
+    assert_int_equal(read(fd, &c, 1), 1);
+    assert_int_equal(c, 'x');
+    close(fd);
+  } else {
+    assert_int_equal(fd, -1);
+  }
+}
+
+static void test_open_under(void **state) {
+  fixture *f = *state;
+  expect_open(f->root, "part-1.parquet", 0);
+  expect_open(f->root, "./a=2021-01-01 00%3A00%3A00//part-0.parquet", 0);
+  expect_open(f->root, "alias.parquet", 0);
+  expect_open(f->root, "partlink/part-0.parquet", 0);
+  expect_open(f->via_link, "part-1.parquet", 0);
+  expect_open(f->root, "../outside.txt", DD_EPERM);
+  expect_open(f->root, "/etc/passwd", DD_EPERM);
+  expect_open(f->root, "escape.parquet", DD_EPERM);
+  expect_open(f->root, "etc-link/passwd", DD_EPERM);
+  expect_open(f->root, "sibling.parquet", DD_EPERM);
+  expect_open(f->root, "nope.parquet", DD_ENOTFOUND);
+  expect_open(f->root, "a=2021-01-01 00%3A00%3A00", DD_ENOTFOUND); /* a directory */
+  expect_open(f->root, "self", DD_ENOTFOUND);                      /* the root itself */
+  expect_open("", "part-1.parquet", DD_EINVAL);
+  /* A directory swapped for a symlink out of the table after a check is still refused. */
+  char inside[PATH_MAX + 8];
+  snprintf(inside, sizeof inside, "%s/swap", f->root);
+  assert_int_equal(mkdir(inside, 0755), 0);
+  touch(inside, "outside.txt");
+  expect_open(f->root, "swap/outside.txt", 0);
+  char cmd[3 * PATH_MAX];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s' && ln -s .. '%s'", inside, inside);
+  assert_int_equal(system(cmd), 0);
+  expect_open(f->root, "swap/outside.txt", DD_EPERM);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_inside, setup, teardown),
@@ -173,6 +215,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_absolute_and_empty, setup, teardown),
       cmocka_unit_test_setup_teardown(test_symlink_escapes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_missing, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_open_under, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
