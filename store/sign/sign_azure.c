@@ -36,7 +36,11 @@ static int sign__container_ok(const char *c) {
   return 1;
 }
 
-static int sign__azure_check(const char *account, const char *container, const char *blob) {
+static int sign__azure_check(const char *account, const char *container, const char *blob,
+                             const sign_azure_opts *opts) {
+  if (opts && opts->version != SIGN_AZURE_OPTS_VERSION)
+    return dd_err_set(DD_EINVAL, "sign_azure_opts version %u is not %d", opts->version,
+                      SIGN_AZURE_OPTS_VERSION);
   if (!sign__account_ok(account))
     return dd_err_set(DD_EINVAL, "bad Azure storage account name '%s'", account ? account : "");
   if (!sign__container_ok(container))
@@ -131,7 +135,7 @@ int sign_azure_blob_sas_ex(char **out, const char *account, const char *account_
   char *sts = NULL;
   sign__buf b = SIGN__BUF_INIT;
   *out = NULL;
-  int rc = sign__azure_check(account, container, blob);
+  int rc = sign__azure_check(account, container, blob, opts);
   if (rc < 0)
     return rc;
   if (!sign__perms_ok(permissions))
@@ -172,7 +176,7 @@ int sign_azure_with_sas_ex(char **out, const char *account, const char *containe
                            const char *blob, const char *sas_token,
                            const sign_azure_opts *opts) {
   *out = NULL;
-  int rc = sign__azure_check(account, container, blob);
+  int rc = sign__azure_check(account, container, blob, opts);
   if (rc < 0)
     return rc;
   if (sas_token && *sas_token == '?')

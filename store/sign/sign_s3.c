@@ -181,6 +181,9 @@ static void sign__s3_req_free(sign__s3_req *r) {
 static int sign__s3_prepare(sign__s3_req *r, const sign_aws_creds *c, const char *region,
                             const char *bucket, const char *key, int64_t now_epoch_s,
                             int expires_s, const sign_s3_opts *opts) {
+  if (opts && opts->version != SIGN_S3_OPTS_VERSION)
+    return dd_err_set(DD_EINVAL, "sign_s3_opts version %u is not %d", opts->version,
+                      SIGN_S3_OPTS_VERSION);
   int rc = sign__s3_check(c, region, bucket, key, expires_s);
   if (rc == 0)
     rc = sign__s3_target_make(&r->t, region, bucket, opts);

@@ -152,6 +152,10 @@ static void test_blob_sas_rejects(void **state) {
   assert_int_equal(sign_azure_blob_sas(&url, ACCOUNT, KEY, "delta", "f", T0, T1, "r",
                                        "2012-02-12"),
                    DD_EUNSUPPORTED);
+  sign_azure_opts o = {0, NULL, NULL};
+  assert_int_equal(sign_azure_blob_sas_ex(&url, ACCOUNT, KEY, "delta", "f", T0, T1, "r",
+                                          "2020-12-06", &o),
+                   DD_EINVAL);
   assert_null(url);
 }
 

@@ -195,6 +195,11 @@ static void test_presign_rejects(void **state) {
   o.endpoint = "ftp://x";
   assert_int_equal(sign_s3_presign(&url, &doc_creds, "us-east-1", "bkt", "k", T2024, 60, &o),
                    DD_EINVAL);
+  o.endpoint = NULL;
+  o.version = 99;
+  assert_int_equal(sign_s3_presign(&url, &doc_creds, "us-east-1", "bkt", "k", T2024, 60, &o),
+                   DD_EINVAL);
+  o.version = SIGN_S3_OPTS_VERSION;
   o.endpoint = "https://host/base/path";
   assert_int_equal(sign_s3_presign(&url, &doc_creds, "us-east-1", "bkt", "k", T2024, 60, &o),
                    DD_EINVAL);
