@@ -57,6 +57,12 @@ int sign_local_url(char **out, const sign_local_key *key, const char *base_url,
 int sign_local_verify(const sign_local_key *key, const char *table_id, const char *rel_path,
                       const char *expires, const char *sig, int64_t now_ms);
 
+/* Splits the raw (still percent-encoded) path of a local URL after ".../files/", i.e.
+ * "<table_id>/<rel_path>", into the decoded table id and relative path to hand to
+ * sign_local_verify. DD_EINVAL for a missing part or a malformed escape (or %00). The
+ * expires and sig query values need no decoding (digits and base64url). */
+int sign_local_split_path(char **out_table_id, char **out_rel_path, const char *path);
+
 /* Resolves rel_path under table_root to an absolute, symlink-free path in *out_abs.
  * Refuses (DD_EPERM) absolute paths, ".." segments, and any path whose realpath is not
  * strictly under realpath(table_root) (a symlink escaping the table). DD_ENOTFOUND when

@@ -197,6 +197,26 @@ cleanup:
   return rc;
 }
 
+int sign_local_split_path(char **out_table_id, char **out_rel_path, const char *path) {
+  char *tid_enc = NULL;
+  *out_table_id = *out_rel_path = NULL;
+  const char *slash = path ? strchr(path, '/') : NULL;
+  if (!slash || slash == path || slash[1] == '\0')
+    return dd_err_set(DD_EINVAL, "local file URL path must be <table id>/<file path>");
+  tid_enc = strndup(path, (size_t)(slash - path));
+  if (!tid_enc)
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  int rc = sign_pct_decode(out_table_id, tid_enc);
+  if (rc == 0)
+    rc = sign_pct_decode(out_rel_path, slash + 1);
+  free(tid_enc);
+  if (rc < 0) {
+    free(*out_table_id);
+    *out_table_id = NULL;
+  }
+  return rc;
+}
+
 /* Canonical decimal only: digits, no sign, no leading zero, fits int64. */
 static int sign__parse_ms(int64_t *out, const char *s) {
   if (!s || !*s || strlen(s) > 19 || (s[0] == '0' && s[1]))

@@ -48,14 +48,11 @@ static url_parts split_url(const char *url, const char *base) {
   const char *s = url + bl;
   assert_true(strncmp(s, "/files/", 7) == 0);
   s += 7;
-  const char *slash = strchr(s, '/'), *q = strchr(s, '?');
-  assert_non_null(slash);
+  const char *q = strchr(s, '?');
   assert_non_null(q);
-  char *tid = strndup(s, (size_t)(slash - s)), *rel = strndup(slash + 1, (size_t)(q - slash - 1));
-  assert_int_equal(sign_pct_decode(&p.table_id, tid), 0);
-  assert_int_equal(sign_pct_decode(&p.rel_path, rel), 0);
-  free(tid);
-  free(rel);
+  char *raw_path = strndup(s, (size_t)(q - s));
+  assert_int_equal(sign_local_split_path(&p.table_id, &p.rel_path, raw_path), 0);
+  free(raw_path);
   assert_true(strncmp(q, "?expires=", 9) == 0);
   const char *amp = strstr(q, "&sig=");
   assert_non_null(amp);
@@ -180,6 +177,23 @@ static void test_sign_refuses_bad_input(void **state) {
   assert_null(url);
 }
 
+static void test_split_path(void **state) {
+  (void)state;
+  char *t = NULL, *r = NULL;
+  assert_int_equal(sign_local_split_path(&t, &r, "tb%2Dl/a%3Db/c%20d%25"), 0);
+  assert_string_equal(t, "tb-l");
+  assert_string_equal(r, "a=b/c d%");
+  free(t);
+  free(r);
+  const char *bad[] = {"", "tbl", "tbl/", "/x", "tbl/%zz", "t%00/x", "tbl/a%00"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    assert_int_equal(sign_local_split_path(&t, &r, bad[i]), DD_EINVAL);
+    assert_null(t);
+    assert_null(r);
+  }
+  assert_int_equal(sign_local_split_path(&t, &r, NULL), DD_EINVAL);
+}
+
 /* ===================== key file ===================== */
 
 static int key_setup(void **state) {
@@ -263,6 +277,7 @@ int main(void) {
       cmocka_unit_test(test_normalised_path),
       cmocka_unit_test(test_rejections),
       cmocka_unit_test(test_sign_refuses_bad_input),
+      cmocka_unit_test(test_split_path),
       cmocka_unit_test_setup_teardown(test_key_create_and_reload, key_setup, key_teardown),
       cmocka_unit_test_setup_teardown(test_key_refuses_open_modes, key_setup, key_teardown),
       cmocka_unit_test_setup_teardown(test_key_refuses_bad_files, key_setup, key_teardown),
