@@ -377,6 +377,82 @@ static void test_pagination_concurrent_thread(void **state) {
   assert_int_equal(unordered, 0);
 }
 
+/* Random page tokens: each is either accepted (a position to resume from) or refused with
+ * DD_EINVAL "invalid page token"; never another code, never a crash. */
+static void test_page_token_garbage(void **state) {
+  ct_env *e = *state;
+  static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=+/.%";
+  char tok[700];
+  unsigned seed = 12345;
+  for (int i = 0; i < 10; i++) {
+    snprintf(tok, sizeof tok, "k%d", i);
+    assert_int_equal(ct_catalog_rc(e->s, tok), 0);
+  }
+  int ok = 0, refused = 0;
+  for (int i = 0; i < 3000; i++) {
+    size_t n = (size_t)(rand_r(&seed) % 400);
+    for (size_t j = 0; j < n; j++) tok[j] = alphabet[rand_r(&seed) % (sizeof alphabet - 1)];
+    tok[n] = '\0';
+    Deltad__Catalog__V1__ListCatalogsRequest req = DELTAD__CATALOG__V1__LIST_CATALOGS_REQUEST__INIT;
+    Deltad__Catalog__V1__ListCatalogsResponse *r = NULL;
+    req.page_token = tok;
+    req.max_results = 3;
+    int rc = cat_catalog_list(e->s, &r, &req);
+    if (rc == 0) {
+      ok++;
+      CT_FREE(r);
+    } else {
+      assert_int_equal(rc, DD_EINVAL);
+      assert_string_equal(dd_err_msg(), "invalid page token");
+      assert_null(r);
+      refused++;
+    }
+  }
+  assert_true(ok > 0 && refused > 0);
+}
+
+typedef struct racer {
+  cat_store *s;
+  int created, exists, other;
+} racer;
+
+static void *race_thread(void *arg) {
+  racer *r = arg;
+  char name[16];
+  for (int i = 0; i < 40; i++) {
+    snprintf(name, sizeof name, "%s%02d", i % 2 ? "R" : "r", i / 2); /* rNN and RNN collide */
+    int rc = ct_catalog_rc(r->s, name);
+    if (rc == 0) r->created++;
+    else if (rc == DD_EEXISTS) r->exists++;
+    else r->other++;
+  }
+  return NULL;
+}
+
+/* Four threads create the same names in different cases: each name exists exactly once. */
+static void test_concurrent_creates_unique(void **state) {
+  ct_env *e = *state;
+  racer r[4];
+  pthread_t th[4];
+  for (int i = 0; i < 4; i++) {
+    r[i] = (racer){e->s, 0, 0, 0};
+    assert_int_equal(pthread_create(&th[i], NULL, race_thread, &r[i]), 0);
+  }
+  int created = 0, exists = 0, other = 0;
+  for (int i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    created += r[i].created, exists += r[i].exists, other += r[i].other;
+  }
+  assert_int_equal(other, 0);
+  assert_int_equal(created, 20);
+  assert_int_equal(exists, 4 * 40 - 20);
+  Deltad__Catalog__V1__ListCatalogsRequest req = DELTAD__CATALOG__V1__LIST_CATALOGS_REQUEST__INIT;
+  Deltad__Catalog__V1__ListCatalogsResponse *l = NULL;
+  assert_int_equal(cat_catalog_list(e->s, &l, &req), 0);
+  assert_int_equal(l->n_catalogs, 20);
+  CT_FREE(l);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_name_validation),
@@ -391,6 +467,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_page_caps, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_pagination_changes_between_pages, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_pagination_concurrent_thread, ct_setup, ct_teardown),
+      cmocka_unit_test_setup_teardown(test_page_token_garbage, ct_setup, ct_teardown),
+      cmocka_unit_test_setup_teardown(test_concurrent_creates_unique, ct_setup, ct_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
