@@ -117,7 +117,7 @@ cleanup:
 int cat_location_create(cat_store *s, cat_location **out, const char *actor,
                         const Deltad__Credentials__V1__CreateStorageLocationRequest *req) {
   MDB_txn *txn = NULL;
-  cat__stype type;
+  cat__stype type = DELTAD__CREDENTIALS__V1__STORAGE_TYPE__STORAGE_TYPE_UNSPECIFIED;
   *out = NULL;
   int rc = cat__location_check(req, &type);
   if (!rc) rc = cat__txn_begin(s, &txn, true);
