@@ -237,6 +237,9 @@ static int conflict_cb(void *vctx, dl__action *a) {
       return 0;
     case DL__A_REMOVE:
     case DL__A_ADD: {
+      if ((x->metadata || x->protocol) && a->file.data_change)
+        return dd_err_set(DD_ECONFLICT, "this transaction changes the table metadata but version "
+                          "%lld changed the data concurrently", v);
       if (x->read_all && a->file.data_change)
         return dd_err_set(DD_ECONFLICT, "concurrent data change (%s %s) at version %lld touches "
                           "data this transaction read", a->kind == DL__A_ADD ? "add" : "remove",
