@@ -14,7 +14,7 @@
 #define DAY_MS 86400000LL
 
 /* "interval 30 days", "30 days", "12 hours" -> milliseconds; -1 when unparsable. */
-static int64_t parse_interval(const char *s) {
+int64_t dl__parse_interval(const char *s) {
   if (!strncasecmp(s, "interval", 8)) s += 8;
   while (isspace((unsigned char)*s)) s++;
   char *end;
@@ -46,7 +46,7 @@ static bool deletable(const char *name, int64_t below, int64_t cp_version) {
 int dl_log_cleanup(dl_table *t, const dl_snapshot *s, int64_t now_ms, size_t *out_deleted) {
   if (out_deleted) *out_deleted = 0;
   const char *ret = dl_snapshot_property(s, "delta.logRetentionDuration");
-  int64_t retention = ret ? parse_interval(ret) : 30 * DAY_MS;
+  int64_t retention = ret ? dl__parse_interval(ret) : 30 * DAY_MS;
   if (retention < 0) return dd_err_set(DD_EINVAL, "bad delta.logRetentionDuration '%s'", ret);
   int64_t cutoff = (now_ms - retention) / DAY_MS * DAY_MS;
   dl__listing l;

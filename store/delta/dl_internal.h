@@ -92,6 +92,8 @@ size_t dl__kv_size(const char *packed); /* bytes including the terminator */
 /* Writes a packed map as a JSON object. */
 json_t *dl__kv_to_json(const char *packed);
 int64_t dl__now_ms(void);
+/* "interval 30 days" style durations in ms; -1 when unparsable (dl_cleanup.c). */
+int64_t dl__parse_interval(const char *s);
 char *dl__version_path(int64_t v, const char *suffix); /* "_delta_log/%020lld<suffix>" */
 void dl__uuid(char out[37]);
 const char *dl__json_str(const json_t *o, const char *key); /* NULL unless a string */
