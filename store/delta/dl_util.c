@@ -264,7 +264,10 @@ const char *dl__json_str(const json_t *o, const char *key) {
 int64_t dl__json_int(const json_t *o, const char *key, int64_t dflt) {
   json_t *v = json_object_get(o, key);
   if (json_is_integer(v)) return (int64_t)json_integer_value(v);
-  if (json_is_real(v)) return (int64_t)json_real_value(v);
+  if (json_is_real(v)) {
+    double d = json_real_value(v);
+    return (d >= -9.2e18 && d <= 9.2e18) ? (int64_t)d : dflt;
+  }
   if (json_is_string(v)) {
     char *end;
     errno = 0;
