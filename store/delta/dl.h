@@ -86,6 +86,9 @@ void dl_schema_free(dl_schema *s);
 const dl_type *dl_schema_root(const dl_schema *s);
 /* Finds a top-level field by name (exact, then case-insensitive); NULL if none. */
 const dl_field *dl_schema_field(const dl_schema *s, const char *name);
+/* Finds a top-level field by its column-mapping physical name (partitionValues and stats
+ * use physical names when delta.columnMapping.mode is id or name), else by name. */
+const dl_field *dl_schema_field_physical(const dl_schema *s, const char *physical);
 /* "long", "decimal(10,2)", "struct<...>"; writes at most cap bytes, returns needed length. */
 size_t dl_type_format(const dl_type *t, char *buf, size_t cap);
 

@@ -44,13 +44,49 @@ static int apply_cb(void *vctx, dl__action *a) {
   }
 }
 
+#define JSON_CHUNK (8u << 20)
+
+/* Reads a newline-delimited JSON file and applies every action. Small files are read whole;
+ * big ones (JSON checkpoints) stream through a fixed buffer so memory stays flat. */
 static int read_json_file(dl_table *t, const char *path, apply_ctx *c) {
-  uint8_t *data = NULL;
-  size_t len = 0;
-  int rc = os_read_all(t->store, path, &data, &len);
+  os_stat sb;
+  int rc = os_stat_path(t->store, path, &sb);
   if (rc) return rc;
-  rc = dl__parse_commit((const char *)data, len, path, apply_cb, c);
-  free(data);
+  if (sb.size <= (int64_t)JSON_CHUNK) {
+    uint8_t *data = NULL;
+    size_t len = 0;
+    if ((rc = os_read_all(t->store, path, &data, &len))) return rc;
+    rc = dl__parse_commit((const char *)data, len, path, apply_cb, c);
+    free(data);
+    return rc;
+  }
+  size_t cap = JSON_CHUNK, have = 0;
+  uint8_t *buf = malloc(cap);
+  if (!buf) return dd_err_set(DD_ENOMEM, "out of memory");
+  uint64_t off = 0, size = (uint64_t)sb.size;
+  while (!rc && (off < size || have)) {
+    size_t want = cap - have;
+    if (want > size - off) want = (size_t)(size - off);
+    if (want && (rc = os_read_range(t->store, path, off, want, buf + have))) break;
+    off += want;
+    have += want;
+    const uint8_t *nl = NULL;
+    for (size_t i = have; i-- > 0;)
+      if (buf[i] == '\n') { nl = buf + i; break; }
+    size_t upto = off >= size ? have : (nl ? (size_t)(nl - buf) + 1 : 0);
+    if (!upto) {
+      /* a single line longer than the buffer: grow */
+      uint8_t *n = cap < (1u << 30) ? realloc(buf, cap * 2) : NULL;
+      if (!n) { rc = dd_err_set(DD_ECORRUPT, "%s: line too long", path); break; }
+      buf = n;
+      cap *= 2;
+      continue;
+    }
+    rc = dl__parse_commit((const char *)buf, upto, path, apply_cb, c);
+    memmove(buf, buf + upto, have - upto);
+    have -= upto;
+  }
+  free(buf);
   return rc;
 }
 

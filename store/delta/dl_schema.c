@@ -165,6 +165,14 @@ const dl_field *dl_schema_field(const dl_schema *s, const char *name) {
   return NULL;
 }
 
+const dl_field *dl_schema_field_physical(const dl_schema *s, const char *physical) {
+  const dl_type *r = s->root;
+  for (size_t i = 0; i < r->num_fields; i++)
+    if (r->fields[i].physical_name && !strcmp(r->fields[i].physical_name, physical))
+      return &r->fields[i];
+  return dl_schema_field(s, physical);
+}
+
 /* ---------- formatting ---------- */
 
 static void fmt(dl__buf *b, const dl_type *t) {

@@ -408,6 +408,117 @@ static void test_cache_refresh(void **state) {
   dl_table_free(t);
 }
 
+static void put(const char *rel, const char *content) {
+  char p[512];
+  snprintf(p, sizeof p, "%s/%s", g_dir, rel);
+  FILE *f = fopen(p, "w");
+  assert_non_null(f);
+  fputs(content, f);
+  fclose(f);
+}
+
+static void test_listing_edge_cases(void **state) {
+  (void)state;
+  dl_table *t = NULL;
+  assert_int_equal(dl_table_open(&t, g_dir), 0);
+  create_table(t, NULL, false);
+  append(t, "part=a/1");
+  append(t, "part=a/2");
+  append(t, "part=a/3");
+  /* noise that must be ignored */
+  char p[512];
+  snprintf(p, sizeof p, "%s/_delta_log/.tmp", g_dir);
+  mkdir(p, 0777);
+  snprintf(p, sizeof p, "%s/_delta_log/_commits", g_dir);
+  mkdir(p, 0777);
+  put("_delta_log/.tmp/00000000000000000009.json", "garbage");
+  put("_delta_log/_commits/00000000000000000004.json", "garbage");
+  put("_delta_log/.00000000000000000002.json.crc", "x");
+  put("_delta_log/00000000000000000002.crc", "{}");
+  put("_delta_log/00000000000000000001.00000000000000000002.compacted.json", "garbage");
+  put("_delta_log/_last_checkpoint", "");
+  /* an incomplete multi-part checkpoint is ignored */
+  put("_delta_log/00000000000000000002.checkpoint.0000000001.0000000002.parquet", "garbage");
+  dl_snapshot *s = NULL;
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
+  assert_int_equal(dl_snapshot_version(s), 3);
+  assert_int_equal(dl_snapshot_num_files(s), 3);
+  assert_int_equal(dl_snapshot_checkpoint_version(s), -1);
+  dl_snapshot_free(s);
+  /* complete but unreadable: falls back to the commits; so does a broken classic one */
+  put("_delta_log/00000000000000000002.checkpoint.0000000002.0000000002.parquet", "garbage");
+  put("_delta_log/00000000000000000001.checkpoint.parquet", "PAR1 not really");
+  put("_delta_log/_last_checkpoint", "{\"version\":2,\"size\":5,\"parts\":2}");
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
+  assert_int_equal(dl_snapshot_num_files(s), 3);
+  assert_int_equal(dl_snapshot_checkpoint_version(s), -1);
+  dl_snapshot_free(s);
+  /* a gap names the missing version */
+  snprintf(p, sizeof p, "%s/_delta_log/00000000000000000001.json", g_dir);
+  assert_int_equal(unlink(p), 0);
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), DD_ECORRUPT);
+  assert_non_null(strstr(dd_err_msg(), "version 1 is missing"));
+  dl_table_free(t);
+}
+
+static void test_checkpoint_and_cleanup(void **state) {
+  (void)state;
+  dl_table *t = NULL;
+  assert_int_equal(dl_table_open(&t, g_dir), 0);
+  create_table(t, NULL, false);
+  dl_snapshot *s = NULL;
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
+  int rc = dl_checkpoint_write(t, s);
+  dl_snapshot_free(s);
+  if (rc == DD_EUNSUPPORTED) {
+    print_message("skipped: %s\n", dd_err_msg());
+    dl_table_free(t);
+    skip();
+  }
+  assert_int_equal(rc, 0);
+  for (int i = 1; i <= 12; i++) {
+    char path[64];
+    snprintf(path, sizeof path, "part=a/f%d.parquet", i);
+    assert_int_equal(append(t, path), i);
+  }
+  /* a checkpoint was written at 10 (delta.checkpointInterval defaults to 10) */
+  char p[512];
+  snprintf(p, sizeof p, "%s/_delta_log/00000000000000000010.checkpoint.parquet", g_dir);
+  struct stat sb;
+  assert_int_equal(stat(p, &sb), 0);
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  assert_int_equal(os_read_all(dl_table_store(t), "_delta_log/_last_checkpoint", &buf, &len), 0);
+  assert_non_null(strstr((char *)buf, "\"version\":10"));
+  assert_non_null(strstr((char *)buf, "\"numOfAddFiles\":10"));
+  free(buf);
+  for (int v = 0; v <= 12; v++) assert_int_equal(nfiles_at(t, v), (size_t)v);
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
+  assert_int_equal(dl_snapshot_checkpoint_version(s), 10);
+  dl_snapshot_free(s);
+  /* cleanup: age commits 0..10 by 60 days; everything below the checkpoint goes */
+  for (int v = 0; v <= 10; v++) {
+    snprintf(p, sizeof p, "%s/_delta_log/%020d.json", g_dir, v);
+    struct timespec ts[2] = {{1000000, 0}, {1000000, 0}};
+    utimensat(AT_FDCWD, p, ts, 0);
+  }
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
+  size_t deleted = 0;
+  assert_int_equal(dl_log_cleanup(t, s, 1000000000 + 60 * 86400000LL, &deleted), 0);
+  dl_snapshot_free(s);
+  assert_true(deleted >= 10);
+  snprintf(p, sizeof p, "%s/_delta_log/00000000000000000009.json", g_dir);
+  assert_int_not_equal(stat(p, &sb), 0);
+  snprintf(p, sizeof p, "%s/_delta_log/00000000000000000010.json", g_dir);
+  assert_int_equal(stat(p, &sb), 0);
+  assert_int_equal(nfiles_at(t, 12), 12);
+  assert_int_equal(nfiles_at(t, 10), 10);
+  dl_snapshot_opts o = DL_SNAPSHOT_OPTS_INIT;
+  o.version = 5;
+  assert_int_equal(dl_snapshot_open(&s, t, &o), DD_ERANGE);
+  dl_table_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_create_append_remove, setup, teardown),
@@ -416,6 +527,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_time_travel_history_cdf, setup, teardown),
       cmocka_unit_test_setup_teardown(test_in_commit_timestamps, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_refresh, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_listing_edge_cases, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_checkpoint_and_cleanup, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
