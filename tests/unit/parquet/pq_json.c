@@ -18,6 +18,8 @@ static void put_string(FILE *o, const uint8_t *p, size_t n) {
     else if (c == '\n') fputs("\\n", o);
     else if (c == '\r') fputs("\\r", o);
     else if (c == '\t') fputs("\\t", o);
+    else if (c == '\b') fputs("\\b", o);
+    else if (c == '\f') fputs("\\f", o);
     else if (c < 0x20) fprintf(o, "\\u%04x", c);
     else fputc(c, o);
   }
