@@ -32,3 +32,11 @@ fi
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   $SUDO apt-get install -y -qq --no-install-recommends nodejs npm || true
 fi
+
+# --- parquet: npm harness for the hyparquet cross-check (tests/js, owned by store/parquet) ---
+# Installs the pinned packages of tests/js/package-lock.json when they are missing.
+pq_js_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/js"
+if [ -f "$pq_js_dir/package-lock.json" ] && [ ! -d "$pq_js_dir/node_modules" ] &&
+   command -v npm >/dev/null 2>&1; then
+  (cd "$pq_js_dir" && npm ci --silent)
+fi

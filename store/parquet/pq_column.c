@@ -115,7 +115,8 @@ static int page_levels(pq__col *c, const page *pg, const uint8_t *p, size_t len,
 static int data_page(pq__col *c, const page *pg, bool v2) {
   const pq__pagehdr *h = pg->h;
   size_t n = (size_t)h->num_values, csize = (size_t)h->compressed_size, used = 0;
-  if (n > PQ__MAX_PAGE_VALUES) return col_bad(c, "page claims too many values");
+  if (n > PQ__MAX_PAGE_VALUES || (int64_t)n > c->want - (int64_t)c->nlev)
+    return col_bad(c, "page holds more values than the chunk");
   const uint8_t *p = pg->body;
   size_t len = csize;
   int rc;
@@ -192,6 +193,9 @@ int pq__col_decode(pq__col *c, const pq_file *f, size_t rg, size_t col) {
   size_t pos, end;
   int rc = chunk_range(c, f, &ch->info, &pos, &end);
   int64_t want = ch->info.num_values;
+  if (!rc && (want < 0 || (c->field->max_rep == 0 && want != f->rgs[rg].num_rows)))
+    rc = col_bad(c, "value count disagrees with the row group's row count");
+  c->want = want;
   while (!rc && (int64_t)c->nlev < want && pos < end)
     rc = one_page(c, f, ch->info.codec, &pos, end);
   if (!rc && (int64_t)c->nlev != want)

@@ -220,6 +220,7 @@ typedef struct pq__col {
   size_t nvals, capvals, elem;
   uint8_t *dict;       /* decoded dictionary (elem-sized entries) */
   size_t ndict;
+  int64_t want;        /* num_values from the chunk metadata */
   pq__arena mem;       /* decompressed pages (byte arrays point into them) */
 } pq__col;
 
