@@ -270,6 +270,10 @@ int dl__commit_timestamps(dl_table *t, const dl__listing *l, const dl__state *la
 int dl__snapshot_finish(dl_snapshot *s);
 int dl__snapshot_new(dl_snapshot **out, dl_table *t);
 
+/* Writes a checkpoint of s in `parts` Parquet files (1: classic naming; >1: the deprecated
+ * multi-part naming, kept for tests and compatibility) plus _last_checkpoint. */
+int dl__checkpoint_write_parts(dl_table *t, const dl_snapshot *s, int parts);
+
 /* ---------- checkpoint reading via parquet (dl_checkpoint_read.c) ---------- */
 int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *ctx);
 
