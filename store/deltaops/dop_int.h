@@ -1,0 +1,76 @@
+/* dop_int.h: helpers shared inside store/deltaops: result building, a string hash set
+ * (paths of files to keep or compare), opening a table's latest snapshot, and committing
+ * a transaction with a Spark-style commitInfo. Not for use outside the module. */
+#ifndef DD_STORE_DELTAOPS_DOP_INT_H
+#define DD_STORE_DELTAOPS_DOP_INT_H
+
+#include <jansson.h>
+
+#include "common/err.h"
+#include "store/delta/dl.h"
+#include "store/deltaops/dop.h"
+
+#define DOP_OOM() dd_err_set(DD_ENOMEM, "out of memory")
+
+/* ---- results ---- */
+int dop__result_new(dop_result **out, const dop_col *cols, size_t ncols);
+/* Appends a row of NULL cells; returns its first cell through *row. */
+int dop__result_row(dop_result *r, dop_cell **row);
+int dop__cell_str(dop_cell *c, const char *s);    /* NULL s gives a NULL cell */
+int dop__cell_json(dop_cell *c, json_t *v);       /* steals v; NULL gives a NULL cell */
+void dop__cell_i64(dop_cell *c, int64_t v);
+void dop__cell_bool(dop_cell *c, bool v);
+void dop__cell_ts(dop_cell *c, int64_t ms);
+
+/* ---- string set (open addressing; keys copied) ---- */
+typedef struct dop__set {
+  char **slots;
+  size_t cap, n;
+} dop__set;
+int dop__set_add(dop__set *s, const char *k);
+bool dop__set_has(const dop__set *s, const char *k);
+void dop__set_free(dop__set *s);
+
+/* ---- tables ---- */
+/* Opens t at location and its latest snapshot; DD_ENOTFOUND "not a Delta table" when it
+ * has no log. */
+int dop__open_latest(dl_table **t, dl_snapshot **s, const char *location);
+/* True when location has a _delta_log with a commit or checkpoint. */
+bool dop__has_log(const char *location);
+int64_t dop__now_ms(void);
+
+/* Commits txn with the operation, parameters and metrics objects (stolen; may be NULL). */
+int dop__commit(dl_txn *txn, const char *op, json_t *params, json_t *metrics, int64_t *version);
+/* Metric values are strings in Delta's commitInfo. */
+void dop__metric(json_t *m, const char *key, int64_t v);
+
+/* ---- protocol helpers (dop_features.c) ---- */
+typedef struct dop__proto {
+  int reader, writer;
+  dop__set rf, wf; /* explicit features (only meaningful at 3 / 7) */
+} dop__proto;
+void dop__proto_from(dop__proto *p, const dl_protocol *src);
+void dop__proto_free(dop__proto *p);
+/* Fills a dl_protocol view; the feature arrays are malloc(ed) into rf and wf (free them). */
+int dop__proto_to(const dop__proto *p, dl_protocol *out, char ***rf, char ***wf);
+/* Adds a named feature (DD_EINVAL unknown). */
+int dop__proto_add_feature(dop__proto *p, const char *name);
+/* Raises to (reader, writer), expanding legacy features when moving to 3 / 7. */
+int dop__proto_raise(dop__proto *p, int reader, int writer);
+bool dop__proto_has(const dop__proto *p, const char *name);
+/* The protocol as the JSON Spark writes in UPGRADE PROTOCOL's newProtocol parameter. */
+json_t *dop__proto_json(const dop__proto *p);
+
+/* ---- paths ---- */
+/* Absolute local path of a file of the table ("/loc/a/b" for "a/b"; absolute stays). */
+char *dop__abs_path(const char *location, const char *path);
+/* Copies one object between stores. */
+int dop__copy_file(const char *src_abs, const char *dst_abs);
+
+/* ---- DDL types (dop_ddl.c) ---- */
+/* A DDL type ("decimal(10,2)", "array<int>") as Delta's JSON type value (new reference). */
+int dop__ddl_type(json_t **out, const char *ddl);
+/* A DDL column list ("a INT, b STRING NOT NULL") as an array of Delta struct fields. */
+int dop__ddl_fields(json_t **out, const char *ddl);
+
+#endif

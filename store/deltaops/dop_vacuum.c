@@ -1,0 +1,274 @@
+/* dop_vacuum.c: VACUUM. Deletes files under the table directory that no version within the
+ * retention period needs:
+ *  - kept: every active add and its deletion vector file, and every tombstone (remove)
+ *    deleted after the cutoff (now - retention) with its deletion vector;
+ *  - walked: the whole tree except _delta_log and hidden names ('_' or '.' prefixes), but
+ *    partition directories ("<partitionColumn>=...") and _change_data are walked (CDC
+ *    files are never referenced by a snapshot, so they go once older than the cutoff);
+ *  - deleted: an unkept file whose modification time is older than the cutoff; then
+ *    directories left empty (and themselves older than the cutoff).
+ * The retention defaults to delta.deletedFileRetentionDuration (interval 1 week); a
+ * shorter one is refused unless the caller turned the check off. After the walk the
+ * latest snapshot is read again and its files are kept too, so a writer that commits
+ * during the walk never loses a committed file. Commits VACUUM START before deleting and
+ * VACUUM END (COMPLETED or FAILED) after, as Delta on Spark does; a dry run only lists. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/deltaops/dop_int.h"
+
+static const dop_col VACUUM_COLS[] = {{"path", "string", true}};
+
+typedef struct cand {
+  char *path; /* relative */
+  int64_t size;
+} cand;
+
+typedef struct vac {
+  const char *location;
+  size_t loc_len;
+  os_store *st;
+  dop__set keep;
+  dl_snapshot *snap; /* the snapshot whose partition columns decide hidden names */
+  int64_t cutoff;
+  cand *c;
+  size_t nc, capc;
+  char **dirs; /* directories walked, deepest last (removal candidates) */
+  size_t nd, capd;
+  const dop_vacuum_opts *o;
+  uint64_t seen;
+} vac;
+
+/* ---- the keep set ---- */
+
+/* A path from the log as a path relative to the table, or NULL when outside it. */
+static const char *relative(const vac *v, const char *p) {
+  if (!strncmp(p, "file://", 7)) p += 7;
+  else if (!strncmp(p, "file:", 5)) p += 5;
+  if (p[0] != '/') return p;
+  if (!strncmp(p, v->location, v->loc_len) && p[v->loc_len] == '/') return p + v->loc_len + 1;
+  return NULL;
+}
+
+static int keep_path(vac *v, const char *p) {
+  const char *r = relative(v, p);
+  return r ? dop__set_add(&v->keep, r) : 0;
+}
+
+static int keep_file(vac *v, const dl_file *f) {
+  int rc = keep_path(v, f->path);
+  if (!rc && f->dv && f->dv->storage_type != 'i') {
+    char *dp = NULL;
+    rc = dl_dv_path(&dp, f->dv);
+    if (!rc) rc = keep_path(v, dp);
+    free(dp);
+  }
+  return rc;
+}
+
+static int add_cb(void *ctx, const dl_file *f) { return keep_file(ctx, f); }
+
+static int tomb_cb(void *ctx, const dl_file *f) {
+  vac *v = ctx;
+  return f->deletion_timestamp > v->cutoff ? keep_file(v, f) : 0;
+}
+
+static int keep_snapshot(vac *v, const dl_snapshot *s) {
+  int rc = dl_snapshot_files(s, add_cb, v);
+  return rc ? rc : dl_snapshot_tombstones(s, tomb_cb, v);
+}
+
+/* ---- the walk ---- */
+
+static bool hidden(const vac *v, const char *name, bool at_root) {
+  if (name[0] != '_' && name[0] != '.') return false;
+  if (at_root && !strcmp(name, "_change_data")) return false;
+  const dl_metadata *m = dl_snapshot_metadata(v->snap);
+  for (size_t i = 0; i < m->num_partition_columns; i++) {
+    size_t n = strlen(m->partition_columns[i]);
+    if (!strncmp(name, m->partition_columns[i], n) && name[n] == '=') return false;
+  }
+  return true;
+}
+
+static int push_cand(vac *v, const char *path, int64_t size) {
+  if (v->nc == v->capc) {
+    size_t cap = v->capc ? v->capc * 2 : 256;
+    cand *n = realloc(v->c, cap * sizeof *n);
+    if (!n) return DOP_OOM();
+    v->c = n;
+    v->capc = cap;
+  }
+  if (!(v->c[v->nc].path = strdup(path))) return DOP_OOM();
+  v->c[v->nc++].size = size;
+  return 0;
+}
+
+static int push_dir(vac *v, const char *dir) {
+  if (v->nd == v->capd) {
+    size_t cap = v->capd ? v->capd * 2 : 64;
+    char **n = realloc(v->dirs, cap * sizeof *n);
+    if (!n) return DOP_OOM();
+    v->dirs = n;
+    v->capd = cap;
+  }
+  return (v->dirs[v->nd++] = strdup(dir)) ? 0 : DOP_OOM();
+}
+
+static int walk(vac *v, const char *dir) {
+  os_list l = {0};
+  int rc = os_list_dir(v->st, dir, &l);
+  if (rc == DD_ENOTFOUND) return dd_err_clear(), 0;
+  if (rc) return rc;
+  size_t dl = strlen(dir);
+  char *path = NULL;
+  for (size_t i = 0; i < l.count && !rc; i++) {
+    const os_entry *e = &l.entries[i];
+    if (!dl && !strcmp(e->name, "_delta_log")) continue;
+    if (hidden(v, e->name, dl == 0)) continue;
+    free(path);
+    if (asprintf(&path, "%s%s%s", dir, dl ? "/" : "", e->name) < 0) {
+      path = NULL;
+      rc = DOP_OOM();
+      break;
+    }
+    if (e->is_dir) {
+      rc = walk(v, path);
+      if (!rc && e->mtime_ms < v->cutoff) rc = push_dir(v, path);
+      continue;
+    }
+    if (v->o->progress && ++v->seen % 4096 == 0) v->o->progress(v->o->progress_ctx, "scanning", v->seen, 0);
+    if (e->mtime_ms >= v->cutoff || dop__set_has(&v->keep, path)) continue;
+    rc = push_cand(v, path, e->size);
+  }
+  free(path);
+  os_list_free(&l);
+  return rc;
+}
+
+/* ---- commits ---- */
+
+static int commit_marker(dl_table *t, const char *op, json_t *params, json_t *metrics) {
+  dl_snapshot *s = NULL;
+  dl_txn *txn = NULL;
+  int rc = dl_snapshot_open(&s, t, NULL);
+  if (!rc) rc = dl_txn_begin(&txn, t, s);
+  if (!rc) rc = dop__commit(txn, op, params, metrics, NULL);
+  else json_decref(params), json_decref(metrics);
+  dl_txn_free(txn);
+  dl_snapshot_free(s);
+  return rc;
+}
+
+/* ---- the operation ---- */
+
+static int retention_ms(const dl_snapshot *s, const dop_vacuum_opts *o, int64_t *dflt, int64_t *use) {
+  const char *prop = dl_snapshot_property(s, "delta.deletedFileRetentionDuration");
+  *dflt = 7 * 86400000LL;
+  if (prop && dop_parse_interval_ms(prop, dflt)) return dd_err_wrap(DD_EINVAL, "delta.deletedFileRetentionDuration");
+  if (!o->has_retention) return *use = *dflt, 0;
+  if (!(o->retention_hours >= 0)) return dd_err_set(DD_EINVAL, "retention must be >= 0 hours");
+  *use = (int64_t)(o->retention_hours * 3600000.0);
+  if (o->retention_check && *use < *dflt)
+    return dd_err_set(DD_EPRECOND, "retention of %g hours is shorter than the table's "
+                      "delta.deletedFileRetentionDuration (%lld hours): files a concurrent reader or "
+                      "writer still needs may go; set retentionDurationCheck.enabled=false "
+                      "(deltactl: --allow-short-retention) to do it anyway",
+                      o->retention_hours, (long long)(*dflt / 3600000));
+  return 0;
+}
+
+static int delete_all(vac *v, uint64_t *deleted, uint64_t *dirs) {
+  int rc = 0;
+  for (size_t i = 0; i < v->nc && !rc; i++) {
+    rc = os_delete(v->st, v->c[i].path);
+    if (rc == DD_ENOTFOUND) rc = 0, dd_err_clear();
+    else if (!rc) ++*deleted;
+    if (v->o->progress && (i + 1) % 4096 == 0) v->o->progress(v->o->progress_ctx, "deleting", i + 1, v->nc);
+  }
+  for (size_t i = v->nd; i-- > 0 && !rc;) /* children were pushed before their parents */
+    if (os_rmdir(v->st, v->dirs[i]) == 0) ++*dirs;
+  dd_err_clear();
+  return rc;
+}
+
+static int result_rows(vac *v, dop_result *r) {
+  int rc = 0;
+  dop_cell *row;
+  if (!v->o->dry_run) return dop__result_row(r, &row) ? DOP_OOM() : dop__cell_str(row, v->location);
+  for (size_t i = 0; i < v->nc && !rc; i++) {
+    char *abs = dop__abs_path(v->location, v->c[i].path);
+    rc = abs ? dop__result_row(r, &row) : DOP_OOM();
+    if (!rc) rc = dop__cell_str(row, abs);
+    free(abs);
+  }
+  return rc;
+}
+
+int dop_vacuum(dop_result **out, const char *location, const dop_vacuum_opts *opts,
+               uint64_t *out_deleted) {
+  dop_vacuum_opts o = DOP_VACUUM_OPTS_INIT;
+  if (opts) o = *opts;
+  *out = NULL;
+  if (out_deleted) *out_deleted = 0;
+  vac v = {.location = location, .loc_len = strlen(location), .o = &o};
+  dl_table *t = NULL;
+  dl_snapshot *s2 = NULL;
+  dop_result *r = NULL;
+  int64_t dflt = 0, keep_ms = 0, now = o.now_ms ? o.now_ms : dop__now_ms();
+  uint64_t deleted = 0, dirs = 0;
+  int rc = dop__open_latest(&t, &v.snap, location);
+  if (!rc) rc = dl_protocol_check(dl_snapshot_protocol(v.snap), true);
+  if (!rc) rc = retention_ms(v.snap, &o, &dflt, &keep_ms);
+  if (rc) goto cleanup;
+  v.cutoff = now - keep_ms;
+  if ((rc = os_local_open(&v.st, location))) goto cleanup;
+  if ((rc = keep_snapshot(&v, v.snap)) || (rc = walk(&v, ""))) goto cleanup;
+  /* Files committed while we walked are kept too. */
+  if ((rc = dl_snapshot_open(&s2, t, NULL)) || (rc = keep_snapshot(&v, s2))) goto cleanup;
+  size_t k = 0;
+  int64_t bytes = 0;
+  for (size_t i = 0; i < v.nc; i++) {
+    if (dop__set_has(&v.keep, v.c[i].path)) {
+      free(v.c[i].path);
+      continue;
+    }
+    bytes += v.c[i].size;
+    v.c[k++] = v.c[i];
+  }
+  v.nc = k;
+  if (!o.dry_run) {
+    json_t *params = json_pack("{s:b,s:I}", "retentionCheckEnabled", o.retention_check,
+                               "defaultRetentionMillis", (json_int_t)dflt);
+    if (params && o.has_retention)
+      json_object_set_new(params, "specifiedRetentionMillis", json_integer(keep_ms));
+    json_t *m = json_object();
+    if (m) dop__metric(m, "numFilesToDelete", (int64_t)v.nc), dop__metric(m, "sizeOfDataToDelete", bytes);
+    if ((rc = commit_marker(t, "VACUUM START", params, m))) goto cleanup;
+    int drc = delete_all(&v, &deleted, &dirs);
+    json_t *m2 = json_object();
+    if (m2) dop__metric(m2, "numDeletedFiles", (int64_t)deleted), dop__metric(m2, "numVacuumedDirectories", (int64_t)dirs);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", dd_err_msg());
+    rc = commit_marker(t, "VACUUM END", json_pack("{s:s}", "status", drc ? "FAILED" : "COMPLETED"), m2);
+    if (drc) rc = dd_err_set(drc, "%s", msg);
+    if (rc) goto cleanup;
+  }
+  if (out_deleted) *out_deleted = o.dry_run ? v.nc : deleted;
+  rc = dop__result_new(&r, VACUUM_COLS, 1);
+  if (!rc) rc = result_rows(&v, r);
+  if (!rc) *out = r, r = NULL;
+cleanup:
+  dop_result_free(r);
+  for (size_t i = 0; i < v.nc; i++) free(v.c[i].path);
+  free(v.c);
+  for (size_t i = 0; i < v.nd; i++) free(v.dirs[i]);
+  free(v.dirs);
+  dop__set_free(&v.keep);
+  os_store_free(v.st);
+  dl_snapshot_free(s2);
+  dl_snapshot_free(v.snap);
+  dl_table_free(t);
+  return rc;
+}
