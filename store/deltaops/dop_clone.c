@@ -162,9 +162,7 @@ int dop_clone(dop_result **out, const char *source, const dop_clone_opts *o) {
   if (ts) {
     dop__proto old;
     dop__proto_from(&old, dl_snapshot_protocol(ts));
-    for (size_t i = 0; i < old.wf.cap && !rc; i++)
-      if (old.wf.slots[i] && !dop__proto_has(&p, old.wf.slots[i])) rc = dop__proto_add_feature(&p, old.wf.slots[i]);
-    if (!rc) rc = dop__proto_raise(&p, old.reader > p.reader ? old.reader : p.reader, old.writer > p.writer ? old.writer : p.writer);
+    rc = dop__proto_merge(&p, &old);
     dop__proto_free(&old);
     if (rc) goto cleanup;
   }

@@ -172,9 +172,7 @@ int dop_create(dop_result **out, const dop_create_opts *o) {
   if (s) { /* replace: keep the id, never lower the protocol */
     dop__proto old;
     dop__proto_from(&old, dl_snapshot_protocol(s));
-    for (size_t i = 0; i < old.wf.cap && !rc; i++)
-      if (old.wf.slots[i]) rc = dop__proto_add_feature(&p, old.wf.slots[i]);
-    if (!rc) rc = dop__proto_raise(&p, old.reader > p.reader ? old.reader : p.reader, old.writer > p.writer ? old.writer : p.writer);
+    rc = dop__proto_merge(&p, &old);
     dop__proto_free(&old);
     id = dl_snapshot_metadata(s)->id;
     if (rc) goto cleanup;

@@ -126,6 +126,27 @@ int dop__proto_add_feature(dop__proto *p, const char *name) {
   return rc;
 }
 
+int dop__proto_merge(dop__proto *p, const dop__proto *old) {
+  int rc = 0;
+  if (p->writer < 7 && old->writer < 7)
+    return dop__proto_raise(p, old->reader > p->reader ? old->reader : p->reader,
+                            old->writer > p->writer ? old->writer : p->writer);
+  for (size_t i = 0; i < NFEATURES && !rc; i++)
+    if (dop__proto_has(old, FEATURES[i].name) && !dop__proto_has(p, FEATURES[i].name))
+      rc = dop__proto_add_feature(p, FEATURES[i].name);
+  for (size_t i = 0; i < old->wf.cap && !rc; i++) /* features this module does not know */
+    if (old->wf.slots[i] && !find_feature(old->wf.slots[i])) {
+      rc = dop__proto_raise(p, p->reader, 7);
+      if (!rc) rc = dop__set_add(&p->wf, old->wf.slots[i]);
+      if (!rc && dop__set_has(&old->rf, old->wf.slots[i])) {
+        rc = dop__proto_raise(p, 3, 7);
+        if (!rc) rc = dop__set_add(&p->rf, old->wf.slots[i]);
+      }
+    }
+  if (!rc && old->reader > p->reader) rc = dop__proto_raise(p, old->reader, p->writer);
+  return rc;
+}
+
 /* Sorted array of a set's members (malloc'ed; strings borrowed from the set). */
 static char **set_sorted(const dop__set *s) {
   char **v = calloc(s->n + 1, sizeof *v);
@@ -178,6 +199,7 @@ json_t *dop__proto_json(const dop__proto *p) {
  * legacy protocol implies (as Delta normalizes a downgraded protocol). */
 static void normalize(dop__proto *p) {
   if (p->writer < 7) return;
+  if (p->reader >= 3 && p->rf.n == 0) p->reader = 1;
   for (size_t i = 0; i < p->wf.cap; i++) {
     const char *n = p->wf.slots[i];
     const feature *f = n ? find_feature(n) : NULL;
@@ -202,7 +224,6 @@ static void normalize(dop__proto *p) {
     dop__set_free(&p->wf);
     return;
   }
-  if (p->reader >= 3 && p->rf.n == 0) p->reader = 1;
 }
 
 /* ======================= commands ======================= */
@@ -323,7 +344,8 @@ static int metadata_without(dl_metadata_spec *md, char **packed, const dl_metada
   *changed = false;
   *packed = NULL;
   memset(md, 0, sizeof *md);
-  if (!property || !dl_kv_get(m->configuration, property, NULL)) return 0;
+  const char *cur_v;
+  if (!property || !dl_kv_get(m->configuration, property, &cur_v)) return 0;
   size_t n = 0;
   const char *cur = m->configuration, *k, *v;
   while (dl_kv_next(&cur, &k, &v)) n++;

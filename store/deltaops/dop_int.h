@@ -57,6 +57,8 @@ int dop__proto_to(const dop__proto *p, dl_protocol *out, char ***rf, char ***wf)
 int dop__proto_add_feature(dop__proto *p, const char *name);
 /* Raises to (reader, writer), expanding legacy features when moving to 3 / 7. */
 int dop__proto_raise(dop__proto *p, int reader, int writer);
+/* p becomes a protocol supporting everything p or old supports (never lower than old). */
+int dop__proto_merge(dop__proto *p, const dop__proto *old);
 bool dop__proto_has(const dop__proto *p, const char *name);
 /* The protocol as the JSON Spark writes in UPGRADE PROTOCOL's newProtocol parameter. */
 json_t *dop__proto_json(const dop__proto *p);

@@ -94,12 +94,10 @@ static int restore_protocol(dl_txn *txn, const dl_snapshot *latest, const dl_sna
   dop__proto p, q;
   dop__proto_from(&p, dl_snapshot_protocol(latest));
   dop__proto_from(&q, dl_snapshot_protocol(target));
-  int rc = 0;
-  bool need = q.reader > p.reader || q.writer > p.writer;
-  for (size_t i = 0; i < q.wf.cap && !rc; i++)
-    if (q.wf.slots[i] && !dop__proto_has(&p, q.wf.slots[i])) need = true, rc = dop__proto_add_feature(&p, q.wf.slots[i]);
-  if (!rc && need) rc = dop__proto_raise(&p, q.reader > p.reader ? q.reader : p.reader,
-                                         q.writer > p.writer ? q.writer : p.writer);
+  int r0 = p.reader, w0 = p.writer;
+  size_t n0 = p.wf.n + p.rf.n;
+  int rc = dop__proto_merge(&p, &q);
+  bool need = p.reader != r0 || p.writer != w0 || p.wf.n + p.rf.n != n0;
   if (!rc && need) {
     dl_protocol np;
     char **rf = NULL, **wf = NULL;

@@ -10,13 +10,18 @@
  * The retention defaults to delta.deletedFileRetentionDuration (interval 1 week); a
  * shorter one is refused unless the caller turned the check off. After the walk the
  * latest snapshot is read again and its files are kept too, so a writer that commits
- * during the walk never loses a committed file. Commits VACUUM START before deleting and
+ * during the walk never loses a committed file, and files modified in the last 10 seconds
+ * are never deleted (in-flight writes), even with retention 0. Commits VACUUM START before deleting and
  * VACUUM END (COMPLETED or FAILED) after, as Delta on Spark does; a dry run only lists. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/deltaops/dop_int.h"
+
+/* Files modified this recently are never deleted, whatever the retention: a writer may
+ * have written them and not committed yet (retention 0 would race it otherwise). */
+#define DOP_VACUUM_GRACE_MS 10000
 
 static const dop_col VACUUM_COLS[] = {{"path", "string", true}};
 
@@ -223,6 +228,7 @@ int dop_vacuum(dop_result **out, const char *location, const dop_vacuum_opts *op
   if (!rc) rc = retention_ms(v.snap, &o, &dflt, &keep_ms);
   if (rc) goto cleanup;
   v.cutoff = now - keep_ms;
+  if (v.cutoff > now - DOP_VACUUM_GRACE_MS) v.cutoff = now - DOP_VACUUM_GRACE_MS;
   if ((rc = os_local_open(&v.st, location))) goto cleanup;
   if ((rc = keep_snapshot(&v, v.snap)) || (rc = walk(&v, ""))) goto cleanup;
   /* Files committed while we walked are kept too. */
