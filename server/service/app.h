@@ -46,5 +46,7 @@ extern const dd_method dd_catalog_methods[];
 extern const size_t dd_catalog_methods_len;
 extern const dd_method dd_credential_methods[];
 extern const size_t dd_credential_methods_len;
+extern const dd_method dd_connect_delta_methods[];
+extern const size_t dd_connect_delta_methods_len;
 
 #endif

@@ -1,0 +1,309 @@
+/* connect_exec.c: delta.connect messages to store/deltaops calls (see connect_exec.h).
+ * Validates what the library cannot (missing table, empty feature name, unsupported
+ * relations) and turns spark.connect.DataType into DDL text for CREATE and CONVERT. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "server/service/connect_exec.h"
+
+/* ---- tables ---- */
+
+static int table_location(char **out, const Delta__Connect__DeltaTable *t) {
+  if (!t) return dd_err_set(DD_EINVAL, "table: required");
+  switch (t->access_type_case) {
+    case DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_PATH:
+      if (!t->path || !t->path->path || !*t->path->path) return dd_err_set(DD_EINVAL, "table.path: required");
+      return dop_resolve_table(out, t->path->path, false);
+    case DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_TABLE_OR_VIEW_NAME:
+      return dop_resolve_table(out, t->table_or_view_name, false);
+    default: return dd_err_set(DD_EINVAL, "table: a path or a table name is required");
+  }
+}
+
+/* ---- data types ---- */
+
+static int ddl_append(char **buf, size_t *len, FILE *f, const Spark__Connect__DataType *t);
+
+static int ddl_struct(FILE *f, char **buf, size_t *len, const Spark__Connect__DataType__Struct *s, bool colon) {
+  for (size_t i = 0; i < s->n_fields; i++) {
+    fprintf(f, "%s`%s`%s", i ? ", " : "", s->fields[i]->name, colon ? ":" : " ");
+    int rc = ddl_append(buf, len, f, s->fields[i]->data_type);
+    if (rc) return rc;
+    if (!colon && !s->fields[i]->nullable) fputs(" NOT NULL", f);
+  }
+  return 0;
+}
+
+static int ddl_append(char **buf, size_t *len, FILE *f, const Spark__Connect__DataType *t) {
+  if (!t) return dd_err_set(DD_EINVAL, "data_type: required");
+  int rc = 0;
+  switch (t->kind_case) {
+    case SPARK__CONNECT__DATA_TYPE__KIND_BINARY: fputs("binary", f); break;
+    case SPARK__CONNECT__DATA_TYPE__KIND_BOOLEAN: fputs("boolean", f); break;
+    case SPARK__CONNECT__DATA_TYPE__KIND_BYTE: fputs("tinyint", f); break;
+    case SPARK__CONNECT__DATA_TYPE__KIND_SHORT: fputs("smallint", f); break;
+    case SPARK__CONNECT__DATA_TYPE__KIND_INTEGER: fputs("int", f); break;
+    case SPARK__CONNECT__DATA_TYPE__KIND_LONG: fputs("bigint", f); break;
+    case SPARK__CONNECT__DATA_TYPE__KIND_FLOAT: fputs("float", f); break;
+    case SPARK__CONNECT__DATA_TYPE__KIND_DOUBLE: fputs("double", f); break;
+    case SPARK__CONNECT__DATA_TYPE__KIND_STRING:
+    case SPARK__CONNECT__DATA_TYPE__KIND_CHAR:
+    case SPARK__CONNECT__DATA_TYPE__KIND_VAR_CHAR: fputs("string", f); break;
+    case SPARK__CONNECT__DATA_TYPE__KIND_DATE: fputs("date", f); break;
+    case SPARK__CONNECT__DATA_TYPE__KIND_TIMESTAMP: fputs("timestamp", f); break;
+    case SPARK__CONNECT__DATA_TYPE__KIND_TIMESTAMP_NTZ: fputs("timestamp_ntz", f); break;
+    case SPARK__CONNECT__DATA_TYPE__KIND_VARIANT: fputs("variant", f); break;
+    case SPARK__CONNECT__DATA_TYPE__KIND_DECIMAL: {
+      const Spark__Connect__DataType__Decimal *d = t->decimal;
+      fprintf(f, "decimal(%d,%d)", d->_precision_case ? d->precision : 10, d->_scale_case ? d->scale : 0);
+      break;
+    }
+    case SPARK__CONNECT__DATA_TYPE__KIND_ARRAY:
+      fputs("array<", f);
+      rc = ddl_append(buf, len, f, t->array->element_type);
+      fputs(">", f);
+      break;
+    case SPARK__CONNECT__DATA_TYPE__KIND_MAP:
+      fputs("map<", f);
+      rc = ddl_append(buf, len, f, t->map->key_type);
+      fputs(",", f);
+      if (!rc) rc = ddl_append(buf, len, f, t->map->value_type);
+      fputs(">", f);
+      break;
+    case SPARK__CONNECT__DATA_TYPE__KIND_STRUCT:
+      fputs("struct<", f);
+      rc = ddl_struct(f, buf, len, t->struct_, true);
+      fputs(">", f);
+      break;
+    case SPARK__CONNECT__DATA_TYPE__KIND_UNPARSED:
+      fputs(t->unparsed->data_type_string, f);
+      break;
+    default: return dd_err_set(DD_EINVAL, "data_type: kind %d is not a Delta column type", (int)t->kind_case);
+  }
+  return rc;
+}
+
+int connect_datatype_ddl(char **out, const Spark__Connect__DataType *t) {
+  size_t len = 0;
+  *out = NULL;
+  FILE *f = open_memstream(out, &len);
+  if (!f) return dd_err_set(DD_ENOMEM, "out of memory");
+  int rc = ddl_append(out, &len, f, t);
+  fclose(f);
+  if (rc) free(*out), *out = NULL;
+  return rc;
+}
+
+/* A struct type as a DDL column list ("a INT, b STRING"). */
+static int struct_columns_ddl(char **out, const Spark__Connect__DataType *t) {
+  if (!t || t->kind_case != SPARK__CONNECT__DATA_TYPE__KIND_STRUCT)
+    return dd_err_set(DD_EINVAL, "partition_schema_struct: must be a struct type");
+  size_t len = 0;
+  FILE *f = open_memstream(out, &len);
+  if (!f) return dd_err_set(DD_ENOMEM, "out of memory");
+  int rc = ddl_struct(f, out, &len, t->struct_, false);
+  fclose(f);
+  if (rc) free(*out), *out = NULL;
+  return rc;
+}
+
+/* ---- commands ---- */
+
+static int kv_arrays(const char ***keys, const char ***vals, size_t n, void **entries) {
+  *keys = calloc(n + 1, sizeof **keys);
+  *vals = calloc(n + 1, sizeof **vals);
+  if (!*keys || !*vals) return dd_err_set(DD_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++) { /* every map entry type is {base, key, value} */
+    Delta__Connect__CloneTable__PropertiesEntry *e = entries[i];
+    (*keys)[i] = e->key;
+    (*vals)[i] = e->value;
+  }
+  return 0;
+}
+
+static int run_clone(dop_result **out, const Delta__Connect__CloneTable *c) {
+  char *src = NULL, *dst = NULL;
+  const char **k = NULL, **v = NULL;
+  dop_clone_opts o = DOP_CLONE_OPTS_INIT;
+  int rc = table_location(&src, c->table);
+  if (!rc) rc = dop_resolve_table(&dst, c->target, false);
+  if (!rc) rc = kv_arrays(&k, &v, c->n_properties, (void **)c->properties);
+  if (!rc) {
+    o.target = dst;
+    o.shallow = c->is_shallow;
+    o.replace = c->replace;
+    if (c->version_or_timestamp_case == DELTA__CONNECT__CLONE_TABLE__VERSION_OR_TIMESTAMP_VERSION) {
+      if (c->version < 0) rc = dd_err_set(DD_EINVAL, "version: must be >= 0");
+      o.version = c->version;
+    } else if (c->version_or_timestamp_case == DELTA__CONNECT__CLONE_TABLE__VERSION_OR_TIMESTAMP_TIMESTAMP) {
+      o.timestamp = c->timestamp;
+    }
+    o.num_properties = c->n_properties;
+    o.property_keys = k;
+    o.property_values = v;
+  }
+  if (!rc) rc = dop_clone(out, src, &o);
+  free(k);
+  free(v);
+  free(src);
+  free(dst);
+  return rc;
+}
+
+static int run_create(dop_result **out, const Delta__Connect__CreateDeltaTable *c) {
+  dop_create_opts o = {.mode = (dop_create_mode)c->mode};
+  char *loc = NULL;
+  const char **k = NULL, **v = NULL;
+  dop_column *cols = calloc(c->n_columns + 1, sizeof *cols);
+  char **types = calloc(c->n_columns + 1, sizeof *types);
+  int rc = cols && types ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
+  if (!rc && c->mode == DELTA__CONNECT__CREATE_DELTA_TABLE__MODE__MODE_UNSPECIFIED)
+    rc = dd_err_set(DD_EINVAL, "mode: required");
+  if (!rc && c->_location_case) rc = dop_resolve_table(&loc, c->location, false);
+  else if (!rc && c->_table_name_case) rc = dop_resolve_table(&loc, c->table_name, false);
+  else if (!rc) rc = dd_err_set(DD_EINVAL, "create: a location or table name is required");
+  for (size_t i = 0; !rc && i < c->n_columns; i++) {
+    const Delta__Connect__CreateDeltaTable__Column *col = c->columns[i];
+    rc = connect_datatype_ddl(&types[i], col->data_type);
+    cols[i] = (dop_column){.name = col->name, .type = types[i], .nullable = col->nullable,
+                           .comment = col->_comment_case ? col->comment : NULL,
+                           .generated_as = col->_generated_always_as_case ? col->generated_always_as : NULL};
+    if (col->_identity_info_case) {
+      cols[i].identity = true;
+      cols[i].identity_start = col->identity_info->start;
+      cols[i].identity_step = col->identity_info->step;
+      cols[i].identity_allow_explicit_insert = col->identity_info->allow_explicit_insert;
+    }
+  }
+  if (!rc) rc = kv_arrays(&k, &v, c->n_properties, (void **)c->properties);
+  if (!rc) {
+    o.location = loc;
+    o.name = c->_table_name_case && !strchr(c->table_name, '`') ? c->table_name : NULL;
+    o.comment = c->_comment_case ? c->comment : NULL;
+    o.num_columns = c->n_columns;
+    o.columns = cols;
+    o.num_partition_columns = c->n_partitioning_columns;
+    o.partition_columns = (const char *const *)c->partitioning_columns;
+    o.num_clustering_columns = c->n_clustering_columns;
+    o.clustering_columns = (const char *const *)c->clustering_columns;
+    o.num_properties = c->n_properties;
+    o.property_keys = k;
+    o.property_values = v;
+    rc = dop_create(out, &o);
+  }
+  for (size_t i = 0; types && i < c->n_columns; i++) free(types[i]);
+  free(types);
+  free(cols);
+  free(k);
+  free(v);
+  free(loc);
+  return rc;
+}
+
+int connect_exec_command(dop_result **out, const Delta__Connect__DeltaCommand *cmd,
+                         const connect_exec_opts *opts) {
+  connect_exec_opts eo = CONNECT_EXEC_OPTS_INIT;
+  if (opts) eo = *opts;
+  *out = NULL;
+  char *loc = NULL;
+  int rc = 0;
+  switch (cmd->command_type_case) {
+    case DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_CLONE_TABLE: return run_clone(out, cmd->clone_table);
+    case DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_CREATE_DELTA_TABLE: return run_create(out, cmd->create_delta_table);
+    case DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_VACUUM_TABLE: {
+      const Delta__Connect__VacuumTable *v = cmd->vacuum_table;
+      dop_vacuum_opts o = DOP_VACUUM_OPTS_INIT;
+      o.has_retention = v->_retention_hours_case != 0;
+      o.retention_hours = v->retention_hours;
+      o.retention_check = eo.retention_check;
+      if (!(rc = table_location(&loc, v->table))) rc = dop_vacuum(out, loc, &o, NULL);
+      break;
+    }
+    case DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_UPGRADE_TABLE_PROTOCOL: {
+      const Delta__Connect__UpgradeTableProtocol *u = cmd->upgrade_table_protocol;
+      if (!(rc = table_location(&loc, u->table))) rc = dop_upgrade_protocol(out, loc, u->reader_version, u->writer_version);
+      break;
+    }
+    case DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_GENERATE:
+      if (!(rc = table_location(&loc, cmd->generate->table))) rc = dop_generate(out, loc, cmd->generate->mode);
+      break;
+    case DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_ADD_FEATURE_SUPPORT:
+      if (!(rc = table_location(&loc, cmd->add_feature_support->table)))
+        rc = dop_add_feature(out, loc, cmd->add_feature_support->feature_name);
+      break;
+    case DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_DROP_FEATURE_SUPPORT: {
+      const Delta__Connect__DropFeatureSupport *d = cmd->drop_feature_support;
+      if (!(rc = table_location(&loc, d->table)))
+        rc = dop_drop_feature(out, loc, d->feature_name, d->_truncate_history_case && d->truncate_history);
+      break;
+    }
+    default: rc = dd_err_set(DD_EINVAL, "DeltaCommand: no command set");
+  }
+  free(loc);
+  return rc;
+}
+
+/* ---- relations ---- */
+
+bool connect_relation_mutates(const Delta__Connect__DeltaRelation *rel) {
+  return rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_RESTORE_TABLE ||
+         rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_CONVERT_TO_DELTA;
+}
+
+static int unsupported(const char *what) {
+  return dd_err_set(DD_EUNSUPPORTED, "%s is not supported by deltad (it needs a query engine); "
+                    "supported relations: DescribeHistory, DescribeDetail, ConvertToDelta, "
+                    "RestoreTable, IsDeltaTable", what);
+}
+
+int connect_exec_relation(dop_result **out, const Delta__Connect__DeltaRelation *rel,
+                          const connect_exec_opts *opts) {
+  (void)opts;
+  *out = NULL;
+  char *loc = NULL, *ddl = NULL;
+  int rc = 0;
+  switch (rel->relation_type_case) {
+    case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_DESCRIBE_HISTORY:
+      if (!(rc = table_location(&loc, rel->describe_history->table))) rc = dop_history(out, loc, 0);
+      break;
+    case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_DESCRIBE_DETAIL:
+      if (!(rc = table_location(&loc, rel->describe_detail->table))) rc = dop_detail(out, loc);
+      break;
+    case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_IS_DELTA_TABLE:
+      if (!(rc = dop_resolve_table(&loc, rel->is_delta_table->path, false))) rc = dop_is_delta(out, loc);
+      break;
+    case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_RESTORE_TABLE: {
+      const Delta__Connect__RestoreTable *r = rel->restore_table;
+      if (r->version_or_timestamp_case == DELTA__CONNECT__RESTORE_TABLE__VERSION_OR_TIMESTAMP__NOT_SET)
+        rc = dd_err_set(DD_EINVAL, "restore: a version or a timestamp is required");
+      else if (r->version_or_timestamp_case == DELTA__CONNECT__RESTORE_TABLE__VERSION_OR_TIMESTAMP_VERSION && r->version < 0)
+        rc = dd_err_set(DD_EINVAL, "restore: version must be >= 0");
+      if (!rc && !(rc = table_location(&loc, r->table)))
+        rc = r->version_or_timestamp_case == DELTA__CONNECT__RESTORE_TABLE__VERSION_OR_TIMESTAMP_VERSION
+                 ? dop_restore(out, loc, r->version, NULL)
+                 : dop_restore(out, loc, -1, r->timestamp);
+      break;
+    }
+    case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_CONVERT_TO_DELTA: {
+      const Delta__Connect__ConvertToDelta *c = rel->convert_to_delta;
+      const char *ps = NULL;
+      if (c->partition_schema_case == DELTA__CONNECT__CONVERT_TO_DELTA__PARTITION_SCHEMA_PARTITION_SCHEMA_STRING)
+        ps = c->partition_schema_string;
+      else if (c->partition_schema_case == DELTA__CONNECT__CONVERT_TO_DELTA__PARTITION_SCHEMA_PARTITION_SCHEMA_STRUCT)
+        rc = struct_columns_ddl(&ddl, c->partition_schema_struct), ps = ddl;
+      if (!rc) rc = dop_convert(out, c->identifier, ps, NULL, NULL);
+      break;
+    }
+    case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_SCAN: rc = unsupported("Scan"); break;
+    case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_DELETE_FROM_TABLE: rc = unsupported("DeleteFromTable"); break;
+    case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_UPDATE_TABLE: rc = unsupported("UpdateTable"); break;
+    case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_MERGE_INTO_TABLE: rc = unsupported("MergeIntoTable"); break;
+    case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_OPTIMIZE_TABLE: rc = unsupported("OptimizeTable"); break;
+    default: rc = dd_err_set(DD_EINVAL, "DeltaRelation: no relation set");
+  }
+  free(ddl);
+  free(loc);
+  return rc;
+}

@@ -1,0 +1,34 @@
+/* connect_exec.h: runs a decoded delta.connect.DeltaCommand / DeltaRelation on the Delta
+ * maintenance library (store/deltaops) and returns its dop_result. Shared by the
+ * DeltaConnectService (connect_delta_svc.c) and the SparkConnectService
+ * (connect_spark_svc.c), which only differ in how they put the rows on the wire. */
+#ifndef DD_SERVER_SERVICE_CONNECT_EXEC_H
+#define DD_SERVER_SERVICE_CONNECT_EXEC_H
+
+#include <stdbool.h>
+
+#include "delta/connect/commands.pb-c.h"
+#include "delta/connect/relations.pb-c.h"
+#include "store/deltaops/dop.h"
+
+typedef struct connect_exec_opts {
+  bool retention_check; /* spark.databricks.delta.retentionDurationCheck.enabled */
+} connect_exec_opts;
+#define CONNECT_EXEC_OPTS_INIT {true}
+
+/* The conf key (Spark's) that turns the vacuum retention check off, and the request
+ * header DeltaConnectService reads it from (value "false" turns it off). */
+#define CONNECT_RETENTION_CHECK_CONF "spark.databricks.delta.retentionDurationCheck.enabled"
+#define CONNECT_RETENTION_CHECK_HEADER "x-delta-retention-duration-check"
+
+int connect_exec_command(dop_result **out, const Delta__Connect__DeltaCommand *cmd,
+                         const connect_exec_opts *opts);
+int connect_exec_relation(dop_result **out, const Delta__Connect__DeltaRelation *rel,
+                          const connect_exec_opts *opts);
+/* True when running the relation changes the table (restore, convert): such a relation
+ * must run once per plan even when the client asks for its schema first. */
+bool connect_relation_mutates(const Delta__Connect__DeltaRelation *rel);
+/* A spark.connect.DataType as DDL text (malloc'ed). */
+int connect_datatype_ddl(char **out, const Spark__Connect__DataType *t);
+
+#endif
