@@ -7,6 +7,7 @@
 #include "cmd/deltactl_common.h"
 #include "cmd/deltactl_groups.h"
 #include "cmd/deltactl_table.h"
+#include "cmd/deltactl_tableops.h"
 
 static const char dctl__usage[] =
     "usage: deltactl [--server HOST:PORT] [--token T | --token-file F]\n"
@@ -41,7 +42,7 @@ typedef struct dctl__group {
 static const dctl__group dctl__groups[] = {
     {"catalog", dctl_catalog_main},       {"schema", dctl_schema_main},
     {"credential", dctl_credential_main}, {"location", dctl_location_main},
-    {"server", dctl_server_main},         {"table", dctl_table_main},
+    {"server", dctl_server_main},         {"table", dctl_tableops_dispatch},
     {NULL, NULL},
 };
 

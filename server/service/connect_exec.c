@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/err.h"
 #include "server/service/connect_exec.h"
@@ -20,6 +21,14 @@ static int table_location(char **out, const Delta__Connect__DeltaTable *t) {
       return dop_resolve_table(out, t->table_or_view_name, false);
     default: return dd_err_set(DD_EINVAL, "table: a path or a table name is required");
   }
+}
+
+/* A per-request setting from DeltaTable.path.hadoop_conf, or NULL. */
+static const char *table_conf(const Delta__Connect__DeltaTable *t, const char *key) {
+  if (!t || t->access_type_case != DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_PATH || !t->path) return NULL;
+  for (size_t i = 0; i < t->path->n_hadoop_conf; i++)
+    if (!strcmp(t->path->hadoop_conf[i]->key, key)) return t->path->hadoop_conf[i]->value;
+  return NULL;
 }
 
 /* ---- data types ---- */
@@ -218,6 +227,10 @@ int connect_exec_command(dop_result **out, const Delta__Connect__DeltaCommand *c
       o.has_retention = v->_retention_hours_case != 0;
       o.retention_hours = v->retention_hours;
       o.retention_check = eo.retention_check;
+      const char *conf = table_conf(v->table, CONNECT_RETENTION_CHECK_CONF);
+      if (conf && !strcasecmp(conf, "false")) o.retention_check = false;
+      conf = table_conf(v->table, CONNECT_DRY_RUN_CONF);
+      o.dry_run = conf && !strcasecmp(conf, "true");
       if (!(rc = table_location(&loc, v->table))) rc = dop_vacuum(out, loc, &o, NULL);
       break;
     }

@@ -17,9 +17,13 @@ typedef struct connect_exec_opts {
 #define CONNECT_EXEC_OPTS_INIT {true}
 
 /* The conf key (Spark's) that turns the vacuum retention check off, and the request
- * header DeltaConnectService reads it from (value "false" turns it off). */
+ * request header DeltaConnectService reads it from (value "false" turns it off). */
 #define CONNECT_RETENTION_CHECK_CONF "spark.databricks.delta.retentionDurationCheck.enabled"
 #define CONNECT_RETENTION_CHECK_HEADER "x-delta-retention-duration-check"
+/* Per-request settings may also travel in DeltaTable.path.hadoop_conf: the retention
+ * conf key above ("false"), and this one ("true") for a vacuum dry run (the Delta Connect
+ * VacuumTable message has no dry-run field). */
+#define CONNECT_DRY_RUN_CONF "deltad.vacuum.dryRun"
 
 int connect_exec_command(dop_result **out, const Delta__Connect__DeltaCommand *cmd,
                          const connect_exec_opts *opts);

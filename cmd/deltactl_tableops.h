@@ -1,0 +1,17 @@
+/* deltactl_tableops.h: `deltactl table vacuum|restore|clone|upgrade|add-feature|
+ * drop-feature|generate|create|convert|is-delta|history|detail`: Delta table maintenance,
+ * against a server (DeltaConnectService) or in-process (--local, store/deltaops). */
+#ifndef DD_CMD_DELTACTL_TABLEOPS_H
+#define DD_CMD_DELTACTL_TABLEOPS_H
+
+#include <stdbool.h>
+
+/* argv[0] is "table". Returns the process exit code (0 only on success). */
+int dctl_tableops_main(int argc, char **argv);
+/* True for the verbs dctl_tableops_main serves. */
+bool dctl_tableops_has_verb(const char *verb);
+/* Temporary dispatch of `table` (this branch): maintenance verbs here, the rest (files,
+ * changes) to dctl_table_main. */
+int dctl_tableops_dispatch(int argc, char **argv);
+
+#endif
