@@ -107,6 +107,7 @@ static void app_methods_build(void) {
       {dd_catalog_methods, dd_catalog_methods_len},
       {dd_credential_methods, dd_credential_methods_len},
       {dd_connect_delta_methods, dd_connect_delta_methods_len},
+      {dd_connect_spark_methods, dd_connect_spark_methods_len},
   };
   size_t total = 0;
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) total += parts[i].n;

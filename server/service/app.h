@@ -48,5 +48,7 @@ extern const dd_method dd_credential_methods[];
 extern const size_t dd_credential_methods_len;
 extern const dd_method dd_connect_delta_methods[];
 extern const size_t dd_connect_delta_methods_len;
+extern const dd_method dd_connect_spark_methods[];
+extern const size_t dd_connect_spark_methods_len;
 
 #endif

@@ -1,0 +1,451 @@
+/* connect_spark_svc.c: spark.connect.SparkConnectService for Delta Connect clients.
+ * ExecutePlan runs a Plan whose command.extension is Any(delta.connect.DeltaCommand) or
+ * whose root.extension is Any(delta.connect.DeltaRelation) and answers as Spark does: a
+ * response carrying the schema, one ArrowBatch (an Arrow IPC stream) with the rows, and
+ * result_complete, each with the session, server-side session, operation and response ids.
+ * Responses are kept per operation for ReattachExecute until ReleaseExecute or
+ * ReleaseSession. AnalyzePlan answers schema (running the relation; a mutating one is run
+ * once and its result kept for the ExecutePlan of the same plan) and spark_version. Config
+ * keeps per-session settings (spark.databricks.delta.retentionDurationCheck.enabled turns
+ * the vacuum retention check off). Interrupt answers with no interrupted ids: operations
+ * run to completion within ExecutePlan. Anything that is not a Delta operation is
+ * UNIMPLEMENTED. Admin only. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/err.h"
+#include "server/service/app.h"
+#include "server/service/connect_arrow.h"
+#include "server/service/connect_exec.h"
+#include "server/service/connect_session.h"
+#include "server/service/svc_util.h"
+#include "spark/connect/base.pb-c.h"
+
+#define DELTA_COMMAND_URL "delta.connect.DeltaCommand"
+#define DELTA_RELATION_URL "delta.connect.DeltaRelation"
+#define SPARK_VERSION "4.0.0"
+
+static const char *const CONF_DEFAULTS[][2] = {
+    {CONNECT_RETENTION_CHECK_CONF, "true"},
+    {"spark.sql.session.timeZone", "UTC"},
+};
+
+/* ======================= plans ======================= */
+
+/* Does the Any's type URL name msg ("type.googleapis.com/delta.connect.DeltaCommand")? */
+static bool any_is(const Google__Protobuf__Any *a, const char *msg) {
+  const char *slash = a && a->type_url ? strrchr(a->type_url, '/') : NULL;
+  return slash && !strcmp(slash + 1, msg);
+}
+
+typedef struct plan {
+  Delta__Connect__DeltaCommand *cmd;
+  Delta__Connect__DeltaRelation *rel;
+} plan;
+
+static void plan_free(plan *p) {
+  if (p->cmd) protobuf_c_message_free_unpacked(&p->cmd->base, NULL);
+  if (p->rel) protobuf_c_message_free_unpacked(&p->rel->base, NULL);
+}
+
+static int plan_decode(plan *out, const Spark__Connect__Plan *p) {
+  memset(out, 0, sizeof *out);
+  if (!p) return dd_err_set(DD_EINVAL, "plan: required");
+  const Google__Protobuf__Any *a = NULL;
+  const char *want = NULL;
+  if (p->op_type_case == SPARK__CONNECT__PLAN__OP_TYPE_COMMAND && p->command) {
+    if (p->command->command_type_case != SPARK__CONNECT__COMMAND__COMMAND_TYPE_EXTENSION)
+      return dd_err_set(DD_EUNSUPPORTED, "deltad serves only Delta Connect operations: Spark command %d is "
+                        "not a Delta operation", (int)p->command->command_type_case);
+    a = p->command->extension, want = DELTA_COMMAND_URL;
+  } else if (p->op_type_case == SPARK__CONNECT__PLAN__OP_TYPE_ROOT && p->root) {
+    if (p->root->rel_type_case != SPARK__CONNECT__RELATION__REL_TYPE_EXTENSION)
+      return dd_err_set(DD_EUNSUPPORTED, "deltad serves only Delta Connect operations: Spark relation %d is "
+                        "not a Delta operation", (int)p->root->rel_type_case);
+    a = p->root->extension, want = DELTA_RELATION_URL;
+  } else {
+    return dd_err_set(DD_EINVAL, "plan: a root relation or a command is required");
+  }
+  if (!any_is(a, want))
+    return dd_err_set(DD_EUNSUPPORTED, "deltad serves only Delta Connect operations: extension '%s' is not "
+                      "type.googleapis.com/%s", a && a->type_url ? a->type_url : "", want);
+  if (!strcmp(want, DELTA_COMMAND_URL))
+    out->cmd = delta__connect__delta_command__unpack(NULL, a->value.len, a->value.data);
+  else
+    out->rel = delta__connect__delta_relation__unpack(NULL, a->value.len, a->value.data);
+  if (!out->cmd && !out->rel) return dd_err_set(DD_EINVAL, "malformed Any: the bytes are not a valid %s", want);
+  return 0;
+}
+
+static connect_exec_opts session_opts(const char *session_id) {
+  connect_exec_opts o = CONNECT_EXEC_OPTS_INIT;
+  char *v = connect_conf_get(session_id, CONNECT_RETENTION_CHECK_CONF);
+  if (v && !strcasecmp(v, "false")) o.retention_check = false;
+  free(v);
+  return o;
+}
+
+/* Runs the plan (or takes the result kept by AnalyzePlan for it). */
+static int plan_run(dop_result **out, const plan *p, const char *session_id, const uint8_t *key, size_t key_len) {
+  connect_exec_opts o = session_opts(session_id);
+  if (p->cmd) return connect_exec_command(out, p->cmd, &o);
+  if ((*out = connect_plan_take(session_id, key, key_len))) return 0;
+  return connect_exec_relation(out, p->rel, &o);
+}
+
+static int pack_plan(uint8_t **out, size_t *len, const Spark__Connect__Plan *p) {
+  *len = spark__connect__plan__get_packed_size(p);
+  if (!(*out = malloc(*len ? *len : 1))) return dd_err_set(DD_ENOMEM, "out of memory");
+  spark__connect__plan__pack(p, *out);
+  return 0;
+}
+
+/* ======================= ExecutePlan ======================= */
+
+typedef struct exec_ctx {
+  dd_call *call;
+  const char *session_id, *op_id;
+  char ssid[37];
+} exec_ctx;
+
+/* Fills the ids of a response, sends it, and keeps its bytes for reattach. */
+static int send_resp(exec_ctx *x, Spark__Connect__ExecutePlanResponse *r) {
+  char rid[37];
+  connect_uuid(rid);
+  r->session_id = (char *)x->session_id;
+  r->server_side_session_id = x->ssid;
+  r->operation_id = (char *)x->op_id;
+  r->response_id = rid;
+  size_t len = spark__connect__execute_plan_response__get_packed_size(r);
+  uint8_t *buf = malloc(len ? len : 1);
+  if (!buf) return dd_err_set(DD_ENOMEM, "out of memory");
+  spark__connect__execute_plan_response__pack(r, buf);
+  int rc = connect_op_record(x->session_id, x->op_id, rid, buf, len);
+  free(buf);
+  return rc ? rc : x->call->send(x->call, &r->base);
+}
+
+static int send_result(exec_ctx *x, const dop_result *res) {
+  Spark__Connect__DataType *schema = NULL;
+  arw_buf arrow = ARW_BUF_INIT;
+  int rc = connect_result_datatype(&schema, res);
+  Spark__Connect__ExecutePlanResponse r = SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__INIT;
+  if (!rc) {
+    r.schema = schema;
+    rc = send_resp(x, &r);
+    r.schema = NULL;
+  }
+  if (!rc && res->ncols) {
+    Spark__Connect__ExecutePlanResponse__ArrowBatch b = SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__ARROW_BATCH__INIT;
+    rc = connect_result_arrow(&arrow, res);
+    b.row_count = (int64_t)res->nrows;
+    b.data.data = arrow.data;
+    b.data.len = arrow.len;
+    b._start_offset_case = SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__ARROW_BATCH___START_OFFSET_START_OFFSET;
+    b.start_offset = 0;
+    r.response_type_case = SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__RESPONSE_TYPE_ARROW_BATCH;
+    r.arrow_batch = &b;
+    if (!rc) rc = send_resp(x, &r);
+  }
+  if (!rc) {
+    Spark__Connect__ExecutePlanResponse__ResultComplete done = SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__RESULT_COMPLETE__INIT;
+    r.response_type_case = SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__RESPONSE_TYPE_RESULT_COMPLETE;
+    r.result_complete = &done;
+    rc = send_resp(x, &r);
+  }
+  arw_buf_free(&arrow);
+  if (schema) protobuf_c_message_free_unpacked(&schema->base, NULL);
+  return rc;
+}
+
+static const char *observed(bool has, const char *v) { return has ? v : NULL; }
+
+static int sc_execute(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessage **out) {
+  const Spark__Connect__ExecutePlanRequest *req = (const Spark__Connect__ExecutePlanRequest *)msg;
+  *out = NULL;
+  exec_ctx x = {.call = call, .session_id = req->session_id};
+  char op[37];
+  plan p = {0};
+  dop_result *res = NULL;
+  uint8_t *key = NULL;
+  size_t key_len = 0;
+  int rc = svc_require_admin(call);
+  if (!rc) rc = connect_session_touch(req->session_id, observed(req->_client_observed_server_side_session_id_case,
+                                                                req->client_observed_server_side_session_id), x.ssid);
+  if (rc) return rc;
+  if (req->_operation_id_case && req->operation_id && *req->operation_id) x.op_id = req->operation_id;
+  else connect_uuid(op), x.op_id = op;
+  if ((rc = plan_decode(&p, req->plan)) || (rc = pack_plan(&key, &key_len, req->plan))) goto cleanup;
+  if ((rc = connect_op_start(x.session_id, x.op_id))) goto cleanup;
+  if ((rc = plan_run(&res, &p, x.session_id, key, key_len))) goto cleanup;
+  rc = send_result(&x, res);
+cleanup:
+  dop_result_free(res);
+  free(key);
+  plan_free(&p);
+  return rc;
+}
+
+static int sc_reattach(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessage **out) {
+  const Spark__Connect__ReattachExecuteRequest *req = (const Spark__Connect__ReattachExecuteRequest *)msg;
+  *out = NULL;
+  char ssid[37];
+  uint8_t **msgs = NULL;
+  size_t *lens = NULL, n = 0;
+  int rc = svc_require_admin(call);
+  if (!rc) rc = connect_session_touch(req->session_id, observed(req->_client_observed_server_side_session_id_case,
+                                                                req->client_observed_server_side_session_id), ssid);
+  if (!rc) rc = connect_op_replay(req->session_id, req->operation_id,
+                                  req->_last_response_id_case ? req->last_response_id : NULL, &msgs, &lens, &n);
+  for (size_t i = 0; i < n; i++) {
+    Spark__Connect__ExecutePlanResponse *r = rc ? NULL : spark__connect__execute_plan_response__unpack(NULL, lens[i], msgs[i]);
+    if (r) rc = call->send(call, &r->base), protobuf_c_message_free_unpacked(&r->base, NULL);
+    free(msgs[i]);
+  }
+  free(msgs);
+  free(lens);
+  return rc;
+}
+
+/* ======================= unary methods ======================= */
+
+static void *new_msg(const ProtobufCMessageDescriptor *d) {
+  void *m = calloc(1, d->sizeof_message);
+  if (m) protobuf_c_message_init(d, m);
+  return m;
+}
+
+static int sc_release_execute(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessage **out) {
+  const Spark__Connect__ReleaseExecuteRequest *req = (const Spark__Connect__ReleaseExecuteRequest *)msg;
+  char ssid[37];
+  int rc = svc_require_admin(call);
+  if (!rc) rc = connect_session_touch(req->session_id, NULL, ssid);
+  if (rc) return rc;
+  connect_op_release(req->session_id, req->operation_id,
+                     req->release_case == SPARK__CONNECT__RELEASE_EXECUTE_REQUEST__RELEASE_RELEASE_UNTIL
+                         ? req->release_until->response_id : NULL);
+  Spark__Connect__ReleaseExecuteResponse *r = new_msg(&spark__connect__release_execute_response__descriptor);
+  if (!r) return dd_err_set(DD_ENOMEM, "out of memory");
+  r->session_id = strdup(req->session_id);
+  r->server_side_session_id = strdup(ssid);
+  r->_operation_id_case = SPARK__CONNECT__RELEASE_EXECUTE_RESPONSE___OPERATION_ID_OPERATION_ID;
+  r->operation_id = strdup(req->operation_id);
+  rc = r->session_id && r->server_side_session_id && r->operation_id ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
+  return svc_reply(out, &r->base, rc);
+}
+
+static int sc_release_session(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessage **out) {
+  const Spark__Connect__ReleaseSessionRequest *req = (const Spark__Connect__ReleaseSessionRequest *)msg;
+  char ssid[37] = "";
+  int rc = svc_require_admin(call);
+  if (rc) return rc;
+  if (connect_session_release(req->session_id, ssid)) dd_err_clear(); /* releasing twice is fine */
+  Spark__Connect__ReleaseSessionResponse *r = new_msg(&spark__connect__release_session_response__descriptor);
+  if (!r) return dd_err_set(DD_ENOMEM, "out of memory");
+  r->session_id = strdup(req->session_id);
+  r->server_side_session_id = strdup(ssid);
+  rc = r->session_id && r->server_side_session_id ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
+  return svc_reply(out, &r->base, rc);
+}
+
+static int sc_interrupt(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessage **out) {
+  const Spark__Connect__InterruptRequest *req = (const Spark__Connect__InterruptRequest *)msg;
+  char ssid[37];
+  int rc = svc_require_admin(call);
+  if (!rc) rc = connect_session_touch(req->session_id, NULL, ssid);
+  if (rc) return rc;
+  Spark__Connect__InterruptResponse *r = new_msg(&spark__connect__interrupt_response__descriptor);
+  if (!r) return dd_err_set(DD_ENOMEM, "out of memory");
+  r->session_id = strdup(req->session_id);
+  r->server_side_session_id = strdup(ssid);
+  rc = r->session_id && r->server_side_session_id ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
+  return svc_reply(out, &r->base, rc);
+}
+
+/* ---- Config ---- */
+
+static const char *conf_default(const char *key) {
+  for (size_t i = 0; i < sizeof CONF_DEFAULTS / sizeof CONF_DEFAULTS[0]; i++)
+    if (!strcmp(CONF_DEFAULTS[i][0], key)) return CONF_DEFAULTS[i][1];
+  return NULL;
+}
+
+static int add_pair(Spark__Connect__ConfigResponse *r, const char *key, const char *value) {
+  Spark__Connect__KeyValue **n = realloc(r->pairs, (r->n_pairs + 1) * sizeof *n);
+  if (!n) return dd_err_set(DD_ENOMEM, "out of memory");
+  r->pairs = n;
+  Spark__Connect__KeyValue *kv = new_msg(&spark__connect__key_value__descriptor);
+  if (!kv) return dd_err_set(DD_ENOMEM, "out of memory");
+  n[r->n_pairs++] = kv;
+  kv->key = strdup(key);
+  if (value) kv->_value_case = SPARK__CONNECT__KEY_VALUE___VALUE_VALUE, kv->value = strdup(value);
+  return kv->key && (!value || kv->value) ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
+}
+
+/* The value of key for this session (malloc'ed), else its default, else dflt. */
+static char *conf_value(const char *session, const char *key, const char *dflt) {
+  char *v = connect_conf_get(session, key);
+  if (!v && conf_default(key)) v = strdup(conf_default(key));
+  if (!v && dflt) v = strdup(dflt);
+  return v;
+}
+
+static int config_op(Spark__Connect__ConfigResponse *r, const char *sid, const Spark__Connect__ConfigRequest__Operation *op) {
+  int rc = 0;
+  switch (op->op_type_case) {
+    case SPARK__CONNECT__CONFIG_REQUEST__OPERATION__OP_TYPE_SET:
+      for (size_t i = 0; i < op->set->n_pairs && !rc; i++) {
+        const Spark__Connect__KeyValue *kv = op->set->pairs[i];
+        if (!strcmp(kv->key, CONNECT_RETENTION_CHECK_CONF) && kv->_value_case &&
+            strcasecmp(kv->value, "true") && strcasecmp(kv->value, "false"))
+          return dd_err_set(DD_EINVAL, "%s must be true or false, not '%s'", kv->key, kv->value);
+        rc = connect_conf_set(sid, kv->key, kv->_value_case ? kv->value : NULL);
+      }
+      return rc;
+    case SPARK__CONNECT__CONFIG_REQUEST__OPERATION__OP_TYPE_GET:
+      for (size_t i = 0; i < op->get->n_keys && !rc; i++) {
+        char *v = conf_value(sid, op->get->keys[i], NULL);
+        rc = v ? add_pair(r, op->get->keys[i], v)
+               : dd_err_set(DD_ENOTFOUND, "[SQL_CONF_NOT_FOUND] the SQL config \"%s\" cannot be found", op->get->keys[i]);
+        free(v);
+      }
+      return rc;
+    case SPARK__CONNECT__CONFIG_REQUEST__OPERATION__OP_TYPE_GET_WITH_DEFAULT:
+      for (size_t i = 0; i < op->get_with_default->n_pairs && !rc; i++) {
+        const Spark__Connect__KeyValue *kv = op->get_with_default->pairs[i];
+        char *v = connect_conf_get(sid, kv->key);
+        rc = add_pair(r, kv->key, v ? v : kv->_value_case ? kv->value : NULL);
+        free(v);
+      }
+      return rc;
+    case SPARK__CONNECT__CONFIG_REQUEST__OPERATION__OP_TYPE_GET_OPTION:
+      for (size_t i = 0; i < op->get_option->n_keys && !rc; i++) {
+        char *v = conf_value(sid, op->get_option->keys[i], NULL);
+        rc = add_pair(r, op->get_option->keys[i], v);
+        free(v);
+      }
+      return rc;
+    case SPARK__CONNECT__CONFIG_REQUEST__OPERATION__OP_TYPE_GET_ALL: {
+      char **k = NULL, **v = NULL;
+      size_t n = 0;
+      const char *prefix = op->get_all->_prefix_case ? op->get_all->prefix : NULL;
+      rc = connect_conf_all(sid, prefix, &k, &v, &n);
+      for (size_t i = 0; i < n; i++) {
+        if (!rc) rc = add_pair(r, k[i], v[i]);
+        free(k[i]), free(v[i]);
+      }
+      free(k), free(v);
+      for (size_t i = 0; !rc && i < sizeof CONF_DEFAULTS / sizeof CONF_DEFAULTS[0]; i++) {
+        char *set = connect_conf_get(sid, CONF_DEFAULTS[i][0]);
+        if (!set && (!prefix || !strncmp(CONF_DEFAULTS[i][0], prefix, strlen(prefix))))
+          rc = add_pair(r, CONF_DEFAULTS[i][0], CONF_DEFAULTS[i][1]);
+        free(set);
+      }
+      return rc;
+    }
+    case SPARK__CONNECT__CONFIG_REQUEST__OPERATION__OP_TYPE_UNSET:
+      for (size_t i = 0; i < op->unset->n_keys && !rc; i++) rc = connect_conf_set(sid, op->unset->keys[i], NULL);
+      return rc;
+    case SPARK__CONNECT__CONFIG_REQUEST__OPERATION__OP_TYPE_IS_MODIFIABLE:
+      for (size_t i = 0; i < op->is_modifiable->n_keys && !rc; i++) rc = add_pair(r, op->is_modifiable->keys[i], "true");
+      return rc;
+    default: return dd_err_set(DD_EINVAL, "config: an operation is required");
+  }
+}
+
+static int sc_config(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessage **out) {
+  const Spark__Connect__ConfigRequest *req = (const Spark__Connect__ConfigRequest *)msg;
+  char ssid[37];
+  int rc = svc_require_admin(call);
+  if (!rc) rc = connect_session_touch(req->session_id, observed(req->_client_observed_server_side_session_id_case,
+                                                                req->client_observed_server_side_session_id), ssid);
+  if (rc) return rc;
+  if (!req->operation) return dd_err_set(DD_EINVAL, "config: an operation is required");
+  Spark__Connect__ConfigResponse *r = new_msg(&spark__connect__config_response__descriptor);
+  if (!r) return dd_err_set(DD_ENOMEM, "out of memory");
+  r->session_id = strdup(req->session_id);
+  r->server_side_session_id = strdup(ssid);
+  rc = r->session_id && r->server_side_session_id ? config_op(r, req->session_id, req->operation)
+                                                  : dd_err_set(DD_ENOMEM, "out of memory");
+  return svc_reply(out, &r->base, rc);
+}
+
+/* ---- AnalyzePlan ---- */
+
+static int analyze_schema(Spark__Connect__AnalyzePlanResponse *r, const char *sid, const Spark__Connect__Plan *sp) {
+  plan p;
+  dop_result *res = NULL;
+  uint8_t *key = NULL;
+  size_t key_len = 0;
+  int rc = plan_decode(&p, sp);
+  if (!rc && p.cmd) {
+    static const dop_col none[1] = {{"", "", true}};
+    res = calloc(1, sizeof *res);
+    if (res) res->cols = none;
+    else rc = dd_err_set(DD_ENOMEM, "out of memory");
+  } else if (!rc) {
+    rc = pack_plan(&key, &key_len, sp);
+    if (!rc) rc = plan_run(&res, &p, sid, key, key_len);
+  }
+  Spark__Connect__AnalyzePlanResponse__Schema *s = rc ? NULL : new_msg(&spark__connect__analyze_plan_response__schema__descriptor);
+  if (!rc && !s) rc = dd_err_set(DD_ENOMEM, "out of memory");
+  if (!rc) {
+    r->result_case = SPARK__CONNECT__ANALYZE_PLAN_RESPONSE__RESULT_SCHEMA;
+    r->schema = s;
+    rc = connect_result_datatype(&s->schema, res);
+  }
+  /* A mutating relation ran now: keep its result for the ExecutePlan of this plan. */
+  if (!rc && p.rel && connect_relation_mutates(p.rel)) rc = connect_plan_put(sid, key, key_len, res), res = NULL;
+  dop_result_free(res);
+  free(key);
+  plan_free(&p);
+  return rc;
+}
+
+static int sc_analyze(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessage **out) {
+  const Spark__Connect__AnalyzePlanRequest *req = (const Spark__Connect__AnalyzePlanRequest *)msg;
+  char ssid[37];
+  int rc = svc_require_admin(call);
+  if (!rc) rc = connect_session_touch(req->session_id, observed(req->_client_observed_server_side_session_id_case,
+                                                                req->client_observed_server_side_session_id), ssid);
+  if (rc) return rc;
+  Spark__Connect__AnalyzePlanResponse *r = new_msg(&spark__connect__analyze_plan_response__descriptor);
+  if (!r) return dd_err_set(DD_ENOMEM, "out of memory");
+  r->session_id = strdup(req->session_id);
+  r->server_side_session_id = strdup(ssid);
+  if (!r->session_id || !r->server_side_session_id) rc = dd_err_set(DD_ENOMEM, "out of memory");
+  else if (req->analyze_case == SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_SCHEMA)
+    rc = analyze_schema(r, req->session_id, req->schema->plan);
+  else if (req->analyze_case == SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_SPARK_VERSION) {
+    r->result_case = SPARK__CONNECT__ANALYZE_PLAN_RESPONSE__RESULT_SPARK_VERSION;
+    r->spark_version = new_msg(&spark__connect__analyze_plan_response__spark_version__descriptor);
+    if (!r->spark_version || !(r->spark_version->version = strdup(SPARK_VERSION)))
+      rc = dd_err_set(DD_ENOMEM, "out of memory");
+  } else {
+    rc = dd_err_set(DD_EUNSUPPORTED, "AnalyzePlan: only schema and spark_version are supported by deltad "
+                    "(it serves Delta Connect operations, not queries)");
+  }
+  return svc_reply(out, &r->base, rc);
+}
+
+/* ======================= the table ======================= */
+
+#define SC(name) "/spark.connect.SparkConnectService/" name
+const dd_method dd_connect_spark_methods[] = {
+    {SC("ExecutePlan"), &spark__connect__execute_plan_request__descriptor,
+     &spark__connect__execute_plan_response__descriptor, sc_execute, DD_METHOD_STREAMING},
+    {SC("ReattachExecute"), &spark__connect__reattach_execute_request__descriptor,
+     &spark__connect__execute_plan_response__descriptor, sc_reattach, DD_METHOD_STREAMING},
+    {SC("AnalyzePlan"), &spark__connect__analyze_plan_request__descriptor,
+     &spark__connect__analyze_plan_response__descriptor, sc_analyze, 0},
+    {SC("Config"), &spark__connect__config_request__descriptor, &spark__connect__config_response__descriptor,
+     sc_config, 0},
+    {SC("Interrupt"), &spark__connect__interrupt_request__descriptor,
+     &spark__connect__interrupt_response__descriptor, sc_interrupt, 0},
+    {SC("ReleaseExecute"), &spark__connect__release_execute_request__descriptor,
+     &spark__connect__release_execute_response__descriptor, sc_release_execute, 0},
+    {SC("ReleaseSession"), &spark__connect__release_session_request__descriptor,
+     &spark__connect__release_session_response__descriptor, sc_release_session, 0},
+};
+const size_t dd_connect_spark_methods_len = sizeof dd_connect_spark_methods / sizeof dd_connect_spark_methods[0];
