@@ -157,19 +157,25 @@ static long maxrss_kb(void) {
   return ru.ru_maxrss;
 }
 
+static double cpu_s(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
 static int load(const char *dir) {
   long before = maxrss_kb();
   dl_table *t = NULL;
   if (dl_table_open(&t, dir)) die("open");
-  double t0 = now_s();
+  double t0 = now_s(), c0 = cpu_s();
   dl_snapshot *s = NULL;
   if (dl_snapshot_open(&s, t, NULL)) die("snapshot");
-  double dt = now_s() - t0;
+  double dt = now_s() - t0, dc = cpu_s() - c0;
   long after = maxrss_kb();
   size_t n = dl_snapshot_num_files(s);
-  printf("load: version %lld, %zu files in %.3f s; peak RSS %ld MiB (%.0f B/file over baseline); "
+  printf("load: version %lld, %zu files in %.3f s wall (%.3f s CPU); peak RSS %ld MiB (%.0f B/file over baseline); "
          "snapshot holds %.0f B/file\n",
-         (long long)dl_snapshot_version(s), n, dt, after / 1024, (after - before) * 1024.0 / n,
+         (long long)dl_snapshot_version(s), n, dt, dc, after / 1024, (after - before) * 1024.0 / n,
          (double)dl_snapshot_memory(s) / n);
   dl_snapshot_free(s);
   dl_table_free(t);
