@@ -161,6 +161,37 @@ class ConnectDelta(ServerTest):
         self.assertTrue(all(p.startswith("file://" + t + "/") for p in adds))
         self.assertEqual(commit_info(target, 0)["operation"], "CLONE")
 
+    def test_checkpoint_read_by_hyparquet(self):
+        """DropFeature with truncate_history writes a checkpoint; hyparquet (JS, independent
+        of the C writer) reads its protocol row."""
+        js = os.path.join(dd_harness.ROOT, "tests", "js")
+        if not shutil.which("node") or not os.path.isdir(os.path.join(js, "node_modules", "hyparquet")):
+            self.skipTest("node/hyparquet not installed (run scripts/setup.sh)")
+        t = copy_fixture("simple_table")
+        C = self.cmd
+        self.run_cmd(C.DeltaCommand(add_feature_support=C.AddFeatureSupport(
+            table=self.table(t), feature_name="deletionVectors")))
+        self.run_cmd(C.DeltaCommand(drop_feature_support=C.DropFeatureSupport(
+            table=self.table(t), feature_name="deletionVectors", truncate_history=True)))
+        v = latest(t)
+        self.assertEqual(commit_info(t, v)["operation"], "DROP FEATURE")
+        cp = os.path.join(t, "_delta_log", "%020d.checkpoint.parquet" % v)
+        self.assertTrue(os.path.exists(cp))
+        out = subprocess.run(["node", os.path.join(js, "pq_dump.mjs"), cp], capture_output=True,
+                             text=True, check=True, cwd=js).stdout
+        rows = [json.loads(l) for l in out.splitlines() if l.strip()]
+        proto = [r["protocol"] for r in rows if r.get("protocol")][0]
+        self.assertEqual((proto["minReaderVersion"], proto["minWriterVersion"]), (1, 2))
+        adds = sorted(r["add"]["path"] for r in rows if r.get("add"))
+        active = set()
+        for ver in range(v + 1):
+            for a in commit(t, ver):
+                if "add" in a:
+                    active.add(a["add"]["path"])
+                if "remove" in a:
+                    active.discard(a["remove"]["path"])
+        self.assertEqual(adds, sorted(active))
+
     def test_bad_input(self):
         t = copy_fixture("simple_table")
         C, R = self.cmd, self.rel

@@ -109,7 +109,7 @@ static void bench_restore(int changes) {
       dl_file f = {.path = p, .size = 4, .modification_time = -1, .deletion_timestamp = -1, .data_change = true,
                    .partition_values = "", .base_row_id = -1, .default_row_commit_version = -1};
       if (v == 0) {
-        char full[4400];
+        char full[8800];
         snprintf(full, sizeof full, "%s/%s", tbl, p);
         FILE *fp = fopen(full, "w");
         if (fp) fputs("PAR1", fp), fclose(fp);
