@@ -591,7 +591,18 @@ int dctl_tableops_main(int argc, char **argv) {
   return code;
 }
 
+/* detail and history exist in both: the engine's (deltactl_table.c, --local, with
+ * --version/--timestamp) keeps them unless a server was named (--server or $DELTAD_SERVER)
+ * and --local is absent. */
+static bool engine_verb(int argc, char **argv) {
+  if (strcmp(argv[1], "detail") && strcmp(argv[1], "history")) return false;
+  bool local = false;
+  for (int i = 2; i < argc; i++) local |= !strcmp(argv[i], "--local");
+  const char *env = getenv("DELTAD_SERVER");
+  return local || (!dctl_globals_get()->server && !(env && *env));
+}
+
 int dctl_tableops_dispatch(int argc, char **argv) {
-  if (argc >= 2 && dctl_tableops_has_verb(argv[1])) return dctl_tableops_main(argc, argv);
+  if (argc >= 2 && dctl_tableops_has_verb(argv[1]) && !engine_verb(argc, argv)) return dctl_tableops_main(argc, argv);
   return dctl_table_main(argc, argv);
 }

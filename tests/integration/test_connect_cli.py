@@ -47,7 +47,7 @@ class ConnectCli(ServerTest):
                                       *extra, local=local)
             self.assertEqual(code, 0, err)
             self.assertFalse(any(os.path.exists(p) for p in paths))
-            code, out, err = self.ctl("--output", "json", "table", "history", t, *extra, local=local)
+            code, out, err = self.ctl("--output", "json", "table", "history", t)
             self.assertEqual(code, 0, err)
             ops = [json.loads(l)["operation"] for l in out.splitlines()]
             self.assertEqual(ops[:2], ["VACUUM END", "VACUUM START"])
