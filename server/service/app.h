@@ -35,6 +35,9 @@ void dd_app_set_public_url(dd_app *app, const char *url);
 
 /* Accessors used by handlers. */
 const dd_app_opts *dd_app_options(const dd_app *app);
+/* The catalog store (store/catalog/cat_store.h); borrowed, valid until dd_app_close. */
+typedef struct cat_store cat_store;
+cat_store *dd_app_store(const dd_app *app);
 
 /* Per-service method tables, concatenated by dd_app_methods(). */
 extern const dd_method dd_system_methods[];

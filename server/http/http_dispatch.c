@@ -1,0 +1,247 @@
+/* http_dispatch.c: serves the generated routes: authenticates, transcodes the HTTP
+ * request into the method's request message (google.api.http rules), calls the handler
+ * and turns its reply (or its NDJSON stream, or its error) into the HTTP response. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/err.h"
+#include "server/http/http_int.h"
+#include "server/http/pbjson.h"
+
+/* ---- responses ----------------------------------------------------------------------- */
+
+enum MHD_Result http__queue_body(struct MHD_Connection *c, int status, const char *ctype,
+                                 char *body, size_t len) {
+  struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+  if (!r) {
+    free(body);
+    return MHD_NO;
+  }
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+  enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, r);
+  MHD_destroy_response(r);
+  return ok;
+}
+
+static char *error_json(int code, const char *msg) {
+  json_t *j = json_pack("{s:i, s:s, s:[]}", "code", dd_status_grpc(code), "message", msg);
+  if (!j) j = json_pack("{s:i, s:s, s:[]}", "code", dd_status_grpc(code), "message", "(message not UTF-8)");
+  char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+  json_decref(j);
+  return s;
+}
+
+enum MHD_Result http__queue_error(struct MHD_Connection *c, int code, int http_status,
+                                  const char *msg) {
+  char *body = error_json(code, msg);
+  if (!body) return MHD_NO;
+  return http__queue_body(c, http_status ? http_status : dd_status_http(code), "application/json",
+                          body, strlen(body));
+}
+
+/* ---- authentication ------------------------------------------------------------------ */
+
+const char *http__token(struct MHD_Connection *c, size_t *len) {
+  const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+  const char *tok = NULL;
+  if (h && strncasecmp(h, "Bearer ", 7) == 0) tok = h + 7;
+  else tok = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "x-api-key");
+  if (!tok) return NULL;
+  while (*tok == ' ') tok++;
+  size_t n = strlen(tok);
+  while (n > 0 && tok[n - 1] == ' ') n--;
+  *len = n;
+  return n ? tok : NULL;
+}
+
+int http__authenticate(dd_http_server *srv, struct MHD_Connection *c, dd_principal *out) {
+  memset(out, 0, sizeof *out);
+  if (!srv->opts.auth) return 0;
+  size_t len = 0;
+  const char *tok = http__token(c, &len);
+  if (!tok) return dd_err_set(DD_EUNAUTH, "missing bearer token (Authorization: Bearer or x-api-key)");
+  int rc = srv->opts.auth(srv->opts.app, tok, len, out);
+  if (rc != 0) return dd_err_set(DD_EUNAUTH, "invalid token");
+  return 0;
+}
+
+/* ---- transcoding: HTTP -> request message -------------------------------------------- */
+
+static int parse_body(const http_req *rq, json_t **out) {
+  json_error_t e;
+  *out = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &e);
+  if (!*out)
+    return dd_err_set(DD_EINVAL, "invalid JSON: %s (line %d, column %d, position %d)", e.text,
+                      e.line, e.column, e.position);
+  return 0;
+}
+
+/* The body as the request message (body "*"), as one of its fields (body "field"), or
+ * an empty message (no body). */
+static int message_from_body(const http_req *rq, const dd_api_route *route,
+                             const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out) {
+  json_t *j = NULL;
+  int rc = 0;
+  int has_body = route->body[0] != '\0' && rq->len > 0;
+  if (has_body && (rc = parse_body(rq, &j)) != 0) return rc;
+  if (has_body && strcmp(route->body, "*") != 0) {
+    json_t *wrap = json_object();
+    if (!wrap || json_object_set_new(wrap, route->body, j) != 0) {
+      json_decref(wrap);
+      return dd_err_set(DD_ENOMEM, "out of memory");
+    }
+    j = wrap;
+  }
+  if (!j) j = json_object();
+  rc = j ? pbjson_to_msg(out, desc, j) : dd_err_set(DD_ENOMEM, "out of memory");
+  json_decref(j);
+  return rc;
+}
+
+typedef struct query_ctx {
+  ProtobufCMessage *msg;
+  int rc;
+} query_ctx;
+
+static enum MHD_Result apply_query_param(void *cls, enum MHD_ValueKind kind, const char *key,
+                                         const char *value) {
+  (void)kind;
+  query_ctx *q = cls;
+  char *k = strdup(key), *v = strdup(value ? value : "");
+  if (!k || !v) q->rc = dd_err_set(DD_ENOMEM, "out of memory");
+  else if (dd_http_pct_decode(k, 1) != 0 || dd_http_pct_decode(v, 1) != 0)
+    q->rc = dd_err_set(DD_EINVAL, "malformed percent-escape in query parameter");
+  else if ((q->rc = pbjson_set_path_field(q->msg, k, v)) != 0)
+    dd_err_wrap(q->rc, "query parameter \"%s\"", k);
+  free(k);
+  free(v);
+  return q->rc == 0 ? MHD_YES : MHD_NO;
+}
+
+/* Path variables fill their fields; with body "*" a field the body already set must
+ * hold the same value. */
+static int apply_path_vars(ProtobufCMessage *msg, const dd_http_match *m, int whole_body) {
+  for (size_t i = 0; i < m->n_vars; i++) {
+    const dd_http_var *v = &m->vars[i];
+    if (whole_body) {
+      char cur[1024];
+      int rc = pbjson_get_path_field(msg, v->field, cur, sizeof cur);
+      if (rc == 0 && strcmp(cur, v->value) == 0) continue;
+      if (rc == 0)
+        return dd_err_set(DD_EINVAL, "path has %s \"%s\" but the body has \"%s\"", v->field,
+                          v->value, cur);
+      if (rc != DD_ENOTFOUND) return rc;
+    }
+    int rc = pbjson_set_path_field(msg, v->field, v->value);
+    if (rc != 0) return dd_err_wrap(rc, "path variable %s", v->field);
+  }
+  return 0;
+}
+
+static int build_request(http_req *rq, const dd_api_route *route, const dd_method *method,
+                         const dd_http_match *m, ProtobufCMessage **out) {
+  int rc = message_from_body(rq, route, method->input, out);
+  int whole = strcmp(route->body, "*") == 0;
+  if (rc == 0 && !whole) {
+    query_ctx q = {*out, 0};
+    MHD_get_connection_values(rq->conn, MHD_GET_ARGUMENT_KIND, apply_query_param, &q);
+    rc = q.rc;
+  }
+  if (rc == 0) rc = apply_path_vars(*out, m, whole);
+  if (rc != 0) {
+    protobuf_c_message_free_unpacked(*out, NULL);
+    *out = NULL;
+  }
+  return rc;
+}
+
+/* ---- calling the handler ------------------------------------------------------------- */
+
+static const char *call_header(dd_call *call, const char *name) {
+  http_req *rq = call->transport;
+  return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
+}
+
+/* Streaming replies are buffered as NDJSON lines and sent when the handler returns. */
+static int call_send(dd_call *call, const ProtobufCMessage *msg) {
+  http_req *rq = call->transport;
+  json_t *j = pbjson_from_msg(msg);
+  char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
+  json_decref(j);
+  if (!line) return dd_err_set(DD_ENOMEM, "cannot encode streamed message");
+  int rc = http__append(&rq->stream, &rq->stream_len, &rq->stream_cap, line, strlen(line));
+  if (rc == 0) rc = http__append(&rq->stream, &rq->stream_len, &rq->stream_cap, "\n", 1);
+  free(line);
+  return rc;
+}
+
+static enum MHD_Result reply_unary(http_req *rq, ProtobufCMessage *out) {
+  if (!out) return http__queue_error(rq->conn, DD_EINTERNAL, 0, "handler returned no response");
+  json_t *j = pbjson_from_msg(out);
+  char *body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+  json_decref(j);
+  if (!body) return http__queue_error(rq->conn, DD_EINTERNAL, 0, dd_err_msg());
+  return http__queue_body(rq->conn, 200, "application/json", body, strlen(body));
+}
+
+/* A stream that failed after sending lines ends with an {"error": {...}} line. */
+static enum MHD_Result reply_stream(http_req *rq, int rc) {
+  if (rc != 0 && rq->stream_len == 0) return http__queue_error(rq->conn, rc, 0, dd_err_msg());
+  if (rc != 0) {
+    char *err = error_json(rc, dd_err_msg());
+    if (err) {
+      http__append(&rq->stream, &rq->stream_len, &rq->stream_cap, "{\"error\":", 9);
+      http__append(&rq->stream, &rq->stream_len, &rq->stream_cap, err, strlen(err));
+      http__append(&rq->stream, &rq->stream_len, &rq->stream_cap, "}\n", 2);
+      free(err);
+    }
+  }
+  char *body = rq->stream ? rq->stream : strdup("");
+  size_t len = rq->stream_len;
+  rq->stream = NULL;
+  rq->stream_len = rq->stream_cap = 0;
+  return http__queue_body(rq->conn, 200, "application/x-ndjson", body, len);
+}
+
+static enum MHD_Result call_handler(http_req *rq, const dd_method *method, const dd_principal *who,
+                                    ProtobufCMessage *req) {
+  dd_call call = {who, 0, rq->srv->opts.app, call_send, call_header, rq};
+  ProtobufCMessage *out = NULL;
+  dd_err_clear();
+  int rc = method->fn(&call, req, &out);
+  enum MHD_Result r;
+  if (method->flags & DD_METHOD_STREAMING) r = reply_stream(rq, rc);
+  else if (rc != 0) r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
+  else r = reply_unary(rq, out);
+  protobuf_c_message_free_unpacked(out, NULL);
+  return r;
+}
+
+enum MHD_Result http__dispatch_route(http_req *rq, const char *path) {
+  dd_http_server *s = rq->srv;
+  dd_http_match m;
+  int rc = dd_http_router_match(s->router, rq->method, path, &m);
+  if (rc == DD_EUNSUPPORTED) return http__queue_error(rq->conn, rc, 405, dd_err_msg());
+  if (rc != 0) return http__queue_error(rq->conn, rc, 0, dd_err_msg());
+  const dd_method *method = s->methods[m.route];
+  const dd_api_route *route = &s->routes[m.route];
+  dd_principal who;
+  ProtobufCMessage *req = NULL;
+  enum MHD_Result r;
+  if (!(method->flags & DD_METHOD_PUBLIC) && (rc = http__authenticate(s, rq->conn, &who)) != 0) {
+    r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
+    goto cleanup;
+  }
+  if (method->flags & DD_METHOD_PUBLIC) memset(&who, 0, sizeof who);
+  if ((rc = build_request(rq, route, method, &m, &req)) != 0) {
+    r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
+    goto cleanup;
+  }
+  r = call_handler(rq, method, &who, req);
+cleanup:
+  protobuf_c_message_free_unpacked(req, NULL);
+  dd_http_match_clear(&m);
+  return r;
+}

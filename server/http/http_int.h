@@ -1,0 +1,81 @@
+/* http_int.h: the REST listener's insides, shared by its files and nothing else.
+ *
+ * Life of a request (libmicrohttpd calls http_server.c's access handler several times):
+ *  1. first call: an http_req is made and counted in srv->in_flight; a declared
+ *     Content-Length over the limit is answered 413 at once;
+ *  2. upload calls: the body is appended to rq->body (past the limit it is dropped and
+ *     413 is answered at the end);
+ *  3. last call: the request goes to a native handler (http_native.c) when a registered
+ *     prefix matches, else to the generated routes (http_dispatch.c), which answer with
+ *     one queued MHD response;
+ *  4. MHD's completion callback frees the http_req and signals stop() waiting for
+ *     in-flight requests.
+ * URL unescaping by MHD is switched off: paths and query strings arrive raw and are
+ * decoded here, so "%2F" inside a path variable is not taken for a separator. */
+#ifndef DD_SERVER_HTTP_HTTP_INT_H
+#define DD_SERVER_HTTP_HTTP_INT_H
+
+#include <microhttpd.h>
+#include <pthread.h>
+
+#include "server/http/http_route.h"
+#include "server/http/http_server.h"
+
+typedef struct http_native {
+  char *prefix;
+  size_t len;
+  dd_http_native_fn fn;
+  void *ctx;
+} http_native;
+
+struct dd_http_server {
+  dd_http_opts opts;
+  char *listen;    /* owned copy of opts.listen */
+  char *base_path; /* owned, without a trailing '/' */
+  dd_api_route *routes;     /* served routes (those whose method is in the table) */
+  const dd_method **methods; /* methods[i] serves routes[i] */
+  size_t n_routes;
+  dd_http_router *router;
+  http_native *natives;
+  size_t n_natives;
+  struct MHD_Daemon *mhd;
+  int port;
+  pthread_mutex_t mu; /* guards in_flight */
+  pthread_cond_t idle;
+  int in_flight;
+};
+
+typedef struct http_req {
+  dd_http_server *srv;
+  struct MHD_Connection *conn;
+  const char *method; /* MHD's, valid for the request */
+  const char *url;    /* raw path, MHD's */
+  char *body;
+  size_t len, cap;
+  int too_large;
+  char *stream; /* NDJSON lines sent by a streaming handler (buffered) */
+  size_t stream_len, stream_cap;
+  int answered; /* a response was queued early */
+} http_req;
+
+/* http_dispatch.c: serves a generated route; path is relative to the base path. */
+enum MHD_Result http__dispatch_route(http_req *rq, const char *path);
+/* http_native.c: serves a native handler. */
+enum MHD_Result http__dispatch_native(http_req *rq, const http_native *nat);
+
+/* http_dispatch.c: queues {"code","message","details"} for a DD_E* code. http_status 0
+ * means dd_status_http(code). */
+enum MHD_Result http__queue_error(struct MHD_Connection *c, int code, int http_status,
+                                  const char *msg);
+/* Queues a malloc'ed body (ownership passes to MHD) with a content type. */
+enum MHD_Result http__queue_body(struct MHD_Connection *c, int status, const char *ctype,
+                                 char *body, size_t len);
+/* The bearer token of the request (Authorization: Bearer, else x-api-key), or NULL. */
+const char *http__token(struct MHD_Connection *c, size_t *len);
+/* Authenticates the request through srv->opts.auth (principal NONE when auth is NULL). */
+int http__authenticate(dd_http_server *srv, struct MHD_Connection *c, dd_principal *out);
+
+/* Appends n bytes to a growing buffer; 0 or DD_ENOMEM. */
+int http__append(char **buf, size_t *len, size_t *cap, const void *data, size_t n);
+
+#endif

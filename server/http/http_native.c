@@ -1,0 +1,161 @@
+/* http_native.c: native handlers (protocols that control their bytes exactly): the
+ * request view and reply builder of http_server.h, and turning a reply into an MHD
+ * response (buffered or streamed from a callback). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "server/http/http_int.h"
+
+#define NATIVE_MAX_HEADERS 32
+
+struct dd_http_request {
+  http_req *rq;
+  const char *path;
+  char *decoded[16]; /* decoded query values handed out, freed after the call */
+  size_t n_decoded;
+};
+
+struct dd_http_reply {
+  int status;
+  char *names[NATIVE_MAX_HEADERS], *values[NATIVE_MAX_HEADERS];
+  size_t n_headers;
+  char *body;
+  size_t len, cap;
+  dd_http_stream_fn stream;
+  void *stream_cls;
+  void (*stream_free)(void *);
+};
+
+/* ---- request view -------------------------------------------------------------------- */
+
+const char *dd_http_req_method(const dd_http_request *r) { return r->rq->method; }
+const char *dd_http_req_path(const dd_http_request *r) { return r->path; }
+
+const char *dd_http_req_query(const dd_http_request *r, const char *name) {
+  /* MHD keeps the raw query; the key is compared raw, which is fine for the plain
+   * ASCII parameter names protocols use. */
+  const char *raw = MHD_lookup_connection_value(r->rq->conn, MHD_GET_ARGUMENT_KIND, name);
+  if (!raw) return NULL;
+  dd_http_request *w = (dd_http_request *)r; /* the cache is not part of the view */
+  if (w->n_decoded == sizeof w->decoded / sizeof w->decoded[0]) return NULL;
+  char *v = strdup(raw);
+  if (!v || dd_http_pct_decode(v, 1) != 0) {
+    free(v);
+    return NULL;
+  }
+  w->decoded[w->n_decoded++] = v;
+  return v;
+}
+
+const char *dd_http_req_header(const dd_http_request *r, const char *name) {
+  return MHD_lookup_connection_value(r->rq->conn, MHD_HEADER_KIND, name);
+}
+
+const uint8_t *dd_http_req_body(const dd_http_request *r, size_t *len) {
+  *len = r->rq->len;
+  return (const uint8_t *)(r->rq->body ? r->rq->body : "");
+}
+
+int dd_http_req_auth(const dd_http_request *r, dd_principal *out) {
+  return http__authenticate(r->rq->srv, r->rq->conn, out);
+}
+
+/* ---- reply builder ------------------------------------------------------------------- */
+
+int dd_http_reply_status(dd_http_reply *r, int status) {
+  r->status = status;
+  return 0;
+}
+
+int dd_http_reply_header(dd_http_reply *r, const char *name, const char *value) {
+  if (r->n_headers == NATIVE_MAX_HEADERS) return dd_err_set(DD_EINVAL, "too many reply headers");
+  char *n = strdup(name), *v = strdup(value);
+  if (!n || !v) {
+    free(n);
+    free(v);
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  }
+  r->names[r->n_headers] = n;
+  r->values[r->n_headers++] = v;
+  return 0;
+}
+
+int dd_http_reply_body(dd_http_reply *r, const void *data, size_t len) {
+  return http__append(&r->body, &r->len, &r->cap, data, len);
+}
+
+int dd_http_reply_stream(dd_http_reply *r, dd_http_stream_fn fn, void *cls, void (*free_cls)(void *)) {
+  if (r->stream_free) r->stream_free(r->stream_cls);
+  r->stream = fn;
+  r->stream_cls = cls;
+  r->stream_free = free_cls;
+  return 0;
+}
+
+static void reply_clear(dd_http_reply *r) {
+  for (size_t i = 0; i < r->n_headers; i++) {
+    free(r->names[i]);
+    free(r->values[i]);
+  }
+  free(r->body);
+  if (r->stream_free) r->stream_free(r->stream_cls);
+}
+
+/* ---- dispatch ------------------------------------------------------------------------ */
+
+typedef struct stream_state {
+  dd_http_stream_fn fn;
+  void *cls;
+  void (*free_cls)(void *);
+} stream_state;
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
+  stream_state *st = cls;
+  ssize_t n = st->fn(st->cls, pos, buf, max);
+  if (n == DD_HTTP_STREAM_END) return MHD_CONTENT_READER_END_OF_STREAM;
+  if (n <= 0) return MHD_CONTENT_READER_END_WITH_ERROR;
+  return n;
+}
+
+static void stream_free(void *cls) {
+  stream_state *st = cls;
+  if (st->free_cls) st->free_cls(st->cls);
+  free(st);
+}
+
+/* The MHD response for a filled reply; the stream (if any) moves into it. */
+static struct MHD_Response *make_response(dd_http_reply *rep) {
+  struct MHD_Response *resp;
+  if (rep->stream) {
+    stream_state *st = malloc(sizeof *st);
+    if (!st) return NULL;
+    *st = (stream_state){rep->stream, rep->stream_cls, rep->stream_free};
+    rep->stream_free = NULL;
+    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, st, stream_free);
+    if (!resp) stream_free(st);
+  } else {
+    resp = MHD_create_response_from_buffer(rep->len, rep->body ? rep->body : "", MHD_RESPMEM_MUST_COPY);
+  }
+  for (size_t i = 0; resp && i < rep->n_headers; i++)
+    MHD_add_response_header(resp, rep->names[i], rep->values[i]);
+  return resp;
+}
+
+enum MHD_Result http__dispatch_native(http_req *rq, const http_native *nat) {
+  dd_http_request req = {.rq = rq, .path = rq->url + nat->len};
+  dd_http_reply rep = {.status = 200};
+  dd_err_clear();
+  int rc = nat->fn(nat->ctx, &req, &rep);
+  enum MHD_Result r;
+  if (rc != 0) {
+    r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
+  } else {
+    struct MHD_Response *resp = make_response(&rep);
+    r = resp ? MHD_queue_response(rq->conn, (unsigned)rep.status, resp) : MHD_NO;
+    if (resp) MHD_destroy_response(resp);
+  }
+  reply_clear(&rep);
+  for (size_t i = 0; i < req.n_decoded; i++) free(req.decoded[i]);
+  return r;
+}

@@ -1,0 +1,274 @@
+/* http_server.c: the REST listener's lifecycle (new, add_native, start, stop, free) and
+ * libmicrohttpd's access handler, which gathers a request and hands it to the native or
+ * generated dispatch (see http_int.h for the life of a request). */
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/err.h"
+#include "server/http/http_int.h"
+
+/* ---- small helpers ------------------------------------------------------------------- */
+
+int http__append(char **buf, size_t *len, size_t *cap, const void *data, size_t n) {
+  if (*len + n + 1 > *cap) {
+    size_t nc = *cap ? *cap : 1024;
+    while (nc < *len + n + 1) nc *= 2;
+    char *nb = realloc(*buf, nc);
+    if (!nb) return dd_err_set(DD_ENOMEM, "out of memory");
+    *buf = nb;
+    *cap = nc;
+  }
+  memcpy(*buf + *len, data, n);
+  *len += n;
+  (*buf)[*len] = '\0';
+  return 0;
+}
+
+/* MHD must not unescape: paths and queries are decoded by the router (http_int.h). */
+static size_t http_no_unescape(void *cls, struct MHD_Connection *c, char *s) {
+  (void)cls;
+  (void)c;
+  return strlen(s);
+}
+
+static const http_native *find_native(const dd_http_server *s, const char *url) {
+  const http_native *best = NULL;
+  for (size_t i = 0; i < s->n_natives; i++) {
+    const http_native *n = &s->natives[i];
+    if (strncmp(url, n->prefix, n->len) == 0 && (!best || n->len > best->len)) best = n;
+  }
+  return best;
+}
+
+/* ---- the access handler -------------------------------------------------------------- */
+
+static http_req *req_new(dd_http_server *s, struct MHD_Connection *c, const char *method,
+                         const char *url) {
+  http_req *rq = calloc(1, sizeof *rq);
+  if (!rq) return NULL;
+  rq->srv = s;
+  rq->conn = c;
+  rq->method = method;
+  rq->url = url;
+  pthread_mutex_lock(&s->mu);
+  s->in_flight++;
+  pthread_mutex_unlock(&s->mu);
+  return rq;
+}
+
+static void req_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                          enum MHD_RequestTerminationCode toe) {
+  (void)c;
+  (void)toe;
+  dd_http_server *s = cls;
+  http_req *rq = *con_cls;
+  if (!rq) return;
+  free(rq->body);
+  free(rq->stream);
+  free(rq);
+  *con_cls = NULL;
+  pthread_mutex_lock(&s->mu);
+  if (--s->in_flight == 0) pthread_cond_broadcast(&s->idle);
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* First call: a declared body over the limit is refused before it is read. */
+static enum MHD_Result first_call(http_req *rq) {
+  const char *cl = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  if (cl && strtoull(cl, NULL, 10) > rq->srv->opts.max_body_bytes) {
+    rq->answered = 1;
+    return http__queue_error(rq->conn, DD_EINVAL, 413, "request body too large");
+  }
+  return MHD_YES;
+}
+
+static enum MHD_Result take_upload(http_req *rq, const char *data, size_t n) {
+  if (rq->too_large || rq->len + n > rq->srv->opts.max_body_bytes) {
+    rq->too_large = 1;
+    return MHD_YES;
+  }
+  return http__append(&rq->body, &rq->len, &rq->cap, data, n) == 0 ? MHD_YES : MHD_NO;
+}
+
+static enum MHD_Result dispatch(http_req *rq) {
+  dd_http_server *s = rq->srv;
+  if (rq->too_large) return http__queue_error(rq->conn, DD_EINVAL, 413, "request body too large");
+  const http_native *nat = find_native(s, rq->url);
+  if (nat) return http__dispatch_native(rq, nat);
+  size_t bl = strlen(s->base_path);
+  if (strncmp(rq->url, s->base_path, bl) != 0 || (rq->url[bl] != '/' && rq->url[bl] != '\0')) {
+    dd_err_set(DD_ENOTFOUND, "no route for %.200s", rq->url);
+    return http__queue_error(rq->conn, DD_ENOTFOUND, 0, dd_err_msg());
+  }
+  return http__dispatch_route(rq, rq->url[bl] ? rq->url + bl : "/");
+}
+
+static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const char *url,
+                                      const char *method, const char *version,
+                                      const char *upload, size_t *upload_size, void **con_cls) {
+  (void)version;
+  http_req *rq = *con_cls;
+  if (!rq) {
+    if (!(rq = req_new(cls, c, method, url))) return MHD_NO;
+    *con_cls = rq;
+    return first_call(rq);
+  }
+  if (rq->answered) {
+    *upload_size = 0;
+    return MHD_YES;
+  }
+  if (*upload_size > 0) {
+    enum MHD_Result r = take_upload(rq, upload, *upload_size);
+    *upload_size = 0;
+    return r;
+  }
+  rq->answered = 1;
+  return dispatch(rq);
+}
+
+/* ---- lifecycle ----------------------------------------------------------------------- */
+
+static int collect_routes(dd_http_server *s, const dd_method *methods, size_t n) {
+  s->routes = calloc(dd_api_routes_len ? dd_api_routes_len : 1, sizeof *s->routes);
+  s->methods = calloc(dd_api_routes_len ? dd_api_routes_len : 1, sizeof *s->methods);
+  if (!s->routes || !s->methods) return dd_err_set(DD_ENOMEM, "out of memory");
+  for (size_t i = 0; i < dd_api_routes_len; i++) {
+    for (size_t j = 0; j < n; j++) {
+      if (strcmp(methods[j].path, dd_api_routes[i].method) != 0) continue;
+      s->routes[s->n_routes] = dd_api_routes[i];
+      s->methods[s->n_routes++] = &methods[j];
+      break;
+    }
+  }
+  return dd_http_router_new(&s->router, s->routes, s->n_routes);
+}
+
+int dd_http_server_new(dd_http_server **out, const dd_http_opts *opts, const dd_method *methods,
+                       size_t n) {
+  *out = NULL;
+  dd_http_server *s = calloc(1, sizeof *s);
+  if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->idle, NULL);
+  s->opts = *opts;
+  s->port = -1;
+  s->listen = strdup(opts->listen ? opts->listen : "127.0.0.1:8080");
+  s->base_path = strdup(opts->base_path ? opts->base_path : "");
+  int rc = (!s->listen || !s->base_path) ? dd_err_set(DD_ENOMEM, "out of memory") : 0;
+  if (rc == 0) {
+    size_t bl = strlen(s->base_path);
+    while (bl > 0 && s->base_path[bl - 1] == '/') s->base_path[--bl] = '\0';
+    if (s->opts.max_body_bytes == 0) s->opts.max_body_bytes = 16u << 20;
+    rc = collect_routes(s, methods, n);
+  }
+  if (rc != 0) {
+    dd_http_server_free(s);
+    return rc;
+  }
+  *out = s;
+  return 0;
+}
+
+int dd_http_add_native(dd_http_server *s, const char *prefix, dd_http_native_fn fn, void *ctx) {
+  if (s->mhd) return dd_err_set(DD_EINVAL, "dd_http_add_native after start");
+  if (!prefix || prefix[0] != '/' || !fn) return dd_err_set(DD_EINVAL, "bad native prefix");
+  http_native *nn = realloc(s->natives, (s->n_natives + 1) * sizeof *nn);
+  if (!nn) return dd_err_set(DD_ENOMEM, "out of memory");
+  s->natives = nn;
+  http_native *n = &s->natives[s->n_natives];
+  if (!(n->prefix = strdup(prefix))) return dd_err_set(DD_ENOMEM, "out of memory");
+  n->len = strlen(prefix);
+  n->fn = fn;
+  n->ctx = ctx;
+  s->n_natives++;
+  return 0;
+}
+
+/* "host:port", "[v6]:port" or ":port" -> a socket address. */
+static int resolve_listen(const char *listen, struct sockaddr_storage *ss, socklen_t *sl) {
+  char host[256];
+  const char *colon = strrchr(listen, ':');
+  if (!colon || (size_t)(colon - listen) >= sizeof host)
+    return dd_err_set(DD_EINVAL, "bad listen address \"%s\" (want host:port)", listen);
+  size_t hl = (size_t)(colon - listen);
+  memcpy(host, listen, hl);
+  host[hl] = '\0';
+  if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+    memmove(host, host + 1, hl - 2);
+    host[hl - 2] = '\0';
+  }
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
+  struct addrinfo *res = NULL;
+  if (getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &res) != 0 || !res)
+    return dd_err_set(DD_EINVAL, "cannot resolve listen address \"%s\"", listen);
+  memcpy(ss, res->ai_addr, res->ai_addrlen);
+  *sl = res->ai_addrlen;
+  freeaddrinfo(res);
+  return 0;
+}
+
+int dd_http_server_start(dd_http_server *s) {
+  struct sockaddr_storage ss;
+  socklen_t sl;
+  int rc = resolve_listen(s->listen, &ss, &sl);
+  if (rc != 0) return rc;
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
+  if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+  flags |= s->opts.threads > 0 ? MHD_USE_EPOLL : (MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL);
+  unsigned pool = s->opts.threads > 0 ? (unsigned)s->opts.threads : 0;
+  s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, access_handler, s,
+                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+                            MHD_OPTION_NOTIFY_COMPLETED, req_completed, s,
+                            MHD_OPTION_UNESCAPE_CALLBACK, http_no_unescape, NULL,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+                            MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+                            pool ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, pool,
+                            MHD_OPTION_END);
+  if (!s->mhd) return dd_err_set(DD_EIO, "cannot listen on %s", s->listen);
+  const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_LISTEN_FD);
+  struct sockaddr_storage bound;
+  socklen_t bl = sizeof bound;
+  if (info && getsockname(info->listen_fd, (struct sockaddr *)&bound, &bl) == 0)
+    s->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                                : ((struct sockaddr_in *)&bound)->sin_port);
+  return 0;
+}
+
+int dd_http_server_port(const dd_http_server *s) { return s->port; }
+
+void dd_http_server_stop(dd_http_server *s) {
+  if (!s || !s->mhd) return;
+  MHD_socket fd = MHD_quiesce_daemon(s->mhd);
+  /* Let requests already being served finish (bounded, so a stuck handler cannot hang
+   * shutdown forever); idle keep-alive connections are closed by MHD_stop_daemon. */
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 30;
+  pthread_mutex_lock(&s->mu);
+  while (s->in_flight > 0 && pthread_cond_timedwait(&s->idle, &s->mu, &until) == 0) {
+  }
+  pthread_mutex_unlock(&s->mu);
+  MHD_stop_daemon(s->mhd);
+  if (fd != MHD_INVALID_SOCKET) close(fd);
+  s->mhd = NULL;
+}
+
+void dd_http_server_free(dd_http_server *s) {
+  if (!s) return;
+  dd_http_server_stop(s);
+  for (size_t i = 0; i < s->n_natives; i++) free(s->natives[i].prefix);
+  free(s->natives);
+  dd_http_router_free(s->router);
+  free(s->routes);
+  free(s->methods);
+  free(s->listen);
+  free(s->base_path);
+  pthread_mutex_destroy(&s->mu);
+  pthread_cond_destroy(&s->idle);
+  free(s);
+}

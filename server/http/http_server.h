@@ -1,0 +1,92 @@
+/* http_server.h: deltad's REST listener (libmicrohttpd).
+ *
+ * It serves the same dd_method table as the gRPC runtime: every route of
+ * generated/api.h (the google.api.http annotations) whose method is in the table, under a
+ * base path ("/api/v1"), transcoded as google.api.http says: path variables and query
+ * parameters set request fields, the JSON body is the whole request (body "*") or one
+ * field, and the response is the proto3 JSON of the reply (server/http/pbjson.h).
+ * Streaming methods answer NDJSON, one JSON object per line. Errors are
+ * {"code": <grpc code>, "message": "...", "details": []} with dd_status_http(code).
+ * Authentication: "Authorization: Bearer <token>" or "x-api-key: <token>" through
+ * opts.auth, except for DD_METHOD_PUBLIC methods.
+ *
+ * Protocols that must control every byte (Delta Sharing, Lance Namespace) register a
+ * native handler for a path prefix; it sees the raw request and writes the raw reply.
+ *
+ * Threads: with opts.threads == 0 every connection has its own thread (slow handlers
+ * never hold up others); with threads > 0, that many epoll threads share connections. */
+#ifndef DD_SERVER_HTTP_HTTP_SERVER_H
+#define DD_SERVER_HTTP_HTTP_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "server/service/handler.h"
+
+typedef struct dd_http_server dd_http_server;
+
+typedef struct dd_http_opts {
+  const char *listen;    /* "host:port"; port 0 picks a free one (see dd_http_server_port) */
+  const char *base_path; /* prefix of every generated route, "/api/v1"; "" for none */
+  int threads;           /* 0: a thread per connection; > 0: epoll thread pool size */
+  size_t max_body_bytes; /* larger request bodies get 413 */
+  void *app;             /* given to handlers as dd_call.app and to auth */
+  dd_auth_fn auth;       /* NULL: no authentication (principal NONE for every call) */
+} dd_http_opts;
+#define DD_HTTP_OPTS_INIT {"127.0.0.1:8080", "/api/v1", 0, 16u << 20, NULL, NULL}
+
+/* ---- native handlers ----------------------------------------------------------------- */
+
+typedef struct dd_http_request dd_http_request; /* valid during the native call only */
+typedef struct dd_http_reply dd_http_reply;
+
+const char *dd_http_req_method(const dd_http_request *r); /* "GET", ... */
+/* The path after the native prefix, still percent-encoded, without the query ("" when
+ * the path equals the prefix). Split it, then decode segments with dd_http_pct_decode. */
+const char *dd_http_req_path(const dd_http_request *r);
+/* First value of query parameter name, decoded; NULL when absent. */
+const char *dd_http_req_query(const dd_http_request *r, const char *name);
+/* Request header by name (case-insensitive); NULL when absent. */
+const char *dd_http_req_header(const dd_http_request *r, const char *name);
+const uint8_t *dd_http_req_body(const dd_http_request *r, size_t *len);
+/* Runs opts.auth on the request's bearer token / x-api-key. 0 or DD_EUNAUTH. */
+int dd_http_req_auth(const dd_http_request *r, dd_principal *out);
+
+/* Reply building. The status defaults to 200 and the body to empty. Strings and bytes are
+ * copied. Returns 0 or DD_ENOMEM. */
+int dd_http_reply_status(dd_http_reply *r, int status);
+int dd_http_reply_header(dd_http_reply *r, const char *name, const char *value);
+int dd_http_reply_body(dd_http_reply *r, const void *data, size_t len); /* appends */
+
+/* A streamed body: fn is called with the position so far and a buffer; it returns the
+ * bytes written (> 0), DD_HTTP_STREAM_END when done, or DD_HTTP_STREAM_ERROR to cut the
+ * connection. It may block (in thread-per-connection mode). free_cls runs once at the
+ * end whatever happened (may be NULL). Replaces any body. */
+typedef ssize_t (*dd_http_stream_fn)(void *cls, uint64_t pos, char *buf, size_t max);
+#define DD_HTTP_STREAM_END ((ssize_t)-1)
+#define DD_HTTP_STREAM_ERROR ((ssize_t)-2)
+int dd_http_reply_stream(dd_http_reply *r, dd_http_stream_fn fn, void *cls, void (*free_cls)(void *));
+
+/* A native handler. Returns 0 after filling reply, or a DD_E* code (dd_err_set) to send
+ * the standard JSON error instead. Runs concurrently on the server's threads. */
+typedef int (*dd_http_native_fn)(void *ctx, const dd_http_request *req, dd_http_reply *reply);
+
+/* ---- the server ---------------------------------------------------------------------- */
+
+/* Builds a server for methods[0..n) (borrowed; must outlive the server). */
+int dd_http_server_new(dd_http_server **out, const dd_http_opts *opts, const dd_method *methods,
+                       size_t n);
+/* Requests whose path starts with prefix (e.g. "/delta-sharing/", "/v1/namespace/") go to
+ * fn, before the generated routes; the longest matching prefix wins. Call before start. */
+int dd_http_add_native(dd_http_server *s, const char *prefix, dd_http_native_fn fn, void *ctx);
+/* Binds and starts serving. DD_EIO when the address cannot be bound. */
+int dd_http_server_start(dd_http_server *s);
+/* The bound port (after start), or -1. */
+int dd_http_server_port(const dd_http_server *s);
+/* Stops accepting and waits for in-flight requests to finish. */
+void dd_http_server_stop(dd_http_server *s);
+/* Stops if needed and frees. Accepts NULL. */
+void dd_http_server_free(dd_http_server *s);
+
+#endif
