@@ -11,7 +11,8 @@
 # flight per thread, default 32), CONNECTIONS (wrk connections, default 64), DURATION
 # (seconds per measurement, default 10), WARMUP (seconds, default 2), ROUNDS (alternating
 # gRPC rounds pooled per call, default 3), DELTAD_ARGS (extra deltad flags), DELTAD_BIN
-# (another deltad binary), SKIP_BUILD=1 (use build-bench/ as it is).
+# (another deltad binary), SKIP_BUILD=1 (use build-bench/ as it is), BENCH_CMAKE_ARGS
+# (extra cmake arguments for build-bench/, e.g. -DDD_WERROR=OFF).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 ROOT=$PWD
@@ -25,9 +26,10 @@ ROUNDS=${ROUNDS:-3}
 CATALOG=bench
 
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
-  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DDD_SANITIZE=OFF >/dev/null
+  # shellcheck disable=SC2086
+  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DDD_SANITIZE=OFF ${BENCH_CMAKE_ARGS:-} >/dev/null
   cmake --build "$BUILD" -j"$(nproc)" --target deltactl dd_grpc_load >/dev/null
-  if cmake --build "$BUILD" --target help | grep -q ' deltad$'; then
+  if cmake --build "$BUILD" --target help | grep ' deltad$' >/dev/null; then
     cmake --build "$BUILD" -j"$(nproc)" --target deltad >/dev/null
   fi
 fi
