@@ -178,6 +178,7 @@ static void test_stream_stopped_by_callback(void **state) {
   assert_int_equal(stream_count(c, 100, "slow", &s), 7);
   assert_int_equal(s.n, 3);
   assert_int_equal(s.bad, 0);
+  assert_int_equal(dd_client_last_status(c), 1); /* CANCELLED */
   /* The client is still usable after a cancelled stream. */
   seen again = {0, -1, 0};
   assert_int_equal(stream_count(c, 4, "", &again), 0);
