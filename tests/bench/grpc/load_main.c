@@ -3,7 +3,9 @@
  * it keeps threads x concurrency unary calls in flight for --duration seconds after a
  * warm-up, and prints one Markdown table row (QPS, p50, p99, errors) per call plus the QPS
  * ratio of every call to the first. With --rounds R the calls run alternately R times and
- * the rounds are pooled, so slow drift of the machine hits every call alike.
+ * the rounds are pooled (QPS = all counted calls / all measured time; percentiles over all
+ * of them), so slow drift of the machine hits every call alike; the row also lists each
+ * round's QPS to show the spread.
  *
  * usage: dd_grpc_load [--server HOST:PORT] [--token T | --token-file F] [--threads N]
  *          [--concurrency N] [--duration S] [--warmup S] [--rounds R] [--catalog NAME]
@@ -21,6 +23,7 @@
 #include "load.h"
 
 #define LOAD_MAX_CALLS 16
+#define LOAD_MAX_ROUNDS 64
 
 typedef struct load_call {
   char label[64];
@@ -28,6 +31,8 @@ typedef struct load_call {
   uint8_t *req;
   size_t len;
   load_result total; /* pooled over rounds */
+  double round_qps[LOAD_MAX_ROUNDS];
+  int rounds;
 } load_call;
 
 static const ProtobufCServiceDescriptor *const load__services[] = {
@@ -140,9 +145,11 @@ static double load__qps(const load_result *r) { return r->seconds > 0 ? (double)
 static void load__row(load_call *c, const load_opts *o) {
   load_result *r = &c->total;
   qsort(r->lat_ns, r->ok, sizeof *r->lat_ns, load__cmp);
-  printf("| %s | gRPC `%s` | %d x %d | %.0f | %.3f | %.3f | %llu |\n", c->label, c->method,
+  printf("| %s | gRPC `%s` | %d x %d | %.0f | %.3f | %.3f | %llu | ", c->label, c->method,
          o->threads, o->concurrency, load__qps(r), load__pct_ms(r->lat_ns, r->ok, 0.50),
          load__pct_ms(r->lat_ns, r->ok, 0.99), (unsigned long long)r->errors);
+  for (int i = 0; i < c->rounds; i++) printf("%s%.0f", i ? " / " : "", c->round_qps[i]);
+  printf(" |\n");
 }
 
 /* ---- options -------------------------------------------------------------------------- */
@@ -203,8 +210,8 @@ static int load__parse(load_cli *cli, int argc, char **argv) {
     } else return load__usage("unknown option");
   }
   if (cli->o.threads < 1 || cli->o.concurrency < 1 || cli->o.duration_s <= 0 ||
-      cli->o.warmup_s < 0 || cli->rounds < 1)
-    return load__usage("threads, concurrency, duration and rounds must be positive");
+      cli->o.warmup_s < 0 || cli->rounds < 1 || cli->rounds > LOAD_MAX_ROUNDS)
+    return load__usage("threads, concurrency, duration and rounds (<= 64) must be positive");
   return 0;
 }
 
@@ -231,6 +238,7 @@ static int load__run_all(load_cli *cli) {
       }
       fprintf(stderr, "dd_grpc_load: round %d %s: %.0f QPS, %llu errors\n", r + 1, c->label,
               load__qps(&res), (unsigned long long)res.errors);
+      c->round_qps[c->rounds++] = load__qps(&res);
       if (load__pool(&c->total, &res) != 0) return 1;
     }
   }
@@ -247,8 +255,8 @@ static int load__run_all(load_cli *cli) {
 
 static void load__report(load_cli *cli) {
   if (cli->header) {
-    printf("| call | transport | threads x in flight | QPS | p50 (ms) | p99 (ms) | errors |\n");
-    printf("|---|---|---|---:|---:|---:|---:|\n");
+    printf("| call | transport | threads x in flight | QPS | p50 (ms) | p99 (ms) | errors | QPS per round |\n");
+    printf("|---|---|---|---:|---:|---:|---:|---|\n");
   }
   for (int i = 0; i < cli->n_calls; i++) load__row(&cli->calls[i], &cli->o);
   double base = load__qps(&cli->calls[0].total);

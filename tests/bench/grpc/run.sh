@@ -75,40 +75,50 @@ echo
 echo "- machine: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)), client and server on the same host"
 echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown), release build, no sanitizers"
 echo "- gRPC: dd_grpc_load, $THREADS threads x $CONCURRENCY calls in flight, ${WARMUP}s warm-up, ${DURATION}s x $ROUNDS alternating rounds"
-echo "- REST: wrk, $THREADS threads, $CONNECTIONS connections, ${DURATION}s after a ${WARMUP}s warm-up"
+echo "- REST: wrk, $THREADS threads, $CONNECTIONS connections, ${WARMUP}s warm-up, ${DURATION}s x $ROUNDS alternating rounds (latency: mean of the rounds' percentiles)"
 echo
 GRPC_OUT=$("$LOAD" --server "$GRPC" --token "$DELTAD_TOKEN" --threads "$THREADS" \
   --concurrency "$CONCURRENCY" --duration "$DURATION" --warmup "$WARMUP" --rounds "$ROUNDS" \
   --catalog "$CATALOG")
 echo "$GRPC_OUT" | grep '^|'
 
-# One wrk measurement -> a Markdown row; prints the QPS on fd 3.
-wrk_row() {
-  local label=$1 path=$2 out
-  wrk -t "$THREADS" -c "$CONNECTIONS" -d "${WARMUP}s" -s "$ROOT/tests/bench/grpc/auth.lua" \
-    "$REST$path" >/dev/null 2>&1 || true
-  out=$(wrk -t "$THREADS" -c "$CONNECTIONS" -d "${DURATION}s" -s "$ROOT/tests/bench/grpc/auth.lua" \
-    "$REST$path" 2>&1 | sed -n 's/^WRK_RESULT //p' || true)
-  if [[ -z "$out" ]]; then
-    printf '| %s | REST `GET %s` | wrk failed | | | | |\n' "$label" "$path"
-    echo 0 >&3
-    return
-  fi
-  read -r reqs dur_us p50 p99 errs <<<"$out"
-  local qps
-  qps=$(awk -v r="$reqs" -v d="$dur_us" 'BEGIN { printf "%.0f", r / (d / 1e6) }')
-  printf '| %s | REST `GET %s` | %s x %s | %s | %.3f | %.3f | %s |\n' "$label" "$path" \
-    "$THREADS" "$CONNECTIONS" "$qps" "$(awk -v v="$p50" 'BEGIN{print v/1000}')" \
-    "$(awk -v v="$p99" 'BEGIN{print v/1000}')" "$errs"
-  echo "$qps" >&3
+# One wrk measurement of a path: prints "requests duration_us p50_us p99_us errors", or
+# nothing when wrk failed.
+wrk_once() {
+  wrk -t "$THREADS" -c "$CONNECTIONS" -d "${DURATION}s" -s "$ROOT/tests/bench/grpc/auth.lua" \
+    "$REST$1" 2>&1 | sed -n 's/^WRK_RESULT //p' || true
 }
-exec 3>"$WORK/rest_qps"
-wrk_row Ping "/system/ping"
-wrk_row GetCatalog "/catalogs/$CATALOG"
-exec 3>&-
+
+# REST rounds alternate like the gRPC ones; QPS is pooled, latencies are the mean of
+# wrk's per-round percentiles. Rows go to stdout, "label qps" lines to $WORK/rest_qps.
+REST_PATHS=("/system/ping" "/catalogs/$CATALOG")
+REST_LABELS=(Ping GetCatalog)
+for p in "${REST_PATHS[@]}"; do
+  wrk -t "$THREADS" -c "$CONNECTIONS" -d "${WARMUP}s" -s "$ROOT/tests/bench/grpc/auth.lua" \
+    "$REST$p" >/dev/null 2>&1 || true
+done
+: >"$WORK/rest_rounds"
+for r in $(seq 1 "$ROUNDS"); do
+  for i in 0 1; do
+    out=$(wrk_once "${REST_PATHS[$i]}")
+    echo "$i ${out:-0 1 0 0 -1}" >>"$WORK/rest_rounds"
+    echo "run.sh: REST round $r ${REST_LABELS[$i]}: $(awk -v l="$out" 'BEGIN { split(l, a, " "); if (a[2] > 0) printf "%.0f QPS", a[1] / (a[2] / 1e6); else print "wrk failed" }')" >&2
+  done
+done
+for i in 0 1; do
+  awk -v i="$i" -v label="${REST_LABELS[$i]}" -v path="${REST_PATHS[$i]}" -v t="$THREADS" \
+      -v c="$CONNECTIONS" -v qf="$WORK/rest_qps" '
+    $1 == i { n++; if ($6 < 0) failed = 1; req += $2; us += $3; p50 += $4; p99 += $5; err += $6
+              rq = rq (rq == "" ? "" : " / ") sprintf("%.0f", ($3 > 0 ? $2 / ($3 / 1e6) : 0)) }
+    END {
+      if (failed || us == 0) { printf "| %s | REST `GET %s` | wrk failed | | | | | |\n", label, path; print label, 0 >> qf; exit }
+      qps = req / (us / 1e6)
+      printf "| %s | REST `GET %s` | %s x %s | %.0f | %.3f | %.3f | %d | %s |\n", label, path, t, c, qps, p50 / n / 1000, p99 / n / 1000, err, rq
+      print label, qps >> qf
+    }' "$WORK/rest_rounds"
+done
 echo
 echo "$GRPC_OUT" | grep -v '^|' | sed '/^$/d'
-mapfile -t RQ <"$WORK/rest_qps"
-awk -v p="${RQ[0]}" -v g="${RQ[1]}" 'BEGIN { if (p > 0) printf "GetCatalog / Ping QPS (REST): %.3f (%.1f%%)\n", g / p, 100 * g / p }'
+awk '{ q[$1] = $2 } END { if (q["Ping"] > 0) printf "GetCatalog / Ping QPS (REST): %.3f (%.1f%%)\n", q["GetCatalog"] / q["Ping"], 100 * q["GetCatalog"] / q["Ping"] }' "$WORK/rest_qps"
 echo
 echo "(REST base URL ${REST}; project goal: GetCatalog at least 85% of the no-op QPS)"
