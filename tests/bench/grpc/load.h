@@ -14,6 +14,7 @@ typedef struct load_opts {
   int concurrency;      /* calls in flight per thread */
   double warmup_s;      /* calls completed during warm-up are not counted */
   double duration_s;    /* measured time */
+  int server_pid;       /* > 0: measure this process's CPU time during the window */
 } load_opts;
 
 /* What one measured run produced. */
@@ -22,6 +23,7 @@ typedef struct load_result {
   uint64_t errors;      /* calls that ended with another status (whole run) */
   double seconds;       /* length of the measured window */
   uint64_t *lat_ns;     /* latency of each counted call (ok entries), unsorted */
+  double server_cpu_s;  /* CPU time (user + system) of opts.server_pid in the window */
   char first_error[256];
 } load_result;
 

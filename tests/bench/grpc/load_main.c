@@ -10,7 +10,11 @@
  * usage: dd_grpc_load [--server HOST:PORT] [--token T | --token-file F] [--threads N]
  *          [--concurrency N] [--duration S] [--warmup S] [--rounds R] [--catalog NAME]
  *          [--call LABEL:/pkg.Service/Method[:field=value,...]]... [--no-header]
- * Requests are built from the method's input message by field name (string, int32, int64
+ *          [--server-pid PID]
+ * With --server-pid (deltad on the same host) it also reports the server's CPU time per
+ * call, read from /proc during the measured window: on a shared or small machine that is
+ * steadier than QPS, and Ping's CPU per call over another call's is the QPS ratio the
+ * server would reach when CPU-bound. Requests are built from the method's input message by field name (string, int32, int64
  * and bool fields). Exit status: 0, 1 when a call failed, 2 on a usage error. */
 #include <grpc/grpc.h>
 #include <stdio.h>
@@ -45,7 +49,8 @@ static int load__usage(const char *why) {
   fprintf(stderr, "dd_grpc_load: %s\n"
           "usage: dd_grpc_load [--server HOST:PORT] [--token T | --token-file F] [--threads N]\n"
           "         [--concurrency N] [--duration S] [--warmup S] [--rounds R] [--catalog NAME]\n"
-          "         [--call LABEL:/pkg.Service/Method[:field=value,...]]... [--no-header]\n", why);
+          "         [--call LABEL:/pkg.Service/Method[:field=value,...]]... [--no-header]\n"
+          "         [--server-pid PID]\n", why);
   return 2;
 }
 
@@ -135,6 +140,7 @@ static int load__pool(load_result *t, load_result *r) {
   t->ok += r->ok;
   t->errors += r->errors;
   t->seconds += r->seconds;
+  t->server_cpu_s = t->server_cpu_s < 0 || r->server_cpu_s < 0 ? -1 : t->server_cpu_s + r->server_cpu_s;
   if (!t->first_error[0]) memcpy(t->first_error, r->first_error, sizeof t->first_error);
   free(r->lat_ns);
   return 0;
@@ -142,12 +148,19 @@ static int load__pool(load_result *t, load_result *r) {
 
 static double load__qps(const load_result *r) { return r->seconds > 0 ? (double)r->ok / r->seconds : 0; }
 
+/* Server CPU microseconds per counted call; 0 when not measured. */
+static double load__cpu_us(const load_result *r) {
+  return r->server_cpu_s > 0 && r->ok ? r->server_cpu_s * 1e6 / (double)r->ok : 0;
+}
+
 static void load__row(load_call *c, const load_opts *o) {
   load_result *r = &c->total;
   qsort(r->lat_ns, r->ok, sizeof *r->lat_ns, load__cmp);
   printf("| %s | gRPC `%s` | %d x %d | %.0f | %.3f | %.3f | %llu | ", c->label, c->method,
          o->threads, o->concurrency, load__qps(r), load__pct_ms(r->lat_ns, r->ok, 0.50),
          load__pct_ms(r->lat_ns, r->ok, 0.99), (unsigned long long)r->errors);
+  if (load__cpu_us(r) > 0) printf("%.1f | ", load__cpu_us(r));
+  else printf("- | ");
   for (int i = 0; i < c->rounds; i++) printf("%s%.0f", i ? " / " : "", c->round_qps[i]);
   printf(" |\n");
 }
@@ -203,6 +216,7 @@ static int load__parse(load_cli *cli, int argc, char **argv) {
     else if (strcmp(a, "--warmup") == 0) cli->o.warmup_s = atof(v);
     else if (strcmp(a, "--rounds") == 0) cli->rounds = atoi(v);
     else if (strcmp(a, "--catalog") == 0) cli->catalog = v;
+    else if (strcmp(a, "--server-pid") == 0) cli->o.server_pid = atoi(v);
     else if (strcmp(a, "--call") == 0) {
       if (cli->n_calls == LOAD_MAX_CALLS) return load__usage("too many --call");
       int rc = load__parse_call(&cli->calls[cli->n_calls++], v);
@@ -255,8 +269,8 @@ static int load__run_all(load_cli *cli) {
 
 static void load__report(load_cli *cli) {
   if (cli->header) {
-    printf("| call | transport | threads x in flight | QPS | p50 (ms) | p99 (ms) | errors | QPS per round |\n");
-    printf("|---|---|---|---:|---:|---:|---:|---|\n");
+    printf("| call | transport | threads x in flight | QPS | p50 (ms) | p99 (ms) | errors | server CPU µs/call | QPS per round |\n");
+    printf("|---|---|---|---:|---:|---:|---:|---:|---|\n");
   }
   for (int i = 0; i < cli->n_calls; i++) load__row(&cli->calls[i], &cli->o);
   double base = load__qps(&cli->calls[0].total);
@@ -264,13 +278,17 @@ static void load__report(load_cli *cli) {
     double q = load__qps(&cli->calls[i].total);
     printf("\n%s / %s QPS (gRPC): %.3f (%.1f%%)\n", cli->calls[i].label, cli->calls[0].label,
            q / base, 100.0 * q / base);
+    double cb = load__cpu_us(&cli->calls[0].total), ci = load__cpu_us(&cli->calls[i].total);
+    if (cb > 0 && ci > 0)
+      printf("%s / %s by server CPU per call (gRPC): %.3f (%.1f%%)\n", cli->calls[i].label,
+             cli->calls[0].label, cb / ci, 100.0 * cb / ci);
   }
 }
 
 int main(int argc, char **argv) {
   static load_cli cli;
   char auth[600];
-  load_opts def = {"127.0.0.1:50051", NULL, 2, 32, 2.0, 10.0};
+  load_opts def = {"127.0.0.1:50051", NULL, 2, 32, 2.0, 10.0, 0};
   cli.o = def;
   cli.catalog = "bench";
   cli.rounds = 1;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "load.h"
 
@@ -46,6 +47,29 @@ static uint64_t load__now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* User + system CPU seconds of process pid (all its threads), from /proc; -1 if unknown. */
+static double load__proc_cpu_s(int pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+  unsigned long long ut, st;
+  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+    return -1;
+  return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Sleeps until the monotonic clock reads t_ns. */
+static void load__sleep_until(uint64_t t_ns) {
+  struct timespec ts = {(time_t)(t_ns / 1000000000u), (long)(t_ns % 1000000000u)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
+  }
 }
 
 static void load__error(load__worker *w, const char *msg, int code) {
@@ -207,6 +231,13 @@ int load_run(load_result *out, const load_opts *o, const char *method, const uin
       break;
     }
     started++;
+  }
+  if (rc == 0 && o->server_pid > 0) {
+    load__sleep_until(begin);
+    double c0 = load__proc_cpu_s(o->server_pid);
+    load__sleep_until(end);
+    double c1 = load__proc_cpu_s(o->server_pid);
+    out->server_cpu_s = c0 >= 0 && c1 >= c0 ? c1 - c0 : -1;
   }
   for (int i = 0; i < started; i++) pthread_join(ws[i].tid, NULL);
   out->seconds = o->duration_s;
