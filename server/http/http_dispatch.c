@@ -26,8 +26,8 @@ enum MHD_Result http__queue_body(struct MHD_Connection *c, int status, const cha
 }
 
 static char *error_json(int code, const char *msg) {
-  json_t *j = json_pack("{s:i, s:s, s:[]}", "code", dd_status_grpc(code), "message", msg);
-  if (!j) j = json_pack("{s:i, s:s, s:[]}", "code", dd_status_grpc(code), "message", "(message not UTF-8)");
+  json_t *j = json_pack("{s:i, s:s, s:[]}", "code", dd_status_grpc(code), "message", msg, "details");
+  if (!j) j = json_pack("{s:i, s:s, s:[]}", "code", dd_status_grpc(code), "message", "(message not UTF-8)", "details");
   char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
   json_decref(j);
   return s;

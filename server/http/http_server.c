@@ -226,7 +226,6 @@ int dd_http_server_start(dd_http_server *s) {
                             MHD_OPTION_NOTIFY_COMPLETED, req_completed, s,
                             MHD_OPTION_UNESCAPE_CALLBACK, http_no_unescape, NULL,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-                            MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
                             pool ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, pool,
                             MHD_OPTION_END);
   if (!s->mhd) return dd_err_set(DD_EIO, "cannot listen on %s", s->listen);
