@@ -228,8 +228,11 @@ static int read_resp(int fd, rbuf *b, resp *r) {
   long clen = -1;
   int chunked = 0;
   while (read_line(fd, b, line, sizeof line) == 0 && line[0]) {
-    strncat(r->headers, line, sizeof r->headers - strlen(r->headers) - 2);
-    strcat(r->headers, "\n");
+    size_t have = strlen(r->headers), n = strlen(line);
+    if (have + n + 2 <= sizeof r->headers) {
+      memcpy(r->headers + have, line, n);
+      memcpy(r->headers + have + n, "\n", 2);
+    }
     if (strncasecmp(line, "Content-Length:", 15) == 0) clen = atol(line + 15);
     if (strncasecmp(line, "Transfer-Encoding: chunked", 26) == 0) chunked = 1;
   }
