@@ -1,26 +1,119 @@
-/* deltactl.c: the deltad command-line client. Dispatches the first word to a command
- * group; each group lives in its own deltactl_<group>.c. */
+/* deltactl.c: the deltad command-line client. Parses the global flags, then dispatches the
+ * first word to a command group; each group lives in its own deltactl_<group>.c. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "cmd/deltactl_common.h"
+#include "cmd/deltactl_groups.h"
 #include "cmd/deltactl_table.h"
 
-static void usage(FILE *out) {
-  fprintf(out,
-          "usage: deltactl [--server HOST:PORT] [--token T | --token-file F]\n"
-          "                [--output table|json] GROUP VERB [ARGS...]\n"
-          "groups:\n"
-          "  table   Delta table commands (detail, files, history, changes)\n");
+static const char dctl__usage[] =
+    "usage: deltactl [--server HOST:PORT] [--token T | --token-file F]\n"
+    "                [--output table|json] [--timeout SECONDS] GROUP VERB [ARGS...]\n"
+    "groups:\n"
+    "  catalog      catalogs: list, create, get, update, delete\n"
+    "  schema       schemas inside a catalog: list, create, get, update, delete\n"
+    "  credential   storage credentials: list, create, get, delete\n"
+    "  location     storage locations: list, create, get, delete\n"
+    "  server       the server itself: info, ping\n"
+    "  table        Delta table commands (detail, files, history, changes)\n"
+    "global flags:\n"
+    "  --server HOST:PORT   gRPC endpoint (default $DELTAD_SERVER, else 127.0.0.1:50051)\n"
+    "  --token T            bearer token (default --token-file, then $DELTAD_TOKEN,\n"
+    "                       then ./data/admin.token when readable)\n"
+    "  --token-file F       read the token from the first line of F\n"
+    "  --output FORMAT      table (aligned text, the default) or json (proto3 JSON)\n"
+    "  --timeout SECONDS    deadline of each call (default 30)\n"
+    "  --help               this text; 'deltactl GROUP --help', 'deltactl GROUP VERB --help'\n"
+    "exit status:\n"
+    "  0  success\n"
+    "  1  the call failed; stderr says 'deltactl: <GRPC STATUS>: <server message>'\n"
+    "     (UNAVAILABLE or DEADLINE_EXCEEDED when the server cannot be reached)\n"
+    "  2  usage error (bad flags or arguments)\n"
+    "  3  local failure (unreadable token file, output encoding, out of memory)\n";
+
+typedef struct dctl__group {
+  const char *name;
+  int (*fn)(int argc, char **argv);
+} dctl__group;
+
+static const dctl__group dctl__groups[] = {
+    {"catalog", dctl_catalog_main},       {"schema", dctl_schema_main},
+    {"credential", dctl_credential_main}, {"location", dctl_location_main},
+    {"server", dctl_server_main},         {"table", dctl_table_main},
+    {NULL, NULL},
+};
+
+static int dctl__bad(const char *fmt, const char *arg) {
+  fputs("deltactl: ", stderr);
+  fprintf(stderr, fmt, arg);
+  fputs("\nRun 'deltactl --help' for usage.\n", stderr);
+  return DCTL_EXIT_USAGE;
+}
+
+/* Stores one global flag's value. Returns DCTL_CONTINUE or an exit code. */
+static int dctl__set_global(dctl_globals *g, const char *name, const char *val) {
+  if (strcmp(name, "--server") == 0) g->server = val;
+  else if (strcmp(name, "--token") == 0) g->token = val;
+  else if (strcmp(name, "--token-file") == 0) g->token_file = val;
+  else if (strcmp(name, "--output") == 0 || strcmp(name, "-o") == 0) {
+    if (strcmp(val, "json") == 0) g->output = DCTL_OUT_JSON;
+    else if (strcmp(val, "table") == 0) g->output = DCTL_OUT_TABLE;
+    else return dctl__bad("--output must be 'table' or 'json', not '%s'", val);
+  } else if (strcmp(name, "--timeout") == 0) {
+    char *end;
+    double s = strtod(val, &end);
+    if (*end || !(s > 0) || s > 86400.0 * 365) return dctl__bad("bad --timeout '%s'", val);
+    g->timeout_ms = (int64_t)(s * 1000.0);
+    if (g->timeout_ms < 1) g->timeout_ms = 1;
+  } else {
+    return dctl__bad("unknown global flag '%s'", name);
+  }
+  return DCTL_CONTINUE;
+}
+
+/* Parses the global flags; *out_group is the index of the group word in argv (0: none).
+ * Returns DCTL_CONTINUE or an exit code. */
+static int dctl__parse_globals(int argc, char **argv, int *out_group) {
+  dctl_globals *g = dctl_globals_get();
+  *out_group = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(dctl__usage, stdout);
+      return 0;
+    }
+    if (a[0] != '-') {
+      *out_group = i;
+      return DCTL_CONTINUE;
+    }
+    char name[32];
+    const char *eq = strchr(a, '=');
+    size_t len = eq ? (size_t)(eq - a) : strlen(a);
+    if (len >= sizeof name) return dctl__bad("unknown global flag '%s'", a);
+    memcpy(name, a, len);
+    name[len] = '\0';
+    const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+    if (!val) return dctl__bad("global flag %s needs a value", name);
+    int rc = dctl__set_global(g, name, val);
+    if (rc != DCTL_CONTINUE) return rc;
+  }
+  return dctl__bad("%s", "missing GROUP");
 }
 
 int main(int argc, char **argv) {
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "table") == 0) return dctl_table_main(argc - i, argv + i);
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      usage(stdout);
-      return 0;
-    }
+  int gi;
+  int rc = dctl__parse_globals(argc, argv, &gi);
+  if (rc != DCTL_CONTINUE) return rc;
+  const dctl__group *grp = dctl__groups;
+  while (grp->name && strcmp(grp->name, argv[gi]) != 0) grp++;
+  if (!grp->name) return dctl__bad("unknown group '%s'", argv[gi]);
+  rc = grp->fn(argc - gi, argv + gi);
+  dctl_client_close();
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "deltactl: cannot write the output\n");
+    if (rc == 0) rc = DCTL_EXIT_LOCAL;
   }
-  usage(stderr);
-  return 2;
+  return rc;
 }

@@ -30,8 +30,14 @@ const dd_method *dd_app_methods(size_t *out_len);
 /* The dd_auth_fn the transports call; app is the dd_app*. */
 int dd_app_auth(void *app, const char *token, size_t len, dd_principal *out);
 
+/* Sets the base URL clients use (known once the REST port is bound). Call before serving. */
+void dd_app_set_public_url(dd_app *app, const char *url);
+
 /* Accessors used by handlers. */
 const dd_app_opts *dd_app_options(const dd_app *app);
+/* The catalog store (store/catalog/cat_store.h); borrowed, valid until dd_app_close. */
+typedef struct cat_store cat_store;
+cat_store *dd_app_store(const dd_app *app);
 
 /* Per-service method tables, concatenated by dd_app_methods(). */
 extern const dd_method dd_system_methods[];

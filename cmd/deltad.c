@@ -1,0 +1,120 @@
+/* deltad.c: the server's main: reads the configuration, opens the application (LMDB store,
+ * keys, admin token), starts the gRPC and REST transports on the same method table, prints
+ * where they listen, and on SIGINT/SIGTERM shuts down gracefully (stop accepting, finish
+ * in-flight calls, flush LMDB) and exits 0. */
+#include <signal.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/deltad_config.h"
+#include "cmd/deltad_demo.h"
+#include "common/err.h"
+#include "server/grpc/grpc_server.h"
+#include "server/http/http_server.h"
+#include "server/service/app.h"
+
+static void main_host_of(char *out, size_t cap, const char *listen) {
+  const char *colon = strrchr(listen, ':');
+  size_t n = colon ? (size_t)(colon - listen) : strlen(listen);
+  if (n >= cap) n = cap - 1;
+  memcpy(out, listen, n);
+  out[n] = '\0';
+  if (strcmp(out, "0.0.0.0") == 0 || out[0] == '\0') snprintf(out, cap, "127.0.0.1");
+}
+
+static int main_run(const dd_config *cfg, const sigset_t *sigs) {
+  dd_app *app = NULL;
+  dd_grpc_server *grpc = NULL;
+  dd_http_server *http = NULL;
+  char *token_path = NULL;
+  char host[256], public_url[600];
+  int rc;
+
+  main_host_of(host, sizeof host, cfg->http_listen);
+  dd_app_opts aopts = DD_APP_OPTS_INIT;
+  aopts.data_dir = cfg->data_dir;
+  aopts.public_url = cfg->public_url[0] ? cfg->public_url : NULL;
+  if ((rc = dd_app_open(&app, &aopts, &token_path)) != 0) goto cleanup;
+  if (cfg->demo && (rc = dd_demo_setup(app, cfg->data_dir)) != 0) goto cleanup;
+
+  size_t n_methods = 0;
+  const dd_method *methods = dd_app_methods(&n_methods);
+  dd_http_opts hopts = DD_HTTP_OPTS_INIT;
+  hopts.listen = cfg->http_listen;
+  hopts.base_path = cfg->base_path;
+  hopts.threads = cfg->threads;
+  hopts.max_body_bytes = cfg->max_message_bytes;
+  hopts.app = app;
+  hopts.auth = dd_app_auth;
+  if ((rc = dd_http_server_new(&http, &hopts, methods, n_methods)) != 0) goto cleanup;
+  if ((rc = dd_http_server_start(http)) != 0) goto cleanup;
+  if (cfg->public_url[0]) {
+    snprintf(public_url, sizeof public_url, "%s", cfg->public_url);
+  } else {
+    snprintf(public_url, sizeof public_url, "http://%s:%d", host, dd_http_server_port(http));
+    dd_app_set_public_url(app, public_url);
+  }
+
+  dd_grpc_opts gopts = DD_GRPC_OPTS_INIT;
+  gopts.listen = cfg->grpc_listen;
+  gopts.threads = cfg->threads;
+  gopts.max_message_bytes = cfg->max_message_bytes;
+  gopts.app = app;
+  gopts.auth = dd_app_auth;
+  gopts.shutdown_grace_ms = cfg->shutdown_grace_ms;
+  if ((rc = dd_grpc_server_start(&grpc, &gopts, methods, n_methods)) != 0) goto cleanup;
+
+  printf("deltad: gRPC listening on %s:%d\n", host, dd_grpc_server_port(grpc));
+  printf("deltad: REST listening on %s%s\n", public_url, cfg->base_path);
+  printf("deltad: data directory %s\n", cfg->data_dir);
+  if (token_path)
+    printf("deltad: admin token written to %s (mode 0600)\n", token_path);
+  else if (getenv("DELTAD_ADMIN_TOKEN"))
+    printf("deltad: admin token taken from DELTAD_ADMIN_TOKEN at first start\n");
+  else
+    printf("deltad: admin token was created at first start (see %s/admin.token)\n",
+           cfg->data_dir);
+  printf("deltad: ready\n");
+  fflush(stdout);
+
+  int sig = 0;
+  sigwait(sigs, &sig);
+  printf("deltad: %s received, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  fflush(stdout);
+
+cleanup:
+  dd_http_server_stop(http);
+  dd_grpc_server_shutdown(grpc);
+  dd_grpc_server_free(grpc);
+  dd_http_server_free(http);
+  dd_app_close(app);
+  free(token_path);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  dd_config cfg;
+  int rc = dd_config_load(&cfg, argc, argv);
+  if (rc == 1) return 0;
+  if (rc != 0) {
+    fprintf(stderr, "deltad: %s\n", dd_err_msg());
+    return 2;
+  }
+  /* Block the stop signals in every thread; main waits for them with sigwait. */
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+  signal(SIGPIPE, SIG_IGN);
+
+  rc = main_run(&cfg, &sigs);
+  if (rc != 0) {
+    fprintf(stderr, "deltad: %s\n", dd_err_msg());
+    return 1;
+  }
+  printf("deltad: stopped\n");
+  return 0;
+}

@@ -1,0 +1,180 @@
+/* deltad_config.c: parses deltad's config file (`key = value` lines, `#` comments; keys
+ * are the long flag names without dashes, e.g. `grpc-listen = 127.0.0.1:50051`) and its
+ * command-line flags into a dd_config. */
+#include "cmd/deltad_config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/err.h"
+
+#define DELTAD_VERSION "0.1.0"
+
+void dd_config_usage(void) {
+  printf(
+      "usage: deltad [OPTIONS]\n"
+      "\n"
+      "deltad serves a catalog, Delta Sharing and Delta maintenance over gRPC and REST.\n"
+      "\n"
+      "options (each may also be set in the config file as `name = value`):\n"
+      "  --data-dir DIR         where LMDB, keys and the admin token live (default ./data)\n"
+      "  --grpc-listen ADDR     gRPC address (default 127.0.0.1:50051)\n"
+      "  --http-listen ADDR     REST address (default 127.0.0.1:8080)\n"
+      "  --base-path PATH       REST base path (default /api/v1)\n"
+      "  --public-url URL       URL clients reach the REST port at (default http://ADDR)\n"
+      "  --threads N            worker threads per transport (default: number of cores)\n"
+      "  --max-message-bytes N  largest request or response message (default 16777216)\n"
+      "  --shutdown-grace-ms N  how long in-flight calls may finish on SIGTERM (default 5000)\n"
+      "  --demo                 create the demo catalog, schema and table on start\n"
+      "  --config FILE          read options from FILE first; flags override it\n"
+      "  --help, --version\n"
+      "\n"
+      "environment:\n"
+      "  DELTAD_ADMIN_TOKEN     at first start, the admin token to create (else random,\n"
+      "                         written to DATA_DIR/admin.token, mode 0600)\n");
+}
+
+static int cfg_copy(char *dst, size_t cap, const char *key, const char *val) {
+  if (strlen(val) >= cap) return dd_err_set(DD_EINVAL, "%s: value too long", key);
+  memcpy(dst, val, strlen(val) + 1);
+  return 0;
+}
+
+static int cfg_int(long *out, const char *key, const char *val, long lo, long hi) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(val, &end, 10);
+  if (errno || !end || *end || end == val || v < lo || v > hi)
+    return dd_err_set(DD_EINVAL, "%s: expected a whole number from %ld to %ld, got '%s'", key,
+                      lo, hi, val);
+  *out = v;
+  return 0;
+}
+
+/* Applies one setting; key has no leading dashes. */
+static int cfg_set(dd_config *cfg, const char *key, const char *val) {
+  long n = 0;
+  int rc = 0;
+  if (strcmp(key, "data-dir") == 0) return cfg_copy(cfg->data_dir, sizeof cfg->data_dir, key, val);
+  if (strcmp(key, "grpc-listen") == 0)
+    return cfg_copy(cfg->grpc_listen, sizeof cfg->grpc_listen, key, val);
+  if (strcmp(key, "http-listen") == 0)
+    return cfg_copy(cfg->http_listen, sizeof cfg->http_listen, key, val);
+  if (strcmp(key, "base-path") == 0) {
+    if (val[0] != '/') return dd_err_set(DD_EINVAL, "base-path must start with '/'");
+    return cfg_copy(cfg->base_path, sizeof cfg->base_path, key, val);
+  }
+  if (strcmp(key, "public-url") == 0)
+    return cfg_copy(cfg->public_url, sizeof cfg->public_url, key, val);
+  if (strcmp(key, "threads") == 0) {
+    if ((rc = cfg_int(&n, key, val, 0, 256)) == 0) cfg->threads = (int)n;
+    return rc;
+  }
+  if (strcmp(key, "max-message-bytes") == 0) {
+    if ((rc = cfg_int(&n, key, val, 1024, 1L << 30)) == 0) cfg->max_message_bytes = (size_t)n;
+    return rc;
+  }
+  if (strcmp(key, "shutdown-grace-ms") == 0) {
+    if ((rc = cfg_int(&n, key, val, 0, 600000)) == 0) cfg->shutdown_grace_ms = (int)n;
+    return rc;
+  }
+  if (strcmp(key, "demo") == 0) {
+    if (strcmp(val, "true") == 0 || strcmp(val, "1") == 0) cfg->demo = 1;
+    else if (strcmp(val, "false") == 0 || strcmp(val, "0") == 0) cfg->demo = 0;
+    else return dd_err_set(DD_EINVAL, "demo: expected true or false");
+    return 0;
+  }
+  return dd_err_set(DD_EINVAL, "unknown option '%s' (see --help)", key);
+}
+
+static char *cfg_trim(char *s) {
+  while (isspace((unsigned char)*s)) s++;
+  char *e = s + strlen(s);
+  while (e > s && isspace((unsigned char)e[-1])) *--e = '\0';
+  return s;
+}
+
+static int cfg_read_file(dd_config *cfg, const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return dd_err_set(DD_EINVAL, "cannot read config file %s: %s", path, strerror(errno));
+  char line[2048];
+  int lineno = 0, rc = 0;
+  while (rc == 0 && fgets(line, sizeof line, f)) {
+    lineno++;
+    char *s = cfg_trim(line);
+    if (*s == '\0' || *s == '#') continue;
+    char *eq = strchr(s, '=');
+    if (!eq) {
+      rc = dd_err_set(DD_EINVAL, "%s:%d: expected `name = value`", path, lineno);
+      break;
+    }
+    *eq = '\0';
+    if ((rc = cfg_set(cfg, cfg_trim(s), cfg_trim(eq + 1))) != 0)
+      rc = dd_err_wrap(rc, "%s:%d", path, lineno);
+  }
+  fclose(f);
+  return rc;
+}
+
+static void cfg_defaults(dd_config *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  strcpy(cfg->data_dir, "./data");
+  strcpy(cfg->grpc_listen, "127.0.0.1:50051");
+  strcpy(cfg->http_listen, "127.0.0.1:8080");
+  strcpy(cfg->base_path, "/api/v1");
+  cfg->max_message_bytes = 16u << 20;
+  cfg->shutdown_grace_ms = 5000;
+}
+
+int dd_config_load(dd_config *cfg, int argc, char **argv) {
+  cfg_defaults(cfg);
+  /* First pass: --help, --version, --config. */
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      dd_config_usage();
+      return 1;
+    }
+    if (strcmp(argv[i], "--version") == 0) {
+      printf("deltad %s\n", DELTAD_VERSION);
+      return 1;
+    }
+    if (strcmp(argv[i], "--config") == 0) {
+      if (i + 1 >= argc) return dd_err_set(DD_EINVAL, "--config needs a file");
+      int rc = cfg_read_file(cfg, argv[i + 1]);
+      if (rc) return rc;
+    }
+  }
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--config") == 0) { i++; continue; }
+    if (strncmp(a, "--", 2) != 0) return dd_err_set(DD_EINVAL, "unexpected argument '%s'", a);
+    const char *key = a + 2;
+    const char *eq = strchr(key, '=');
+    char name[64];
+    const char *val;
+    if (eq) {
+      size_t n = (size_t)(eq - key);
+      if (n >= sizeof name) return dd_err_set(DD_EINVAL, "unknown option '%s'", a);
+      memcpy(name, key, n);
+      name[n] = '\0';
+      val = eq + 1;
+    } else {
+      if (strlen(key) >= sizeof name) return dd_err_set(DD_EINVAL, "unknown option '%s'", a);
+      strcpy(name, key);
+      if (strcmp(name, "demo") == 0) val = "true";
+      else if (i + 1 < argc) val = argv[++i];
+      else return dd_err_set(DD_EINVAL, "--%s needs a value", name);
+    }
+    int rc = cfg_set(cfg, name, val);
+    if (rc) return rc;
+  }
+  if (cfg->threads == 0) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cfg->threads = n > 0 ? (int)n : 2;
+  }
+  return 0;
+}

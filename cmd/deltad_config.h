@@ -1,0 +1,26 @@
+/* deltad_config.h: the server's configuration: defaults, the config file, and flags.
+ * Precedence: built-in defaults < config file (--config) < command-line flags. */
+#ifndef DD_CMD_DELTAD_CONFIG_H
+#define DD_CMD_DELTAD_CONFIG_H
+
+#include <stddef.h>
+
+typedef struct dd_config {
+  char data_dir[1024];
+  char grpc_listen[256];
+  char http_listen[256];
+  char base_path[128];
+  char public_url[512];   /* "" = derived from http_listen */
+  int threads;            /* 0 = number of cores */
+  size_t max_message_bytes;
+  int demo;               /* create the demo catalog and table on start */
+  int shutdown_grace_ms;
+} dd_config;
+
+/* Fills *cfg with defaults, then the config file named by --config (if any), then flags.
+ * Returns 0, 1 when --help/--version was printed (caller exits 0), or DD_EINVAL. */
+int dd_config_load(dd_config *cfg, int argc, char **argv);
+/* The --help text. */
+void dd_config_usage(void);
+
+#endif

@@ -1,0 +1,11 @@
+/* deltad_demo.h: the `--demo` start-up: a catalog, a schema and a storage location to try
+ * the API on, created through the same handlers the transports call. */
+#ifndef DD_CMD_DELTAD_DEMO_H
+#define DD_CMD_DELTAD_DEMO_H
+
+#include "server/service/app.h"
+
+/* Creates what is missing of the demo objects; existing ones are left as they are. */
+int dd_demo_setup(dd_app *app, const char *data_dir);
+
+#endif

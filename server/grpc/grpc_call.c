@@ -1,0 +1,210 @@
+/* grpc_call.c: what every call needs before and after its handler: the handler's dd_call
+ * (request metadata copied into NUL-terminated strings, the deadline in epoch ms),
+ * authentication, request decoding, response encoding and the status op; and the two
+ * fully asynchronous paths: unary methods and methods nobody registered. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/slice.h>
+#include <grpc/support/time.h>
+
+#include "common/err.h"
+#include "server/grpc/grpc_int.h"
+
+/* ---- the handler's context ---- */
+
+static const char *call__header(dd_call *ctx, const char *name) {
+  dd_grpc__call *c = ctx->transport;
+  for (size_t i = 0; i < c->n_hdr; i++)
+    if (strcasecmp(c->hdr[2 * i], name) == 0) return c->hdr[2 * i + 1];
+  return NULL;
+}
+
+static int call__send_unary(dd_call *ctx, const ProtobufCMessage *msg) {
+  (void)ctx;
+  (void)msg;
+  return dd_err_set(DD_EINTERNAL, "send called by a unary handler");
+}
+
+/* Copies the request metadata (slices are not NUL-terminated) into one allocation:
+ * a pointer array (name, value, name, value, ...) followed by the strings. */
+static int call__copy_headers(dd_grpc__call *c) {
+  size_t n = c->md.count, bytes = 2 * n * sizeof(char *);
+  for (size_t i = 0; i < n; i++)
+    bytes += GRPC_SLICE_LENGTH(c->md.metadata[i].key) + GRPC_SLICE_LENGTH(c->md.metadata[i].value) + 2;
+  if (n == 0) return 0;
+  if (!(c->hdr = malloc(bytes))) return dd_err_set(DD_ENOMEM, "out of memory");
+  char *p = (char *)(c->hdr + 2 * n);
+  for (size_t i = 0; i < n; i++) {
+    const grpc_slice *kv[2] = {&c->md.metadata[i].key, &c->md.metadata[i].value};
+    for (int j = 0; j < 2; j++) {
+      size_t len = GRPC_SLICE_LENGTH(*kv[j]);
+      memcpy(p, GRPC_SLICE_START_PTR(*kv[j]), len);
+      p[len] = '\0';
+      c->hdr[2 * i + j] = p;
+      p += len + 1;
+    }
+  }
+  c->n_hdr = n;
+  return 0;
+}
+
+static bool call__no_deadline(gpr_timespec d) {
+  return gpr_time_cmp(d, gpr_inf_future(d.clock_type)) == 0;
+}
+
+/* Server deadlines arrive on GPR_CLOCK_MONOTONIC; handlers get epoch ms (realtime). */
+static int64_t call__deadline_ms(gpr_timespec d) {
+  if (call__no_deadline(d)) return 0;
+  gpr_timespec rt = gpr_convert_clock_type(d, GPR_CLOCK_REALTIME);
+  return rt.tv_sec * 1000 + rt.tv_nsec / 1000000;
+}
+
+bool dd_grpc__deadline_passed(const dd_grpc__call *c) {
+  if (call__no_deadline(c->deadline) || c->deadline.clock_type == GPR_TIMESPAN) return false;
+  return gpr_time_cmp(gpr_now(c->deadline.clock_type), c->deadline) >= 0;
+}
+
+int dd_grpc__ctx_init(dd_grpc__call *c) {
+  memset(&c->principal, 0, sizeof c->principal);
+  c->principal.kind = DD_PRINCIPAL_NONE;
+  c->ctx.principal = &c->principal;
+  c->ctx.deadline_ms = call__deadline_ms(c->deadline);
+  c->ctx.app = c->srv->opts.app;
+  c->ctx.send = call__send_unary;
+  c->ctx.header = call__header;
+  c->ctx.transport = c;
+  return call__copy_headers(c);
+}
+
+/* ---- authentication, decoding, encoding ---- */
+
+static const char *call__bearer(const char *v, size_t *len) {
+  if (strncasecmp(v, "Bearer ", 7) != 0) return NULL;
+  v += 7;
+  while (*v == ' ') v++;
+  size_t n = strlen(v);
+  while (n && v[n - 1] == ' ') n--;
+  *len = n;
+  return n ? v : NULL;
+}
+
+int dd_grpc__authenticate(dd_grpc__call *c) {
+  if (c->method->m.flags & DD_METHOD_PUBLIC) return 0;
+  const char *v = call__header(&c->ctx, "authorization");
+  if (!v) return dd_err_set(DD_EUNAUTH, "missing 'authorization' metadata (expected 'Bearer <token>')");
+  size_t len = 0;
+  const char *token = call__bearer(v, &len);
+  if (!token) return dd_err_set(DD_EUNAUTH, "'authorization' metadata is not 'Bearer <token>'");
+  if (!c->srv->opts.auth) return dd_err_set(DD_EUNAUTH, "this server accepts no tokens");
+  dd_err_clear();
+  int rc = c->srv->opts.auth(c->srv->opts.app, token, len, &c->principal);
+  if (rc && !*dd_err_msg()) dd_err_set(rc, "invalid bearer token");
+  return rc;
+}
+
+int dd_grpc__decode(dd_grpc__call *c, ProtobufCMessage **out) {
+  *out = NULL;
+  const ProtobufCMessageDescriptor *d = c->method->m.input;
+  if (!c->payload) return dd_err_set(DD_EINVAL, "malformed request: no %s message", d->name);
+  grpc_byte_buffer_reader r;
+  if (!grpc_byte_buffer_reader_init(&r, c->payload))
+    return dd_err_set(DD_EINVAL, "malformed request: cannot decompress the message");
+  grpc_slice s = grpc_byte_buffer_reader_readall(&r);
+  grpc_byte_buffer_reader_destroy(&r);
+  size_t len = GRPC_SLICE_LENGTH(s);
+  *out = protobuf_c_message_unpack(d, NULL, len, GRPC_SLICE_START_PTR(s));
+  grpc_slice_unref(s);
+  if (!*out) return dd_err_set(DD_EINVAL, "malformed request: %zu bytes are not a valid %s", len, d->name);
+  return 0;
+}
+
+int dd_grpc__encode(dd_grpc__call *c, const ProtobufCMessage *msg, grpc_byte_buffer **out) {
+  *out = NULL;
+  const ProtobufCMessageDescriptor *want = c->method->m.output;
+  if (!msg || msg->descriptor != want)
+    return dd_err_set(DD_EINTERNAL, "handler of %s replied with %s, not %s", c->method->m.path,
+                      msg ? msg->descriptor->name : "nothing", want->name);
+  size_t n = protobuf_c_message_get_packed_size(msg);
+  if (n > c->srv->opts.max_message_bytes)
+    return dd_err_set(DD_ENOMEM, "response message of %zu bytes exceeds the limit of %zu bytes", n,
+                      c->srv->opts.max_message_bytes);
+  grpc_slice s = grpc_slice_malloc(n);
+  protobuf_c_message_pack(msg, GRPC_SLICE_START_PTR(s));
+  *out = grpc_raw_byte_buffer_create(&s, 1);
+  grpc_slice_unref(s);
+  return 0;
+}
+
+/* ---- status ---- */
+
+void dd_grpc__status_op_code(dd_grpc__call *c, grpc_status_code code, const char *msg, grpc_op *op) {
+  if (c->has_status_details) grpc_slice_unref(c->status_details);
+  c->status_details = grpc_slice_from_copied_string(msg ? msg : "");
+  c->has_status_details = true;
+  memset(op, 0, sizeof *op);
+  op->op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+  op->data.send_status_from_server.status = code;
+  op->data.send_status_from_server.status_details = code == GRPC_STATUS_OK ? NULL : &c->status_details;
+}
+
+void dd_grpc__status_op(dd_grpc__call *c, int rc, grpc_op *op) {
+  if (rc == 0) {
+    dd_grpc__status_op_code(c, GRPC_STATUS_OK, NULL, op);
+    return;
+  }
+  grpc_status_code code = (grpc_status_code)dd_status_grpc(rc);
+  if (rc == DD_ECANCELLED && dd_grpc__deadline_passed(c)) code = GRPC_STATUS_DEADLINE_EXCEEDED;
+  dd_grpc__status_op_code(c, code, *dd_err_msg() ? dd_err_msg() : dd_err_name(rc), op);
+}
+
+static void call__op(grpc_op *op, grpc_op_type type) {
+  memset(op, 0, sizeof *op);
+  op->op = type;
+}
+
+/* ---- unary and unknown methods ---- */
+
+static int call__run_unary(dd_grpc__call *c) {
+  ProtobufCMessage *req = NULL, *resp = NULL;
+  int rc = dd_grpc__ctx_init(c);
+  if (!rc && dd_grpc__deadline_passed(c)) rc = dd_err_set(DD_ECANCELLED, "deadline exceeded before the call ran");
+  if (!rc) rc = dd_grpc__authenticate(c);
+  if (!rc) rc = dd_grpc__decode(c, &req);
+  if (!rc) rc = c->method->m.fn(&c->ctx, req, &resp);
+  if (!rc) rc = dd_grpc__encode(c, resp, &c->send_bb);
+  if (req) protobuf_c_message_free_unpacked(req, NULL);
+  if (resp) protobuf_c_message_free_unpacked(resp, NULL);
+  return rc;
+}
+
+void dd_grpc__serve_unary(dd_grpc__call *c) {
+  dd_err_clear();
+  int rc = call__run_unary(c);
+  grpc_op ops[4];
+  size_t n = 0;
+  call__op(&ops[n++], GRPC_OP_SEND_INITIAL_METADATA);
+  if (!rc) {
+    call__op(&ops[n], GRPC_OP_SEND_MESSAGE);
+    ops[n++].data.send_message.send_message = c->send_bb;
+  }
+  dd_grpc__status_op(c, rc, &ops[n++]);
+  call__op(&ops[n], GRPC_OP_RECV_CLOSE_ON_SERVER);
+  ops[n++].data.recv_close_on_server.cancelled = &c->cancelled;
+  if (grpc_call_start_batch(c->call, ops, n, &c->t_done, NULL) != GRPC_CALL_OK) dd_grpc__call_free(c);
+}
+
+void dd_grpc__serve_unknown(dd_grpc__call *c) {
+  char msg[512];
+  snprintf(msg, sizeof msg, "unknown method %.*s", (int)GRPC_SLICE_LENGTH(c->details.method),
+           (const char *)GRPC_SLICE_START_PTR(c->details.method));
+  grpc_op ops[3];
+  call__op(&ops[0], GRPC_OP_SEND_INITIAL_METADATA);
+  dd_grpc__status_op_code(c, GRPC_STATUS_UNIMPLEMENTED, msg, &ops[1]);
+  call__op(&ops[2], GRPC_OP_RECV_CLOSE_ON_SERVER);
+  ops[2].data.recv_close_on_server.cancelled = &c->cancelled;
+  if (grpc_call_start_batch(c->call, ops, 3, &c->t_done, NULL) != GRPC_CALL_OK) dd_grpc__call_free(c);
+}

@@ -1,0 +1,187 @@
+/* grpc_int.h: inside the gRPC transport: objects, threads and the life of a call.
+ *
+ * Threads and queues. The server owns N worker threads (opts.threads, default: cores).
+ * Worker i owns two completion queues:
+ *   cq     a NEXT queue registered with the server: new-call notifications for every
+ *          request this worker posted, and the batches of asynchronous calls;
+ *   pluck  a PLUCK queue private to the worker: the batches of the one server-streaming
+ *          call the worker is serving. A streaming handler runs on the worker thread and
+ *          blocks there while it sends; its call was bound to this queue when the request
+ *          was posted, so each send is one batch plucked by tag (one SEND_MESSAGE in
+ *          flight, ever). Only this worker's thread plucks it, one call at a time.
+ *
+ * Slots. A dd_grpc__call is allocated when a request is posted (a "slot") and becomes the
+ * call's state when the request is matched. Each worker keeps `prepost` slots posted per
+ * method (64 for the table's methods) plus a few for unknown methods, and re-posts a fresh
+ * slot as soon as one is matched, before serving the call, so the count never drops.
+ *
+ * Tags. Every completion carries &call->t_<op>: a dd_grpc__tag names the op and its call.
+ * The worker dispatches on (method kind, op):
+ *   UNARY    NEW: auth, decode, handler, encode, then ONE batch {initial metadata, message,
+ *            status, close} tagged DONE; DONE frees the call. Nothing blocks.
+ *   STREAM   NEW: auth, decode, RECV_CLOSE batch (tag CLOSE, for cancellation), handler
+ *            (send = SEND_MESSAGE batch plucked on `pluck`), status batch plucked; then
+ *            CLOSE plucked and the call freed, all on the worker thread.
+ *   WATCH    health Watch, asynchronous: {metadata, message} tagged SEND and {close}
+ *            tagged CLOSE; stays open until the client goes away or shutdown.
+ *   REFLECT  reflection, asynchronous bidi: RECV -> reply SEND -> RECV ... ; client
+ *            half-close -> status OK.
+ *   UNKNOWN  a method not in the table: UNIMPLEMENTED, tagged DONE.
+ * WATCH and REFLECT calls count their outstanding batches in `refs` (guarded by `mu`) and
+ * sit in the server's stream list (guarded by the server's `mu`) so shutdown can end
+ * them; the call is freed by whoever drops refs to 0 (it sets `finished` first; lock
+ * order: server mu, then call mu).
+ *
+ * Shutdown (grpc_server.c): set `stopping`, grpc_server_shutdown_and_notify (tag on a
+ * queue of its own), end the streams with UNAVAILABLE, wait up to shutdown_grace_ms for the
+ * notification, else grpc_server_cancel_all_calls and wait again; destroy the server,
+ * shut the queues down, the workers drain them (failed slots are freed) and are joined.
+ * A worker never posts after its last call ended, so nothing touches the destroyed server. */
+#ifndef DD_SERVER_GRPC_GRPC_INT_H
+#define DD_SERVER_GRPC_GRPC_INT_H
+
+#include <grpc/byte_buffer.h>
+#include <grpc/grpc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "server/grpc/grpc_server.h"
+
+#define DD_GRPC__PREPOST 64         /* slots per table method per worker */
+#define DD_GRPC__PREPOST_BUILTIN 8  /* health, reflection */
+#define DD_GRPC__PREPOST_UNKNOWN 8  /* calls to methods nobody registered */
+#define DD_GRPC__DEFAULT_MAX_MSG (16u << 20)
+
+typedef enum {
+  DD_GRPC__K_UNARY,
+  DD_GRPC__K_STREAM,
+  DD_GRPC__K_WATCH,
+  DD_GRPC__K_REFLECT,
+  DD_GRPC__K_UNKNOWN,
+} dd_grpc__kind;
+
+typedef enum {
+  DD_GRPC__T_NEW,      /* a posted slot was matched (or failed at shutdown) */
+  DD_GRPC__T_DONE,     /* the final batch of a unary/unknown call */
+  DD_GRPC__T_SEND,     /* SEND_MESSAGE (with initial metadata the first time) */
+  DD_GRPC__T_RECV,     /* RECV_MESSAGE (reflection) */
+  DD_GRPC__T_CLOSE,    /* RECV_CLOSE_ON_SERVER */
+  DD_GRPC__T_STATUS,   /* SEND_STATUS_FROM_SERVER of a stream */
+  DD_GRPC__T_SHUTDOWN, /* grpc_server_shutdown_and_notify completed */
+} dd_grpc__op;
+
+typedef struct dd_grpc__call dd_grpc__call;
+typedef struct dd_grpc__worker dd_grpc__worker;
+
+typedef struct dd_grpc__tag {
+  dd_grpc__op op;
+  dd_grpc__call *call; /* NULL for T_SHUTDOWN */
+} dd_grpc__tag;
+
+typedef struct dd_grpc__method {
+  dd_method m; /* path, descriptors, handler, flags (a copy; builtins have their own) */
+  dd_grpc__kind kind;
+  void *handle; /* grpc_server_register_method */
+  int prepost;
+} dd_grpc__method;
+
+struct dd_grpc__worker {
+  dd_grpc_server *srv;
+  grpc_completion_queue *cq;
+  grpc_completion_queue *pluck;
+  pthread_t thread;
+  bool started;
+};
+
+struct dd_grpc__call {
+  dd_grpc_server *srv;
+  dd_grpc__worker *w;
+  const dd_grpc__method *method; /* NULL: unknown method */
+  /* Filled by gRPC when the slot is matched. */
+  grpc_call *call;
+  gpr_timespec deadline; /* GPR_CLOCK_MONOTONIC as received */
+  grpc_metadata_array md;
+  grpc_byte_buffer *payload;
+  grpc_call_details details; /* unknown methods only */
+  dd_grpc__tag t_new, t_done, t_send, t_recv, t_close, t_status;
+  /* The handler's view. */
+  dd_call ctx;
+  dd_principal principal;
+  char **hdr; /* 2*n_hdr strings: name, value, ...; one allocation */
+  size_t n_hdr;
+  /* In flight. */
+  grpc_byte_buffer *send_bb; /* message being sent; destroyed when its batch completes */
+  grpc_byte_buffer *recv_bb; /* reflection: message being received */
+  grpc_slice status_details;
+  bool has_status_details;
+  int cancelled; /* RECV_CLOSE_ON_SERVER result */
+  bool md_sent, status_sent, closed;
+  /* Asynchronous streams (WATCH, REFLECT): guarded by mu. */
+  pthread_mutex_t mu;
+  bool has_mu;
+  int refs;      /* batches outstanding */
+  bool finished; /* refs reached 0: being freed */
+  dd_grpc__call *prev, *next; /* server stream list, guarded by srv->mu */
+};
+
+struct dd_grpc_server {
+  dd_grpc_opts opts;
+  char *listen;
+  grpc_server *gs;
+  int port;
+  dd_grpc__method *methods; /* table methods, then builtins */
+  size_t n_methods;
+  char **services; /* service names served, for health */
+  size_t n_services;
+  dd_grpc__worker *workers;
+  int n_workers;
+  grpc_completion_queue *shutdown_cq; /* receives t_shutdown only */
+  dd_grpc__tag t_shutdown;
+  bool grpc_inited, started;
+  atomic_bool stopping; /* set (under mu) once shutdown begins: no more posts */
+  pthread_mutex_t mu;   /* guards the fields below */
+  pthread_cond_t cv;
+  int state; /* 0 running, 1 shutting down, 2 done */
+  dd_grpc__call *streams;
+};
+
+/* ---- grpc_worker.c: slots, the worker loop ---- */
+int dd_grpc__post(dd_grpc__worker *w, const dd_grpc__method *method);
+void dd_grpc__call_free(dd_grpc__call *c);
+void *dd_grpc__worker_main(void *arg);
+
+/* ---- grpc_call.c: the per-call context and the unary path ---- */
+int dd_grpc__ctx_init(dd_grpc__call *c);
+int dd_grpc__authenticate(dd_grpc__call *c);
+int dd_grpc__decode(dd_grpc__call *c, ProtobufCMessage **out);
+int dd_grpc__encode(dd_grpc__call *c, const ProtobufCMessage *msg, grpc_byte_buffer **out);
+bool dd_grpc__deadline_passed(const dd_grpc__call *c);
+/* Fills op with SEND_STATUS_FROM_SERVER for rc (message from dd_err_msg()). */
+void dd_grpc__status_op(dd_grpc__call *c, int rc, grpc_op *op);
+void dd_grpc__status_op_code(dd_grpc__call *c, grpc_status_code code, const char *msg, grpc_op *op);
+void dd_grpc__serve_unary(dd_grpc__call *c);
+void dd_grpc__serve_unknown(dd_grpc__call *c);
+
+/* ---- grpc_stream.c: server-streaming calls (synchronous on the worker) ---- */
+void dd_grpc__serve_stream(dd_grpc__call *c);
+
+/* ---- grpc_astream.c: asynchronous streams (health Watch, reflection) ---- */
+void dd_grpc__serve_watch(dd_grpc__call *c);
+void dd_grpc__serve_reflect(dd_grpc__call *c);
+void dd_grpc__astream_event(dd_grpc__call *c, dd_grpc__op op, bool ok);
+void dd_grpc__astream_end_all(dd_grpc_server *s);
+
+/* ---- grpc_health.c ---- */
+extern const dd_method dd_grpc__health_check_method;
+extern const dd_method dd_grpc__health_watch_method;
+/* grpc.health.v1 ServingStatus for service name (SERVICE_UNKNOWN for an unknown one). */
+int dd_grpc__health_status(dd_grpc_server *s, const char *service);
+
+/* ---- grpc_reflection.c ---- */
+#define DD_GRPC__REFLECTION_PATH "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"
+/* Answers one serialized ServerReflectionRequest with a packed ServerReflectionResponse
+ * (malloc'ed, *out_len bytes). DD_EINVAL when the request does not parse. */
+int dd_grpc__reflection_reply(const uint8_t *req, size_t len, uint8_t **out, size_t *out_len);
+
+#endif

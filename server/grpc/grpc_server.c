@@ -1,0 +1,280 @@
+/* grpc_server.c: the server's life: options, the method table (the caller's methods plus
+ * health and reflection), the gRPC server and its queues, the worker threads, graceful
+ * shutdown and freeing. The calls themselves are grpc_worker.c and the files it calls. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <grpc/grpc_security.h>
+#include <grpc/support/time.h>
+
+#include "common/err.h"
+#include "grpc/reflection/v1alpha/reflection.pb-c.h"
+#include "server/grpc/grpc_int.h"
+
+/* ---- method table ---- */
+
+static bool srv__path_ok(const char *p) {
+  if (!p || p[0] != '/') return false;
+  const char *slash = strrchr(p, '/');
+  return slash > p + 1 && slash[1] != '\0';
+}
+
+static int srv__add_method(dd_grpc_server *s, const dd_method *m, dd_grpc__kind kind, int prepost) {
+  if (!srv__path_ok(m->path))
+    return dd_err_set(DD_EINVAL, "method path '%s' is not '/package.Service/Method'",
+                      m->path ? m->path : "(null)");
+  if (kind != DD_GRPC__K_REFLECT && (!m->input || !m->output))
+    return dd_err_set(DD_EINVAL, "method %s has no message descriptors", m->path);
+  if ((kind == DD_GRPC__K_UNARY || kind == DD_GRPC__K_STREAM) && !m->fn)
+    return dd_err_set(DD_EINVAL, "method %s has no handler", m->path);
+  for (size_t i = 0; i < s->n_methods; i++)
+    if (strcmp(s->methods[i].m.path, m->path) == 0)
+      return dd_err_set(DD_EINVAL, "method %s is registered twice", m->path);
+  dd_grpc__method *dst = &s->methods[s->n_methods++];
+  dst->m = *m;
+  dst->kind = kind;
+  dst->prepost = prepost;
+  return 0;
+}
+
+static int srv__build_methods(dd_grpc_server *s, const dd_method *methods, size_t n) {
+  static const dd_method reflection = {DD_GRPC__REFLECTION_PATH,
+                                       &grpc__reflection__v1alpha__server_reflection_request__descriptor,
+                                       &grpc__reflection__v1alpha__server_reflection_response__descriptor,
+                                       NULL, DD_METHOD_PUBLIC};
+  s->methods = calloc(n + 3, sizeof *s->methods);
+  if (!s->methods) return dd_err_set(DD_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    dd_grpc__kind kind = methods[i].flags & DD_METHOD_STREAMING ? DD_GRPC__K_STREAM : DD_GRPC__K_UNARY;
+    int rc = srv__add_method(s, &methods[i], kind, DD_GRPC__PREPOST);
+    if (rc) return rc;
+  }
+  int rc = srv__add_method(s, &dd_grpc__health_check_method, DD_GRPC__K_UNARY, DD_GRPC__PREPOST_BUILTIN);
+  if (!rc)
+    rc = srv__add_method(s, &dd_grpc__health_watch_method, DD_GRPC__K_WATCH, DD_GRPC__PREPOST_BUILTIN);
+  if (!rc) rc = srv__add_method(s, &reflection, DD_GRPC__K_REFLECT, DD_GRPC__PREPOST_BUILTIN);
+  return rc;
+}
+
+/* The distinct service names ("pkg.Service") of the method table, for health checks. */
+static int srv__build_services(dd_grpc_server *s) {
+  s->services = calloc(s->n_methods, sizeof *s->services);
+  if (!s->services) return dd_err_set(DD_ENOMEM, "out of memory");
+  for (size_t i = 0; i < s->n_methods; i++) {
+    const char *path = s->methods[i].m.path;
+    size_t len = (size_t)(strrchr(path, '/') - path) - 1;
+    bool seen = false;
+    for (size_t j = 0; j < s->n_services && !seen; j++)
+      seen = strlen(s->services[j]) == len && memcmp(s->services[j], path + 1, len) == 0;
+    if (seen) continue;
+    if (!(s->services[s->n_services] = strndup(path + 1, len)))
+      return dd_err_set(DD_ENOMEM, "out of memory");
+    s->n_services++;
+  }
+  return 0;
+}
+
+/* ---- gRPC objects ---- */
+
+static int srv__create_grpc(dd_grpc_server *s) {
+  grpc_arg args[3];
+  memset(args, 0, sizeof args);
+  args[0].type = args[1].type = args[2].type = GRPC_ARG_INTEGER;
+  args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
+  args[0].value.integer = (int)s->opts.max_message_bytes;
+  args[1].key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
+  args[1].value.integer = (int)s->opts.max_message_bytes;
+  args[2].key = (char *)GRPC_ARG_ALLOW_REUSEPORT; /* a port in use must fail, not be shared */
+  args[2].value.integer = 0;
+  grpc_channel_args ca = {3, args};
+  if (!(s->gs = grpc_server_create(&ca, NULL)))
+    return dd_err_set(DD_EINTERNAL, "grpc_server_create failed");
+  if (!(s->shutdown_cq = grpc_completion_queue_create_for_next(NULL)))
+    return dd_err_set(DD_EINTERNAL, "cannot create a completion queue");
+  grpc_server_register_completion_queue(s->gs, s->shutdown_cq, NULL);
+  for (int i = 0; i < s->n_workers; i++) {
+    dd_grpc__worker *w = &s->workers[i];
+    w->srv = s;
+    w->cq = grpc_completion_queue_create_for_next(NULL);
+    w->pluck = grpc_completion_queue_create_for_pluck(NULL);
+    if (!w->cq || !w->pluck) return dd_err_set(DD_EINTERNAL, "cannot create a completion queue");
+    grpc_server_register_completion_queue(s->gs, w->cq, NULL);
+  }
+  for (size_t i = 0; i < s->n_methods; i++) {
+    dd_grpc__method *m = &s->methods[i];
+    grpc_server_register_method_payload_handling payload =
+        m->kind == DD_GRPC__K_REFLECT ? GRPC_SRM_PAYLOAD_NONE : GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER;
+    if (!(m->handle = grpc_server_register_method(s->gs, m->m.path, NULL, payload, 0)))
+      return dd_err_set(DD_EINVAL, "cannot register method %s", m->m.path);
+  }
+  return 0;
+}
+
+static int srv__listen(dd_grpc_server *s) {
+  grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+  s->port = grpc_server_add_http2_port(s->gs, s->listen, creds);
+  grpc_server_credentials_release(creds);
+  if (s->port <= 0) return dd_err_set(DD_EIO, "cannot listen on %s (address in use or invalid)", s->listen);
+  return 0;
+}
+
+/* Posts every worker's slots, then starts the threads. */
+static int srv__run(dd_grpc_server *s) {
+  for (int i = 0; i < s->n_workers; i++) {
+    for (size_t j = 0; j < s->n_methods; j++)
+      for (int k = 0; k < s->methods[j].prepost; k++) {
+        int rc = dd_grpc__post(&s->workers[i], &s->methods[j]);
+        if (rc) return rc;
+      }
+    for (int k = 0; k < DD_GRPC__PREPOST_UNKNOWN; k++) {
+      int rc = dd_grpc__post(&s->workers[i], NULL);
+      if (rc) return rc;
+    }
+  }
+  for (int i = 0; i < s->n_workers; i++) {
+    if (pthread_create(&s->workers[i].thread, NULL, dd_grpc__worker_main, &s->workers[i]) != 0)
+      return dd_err_set(DD_EINTERNAL, "cannot start worker thread %d", i);
+    s->workers[i].started = true;
+  }
+  return 0;
+}
+
+/* Destroys the gRPC server (its shutdown, if it was started, has completed), shuts the
+ * queues down and lets each worker drain its queue (inline for a worker never started). */
+static void srv__teardown(dd_grpc_server *s) {
+  if (s->gs) grpc_server_destroy(s->gs);
+  s->gs = NULL;
+  for (int i = 0; s->workers && i < s->n_workers; i++)
+    if (s->workers[i].cq) grpc_completion_queue_shutdown(s->workers[i].cq);
+  for (int i = 0; s->workers && i < s->n_workers; i++) {
+    dd_grpc__worker *w = &s->workers[i];
+    if (w->started) pthread_join(w->thread, NULL);
+    else if (w->cq) dd_grpc__worker_main(w);
+    w->started = false;
+    if (w->cq) grpc_completion_queue_destroy(w->cq);
+    if (w->pluck) {
+      grpc_completion_queue_shutdown(w->pluck);
+      grpc_completion_queue_destroy(w->pluck);
+    }
+    w->cq = w->pluck = NULL;
+  }
+  if (s->shutdown_cq) {
+    grpc_completion_queue_shutdown(s->shutdown_cq);
+    while (grpc_completion_queue_next(s->shutdown_cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+           GRPC_QUEUE_SHUTDOWN) {
+    }
+    grpc_completion_queue_destroy(s->shutdown_cq);
+    s->shutdown_cq = NULL;
+  }
+}
+
+/* ---- public API ---- */
+
+static int srv__init_opts(dd_grpc_server *s, const dd_grpc_opts *opts) {
+  s->opts = *opts;
+  if (!opts->listen || !*opts->listen) return dd_err_set(DD_EINVAL, "no listen address");
+  if (!(s->listen = strdup(opts->listen))) return dd_err_set(DD_ENOMEM, "out of memory");
+  s->opts.listen = s->listen;
+  if (s->opts.max_message_bytes == 0) s->opts.max_message_bytes = DD_GRPC__DEFAULT_MAX_MSG;
+  if (s->opts.max_message_bytes > INT_MAX)
+    return dd_err_set(DD_EINVAL, "max_message_bytes %zu is above %d", s->opts.max_message_bytes, INT_MAX);
+  if (s->opts.shutdown_grace_ms < 0) s->opts.shutdown_grace_ms = 0;
+  if (s->opts.threads < 0) return dd_err_set(DD_EINVAL, "threads must not be negative");
+  if (s->opts.threads == 0) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    s->opts.threads = cores > 0 ? (int)cores : 1;
+  }
+  s->n_workers = s->opts.threads;
+  if (!(s->workers = calloc((size_t)s->n_workers, sizeof *s->workers)))
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  return 0;
+}
+
+static void srv__free_memory(dd_grpc_server *s) {
+  for (size_t i = 0; i < s->n_services; i++) free(s->services[i]);
+  free(s->services);
+  free(s->methods);
+  free(s->workers);
+  free(s->listen);
+  pthread_cond_destroy(&s->cv);
+  pthread_mutex_destroy(&s->mu);
+  if (s->grpc_inited) grpc_shutdown();
+  free(s);
+}
+
+int dd_grpc_server_start(dd_grpc_server **out, const dd_grpc_opts *opts, const dd_method *methods,
+                         size_t n_methods) {
+  int rc = 0;
+  if (!out || !opts || (n_methods && !methods)) return dd_err_set(DD_EINVAL, "bad arguments");
+  *out = NULL;
+  dd_grpc_server *s = calloc(1, sizeof *s);
+  if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->cv, NULL);
+  s->t_shutdown.op = DD_GRPC__T_SHUTDOWN;
+  if ((rc = srv__init_opts(s, opts))) goto cleanup;
+  if ((rc = srv__build_methods(s, methods, n_methods))) goto cleanup;
+  if ((rc = srv__build_services(s))) goto cleanup;
+  grpc_init();
+  s->grpc_inited = true;
+  if ((rc = srv__create_grpc(s))) goto cleanup;
+  if ((rc = srv__listen(s))) goto cleanup;
+  grpc_server_start(s->gs);
+  s->started = true;
+  if ((rc = srv__run(s))) goto cleanup;
+  *out = s;
+  return 0;
+cleanup:
+  if (s->started) {
+    dd_grpc_server_free(s); /* the full shutdown path */
+    return rc;
+  }
+  srv__teardown(s);
+  srv__free_memory(s);
+  return rc;
+}
+
+int dd_grpc_server_port(const dd_grpc_server *s) { return s ? s->port : 0; }
+
+/* Stops the gRPC server: no new calls, streams ended, in-flight calls get the grace
+ * period, then are cancelled. Returns when gRPC reports every call finished. */
+static void srv__stop(dd_grpc_server *s) {
+  grpc_server_shutdown_and_notify(s->gs, s->shutdown_cq, &s->t_shutdown);
+  dd_grpc__astream_end_all(s);
+  gpr_timespec until = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                                    gpr_time_from_millis(s->opts.shutdown_grace_ms, GPR_TIMESPAN));
+  grpc_event ev = grpc_completion_queue_next(s->shutdown_cq, until, NULL);
+  if (ev.type == GRPC_QUEUE_TIMEOUT) {
+    grpc_server_cancel_all_calls(s->gs);
+    ev = grpc_completion_queue_next(s->shutdown_cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+  }
+}
+
+void dd_grpc_server_shutdown(dd_grpc_server *s) {
+  if (!s) return;
+  pthread_mutex_lock(&s->mu);
+  if (s->state != 0) {
+    while (s->state != 2) pthread_cond_wait(&s->cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+    return;
+  }
+  s->state = 1;
+  atomic_store(&s->stopping, true);
+  pthread_mutex_unlock(&s->mu);
+
+  if (s->started) srv__stop(s);
+  srv__teardown(s);
+
+  pthread_mutex_lock(&s->mu);
+  s->state = 2;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
+void dd_grpc_server_free(dd_grpc_server *s) {
+  if (!s) return;
+  dd_grpc_server_shutdown(s);
+  srv__free_memory(s);
+}

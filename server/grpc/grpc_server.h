@@ -1,0 +1,50 @@
+/* grpc_server.h: deltad's gRPC transport, built on gRPC core's C API.
+ *
+ * It serves a table of dd_method (server/service/handler.h) over HTTP/2: it authenticates
+ * each call (metadata "authorization: Bearer <token>" through opts.auth, unless the
+ * method is DD_METHOD_PUBLIC), decodes the request with protobuf-c, calls the handler on
+ * one of its worker threads and sends the response or the handler's status and message.
+ * It also serves grpc.health.v1.Health and grpc.reflection.v1alpha.ServerReflection,
+ * both public. How it works inside: grpc_int.h.
+ *
+ * Threads: start, port, shutdown and free are called by the owner (one thread at a time;
+ * shutdown may also race with itself). Handlers run on the server's threads. */
+#ifndef DD_SERVER_GRPC_GRPC_SERVER_H
+#define DD_SERVER_GRPC_GRPC_SERVER_H
+
+#include <stddef.h>
+
+#include "server/service/handler.h"
+
+typedef struct dd_grpc_server dd_grpc_server;
+
+typedef struct dd_grpc_opts {
+  const char *listen;       /* "host:port"; port 0 picks a free one (see _port) */
+  int threads;              /* worker threads (one completion queue each); 0 = cores */
+  size_t max_message_bytes; /* largest request or response message; 0 = 16 MiB */
+  void *app;                /* given to handlers as dd_call.app and to auth */
+  dd_auth_fn auth;          /* NULL: every non-public method answers UNAUTHENTICATED */
+  int shutdown_grace_ms;    /* how long shutdown lets calls finish before cancelling */
+} dd_grpc_opts;
+#define DD_GRPC_OPTS_INIT {"127.0.0.1:50051", 0, 16u << 20, NULL, NULL, 5000}
+
+/* Registers methods[0..n_methods) (the table must outlive the server), listens on
+ * opts->listen and starts the worker threads. Returns DD_EINVAL for bad options or a
+ * duplicate/invalid method path, DD_EIO "cannot listen on ..." when the address cannot
+ * be bound (in use, bad host). On success *out belongs to the caller: dd_grpc_server_free. */
+int dd_grpc_server_start(dd_grpc_server **out, const dd_grpc_opts *opts, const dd_method *methods,
+                         size_t n_methods);
+
+/* The bound TCP port (the chosen one when the listen address said port 0). */
+int dd_grpc_server_port(const dd_grpc_server *s);
+
+/* Graceful shutdown: stops accepting calls, ends health Watch and reflection streams,
+ * lets in-flight calls finish for up to opts.shutdown_grace_ms, then cancels the rest
+ * (a streaming handler's send then returns DD_ECANCELLED), and joins the threads.
+ * Idempotent; blocks until done. A handler that never returns blocks it forever. */
+void dd_grpc_server_shutdown(dd_grpc_server *s);
+
+/* Shuts down first if needed, then frees everything. Accepts NULL. */
+void dd_grpc_server_free(dd_grpc_server *s);
+
+#endif

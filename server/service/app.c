@@ -1,0 +1,127 @@
+/* app.c: the application object (app.h): opens the data directory and the catalog store,
+ * creates the admin token on first start, serves the one method table, and authenticates
+ * bearer tokens against the hashes in the store (auth.c holds the token logic). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/err.h"
+#include "server/service/app.h"
+#include "server/service/auth.h"
+#include "store/catalog/cat_store.h"
+
+struct dd_app {
+  dd_app_opts opts; /* strings owned (copied in dd_app_open) */
+  cat_store *store;
+};
+
+/* ---- data directory ------------------------------------------------------------------------ */
+
+/* mkdir -p with mode 0700 for every directory it creates. */
+static int app_mkdirs(const char *path) {
+  char buf[4096];
+  size_t n = strlen(path);
+  if (n == 0 || n >= sizeof buf) return dd_err_set(DD_EINVAL, "data_dir: bad path '%s'", path);
+  memcpy(buf, path, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (buf[i] != '/' && buf[i] != '\0') continue;
+    char c = buf[i];
+    buf[i] = '\0';
+    if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+      return dd_err_set(DD_EIO, "create %s: %s", buf, strerror(errno));
+    buf[i] = c;
+  }
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+    return dd_err_set(DD_EIO, "data_dir: '%s' is not a directory", path);
+  return 0;
+}
+
+/* ---- open / close ------------------------------------------------------------------------- */
+
+static int app_copy_opts(dd_app_opts *dst, const dd_app_opts *src) {
+  dst->lmdb_map_bytes = src->lmdb_map_bytes;
+  dst->data_dir = strdup(src->data_dir);
+  dst->version = strdup(src->version ? src->version : "0.1.0");
+  dst->public_url = src->public_url ? strdup(src->public_url) : NULL;
+  if (!dst->data_dir || !dst->version || (src->public_url && !dst->public_url))
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  return 0;
+}
+
+int dd_app_open(dd_app **out, const dd_app_opts *opts, char **out_admin_token_path) {
+  *out = NULL;
+  if (out_admin_token_path) *out_admin_token_path = NULL;
+  if (!opts || !opts->data_dir || !*opts->data_dir)
+    return dd_err_set(DD_EINVAL, "data_dir: must be set");
+  dd_app *app = calloc(1, sizeof *app);
+  if (!app) return dd_err_set(DD_ENOMEM, "out of memory");
+  cat_store_opts so = CAT_STORE_OPTS_INIT;
+  so.map_bytes = opts->lmdb_map_bytes;
+  int rc = app_copy_opts(&app->opts, opts);
+  if (!rc) rc = app_mkdirs(opts->data_dir);
+  if (!rc) rc = cat_store_open(&app->store, opts->data_dir, &so);
+  if (!rc) rc = dd_auth_bootstrap(app->store, opts->data_dir, out_admin_token_path);
+  if (rc) {
+    dd_app_close(app);
+    return rc;
+  }
+  *out = app;
+  return 0;
+}
+
+void dd_app_close(dd_app *app) {
+  if (!app) return;
+  cat_store_close(app->store);
+  free((char *)app->opts.data_dir);
+  free((char *)app->opts.version);
+  free((char *)app->opts.public_url);
+  free(app);
+}
+
+/* ---- accessors ------------------------------------------------------------------------------ */
+
+const dd_app_opts *dd_app_options(const dd_app *app) { return &app->opts; }
+
+cat_store *dd_app_store(const dd_app *app) { return app->store; }
+
+int dd_app_auth(void *app, const char *token, size_t len, dd_principal *out) {
+  return dd_auth_check(((dd_app *)app)->store, token, len, out);
+}
+
+/* ---- the method table ------------------------------------------------------------------------ */
+
+static pthread_once_t app_methods_once = PTHREAD_ONCE_INIT;
+static dd_method *app_methods;   /* written once under app_methods_once, then read-only */
+static size_t app_methods_len;
+
+static void app_methods_build(void) {
+  const struct {
+    const dd_method *m;
+    size_t n;
+  } parts[] = {
+      {dd_system_methods, dd_system_methods_len},
+      {dd_catalog_methods, dd_catalog_methods_len},
+      {dd_credential_methods, dd_credential_methods_len},
+  };
+  size_t total = 0;
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) total += parts[i].n;
+  dd_method *t = malloc(total * sizeof *t);
+  if (!t) return; /* dd_app_methods reports an empty table */
+  size_t o = 0;
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+    memcpy(t + o, parts[i].m, parts[i].n * sizeof *t);
+    o += parts[i].n;
+  }
+  app_methods = t;
+  app_methods_len = total;
+}
+
+const dd_method *dd_app_methods(size_t *out_len) {
+  pthread_once(&app_methods_once, app_methods_build);
+  *out_len = app_methods_len;
+  return app_methods;
+}

@@ -1,0 +1,102 @@
+/* auth.c: bearer tokens (auth.h). Only SHA-256 hashes of tokens are stored; a presented
+ * token is hashed and looked up by its hash, the stored copy of the hash is compared with
+ * CRYPTO_memcmp (by the store), and the expiry is checked. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include "common/err.h"
+#include "server/service/auth.h"
+
+#define AUTH_ENV "DELTAD_ADMIN_TOKEN"
+
+int dd_auth_random_token(char out[DD_AUTH_TOKEN_CHARS + 1]) {
+  static const char hex[] = "0123456789abcdef";
+  unsigned char b[DD_AUTH_TOKEN_CHARS / 2];
+  if (RAND_bytes(b, sizeof b) != 1) return dd_err_set(DD_EINTERNAL, "RAND_bytes failed");
+  for (size_t i = 0; i < sizeof b; i++) {
+    out[2 * i] = hex[b[i] >> 4];
+    out[2 * i + 1] = hex[b[i] & 15];
+  }
+  out[DD_AUTH_TOKEN_CHARS] = '\0';
+  OPENSSL_cleanse(b, sizeof b);
+  return 0;
+}
+
+/* ---- the admin token file ---------------------------------------------------------------- */
+
+/* Writes token + "\n" to path atomically (temp file, fsync, rename), mode 0600. */
+static int auth_write_file(const char *path, const char *token) {
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return dd_err_set(DD_EIO, "create %s: %s", tmp, strerror(errno));
+  size_t n = strlen(token);
+  int rc = 0;
+  if (fchmod(fd, 0600) != 0 || write(fd, token, n) != (ssize_t)n || write(fd, "\n", 1) != 1 ||
+      fsync(fd) != 0)
+    rc = dd_err_set(DD_EIO, "write %s: %s", tmp, strerror(errno));
+  close(fd);
+  if (!rc && rename(tmp, path) != 0) rc = dd_err_set(DD_EIO, "rename to %s: %s", path, strerror(errno));
+  if (rc) unlink(tmp);
+  return rc;
+}
+
+static int auth_store_admin(cat_store *store, const char *token, size_t len) {
+  unsigned char hash[CAT_TOKEN_HASH_LEN];
+  cat_token_rec rec = {.kind = CAT_TOKEN_ADMIN, .name = "admin", .id = "", .expiry_ms = 0};
+  int rc = cat_token_hash(hash, token, len);
+  return rc ? rc : cat_token_put(store, hash, &rec);
+}
+
+int dd_auth_bootstrap(cat_store *store, const char *data_dir, char **out_path) {
+  char token[DD_AUTH_TOKEN_CHARS + 1], path[4096];
+  int have = 0;
+  if (out_path) *out_path = NULL;
+  int rc = cat_token_has_kind(store, &have, CAT_TOKEN_ADMIN);
+  if (rc || have) return rc;
+  const char *env = getenv(AUTH_ENV);
+  if (env && *env) return auth_store_admin(store, env, strlen(env));
+  if ((size_t)snprintf(path, sizeof path, "%s/admin.token", data_dir) >= sizeof path)
+    return dd_err_set(DD_EINVAL, "data directory path too long");
+  /* The file first: a crash before the hash is stored only means a new token next time. */
+  rc = dd_auth_random_token(token);
+  if (!rc) rc = auth_write_file(path, token);
+  if (!rc) rc = auth_store_admin(store, token, DD_AUTH_TOKEN_CHARS);
+  OPENSSL_cleanse(token, sizeof token);
+  if (!rc && out_path && !(*out_path = strdup(path))) rc = dd_err_set(DD_ENOMEM, "out of memory");
+  return rc;
+}
+
+/* ---- checking a token ------------------------------------------------------------------------ */
+
+static int64_t auth_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int dd_auth_check(cat_store *store, const char *token, size_t len, dd_principal *out) {
+  unsigned char hash[CAT_TOKEN_HASH_LEN];
+  cat_token_rec rec;
+  memset(out, 0, sizeof *out);
+  if (!token || len == 0) return dd_err_set(DD_EUNAUTH, "invalid or expired token");
+  int rc = cat_token_hash(hash, token, len);
+  if (!rc) rc = cat_token_lookup(store, &rec, hash);
+  if (rc == DD_ENOTFOUND) return dd_err_set(DD_EUNAUTH, "invalid or expired token");
+  if (rc) return rc;
+  if (rec.expiry_ms != 0 && auth_now_ms() >= rec.expiry_ms)
+    return dd_err_set(DD_EUNAUTH, "invalid or expired token");
+  out->kind = rec.kind == CAT_TOKEN_ADMIN ? DD_PRINCIPAL_ADMIN : DD_PRINCIPAL_RECIPIENT;
+  snprintf(out->name, sizeof out->name, "%s", rec.name);
+  snprintf(out->id, sizeof out->id, "%s", rec.id);
+  return 0;
+}

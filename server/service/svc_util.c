@@ -1,0 +1,38 @@
+/* svc_util.c: helpers shared by the service handlers (see svc_util.h). */
+#include <stdlib.h>
+
+#include "common/err.h"
+#include "google/protobuf/empty.pb-c.h"
+#include "server/service/svc_util.h"
+
+int svc_require_admin(const dd_call *call) {
+  switch (call->principal->kind) {
+  case DD_PRINCIPAL_ADMIN: return 0;
+  case DD_PRINCIPAL_NONE: return dd_err_set(DD_EUNAUTH, "authentication required");
+  default:
+    return dd_err_set(DD_EPERM, "permission denied: '%s' is not an administrator",
+                      call->principal->name);
+  }
+}
+
+cat_store *svc_store(const dd_call *call) { return dd_app_store(call->app); }
+
+const char *svc_actor(const dd_call *call) { return call->principal->name; }
+
+int svc_reply(ProtobufCMessage **out, ProtobufCMessage *msg, int rc) {
+  if (rc) {
+    if (msg) protobuf_c_message_free_unpacked(msg, NULL);
+    return rc;
+  }
+  *out = msg;
+  return 0;
+}
+
+int svc_reply_empty(ProtobufCMessage **out, int rc) {
+  if (rc) return rc;
+  Google__Protobuf__Empty *e = malloc(sizeof *e);
+  if (!e) return dd_err_set(DD_ENOMEM, "out of memory");
+  google__protobuf__empty__init(e);
+  *out = &e->base;
+  return 0;
+}

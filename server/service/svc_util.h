@@ -1,0 +1,21 @@
+/* svc_util.h: small helpers the service handlers share: who may call (admin only), the
+ * store behind a call, and handing a response (or an error) back to the transport. */
+#ifndef DD_SERVER_SERVICE_SVC_UTIL_H
+#define DD_SERVER_SERVICE_SVC_UTIL_H
+
+#include "server/service/app.h"
+#include "store/catalog/cat_store.h"
+
+/* 0 for an admin; DD_EPERM for a recipient, DD_EUNAUTH for an unauthenticated call. */
+int svc_require_admin(const dd_call *call);
+/* The catalog store of the call's application (borrowed; lives as long as the app). */
+cat_store *svc_store(const dd_call *call);
+/* The caller's principal name, recorded as owner / created_by / updated_by. */
+const char *svc_actor(const dd_call *call);
+/* On rc == 0 hands msg to the transport through *out; else frees msg (may be NULL).
+ * Returns rc. */
+int svc_reply(ProtobufCMessage **out, ProtobufCMessage *msg, int rc);
+/* Replies google.protobuf.Empty when rc == 0; returns rc. */
+int svc_reply_empty(ProtobufCMessage **out, int rc);
+
+#endif

@@ -1,0 +1,189 @@
+/* cat_internal.h: what the catalog store keeps on disk, and the helpers its files share.
+ *
+ * FILES
+ *   <data_dir>/catalog.mdb/data.mdb, lock.mdb   the LMDB environment (a directory env)
+ *   <data_dir>/secret.key                       32 random bytes, mode 0600: the AES-256-GCM
+ *                                               key for credential secrets
+ *
+ * The environment is opened with MDB_NOTLS (transactions are not tied to threads: the
+ * transports run handlers on thread pools) and default durability: every commit is synced
+ * before it returns, so a crash (kill -9, power loss) leaves exactly the last committed
+ * state. cat_store_close syncs once more. Every mutating call is one write transaction
+ * that is either committed or aborted as a whole.
+ *
+ * NAMED SUB-DATABASES (all keys compare bytewise, LMDB's default)
+ *
+ *   meta          "format" -> "1"                      layout version, checked on open
+ *
+ *   catalogs      id -> CatalogInfo (packed protobuf)   id is a 36-char UUID v4 string
+ *   catalog_names lname -> id                           lname: the name, ASCII lower-cased
+ *
+ *   schemas       schema_id -> SchemaInfo (packed)      catalog_name/full_name hold the
+ *                                                       catalog's current display name and
+ *                                                       are rewritten when it is renamed
+ *   schema_names  catalog_id "/" lname -> schema_id     keyed by the catalog's id, so a
+ *                                                       catalog rename leaves them alone;
+ *                                                       a prefix scan lists one catalog
+ *
+ *   credentials   id -> Credential (packed), its secret fields blanked ("")
+ *   credential_secrets
+ *                 id -> 0x01 | nonce[12] | AES-256-GCM(packed full Credential) | tag[16]
+ *                 AAD is the 36-byte id, so a value moved to another id fails to decrypt
+ *   credential_names
+ *                 lname -> id
+ *
+ *   locations     id -> StorageLocation (packed); `credential` holds the credential's
+ *                 display name as stored on the credential
+ *   location_names lname -> id
+ *   credential_uses
+ *                 credential_id "/" location_id -> ""   which locations use a credential
+ *                                                       (checked by credential delete)
+ *
+ *   tokens        SHA-256(token)[32] -> token record:
+ *                   u8 version (1) | u8 kind | i64 expiry_ms (big-endian) |
+ *                   hash[32] (compared with CRYPTO_memcmp on lookup) |
+ *                   u8 name_len | name | u8 id_len | id
+ *
+ * NAMES AND PAGINATION
+ *   Display names are kept as given; uniqueness is by lname. Names never contain '/' or
+ *   control characters, so "/" is a safe separator in composite keys. A list walks a names
+ *   sub-DB in key order within its prefix; the page token is base64url (no padding) of the
+ *   last returned lname. The next page starts at the first key strictly greater, so items
+ *   present across both pages are neither skipped nor repeated whatever changed between.
+ *
+ * ADDING A KIND
+ *   Add its sub-DBs to the enum below and to cat__dbi_names (cat_env.c), keep a names index
+ *   beside the by-id records, and reuse cat__rec_* / cat__name_* / cat__list. */
+#ifndef DD_STORE_CATALOG_CAT_INTERNAL_H
+#define DD_STORE_CATALOG_CAT_INTERNAL_H
+
+#include <lmdb.h>
+#include <stdbool.h>
+
+#include "store/catalog/cat_store.h"
+
+enum {
+  CAT__DB_META,
+  CAT__DB_CATALOGS,
+  CAT__DB_CATALOG_NAMES,
+  CAT__DB_SCHEMAS,
+  CAT__DB_SCHEMA_NAMES,
+  CAT__DB_CREDENTIALS,
+  CAT__DB_CREDENTIAL_SECRETS,
+  CAT__DB_CREDENTIAL_NAMES,
+  CAT__DB_LOCATIONS,
+  CAT__DB_LOCATION_NAMES,
+  CAT__DB_CREDENTIAL_USES,
+  CAT__DB_TOKENS,
+  CAT__DB_COUNT
+};
+
+#define CAT__ID_LEN 36          /* "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx" */
+#define CAT__NAME_MAX 255
+#define CAT__KEY_MAX (CAT__ID_LEN + 1 + CAT__NAME_MAX + 1)
+#define CAT__DEFAULT_PAGE 100
+#define CAT__MAX_PAGE 1000
+
+struct cat_store {
+  MDB_env *env;
+  MDB_dbi dbi[CAT__DB_COUNT]; /* opened once in cat_store_open; read-only afterwards */
+  unsigned char key[32];      /* secrets key; cleansed on close */
+};
+
+/* ---- transactions and LMDB errors (cat_env.c) ----------------------------------------- */
+
+/* Translates an LMDB / errno code into DD_E* and sets the message "what: reason". */
+int cat__mdb_err(int rc, const char *what);
+int cat__txn_begin(cat_store *s, MDB_txn **out, bool write);
+/* Commits (the txn is gone afterwards either way). */
+int cat__txn_commit(MDB_txn *txn);
+
+/* ---- small utilities (cat_util.c) ------------------------------------------------------ */
+
+int64_t cat__now_ms(void);
+/* Writes a fresh UUID v4 string (37 bytes with NUL). */
+int cat__uuid(char out[CAT__ID_LEN + 1]);
+/* Writes "<scope>/"? + lower(name) into buf; returns its length. scope may be NULL. */
+size_t cat__name_key(char buf[CAT__KEY_MAX], const char *scope, const char *name);
+/* Page arguments: checks max_results, decodes the token into after (a lname, "" when no
+ * token). */
+int cat__page_args(int32_t max_results, const char *token, int *out_max,
+                   char after[CAT__NAME_MAX + 1]);
+/* base64url of lname, malloc'ed. */
+char *cat__page_token(const char *lname, size_t len);
+/* strdup that returns protobuf_c_empty_string for "" / NULL is not used: always mallocs. */
+char *cat__strdup(const char *s);
+/* Replaces *slot (a string owned by a heap message) with a copy of s. */
+int cat__str_replace(char **slot, const char *s);
+
+/* ---- records and name indexes (cat_record.c) ------------------------------------------- */
+
+/* Reads and unpacks the record under id. DD_ENOTFOUND (no message) when absent. */
+int cat__rec_get(cat_store *s, MDB_txn *txn, int db, const char *id,
+                 const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out);
+/* Packs msg and puts it under id. When copy is not NULL, *copy receives a heap tree
+ * unpacked from the stored bytes (so msg may be a view of borrowed pointers). */
+int cat__rec_put(cat_store *s, MDB_txn *txn, int db, const char *id,
+                 const ProtobufCMessage *msg, ProtobufCMessage **copy);
+/* Looks up name (case-insensitively, under scope) in a names DB; writes the id.
+ * DD_ENOTFOUND (no message) when absent. */
+int cat__name_get(cat_store *s, MDB_txn *txn, int db, const char *scope, const char *name,
+                  char id[CAT__ID_LEN + 1]);
+/* Puts name -> id; DD_EEXISTS (no message) when the name is taken. */
+int cat__name_put(cat_store *s, MDB_txn *txn, int db, const char *scope, const char *name,
+                  const char *id);
+int cat__name_del(cat_store *s, MDB_txn *txn, int db, const char *scope, const char *name);
+/* Deletes key (bytes) from db; absent is not an error. */
+int cat__key_del(cat_store *s, MDB_txn *txn, int db, const void *key, size_t len);
+/* Finds name, then unpacks its record: the usual "get by name". */
+int cat__get_by_name(cat_store *s, MDB_txn *txn, int names_db, int recs_db, const char *scope,
+                     const char *name, const ProtobufCMessageDescriptor *desc,
+                     ProtobufCMessage **out, char id[CAT__ID_LEN + 1]);
+
+/* Calls fn for each entry of names DB db under scope, in key order, with the key without
+ * the scope (a lname) and the id. fn may change or delete entries: the walk re-seeks past
+ * the last key after every call. A non-zero return from fn stops the walk and is returned. */
+typedef int (*cat__walk_fn)(cat_store *s, MDB_txn *txn, const char *lname, const char *id,
+                            void *arg);
+int cat__scope_walk(cat_store *s, MDB_txn *txn, int db, const char *scope, cat__walk_fn fn,
+                    void *arg);
+
+/* One page of records listed through a names DB. items/n are a malloc'ed array of heap
+ * messages; next is "" (malloc'ed) on the last page. */
+typedef struct cat__page {
+  ProtobufCMessage **items;
+  size_t n;
+  char *next;
+} cat__page;
+int cat__list(cat_store *s, int names_db, int recs_db, const char *scope,
+              const ProtobufCMessageDescriptor *desc, int32_t max_results, const char *token,
+              cat__page *out);
+void cat__page_free(cat__page *page);
+
+/* ---- map<string,string> views (cat_record.c) ------------------------------------------ */
+
+/* Every generated *_PropertiesEntry has this layout. */
+typedef struct cat__kv {
+  ProtobufCMessage base;
+  char *key;
+  char *value;
+} cat__kv;
+/* DD_EINVAL naming field when a key is empty. src is any *_PropertiesEntry array. */
+int cat__props_check(const char *field, size_t n, void *const *src);
+/* A borrowed view of src as entries of desc (keys and values are not copied); one
+ * malloc'ed block, freed with free(*out). *out is NULL when n is 0. */
+int cat__props_view(cat__kv ***out, const ProtobufCMessageDescriptor *desc, size_t n,
+                    void *const *src);
+
+/* ---- secrets (cat_secret.c) ------------------------------------------------------------ */
+
+/* Loads <data_dir>/secret.key into s->key, creating it (0600) on first use. */
+int cat__secret_key_load(cat_store *s, const char *data_dir);
+/* AES-256-GCM of plain with AAD aad; *out (malloc'ed) is version|nonce|ciphertext|tag. */
+int cat__seal(const cat_store *s, unsigned char **out, size_t *out_len, const void *plain,
+              size_t len, const void *aad, size_t aad_len);
+/* Inverse of cat__seal; DD_ECORRUPT when it does not authenticate. */
+int cat__open_sealed(const cat_store *s, unsigned char **out, size_t *out_len,
+                     const void *sealed, size_t len, const void *aad, size_t aad_len);
+
+#endif

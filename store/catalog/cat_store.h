@@ -1,0 +1,140 @@
+/* cat_store.h: the catalog store, deltad's persistent state in LMDB: catalogs, schemas,
+ * credentials (secrets encrypted at rest), storage locations and API token hashes.
+ *
+ * The records are the API's own protobuf messages (CatalogInfo, SchemaInfo, Credential,
+ * StorageLocation), so a get returns exactly what a handler answers. Mutating calls take
+ * the API request message, validate it (errors name the field), and run as one LMDB write
+ * transaction: on any failure nothing is written. Names are unique case-insensitively
+ * (ASCII letters fold; other bytes compare exactly) and keep the case they were given.
+ *
+ * Ownership: every message returned through `out` is a heap tree owned by the caller and
+ * freed with protobuf_c_message_free_unpacked(&(*out)->base, NULL). `actor` is the calling
+ * principal's name, recorded as owner / created_by / updated_by.
+ *
+ * Threads: a cat_store may be used from any number of threads at once (the environment is
+ * opened with MDB_NOTLS); writers are serialized by LMDB, readers never block. The key
+ * layout and the on-disk format are described in cat_internal.h. */
+#ifndef DD_STORE_CATALOG_CAT_STORE_H
+#define DD_STORE_CATALOG_CAT_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "deltad/catalog/v1/catalog.pb-c.h"
+#include "deltad/credentials/v1/credentials.pb-c.h"
+
+typedef struct cat_store cat_store;
+
+typedef struct cat_store_opts {
+  size_t map_bytes; /* LMDB map size; 0 = 1 GiB */
+} cat_store_opts;
+#define CAT_STORE_OPTS_INIT {0}
+
+/* Opens or creates the store in data_dir (which must exist): the LMDB environment in
+ * <data_dir>/catalog.mdb/ and the secrets key in <data_dir>/secret.key (created on first
+ * open, mode 0600). DD_EPRECOND when secret.key is readable by group or others;
+ * DD_ECORRUPT when it is not 32 bytes. opts may be NULL. */
+int cat_store_open(cat_store **out, const char *data_dir, const cat_store_opts *opts);
+/* Flushes to disk and closes. Accepts NULL. No other call may be running. */
+void cat_store_close(cat_store *store);
+
+/* ---- validation (also used by the services for early checks) ---------------------- */
+
+/* 0 if name is a valid object name: 1..255 bytes of valid UTF-8, no '/', no control
+ * characters, and no '.' when dotted_ok is 0 (catalog and schema names). Else DD_EINVAL
+ * with a message naming `field`. */
+int cat_name_check(const char *field, const char *name, int dotted_ok);
+
+/* ---- catalogs ------------------------------------------------------------------------ */
+
+typedef Deltad__Catalog__V1__CatalogInfo cat_catalog;
+typedef Deltad__Catalog__V1__SchemaInfo cat_schema;
+
+int cat_catalog_create(cat_store *s, cat_catalog **out, const char *actor,
+                       const Deltad__Catalog__V1__CreateCatalogRequest *req);
+int cat_catalog_get(cat_store *s, cat_catalog **out, const char *name);
+/* Changes comment / name only when their oneof is set; properties replace when non-empty.
+ * A rename keeps the id and renames the catalog's schemas (catalog_name, full_name). */
+int cat_catalog_update(cat_store *s, cat_catalog **out, const char *actor,
+                       const Deltad__Catalog__V1__UpdateCatalogRequest *req);
+/* DD_EPRECOND when the catalog has schemas and force is false; with force they go too. */
+int cat_catalog_delete(cat_store *s, const char *name, int force);
+int cat_catalog_list(cat_store *s, Deltad__Catalog__V1__ListCatalogsResponse **out,
+                     const Deltad__Catalog__V1__ListCatalogsRequest *req);
+
+/* ---- schemas (addressed by full name "catalog.schema") ------------------------------- */
+
+/* Splits "catalog.schema" at its one dot into the two buffers (each 256 bytes).
+ * DD_EINVAL naming `field` when it is not exactly two valid names. */
+int cat_full_name_split(const char *field, const char *full, char cat[256], char sch[256]);
+
+int cat_schema_create(cat_store *s, cat_schema **out, const char *actor,
+                      const Deltad__Catalog__V1__CreateSchemaRequest *req);
+int cat_schema_get(cat_store *s, cat_schema **out, const char *full_name);
+int cat_schema_update(cat_store *s, cat_schema **out, const char *actor,
+                      const Deltad__Catalog__V1__UpdateSchemaRequest *req);
+/* force is accepted for symmetry; schemas hold nothing this store deletes yet. */
+int cat_schema_delete(cat_store *s, const char *full_name, int force);
+/* DD_EINVAL without catalog_name; DD_ENOTFOUND when the catalog does not exist. */
+int cat_schema_list(cat_store *s, Deltad__Catalog__V1__ListSchemasResponse **out,
+                    const Deltad__Catalog__V1__ListSchemasRequest *req);
+
+/* ---- credentials ---------------------------------------------------------------------- */
+
+typedef Deltad__Credentials__V1__Credential cat_credential;
+typedef Deltad__Credentials__V1__StorageLocation cat_location;
+
+/* Stores the credential: its public part (secrets blanked) as the record, the whole of it
+ * encrypted (AES-256-GCM) beside. *out is the public part. */
+int cat_credential_create(cat_store *s, cat_credential **out, const char *actor,
+                          const Deltad__Credentials__V1__CreateCredentialRequest *req);
+/* The public part only: secret fields are empty strings. */
+int cat_credential_get(cat_store *s, cat_credential **out, const char *name);
+/* Internal use (URL signing): the whole credential with its secrets, decrypted. Never
+ * return it to a client. DD_ECORRUPT when the ciphertext does not authenticate. */
+int cat_credential_get_secret(cat_store *s, cat_credential **out, const char *name);
+/* DD_EPRECOND naming a storage location that still uses it. */
+int cat_credential_delete(cat_store *s, const char *name);
+int cat_credential_list(cat_store *s, Deltad__Credentials__V1__ListCredentialsResponse **out,
+                        const Deltad__Credentials__V1__ListCredentialsRequest *req);
+
+/* ---- storage locations ---------------------------------------------------------------- */
+
+/* The credential must exist (matched case-insensitively; stored under its own spelling)
+ * unless the type is LOCAL or the url is file://...; then it is optional. An unspecified
+ * type is inferred from the url scheme (file, s3/s3a, abfss/abfs/az, gs). */
+int cat_location_create(cat_store *s, cat_location **out, const char *actor,
+                        const Deltad__Credentials__V1__CreateStorageLocationRequest *req);
+int cat_location_get(cat_store *s, cat_location **out, const char *name);
+int cat_location_delete(cat_store *s, const char *name);
+int cat_location_list(cat_store *s,
+                      Deltad__Credentials__V1__ListStorageLocationsResponse **out,
+                      const Deltad__Credentials__V1__ListStorageLocationsRequest *req);
+
+/* ---- API tokens (only SHA-256 hashes are kept) ---------------------------------------- */
+
+enum { CAT_TOKEN_HASH_LEN = 32 };
+
+typedef enum { CAT_TOKEN_ADMIN = 1, CAT_TOKEN_RECIPIENT = 2 } cat_token_kind;
+
+typedef struct cat_token_rec {
+  cat_token_kind kind;
+  char name[256];     /* principal name */
+  char id[40];        /* principal id ("" for admin) */
+  int64_t expiry_ms;  /* epoch ms; 0 = never expires */
+} cat_token_rec;
+
+/* SHA-256 of a presented token (bytes, not NUL-terminated): the key tokens are kept under. */
+int cat_token_hash(unsigned char out[CAT_TOKEN_HASH_LEN], const char *token, size_t len);
+/* Puts (or replaces) the token whose SHA-256 is hash. */
+int cat_token_put(cat_store *s, const unsigned char hash[CAT_TOKEN_HASH_LEN],
+                  const cat_token_rec *rec);
+/* DD_ENOTFOUND when no token has this hash. Does not check expiry. */
+int cat_token_lookup(cat_store *s, cat_token_rec *out,
+                     const unsigned char hash[CAT_TOKEN_HASH_LEN]);
+/* DD_ENOTFOUND when absent. */
+int cat_token_delete(cat_store *s, const unsigned char hash[CAT_TOKEN_HASH_LEN]);
+/* Sets *out to 1 when some token of this kind is stored, else 0. */
+int cat_token_has_kind(cat_store *s, int *out, cat_token_kind kind);
+
+#endif

@@ -1,0 +1,122 @@
+/* cat_token.c: API tokens in the store, kept only as SHA-256 hashes mapping to the
+ * principal they authenticate (record layout in cat_internal.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include "common/err.h"
+#include "store/catalog/cat_internal.h"
+
+#define CAT__TOKEN_VERSION 1
+#define CAT__TOKEN_FIXED (1 + 1 + 8 + CAT_TOKEN_HASH_LEN)
+
+/* Serializes rec into buf (room for CAT__TOKEN_FIXED + 2 + 255 + 39); returns the length. */
+static size_t cat__token_encode(unsigned char *buf, const unsigned char *hash,
+                                const cat_token_rec *rec) {
+  size_t o = 0, nl = strnlen(rec->name, 255), il = strnlen(rec->id, sizeof rec->id - 1);
+  uint64_t exp = (uint64_t)rec->expiry_ms;
+  buf[o++] = CAT__TOKEN_VERSION;
+  buf[o++] = (unsigned char)rec->kind;
+  for (int i = 7; i >= 0; i--) buf[o++] = (unsigned char)(exp >> (8 * i));
+  memcpy(buf + o, hash, CAT_TOKEN_HASH_LEN);
+  o += CAT_TOKEN_HASH_LEN;
+  buf[o++] = (unsigned char)nl;
+  memcpy(buf + o, rec->name, nl);
+  o += nl;
+  buf[o++] = (unsigned char)il;
+  memcpy(buf + o, rec->id, il);
+  return o + il;
+}
+
+static int cat__token_decode(cat_token_rec *out, const unsigned char *hash,
+                             const unsigned char *p, size_t n) {
+  memset(out, 0, sizeof *out);
+  if (n < CAT__TOKEN_FIXED + 2 || p[0] != CAT__TOKEN_VERSION) goto corrupt;
+  out->kind = (cat_token_kind)p[1];
+  uint64_t exp = 0;
+  for (int i = 0; i < 8; i++) exp = exp << 8 | p[2 + i];
+  out->expiry_ms = (int64_t)exp;
+  /* The key already matched; the stored copy is compared in constant time anyway. */
+  if (CRYPTO_memcmp(p + 10, hash, CAT_TOKEN_HASH_LEN) != 0) goto corrupt;
+  size_t o = CAT__TOKEN_FIXED, nl = p[o++];
+  if (o + nl + 1 > n) goto corrupt;
+  memcpy(out->name, p + o, nl);
+  o += nl;
+  size_t il = p[o++];
+  if (o + il != n || il >= sizeof out->id) goto corrupt;
+  memcpy(out->id, p + o, il);
+  return 0;
+corrupt:
+  return dd_err_set(DD_ECORRUPT, "catalog store: malformed token record");
+}
+
+int cat_token_hash(unsigned char out[CAT_TOKEN_HASH_LEN], const char *token, size_t len) {
+  unsigned int n = 0;
+  if (EVP_Digest(token, len, out, &n, EVP_sha256(), NULL) != 1 || n != CAT_TOKEN_HASH_LEN)
+    return dd_err_set(DD_EINTERNAL, "SHA-256 failed");
+  return 0;
+}
+
+int cat_token_put(cat_store *s, const unsigned char hash[CAT_TOKEN_HASH_LEN],
+                  const cat_token_rec *rec) {
+  unsigned char buf[CAT__TOKEN_FIXED + 2 + 255 + 40];
+  MDB_txn *txn = NULL;
+  if (rec->kind != CAT_TOKEN_ADMIN && rec->kind != CAT_TOKEN_RECIPIENT)
+    return dd_err_set(DD_EINVAL, "token: unknown principal kind %d", (int)rec->kind);
+  MDB_val k = {CAT_TOKEN_HASH_LEN, (void *)hash}, v = {cat__token_encode(buf, hash, rec), buf};
+  int rc = cat__txn_begin(s, &txn, true);
+  if (rc) return rc;
+  int mrc = mdb_put(txn, s->dbi[CAT__DB_TOKENS], &k, &v, 0);
+  if (mrc) {
+    mdb_txn_abort(txn);
+    return cat__mdb_err(mrc, "catalog store: write token");
+  }
+  return cat__txn_commit(txn);
+}
+
+int cat_token_lookup(cat_store *s, cat_token_rec *out,
+                     const unsigned char hash[CAT_TOKEN_HASH_LEN]) {
+  MDB_txn *txn = NULL;
+  MDB_val k = {CAT_TOKEN_HASH_LEN, (void *)hash}, v;
+  int rc = cat__txn_begin(s, &txn, false);
+  if (rc) return rc;
+  int mrc = mdb_get(txn, s->dbi[CAT__DB_TOKENS], &k, &v);
+  if (mrc == MDB_NOTFOUND) rc = dd_err_set(DD_ENOTFOUND, "token not found");
+  else if (mrc) rc = cat__mdb_err(mrc, "catalog store: read token");
+  else rc = cat__token_decode(out, hash, v.mv_data, v.mv_size);
+  mdb_txn_abort(txn);
+  return rc;
+}
+
+int cat_token_delete(cat_store *s, const unsigned char hash[CAT_TOKEN_HASH_LEN]) {
+  MDB_txn *txn = NULL;
+  MDB_val k = {CAT_TOKEN_HASH_LEN, (void *)hash};
+  int rc = cat__txn_begin(s, &txn, true);
+  if (rc) return rc;
+  int mrc = mdb_del(txn, s->dbi[CAT__DB_TOKENS], &k, NULL);
+  if (mrc) {
+    mdb_txn_abort(txn);
+    return mrc == MDB_NOTFOUND ? dd_err_set(DD_ENOTFOUND, "token not found")
+                               : cat__mdb_err(mrc, "catalog store: delete token");
+  }
+  return cat__txn_commit(txn);
+}
+
+int cat_token_has_kind(cat_store *s, int *out, cat_token_kind kind) {
+  MDB_txn *txn = NULL;
+  MDB_cursor *cur = NULL;
+  MDB_val k, v;
+  *out = 0;
+  int rc = cat__txn_begin(s, &txn, false);
+  if (rc) return rc;
+  int mrc = mdb_cursor_open(txn, s->dbi[CAT__DB_TOKENS], &cur);
+  for (mrc = mrc ? mrc : mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0 && !*out;
+       mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+    *out = v.mv_size > 1 && ((const unsigned char *)v.mv_data)[1] == (unsigned char)kind;
+  if (mrc != 0 && mrc != MDB_NOTFOUND) rc = cat__mdb_err(mrc, "catalog store: scan tokens");
+  if (cur) mdb_cursor_close(cur);
+  mdb_txn_abort(txn);
+  return rc;
+}

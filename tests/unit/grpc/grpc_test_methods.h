@@ -1,0 +1,36 @@
+/* grpc_test_methods.h: a small method table that exercises the gRPC runtime (unary,
+ * streaming, errors, deadlines, metadata, public methods) and a fake authenticator, shared
+ * by the C unit test and the grpc_test_server used by the Python interop test.
+ *
+ *   /deltad.system.v1.SystemService/Ping           PingRequest -> PingResponse
+ *   /deltad.system.v1.SystemService/GetServerInfo  version = metadata "x-echo" (or "none"),
+ *                                                  principal = the caller's name
+ *   /dd.test.v1.Test/Echo     GetCatalogRequest{name} -> CatalogInfo{name}; name "notfound"
+ *                             fails NOT_FOUND; "big:N" replies with an N-byte comment
+ *   /dd.test.v1.Test/Sleep    GetCatalogRequest{name = ms} sleeps, -> CatalogInfo{name}
+ *   /dd.test.v1.Test/Deadline GetCatalogRequest -> CatalogInfo{comment = deadline_ms}
+ *   /dd.test.v1.Test/Public   (no token) GetCatalogRequest -> CatalogInfo{name = principal
+ *                             kind: "none" or "admin"}
+ *   /dd.test.v1.Test/Count    (streaming) ListCatalogsRequest{max_results = N,
+ *                             page_token "slow" = 20 ms apart} -> N x CatalogInfo{"item-i"} */
+#ifndef DD_TESTS_UNIT_GRPC_TEST_METHODS_H
+#define DD_TESTS_UNIT_GRPC_TEST_METHODS_H
+
+#include <stdatomic.h>
+
+#include "server/service/handler.h"
+
+#define GT_TOKEN "test-token"
+#define GT_PRINCIPAL "tester"
+
+extern const dd_method gt_methods[];
+extern const size_t gt_methods_len;
+
+/* Handler calls so far, and streaming sends that returned DD_ECANCELLED. */
+extern atomic_long gt_handler_calls;
+extern atomic_long gt_stream_cancelled;
+
+/* Accepts GT_TOKEN as an admin named GT_PRINCIPAL. */
+int gt_auth(void *app, const char *token, size_t len, dd_principal *out);
+
+#endif
