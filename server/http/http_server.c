@@ -68,8 +68,8 @@ static void req_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   dd_http_server *s = cls;
   http_req *rq = *con_cls;
   if (!rq) return;
+  http__stream_request_done(rq);
   free(rq->body);
-  free(rq->stream);
   free(rq);
   *con_cls = NULL;
   pthread_mutex_lock(&s->mu);
@@ -119,6 +119,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
     return first_call(rq);
   }
   if (rq->answered) {
+    if (rq->st) return http__stream_answer(rq); /* resumed while waiting for a stream */
     *upload_size = 0;
     return MHD_YES;
   }
@@ -218,6 +219,7 @@ int dd_http_server_start(dd_http_server *s) {
   int rc = resolve_listen(s->listen, &ss, &sl);
   if (rc != 0) return rc;
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
+  if (s->opts.threads > 0) flags |= MHD_ALLOW_SUSPEND_RESUME;
   if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
   flags |= s->opts.threads > 0 ? MHD_USE_EPOLL : (MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL);
   unsigned pool = s->opts.threads > 0 ? (unsigned)s->opts.threads : 0;
@@ -240,21 +242,35 @@ int dd_http_server_start(dd_http_server *s) {
 
 int dd_http_server_port(const dd_http_server *s) { return s->port; }
 
+/* Waits (s->mu held) until *count is 0 or the deadline passes (deadline NULL: forever). */
+static void wait_zero(dd_http_server *s, const int *count, const struct timespec *deadline) {
+  while (*count > 0) {
+    if (!deadline) pthread_cond_wait(&s->idle, &s->mu);
+    else if (pthread_cond_timedwait(&s->idle, &s->mu, deadline) != 0) break;
+  }
+}
+
 void dd_http_server_stop(dd_http_server *s) {
   if (!s || !s->mhd) return;
   MHD_socket fd = MHD_quiesce_daemon(s->mhd);
-  /* Let requests already being served finish (bounded, so a stuck handler cannot hang
-   * shutdown forever); idle keep-alive connections are closed by MHD_stop_daemon. */
+  /* Requests being served finish (bounded, so a stuck handler cannot hang shutdown);
+   * then streams still running are cancelled and their connections resumed, since MHD
+   * must not be stopped with suspended connections; idle keep-alive connections are
+   * closed by MHD_stop_daemon; last, streaming handler threads are waited for, as they
+   * use the application object the caller frees next. */
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
   until.tv_sec += 30;
   pthread_mutex_lock(&s->mu);
-  while (s->in_flight > 0 && pthread_cond_timedwait(&s->idle, &s->mu, &until) == 0) {
-  }
+  wait_zero(s, &s->in_flight, &until);
   pthread_mutex_unlock(&s->mu);
+  http__streams_cancel_all(s);
   MHD_stop_daemon(s->mhd);
-  if (fd != MHD_INVALID_SOCKET) close(fd);
   s->mhd = NULL;
+  if (fd != MHD_INVALID_SOCKET) close(fd);
+  pthread_mutex_lock(&s->mu);
+  wait_zero(s, &s->producers, NULL);
+  pthread_mutex_unlock(&s->mu);
 }
 
 void dd_http_server_free(dd_http_server *s) {
