@@ -190,11 +190,26 @@ static enum MHD_Result call_handler(http_req *rq, const dd_method *method, const
   return r;
 }
 
+/* 405 with the Allow header RFC 9110 asks for. */
+static enum MHD_Result queue_not_allowed(struct MHD_Connection *c, const char *allow) {
+  char *body = http__error_json(DD_EUNSUPPORTED, dd_err_msg());
+  struct MHD_Response *r = body ? MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE) : NULL;
+  if (!r) {
+    free(body);
+    return MHD_NO;
+  }
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+  MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+  enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
+  MHD_destroy_response(r);
+  return ok;
+}
+
 enum MHD_Result http__dispatch_route(http_req *rq, const char *path) {
   dd_http_server *s = rq->srv;
   dd_http_match m;
   int rc = dd_http_router_match(s->router, rq->method, path, &m);
-  if (rc == DD_EUNSUPPORTED) return http__queue_error(rq->conn, rc, 405, dd_err_msg());
+  if (rc == DD_EUNSUPPORTED) return queue_not_allowed(rq->conn, m.allow);
   if (rc != 0) return http__queue_error(rq->conn, rc, 0, dd_err_msg());
   const dd_method *method = s->methods[m.route];
   const dd_api_route *route = &s->routes[m.route];

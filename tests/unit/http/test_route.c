@@ -111,6 +111,9 @@ static void test_not_found_and_not_allowed(void **state) {
   expect_rc(r, "GET", "/catalogs//tables/t", DD_ENOTFOUND);
   expect_rc(r, "GET", "/", DD_ENOTFOUND);
   expect_rc(r, "PUT", "/catalogs/foo", DD_EUNSUPPORTED);
+  dd_http_match m;
+  assert_int_equal(dd_http_router_match(r, "PATCH", "/catalogs/special", &m), DD_EUNSUPPORTED);
+  assert_string_equal(m.allow, "GET, DELETE");
   expect_rc(r, "DELETE", "/catalogs", DD_EUNSUPPORTED);
   char deep[256] = "";
   for (int i = 0; i < 40; i++) strcat(deep, "/x");

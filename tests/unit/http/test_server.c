@@ -447,6 +447,7 @@ static void test_status_codes(void **state) {
   resp r = http("PUT", "/api/v1/catalogs/foo", AUTH, "{}");
   assert_int_equal(r.status, 405);
   assert_non_null(strstr(r.body, "\"code\":12"));
+  assert_non_null(strstr(r.headers, "Allow: GET, PATCH, DELETE"));
   free(r.body);
   /* 413: declared too large, and streamed (chunked) too large */
   char big[5000];
