@@ -55,7 +55,7 @@ static int h_notfound(dd_call *call, const ProtobufCMessage *req, ProtobufCMessa
 }
 
 static int stream_cancelled;     /* an "infinite" stream saw DD_ECANCELLED */
-static volatile int latch_open; /* the "latch" stream waits for the client to see line 1 */
+static int latch_open; /* the "latch" stream waits for the client to see line 1 (atomic) */
 
 static int send_schema(dd_call *call, int i) {
   Deltad__Catalog__V1__SchemaInfo si = DELTAD__CATALOG__V1__SCHEMA_INFO__INIT;
@@ -80,8 +80,10 @@ static int h_stream_special(dd_call *call, const char *mode) {
     }
   }
   int rc = send_schema(call, 0);
-  for (int i = 0; rc == 0 && i < 300 && !latch_open; i++) usleep(10 * 1000);
-  return rc != 0 ? rc : latch_open ? send_schema(call, 1) : dd_err_set(DD_EINTERNAL, "latch timeout");
+  int open = 0;
+  for (int i = 0; rc == 0 && i < 300 && !(open = __atomic_load_n(&latch_open, __ATOMIC_SEQ_CST)); i++)
+    usleep(10 * 1000);
+  return rc != 0 ? rc : open ? send_schema(call, 1) : dd_err_set(DD_EINTERNAL, "latch timeout");
 }
 
 /* Streams max_results SchemaInfo messages named s0, s1, ...; page_token "fail" makes it
@@ -524,9 +526,9 @@ static int stream_until(const char *path, const char *until) {
  * the handler waits for the client to have read line 1 before sending line 2. */
 static void test_stream_not_buffered(void **state) {
   (void)state;
-  latch_open = 0;
+  __atomic_store_n(&latch_open, 0, __ATOMIC_SEQ_CST);
   int fd = stream_until("/api/v1/schemas?pageToken=latch", "{\"name\":\"s0\"}\n");
-  latch_open = 1;
+  __atomic_store_n(&latch_open, 1, __ATOMIC_SEQ_CST);
   char buf[4096];
   size_t len = 0;
   while (len < sizeof buf - 1 && !strstr(buf, "\"s1\"")) {
