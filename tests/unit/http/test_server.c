@@ -106,7 +106,10 @@ static int h_stream(dd_call *call, const ProtobufCMessage *req, ProtobufCMessage
   return 0;
 }
 
+static int slow_started; /* atomic: h_slow is running */
+
 static int h_slow(dd_call *call, const ProtobufCMessage *req, ProtobufCMessage **out) {
+  __atomic_store_n(&slow_started, 1, __ATOMIC_SEQ_CST);
   usleep(400 * 1000);
   return h_echo(call, req, out);
 }
@@ -665,8 +668,9 @@ static void *slow_client(void *arg) {
 static void test_graceful_stop(void **state) {
   dd_http_server *s = *state;
   pthread_t t;
+  __atomic_store_n(&slow_started, 0, __ATOMIC_SEQ_CST);
   pthread_create(&t, NULL, slow_client, NULL);
-  usleep(150 * 1000);
+  for (int i = 0; i < 500 && !__atomic_load_n(&slow_started, __ATOMIC_SEQ_CST); i++) usleep(10 * 1000);
   dd_http_server_stop(s);
   void *rv;
   pthread_join(t, &rv);
