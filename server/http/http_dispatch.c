@@ -170,12 +170,18 @@ static int call_send_unary(dd_call *call, const ProtobufCMessage *msg) {
   return dd_err_set(DD_EINTERNAL, "send() called by a unary handler");
 }
 
-static enum MHD_Result reply_unary(http_req *rq, ProtobufCMessage *out) {
-  if (!out) return http__queue_error(rq->conn, DD_EINTERNAL, 0, "handler returned no response");
+int http__reply_json(const ProtobufCMessage *out, char **body) {
+  *body = NULL;
+  if (!out) return dd_err_set(DD_EINTERNAL, "handler returned no response");
   json_t *j = pbjson_from_msg(out);
-  char *body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+  *body = j ? json_dumps(j, JSON_COMPACT) : NULL;
   json_decref(j);
-  if (!body) return http__queue_error(rq->conn, DD_EINTERNAL, 0, dd_err_msg());
+  return *body ? 0 : dd_err_set(DD_EINTERNAL, "cannot encode the response: %s", dd_err_msg());
+}
+
+static enum MHD_Result reply_unary(http_req *rq, ProtobufCMessage *out) {
+  char *body;
+  if (http__reply_json(out, &body) != 0) return http__queue_error(rq->conn, DD_EINTERNAL, 0, dd_err_msg());
   return http__queue_body(rq->conn, 200, "application/json", body, strlen(body));
 }
 
@@ -225,8 +231,8 @@ enum MHD_Result http__dispatch_route(http_req *rq, const char *path) {
     r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
     goto cleanup;
   }
-  if (method->flags & DD_METHOD_STREAMING) {
-    r = http__stream_start(rq, method, &who, req); /* takes req */
+  if ((method->flags & DD_METHOD_STREAMING) || s->opts.threads > 0) {
+    r = http__stream_start(rq, method, &who, req); /* takes req; see http_stream.c */
     req = NULL;
   } else {
     r = call_handler(rq, method, &who, req);

@@ -156,6 +156,8 @@ int dd_http_server_new(dd_http_server **out, const dd_http_opts *opts, const dd_
   if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->idle, NULL);
+  pthread_mutex_init(&s->jobs_mu, NULL);
+  pthread_cond_init(&s->jobs_cv, NULL);
   s->opts = *opts;
   s->port = -1;
   s->listen = strdup(opts->listen ? opts->listen : "127.0.0.1:8080");
@@ -231,6 +233,11 @@ int dd_http_server_start(dd_http_server *s) {
                             pool ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, pool,
                             MHD_OPTION_END);
   if (!s->mhd) return dd_err_set(DD_EIO, "cannot listen on %s", s->listen);
+  if (pool && (rc = http__workers_start(s)) != 0) {
+    MHD_stop_daemon(s->mhd);
+    s->mhd = NULL;
+    return rc;
+  }
   const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_LISTEN_FD);
   struct sockaddr_storage bound;
   socklen_t bl = sizeof bound;
@@ -271,6 +278,7 @@ void dd_http_server_stop(dd_http_server *s) {
   pthread_mutex_lock(&s->mu);
   wait_zero(s, &s->producers, NULL);
   pthread_mutex_unlock(&s->mu);
+  http__workers_stop(s);
 }
 
 void dd_http_server_free(dd_http_server *s) {
@@ -285,5 +293,7 @@ void dd_http_server_free(dd_http_server *s) {
   free(s->base_path);
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->idle);
+  pthread_mutex_destroy(&s->jobs_mu);
+  pthread_cond_destroy(&s->jobs_cv);
   free(s);
 }

@@ -16,11 +16,11 @@
  * Protocols that must control every byte (Delta Sharing, Lance Namespace) register a
  * native handler for a path prefix; it sees the raw request and writes the raw reply.
  *
- * Threads: with opts.threads == 0 every connection has its own thread, so a slow handler
- * holds up no other request (the default, and the faster mode in our measurements); with
- * threads > 0, that many epoll threads share the connections and a unary handler runs on
- * the thread of its connection, delaying the other connections of that thread while it
- * runs (streaming handlers always get their own thread). */
+ * Threads: with opts.threads == 0 every connection has its own thread and handlers run
+ * on it (the default, and the faster mode in our measurements); with threads > 0, that
+ * many epoll threads share the connections and each call's handler runs on a thread of
+ * its own while its connection is suspended (more connections per thread, a thread
+ * start per call). Either way a slow handler holds up no other request. */
 #ifndef DD_SERVER_HTTP_HTTP_SERVER_H
 #define DD_SERVER_HTTP_HTTP_SERVER_H
 

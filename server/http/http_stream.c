@@ -1,17 +1,24 @@
 /* http_stream.c: server-streaming methods over REST as NDJSON, without buffering the
- * whole stream.
+ * whole stream; and, in the epoll pool, unary methods too (so a slow handler does not
+ * hold up the other connections of its pool thread).
  *
  * The handler runs on its own (detached) producer thread; each call->send appends one
  * JSON line to a queue, waiting while more than STREAM_HIGH_WATER bytes are unsent. MHD
  * pulls the queue through a response-from-callback. The status is decided once the first
  * line or the end arrives: an error before any line is a normal JSON error response,
- * after lines it becomes a last {"error": {...}} line.
+ * after lines it becomes a last {"error": {...}} line. A unary call ("unary" set) puts its
+ * whole JSON reply in the queue when the handler returns and is answered as a normal
+ * JSON response.
  *
  * Waiting depends on the threading mode: with a thread per connection the access handler
  * and the reader simply block on the condition variable; in the epoll pool they must not
  * block, so they suspend the connection (MHD_suspend_connection, under st->mu) and the
  * producer resumes it (under st->mu, only when st->suspended says it is suspended, since
  * resuming a connection that is not suspended is undefined).
+ *
+ * Threads: a streaming call gets a thread of its own (a stream may run for long); a unary
+ * call in the epoll pool goes to a fixed set of workers (starting a thread per call cost
+ * three quarters of the throughput).
  *
  * Lifetime: two references, the producer's and the HTTP side's (held by http_req until the
  * response is queued, then by the MHD response, released by its free callback, which also
@@ -37,10 +44,11 @@ struct http_stream {
   pthread_cond_t cv;
   char *buf; /* unsent NDJSON bytes are buf[off..len) */
   size_t len, cap, off;
-  int sent_any, done, rc, cancelled, suspended, blocking;
+  int sent_any, done, rc, cancelled, suspended, blocking, unary;
   char errmsg[1024];
   int refs; /* guarded by srv->mu */
   http_stream *prev, *next; /* srv->streams, guarded by srv->mu */
+  http_stream *job_next;     /* srv->jobs queue, guarded by srv->jobs_mu */
   const dd_method *method;
   ProtobufCMessage *req;
   dd_principal who;
@@ -153,6 +161,13 @@ static void *stream_main(void *arg) {
   ProtobufCMessage *out = NULL;
   dd_err_clear();
   int rc = st->method->fn(&st->call, st->req, &out);
+  char *reply = NULL;
+  if (rc == 0 && st->unary && (rc = http__reply_json(out, &reply)) == 0) {
+    pthread_mutex_lock(&st->mu);
+    rc = stream_append(st, reply, strlen(reply));
+    pthread_mutex_unlock(&st->mu);
+  }
+  free(reply);
   protobuf_c_message_free_unpacked(out, NULL);
   pthread_mutex_lock(&st->mu);
   st->done = 1;
@@ -174,6 +189,59 @@ static void *stream_main(void *arg) {
   if (--s->producers == 0) pthread_cond_broadcast(&s->idle);
   pthread_mutex_unlock(&s->mu);
   return NULL;
+}
+
+/* ---- workers for unary calls (epoll pool) -------------------------------------------- */
+
+static void *worker_main(void *arg) {
+  dd_http_server *s = arg;
+  pthread_mutex_lock(&s->jobs_mu);
+  for (;;) {
+    while (!s->jobs_head && !s->jobs_stop) pthread_cond_wait(&s->jobs_cv, &s->jobs_mu);
+    http_stream *st = s->jobs_head;
+    if (!st) break;
+    s->jobs_head = st->job_next;
+    if (!s->jobs_head) s->jobs_tail = NULL;
+    pthread_mutex_unlock(&s->jobs_mu);
+    stream_main(st);
+    pthread_mutex_lock(&s->jobs_mu);
+  }
+  pthread_mutex_unlock(&s->jobs_mu);
+  return NULL;
+}
+
+static void worker_push(dd_http_server *s, http_stream *st) {
+  pthread_mutex_lock(&s->jobs_mu);
+  st->job_next = NULL;
+  if (s->jobs_tail) s->jobs_tail->job_next = st;
+  else s->jobs_head = st;
+  s->jobs_tail = st;
+  pthread_cond_signal(&s->jobs_cv);
+  pthread_mutex_unlock(&s->jobs_mu);
+}
+
+int http__workers_start(dd_http_server *s) {
+  size_t n = (size_t)s->opts.threads * 4;
+  if (!(s->workers = calloc(n, sizeof *s->workers))) return dd_err_set(DD_ENOMEM, "out of memory");
+  for (; s->n_workers < n; s->n_workers++) {
+    if (pthread_create(&s->workers[s->n_workers], NULL, worker_main, s) != 0) {
+      http__workers_stop(s);
+      return dd_err_set(DD_EINTERNAL, "cannot start HTTP worker threads");
+    }
+  }
+  return 0;
+}
+
+void http__workers_stop(dd_http_server *s) {
+  pthread_mutex_lock(&s->jobs_mu);
+  s->jobs_stop = 1;
+  pthread_cond_broadcast(&s->jobs_cv);
+  pthread_mutex_unlock(&s->jobs_mu);
+  for (size_t i = 0; i < s->n_workers; i++) pthread_join(s->workers[i], NULL);
+  free(s->workers);
+  s->workers = NULL;
+  s->n_workers = 0;
+  s->jobs_stop = 0;
 }
 
 /* ---- the HTTP side ------------------------------------------------------------------- */
@@ -210,17 +278,33 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
 
 static void stream_response_free(void *cls) { stream_drop_http(cls); }
 
+/* With st->mu held (released here): the reply of a finished (or cancelled) unary call. */
+static enum MHD_Result answer_unary(http_req *rq, http_stream *st) {
+  int rc = st->done ? st->rc : DD_EIO;
+  char *body = NULL, msg[sizeof st->errmsg];
+  snprintf(msg, sizeof msg, "%s", st->done ? st->errmsg : "server stopping");
+  if (rc == 0) body = strndup(st->buf ? st->buf : "", st->len);
+  pthread_mutex_unlock(&st->mu);
+  rq->st = NULL;
+  stream_drop_http(st);
+  if (rc != 0) return http__queue_error(rq->conn, rc, 0, msg);
+  if (!body) return MHD_NO;
+  return http__queue_body(rq->conn, 200, "application/json", body, strlen(body));
+}
+
 enum MHD_Result http__stream_answer(http_req *rq) {
   http_stream *st = rq->st;
   pthread_mutex_lock(&st->mu);
-  while (st->blocking && !(st->len > st->off || st->done || st->cancelled))
-    pthread_cond_wait(&st->cv, &st->mu);
-  if (!(st->len > st->off || st->done || st->cancelled)) {
+  /* a unary reply is only complete when done (stream_main appends it, then sets done) */
+#define STREAM_READY(st) ((!(st)->unary && (st)->len > (st)->off) || (st)->done || (st)->cancelled)
+  while (st->blocking && !STREAM_READY(st)) pthread_cond_wait(&st->cv, &st->mu);
+  if (!STREAM_READY(st)) {
     st->suspended = 1;
     MHD_suspend_connection(st->conn);
     pthread_mutex_unlock(&st->mu);
     return MHD_YES; /* called again once resumed */
   }
+  if (st->unary) return answer_unary(rq, st); /* unlocks */
   int failed = st->done && st->rc != 0 && !st->sent_any;
   int rc = st->rc;
   char msg[sizeof st->errmsg];
@@ -268,6 +352,12 @@ static enum MHD_Result copy_header(void *cls, enum MHD_ValueKind kind, const cha
   return MHD_YES;
 }
 
+static int send_refused(dd_call *call, const ProtobufCMessage *msg) {
+  (void)call;
+  (void)msg;
+  return dd_err_set(DD_EINTERNAL, "send() called by a unary handler");
+}
+
 enum MHD_Result http__stream_start(http_req *rq, const dd_method *method, const dd_principal *who,
                                    ProtobufCMessage *req) {
   dd_http_server *s = rq->srv;
@@ -284,7 +374,8 @@ enum MHD_Result http__stream_start(http_req *rq, const dd_method *method, const 
   st->method = method;
   st->req = req;
   st->who = *who;
-  st->call = (dd_call){&st->who, 0, s->opts.app, stream_send, stream_header, st};
+  st->unary = !(method->flags & DD_METHOD_STREAMING);
+  st->call = (dd_call){&st->who, 0, s->opts.app, st->unary ? send_refused : stream_send, stream_header, st};
   MHD_get_connection_values(rq->conn, MHD_HEADER_KIND, copy_header, st);
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -296,7 +387,9 @@ enum MHD_Result http__stream_start(http_req *rq, const dd_method *method, const 
   s->streams = st;
   s->producers++;
   pthread_t t;
-  int failed = pthread_create(&t, &attr, stream_main, st) != 0;
+  int failed = 0;
+  if (st->unary && s->n_workers > 0) worker_push(s, st); /* s->mu, then jobs_mu */
+  else failed = pthread_create(&t, &attr, stream_main, st) != 0;
   if (failed) {
     s->producers--;
     st->refs = 1;

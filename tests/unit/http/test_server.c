@@ -664,6 +664,30 @@ static void *slow_client(void *arg) {
   return r;
 }
 
+/* Slow handlers on every pool thread hold up no other request. */
+static void test_slow_handler_isolation(void **state) {
+  (void)state;
+  pthread_t t[4];
+  __atomic_store_n(&slow_started, 0, __ATOMIC_SEQ_CST);
+  for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, slow_client, NULL);
+  for (int i = 0; i < 500 && !__atomic_load_n(&slow_started, __ATOMIC_SEQ_CST); i++) usleep(10 * 1000);
+  usleep(50 * 1000);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0; i < 4; i++) expect(http("GET", "/api/v1/catalogs/quick", AUTH, NULL), 200, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+  if (ms > 250) fail_msg("fast requests took %.0f ms behind slow handlers", ms);
+  for (int i = 0; i < 4; i++) {
+    void *rv;
+    pthread_join(t[i], &rv);
+    resp *r = rv;
+    assert_int_equal(r->status, 200);
+    free(r->body);
+    free(r);
+  }
+}
+
 /* stop() waits for the in-flight slow request, then refuses connections. */
 static void test_graceful_stop(void **state) {
   dd_http_server *s = *state;
@@ -714,7 +738,7 @@ int main(void) {
       BOTH(test_bad_requests), BOTH(test_status_codes), BOTH(test_streaming),
       BOTH(test_stream_large), BOTH(test_stream_not_buffered), BOTH(test_stream_client_gone),
       BOTH(test_stream_stop), BOTH(test_native), BOTH(test_keep_alive), BOTH(test_concurrent),
-      BOTH(test_graceful_stop), cmocka_unit_test(test_bad_listen),
+      BOTH(test_slow_handler_isolation), BOTH(test_graceful_stop), cmocka_unit_test(test_bad_listen),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
