@@ -214,7 +214,9 @@ static enum MHD_Result queue_not_allowed(struct MHD_Connection *c, const char *a
 enum MHD_Result http__dispatch_route(http_req *rq, const char *path) {
   dd_http_server *s = rq->srv;
   dd_http_match m;
-  int rc = dd_http_router_match(s->router, rq->method, path, &m);
+  /* HEAD is GET without the body (MHD drops the body of a HEAD reply) */
+  const char *verb = strcmp(rq->method, "HEAD") == 0 ? "GET" : rq->method;
+  int rc = dd_http_router_match(s->router, verb, path, &m);
   if (rc == DD_EUNSUPPORTED) return queue_not_allowed(rq->conn, m.allow);
   if (rc != 0) return http__queue_error(rq->conn, rc, 0, dd_err_msg());
   const dd_method *method = s->methods[m.route];

@@ -390,6 +390,25 @@ static void test_transcoding(void **state) {
   resp r = http("GET", "/api/v1/catalogs/foo", AUTH, NULL);
   assert_non_null(strstr(r.headers, "Content-Type: application/json"));
   free(r.body);
+  /* HEAD: GET's status and headers, no body */
+  int fd = conn_open();
+  send_req(fd, "HEAD", "/api/v1/catalogs/foo", AUTH, NULL);
+  char buf[2048];
+  size_t got = 0;
+  buf[0] = '\0';
+  while (got < sizeof buf - 1 && !strstr(buf, "\r\n\r\n")) {
+    ssize_t n = read(fd, buf + got, sizeof buf - 1 - got);
+    if (n <= 0) break;
+    got += (size_t)n;
+    buf[got] = '\0';
+  }
+  usleep(50 * 1000); /* a body, if one were sent, would have arrived by now */
+  ssize_t extra = recv(fd, buf + got, sizeof buf - 1 - got, MSG_DONTWAIT);
+  if (extra > 0) buf[got + (size_t)extra] = '\0';
+  assert_non_null(strstr(buf, "HTTP/1.1 200"));
+  assert_non_null(strstr(buf, "Content-Length: 14\r\n"));
+  assert_null(strstr(buf, "{\"name\""));
+  close(fd);
 }
 
 static void test_query_errors(void **state) {
