@@ -9,8 +9,10 @@
  * them (chunked, never buffered whole; a failure after the first line becomes a last
  * {"error": {...}} line; a client that goes away makes the handler's send fail with
  * DD_ECANCELLED). Errors are
- * {"code": <grpc code>, "message": "...", "details": []} with dd_status_http(code).
- * Authentication: "Authorization: Bearer <token>" or "x-api-key: <token>" through
+ * {"code": <grpc code>, "message": "...", "details": []} with dd_status_http(code);
+ * unknown paths 404, a known path with another verb 405 (with Allow), a body over
+ * max_body_bytes 413, bad JSON / unknown fields / wrong types 400 (the handler is not
+ * called). HEAD is served as GET without the body. Authentication: "Authorization: Bearer <token>" or "x-api-key: <token>" through
  * opts.auth, except for DD_METHOD_PUBLIC methods.
  *
  * Protocols that must control every byte (Delta Sharing, Lance Namespace) register a
