@@ -5,6 +5,7 @@
 #include "cmd/deltad_demo.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,7 +31,7 @@ static int demo_call(dd_app *app, const char *path, const ProtobufCMessage *req)
 }
 
 int dd_demo_setup(dd_app *app, const char *data_dir) {
-  char tables[PATH_MAX], abs_dir[PATH_MAX], url[PATH_MAX + 16];
+  char tables[PATH_MAX + 16], abs_dir[PATH_MAX], url[PATH_MAX + 32];
   int rc;
 
   Deltad__Catalog__V1__CreateCatalogRequest cat = DELTAD__CATALOG__V1__CREATE_CATALOG_REQUEST__INIT;

@@ -238,9 +238,22 @@ int dd_grpc__reflection_reply(const uint8_t *req, size_t len, uint8_t **out, siz
   memset(&o, 0, sizeof o);
   refl_req *q = grpc__reflection__v1alpha__server_reflection_request__unpack(NULL, len, req);
   if (!q) return dd_err_set(DD_EINVAL, "malformed request: %zu bytes are not a ServerReflectionRequest", len);
+  /* The echoed request leaves out fields we do not know: protobuf-c keeps them as they
+   * came, and re-sending junk (a field number 0, say) would make the reply unparsable. */
+  refl_req echo = *q;
+  Grpc__Reflection__V1alpha__ExtensionRequest echo_ext;
+  echo.base.n_unknown_fields = 0;
+  echo.base.unknown_fields = NULL;
+  if (q->message_request_case ==
+      GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_CONTAINING_EXTENSION) {
+    echo_ext = *q->file_containing_extension;
+    echo_ext.base.n_unknown_fields = 0;
+    echo_ext.base.unknown_fields = NULL;
+    echo.file_containing_extension = &echo_ext;
+  }
   refl_resp r = GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_RESPONSE__INIT;
   r.valid_host = q->host;
-  r.original_request = q;
+  r.original_request = &echo;
   int rc = refl__answer(q, &r, &o);
   if (!rc) {
     size_t n = grpc__reflection__v1alpha__server_reflection_response__get_packed_size(&r);

@@ -8,7 +8,9 @@
  * both public. How it works inside: grpc_int.h.
  *
  * Threads: start, port, shutdown and free are called by the owner (one thread at a time;
- * shutdown may also race with itself). Handlers run on the server's threads. */
+ * shutdown may also race with itself). Handlers run on the server's threads: a unary
+ * handler holds its thread for its own duration, a server-streaming handler for the whole
+ * stream (its sends block), so more threads than cores suit long streams. */
 #ifndef DD_SERVER_GRPC_GRPC_SERVER_H
 #define DD_SERVER_GRPC_GRPC_SERVER_H
 
@@ -41,7 +43,8 @@ int dd_grpc_server_port(const dd_grpc_server *s);
 /* Graceful shutdown: stops accepting calls, ends health Watch and reflection streams,
  * lets in-flight calls finish for up to opts.shutdown_grace_ms, then cancels the rest
  * (a streaming handler's send then returns DD_ECANCELLED), and joins the threads.
- * Idempotent; blocks until done. A handler that never returns blocks it forever. */
+ * Idempotent; blocks until done. A handler that never returns blocks it forever, and a
+ * handler must not call it (it waits for that very call and joins its thread). */
 void dd_grpc_server_shutdown(dd_grpc_server *s);
 
 /* Shuts down first if needed, then frees everything. Accepts NULL. */

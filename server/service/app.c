@@ -125,3 +125,12 @@ const dd_method *dd_app_methods(size_t *out_len) {
   *out_len = app_methods_len;
   return app_methods;
 }
+
+/* Called once by main after the REST port is bound and before any handler reads the URL
+ * (handlers that build URLs are not served until then). */
+void dd_app_set_public_url(dd_app *app, const char *url) {
+  char *copy = strdup(url);
+  if (!copy) return;
+  free((char *)app->opts.public_url);
+  app->opts.public_url = copy;
+}

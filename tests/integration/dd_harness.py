@@ -44,6 +44,18 @@ def stubs_dir():
     return _STUBS
 
 
+def load_pb2(relpath):
+    """Loads one generated *_pb2.py by file path. Needed for the grpc.health and
+    grpc.reflection stubs, whose package name `grpc` is taken by grpcio itself."""
+    import importlib.util
+    path = os.path.join(stubs_dir(), relpath)
+    name = "dd_" + relpath.replace("/", "_").replace(".py", "")
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 class Server:
     def __init__(self, data_dir=None, env=None, extra_args=None):
         self.owns_dir = data_dir is None

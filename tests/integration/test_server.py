@@ -76,18 +76,27 @@ class ServerProcess(unittest.TestCase):
 
     def test_health_and_reflection_need_no_token(self):
         s = self.start()
-        from grpc.health.v1 import health_pb2, health_pb2_grpc
-        h = health_pb2_grpc.HealthStub(s.channel())
-        r = h.Check(health_pb2.HealthCheckRequest(service=""), timeout=10)
+        health_pb2 = dd_harness.load_pb2("grpc/health/v1/health_pb2.py")
+        ch = s.channel()
+        check = ch.unary_unary("/grpc.health.v1.Health/Check",
+                               request_serializer=lambda m: m.SerializeToString(),
+                               response_deserializer=health_pb2.HealthCheckResponse.FromString)
+        r = check(health_pb2.HealthCheckRequest(service=""), timeout=10)
         self.assertEqual(r.status, health_pb2.HealthCheckResponse.SERVING)
-        r = h.Check(health_pb2.HealthCheckRequest(service="deltad.catalog.v1.CatalogService"))
+        r = check(health_pb2.HealthCheckRequest(service="deltad.catalog.v1.CatalogService"))
         self.assertEqual(r.status, health_pb2.HealthCheckResponse.SERVING)
-        from grpc.reflection.v1alpha import reflection_pb2 as rp, reflection_pb2_grpc as rg
-        refl = rg.ServerReflectionStub(s.channel())
+        with self.assertRaises(grpc.RpcError) as cm:
+            check(health_pb2.HealthCheckRequest(service="no.such.Service"), timeout=10)
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.NOT_FOUND)
+        rp = dd_harness.load_pb2("grpc/reflection/v1alpha/reflection_pb2.py")
+        info = ch.stream_stream(
+            "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+            request_serializer=lambda m: m.SerializeToString(),
+            response_deserializer=rp.ServerReflectionResponse.FromString)
         reqs = [rp.ServerReflectionRequest(list_services=""),
                 rp.ServerReflectionRequest(
                     file_containing_symbol="deltad.catalog.v1.CatalogService")]
-        resps = list(refl.ServerReflectionInfo(iter(reqs), timeout=10))
+        resps = list(info(iter(reqs), timeout=10))
         self.assertEqual(len(resps), 2)
         names = [x.name for x in resps[0].list_services_response.service]
         self.assertIn("deltad.catalog.v1.CatalogService", names)

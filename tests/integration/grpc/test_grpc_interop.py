@@ -159,6 +159,12 @@ class Interop(unittest.TestCase):
         self.assertEqual(info.principal, "tester")
         self.assertEqual(info.version, "from python")
 
+    def test_compressed_request(self):
+        md = (("authorization", "Bearer " + TOKEN),)
+        resp = self.unary("/dd.test.v1.Test/Echo", catalog_pb2.GetCatalogRequest(name="z" * 5000),
+                          catalog_pb2.CatalogInfo, metadata=md, compression=grpc.Compression.Gzip)
+        self.assertEqual(resp.name, "z" * 5000)
+
     def test_unauthenticated(self):
         stub = system_pb2_grpc.SystemServiceStub(self.channel)
         for md in ((), (("authorization", "Bearer nope"),)):

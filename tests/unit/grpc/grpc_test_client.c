@@ -86,6 +86,7 @@ static void tc__recv_all(grpc_call *call, grpc_completion_queue *cq, const tc_op
     if (!tc__batch(call, cq, &op, 1, TC_RECV) || !bb) return;
     tc__append(out, bb);
     grpc_byte_buffer_destroy(bb);
+    if (o && o->received) atomic_fetch_add(o->received, 1);
     if (o && o->cancel_after && out->n_msgs == o->cancel_after) grpc_call_cancel(call, NULL);
   }
 }

@@ -6,6 +6,7 @@
 
 #include <grpc/grpc.h>
 #include <protobuf-c/protobuf-c.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,7 @@ typedef struct tc_opts {
   const char *echo;          /* "x-echo" value; NULL: none */
   int timeout_ms;            /* 0: no deadline */
   size_t cancel_after;       /* cancel the call after this many responses; 0: never */
+  atomic_long *received;     /* if set, incremented per response (watch from a thread) */
 } tc_opts;
 
 typedef struct tc_bytes {

@@ -22,6 +22,7 @@
 #include "google/protobuf/descriptor.pb-c.h"
 #include "grpc/health/v1/health.pb-c.h"
 #include "grpc/reflection/v1alpha/reflection.pb-c.h"
+#include "server/grpc/grpc_int.h" /* dd_grpc__reflection_reply */
 #include "server/grpc/grpc_server.h"
 #include "tests/unit/grpc/grpc_test_client.h"
 #include "tests/unit/grpc/grpc_test_methods.h"
@@ -509,6 +510,39 @@ static void test_reflection(void **state) {
   tc_result_free(&r);
 }
 
+static void test_reflection_extension_file(void **state) {
+  (void)state;
+  Grpc__Reflection__V1alpha__ExtensionRequest ext = GRPC__REFLECTION__V1ALPHA__EXTENSION_REQUEST__INIT;
+  ext.containing_type = (char *)"google.protobuf.MethodOptions";
+  ext.extension_number = 72295728;
+  refl_req q = GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__INIT;
+  q.message_request_case = GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_CONTAINING_EXTENSION;
+  q.file_containing_extension = &ext;
+  tc_bytes in = tc_pack(&q.base);
+  uint8_t *out = NULL;
+  size_t len = 0;
+  assert_int_equal(dd_grpc__reflection_reply(in.data, in.len, &out, &len), 0);
+  refl_resp *m = grpc__reflection__v1alpha__server_reflection_response__unpack(NULL, len, out);
+  assert_non_null(m);
+  assert_int_equal(check_files(m, "google/api/annotations.proto"), 3); /* + http, descriptor */
+  grpc__reflection__v1alpha__server_reflection_response__free_unpacked(m, NULL);
+  free(out);
+  free(in.data);
+
+  ext.extension_number = 1; /* no such extension */
+  in = tc_pack(&q.base);
+  assert_int_equal(dd_grpc__reflection_reply(in.data, in.len, &out, &len), 0);
+  m = grpc__reflection__v1alpha__server_reflection_response__unpack(NULL, len, out);
+  assert_int_equal(m->error_response->error_code, GRPC_STATUS_NOT_FOUND);
+  grpc__reflection__v1alpha__server_reflection_response__free_unpacked(m, NULL);
+  free(out);
+  free(in.data);
+
+  static const uint8_t junk[] = {0x22, 0x10, 'x'};
+  assert_int_equal(dd_grpc__reflection_reply(junk, sizeof junk, &out, &len), DD_EINVAL);
+  assert_null(out);
+}
+
 /* ---- start errors ---- */
 
 static void test_start_errors(void **state) {
@@ -539,14 +573,14 @@ typedef struct bg_call {
   grpc_channel *ch;
   const char *method;
   tc_bytes req;
-  int timeout_ms;
+  atomic_long received;
   tc_result r;
   pthread_t t;
 } bg_call;
 
 static void *bg_main(void *arg) {
   bg_call *b = arg;
-  tc_opts o = {.authorization = BEARER, .timeout_ms = b->timeout_ms};
+  tc_opts o = {.authorization = BEARER, .received = &b->received};
   tc_call(b->ch, b->method, &o, &b->req, 1, &b->r);
   free(b->req.data);
   return NULL;
@@ -559,16 +593,24 @@ static void bg_start(bg_call *b, grpc_channel *ch, const char *method, tc_bytes 
   assert_int_equal(pthread_create(&b->t, NULL, bg_main, b), 0);
 }
 
+/* Waits (up to 10 s) until *counter exceeds before. */
+static void wait_above(atomic_long *counter, long before) {
+  for (int i = 0; i < 1000 && atomic_load(counter) <= before; i++) sleep_ms(10);
+  assert_true(atomic_load(counter) > before);
+}
+
 static void test_graceful_shutdown_finishes_calls(void **state) {
   (void)state;
   dd_grpc_server *s = NULL;
   assert_int_equal(start_server(&s, 2, 5000), 0);
   grpc_channel *ch = open_channel(dd_grpc_server_port(s));
   bg_call slow = {0}, watch = {0};
+  long calls = atomic_load(&gt_handler_calls);
   bg_start(&slow, ch, "/dd.test.v1.Test/Sleep", catalog_req("600"));
   Grpc__Health__V1__HealthCheckRequest hreq = GRPC__HEALTH__V1__HEALTH_CHECK_REQUEST__INIT;
   bg_start(&watch, ch, "/grpc.health.v1.Health/Watch", tc_pack(&hreq.base));
-  sleep_ms(200); /* both calls are in flight */
+  wait_above(&gt_handler_calls, calls); /* the slow handler is running */
+  wait_above(&watch.received, 0);       /* the watch got its first status */
   dd_grpc_server_shutdown(s);
   dd_grpc_server_shutdown(s); /* idempotent */
   pthread_join(slow.t, NULL);
@@ -597,7 +639,7 @@ static void test_shutdown_cancels_after_grace(void **state) {
   grpc_channel *ch = open_channel(dd_grpc_server_port(s));
   bg_call stream = {0};
   bg_start(&stream, ch, "/dd.test.v1.Test/Count", count_req(100000, "slow"));
-  sleep_ms(200);
+  wait_above(&stream.received, 2);
   long before = atomic_load(&gt_stream_cancelled);
   dd_grpc_server_free(s); /* grace 100 ms, then cancel: the handler's send fails */
   pthread_join(stream.t, NULL);
@@ -626,6 +668,7 @@ int main(void) {
       cmocka_unit_test(test_many_concurrent_calls),
       cmocka_unit_test(test_health),
       cmocka_unit_test(test_reflection),
+      cmocka_unit_test(test_reflection_extension_file),
       cmocka_unit_test(test_start_errors),
       cmocka_unit_test(test_graceful_shutdown_finishes_calls),
       cmocka_unit_test(test_shutdown_cancels_after_grace),
