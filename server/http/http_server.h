@@ -80,7 +80,8 @@ typedef ssize_t (*dd_http_stream_fn)(void *cls, uint64_t pos, char *buf, size_t 
 int dd_http_reply_stream(dd_http_reply *r, dd_http_stream_fn fn, void *cls, void (*free_cls)(void *));
 
 /* A native handler. Returns 0 after filling reply, or a DD_E* code (dd_err_set) to send
- * the standard JSON error instead. Runs concurrently on the server's threads. */
+ * the standard JSON error instead. Runs concurrently on the connection threads (in the
+ * epoll pool: on the pool thread, so it should not block there). */
 typedef int (*dd_http_native_fn)(void *ctx, const dd_http_request *req, dd_http_reply *reply);
 
 /* ---- the server ---------------------------------------------------------------------- */
