@@ -44,7 +44,7 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   dd_http_opts hopts = DD_HTTP_OPTS_INIT;
   hopts.listen = cfg->http_listen;
   hopts.base_path = cfg->base_path;
-  hopts.threads = cfg->threads;
+  hopts.threads = cfg->http_threads;
   hopts.max_body_bytes = cfg->max_message_bytes;
   hopts.app = app;
   hopts.auth = dd_app_auth;
