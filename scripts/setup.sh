@@ -32,3 +32,17 @@ fi
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   $SUDO apt-get install -y -qq --no-install-recommends nodejs npm || true
 fi
+
+# npm harnesses of the cross-check tests (independent readers: apache-arrow, hyparquet,
+# @lancedb/lancedb). Each folder under tests/js with a package-lock.json is installed once.
+if command -v npm >/dev/null 2>&1; then
+  root=$(cd "$(dirname "$0")/.." && pwd)
+  for lock in "$root"/tests/js/package-lock.json "$root"/tests/js/*/package-lock.json; do
+    [ -f "$lock" ] || continue
+    dir=$(dirname "$lock")
+    if [ ! -d "$dir/node_modules" ]; then
+      echo "setup: npm ci in ${dir#$root/}"
+      (cd "$dir" && npm ci --silent --no-audit --no-fund) || echo "setup: npm ci failed in $dir (cross-check tests will be skipped)"
+    fi
+  done
+fi
