@@ -286,6 +286,26 @@ static int ns_drop_node(cat_store *s, MDB_txn *txn, const cat__ns_node *node,
   return rc;
 }
 
+/* Walk callback: the Lance content of one schema of a catalog being deleted. */
+static int ns_below_schema(cat_store *s, MDB_txn *txn, const char *lname, const char *id, void *arg) {
+  const ns_drop_arg *a = arg;
+  (void)lname;
+  return cat__lance_below_drop(s, txn, 2, id, a->path, a->cascade);
+}
+
+int cat__lance_below_drop(cat_store *s, MDB_txn *txn, size_t level, const char *id,
+                          const char *what, int force) {
+  cat__ns_node node = {level, ""};
+  if (level < 1 || strlen(id) != CAT__ID_LEN) return dd_err_set(DD_EINTERNAL, "catalog store: bad node");
+  memcpy(node.id, id, CAT__ID_LEN + 1);
+  ns_drop_arg a = {&node, what, force};
+  int rc = cat__scope_walk(s, txn, CAT__DB_LANCE_TABLE_NAMES, node.id, ns_drop_table, &a);
+  if (!rc && level == 1) /* the schemas themselves are the catalog API's to delete */
+    rc = cat__scope_walk(s, txn, CAT__DB_SCHEMA_NAMES, node.id, ns_below_schema, &a);
+  if (!rc && level >= 2) rc = cat__scope_walk(s, txn, CAT__DB_NAMESPACE_NAMES, node.id, ns_drop_child, &a);
+  return rc;
+}
+
 /* Resolves path (depth >= 1) into its parent and node. */
 static int ns_resolve_pair(cat_store *s, MDB_txn *txn, const char *const *path, size_t depth,
                            cat__ns_node *parent, cat__ns_node *node) {

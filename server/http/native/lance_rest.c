@@ -145,19 +145,24 @@ static ProtobufCMessage *lr_msg_new(const ProtobufCMessageDescriptor *d) {
   return m;
 }
 
-/* Fills the request message from the JSON body (POST) or the query (GET). */
-static int lr_fill_body(ProtobufCMessage *m, const dd_http_request *req) {
+/* Fills the request message from the JSON body (POST); *had_id tells whether the body
+ * named an id (to be checked against the path's). */
+static int lr_fill_body(ProtobufCMessage *m, const dd_http_request *req, int *had_id) {
   size_t len;
   const uint8_t *body = dd_http_req_body(req, &len);
   json_error_t jerr;
+  *had_id = 0;
   if (len == 0) return 0;
   json_t *j = json_loadb((const char *)body, len, JSON_REJECT_DUPLICATES, &jerr);
   if (!j) return dd_err_set(DD_EINVAL, "request body: malformed JSON: %s", jerr.text);
   int rc = lance_json_to_msg(m, j);
+  const json_t *id = json_is_object(j) ? json_object_get(j, "id") : NULL;
+  *had_id = id && !json_is_null(id);
   json_decref(j);
   return rc;
 }
 
+/* Fills the fields the operation takes from the query string. */
 static int lr_fill_query(ProtobufCMessage *m, const dd_http_request *req) {
   static const char *const names[] = {"page_token", "limit", "include_declared", "with_table_uri",
                                       "load_detailed_metadata", "check_declared"};
@@ -190,25 +195,17 @@ static int lr_set_id(ProtobufCMessage *m, lance_id *id, int body_had_id) {
   return 0;
 }
 
-static int lr_body_has_id(const dd_http_request *req) {
-  size_t len;
-  const uint8_t *body = dd_http_req_body(req, &len);
-  json_t *j = len ? json_loadb((const char *)body, len, 0, NULL) : NULL;
-  int has = j && json_is_object(j) && json_object_get(j, "id") && !json_is_null(json_object_get(j, "id"));
-  json_decref(j);
-  return has;
-}
-
 /* Builds the request message of route r. */
 static int lr_build(ProtobufCMessage **out, const dd_method *m, const lr_route *r,
                     const dd_http_request *req, const char *raw_id, size_t id_len) {
   lance_id id = LANCE_ID_INIT;
+  int had_id = 0;
   ProtobufCMessage *msg = lr_msg_new(m->input);
   int rc = msg ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
   if (!rc) rc = lance_id_parse(&id, raw_id, id_len, dd_http_req_query(req, "delimiter"));
-  if (!rc && strcmp(r->verb, "POST") == 0) rc = lr_fill_body(msg, req);
+  if (!rc && strcmp(r->verb, "POST") == 0) rc = lr_fill_body(msg, req, &had_id);
   if (!rc) rc = lr_fill_query(msg, req);
-  if (!rc) rc = lr_set_id(msg, &id, strcmp(r->verb, "POST") == 0 && lr_body_has_id(req));
+  if (!rc) rc = lr_set_id(msg, &id, had_id);
   lance_id_free(&id);
   if (rc && msg) protobuf_c_message_free_unpacked(msg, NULL);
   *out = rc ? NULL : msg;

@@ -377,6 +377,36 @@ static void test_tables(void **state) {
   assert_int_equal(db_entries(e->s, CAT__DB_LANCE_TABLE_NAMES), 0);
 }
 
+/* The hook the catalog API's deletes are meant to call (cat__lance_below_drop). */
+static void test_below_drop_hook(void **state) {
+  env *e = *state;
+  cat_namespace *c = mk(e->s, PATH("hc"), CAT_NS_CREATE, NULL, NULL);
+  cat_namespace *sc = mk(e->s, PATH("hc", "s"), CAT_NS_CREATE, NULL, NULL);
+  mk0(e->s, PATH("hc", "s", "deep"));
+  reg(e->s, PATH("hc", "s", "deep", "t"), "/1");
+  reg(e->s, PATH("hc", "t"), "/2");
+  mk0(e->s, PATH("other"));
+  mk0(e->s, PATH("other", "s"));
+  reg(e->s, PATH("other", "s", "t"), "/3");
+  MDB_txn *txn = NULL;
+  assert_int_equal(cat__txn_begin(e->s, &txn, true), 0);
+  assert_int_equal(cat__lance_below_drop(e->s, txn, 1, c->id, "hc", 0), DD_EPRECOND);
+  assert_non_null(strstr(dd_err_msg(), "'hc' is not empty"));
+  assert_int_equal(cat__lance_below_drop(e->s, txn, 2, sc->id, "hc.s", 0), DD_EPRECOND);
+  assert_int_equal(cat__lance_below_drop(e->s, txn, 1, c->id, "hc", 1), 0);
+  assert_int_equal(cat__txn_commit(txn), 0);
+  /* the catalog and schema stay (they are the catalog API's to delete); Lance content goes */
+  assert_string_equal(names(e->s, PATH("hc")), "s");
+  assert_string_equal(names(e->s, PATH("hc", "s")), "");
+  assert_int_equal(db_entries(e->s, CAT__DB_NAMESPACES), 0);
+  assert_int_equal(db_entries(e->s, CAT__DB_LANCE_TABLES), 1); /* other's */
+  cat_lance_table *t = NULL;
+  assert_int_equal(cat_lance_table_get(e->s, &t, PATH("other", "s", "t")), 0);
+  FREE(t);
+  FREE(c);
+  FREE(sc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_levels_are_catalogs_and_schemas, setup, teardown),
@@ -386,6 +416,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_drop, setup, teardown),
       cmocka_unit_test_setup_teardown(test_paging, setup, teardown),
       cmocka_unit_test_setup_teardown(test_tables, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_below_drop_hook, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
