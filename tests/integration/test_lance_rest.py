@@ -391,6 +391,36 @@ class LanceRest(ServerTest):
                                                        "context": {"k": "v"}, "future_field": 1})
         self.assertEqual(code, 200, body)
 
+    def test_concurrent_creates(self):
+        """Racing creates of one namespace: exactly one wins, the others get code 2; racing
+        table lookups on other threads keep their own error subject (code 4 vs 1)."""
+        import threading
+        self.create("cc")
+        self.create("cc", "s")
+        results, lock = [], threading.Lock()
+
+        def worker(i):
+            if i % 2:
+                r = self.post("create", "cc", "s", "same")
+            else:
+                r = self.tpost("describe", "cc", "s" if i % 4 else "nope", "t%d" % i)
+            with lock:
+                results.append((i, r))
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        creates = [r for i, r in results if i % 2]
+        self.assertEqual(sum(1 for code, _ in creates if code == 200), 1, creates)
+        for code, body in creates:
+            if code != 200:
+                self.assertEqual((code, body["code"]), (409, 2))
+        for i, (code, body) in results:
+            if i % 2 == 0:
+                self.assertEqual((code, body["code"]), (404, 4 if i % 4 else 1), body)
+        self.assertEqual(self.ls("cc", "s"), ["same"])
+
     # ---- gRPC: the same handlers ----------------------------------------------------------------
 
     def test_grpc_service(self):
