@@ -106,6 +106,7 @@ static void app_methods_build(void) {
       {dd_system_methods, dd_system_methods_len},
       {dd_catalog_methods, dd_catalog_methods_len},
       {dd_credential_methods, dd_credential_methods_len},
+      {dd_lance_methods, dd_lance_methods_len}, /* Lance Namespace API (lance_svc.c) */
   };
   size_t total = 0;
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) total += parts[i].n;
