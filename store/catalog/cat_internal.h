@@ -226,8 +226,8 @@ int cat__name_page(cat_store *s, MDB_txn *txn, int db, int recs_db,
                    const ProtobufCMessageDescriptor *desc, const char *scope, int32_t limit,
                    const char *token, char ***names, size_t *n, char **next);
 
-/* For the catalog API's deletes (cat_catalog_delete, cat_schema_delete; not called there
- * yet): what the Lance API keeps below the catalog (level 1) or schema (level 2) with this
+/* For the catalog API's deletes (cat_catalog_delete, cat_schema_delete): what the Lance API
+ * keeps below the catalog (level 1) or schema (level 2) with this
  * id -- tables, namespaces below level 2, and the same for each schema of a catalog, but not
  * the schemas themselves. Without force DD_EPRECOND "namespace '<what>' is not empty";
  * with force all of it is deleted inside txn. */

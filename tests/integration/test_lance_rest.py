@@ -146,6 +146,26 @@ class LanceRest(ServerTest):
         self.assertLanceError(self.tpost("describe", "h1", "a", "x", "t"), 404, 1)
         self.assertEqual(self.L("GET", "/api/v1/catalogs/h1")[0], 404)
 
+    def test_catalog_api_delete_respects_lance_content(self):
+        # A schema (level 2) holding a Lance namespace is "not empty" for the catalog API too.
+        self.create("cdel")
+        self.create("cdel", "s")
+        self.create("cdel", "s", "deep")
+        self.assertEqual(self.tpost("register", "cdel", "s", "deep", "t",
+                                    body={"location": "/d/t"})[0], 200)
+        code, body = self.server.curl("DELETE", "/schemas/cdel.s")
+        self.assertEqual((code, body["code"]), (400, 9), body)
+        self.assertEqual(self.ls("cdel", "s"), ["deep"])  # nothing was deleted
+        code, body = self.server.curl("DELETE", "/catalogs/cdel?force=true")
+        self.assertEqual(code, 200, body)
+        self.assertLanceError(self.post("describe", "cdel", "s", "deep"), 404, 1)
+        self.assertLanceError(self.tpost("describe", "cdel", "s", "deep", "t"), 404, 1)
+        # Re-creating the same names starts empty: nothing unreachable was left behind.
+        self.create("cdel")
+        self.create("cdel", "s")
+        self.assertEqual(self.ls("cdel", "s"), [])
+        self.assertEqual(self.tables("cdel", "s"), [])
+
     def test_root_namespace(self):
         self.create("r1")
         self.assertIn("r1", self.ls())
