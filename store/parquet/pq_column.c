@@ -26,8 +26,8 @@ uint32_t *pq__col_tmp(pq__col *c, size_t n) {
 static int grow_levels(pq__col *c, size_t n) {
   if (c->caplev && c->nlev + n <= c->caplev) return 0;
   size_t cap = c->caplev ? c->caplev : 1024;
-  if (c->want > 0 && c->want <= PQ__MAX_PAGE_VALUES && (size_t)c->want > cap)
-    cap = (size_t)c->want; /* the chunk's declared size, bounded */
+  if (c->want > 0 && (size_t)c->want > cap) /* the chunk's declared size, up to 1M */
+    cap = c->want < (1 << 20) ? (size_t)c->want : (size_t)1 << 20;
   while (cap < c->nlev + n) cap *= 2;
   if (c->field->max_def > 0) {
     int16_t *d = realloc(c->def, cap * sizeof *d);
