@@ -95,6 +95,8 @@ static int inflate_to(pq__col *c, pq_codec codec, const uint8_t *src, size_t n, 
     return 0;
   }
   if (un > PQ__MAX_PAGE) return col_bad(c, "page larger than 1 GiB");
+  int rc = pq__decompress_check(codec, src, n, un);
+  if (rc) return dd_err_wrap(rc, "column '%s'", c->field->name);
   uint8_t *dst;
   if (c->field->type == PQ_T_BYTE_ARRAY || !c->dict_done) { /* values point into it */
     dst = pq__arena_alloc(&c->mem, un);
@@ -104,7 +106,7 @@ static int inflate_to(pq__col *c, pq_codec codec, const uint8_t *src, size_t n, 
   }
   if (!dst) return dd_err_set(DD_ENOMEM, "parquet: out of memory for page");
   *out = dst;
-  int rc = pq__decompress(codec, src, n, dst, un);
+  rc = pq__decompress(codec, src, n, dst, un);
   return rc ? dd_err_wrap(rc, "column '%s'", c->field->name) : 0;
 }
 
@@ -206,7 +208,10 @@ int pq__col_decode(pq__col *c, const pq_file *f, size_t rg, size_t col) {
   const pq__chunk *ch = &f->rgs[rg].chunks[col];
   c->field = f->leaves[col];
   c->elem = pq__type_elem(c->field);
-  c->mem.min_block = 4u << 20; /* several pages per block, reused across row groups */
+  /* Blocks hold several pages and are reused across row groups; size them after the
+   * chunk (a hint only) so a small file with many columns stays small. */
+  int64_t hint = ch->info.total_uncompressed_size;
+  c->mem.min_block = hint <= 0 ? 0 : hint >= (4 << 20) ? (4u << 20) : (size_t)hint;
   if (ch->file_path)
     return dd_err_set(DD_EUNSUPPORTED, "parquet: column chunk '%s' lives in another file "
                       "(%s), which is not supported", c->field->name, ch->file_path);

@@ -197,6 +197,9 @@ int pq__pagehdr_parse(pq__pagehdr *out, const uint8_t *p, size_t n, size_t *hdr_
 /* Decompresses src into dst of exactly dst_len bytes. */
 int pq__decompress(pq_codec codec, const uint8_t *src, size_t src_len, uint8_t *dst,
                    size_t dst_len);
+/* Rejects an uncompressed size the compressed bytes cannot produce (checked before the
+ * output buffer is allocated, so a lying header cannot force a huge allocation). */
+int pq__decompress_check(pq_codec codec, const uint8_t *src, size_t src_len, size_t dst_len);
 /* Compresses src, appending to out. */
 int pq__compress(pq_codec codec, const uint8_t *src, size_t src_len, pq__buf *out);
 
