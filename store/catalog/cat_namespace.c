@@ -466,7 +466,7 @@ int cat__name_page(cat_store *s, MDB_txn *txn, int db, int recs_db,
                    const ProtobufCMessageDescriptor *desc, const char *scope, int32_t limit,
                    const char *token, char ***names, size_t *n, char **next) {
   char after[CAT__KEY_MAX], prefix[CAT__KEY_MAX];
-  int max, mrc;
+  int max = 0, mrc;
   ns_page pg = {NULL, 0, NULL};
   MDB_cursor *cur = NULL;
   MDB_val k, v;
