@@ -240,8 +240,8 @@ static int lr_run(void *app, const lr_req *q, const lr_route *r, const dd_princi
 /* Serves path ("{id}/{action}") against routes. Authentication comes first. */
 static int lr_serve(void *app, const lr_req *q, const lr_route *routes, const char *path) {
   dd_principal who;
-  const lr_route *r;
-  size_t id_len;
+  const lr_route *r = NULL;
+  size_t id_len = 0;
   int rc = dd_http_req_auth(q->req, &who);
   if (rc) return lr_error(q, DD_EUNAUTH, LANCE_SUBJECT_NONE);
   if ((rc = lr_route_find(routes, path, &r, &id_len))) return lr_error(q, rc, LANCE_SUBJECT_NONE);
