@@ -61,6 +61,7 @@ typedef struct shq_table_opts {
   size_t token_key_len;
   int64_t token_ttl_ms;     /* page/refresh token lifetime; 0: page tokens never expire */
   int32_t max_page_size;    /* cap on maxFiles; 0: 10000 */
+  dl_cache *cache;          /* latest snapshots come from here when set (else opened) */
 } shq_table_opts;
 #define SHQ_TABLE_OPTS_INIT {.start_version = -1, .table_id = ""}
 

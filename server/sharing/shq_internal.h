@@ -153,7 +153,8 @@ int shq__write_end(shq_out *o, const char *next_page_token, const char *refresh_
 
 /* Opens the snapshot for a version (>=0) / timestamp / latest, mapping errors to the
  * reference messages. */
-int shq__open_snapshot(dl_snapshot **out, dl_table *t, int64_t version, const char *timestamp);
+int shq__open_snapshot(dl_snapshot **out, dl_table *t, int64_t version, const char *timestamp,
+                       const shq_table_opts *opts);
 /* Streams data-change lines for versions [start, end]. cdf: the CDF rules (cdc files
  * exclusive, CDF must stay enabled); else the streaming rules (dataChange add/remove).
  * Historical metadata is written for versions > meta_after when with_meta. */
