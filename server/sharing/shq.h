@@ -6,11 +6,13 @@
  * wraps it). URLs come from a caller-supplied signer.
  *
  * Errors follow common/err.h; messages are the reference server's where it has one.
- *   DD_EINVAL   bad parameter (reference errorCode INVALID_PARAMETER_VALUE, 400)
- *   DD_ERANGE   a version/timestamp outside the table's history (400)
- *   DD_EPRECOND the table needs a capability the client did not declare, or CDF was not
- *               enabled for a requested version (reference UNSUPPORTED_OPERATION /
- *               INVALID_PARAMETER_VALUE, 400); shq_error_code() names the errorCode.
+ *   DD_EINVAL   bad parameter, bad page token, CDF not recorded for a requested version
+ *               (reference errorCode INVALID_PARAMETER_VALUE, HTTP 400)
+ *   DD_ERANGE   a version/timestamp outside the table's history (INVALID_PARAMETER_VALUE, 400)
+ *   DD_EPRECOND the table needs a capability the client did not declare: "Unsupported Delta
+ *               Table Properties" / "Deletion Vector property disabled"
+ *               (UNSUPPORTED_OPERATION, 400)
+ * shq_error_code() names the reference errorCode of a code.
  * Threads: every function is reentrant; a dl_table may be shared. */
 #ifndef DD_SERVER_SHARING_SHQ_H
 #define DD_SERVER_SHARING_SHQ_H

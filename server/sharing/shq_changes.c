@@ -127,7 +127,7 @@ typedef struct walk {
 static int walk_commit(walk *w, const commit *c, int64_t v, int64_t ts) {
   const shq_range *r = w->r;
   if (r->cdf && c->md && !cdf_on(c->md) && v > r->start)
-    return dd_err_set(DD_EPRECOND, "Error getting change data for range [%lld, %lld] as change "
+    return dd_err_set(DD_EINVAL, "Error getting change data for range [%lld, %lld] as change "
                       "data was not recorded for version [%lld]", (long long)r->start,
                       (long long)r->end, (long long)v);
   bool skip_files = r->cdf && !c->has_cdc && noop_merge(c->info);
@@ -374,7 +374,7 @@ int shq_table_changes(dl_table *t, const shq_changes *c, const shq_caps *caps,
   if ((rc = shq__open_snapshot(&at_start, t, r.start, NULL, opts))) goto cleanup;
   const char *on = dl_snapshot_property(at_start, "delta.enableChangeDataFeed");
   if (!on || strcmp(on, "true")) {
-    rc = dd_err_set(DD_EPRECOND, "Error getting change data for range [%lld, %lld] as change "
+    rc = dd_err_set(DD_EINVAL, "Error getting change data for range [%lld, %lld] as change "
                     "data was not recorded for version [%lld]", (long long)r.start,
                     (long long)r.end, (long long)r.start);
     goto cleanup;

@@ -108,7 +108,6 @@ typedef struct shq_token {
   int64_t version;         /* snapshot version (snapshot paging, refresh) */
   char *after;             /* snapshot paging: last raw path of the previous pages */
   int64_t start_version, action_index, end_version, latest_version; /* change paging */
-  int64_t records;         /* unused, reserved */
   int64_t expires_ms;      /* 0: never */
 } shq_token;
 

@@ -116,7 +116,7 @@ static void test_cdf_errors(void **state) {
   o = topts(true);
   c = (shq_changes)SHQ_CHANGES_INIT;
   c.starting_version = 0;
-  assert_int_equal(run_cdf(&l, t, &c, NULL, &o, NULL), DD_EPRECOND);
+  assert_int_equal(run_cdf(&l, t, &c, NULL, &o, NULL), DD_EINVAL);
   assert_string_equal(dd_err_msg(), "Error getting change data for range [0, 1] as change data "
                       "was not recorded for version [0]");
   dl_table_free(t);
@@ -258,6 +258,71 @@ static void test_starting_version_query(void **state) {
   dl_table_free(t);
 }
 
+/* One commit through the delta engine: optional metadata (CDF on/off) and optional add. */
+static void commit(dl_table *t, int cdf, const char *add_path) {
+  dl_snapshot *s = NULL;
+  if (dl_snapshot_open(&s, t, NULL)) s = NULL;
+  dl_txn *x = NULL;
+  assert_int_equal(dl_txn_begin(&x, t, s), 0);
+  if (!s) {
+    dl_protocol p = {.min_reader_version = 1, .min_writer_version = 4};
+    assert_int_equal(dl_txn_set_protocol(x, &p), 0);
+  }
+  if (cdf >= 0) {
+    char cfg[64];
+    size_t n = (size_t)snprintf(cfg, sizeof cfg, "delta.enableChangeDataFeed%c%s%c", 0,
+                                cdf ? "true" : "false", 0);
+    cfg[n] = 0;
+    dl_metadata_spec md = {.id = "tid", .schema_string = "{\"type\":\"struct\",\"fields\":[{\"name\":\"id\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}}]}",
+                           .configuration = cfg, .created_time = -1};
+    assert_int_equal(dl_txn_set_metadata(x, &md), 0);
+  }
+  if (add_path) {
+    dl_file f = {.path = add_path, .size = 10, .modification_time = 1, .data_change = true,
+                 .partition_values = "", .deletion_timestamp = -1, .base_row_id = -1,
+                 .default_row_commit_version = -1};
+    assert_int_equal(dl_txn_add_file(x, &f), 0);
+  }
+  dl_commit_opts co = DL_COMMIT_OPTS_INIT;
+  co.checkpoint = false;
+  assert_int_equal(dl_txn_commit(x, &co, NULL), 0);
+  dl_txn_free(x);
+  dl_snapshot_free(s);
+}
+
+static void test_cdf_disabled_mid_range(void **state) {
+  (void)state;
+  char dir[] = "/tmp/shq_cdf_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  dl_table *t = open_table(dir);
+  commit(t, 1, NULL);        /* v0: CDF on */
+  commit(t, -1, "a.parquet"); /* v1 */
+  commit(t, 0, NULL);        /* v2: CDF off */
+  commit(t, -1, "b.parquet"); /* v3 */
+  shq_table_opts o = topts(true);
+  shq_changes c = SHQ_CHANGES_INIT;
+  c.starting_version = 0;
+  lines l = {0};
+  assert_int_equal(run_cdf(&l, t, &c, NULL, &o, NULL), DD_EINVAL);
+  assert_string_equal(dd_err_msg(), "Error getting change data for range [0, 3] as change data "
+                      "was not recorded for version [2]");
+  lines_free(&l);
+  c.ending_version = 1;
+  assert_int_equal(run_cdf(&l, t, &c, NULL, &o, NULL), 0);
+  assert_int_equal(count_key(&l, "add"), 1);
+  lines_free(&l);
+  /* streaming reads do not need CDF and carry the historical metadata of version 2 */
+  assert_int_equal(run_query(&l, t, "{\"startingVersion\":0}", NULL, &o, NULL), 0);
+  assert_int_equal(count_key(&l, "add"), 2);
+  assert_int_equal(count_key(&l, "metaData"), 2);
+  assert_int_equal(json_integer_value(json_object_get(body_of(&l, l.n - 2), "version")), 2);
+  lines_free(&l);
+  dl_table_free(t);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cdf_table),
@@ -266,6 +331,7 @@ int main(void) {
       cmocka_unit_test(test_dat_cdf),
       cmocka_unit_test(test_cdf_paging),
       cmocka_unit_test(test_starting_version_query),
+      cmocka_unit_test(test_cdf_disabled_mid_range),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
