@@ -59,7 +59,8 @@ enum { C_TXN, C_ADD, C_REMOVE, C_META, C_PROTO, C_DOMAIN, C_N };
 /* ======================= values ======================= */
 
 typedef struct wctx {
-  pq_writer *w;
+  pq_writer *ws[64]; /* one per part */
+  int parts;
   dl__arena a; /* per-row scratch */
   int64_t rows, adds;
   int64_t tomb_cutoff;
@@ -152,7 +153,7 @@ static int emit(wctx *c, int col, pq_value v) {
   if (!top) return dd_err_set(DD_ENOMEM, "out of memory");
   top[col] = v;
   pq_value row = vstruct(top, C_N);
-  int rc = pq_writer_write_row(c->w, &row);
+  int rc = pq_writer_write_row(c->ws[c->rows % c->parts], &row);
   c->rows++;
   if (c->a.bytes > (1u << 20)) dl__arena_free(&c->a);
   return rc;
@@ -238,40 +239,60 @@ static int state_rows(wctx *c, const dl_snapshot *s) {
   return rc;
 }
 
-int dl_checkpoint_write(dl_table *t, const dl_snapshot *s) {
-  wctx c = {0};
-  uint8_t *buf = NULL;
-  size_t len = 0;
-  char *path = dl__version_path(s->version, ".checkpoint.parquet"), *last = NULL;
-  if (!path) return dd_err_set(DD_ENOMEM, "out of memory");
+/* Names part i (0-based) of a checkpoint in `parts` parts. */
+static char *part_path(int64_t v, int i, int parts) {
+  if (parts == 1) return dl__version_path(v, ".checkpoint.parquet");
+  char suffix[64];
+  snprintf(suffix, sizeof suffix, ".checkpoint.%010d.%010d.parquet", i + 1, parts);
+  return dl__version_path(v, suffix);
+}
+
+int dl__checkpoint_write_parts(dl_table *t, const dl_snapshot *s, int parts) {
+  if (parts < 1 || parts > 64) return dd_err_set(DD_EINVAL, "checkpoint parts must be 1..64");
+  wctx c = {.parts = parts};
+  char *last = NULL;
+  int64_t total_bytes = 0;
   const char *ret = dl_snapshot_property(s, "delta.deletedFileRetentionDuration");
   int64_t keep = ret ? dl__parse_interval(ret) : 7 * 86400000LL;
   c.tomb_cutoff = dl__now_ms() - (keep >= 0 ? keep : 7 * 86400000LL);
   pq_writer_opts o = PQ_WRITER_OPTS_INIT;
   o.created_by = "deltad " DL_ENGINE_VERSION;
-  int rc = pq_writer_open_mem(&c.w, &ROOT, &o);
+  int rc = 0;
+  for (int i = 0; i < parts && !rc; i++) rc = pq_writer_open_mem(&c.ws[i], &ROOT, &o);
   if (!rc) rc = state_rows(&c, s);
   if (!rc) rc = dl_snapshot_files(s, add_cb, &c);
   if (!rc) rc = dl_snapshot_tombstones(s, remove_cb, &c);
-  if (!rc) rc = pq_writer_close(c.w, &buf, &len);
-  if (!rc) {
-    rc = os_put_if_absent(t->store, path, buf, len);
-    if (rc == DD_EEXISTS) rc = 0, dd_err_clear(); /* a racing writer checkpointed it */
+  /* Parts are published in order; a reader ignores the set until the last one lands. */
+  for (int i = 0; i < parts && !rc; i++) {
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    char *path = part_path(s->version, i, parts);
+    rc = path ? pq_writer_close(c.ws[i], &buf, &len) : dd_err_set(DD_ENOMEM, "out of memory");
+    if (!rc) {
+      rc = os_put_if_absent(t->store, path, buf, len);
+      if (rc == DD_EEXISTS) rc = 0, dd_err_clear(); /* a racing writer checkpointed it */
+      total_bytes += (int64_t)len;
+    }
+    free(buf);
+    free(path);
   }
   if (!rc) {
     json_t *j = json_pack("{s:I,s:I,s:I,s:I}", "version", (json_int_t)s->version, "size",
-                          (json_int_t)c.rows, "sizeInBytes", (json_int_t)len, "numOfAddFiles",
-                          (json_int_t)c.adds);
+                          (json_int_t)c.rows, "sizeInBytes", (json_int_t)total_bytes,
+                          "numOfAddFiles", (json_int_t)c.adds);
+    if (j && parts > 1) json_object_set_new(j, "parts", json_integer(parts));
     last = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
     rc = last ? os_put(t->store, DL__LOG "/_last_checkpoint", last, strlen(last))
               : dd_err_set(DD_ENOMEM, "out of memory");
   }
   if (rc) rc = dd_err_wrap(rc, "writing checkpoint of version %lld", (long long)s->version);
-  pq_writer_free(c.w);
+  for (int i = 0; i < parts; i++) pq_writer_free(c.ws[i]);
   dl__arena_free(&c.a);
-  free(buf);
   free(last);
-  free(path);
   return rc;
+}
+
+int dl_checkpoint_write(dl_table *t, const dl_snapshot *s) {
+  return dl__checkpoint_write_parts(t, s, 1);
 }

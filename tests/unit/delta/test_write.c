@@ -16,6 +16,8 @@
 
 #include "common/err.h"
 #include "store/delta/dl.h"
+#include "store/delta/dl_internal.h"
+#include <pthread.h>
 
 static char g_dir[256];
 
@@ -376,6 +378,37 @@ static void test_in_commit_timestamps(void **state) {
   dl_table_free(t);
 }
 
+static void test_enable_ict_later(void **state) {
+  (void)state;
+  dl_table *t = NULL;
+  assert_int_equal(dl_table_open(&t, g_dir), 0);
+  create_table(t, NULL, true);
+  append(t, "part=a/1");
+  dl_snapshot *s = NULL;
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
+  dl_txn *x = NULL;
+  dl_txn_begin(&x, t, s);
+  char cfg[] = "delta.enableInCommitTimestamps\0true\0";
+  dl_metadata_spec md = {.id = dl_snapshot_metadata(s)->id, .schema_string = SCHEMA,
+                         .configuration = cfg, .created_time = -1};
+  const char *pcs[] = {"part"};
+  md.partition_columns = pcs;
+  md.num_partition_columns = 1;
+  dl_txn_set_metadata(x, &md);
+  int64_t v;
+  assert_int_equal(dl_txn_commit(x, NULL, &v), 0);
+  assert_int_equal(v, 2);
+  dl_txn_free(x);
+  dl_snapshot_free(s);
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
+  assert_string_equal(dl_snapshot_property(s, "delta.inCommitTimestampEnablementVersion"), "2");
+  const char *ts = dl_snapshot_property(s, "delta.inCommitTimestampEnablementTimestamp");
+  assert_non_null(ts);
+  assert_int_equal(strtoll(ts, NULL, 10), dl_snapshot_timestamp(s));
+  dl_snapshot_free(s);
+  dl_table_free(t);
+}
+
 static void test_cache_refresh(void **state) {
   (void)state;
   dl_table *t = NULL;
@@ -519,6 +552,110 @@ static void test_checkpoint_and_cleanup(void **state) {
   dl_table_free(t);
 }
 
+static void test_multipart_checkpoint(void **state) {
+  (void)state;
+  dl_table *t = NULL;
+  assert_int_equal(dl_table_open(&t, g_dir), 0);
+  create_table(t, NULL, false);
+  for (int i = 1; i <= 4; i++) {
+    char path[64];
+    snprintf(path, sizeof path, "part=a/m%d.parquet", i);
+    append(t, path);
+  }
+  dl_snapshot *s = NULL;
+  dl_snapshot_opts o = DL_SNAPSHOT_OPTS_INIT;
+  o.version = 3;
+  assert_int_equal(dl_snapshot_open(&s, t, &o), 0);
+  int rc = dl__checkpoint_write_parts(t, s, 3);
+  dl_snapshot_free(s);
+  if (rc == DD_EUNSUPPORTED) {
+    dl_table_free(t);
+    skip();
+  }
+  assert_int_equal(rc, 0);
+  char p[512];
+  struct stat sb;
+  snprintf(p, sizeof p, "%s/_delta_log/00000000000000000003.checkpoint.0000000003.0000000003.parquet", g_dir);
+  assert_int_equal(stat(p, &sb), 0);
+  /* hide the commits the checkpoint covers: only the multi-part checkpoint can answer */
+  for (int v = 0; v <= 3; v++) {
+    char from[512], to[512];
+    snprintf(from, sizeof from, "%s/_delta_log/%020d.json", g_dir, v);
+    snprintf(to, sizeof to, "%s/hidden-%d.json", g_dir, v);
+    assert_int_equal(rename(from, to), 0);
+  }
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
+  assert_int_equal(dl_snapshot_checkpoint_version(s), 3);
+  assert_int_equal(dl_snapshot_version(s), 4);
+  assert_int_equal(dl_snapshot_num_files(s), 4);
+  dl_snapshot_free(s);
+  assert_int_equal(nfiles_at(t, 3), 3);
+  /* a missing part makes it incomplete: ignored, and without commits 0..3 nothing works */
+  assert_int_equal(unlink(p), 0);
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), DD_ERANGE);
+  dl_table_free(t);
+}
+
+typedef struct thr {
+  dl_cache *c;
+  int failures;
+} thr;
+
+static void *cache_reader(void *arg) {
+  thr *x = arg;
+  dl_table *t = NULL;
+  if (dl_table_open(&t, g_dir)) {
+    x->failures++;
+    return NULL;
+  }
+  int64_t last = -1;
+  for (int i = 0; i < 40; i++) {
+    dl_snapshot *s = NULL;
+    if (dl_cache_get(x->c, t, &s)) {
+      x->failures++;
+      continue;
+    }
+    /* versions never go backwards and files always match versions */
+    if (dl_snapshot_version(s) < last || dl_snapshot_num_files(s) != (size_t)dl_snapshot_version(s))
+      x->failures++;
+    last = dl_snapshot_version(s);
+    dl_snapshot_free(s);
+  }
+  dl_table_free(t);
+  return NULL;
+}
+
+static void test_cache_threads(void **state) {
+  (void)state;
+  dl_table *t = NULL;
+  assert_int_equal(dl_table_open(&t, g_dir), 0);
+  create_table(t, NULL, false);
+  dl_cache *c = NULL;
+  assert_int_equal(dl_cache_new(&c, 1 << 24), 0);
+  enum { N = 6 };
+  pthread_t th[N];
+  thr args[N];
+  for (int i = 0; i < N; i++) {
+    args[i] = (thr){c, 0};
+    pthread_create(&th[i], NULL, cache_reader, &args[i]);
+  }
+  for (int i = 1; i <= 15; i++) {
+    char path[64];
+    snprintf(path, sizeof path, "part=a/c%d.parquet", i);
+    assert_int_equal(append(t, path), i);
+  }
+  for (int i = 0; i < N; i++) {
+    pthread_join(th[i], NULL);
+    assert_int_equal(args[i].failures, 0);
+  }
+  dl_snapshot *s = NULL;
+  assert_int_equal(dl_cache_get(c, t, &s), 0);
+  assert_int_equal(dl_snapshot_num_files(s), 15);
+  dl_snapshot_free(s);
+  dl_cache_free(c);
+  dl_table_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_create_append_remove, setup, teardown),
@@ -527,8 +664,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_time_travel_history_cdf, setup, teardown),
       cmocka_unit_test_setup_teardown(test_in_commit_timestamps, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_refresh, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_enable_ict_later, setup, teardown),
       cmocka_unit_test_setup_teardown(test_listing_edge_cases, setup, teardown),
       cmocka_unit_test_setup_teardown(test_checkpoint_and_cleanup, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_multipart_checkpoint, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cache_threads, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
