@@ -26,8 +26,9 @@
 /* ---------------- signing ---------------- */
 
 /* Turns a file path into a URL. path is the URL-decoded path relative to the table root
- * (or an absolute URI when the log holds one); size is the file size or -1. *out_url is
- * malloc'ed (freed by the engine); *out_expires_ms is the URL's expiry (epoch ms) or -1. */
+ * (never absolute, never with a ".." segment: the engine refuses those, as the reference
+ * server does); size is the file size or -1. *out_url is malloc'ed (freed by the engine);
+ * *out_expires_ms is the URL's expiry (epoch ms) or -1. */
 typedef struct shq_signer {
   int (*sign)(void *ctx, const char *path, int64_t size, char **out_url, int64_t *out_expires_ms);
   void *ctx;

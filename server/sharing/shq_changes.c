@@ -227,7 +227,8 @@ int shq__query_changes(dl_table *t, const shq_query *q, const shq_caps *caps,
                        const char *checksum, shq_result *res, shq_line_fn fn, void *ctx) {
   shq_token tk = {0};
   dl_snapshot *s = NULL;
-  shq_out o = {.signer = signer, .opts = opts, .min_expiry = INT64_MAX, .fn = fn, .ctx = ctx};
+  shq_out o;
+  shq__out_init(&o, t, opts, signer, fn, ctx);
   shq_range r = {.start = q->starting_version, .with_meta = true, .checksum = checksum,
                  .resume_version = -1, .resume_index = -1,
                  .max_files = page_size(q->max_files, opts)};
@@ -362,7 +363,8 @@ int shq_table_changes(dl_table *t, const shq_changes *c, const shq_caps *caps,
   char sum[33];
   shq_token tk = {0};
   dl_snapshot *s = NULL, *at_start = NULL;
-  shq_out o = {.signer = signer, .opts = opts, .min_expiry = INT64_MAX, .fn = fn, .ctx = ctx};
+  shq_out o;
+  shq__out_init(&o, t, opts, signer, fn, ctx);
   shq_range r = {.cdf = true, .with_meta = c->include_historical_metadata, .checksum = sum,
                  .resume_version = -1, .resume_index = -1,
                  .max_files = page_size(c->max_files, opts)};

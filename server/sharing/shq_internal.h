@@ -131,7 +131,11 @@ typedef struct shq_out {
   void *ctx;
   shq_buf b;
   size_t num_files;
+  const char *location;    /* the table's location (absolute paths under it are allowed) */
 } shq_out;
+
+void shq__out_init(shq_out *o, dl_table *t, const shq_table_opts *opts, const shq_signer *signer,
+                   shq_line_fn fn, void *ctx);
 
 /* Chooses the response format and checks table properties against the client (reference
  * rules); sets o->format and o->client_dv. */
