@@ -80,6 +80,7 @@ typedef struct shq_query {
   int64_t starting_version; /* -1: none */
   int64_t ending_version;   /* -1: none */
   bool include_historical_metadata;
+  bool include_historical_protocol; /* delta format, with startingVersion */
   int64_t max_files;        /* -1: none */
   char *page_token;
   bool include_refresh_token;
@@ -132,6 +133,7 @@ typedef struct shq_changes {
   const char *starting_timestamp; /* NULL: none */
   const char *ending_timestamp;   /* NULL: none */
   bool include_historical_metadata;
+  bool include_historical_protocol; /* delta format only (PROTOCOL.md) */
   int64_t max_files;              /* -1: none */
   const char *page_token;
 } shq_changes;

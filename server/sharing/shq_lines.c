@@ -53,7 +53,13 @@ int shq__write_protocol(shq_out *o, const dl_snapshot *s) {
     shq__puts(b, "{\"protocol\":{\"minReaderVersion\":1}}");
     return shq__emit(b, o->fn, o->ctx);
   }
-  shq__puts(b, "{\"protocol\":{\"deltaProtocol\":{\"minReaderVersion\":");
+  shq__puts(b, "{\"protocol\":{");
+  if (o->protocol_version >= 0) {
+    shq__puts(b, "\"version\":");
+    shq__put_i64(b, o->protocol_version);
+    shq__putc(b, ',');
+  }
+  shq__puts(b, "\"deltaProtocol\":{\"minReaderVersion\":");
   if (!o->declared_features) {
     /* The client declared no reader features: after the property check the table reads as
      * a plain one (reference server behaviour). */
@@ -176,6 +182,16 @@ int shq__write_metadata(shq_out *o, const dl_snapshot *s, int64_t version, bool 
   return shq__emit(b, o->fn, o->ctx);
 }
 
+int shq__write_protocol_json(shq_out *o, const json_t *p, int64_t version) {
+  shq_buf *b = &o->b;
+  shq__puts(b, "{\"protocol\":{\"version\":");
+  shq__put_i64(b, version);
+  shq__puts(b, ",\"deltaProtocol\":");
+  shq__put_json(b, p);
+  shq__puts(b, "}}");
+  return shq__emit(b, o->fn, o->ctx);
+}
+
 int shq__write_metadata_json(shq_out *o, const json_t *md, int64_t version) {
   shq_buf *b = &o->b;
   if (o->format == SHQ_FORMAT_DELTA) {
@@ -212,7 +228,7 @@ int shq__write_metadata_json(shq_out *o, const json_t *md, int64_t version) {
 void shq__out_init(shq_out *o, dl_table *t, const shq_table_opts *opts, const shq_signer *signer,
                    shq_line_fn fn, void *ctx) {
   *o = (shq_out){.signer = signer, .opts = opts, .min_expiry = INT64_MAX, .fn = fn, .ctx = ctx,
-                 .location = t ? dl_table_location(t) : NULL};
+                 .location = t ? dl_table_location(t) : NULL, .protocol_version = -1};
 }
 
 static const char *strip_file_scheme(const char *p) {

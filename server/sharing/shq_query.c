@@ -150,11 +150,12 @@ static int query_checksum(const shq_query *q, const shq_caps *caps, char out[33]
   json_t *ph = json_array();
   for (size_t i = 0; i < q->num_predicate_hints; i++)
     json_array_append_new(ph, json_string(q->predicate_hints[i]));
-  json_t *j = json_pack("{s:o, s:s?, s:I, s:I, s:s?, s:I, s:I, s:b, s:i}", "ph", ph, "jph",
-                        q->json_predicate_hints, "lh", (json_int_t)q->limit_hint, "v",
+  json_t *j = json_pack("{s:o, s:s?, s:I, s:I, s:s?, s:I, s:I, s:b, s:b, s:i}", "ph", ph,
+                        "jph", q->json_predicate_hints, "lh", (json_int_t)q->limit_hint, "v",
                         (json_int_t)q->version, "ts", q->timestamp, "sv",
                         (json_int_t)q->starting_version, "ev", (json_int_t)q->ending_version,
-                        "hm", q->include_historical_metadata, "f", (int)caps->formats);
+                        "hm", q->include_historical_metadata, "hp",
+                        q->include_historical_protocol, "f", (int)caps->formats);
   char *txt = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
   json_decref(j);
   if (!txt) return dd_err_set(DD_ENOMEM, "out of memory");
