@@ -509,3 +509,13 @@ int shq__write_end(shq_out *o, const char *next_page_token, const char *refresh_
   shq__puts(b, "}}");
   return shq__emit(b, o->fn, o->ctx);
 }
+
+int shq_write_stream_error(const char *message, shq_line_fn fn, void *ctx) {
+  shq_buf b = {0};
+  shq__puts(&b, "{\"endStreamAction\":{\"errorMessage\":");
+  shq__put_jstrz(&b, message ? message : "");
+  shq__puts(&b, "}}");
+  int rc = shq__emit(&b, fn, ctx);
+  shq__buf_free(&b);
+  return rc;
+}

@@ -420,6 +420,9 @@ static void test_end_stream_action(void **state) {
   assert_int_equal(run_query(&l, t, body, NULL, &o, &res), 0);
   assert_int_equal(count_key(&l, "file"), 6);
   lines_free(&l);
+  assert_int_equal(shq_write_stream_error("boom \"x\"", collect, &l), 0);
+  assert_string_equal(l.raw[0], "{\"endStreamAction\":{\"errorMessage\":\"boom \\\"x\\\"\"}}");
+  lines_free(&l);
   dl_table_free(t);
 }
 
