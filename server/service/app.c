@@ -106,6 +106,7 @@ static void app_methods_build(void) {
       {dd_system_methods, dd_system_methods_len},
       {dd_catalog_methods, dd_catalog_methods_len},
       {dd_credential_methods, dd_credential_methods_len},
+      {dd_lance_methods, dd_lance_methods_len}, /* Lance Namespace API (lance_svc.c) */
       {dd_connect_delta_methods, dd_connect_delta_methods_len},
       {dd_connect_spark_methods, dd_connect_spark_methods_len},
   };

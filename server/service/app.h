@@ -46,6 +46,9 @@ extern const dd_method dd_catalog_methods[];
 extern const size_t dd_catalog_methods_len;
 extern const dd_method dd_credential_methods[];
 extern const size_t dd_credential_methods_len;
+/* Lance Namespace API (lance_svc.c; indexed by lance_method_index in lance_svc.h) */
+extern const dd_method dd_lance_methods[];
+extern const size_t dd_lance_methods_len;
 extern const dd_method dd_connect_delta_methods[];
 extern const size_t dd_connect_delta_methods_len;
 extern const dd_method dd_connect_spark_methods[];

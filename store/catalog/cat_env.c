@@ -27,6 +27,11 @@ static const char *const cat__dbi_names[CAT__DB_COUNT] = {
     [CAT__DB_LOCATION_NAMES] = "location_names",
     [CAT__DB_CREDENTIAL_USES] = "credential_uses",
     [CAT__DB_TOKENS] = "tokens",
+    /* Lance Namespace API (cat_namespace.c, cat_table.c) */
+    [CAT__DB_NAMESPACES] = "namespaces",
+    [CAT__DB_NAMESPACE_NAMES] = "namespace_names",
+    [CAT__DB_LANCE_TABLES] = "lance_tables",
+    [CAT__DB_LANCE_TABLE_NAMES] = "lance_table_names",
 };
 
 /* ---- errors and transactions ------------------------------------------------------------ */
