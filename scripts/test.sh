@@ -8,7 +8,7 @@ bash scripts/setup.sh
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 cmake -S . -B build-test -DDD_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
-if cmake --build build-test --target help | grep -q check-generated; then
+if cmake --build build-test --target help | grep check-generated >/dev/null; then
   cmake --build build-test --target check-generated
 fi
 cmake --build build-test -j"$(nproc)"
