@@ -1,0 +1,81 @@
+/* dl_cleanup.c: metadata cleanup. Commits, checkpoints and checksum files older than
+ * delta.logRetentionDuration (default 30 days, counted from midnight UTC) are deleted, but
+ * only below the newest checkpoint that is itself old enough, so every retained version
+ * stays reconstructable. Compaction files starting at or below that checkpoint go too. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/err.h"
+#include "store/delta/dl_internal.h"
+
+#define DAY_MS 86400000LL
+
+/* "interval 30 days", "30 days", "12 hours" -> milliseconds; -1 when unparsable. */
+int64_t dl__parse_interval(const char *s) {
+  if (!strncasecmp(s, "interval", 8)) s += 8;
+  while (isspace((unsigned char)*s)) s++;
+  char *end;
+  long long n = strtoll(s, &end, 10);
+  if (end == s || n < 0) return -1;
+  while (isspace((unsigned char)*end)) end++;
+  static const struct {
+    const char *unit;
+    int64_t ms;
+  } U[] = {{"week", 7 * DAY_MS}, {"day", DAY_MS}, {"hour", 3600000}, {"minute", 60000},
+           {"second", 1000}, {"millisecond", 1}};
+  for (size_t i = 0; i < sizeof U / sizeof U[0]; i++)
+    if (!strncasecmp(end, U[i].unit, strlen(U[i].unit))) return n * U[i].ms;
+  return -1;
+}
+
+static bool deletable(const char *name, int64_t below, int64_t cp_version) {
+  size_t n = strlen(name);
+  if (n < 21) return false;
+  for (int i = 0; i < 20; i++)
+    if (!isdigit((unsigned char)name[i])) return false;
+  int64_t v = strtoll(name, NULL, 10);
+  const char *rest = name + 20;
+  if (strstr(rest, ".compacted.json")) return v <= cp_version;
+  if (v >= below) return false;
+  return !strcmp(rest, ".json") || !strcmp(rest, ".crc") || !strncmp(rest, ".checkpoint.", 12);
+}
+
+int dl_log_cleanup(dl_table *t, const dl_snapshot *s, int64_t now_ms, size_t *out_deleted) {
+  if (out_deleted) *out_deleted = 0;
+  const char *ret = dl_snapshot_property(s, "delta.logRetentionDuration");
+  int64_t retention = ret ? dl__parse_interval(ret) : 30 * DAY_MS;
+  if (retention < 0) return dd_err_set(DD_EINVAL, "bad delta.logRetentionDuration '%s'", ret);
+  int64_t cutoff = (now_ms - retention) / DAY_MS * DAY_MS;
+  dl__listing l;
+  int64_t *ts = NULL;
+  int rc = dl__list_log(&l, t->store);
+  if (rc) return rc;
+  if ((rc = dl__commit_timestamps(t, &l, &s->st, &ts))) goto cleanup;
+  int64_t cutoff_commit = -1;
+  for (size_t i = 0; i < l.n_commits; i++)
+    if (ts[i] <= cutoff && l.commits[i].version <= s->version) cutoff_commit = l.commits[i].version;
+  int64_t cp = -1;
+  for (size_t i = 0; i < l.n_cps; i++)
+    if (l.cps[i].version <= cutoff_commit && l.cps[i].version > cp) cp = l.cps[i].version;
+  if (cp <= 0) goto cleanup; /* nothing can go */
+  os_list ls = {0};
+  if ((rc = os_list_dir(t->store, DL__LOG, &ls))) goto cleanup;
+  size_t deleted = 0;
+  for (size_t i = 0; i < ls.count; i++) {
+    if (ls.entries[i].is_dir || !deletable(ls.entries[i].name, cp, cp)) continue;
+    char *path = NULL;
+    if (asprintf(&path, DL__LOG "/%s", ls.entries[i].name) < 0) continue;
+    if (os_delete(t->store, path) == 0) deleted++;
+    free(path);
+  }
+  os_list_free(&ls);
+  dd_err_clear();
+  if (out_deleted) *out_deleted = deleted;
+cleanup:
+  free(ts);
+  dl__listing_free(&l);
+  return rc;
+}

@@ -1,0 +1,263 @@
+/* dl_fileset.c: the compact set of logical files of a snapshot, keyed by (URL-decoded path,
+ * deletion-vector unique id). Entries live in one array, strings in a chunked arena,
+ * partition-value maps are interned, and an open-addressing table of 32-bit indexes finds a
+ * key. Applying an action upserts its key, so replaying actions oldest to newest leaves the
+ * newest reference of every logical file: adds are the table, removes are tombstones. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "store/delta/dl_internal.h"
+
+/* ---------- keys ---------- */
+
+/* Decoded path of raw: returns raw itself when it has no escapes, else fills buf (or a
+ * malloc'ed *heap when buf is too small). */
+static const char *decoded(const char *raw, char *buf, size_t cap, char **heap) {
+  *heap = NULL;
+  if (!strchr(raw, '%')) return raw;
+  size_t n = strlen(raw) + 1;
+  char *out = n <= cap ? buf : (*heap = malloc(n));
+  if (!out) return raw;
+  dl__url_decode(raw, out);
+  return out;
+}
+
+static uint32_t key_hash(const char *raw_path, const dl_dv *dv) {
+  char buf[512], *heap;
+  const char *p = decoded(raw_path, buf, sizeof buf, &heap);
+  uint64_t h = dl__hash(p, strlen(p), 0);
+  free(heap);
+  if (dv) {
+    h = dl__hash(&dv->storage_type, 1, h);
+    h = dl__hash(dv->path_or_inline, strlen(dv->path_or_inline), h);
+    if (dv->offset >= 0) h = dl__hash(&dv->offset, sizeof dv->offset, h);
+  }
+  return (uint32_t)(h ^ (h >> 32));
+}
+
+static bool dv_same(const dl_dv *a, const dl_dv *b) {
+  if (!a || !b) return a == b;
+  return a->storage_type == b->storage_type && a->offset == b->offset &&
+         !strcmp(a->path_or_inline, b->path_or_inline);
+}
+
+static bool path_same(const char *a, const char *b) {
+  if (!strchr(a, '%') && !strchr(b, '%')) return !strcmp(a, b);
+  char ba[512], bb[512], *ha, *hb;
+  const char *da = decoded(a, ba, sizeof ba, &ha), *db = decoded(b, bb, sizeof bb, &hb);
+  bool same = !strcmp(da, db);
+  free(ha);
+  free(hb);
+  return same;
+}
+
+/* ---------- lifecycle ---------- */
+
+int dl__fileset_new(dl__fileset **out) {
+  *out = calloc(1, sizeof **out);
+  if (!*out) return dd_err_set(DD_ENOMEM, "out of memory");
+  atomic_init(&(*out)->refs, 1);
+  return 0;
+}
+
+dl__fileset *dl__fileset_ref(dl__fileset *fs) {
+  if (fs) atomic_fetch_add(&fs->refs, 1);
+  return fs;
+}
+
+void dl__fileset_unref(dl__fileset *fs) {
+  if (!fs || atomic_fetch_sub(&fs->refs, 1) != 1) return;
+  dl__arena_free(&fs->arena);
+  free(fs->ents);
+  free(fs->slots);
+  free(fs->pv_slots);
+  free(fs);
+}
+
+size_t dl__fileset_memory(const dl__fileset *fs) {
+  if (!fs) return 0;
+  return sizeof *fs + fs->arena.bytes + fs->cap * sizeof *fs->ents +
+         fs->nslots * sizeof *fs->slots + fs->pv_nslots * sizeof *fs->pv_slots;
+}
+
+/* ---------- index ---------- */
+
+static int rehash(dl__fileset *fs, size_t nslots) {
+  uint32_t *slots = calloc(nslots, sizeof *slots);
+  if (!slots) return dd_err_set(DD_ENOMEM, "out of memory");
+  for (size_t i = 0; i < fs->n; i++) {
+    size_t s = fs->ents[i].hash & (nslots - 1);
+    while (slots[s]) s = (s + 1) & (nslots - 1);
+    slots[s] = (uint32_t)(i + 1);
+  }
+  free(fs->slots);
+  fs->slots = slots;
+  fs->nslots = nslots;
+  return 0;
+}
+
+/* Slot holding the key, or the empty slot where it would go. */
+static size_t probe(const dl__fileset *fs, uint32_t h, const char *path, const dl_dv *dv) {
+  size_t s = h & (fs->nslots - 1);
+  while (fs->slots[s]) {
+    const dl__entry *e = &fs->ents[fs->slots[s] - 1];
+    if (e->hash == h && dv_same(e->dv, dv) && path_same(e->path, path)) return s;
+    s = (s + 1) & (fs->nslots - 1);
+  }
+  return s;
+}
+
+const dl__entry *dl__fileset_find(const dl__fileset *fs, const dl__entry *key) {
+  if (!fs || !fs->nslots) return NULL;
+  size_t s = probe(fs, key->hash, key->path, key->dv);
+  return fs->slots[s] ? &fs->ents[fs->slots[s] - 1] : NULL;
+}
+
+/* ---------- interning of partition maps ---------- */
+
+static const char *intern_pv(dl__fileset *fs, const char *pv) {
+  size_t n = dl__kv_size(pv);
+  if (n <= 1) return "";
+  if (fs->pv_n * 2 >= fs->pv_nslots) {
+    size_t ns = fs->pv_nslots ? fs->pv_nslots * 2 : 64;
+    const char **slots = calloc(ns, sizeof *slots);
+    if (!slots) return NULL;
+    for (size_t i = 0; i < fs->pv_nslots; i++) {
+      const char *p = fs->pv_slots[i];
+      if (!p) continue;
+      size_t s = dl__hash(p, dl__kv_size(p), 7) & (ns - 1);
+      while (slots[s]) s = (s + 1) & (ns - 1);
+      slots[s] = p;
+    }
+    free(fs->pv_slots);
+    fs->pv_slots = slots;
+    fs->pv_nslots = ns;
+  }
+  size_t s = dl__hash(pv, n, 7) & (fs->pv_nslots - 1);
+  while (fs->pv_slots[s]) {
+    const char *p = fs->pv_slots[s];
+    if (dl__kv_size(p) == n && !memcmp(p, pv, n)) return p;
+    s = (s + 1) & (fs->pv_nslots - 1);
+  }
+  char *copy = dl__arena_alloc(&fs->arena, n);
+  if (!copy) return NULL;
+  memcpy(copy, pv, n);
+  fs->pv_slots[s] = copy;
+  fs->pv_n++;
+  return copy;
+}
+
+/* ---------- upsert ---------- */
+
+static void count(dl__fileset *fs, const dl__entry *e, int sign) {
+  if (e->kind == DL__E_ADD) {
+    fs->n_add += (size_t)sign;
+    fs->add_bytes += sign * (e->size > 0 ? e->size : 0);
+  } else {
+    fs->n_remove += (size_t)sign;
+  }
+}
+
+static int fill(dl__fileset *fs, dl__entry *e, int kind, const dl_file *f, const dl_dv *dv,
+                uint32_t h, bool fresh) {
+  dl__arena *a = &fs->arena;
+  if (fresh) {
+    if (!(e->path = dl__arena_strdup(a, f->path))) return dd_err_set(DD_ENOMEM, "out of memory");
+    e->dv = NULL;
+    if (dv) {
+      dl_dv *d = dl__arena_alloc(a, sizeof *d);
+      if (!d) return dd_err_set(DD_ENOMEM, "out of memory");
+      *d = *dv;
+      if (!(d->path_or_inline = dl__arena_strdup(a, dv->path_or_inline)))
+        return dd_err_set(DD_ENOMEM, "out of memory");
+      e->dv = d;
+    }
+  } else if (e->dv && dv) {
+    /* same key: refresh the descriptor's non-key fields */
+    ((dl_dv *)e->dv)->cardinality = dv->cardinality;
+    ((dl_dv *)e->dv)->size_in_bytes = dv->size_in_bytes;
+    ((dl_dv *)e->dv)->max_row_index = dv->max_row_index;
+  }
+  e->stats = f->stats ? dl__arena_strdup(a, f->stats) : NULL;
+  e->pv = intern_pv(fs, f->partition_values ? f->partition_values : "");
+  e->tags = NULL;
+  if (f->tags && *f->tags) {
+    size_t n = dl__kv_size(f->tags);
+    char *t = dl__arena_alloc(a, n);
+    if (t) memcpy(t, f->tags, n);
+    e->tags = t;
+  }
+  if ((f->stats && !e->stats) || !e->pv || (f->tags && *f->tags && !e->tags))
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  e->size = f->size;
+  e->time = kind == DL__E_ADD ? f->modification_time : f->deletion_timestamp;
+  e->hash = h;
+  e->kind = (uint8_t)kind;
+  e->data_change = f->data_change;
+  return 0;
+}
+
+int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv) {
+  if (fs->n + 1 > UINT32_MAX - 1) return dd_err_set(DD_ERANGE, "too many files");
+  if ((fs->n + 1) * 10 >= fs->nslots * 7) {
+    int rc = rehash(fs, fs->nslots ? fs->nslots * 2 : 1024);
+    if (rc) return rc;
+  }
+  uint32_t h = key_hash(f->path, dv);
+  size_t s = probe(fs, h, f->path, dv);
+  if (fs->slots[s]) {
+    dl__entry *e = &fs->ents[fs->slots[s] - 1];
+    count(fs, e, -1);
+    int rc = fill(fs, e, kind, f, dv, h, false);
+    count(fs, e, +1);
+    return rc;
+  }
+  if (fs->n == fs->cap) {
+    size_t cap = fs->cap ? fs->cap + fs->cap / 2 : 256;
+    dl__entry *n = realloc(fs->ents, cap * sizeof *n);
+    if (!n) return dd_err_set(DD_ENOMEM, "out of memory");
+    fs->ents = n;
+    fs->cap = cap;
+  }
+  dl__entry *e = &fs->ents[fs->n];
+  memset(e, 0, sizeof *e);
+  int rc = fill(fs, e, kind, f, dv, h, true);
+  if (rc) return rc;
+  fs->slots[s] = (uint32_t)(++fs->n);
+  count(fs, e, +1);
+  return 0;
+}
+
+void dl__entry_view(const dl__entry *e, dl_file *out, char *pathbuf) {
+  memset(out, 0, sizeof *out);
+  out->raw_path = e->path;
+  out->path = strchr(e->path, '%') ? (dl__url_decode(e->path, pathbuf), pathbuf) : e->path;
+  out->size = e->size;
+  out->modification_time = e->kind == DL__E_ADD ? e->time : -1;
+  out->deletion_timestamp = e->kind == DL__E_REMOVE ? e->time : -1;
+  out->data_change = e->data_change;
+  out->stats = e->stats;
+  out->partition_values = e->pv;
+  out->tags = e->tags;
+  out->dv = e->dv;
+  out->base_row_id = -1;
+  out->default_row_commit_version = -1;
+}
+
+int dl__fileset_merge(dl__fileset *fs, const dl__fileset *src) {
+  char small[1024];
+  for (size_t i = 0; i < src->n; i++) {
+    const dl__entry *e = &src->ents[i];
+    dl_file f;
+    size_t need = strlen(e->path) + 1;
+    char *buf = need <= sizeof small ? small : malloc(need);
+    if (!buf) return dd_err_set(DD_ENOMEM, "out of memory");
+    dl__entry_view(e, &f, buf);
+    f.path = e->path; /* keep raw */
+    int rc = dl__fileset_apply(fs, e->kind, &f, e->dv);
+    if (buf != small) free(buf);
+    if (rc) return rc;
+  }
+  return 0;
+}

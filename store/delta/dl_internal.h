@@ -1,0 +1,280 @@
+/* dl_internal.h: what the files of store/delta share, and how the Delta log is laid out.
+ *
+ * THE LOG. A table is a directory; `_delta_log/` beside the data holds its history:
+ *
+ *   00000000000000000000.json                  commit of version 0 (newline-delimited JSON,
+ *   00000000000000000001.json                  one action per line), 20-digit versions
+ *   00000000000000000010.checkpoint.parquet    classic checkpoint: the state at version 10
+ *   0..10.checkpoint.0000000001.0000000003.parquet   multi-part checkpoint, part 1 of 3
+ *   0..10.checkpoint.<uuid>.json|parquet       v2 checkpoint (checkpointMetadata + sidecar
+ *                                               actions; file actions in _sidecars/ as Parquet)
+ *   0..04.0..06.compacted.json                 log compaction of [4,6] (optional; ignored
+ *                                               here: the commits themselves are read)
+ *   _last_checkpoint                           JSON hint {version,size,parts,...}; may be
+ *                                               stale, missing, empty, or point at nothing
+ *   anything else (.crc, .tmp/, _commits/, _staged_commits/, _autostats/, hidden files)
+ *                                               is not ours and is ignored.
+ *
+ * A snapshot at version V is built from the newest *complete, readable* checkpoint C <= V
+ * (all parts of a multi-part one; a v2 checkpoint with its sidecars) followed by the commits
+ * C+1..V, which must all exist: a gap is DD_ECORRUPT naming the first missing version. With
+ * no usable checkpoint the replay starts at 0.json. Listing the whole directory (sorted) is
+ * the ground truth; _last_checkpoint is only parsed and checked, never trusted.
+ *
+ * RECONCILIATION (forward replay, dl_fileset.c): every add/remove names a logical file by
+ * (URL-decoded path, deletion-vector unique id). Each action upserts that key: the newest
+ * action wins, so the final table has the live adds plus remove tombstones (kept with their
+ * deletionTimestamp for VACUUM). The newest protocol and metaData win; txn is per appId
+ * (newest wins); domainMetadata per domain, and removed=true deletes it. commitInfo, cdc,
+ * checkpointMetadata and sidecar do not take part.
+ *
+ * MEMORY. A file costs one 72-byte dl__entry plus its strings in a chunked arena (path,
+ * stats text, DV descriptor), partition-value maps are interned (equal maps stored once),
+ * and a 4-byte hash slot. No JSON objects outlive the parsing of one line.
+ *
+ * SNAPSHOT SHARING. A snapshot's files are a `base` fileset (reference counted, shared
+ * between snapshots of one table) plus an optional small `over` fileset with the changes of
+ * later commits; a key present in `over` hides the same key in `base`. The cache refreshes
+ * a snapshot by copying `over` and applying only the new commits; when `over` grows past a
+ * fraction of `base` the two are merged into a new base. */
+#ifndef DD_STORE_DELTA_DL_INTERNAL_H
+#define DD_STORE_DELTA_DL_INTERNAL_H
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "store/delta/dl.h"
+
+#define DL__LOG "_delta_log"
+#define DL__NULL_BYTE '\xff'
+
+/* ---------- arena (dl_util.c) ---------- */
+
+typedef struct dl__chunk dl__chunk;
+typedef struct dl__arena {
+  dl__chunk *head;
+  size_t used, cap; /* within head */
+  size_t bytes;     /* total reserved */
+} dl__arena;
+
+void *dl__arena_alloc(dl__arena *a, size_t n); /* 8-aligned, NULL on OOM */
+char *dl__arena_strdup(dl__arena *a, const char *s);
+char *dl__arena_strndup(dl__arena *a, const char *s, size_t n);
+void dl__arena_free(dl__arena *a);
+
+/* ---------- growable buffer (dl_util.c) ---------- */
+
+typedef struct dl__buf {
+  char *p;
+  size_t len, cap;
+  bool oom;
+} dl__buf;
+void dl__buf_put(dl__buf *b, const void *p, size_t n);
+void dl__buf_puts(dl__buf *b, const char *s);
+void dl__buf_printf(dl__buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void dl__buf_putc(dl__buf *b, char c);
+void dl__buf_free(dl__buf *b);
+
+/* ---------- helpers (dl_util.c) ---------- */
+
+uint64_t dl__hash(const void *p, size_t n, uint64_t seed);
+/* Decodes %XX escapes into out (capacity >= strlen(s)+1). Returns false on none present. */
+bool dl__url_decode(const char *s, char *out);
+/* Encodes a path for the log (RFC 3986 path characters kept). */
+void dl__url_encode_path(dl__buf *b, const char *s);
+/* Packs a JSON object of strings (null values allowed) into the arena; NULL on OOM. */
+const char *dl__kv_from_json(dl__arena *a, const json_t *obj);
+size_t dl__kv_size(const char *packed); /* bytes including the terminator */
+/* Writes a packed map as a JSON object. */
+json_t *dl__kv_to_json(const char *packed);
+int64_t dl__now_ms(void);
+/* "interval 30 days" style durations in ms; -1 when unparsable (dl_cleanup.c). */
+int64_t dl__parse_interval(const char *s);
+char *dl__version_path(int64_t v, const char *suffix); /* "_delta_log/%020lld<suffix>" */
+void dl__uuid(char out[37]);
+const char *dl__json_str(const json_t *o, const char *key); /* NULL unless a string */
+int64_t dl__json_int(const json_t *o, const char *key, int64_t dflt);
+
+/* ---------- schema (dl_schema.c) ---------- */
+int dl__schema_from_json(dl_schema **out, const json_t *root);
+
+/* ---------- actions (dl_action.c) ---------- */
+
+typedef enum dl__akind {
+  DL__A_ADD, DL__A_REMOVE, DL__A_CDC, DL__A_METADATA, DL__A_PROTOCOL, DL__A_TXN,
+  DL__A_DOMAIN, DL__A_COMMITINFO, DL__A_CPMETA, DL__A_SIDECAR, DL__A_UNKNOWN,
+} dl__akind;
+
+/* One decoded action. Strings point into the JSON (or parquet row) it came from and are
+ * valid only until the next action is decoded; packed maps are in the caller's arena. */
+typedef struct dl__action {
+  dl__akind kind;
+  dl_file file;          /* add, remove, cdc (path = raw path here) */
+  dl_dv dv;
+  bool has_dv;
+  /* protocol */
+  dl_protocol proto;
+  const char *feat_buf[64];
+  /* metaData */
+  const json_t *md_json; /* the metaData object (JSON path) */
+  /* txn */
+  dl_app_txn txn;
+  /* domainMetadata */
+  const char *domain, *domain_config;
+  bool domain_removed;
+  /* commitInfo */
+  const json_t *ci_json;
+  int64_t ict;          /* inCommitTimestamp or -1 */
+  int64_t ci_timestamp; /* commitInfo.timestamp or -1 */
+  /* checkpointMetadata / sidecar */
+  int64_t cp_version;
+  const char *sidecar_path;
+} dl__action;
+
+/* Decodes one action object ({"add":{...}}). DD_ECORRUPT on malformed required fields. */
+int dl__action_from_json(dl__action *out, const json_t *line, dl__arena *scratch);
+
+/* A parsed commit file: its lines as JSON (kept for the caller's walk). */
+typedef int (*dl__action_cb)(void *ctx, dl__action *a);
+/* Parses a whole newline-delimited commit file and calls cb for each action. */
+int dl__parse_commit(const char *data, size_t len, const char *what, dl__action_cb cb,
+                     void *ctx);
+
+/* ---------- fileset (dl_fileset.c) ---------- */
+
+enum { DL__E_ADD = 1, DL__E_REMOVE = 2 };
+
+typedef struct dl__entry {
+  const char *path;  /* raw path as in the log (arena) */
+  const char *stats; /* arena or NULL */
+  const char *pv;    /* interned packed map (arena) */
+  const char *tags;  /* arena or NULL */
+  const dl_dv *dv;   /* arena or NULL */
+  int64_t size;
+  int64_t time;      /* modificationTime (add) or deletionTimestamp (remove) */
+  uint32_t hash;
+  uint8_t kind, data_change;
+} dl__entry;
+
+typedef struct dl__fileset {
+  atomic_int refs;
+  dl__arena arena;
+  dl__entry *ents;
+  size_t n, cap;
+  uint32_t *slots; /* index+1, 0 = empty; power of two */
+  size_t nslots;
+  const char **pv_slots; /* interned partition maps */
+  size_t pv_n, pv_nslots;
+  size_t n_add, n_remove;
+  int64_t add_bytes;
+} dl__fileset;
+
+int dl__fileset_new(dl__fileset **out);
+dl__fileset *dl__fileset_ref(dl__fileset *fs);
+void dl__fileset_unref(dl__fileset *fs);
+/* Applies a file action (kind ADD/REMOVE): newest wins. */
+int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv);
+/* Looks up the key of e (from another set); NULL if absent. */
+const dl__entry *dl__fileset_find(const dl__fileset *fs, const dl__entry *e);
+/* Copies every entry of src into fs (upsert). */
+int dl__fileset_merge(dl__fileset *fs, const dl__fileset *src);
+size_t dl__fileset_memory(const dl__fileset *fs);
+/* Fills a public view of e; pathbuf must hold strlen(e->path)+1 bytes. */
+void dl__entry_view(const dl__entry *e, dl_file *out, char *pathbuf);
+
+/* ---------- snapshot state (dl_snapshot.c, dl_replay.c) ---------- */
+
+typedef struct dl__state {
+  dl__arena arena;      /* protocol, metadata, txns, domains */
+  dl_protocol proto;
+  bool has_proto;
+  dl_metadata md;
+  bool has_md;
+  dl_schema *schema;
+  dl_app_txn *txns;
+  size_t n_txns, cap_txns;
+  dl_domain *domains;
+  size_t n_domains, cap_domains;
+} dl__state;
+
+void dl__state_free(dl__state *st);
+int dl__state_copy(dl__state *dst, const dl__state *src);
+/* Applies a non-file action (protocol, metaData, txn, domainMetadata). */
+int dl__state_apply(dl__state *st, const dl__action *a);
+
+struct dl_table {
+  os_store *store;
+  bool own_store;
+};
+
+struct dl_snapshot {
+  atomic_int refs;
+  dl_table *table;
+  int64_t version, timestamp, checkpoint_version;
+  dl__state st;
+  dl__fileset *base;
+  dl__fileset *over; /* may be NULL */
+  size_t num_files;
+  int64_t size_bytes;
+  int64_t last_commit_mtime; /* for refreshes */
+};
+
+/* ---------- log listing (dl_log.c) ---------- */
+
+typedef struct dl__cp {
+  int64_t version;
+  int kind;             /* 1 classic, 2 multi-part, 3 v2 uuid */
+  int parts;            /* multi-part: p */
+  char **files;         /* top-level file names, in part order */
+  size_t nfiles;
+} dl__cp;
+
+typedef struct dl__commit {
+  int64_t version;
+  int64_t mtime;
+  int64_t size;
+} dl__commit;
+
+typedef struct dl__listing {
+  dl__commit *commits; /* ascending */
+  size_t n_commits;
+  dl__cp *cps;         /* complete checkpoints, ascending by version */
+  size_t n_cps;
+  int64_t last_cp_hint; /* _last_checkpoint version or -1 */
+} dl__listing;
+
+int dl__list_log(dl__listing *out, const os_store *st);
+void dl__listing_free(dl__listing *l);
+/* Index of commit v in l, or -1. */
+ssize_t dl__listing_find(const dl__listing *l, int64_t v);
+
+typedef struct dl__last_cp {
+  int64_t version, size, parts, size_in_bytes, num_add_files;
+} dl__last_cp;
+int dl__last_cp_parse(dl__last_cp *out, const char *data, size_t len);
+
+/* ---------- replay (dl_replay.c) ---------- */
+
+/* Loads checkpoint cp into st/fs. */
+int dl__checkpoint_load(dl_table *t, const dl__cp *cp, dl__state *st, dl__fileset *fs);
+/* Applies commit file v (read from the store) to st/fs; sets *ict to its inCommitTimestamp. */
+int dl__replay_commit(dl_table *t, int64_t v, dl__state *st, dl__fileset *fs, int64_t *ict);
+/* Commit timestamps for listing l under the table's ICT settings in st. ts[i] matches
+ * l->commits[i]. */
+int dl__commit_timestamps(dl_table *t, const dl__listing *l, const dl__state *latest,
+                          int64_t **out_ts);
+int dl__snapshot_finish(dl_snapshot *s);
+int dl__snapshot_new(dl_snapshot **out, dl_table *t);
+
+/* Writes a checkpoint of s in `parts` Parquet files (1: classic naming; >1: the deprecated
+ * multi-part naming, kept for tests and compatibility) plus _last_checkpoint. */
+int dl__checkpoint_write_parts(dl_table *t, const dl_snapshot *s, int parts);
+
+/* ---------- checkpoint reading via parquet (dl_checkpoint_read.c) ---------- */
+int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *ctx);
+
+#endif

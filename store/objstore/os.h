@@ -1,0 +1,84 @@
+/* os.h: the small file-system interface the Delta engine reads and writes tables through.
+ *
+ * An os_store is a vtable plus an implementation pointer, rooted at a table location. Paths
+ * given to every function are relative to that root ("_delta_log/00..0.json"); the local
+ * implementation also accepts absolute paths ("/x/y" or "file:///x/y") so deletion vectors
+ * with absolute paths can be read. Only a local file-system backend exists today; object
+ * stores will implement the same vtable.
+ *
+ * Guarantees every backend must give:
+ *  - os_put_if_absent: the object appears whole or not at all and is never overwritten;
+ *    DD_EEXISTS when the path already exists (the optimistic-commit primitive).
+ *  - os_put: atomic replace (readers see the old or the new content, never a mix).
+ *  - os_list: entries of one directory (not recursive), sorted by name (byte order).
+ *
+ * Thread safety: an os_store may be used from many threads at once; it holds no mutable
+ * state after creation. */
+#ifndef DD_STORE_OBJSTORE_OS_H
+#define DD_STORE_OBJSTORE_OS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct os_store os_store;
+
+typedef struct os_stat {
+  int64_t size;     /* bytes */
+  int64_t mtime_ms; /* modification time, epoch milliseconds */
+  bool is_dir;
+} os_stat;
+
+typedef struct os_entry {
+  char *name; /* base name, owned by the list */
+  int64_t size;
+  int64_t mtime_ms;
+  bool is_dir;
+} os_entry;
+
+typedef struct os_list {
+  os_entry *entries; /* sorted by name */
+  size_t count;
+} os_list;
+
+/* A backend. Every function returns 0 or a negative DD_E* code with dd_err_set called. */
+typedef struct os_vtable {
+  int (*read_all)(void *impl, const char *path, uint8_t **out, size_t *out_len);
+  int (*read_range)(void *impl, const char *path, uint64_t offset, size_t len, uint8_t *out);
+  int (*stat)(void *impl, const char *path, os_stat *out);
+  int (*list)(void *impl, const char *dir, os_list *out);
+  int (*put_if_absent)(void *impl, const char *path, const void *data, size_t len);
+  int (*put)(void *impl, const char *path, const void *data, size_t len);
+  int (*del)(void *impl, const char *path);
+  int (*mkdirs)(void *impl, const char *dir);
+  int (*rmdir)(void *impl, const char *dir);
+  void (*free)(void *impl);
+} os_vtable;
+
+/* Wraps a backend. `location` is copied and names the root (for messages and cache keys). */
+int os_store_new(os_store **out, const os_vtable *vt, void *impl, const char *location);
+/* Opens the local directory `root` (need not exist yet; created on first write). */
+int os_local_open(os_store **out, const char *root);
+void os_store_free(os_store *st);
+/* The root this store was opened at; valid while the store lives. */
+const char *os_store_location(const os_store *st);
+
+/* Reads a whole object; *out (NUL-terminated for convenience, not counted in *out_len) is
+ * the caller's to free(). DD_ENOTFOUND when absent. */
+int os_read_all(const os_store *st, const char *path, uint8_t **out, size_t *out_len);
+/* Reads exactly len bytes at offset into out; DD_ECORRUPT if the object is shorter. */
+int os_read_range(const os_store *st, const char *path, uint64_t offset, size_t len,
+                  uint8_t *out);
+int os_stat_path(const os_store *st, const char *path, os_stat *out);
+/* Lists one directory, sorted. DD_ENOTFOUND when the directory does not exist. */
+int os_list_dir(const os_store *st, const char *dir, os_list *out);
+void os_list_free(os_list *l);
+int os_put_if_absent(const os_store *st, const char *path, const void *data, size_t len);
+int os_put(const os_store *st, const char *path, const void *data, size_t len);
+/* Deletes one object; DD_ENOTFOUND when absent. */
+int os_delete(const os_store *st, const char *path);
+int os_mkdirs(const os_store *st, const char *dir);
+/* Removes an empty directory; DD_EPRECOND when not empty. */
+int os_rmdir(const os_store *st, const char *dir);
+
+#endif

@@ -1,0 +1,75 @@
+/* os_store.c: the backend-independent part of the object store: the wrapper that holds a
+ * vtable and dispatches every call to it, plus os_list_free. */
+#include "store/objstore/os.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+
+struct os_store {
+  const os_vtable *vt;
+  void *impl;
+  char *location;
+};
+
+int os_store_new(os_store **out, const os_vtable *vt, void *impl, const char *location) {
+  *out = NULL;
+  os_store *st = calloc(1, sizeof *st);
+  if (!st || !(st->location = strdup(location ? location : ""))) {
+    free(st);
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  }
+  st->vt = vt;
+  st->impl = impl;
+  *out = st;
+  return 0;
+}
+
+void os_store_free(os_store *st) {
+  if (!st) return;
+  if (st->vt && st->vt->free) st->vt->free(st->impl);
+  free(st->location);
+  free(st);
+}
+
+const char *os_store_location(const os_store *st) { return st->location; }
+
+int os_read_all(const os_store *st, const char *path, uint8_t **out, size_t *out_len) {
+  return st->vt->read_all(st->impl, path, out, out_len);
+}
+
+int os_read_range(const os_store *st, const char *path, uint64_t offset, size_t len,
+                  uint8_t *out) {
+  return st->vt->read_range(st->impl, path, offset, len, out);
+}
+
+int os_stat_path(const os_store *st, const char *path, os_stat *out) {
+  return st->vt->stat(st->impl, path, out);
+}
+
+int os_list_dir(const os_store *st, const char *dir, os_list *out) {
+  return st->vt->list(st->impl, dir, out);
+}
+
+void os_list_free(os_list *l) {
+  if (!l) return;
+  for (size_t i = 0; i < l->count; i++) free(l->entries[i].name);
+  free(l->entries);
+  l->entries = NULL;
+  l->count = 0;
+}
+
+int os_put_if_absent(const os_store *st, const char *path, const void *data, size_t len) {
+  return st->vt->put_if_absent(st->impl, path, data, len);
+}
+
+int os_put(const os_store *st, const char *path, const void *data, size_t len) {
+  return st->vt->put(st->impl, path, data, len);
+}
+
+int os_delete(const os_store *st, const char *path) { return st->vt->del(st->impl, path); }
+
+int os_mkdirs(const os_store *st, const char *dir) { return st->vt->mkdirs(st->impl, dir); }
+
+int os_rmdir(const os_store *st, const char *dir) { return st->vt->rmdir(st->impl, dir); }

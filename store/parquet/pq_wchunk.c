@@ -1,0 +1,255 @@
+/* pq_wchunk.c: encodes one leaf's buffered row group as a column chunk: statistics
+ * (min/max/null_count), an optional dictionary (PLAIN dictionary page + RLE_DICTIONARY
+ * data pages; falls back to PLAIN when the dictionary grows large), data pages v1 split
+ * at row boundaries, each compressed with the chosen codec. */
+#include "store/parquet/pq_writer_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DICT_MAX_BYTES (1u << 20)
+
+typedef struct vref { const uint8_t *p; size_t n; } vref;
+
+static vref value_at(const pq__wleaf *l, size_t i) {
+  if (l->type != PQ_T_BYTE_ARRAY)
+    return (vref){l->vals.data + i * (size_t)l->elem, (size_t)l->elem};
+  uint64_t s, e = l->vals.len;
+  memcpy(&s, l->offs.data + i * 8, 8);
+  if (i + 1 < l->nvals) memcpy(&e, l->offs.data + (i + 1) * 8, 8);
+  return (vref){l->vals.data ? l->vals.data + s : (const uint8_t *)"", (size_t)(e - s)};
+}
+
+/* ---- statistics ----------------------------------------------------------------------- */
+
+static int cmp_values(pq_type t, vref a, vref b) {
+  switch (t) {
+    case PQ_T_INT32: { int32_t x, y; memcpy(&x, a.p, 4); memcpy(&y, b.p, 4); return (x > y) - (x < y); }
+    case PQ_T_INT64: { int64_t x, y; memcpy(&x, a.p, 8); memcpy(&y, b.p, 8); return (x > y) - (x < y); }
+    case PQ_T_FLOAT: { float x, y; memcpy(&x, a.p, 4); memcpy(&y, b.p, 4); return (x > y) - (x < y); }
+    case PQ_T_DOUBLE: { double x, y; memcpy(&x, a.p, 8); memcpy(&y, b.p, 8); return (x > y) - (x < y); }
+    default: {
+      size_t n = a.n < b.n ? a.n : b.n;
+      int c = n ? memcmp(a.p, b.p, n) : 0;
+      return c ? c : (a.n > b.n) - (a.n < b.n);
+    }
+  }
+}
+
+static bool is_nan(pq_type t, vref v) {
+  if (t == PQ_T_FLOAT) { float x; memcpy(&x, v.p, 4); return isnan(x); }
+  if (t == PQ_T_DOUBLE) { double x; memcpy(&x, v.p, 8); return isnan(x); }
+  return false;
+}
+
+static int stats(const pq__wleaf *l, pq__wchunk *m) {
+  for (size_t i = 0; i < l->nlev; i++) m->nulls += l->def[i] < l->max_def;
+  if (l->type == PQ_T_INT96) return 0;
+  size_t lo = SIZE_MAX, hi = SIZE_MAX;
+  for (size_t i = 0; i < l->nvals; i++) {
+    vref v = value_at(l, i);
+    if (is_nan(l->type, v)) continue;
+    if (lo == SIZE_MAX || cmp_values(l->type, v, value_at(l, lo)) < 0) lo = i;
+    if (hi == SIZE_MAX || cmp_values(l->type, v, value_at(l, hi)) > 0) hi = i;
+  }
+  if (lo == SIZE_MAX) return 0;
+  vref a = value_at(l, lo), b = value_at(l, hi);
+  m->has_minmax = true;
+  int rc = pq__buf_put(&m->min, a.p, a.n);
+  return rc ? rc : pq__buf_put(&m->max, b.p, b.n);
+}
+
+/* ---- dictionary ----------------------------------------------------------------------- */
+
+typedef struct dict {
+  uint32_t *idx;     /* per value: dictionary index */
+  uint32_t *first;   /* per entry: the value index that defines it */
+  uint32_t n;
+  size_t bytes;      /* PLAIN size of the dictionary */
+} dict;
+
+static uint64_t hash_bytes(vref v) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < v.n; i++) h = (h ^ v.p[i]) * 1099511628211ULL;
+  return h;
+}
+
+/* Returns 0 with d->idx set, or 0 with d->idx NULL when a dictionary does not pay. */
+static int build_dict(const pq__wleaf *l, dict *d) {
+  size_t cap = 16;
+  while (cap < l->nvals * 2) cap *= 2;
+  uint32_t *table = malloc(cap * sizeof *table);
+  d->idx = malloc((l->nvals + 1) * sizeof *d->idx);
+  d->first = malloc((l->nvals + 1) * sizeof *d->first);
+  if (!table || !d->idx || !d->first) {
+    free(table);
+    return dd_err_set(DD_ENOMEM, "parquet: out of memory");
+  }
+  memset(table, 0xff, cap * sizeof *table);
+  for (size_t i = 0; i < l->nvals && d->idx; i++) {
+    vref v = value_at(l, i);
+    size_t s = (size_t)hash_bytes(v) & (cap - 1);
+    while (table[s] != UINT32_MAX) {
+      vref e = value_at(l, d->first[table[s]]);
+      if (e.n == v.n && (v.n == 0 || memcmp(e.p, v.p, v.n) == 0)) break;
+      s = (s + 1) & (cap - 1);
+    }
+    if (table[s] == UINT32_MAX) {
+      table[s] = d->n;
+      d->first[d->n++] = (uint32_t)i;
+      d->bytes += v.n + (l->type == PQ_T_BYTE_ARRAY ? 4 : 0);
+      if (d->bytes > DICT_MAX_BYTES) { /* give up: PLAIN */
+        free(d->idx);
+        d->idx = NULL;
+        break;
+      }
+    }
+    d->idx[i] = table[s];
+  }
+  free(table);
+  return 0;
+}
+
+/* ---- pages ---------------------------------------------------------------------------- */
+
+static int put_plain(const pq__wleaf *l, pq__buf *b, size_t from, size_t to,
+                     const uint32_t *sel) {
+  int rc = 0;
+  if (l->type == PQ_T_BOOLEAN) {
+    uint8_t acc = 0;
+    for (size_t i = from; i < to && !rc; i++) {
+      vref v = value_at(l, sel ? sel[i] : i);
+      acc |= (uint8_t)((*v.p & 1) << ((i - from) & 7));
+      if (((i - from) & 7) == 7 || i + 1 == to) {
+        rc = pq__buf_byte(b, acc);
+        acc = 0;
+      }
+    }
+    return rc;
+  }
+  for (size_t i = from; i < to && !rc; i++) {
+    vref v = value_at(l, sel ? sel[i] : i);
+    if (l->type == PQ_T_BYTE_ARRAY) rc = pq__buf_le32(b, (uint32_t)v.n);
+    if (!rc) rc = pq__buf_put(b, v.p, v.n);
+  }
+  return rc;
+}
+
+static int put_levels(pq__buf *b, const int16_t *lv, size_t n, int max) {
+  uint32_t *tmp = malloc((n + 1) * sizeof *tmp);
+  if (!tmp) return dd_err_set(DD_ENOMEM, "parquet: out of memory");
+  for (size_t i = 0; i < n; i++) tmp[i] = (uint32_t)lv[i];
+  size_t at = b->len;
+  int rc = pq__buf_le32(b, 0);
+  if (!rc) rc = pq__rle_encode(b, tmp, n, pq__bit_width((uint32_t)max));
+  free(tmp);
+  if (rc) return rc;
+  uint32_t len = (uint32_t)(b->len - at - 4);
+  for (int k = 0; k < 4; k++) b->data[at + (size_t)k] = (uint8_t)(len >> (8 * k));
+  return 0;
+}
+
+typedef struct chunkw {
+  const pq__wleaf *l;
+  const pq_writer_opts *o;
+  pq__buf *out;
+  pq__wchunk *m;
+  pq__buf page;   /* uncompressed page body */
+  pq__buf comp;   /* compressed body */
+} chunkw;
+
+static int emit_page(chunkw *c, int type, int32_t nvalues, int enc) {
+  c->comp.len = 0;
+  int rc = pq__compress(c->o->codec, c->page.data ? c->page.data : (const uint8_t *)"",
+                        c->page.len, &c->comp);
+  if (rc) return rc;
+  if (c->page.len > INT32_MAX || c->comp.len > INT32_MAX)
+    return dd_err_set(DD_EINVAL, "parquet writer: page larger than 2 GiB");
+  size_t start = c->out->len;
+  pq__tw w = {c->out, {0}, 0, 0};
+  pq__tw_i32(&w, 1, type);
+  pq__tw_i32(&w, 2, (int32_t)c->page.len);
+  pq__tw_i32(&w, 3, (int32_t)c->comp.len);
+  pq__tw_struct_begin(&w, type == PQ__PAGE_DICT ? 7 : 5);
+  pq__tw_i32(&w, 1, nvalues);
+  pq__tw_i32(&w, 2, enc);
+  if (type != PQ__PAGE_DICT) {
+    pq__tw_i32(&w, 3, PQ__ENC_RLE);
+    pq__tw_i32(&w, 4, PQ__ENC_RLE);
+  }
+  pq__tw_struct_end(&w);
+  pq__tw_struct_end(&w);
+  if (w.err) return w.err;
+  size_t hdr = c->out->len - start;
+  if ((rc = pq__buf_put(c->out, c->comp.data, c->comp.len))) return rc;
+  c->m->comp_size += (int64_t)(hdr + c->comp.len);
+  c->m->uncomp_size += (int64_t)(hdr + c->page.len);
+  return 0;
+}
+
+static int data_page(chunkw *c, const dict *d, size_t e0, size_t e1, size_t v0, size_t v1) {
+  const pq__wleaf *l = c->l;
+  int rc = 0;
+  c->page.len = 0;
+  if (l->max_rep > 0) rc = put_levels(&c->page, l->rep + e0, e1 - e0, l->max_rep);
+  if (!rc && l->max_def > 0) rc = put_levels(&c->page, l->def + e0, e1 - e0, l->max_def);
+  if (rc) return rc;
+  if (d->idx) {
+    int width = pq__bit_width(d->n > 1 ? d->n - 1 : 1);
+    if ((rc = pq__buf_byte(&c->page, (uint8_t)width))) return rc;
+    if ((rc = pq__rle_encode(&c->page, d->idx + v0, v1 - v0, width))) return rc;
+  } else if ((rc = put_plain(l, &c->page, v0, v1, NULL))) {
+    return rc;
+  }
+  return emit_page(c, PQ__PAGE_DATA, (int32_t)(e1 - e0),
+                   d->idx ? PQ__ENC_RLE_DICT : PQ__ENC_PLAIN);
+}
+
+static int data_pages(chunkw *c, const dict *d) {
+  const pq__wleaf *l = c->l;
+  size_t page_size = c->o->page_size ? c->o->page_size : (1u << 20);
+  size_t e0 = 0, v0 = 0, v = 0, est = 0;
+  for (size_t e = 0; e < l->nlev; e++) {
+    if (e > e0 && l->rep[e] == 0 && est >= page_size) {
+      int rc = data_page(c, d, e0, e, v0, v);
+      if (rc) return rc;
+      e0 = e;
+      v0 = v;
+      est = 0;
+    }
+    if (l->def[e] == l->max_def) {
+      est += d->idx ? 2 : value_at(l, v).n + 4;
+      v++;
+    }
+    est += 1;
+  }
+  return data_page(c, d, e0, l->nlev, v0, v);
+}
+
+int pq__wchunk_encode(const pq__wleaf *l, const pq_writer_opts *o, int64_t base,
+                      pq__buf *out, pq__wchunk *m) {
+  chunkw c = {l, o, out, m, {0}, {0}};
+  dict d = {0};
+  int rc = stats(l, m);
+  m->num_values = (int64_t)l->nlev;
+  if (!rc && o->dictionary && l->type != PQ_T_BOOLEAN && l->nvals > 0) rc = build_dict(l, &d);
+  if (!rc && d.idx) {
+    m->has_dict = true;
+    m->dict_off = base + (int64_t)out->len;
+    rc = put_plain(l, &c.page, 0, d.n, d.first);
+    if (!rc) rc = emit_page(&c, PQ__PAGE_DICT, (int32_t)d.n, PQ__ENC_PLAIN);
+  }
+  m->data_off = base + (int64_t)out->len;
+  if (!rc) rc = data_pages(&c, &d);
+  free(d.idx);
+  free(d.first);
+  pq__buf_free(&c.page);
+  pq__buf_free(&c.comp);
+  return rc;
+}
+
+void pq__wchunk_free(pq__wchunk *m) {
+  pq__buf_free(&m->min);
+  pq__buf_free(&m->max);
+}

@@ -1,0 +1,82 @@
+/* pq_writer_int.h: internals of the writer, shared by pq_writer.c (API, row groups,
+ * output), pq_wshred.c (schema and record shredding), pq_wchunk.c (column chunk
+ * encoding: statistics, dictionary, pages) and pq_wfooter.c (FileMetaData).
+ *
+ * A row is shredded at once into per-leaf buffers (levels and PLAIN-ish values) so the
+ * caller's value can be freed; a full row group is encoded chunk by chunk, written, and
+ * the buffers are reset. Only per-chunk metadata survives until the footer. */
+#ifndef DD_STORE_PARQUET_PQ_WRITER_INT_H
+#define DD_STORE_PARQUET_PQ_WRITER_INT_H
+
+#include "store/parquet/pq_internal.h"
+
+#include <stdio.h>
+
+typedef struct pq__wnode pq__wnode;
+struct pq__wnode {
+  char *name;
+  pq_wkind kind;
+  bool nullable;
+  int32_t type_length, field_id;
+  int16_t def;          /* def level once this node is present (non-null) */
+  int16_t rep;          /* LIST/MAP: rep level of the repeated layer; else inherited */
+  size_t nkids;
+  pq__wnode *kids;
+  uint32_t lo, hi;      /* leaves under this node */
+};
+
+typedef struct pq__wleaf {
+  const pq__wnode *node;
+  pq_type type;
+  int32_t elem;         /* bytes per fixed value; 0 for BYTE_ARRAY */
+  int16_t max_def, max_rep;
+  const char **path;    /* path_in_schema */
+  size_t path_len;
+  int16_t *def, *rep;
+  size_t nlev, caplev;
+  pq__buf vals;         /* fixed values back to back, or BYTE_ARRAY bytes */
+  pq__buf offs;         /* BYTE_ARRAY: uint64 start offset of each value in vals */
+  size_t nvals;
+} pq__wleaf;
+
+typedef struct pq__wchunk {
+  int64_t num_values, data_off, dict_off, comp_size, uncomp_size;
+  bool has_dict, has_minmax;
+  int64_t nulls;
+  pq__buf min, max;
+} pq__wchunk;
+
+typedef struct pq__wrg {
+  int64_t num_rows, total_bytes, file_off;
+  pq__wchunk *chunks;
+} pq__wrg;
+
+struct pq_writer {
+  pq_writer_opts o;
+  pq__arena mem;        /* schema copy and names */
+  pq__wnode root;
+  pq__wleaf *leaves;
+  size_t nleaves;
+  pq__buf out;          /* memory writer: the file; path writer: one row group */
+  FILE *fp;
+  int64_t file_off;     /* bytes already written to fp */
+  int64_t rows_in_rg, total_rows;
+  pq__wrg *rgs;
+  size_t nrgs, caprgs;
+  char **kv_k, **kv_v;
+  size_t nkv;
+  bool closed;
+  int failed;
+};
+
+int pq__wschema_build(pq_writer *w, const pq_wfield *schema);
+int pq__wshred_row(pq_writer *w, const pq_value *row);
+void pq__wleaf_reset(pq__wleaf *l);
+void pq__wleaf_free(pq__wleaf *l);
+/* Encodes the leaf's buffered row group at file offset base (out->len maps to base). */
+int pq__wchunk_encode(const pq__wleaf *l, const pq_writer_opts *o, int64_t base,
+                      pq__buf *out, pq__wchunk *meta);
+void pq__wchunk_free(pq__wchunk *m);
+int pq__wfooter_write(const pq_writer *w, pq__buf *out);
+
+#endif

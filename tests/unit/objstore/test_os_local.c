@@ -1,0 +1,128 @@
+/* test_os_local.c: the local backend of os_store: whole and ranged reads, stat, sorted
+ * listing, put-if-absent never overwriting, atomic put, delete, mkdir -p, rmdir. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/err.h"
+#include "store/objstore/os.h"
+
+static char g_dir[256];
+
+static int setup(void **state) {
+  (void)state;
+  strcpy(g_dir, "/tmp/os_test_XXXXXX");
+  return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_put_read_stat(void **state) {
+  (void)state;
+  os_store *st = NULL;
+  assert_int_equal(os_local_open(&st, g_dir), 0);
+  assert_int_equal(os_put(st, "a/b/c.txt", "hello world", 11), 0);
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  assert_int_equal(os_read_all(st, "a/b/c.txt", &buf, &len), 0);
+  assert_int_equal(len, 11);
+  assert_memory_equal(buf, "hello world", 11);
+  free(buf);
+  uint8_t part[5];
+  assert_int_equal(os_read_range(st, "a/b/c.txt", 6, 5, part), 0);
+  assert_memory_equal(part, "world", 5);
+  assert_int_equal(os_read_range(st, "a/b/c.txt", 8, 5, part), DD_ECORRUPT);
+  os_stat s;
+  assert_int_equal(os_stat_path(st, "a/b/c.txt", &s), 0);
+  assert_int_equal(s.size, 11);
+  assert_true(s.mtime_ms > 0);
+  assert_int_equal(os_read_all(st, "nope", &buf, &len), DD_ENOTFOUND);
+  assert_int_equal(os_put(st, "a/b/c.txt", "bye", 3), 0); /* overwrite */
+  assert_int_equal(os_read_all(st, "a/b/c.txt", &buf, &len), 0);
+  assert_int_equal(len, 3);
+  free(buf);
+  os_store_free(st);
+}
+
+static void test_put_if_absent(void **state) {
+  (void)state;
+  os_store *st = NULL;
+  assert_int_equal(os_local_open(&st, g_dir), 0);
+  assert_int_equal(os_put_if_absent(st, "log/1.json", "one", 3), 0);
+  assert_int_equal(os_put_if_absent(st, "log/1.json", "two", 3), DD_EEXISTS);
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  assert_int_equal(os_read_all(st, "log/1.json", &buf, &len), 0);
+  assert_memory_equal(buf, "one", 3);
+  free(buf);
+  os_list l;
+  assert_int_equal(os_list_dir(st, "log", &l), 0);
+  assert_int_equal(l.count, 1); /* no temp files left behind */
+  os_list_free(&l);
+  os_store_free(st);
+}
+
+static void test_list_sorted_delete_rmdir(void **state) {
+  (void)state;
+  os_store *st = NULL;
+  assert_int_equal(os_local_open(&st, g_dir), 0);
+  assert_int_equal(os_mkdirs(st, "d/sub/deeper"), 0);
+  assert_int_equal(os_put(st, "d/b", "x", 1), 0);
+  assert_int_equal(os_put(st, "d/a", "xy", 2), 0);
+  assert_int_equal(os_put(st, "d/c", "", 0), 0);
+  os_list l;
+  assert_int_equal(os_list_dir(st, "d", &l), 0);
+  assert_int_equal(l.count, 4);
+  assert_string_equal(l.entries[0].name, "a");
+  assert_int_equal(l.entries[0].size, 2);
+  assert_string_equal(l.entries[1].name, "b");
+  assert_string_equal(l.entries[2].name, "c");
+  assert_string_equal(l.entries[3].name, "sub");
+  assert_true(l.entries[3].is_dir);
+  os_list_free(&l);
+  assert_int_equal(os_rmdir(st, "d/sub"), DD_EPRECOND);
+  assert_int_equal(os_rmdir(st, "d/sub/deeper"), 0);
+  assert_int_equal(os_rmdir(st, "d/sub"), 0);
+  assert_int_equal(os_delete(st, "d/a"), 0);
+  assert_int_equal(os_delete(st, "d/a"), DD_ENOTFOUND);
+  assert_int_equal(os_list_dir(st, "missing", &l), DD_ENOTFOUND);
+  os_store_free(st);
+}
+
+static void test_absolute_paths(void **state) {
+  (void)state;
+  os_store *st = NULL;
+  assert_int_equal(os_local_open(&st, "/nonexistent-root"), 0);
+  char path[512];
+  snprintf(path, sizeof path, "file://%s/abs.bin", g_dir);
+  assert_int_equal(os_put(st, path, "abc", 3), 0);
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  snprintf(path, sizeof path, "%s/abs.bin", g_dir);
+  assert_int_equal(os_read_all(st, path, &buf, &len), 0);
+  assert_int_equal(len, 3);
+  free(buf);
+  assert_string_equal(os_store_location(st), "/nonexistent-root");
+  os_store_free(st);
+  os_store_free(NULL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_put_read_stat, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_put_if_absent, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_list_sorted_delete_rmdir, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_absolute_paths, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

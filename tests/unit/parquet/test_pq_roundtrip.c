@@ -1,0 +1,197 @@
+/* test_pq_roundtrip.c: the writer, read back by the reader: nested structs, lists, maps,
+ * nulls and empties, every codec, dictionary and PLAIN, several row groups, statistics,
+ * key-value metadata, schema annotations, and rejection of rows that do not fit. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/err.h"
+#include "store/parquet/pq.h"
+#include "tests/unit/parquet/pq_sample.h"
+
+static void write_sample(pq_codec codec, bool dict, int64_t rg_rows, long rows, uint8_t **buf,
+                         size_t *len) {
+  pq_writer_opts o = PQ_WRITER_OPTS_INIT;
+  o.codec = codec;
+  o.dictionary = dict;
+  o.row_group_rows = rg_rows;
+  o.page_size = 1024;
+  pq_writer *w = NULL;
+  pq_sample_row s;
+  assert_int_equal(pq_writer_open_mem(&w, pq_sample_schema(), &o), 0);
+  assert_int_equal(pq_writer_add_kv(w, "delta.k", "v"), 0);
+  for (long i = 0; i < rows; i++) assert_int_equal(pq_writer_write_row(w, pq_sample_make(&s, i)), 0);
+  assert_int_equal(pq_writer_close(w, buf, len), 0);
+  pq_writer_free(w);
+}
+
+static void check_read_back(const uint8_t *buf, size_t len, long rows, int64_t rg_rows) {
+  pq_file *f = NULL;
+  pq_cursor *c = NULL;
+  pq_sample_row s;
+  assert_int_equal(pq_file_open_mem(&f, buf, len), 0);
+  assert_int_equal(pq_file_num_rows(f), rows);
+  assert_int_equal(pq_file_num_row_groups(f), (size_t)((rows + rg_rows - 1) / rg_rows));
+  assert_int_equal(pq_cursor_open(&c, f, NULL), 0);
+  const pq_value *row;
+  long i = 0;
+  while (pq_cursor_next(c, &row) == 0 && row) {
+    if (!pq_value_equal(row, pq_sample_make(&s, i))) fail_msg("row %ld differs", i);
+    i++;
+  }
+  assert_int_equal(i, rows);
+  pq_cursor_free(c);
+  pq_file_free(f);
+}
+
+static void test_roundtrip_matrix(void **state) {
+  (void)state;
+  pq_codec codecs[] = {PQ_CODEC_UNCOMPRESSED, PQ_CODEC_SNAPPY, PQ_CODEC_GZIP, PQ_CODEC_ZSTD};
+  for (size_t k = 0; k < 4; k++)
+    for (int dict = 0; dict < 2; dict++) {
+      uint8_t *buf;
+      size_t len;
+      write_sample(codecs[k], dict, 97, 500, &buf, &len);
+      check_read_back(buf, len, 500, 97);
+      free(buf);
+    }
+}
+
+static void test_statistics_and_metadata(void **state) {
+  (void)state;
+  uint8_t *buf;
+  size_t len;
+  write_sample(PQ_CODEC_SNAPPY, true, 100, 250, &buf, &len);
+  pq_file *f = NULL;
+  assert_int_equal(pq_file_open_mem(&f, buf, len), 0);
+  const pq_field *id = pq_file_find(f, "id"), *name = pq_file_find(f, "name");
+  pq_chunk_info ci;
+  assert_int_equal(pq_chunk_get(&ci, f, 1, (size_t)id->column), 0);
+  assert_true(ci.has_stats && ci.stats.has_min_value && ci.stats.has_max_value);
+  int64_t mn, mx;
+  memcpy(&mn, ci.stats.min_value.ptr, 8);
+  memcpy(&mx, ci.stats.max_value.ptr, 8);
+  assert_int_equal(mn, 100);
+  assert_int_equal(mx, 199);
+  assert_true(ci.stats.has_min && ci.stats.has_null_count && ci.stats.null_count == 0);
+  assert_true(ci.dictionary_page_offset > 0);
+  assert_int_equal(pq_chunk_get(&ci, f, 0, (size_t)name->column), 0);
+  assert_int_equal(ci.stats.null_count, 20); /* i % 5 == 1 for i < 100 */
+  assert_int_equal(ci.stats.min_value.len, strlen("name-0 \"quoted\" \xc3\xa9"));
+  assert_false(ci.stats.has_min); /* legacy fields only for numbers */
+  assert_int_equal(pq_file_kv_count(f), 1);
+  const char *k, *v;
+  pq_file_kv(f, 0, &k, &v);
+  assert_string_equal(k, "delta.k");
+  assert_string_equal(v, "v");
+  assert_true(name->is_string && name->logical.kind == PQ_LT_STRING);
+  assert_int_equal(pq_file_find(f, "tags")->shape, PQ_SHAPE_LIST);
+  assert_int_equal(pq_file_find(f, "props")->shape, PQ_SHAPE_MAP);
+  assert_int_equal(pq_file_find(f, "nested.m")->shape, PQ_SHAPE_MAP);
+  const pq_field *ts = pq_file_find(f, "ts");
+  assert_int_equal(ts->logical.kind, PQ_LT_TIMESTAMP);
+  assert_int_equal(ts->logical.unit, PQ_UNIT_MICROS);
+  assert_int_equal(ts->converted, PQ_CT_TIMESTAMP_MICROS);
+  assert_int_equal(pq_file_find(f, "fixed")->type_length, 4);
+  pq_file_free(f);
+  free(buf);
+}
+
+static void test_projection_of_written_file(void **state) {
+  (void)state;
+  uint8_t *buf;
+  size_t len;
+  write_sample(PQ_CODEC_UNCOMPRESSED, false, 1000, 64, &buf, &len);
+  pq_file *f = NULL;
+  pq_cursor *c = NULL;
+  const char *cols[] = {"add.path", "nested.b"};
+  pq_read_opts o = PQ_READ_OPTS_INIT;
+  o.columns = cols;
+  o.num_columns = 2;
+  assert_int_equal(pq_file_open_mem(&f, buf, len), 0);
+  assert_int_equal(pq_cursor_open(&c, f, &o), 0);
+  const pq_pnode *sch = pq_cursor_schema(c);
+  assert_int_equal(sch->num_children, 2);
+  assert_string_equal(sch->children[0].name, "nested");
+  assert_int_equal(sch->children[0].num_children, 1);
+  const pq_value *row;
+  pq_sample_row s;
+  long i = 0;
+  while (pq_cursor_next(c, &row) == 0 && row) {
+    const pq_value *want = pq_sample_make(&s, i);
+    const pq_value *wn = &want->u.items[12], *wa = &want->u.items[13];
+    const pq_value *gn = &row->u.items[0], *ga = &row->u.items[1];
+    assert_int_equal(gn->kind, wn->kind);
+    if (wn->kind != PQ_V_NULL) assert_true(pq_value_equal(&gn->u.items[0], &wn->u.items[1]));
+    assert_int_equal(ga->kind, wa->kind);
+    if (wa->kind != PQ_V_NULL) assert_true(pq_value_equal(&ga->u.items[0], &wa->u.items[0]));
+    i++;
+  }
+  assert_int_equal(i, 64);
+  pq_cursor_free(c);
+  pq_file_free(f);
+  free(buf);
+}
+
+static void test_rejects_bad_rows(void **state) {
+  (void)state;
+  pq_writer *w = NULL;
+  assert_int_equal(pq_writer_open_mem(&w, pq_sample_schema(), NULL), 0);
+  pq_sample_row s;
+  pq_value *items = (pq_value *)pq_sample_make(&s, 3)->u.items;
+  items[0].kind = PQ_V_NULL; /* id is required */
+  assert_int_equal(pq_writer_write_row(w, &s.row), DD_EINVAL);
+  pq_sample_make(&s, 3);
+  items[1] = (pq_value){.kind = PQ_V_INT32};
+  assert_int_equal(pq_writer_write_row(w, &s.row), DD_EINVAL);
+  assert_int_equal(pq_writer_write_row(w, pq_sample_make(&s, 0)), 0);
+  uint8_t *buf;
+  size_t len;
+  assert_int_equal(pq_writer_close(w, &buf, &len), 0);
+  pq_writer_free(w);
+  check_read_back(buf, len, 1, 1); /* the rejected rows left nothing behind */
+  free(buf);
+  pq_wfield bad = {"root", PQ_W_LIST, false, 0, 0, 0, NULL};
+  assert_int_equal(pq_writer_open_mem(&w, &bad, NULL), DD_EINVAL);
+  pq_writer_free(NULL);
+}
+
+static void test_path_writer_and_empty_file(void **state) {
+  (void)state;
+  char path[] = "/tmp/pq_rt_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  pq_writer *w = NULL;
+  assert_int_equal(pq_writer_open_path(&w, path, pq_sample_schema(), NULL), 0);
+  assert_int_equal(pq_writer_close(w, NULL, NULL), 0);
+  pq_writer_free(w);
+  pq_file *f = NULL;
+  pq_cursor *c = NULL;
+  assert_int_equal(pq_file_open_path(&f, path), 0);
+  assert_int_equal(pq_file_num_rows(f), 0);
+  assert_int_equal(pq_cursor_open(&c, f, NULL), 0);
+  const pq_value *row;
+  assert_int_equal(pq_cursor_next(c, &row), 0);
+  assert_null(row);
+  pq_cursor_free(c);
+  pq_file_free(f);
+  unlink(path);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_roundtrip_matrix),
+      cmocka_unit_test(test_statistics_and_metadata),
+      cmocka_unit_test(test_projection_of_written_file),
+      cmocka_unit_test(test_rejects_bad_rows),
+      cmocka_unit_test(test_path_writer_and_empty_file),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
