@@ -44,6 +44,20 @@
  *                   hash[32] (compared with CRYPTO_memcmp on lookup) |
  *                   u8 name_len | name | u8 id_len | id
  *
+ *   -- Delta Sharing (cat_share.c, cat_recipient.c) --
+ *   shares        id -> ShareInfo (packed), the whole share: its schemas, each with its
+ *                 shared tables, nested (schemas and tables sorted by lname); a share is
+ *                 small configuration, read and rewritten as one record
+ *   share_names   lname -> id
+ *   recipients    id -> Recipient (packed); token_hashes lists the SHA-256 of its live
+ *                 tokens, whose records are in `tokens` (kind RECIPIENT, id = recipient id)
+ *   recipient_names lname -> id
+ *   share_grants  share_id "/" recipient_id -> recipient_id   who may read a share
+ *   recipient_grants
+ *                 recipient_id "/" share_lname -> share_id    what a recipient may read,
+ *                                                             in share-name order (paging);
+ *                                                             rewritten when a share is renamed
+ *
  * NAMES AND PAGINATION
  *   Display names are kept as given; uniqueness is by lname. Names never contain '/' or
  *   control characters, so "/" is a safe separator in composite keys. A list walks a names
@@ -75,6 +89,13 @@ enum {
   CAT__DB_LOCATION_NAMES,
   CAT__DB_CREDENTIAL_USES,
   CAT__DB_TOKENS,
+  /* Delta Sharing (added by the sharing branch) */
+  CAT__DB_SHARES,
+  CAT__DB_SHARE_NAMES,
+  CAT__DB_RECIPIENTS,
+  CAT__DB_RECIPIENT_NAMES,
+  CAT__DB_SHARE_GRANTS,
+  CAT__DB_RECIPIENT_GRANTS,
   CAT__DB_COUNT
 };
 
