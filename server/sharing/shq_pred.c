@@ -1,0 +1,447 @@
+/* shq_pred.c: the predicate tree of jsonPredicateHints (PROTOCOL.md "JSON predicates for
+ * Filtering"): parsing with validation, binding to a table's columns, and the "may match"
+ * evaluation over partition values and file statistics described in shq_internal.h. The
+ * SQL predicateHints subset compiles to the same tree (shq_sql.c). */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/err.h"
+#include "server/sharing/shq_internal.h"
+
+#define PRED_MAX_DEPTH 64
+#define PRED_MAX_NODES 4096
+
+/* ======================= parsing ======================= */
+
+static const struct { const char *name; shq_op op; } OPS[] = {
+    {"column", SHQ_OP_COLUMN},   {"literal", SHQ_OP_LITERAL},  {"isNull", SHQ_OP_ISNULL},
+    {"equal", SHQ_OP_EQ},        {"lessThan", SHQ_OP_LT},      {"lessThanOrEqual", SHQ_OP_LE},
+    {"greaterThan", SHQ_OP_GT},  {"greaterThanOrEqual", SHQ_OP_GE},
+    {"and", SHQ_OP_AND},         {"or", SHQ_OP_OR},            {"not", SHQ_OP_NOT},
+};
+static const char *const VTYPES[] = {"bool", "int", "long", "string", "date", "float",
+                                     "double", "timestamp"};
+
+void shq__pred_free(shq_pred *p) {
+  if (!p) return;
+  for (size_t i = 0; i < p->nkids; i++) shq__pred_free(p->kids[i]);
+  free(p->kids);
+  free(p->name);
+  free(p->stats_path);
+  free(p);
+}
+
+static int perr(const char *what) {
+  return dd_err_set(DD_EINVAL, "invalid jsonPredicateHints: %s", what);
+}
+
+/* Parses a literal's text for its value type; the text stays owned by the node. */
+static int parse_value(shq_val *v, shq_vtype vt, const char *s, size_t n) {
+  char *end = NULL;
+  *v = (shq_val){.s = s, .n = n};
+  switch (vt) {
+  case SHQ_VT_BOOL:
+    if (n == 4 && !strncasecmp(s, "true", 4)) v->i = 1;
+    else if (n == 5 && !strncasecmp(s, "false", 5)) v->i = 0;
+    else return -1;
+    return 0;
+  case SHQ_VT_INT:
+  case SHQ_VT_LONG: {
+    if (!n || n > 20 || memchr(s, 0, n)) return -1;
+    char tmp[24];
+    memcpy(tmp, s, n);
+    tmp[n] = 0;
+    long long x = strtoll(tmp, &end, 10);
+    if (*end || (vt == SHQ_VT_INT && (x < INT32_MIN || x > INT32_MAX))) return -1;
+    if (x == LLONG_MAX || x == LLONG_MIN) return -1;
+    v->i = x;
+    return 0;
+  }
+  case SHQ_VT_FLOAT:
+  case SHQ_VT_DOUBLE: {
+    if (!n || n > 64 || memchr(s, 0, n)) return -1;
+    char tmp[72];
+    memcpy(tmp, s, n);
+    tmp[n] = 0;
+    v->d = vt == SHQ_VT_FLOAT ? (double)strtof(tmp, &end) : strtod(tmp, &end);
+    return *end || isnan(v->d) ? -1 : 0;
+  }
+  case SHQ_VT_DATE: return shq__parse_date(s, n, &v->i);
+  case SHQ_VT_TIMESTAMP: return shq__parse_ts_us(s, n, &v->i);
+  case SHQ_VT_STRING: return 0;
+  }
+  return -1;
+}
+
+static int parse_vtype(const json_t *o, shq_vtype *out) {
+  const char *t = json_string_value(json_object_get(o, "valueType"));
+  if (!t) return perr("valueType missing");
+  for (size_t i = 0; i < sizeof VTYPES / sizeof *VTYPES; i++)
+    if (!strcmp(t, VTYPES[i])) {
+      *out = (shq_vtype)i;
+      return 0;
+    }
+  return perr("unsupported valueType");
+}
+
+static bool is_leaf(const shq_pred *p) {
+  return p->op == SHQ_OP_COLUMN || p->op == SHQ_OP_LITERAL;
+}
+
+/* Arity and child-kind rules of PROTOCOL.md's op table. */
+static int check_arity(const shq_pred *p) {
+  switch (p->op) {
+  case SHQ_OP_COLUMN:
+  case SHQ_OP_LITERAL: return p->nkids ? perr("leaf op with children") : 0;
+  case SHQ_OP_ISNULL:
+    return p->nkids == 1 && p->kids[0]->op == SHQ_OP_COLUMN ? 0 : perr("isNull needs one column");
+  case SHQ_OP_NOT: return p->nkids == 1 ? 0 : perr("not needs one child");
+  case SHQ_OP_AND:
+  case SHQ_OP_OR: return p->nkids >= 2 ? 0 : perr("and/or need at least two children");
+  default:
+    if (p->nkids != 2 || !is_leaf(p->kids[0]) || !is_leaf(p->kids[1]))
+      return perr("comparison needs two leaf children");
+    return 0;
+  }
+}
+
+static int parse_leaf(shq_pred *p, const json_t *o) {
+  int rc = parse_vtype(o, &p->vt);
+  if (rc) return rc;
+  const char *field = p->op == SHQ_OP_COLUMN ? "name" : "value";
+  const json_t *v = json_object_get(o, field);
+  if (!json_is_string(v)) return perr(p->op == SHQ_OP_COLUMN ? "column without name"
+                                                            : "literal without value");
+  size_t n = json_string_length(v);
+  if (!(p->name = malloc(n + 1))) return dd_err_set(DD_ENOMEM, "out of memory");
+  memcpy(p->name, json_string_value(v), n + 1);
+  if (p->op == SHQ_OP_COLUMN) return n ? 0 : perr("empty column name");
+  if (parse_value(&p->lit, p->vt, p->name, n)) return perr("literal does not parse as its valueType");
+  return 0;
+}
+
+static int parse_node(shq_pred **out, const json_t *o, int depth, size_t *nodes) {
+  if (depth > PRED_MAX_DEPTH) return perr("tree too deep");
+  if (++*nodes > PRED_MAX_NODES) return perr("tree too large");
+  if (!json_is_object(o)) return perr("op must be an object");
+  const char *op = json_string_value(json_object_get(o, "op"));
+  if (!op) return perr("op missing");
+  shq_pred *p = calloc(1, sizeof *p);
+  if (!p) return dd_err_set(DD_ENOMEM, "out of memory");
+  int rc = perr("unknown op");
+  for (size_t i = 0; i < sizeof OPS / sizeof *OPS; i++)
+    if (!strcmp(op, OPS[i].name)) {
+      p->op = OPS[i].op;
+      rc = 0;
+    }
+  if (rc) goto fail;
+  if (is_leaf(p)) {
+    if ((rc = parse_leaf(p, o))) goto fail;
+  }
+  const json_t *kids = json_object_get(o, "children");
+  if (kids && !json_is_array(kids)) {
+    rc = perr("children must be an array");
+    goto fail;
+  }
+  size_t n = json_array_size(kids);
+  if (n && !(p->kids = calloc(n, sizeof *p->kids))) {
+    rc = dd_err_set(DD_ENOMEM, "out of memory");
+    goto fail;
+  }
+  for (size_t i = 0; i < n; i++, p->nkids++)
+    if ((rc = parse_node(&p->kids[i], json_array_get(kids, i), depth + 1, nodes))) goto fail;
+  if ((rc = check_arity(p))) goto fail;
+  *out = p;
+  return 0;
+fail:
+  shq__pred_free(p);
+  return rc;
+}
+
+int shq__pred_parse_json(shq_pred **out, const char *json, size_t len) {
+  *out = NULL;
+  json_error_t jerr;
+  json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
+  if (!root) return dd_err_set(DD_EINVAL, "invalid jsonPredicateHints: %s", jerr.text);
+  size_t nodes = 0;
+  int rc = parse_node(out, root, 0, &nodes);
+  json_decref(root);
+  return rc;
+}
+
+shq_pred *shq__pred_and(shq_pred **kids, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (kids[i]) kids[k++] = kids[i];
+  if (k == 0) return NULL;
+  if (k == 1) return kids[0];
+  shq_pred *p = calloc(1, sizeof *p);
+  shq_pred **arr = calloc(k, sizeof *arr);
+  if (!p || !arr) {
+    free(p);
+    free(arr);
+    for (size_t i = 0; i < k; i++) shq__pred_free(kids[i]);
+    return NULL;
+  }
+  memcpy(arr, kids, k * sizeof *arr);
+  p->op = SHQ_OP_AND;
+  p->kids = arr;
+  p->nkids = k;
+  return p;
+}
+
+/* ======================= binding ======================= */
+
+int shq__pred_bind(shq_pred *p, const dl_metadata *md, const dl_schema *schema) {
+  for (size_t i = 0; i < p->nkids; i++) {
+    int rc = shq__pred_bind(p->kids[i], md, schema);
+    if (rc) return rc;
+  }
+  if (p->op != SHQ_OP_COLUMN) return 0;
+  const dl_field *f = schema ? dl_schema_field(schema, p->name) : NULL;
+  const char *phys = f && f->physical_name ? f->physical_name : (f ? f->name : p->name);
+  p->part_key = NULL;
+  free(p->stats_path);
+  p->stats_path = NULL;
+  for (size_t i = 0; i < md->num_partition_columns; i++)
+    if (!strcasecmp(md->partition_columns[i], p->name)) p->part_key = phys;
+  if (!p->part_key && !(p->stats_path = strdup(phys)))
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  return 0;
+}
+
+bool shq__pred_needs_stats(const shq_pred *p) {
+  if (p->op == SHQ_OP_COLUMN) return p->stats_path != NULL;
+  for (size_t i = 0; i < p->nkids; i++)
+    if (shq__pred_needs_stats(p->kids[i])) return true;
+  return false;
+}
+
+/* ======================= evaluation ======================= */
+
+typedef struct tv {
+  bool t, f; /* may be true for some row / may be false for some row */
+} tv;
+static const tv TV_UNKNOWN = {true, true};
+
+typedef struct ectx {
+  const char *pv;
+  const char *stats_text;
+  json_t *stats;
+  bool parsed;
+} ectx;
+
+/* What a column can hold in this file, in one value type. */
+typedef struct range {
+  bool may_null, may_nonnull;
+  bool lo_ok, hi_ok;
+  shq_val lo, hi;
+} range;
+
+static int cmp_val(const shq_val *a, const shq_val *b, shq_vtype vt) {
+  switch (vt) {
+  case SHQ_VT_FLOAT:
+  case SHQ_VT_DOUBLE: return (a->d > b->d) - (a->d < b->d);
+  case SHQ_VT_STRING: {
+    size_t n = a->n < b->n ? a->n : b->n;
+    int c = memcmp(a->s, b->s, n);
+    if (c) return c < 0 ? -1 : 1;
+    return (a->n > b->n) - (a->n < b->n);
+  }
+  default: return (a->i > b->i) - (a->i < b->i);
+  }
+}
+
+static json_t *stats_of(ectx *e) {
+  if (!e->parsed) {
+    e->parsed = true;
+    if (e->stats_text) e->stats = json_loads(e->stats_text, 0, NULL);
+  }
+  return e->stats;
+}
+
+static const json_t *path_get(const json_t *o, const char *path) {
+  char seg[256];
+  while (o && *path) {
+    const char *dot = strchr(path, '.');
+    size_t n = dot ? (size_t)(dot - path) : strlen(path);
+    if (n >= sizeof seg) return NULL;
+    memcpy(seg, path, n);
+    seg[n] = 0;
+    o = json_object_get(o, seg);
+    path += n + (dot ? 1 : 0);
+  }
+  return o;
+}
+
+/* A stats min/max JSON value as vt; false when it does not convert. */
+static bool stat_val(const json_t *j, shq_vtype vt, bool is_max, shq_val *out) {
+  *out = (shq_val){0};
+  if (vt == SHQ_VT_FLOAT || vt == SHQ_VT_DOUBLE) {
+    if (!json_is_number(j)) return false;
+    out->d = json_number_value(j);
+    return !isnan(out->d);
+  }
+  if (vt == SHQ_VT_INT || vt == SHQ_VT_LONG) {
+    if (json_is_integer(j)) out->i = json_integer_value(j);
+    else if (json_is_real(j)) out->i = (int64_t)(is_max ? ceil(json_real_value(j)) : floor(json_real_value(j)));
+    else return false;
+    return true;
+  }
+  if (vt == SHQ_VT_BOOL) {
+    if (!json_is_boolean(j)) return false;
+    out->i = json_is_true(j);
+    return true;
+  }
+  if (!json_is_string(j)) return false;
+  out->s = json_string_value(j);
+  out->n = json_string_length(j);
+  if (vt == SHQ_VT_STRING) return !(is_max && out->n >= 32); /* a long max may be truncated */
+  if (vt == SHQ_VT_DATE) return !shq__parse_date(out->s, out->n, &out->i);
+  if (shq__parse_ts_us(out->s, out->n, &out->i)) return false;
+  if (is_max) out->i += 999; /* stats keep milliseconds */
+  return true;
+}
+
+static bool stats_range(ectx *e, const shq_pred *col, shq_vtype vt, range *r) {
+  const json_t *st = stats_of(e);
+  if (!st) return false;
+  const json_t *tb = json_object_get(st, "tightBounds");
+  bool tight = !json_is_false(tb);
+  const json_t *nr = json_object_get(st, "numRecords");
+  const json_t *nc = path_get(json_object_get(st, "nullCount"), col->stats_path);
+  int64_t nrec = json_is_integer(nr) ? json_integer_value(nr) : -1;
+  int64_t nnull = json_is_integer(nc) ? json_integer_value(nc) : -1;
+  r->may_null = !tight || nnull != 0;
+  r->may_nonnull = !tight || nrec < 0 || nnull < 0 || nnull < nrec;
+  const json_t *lo = path_get(json_object_get(st, "minValues"), col->stats_path);
+  const json_t *hi = path_get(json_object_get(st, "maxValues"), col->stats_path);
+  r->lo_ok = lo && stat_val(lo, vt, false, &r->lo);
+  r->hi_ok = hi && stat_val(hi, vt, true, &r->hi);
+  return true;
+}
+
+static bool column_range(ectx *e, const shq_pred *col, shq_vtype vt, range *r) {
+  *r = (range){0};
+  if (col->part_key) {
+    const char *v = NULL;
+    if (!dl_kv_get(e->pv, col->part_key, &v) || !v || !*v) {
+      r->may_null = true;
+      return true;
+    }
+    if (parse_value(&r->lo, vt, v, strlen(v))) return false;
+    r->hi = r->lo;
+    r->may_nonnull = r->lo_ok = r->hi_ok = true;
+    return true;
+  }
+  return col->stats_path && stats_range(e, col, vt, r);
+}
+
+static shq_op flip(shq_op op) {
+  switch (op) {
+  case SHQ_OP_LT: return SHQ_OP_GT;
+  case SHQ_OP_LE: return SHQ_OP_GE;
+  case SHQ_OP_GT: return SHQ_OP_LT;
+  case SHQ_OP_GE: return SHQ_OP_LE;
+  default: return op;
+  }
+}
+
+static bool lit_cmp(shq_op op, int c) {
+  switch (op) {
+  case SHQ_OP_EQ: return c == 0;
+  case SHQ_OP_LT: return c < 0;
+  case SHQ_OP_LE: return c <= 0;
+  case SHQ_OP_GT: return c > 0;
+  default: return c >= 0;
+  }
+}
+
+/* col <op> lit over the range r. */
+static tv range_cmp(shq_op op, const range *r, const shq_val *lit, shq_vtype vt) {
+  bool nn = r->may_nonnull;
+  int lo = r->lo_ok ? cmp_val(&r->lo, lit, vt) : 0, hi = r->hi_ok ? cmp_val(&r->hi, lit, vt) : 0;
+  bool L = r->lo_ok, H = r->hi_ok;
+  tv o;
+  switch (op) {
+  case SHQ_OP_EQ:
+    o.t = nn && (!L || lo <= 0) && (!H || hi >= 0);
+    o.f = nn && !(L && H && lo == 0 && hi == 0);
+    break;
+  case SHQ_OP_LT: o.t = nn && (!L || lo < 0); o.f = nn && (!H || hi >= 0); break;
+  case SHQ_OP_LE: o.t = nn && (!L || lo <= 0); o.f = nn && (!H || hi > 0); break;
+  case SHQ_OP_GT: o.t = nn && (!H || hi > 0); o.f = nn && (!L || lo <= 0); break;
+  default: o.t = nn && (!H || hi >= 0); o.f = nn && (!L || lo < 0); break;
+  }
+  return o;
+}
+
+static tv eval_cmp(const shq_pred *p, ectx *e) {
+  const shq_pred *a = p->kids[0], *b = p->kids[1];
+  shq_op op = p->op;
+  if (a->op == SHQ_OP_LITERAL && b->op == SHQ_OP_LITERAL) {
+    if (a->vt != b->vt) return TV_UNKNOWN;
+    bool r = lit_cmp(op, cmp_val(&a->lit, &b->lit, a->vt));
+    return (tv){r, !r};
+  }
+  if (a->op == SHQ_OP_LITERAL) {
+    const shq_pred *t = a;
+    a = b;
+    b = t;
+    op = flip(op);
+  }
+  if (b->op != SHQ_OP_LITERAL) return TV_UNKNOWN;
+  range r;
+  if (!column_range(e, a, b->vt, &r)) return TV_UNKNOWN;
+  return range_cmp(op, &r, &b->lit, b->vt);
+}
+
+static tv eval(const shq_pred *p, ectx *e) {
+  switch (p->op) {
+  case SHQ_OP_AND: {
+    tv o = {true, false};
+    for (size_t i = 0; i < p->nkids; i++) {
+      tv k = eval(p->kids[i], e);
+      o.t = o.t && k.t;
+      o.f = o.f || k.f;
+    }
+    return o;
+  }
+  case SHQ_OP_OR: {
+    tv o = {false, true};
+    for (size_t i = 0; i < p->nkids; i++) {
+      tv k = eval(p->kids[i], e);
+      o.t = o.t || k.t;
+      o.f = o.f && k.f;
+    }
+    return o;
+  }
+  case SHQ_OP_NOT: {
+    tv k = eval(p->kids[0], e);
+    return (tv){k.f, k.t};
+  }
+  case SHQ_OP_ISNULL: {
+    range r;
+    if (!column_range(e, p->kids[0], p->kids[0]->vt, &r)) {
+      /* A value that does not parse as the column's type is still not null. */
+      if (p->kids[0]->part_key) return (tv){false, true};
+      return TV_UNKNOWN;
+    }
+    return (tv){r.may_null, r.may_nonnull};
+  }
+  case SHQ_OP_COLUMN:
+  case SHQ_OP_LITERAL: return TV_UNKNOWN;
+  default: return eval_cmp(p, e);
+  }
+}
+
+bool shq__pred_keep(const shq_pred *p, const char *partition_values, const char *stats) {
+  if (!p) return true;
+  ectx e = {.pv = partition_values, .stats_text = stats};
+  tv r = eval(p, &e);
+  json_decref(e.stats);
+  return r.t;
+}
