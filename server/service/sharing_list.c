@@ -2,6 +2,7 @@
  * (ListShares, GetShare, ListSchemas, ListTables, ListAllTables): pages of at most
  * maxResults items (0..500, default 500) with a nextPageToken when more remain. */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>

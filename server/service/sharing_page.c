@@ -3,6 +3,7 @@
  * A all tables) and the scope (share id, schema) bind it to the list it came from, the
  * position is the lower-cased name of the last item returned; the next page starts
  * strictly after it, so items are neither skipped nor repeated across pages. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
