@@ -17,7 +17,8 @@ static int cat__walk_cursor(MDB_cursor *cur, const char *prefix, size_t plen,
   memcpy(key, prefix, plen);
   memcpy(key + plen, after, alen);
   MDB_val k = {plen + alen, key}, v;
-  int mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+  /* LMDB refuses an empty key: start from the first entry instead */
+  int mrc = mdb_cursor_get(cur, &k, &v, k.mv_size ? MDB_SET_RANGE : MDB_FIRST);
   /* skip the `after` key itself: the walk starts strictly after it */
   if (mrc == 0 && alen && k.mv_size == plen + alen && memcmp(k.mv_data, key, k.mv_size) == 0)
     mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
