@@ -11,7 +11,7 @@ import requests
 
 import dd_harness as h
 
-FIX = os.environ.get("DD_FIXTURES", os.path.join(h.ROOT, "..", "shared", "fixtures"))
+FIX = os.path.realpath(os.environ.get("DD_FIXTURES", os.path.join(h.ROOT, "..", "shared", "fixtures")))
 TABLE = os.path.join(FIX, "delta-rs-data", "delta-0.8.0-partitioned")
 
 

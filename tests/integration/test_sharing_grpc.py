@@ -10,7 +10,7 @@ import requests
 
 import dd_harness as h
 
-FIX = os.environ.get("DD_FIXTURES", os.path.join(h.ROOT, "..", "shared", "fixtures"))
+FIX = os.path.realpath(os.environ.get("DD_FIXTURES", os.path.join(h.ROOT, "..", "shared", "fixtures")))
 RS = os.path.join(FIX, "delta-rs-data")
 
 
