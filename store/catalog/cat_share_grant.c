@@ -92,11 +92,13 @@ int cat_grant_remove(cat_store *s, const char *share, const char *recipient) {
   char sid[CAT__ID_LEN + 1], rid[CAT__ID_LEN + 1];
   int rc = cat__txn_begin(s, &txn, true);
   if (!rc) rc = cat__grant_ids(s, txn, share, recipient, sid, rid);
+  char got[CAT__ID_LEN + 1];
   if (!rc) {
-    rc = cat__name_del(s, txn, CAT__DB_SHARE_GRANTS, sid, rid);
+    rc = cat__name_get(s, txn, CAT__DB_SHARE_GRANTS, sid, rid, got); /* del ignores absence */
     if (rc == DD_ENOTFOUND)
       rc = dd_err_set(DD_ENOTFOUND, "recipient '%s' has no grant on share '%s'", recipient, share);
   }
+  if (!rc) rc = cat__name_del(s, txn, CAT__DB_SHARE_GRANTS, sid, rid);
   if (!rc) rc = cat__name_del(s, txn, CAT__DB_RECIPIENT_GRANTS, rid, share);
   if (!rc) return cat__txn_commit(txn);
   if (txn) mdb_txn_abort(txn);
