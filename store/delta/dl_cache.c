@@ -79,7 +79,7 @@ static int refresh(dl_snapshot **out, dl_table *t, dl_snapshot *old, const dl__l
     else rc = dl__replay_commit(t, v, &s->st, s->over, &ict);
   }
   /* A large overlay is folded into a fresh base so lookups stay cheap. */
-  if (!rc && s->over->n > 1000 && s->over->n * 4 > s->base->n) {
+  if (!rc && (s->over->n > 8192 || (s->over->n > 1000 && s->over->n * 4 > s->base->n))) {
     dl__fileset *nb = NULL;
     rc = dl__fileset_new(&nb);
     if (!rc) rc = dl__fileset_merge(nb, s->base);

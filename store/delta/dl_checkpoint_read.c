@@ -3,6 +3,7 @@
  * needs are projected (never stats_parsed / partitionValues_parsed); each row holds one
  * action in one of its top-level struct columns and is turned into a dl__action, so JSON and
  * Parquet checkpoints go through the same apply path. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,16 +20,34 @@ static const char *const COLUMNS[] = {
     "sidecar",
 };
 
+/* Child lookups by name are memoised per file: (schema node, name literal) -> index, so a
+ * million rows do not repeat the same string comparisons. */
+#define CC_SIZE 256
+typedef struct ccache {
+  const pq_pnode *n;
+  const char *name;
+  int idx;
+} ccache;
+
 /* A struct value with its projected schema node. */
 typedef struct node {
   const pq_pnode *n;
   const pq_value *v;
+  ccache *cc;
 } node;
 
+static int child_index(ccache *cc, const pq_pnode *n, const char *name) {
+  size_t h = (((uintptr_t)n >> 4) ^ ((uintptr_t)name >> 2)) & (CC_SIZE - 1);
+  if (cc[h].n == n && cc[h].name == name) return cc[h].idx;
+  int i = pq_pnode_child(n, name);
+  cc[h] = (ccache){n, name, i};
+  return i;
+}
+
 static node child(node s, const char *name) {
-  node r = {NULL, NULL};
+  node r = {NULL, NULL, s.cc};
   if (!s.n || !s.v || s.v->kind != PQ_V_STRUCT) return r;
-  int i = pq_pnode_child(s.n, name);
+  int i = child_index(s.cc, s.n, name);
   if (i < 0 || (uint32_t)i >= s.v->len) return r;
   r.n = &s.n->children[i];
   r.v = &s.v->u.items[i];
@@ -225,6 +244,7 @@ int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *c
   pq_cursor *cur = NULL;
   dl__arena scratch = {0};
   dl__action *a = NULL;
+  ccache *cc = NULL;
   int rc = os_read_all(t->store, path, &data, &len);
   if (rc) goto cleanup;
   if ((rc = pq_file_open_mem(&pf, data, len))) goto cleanup;
@@ -238,11 +258,16 @@ int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *c
     goto cleanup;
   }
   const pq_pnode *schema = pq_cursor_schema(cur);
+  cc = calloc(CC_SIZE, sizeof *cc);
+  if (!cc) {
+    rc = dd_err_set(DD_ENOMEM, "out of memory");
+    goto cleanup;
+  }
   for (;;) {
     const pq_value *row = NULL;
     if ((rc = pq_cursor_next(cur, &row)) || !row) break;
     json_t *mdj = NULL;
-    rc = decode_row(a, (node){schema, row}, &scratch, &mdj);
+    rc = decode_row(a, (node){schema, row, cc}, &scratch, &mdj);
     if (!rc) rc = cb(ctx, a);
     json_decref(mdj);
     if (rc) break;
@@ -250,6 +275,7 @@ int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *c
   }
 cleanup:
   if (rc) rc = dd_err_wrap(rc, "%s", path);
+  free(cc);
   free(a);
   dl__arena_free(&scratch);
   pq_cursor_free(cur);

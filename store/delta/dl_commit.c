@@ -10,6 +10,7 @@
  * The commitInfo goes first and carries the in-commit timestamp when the table enables it.
  * After a commit at a multiple of delta.checkpointInterval a checkpoint is written and the
  * log cleaned up (failures there do not fail the commit). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -318,6 +319,25 @@ static int check_protocol(dl_txn *x) {
   return rc;
 }
 
+/* True when this commit turns in-commit timestamps on for a table that had them off: the
+ * metadata must then record the enablement version and timestamp. */
+static bool enables_ict(const dl_txn *x) {
+  if (!x->metadata || !x->read) return false;
+  const char *now = dl__json_str(json_object_get(x->metadata, "configuration"),
+                                 "delta.enableInCommitTimestamps");
+  const char *before = dl_snapshot_property(x->read, "delta.enableInCommitTimestamps");
+  return now && !strcmp(now, "true") && !(before && !strcmp(before, "true"));
+}
+
+static void set_ict_enablement(dl_txn *x, int64_t v, int64_t ict) {
+  json_t *cfg = json_object_get(x->metadata, "configuration");
+  char buf[32];
+  snprintf(buf, sizeof buf, "%lld", (long long)v);
+  json_object_set_new(cfg, "delta.inCommitTimestampEnablementVersion", json_string(buf));
+  snprintf(buf, sizeof buf, "%lld", (long long)ict);
+  json_object_set_new(cfg, "delta.inCommitTimestampEnablementTimestamp", json_string(buf));
+}
+
 static int serialize(dl_txn *x, const dl_commit_opts *o, int64_t now, int64_t ict, dl__buf *b) {
   char uuid[37];
   dl__uuid(uuid);
@@ -395,6 +415,7 @@ int dl_txn_commit(dl_txn *x, const dl_commit_opts *opts, int64_t *out_version) {
     int64_t ict = ict_on ? (now > prev_ict ? now : prev_ict + 1) : -1;
     dl__buf b = {0};
     char *path = dl__version_path(v, ".json");
+    if (ict >= 0 && enables_ict(x)) set_ict_enablement(x, v, ict);
     rc = path ? serialize(x, &o, now, ict, &b) : OOM();
     if (!rc) rc = os_put_if_absent(x->t->store, path, b.p, b.len);
     dl__buf_free(&b);

@@ -83,13 +83,16 @@ size_t dl__fileset_memory(const dl__fileset *fs) {
 
 /* ---------- index ---------- */
 
+/* A slot is (hash << 32 | index + 1); 0 is empty. */
+#define SLOT_INDEX(x) ((size_t)(uint32_t)(x) - 1)
+
 static int rehash(dl__fileset *fs, size_t nslots) {
-  uint32_t *slots = calloc(nslots, sizeof *slots);
+  uint64_t *slots = calloc(nslots, sizeof *slots);
   if (!slots) return dd_err_set(DD_ENOMEM, "out of memory");
   for (size_t i = 0; i < fs->n; i++) {
     size_t s = fs->ents[i].hash & (nslots - 1);
     while (slots[s]) s = (s + 1) & (nslots - 1);
-    slots[s] = (uint32_t)(i + 1);
+    slots[s] = (uint64_t)fs->ents[i].hash << 32 | (uint32_t)(i + 1);
   }
   free(fs->slots);
   fs->slots = slots;
@@ -101,8 +104,11 @@ static int rehash(dl__fileset *fs, size_t nslots) {
 static size_t probe(const dl__fileset *fs, uint32_t h, const char *path, const dl_dv *dv) {
   size_t s = h & (fs->nslots - 1);
   while (fs->slots[s]) {
-    const dl__entry *e = &fs->ents[fs->slots[s] - 1];
-    if (e->hash == h && dv_same(e->dv, dv) && path_same(e->path, path)) return s;
+    /* the slot keeps the hash beside the index: mismatches never touch the entry */
+    if ((uint32_t)(fs->slots[s] >> 32) == h) {
+      const dl__entry *e = &fs->ents[SLOT_INDEX(fs->slots[s])];
+      if (dv_same(e->dv, dv) && path_same(e->path, path)) return s;
+    }
     s = (s + 1) & (fs->nslots - 1);
   }
   return s;
@@ -111,7 +117,7 @@ static size_t probe(const dl__fileset *fs, uint32_t h, const char *path, const d
 const dl__entry *dl__fileset_find(const dl__fileset *fs, const dl__entry *key) {
   if (!fs || !fs->nslots) return NULL;
   size_t s = probe(fs, key->hash, key->path, key->dv);
-  return fs->slots[s] ? &fs->ents[fs->slots[s] - 1] : NULL;
+  return fs->slots[s] ? &fs->ents[SLOT_INDEX(fs->slots[s])] : NULL;
 }
 
 /* ---------- interning of partition maps ---------- */
@@ -207,7 +213,7 @@ int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *
   uint32_t h = key_hash(f->path, dv);
   size_t s = probe(fs, h, f->path, dv);
   if (fs->slots[s]) {
-    dl__entry *e = &fs->ents[fs->slots[s] - 1];
+    dl__entry *e = &fs->ents[SLOT_INDEX(fs->slots[s])];
     count(fs, e, -1);
     int rc = fill(fs, e, kind, f, dv, h, false);
     count(fs, e, +1);
@@ -224,7 +230,8 @@ int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *
   memset(e, 0, sizeof *e);
   int rc = fill(fs, e, kind, f, dv, h, true);
   if (rc) return rc;
-  fs->slots[s] = (uint32_t)(++fs->n);
+  fs->n++;
+  fs->slots[s] = (uint64_t)h << 32 | (uint32_t)fs->n;
   count(fs, e, +1);
   return 0;
 }

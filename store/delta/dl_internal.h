@@ -28,9 +28,9 @@
  * (newest wins); domainMetadata per domain, and removed=true deletes it. commitInfo, cdc,
  * checkpointMetadata and sidecar do not take part.
  *
- * MEMORY. A file costs one 72-byte dl__entry plus its strings in a chunked arena (path,
+ * MEMORY. A file costs one 64-byte dl__entry plus its strings in a chunked arena (path,
  * stats text, DV descriptor), partition-value maps are interned (equal maps stored once),
- * and a 4-byte hash slot. No JSON objects outlive the parsing of one line.
+ * and an 8-byte hash slot (hash and index). No JSON objects outlive the parsing of one line.
  *
  * SNAPSHOT SHARING. A snapshot's files are a `base` fileset (reference counted, shared
  * between snapshots of one table) plus an optional small `over` fileset with the changes of
@@ -165,7 +165,7 @@ typedef struct dl__fileset {
   dl__arena arena;
   dl__entry *ents;
   size_t n, cap;
-  uint32_t *slots; /* index+1, 0 = empty; power of two */
+  uint64_t *slots; /* hash << 32 | index+1, 0 = empty; power of two */
   size_t nslots;
   const char **pv_slots; /* interned partition maps */
   size_t pv_n, pv_nslots;

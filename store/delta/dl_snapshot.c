@@ -65,26 +65,24 @@ void dl_snapshot_free(dl_snapshot *s) {
   free(s);
 }
 
-/* Counts files and bytes across base and overlay. */
-static int count_cb(void *ctx, const dl_file *f) {
-  dl_snapshot *s = ctx;
-  s->num_files++;
-  s->size_bytes += f->size > 0 ? f->size : 0;
-  return 0;
-}
-
 int dl__snapshot_finish(dl_snapshot *s) {
   if (!s->st.has_proto || !s->st.has_md)
     return dd_err_set(DD_ECORRUPT, "version %lld has no %s", (long long)s->version,
                       s->st.has_proto ? "metaData" : "protocol");
-  s->num_files = 0;
-  s->size_bytes = 0;
-  if (!s->over) {
-    s->num_files = s->base->n_add;
-    s->size_bytes = s->base->add_bytes;
-    return 0;
+  s->num_files = s->base->n_add;
+  s->size_bytes = s->base->add_bytes;
+  if (!s->over) return 0;
+  /* O(overlay): base adds hidden by an overlay entry drop out, overlay adds come in. */
+  for (size_t i = 0; i < s->over->n; i++) {
+    const dl__entry *b = dl__fileset_find(s->base, &s->over->ents[i]);
+    if (b && b->kind == DL__E_ADD) {
+      s->num_files--;
+      s->size_bytes -= b->size > 0 ? b->size : 0;
+    }
   }
-  return dl_snapshot_files(s, count_cb, s);
+  s->num_files += s->over->n_add;
+  s->size_bytes += s->over->add_bytes;
+  return 0;
 }
 
 /* Checks commits a..b are all listed; names the first missing one. */

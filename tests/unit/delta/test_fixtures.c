@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <limits.h>
 
 #include "common/err.h"
 #include "store/delta/dl.h"
@@ -457,6 +458,43 @@ static void test_history_and_cdf(void **state) {
   dl_table_free(t);
 }
 
+static void test_dv_storage_kinds(void **state) {
+  (void)state;
+  /* table-with-dv-small: a 'u' descriptor (two deleted rows) in
+   * deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin at offset 1 */
+  dl_table *t = NULL;
+  assert_int_equal(dl_table_open(&t, FX "/delta-rs-data/table-with-dv-small"), 0);
+  dl_dv u = {.storage_type = 'u', .path_or_inline = "vBn[lx{q8@P<9BNH/isA", .offset = 1,
+             .size_in_bytes = 36, .cardinality = 2, .max_row_index = -1};
+  char *p = NULL;
+  assert_int_equal(dl_dv_path(&p, &u), 0);
+  assert_string_equal(p, "deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin");
+  free(p);
+  dl_rowset r;
+  assert_int_equal(dl_dv_load(&r, t, &u), 0);
+  assert_int_equal(r.count, 2);
+  dl_rowset_free(&r);
+  /* the same vector through an absolute 'p' path */
+  char abs[1024];
+  assert_non_null(realpath(FX "/delta-rs-data/table-with-dv-small/"
+                           "deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin", abs + 7));
+  memcpy(abs, "file://", 7);
+  dl_dv pv = u;
+  pv.storage_type = 'p';
+  pv.path_or_inline = abs;
+  assert_int_equal(dl_dv_load(&r, t, &pv), 0);
+  assert_int_equal(r.count, 2);
+  dl_rowset_free(&r);
+  /* a wrong size or cardinality is caught */
+  dl_dv bad = u;
+  bad.size_in_bytes = 35;
+  assert_int_equal(dl_dv_load(&r, t, &bad), DD_ECORRUPT);
+  bad = u;
+  bad.cardinality = 3;
+  assert_int_equal(dl_dv_load(&r, t, &bad), DD_ECORRUPT);
+  dl_table_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_simple_table_versions),
@@ -466,6 +504,7 @@ int main(void) {
       cmocka_unit_test(test_dat),
       cmocka_unit_test(test_partitions_schema_txn),
       cmocka_unit_test(test_history_and_cdf),
+      cmocka_unit_test(test_dv_storage_kinds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -378,6 +378,37 @@ static void test_in_commit_timestamps(void **state) {
   dl_table_free(t);
 }
 
+static void test_enable_ict_later(void **state) {
+  (void)state;
+  dl_table *t = NULL;
+  assert_int_equal(dl_table_open(&t, g_dir), 0);
+  create_table(t, NULL, true);
+  append(t, "part=a/1");
+  dl_snapshot *s = NULL;
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
+  dl_txn *x = NULL;
+  dl_txn_begin(&x, t, s);
+  char cfg[] = "delta.enableInCommitTimestamps\0true\0";
+  dl_metadata_spec md = {.id = dl_snapshot_metadata(s)->id, .schema_string = SCHEMA,
+                         .configuration = cfg, .created_time = -1};
+  const char *pcs[] = {"part"};
+  md.partition_columns = pcs;
+  md.num_partition_columns = 1;
+  dl_txn_set_metadata(x, &md);
+  int64_t v;
+  assert_int_equal(dl_txn_commit(x, NULL, &v), 0);
+  assert_int_equal(v, 2);
+  dl_txn_free(x);
+  dl_snapshot_free(s);
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
+  assert_string_equal(dl_snapshot_property(s, "delta.inCommitTimestampEnablementVersion"), "2");
+  const char *ts = dl_snapshot_property(s, "delta.inCommitTimestampEnablementTimestamp");
+  assert_non_null(ts);
+  assert_int_equal(strtoll(ts, NULL, 10), dl_snapshot_timestamp(s));
+  dl_snapshot_free(s);
+  dl_table_free(t);
+}
+
 static void test_cache_refresh(void **state) {
   (void)state;
   dl_table *t = NULL;
@@ -633,6 +664,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_time_travel_history_cdf, setup, teardown),
       cmocka_unit_test_setup_teardown(test_in_commit_timestamps, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_refresh, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_enable_ict_later, setup, teardown),
       cmocka_unit_test_setup_teardown(test_listing_edge_cases, setup, teardown),
       cmocka_unit_test_setup_teardown(test_checkpoint_and_cleanup, setup, teardown),
       cmocka_unit_test_setup_teardown(test_multipart_checkpoint, setup, teardown),
