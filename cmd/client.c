@@ -297,6 +297,7 @@ int dd_client_stream(dd_client *c, const char *method_path, const ProtobufCMessa
   rc = client__batch(c, &k, ops, 1);
   if (rc) goto cleanup;
   if (stop) {
+    c->last_status = (int)k.status; /* CANCELLED, normally: the stream was cut short */
     rc = stop; /* stopped by the callback (or a decode failure): that is the answer */
     goto cleanup;
   }

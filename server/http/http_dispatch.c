@@ -1,6 +1,6 @@
 /* http_dispatch.c: serves the generated routes: authenticates, transcodes the HTTP
  * request into the method's request message (google.api.http rules), calls the handler
- * and turns its reply (or its NDJSON stream, or its error) into the HTTP response. */
+ * and turns its reply or its error into the HTTP response (streams: http_stream.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +25,9 @@ enum MHD_Result http__queue_body(struct MHD_Connection *c, int status, const cha
   return ok;
 }
 
-static char *error_json(int code, const char *msg) {
-  json_t *j = json_pack("{s:i, s:s, s:[]}", "code", dd_status_grpc(code), "message", msg,
-                       "details");
-  if (!j) j = json_pack("{s:i, s:s, s:[]}", "code", dd_status_grpc(code), "message",
-                        "(message not UTF-8)", "details");
+char *http__error_json(int code, const char *msg) {
+  json_t *j = json_pack("{s:i, s:s, s:[]}", "code", dd_status_grpc(code), "message", msg, "details");
+  if (!j) j = json_pack("{s:i, s:s, s:[]}", "code", dd_status_grpc(code), "message", "(message not UTF-8)", "details");
   char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
   json_decref(j);
   return s;
@@ -37,7 +35,7 @@ static char *error_json(int code, const char *msg) {
 
 enum MHD_Result http__queue_error(struct MHD_Connection *c, int code, int http_status,
                                   const char *msg) {
-  char *body = error_json(code, msg);
+  char *body = http__error_json(code, msg);
   if (!body) return MHD_NO;
   return http__queue_body(c, http_status ? http_status : dd_status_http(code), "application/json",
                           body, strlen(body));
@@ -166,66 +164,60 @@ static const char *call_header(dd_call *call, const char *name) {
   return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
 }
 
-/* Streaming replies are buffered as NDJSON lines and sent when the handler returns. */
-static int call_send(dd_call *call, const ProtobufCMessage *msg) {
-  http_req *rq = call->transport;
-  json_t *j = pbjson_from_msg(msg);
-  char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
+static int call_send_unary(dd_call *call, const ProtobufCMessage *msg) {
+  (void)call;
+  (void)msg;
+  return dd_err_set(DD_EINTERNAL, "send() called by a unary handler");
+}
+
+int http__reply_json(const ProtobufCMessage *out, char **body) {
+  *body = NULL;
+  if (!out) return dd_err_set(DD_EINTERNAL, "handler returned no response");
+  json_t *j = pbjson_from_msg(out);
+  *body = j ? json_dumps(j, JSON_COMPACT) : NULL;
   json_decref(j);
-  if (!line) return dd_err_set(DD_ENOMEM, "cannot encode streamed message");
-  int rc = http__append(&rq->stream, &rq->stream_len, &rq->stream_cap, line, strlen(line));
-  if (rc == 0) rc = http__append(&rq->stream, &rq->stream_len, &rq->stream_cap, "\n", 1);
-  free(line);
-  return rc;
+  return *body ? 0 : dd_err_set(DD_EINTERNAL, "cannot encode the response: %s", dd_err_msg());
 }
 
 static enum MHD_Result reply_unary(http_req *rq, ProtobufCMessage *out) {
-  if (!out) return http__queue_error(rq->conn, DD_EINTERNAL, 0, "handler returned no response");
-  json_t *j = pbjson_from_msg(out);
-  char *body = j ? json_dumps(j, JSON_COMPACT) : NULL;
-  json_decref(j);
-  if (!body) return http__queue_error(rq->conn, DD_EINTERNAL, 0, dd_err_msg());
+  char *body;
+  if (http__reply_json(out, &body) != 0) return http__queue_error(rq->conn, DD_EINTERNAL, 0, dd_err_msg());
   return http__queue_body(rq->conn, 200, "application/json", body, strlen(body));
 }
 
-/* A stream that failed after sending lines ends with an {"error": {...}} line. */
-static enum MHD_Result reply_stream(http_req *rq, int rc) {
-  if (rc != 0 && rq->stream_len == 0) return http__queue_error(rq->conn, rc, 0, dd_err_msg());
-  if (rc != 0) {
-    char *err = error_json(rc, dd_err_msg());
-    if (err) {
-      http__append(&rq->stream, &rq->stream_len, &rq->stream_cap, "{\"error\":", 9);
-      http__append(&rq->stream, &rq->stream_len, &rq->stream_cap, err, strlen(err));
-      http__append(&rq->stream, &rq->stream_len, &rq->stream_cap, "}\n", 2);
-      free(err);
-    }
-  }
-  char *body = rq->stream ? rq->stream : strdup("");
-  size_t len = rq->stream_len;
-  rq->stream = NULL;
-  rq->stream_len = rq->stream_cap = 0;
-  return http__queue_body(rq->conn, 200, "application/x-ndjson", body, len);
-}
-
 static enum MHD_Result call_handler(http_req *rq, const dd_method *method, const dd_principal *who,
-                                    ProtobufCMessage *req) {
-  dd_call call = {who, 0, rq->srv->opts.app, call_send, call_header, rq};
+                                    const ProtobufCMessage *req) {
+  dd_call call = {who, 0, rq->srv->opts.app, call_send_unary, call_header, rq};
   ProtobufCMessage *out = NULL;
   dd_err_clear();
   int rc = method->fn(&call, req, &out);
-  enum MHD_Result r;
-  if (method->flags & DD_METHOD_STREAMING) r = reply_stream(rq, rc);
-  else if (rc != 0) r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
-  else r = reply_unary(rq, out);
+  enum MHD_Result r = rc != 0 ? http__queue_error(rq->conn, rc, 0, dd_err_msg()) : reply_unary(rq, out);
   protobuf_c_message_free_unpacked(out, NULL);
   return r;
+}
+
+/* 405 with the Allow header RFC 9110 asks for. */
+static enum MHD_Result queue_not_allowed(struct MHD_Connection *c, const char *allow) {
+  char *body = http__error_json(DD_EUNSUPPORTED, dd_err_msg());
+  struct MHD_Response *r = body ? MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE) : NULL;
+  if (!r) {
+    free(body);
+    return MHD_NO;
+  }
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+  MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+  enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
+  MHD_destroy_response(r);
+  return ok;
 }
 
 enum MHD_Result http__dispatch_route(http_req *rq, const char *path) {
   dd_http_server *s = rq->srv;
   dd_http_match m;
-  int rc = dd_http_router_match(s->router, rq->method, path, &m);
-  if (rc == DD_EUNSUPPORTED) return http__queue_error(rq->conn, rc, 405, dd_err_msg());
+  /* HEAD is GET without the body (MHD drops the body of a HEAD reply) */
+  const char *verb = strcmp(rq->method, "HEAD") == 0 ? "GET" : rq->method;
+  int rc = dd_http_router_match(s->router, verb, path, &m);
+  if (rc == DD_EUNSUPPORTED) return queue_not_allowed(rq->conn, m.allow);
   if (rc != 0) return http__queue_error(rq->conn, rc, 0, dd_err_msg());
   const dd_method *method = s->methods[m.route];
   const dd_api_route *route = &s->routes[m.route];
@@ -241,7 +233,12 @@ enum MHD_Result http__dispatch_route(http_req *rq, const char *path) {
     r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
     goto cleanup;
   }
-  r = call_handler(rq, method, &who, req);
+  if ((method->flags & DD_METHOD_STREAMING) || s->opts.threads > 0) {
+    r = http__stream_start(rq, method, &who, req); /* takes req; see http_stream.c */
+    req = NULL;
+  } else {
+    r = call_handler(rq, method, &who, req);
+  }
 cleanup:
   protobuf_c_message_free_unpacked(req, NULL);
   dd_http_match_clear(&m);

@@ -10,6 +10,10 @@
  *     one queued MHD response;
  *  4. MHD's completion callback frees the http_req and signals stop() waiting for
  *     in-flight requests.
+ * Streaming methods run on their own thread and are pulled by MHD (http_stream.c). Unary
+ * handlers run in the connection's own thread in thread-per-connection mode; in the epoll
+ * pool they too run on their own thread while the connection is suspended, so a slow
+ * handler holds up no other connection.
  * URL unescaping by MHD is switched off: paths and query strings arrive raw and are
  * decoded here, so "%2F" inside a path variable is not taken for a separator. */
 #ifndef DD_SERVER_HTTP_HTTP_INT_H
@@ -20,6 +24,8 @@
 
 #include "server/http/http_route.h"
 #include "server/http/http_server.h"
+
+typedef struct http_stream http_stream; /* http_stream.c */
 
 typedef struct http_native {
   char *prefix;
@@ -40,9 +46,18 @@ struct dd_http_server {
   size_t n_natives;
   struct MHD_Daemon *mhd;
   int port;
-  pthread_mutex_t mu; /* guards in_flight */
-  pthread_cond_t idle;
-  int in_flight;
+  pthread_mutex_t mu; /* guards in_flight, producers, streams (and each stream's refs) */
+  pthread_cond_t idle; /* signalled when in_flight or producers drops to 0 */
+  int in_flight;       /* requests between their first call and completion */
+  int producers;       /* streaming handler threads still running */
+  http_stream *streams; /* live streams, for stop() */
+  /* epoll pool only: workers running unary handlers (http_stream.c) */
+  pthread_t *workers;
+  size_t n_workers;
+  pthread_mutex_t jobs_mu; /* guards jobs_head, jobs_tail, jobs_stop */
+  pthread_cond_t jobs_cv;
+  http_stream *jobs_head, *jobs_tail;
+  int jobs_stop;
 };
 
 typedef struct http_req {
@@ -53,9 +68,8 @@ typedef struct http_req {
   char *body;
   size_t len, cap;
   int too_large;
-  char *stream; /* NDJSON lines sent by a streaming handler (buffered) */
-  size_t stream_len, stream_cap;
-  int answered; /* a response was queued early */
+  int answered;    /* dispatched (or answered early): later calls only drain uploads */
+  http_stream *st; /* a streaming call waiting for its first line (see http_stream.c) */
 } http_req;
 
 /* http_dispatch.c: serves a generated route; path is relative to the base path. */
@@ -63,6 +77,26 @@ enum MHD_Result http__dispatch_route(http_req *rq, const char *path);
 /* http_native.c: serves a native handler. */
 enum MHD_Result http__dispatch_native(http_req *rq, const http_native *nat);
 
+/* http_stream.c: runs a method on its own thread (takes req) and answers NDJSON for a
+ * streaming one, JSON for a unary one; http__stream_answer is called again when the connection was suspended waiting
+ * for the first line; request_done lets go of a stream never answered; cancel_all is
+ * for stop(). */
+enum MHD_Result http__stream_start(http_req *rq, const dd_method *method, const dd_principal *who,
+                                   ProtobufCMessage *req);
+enum MHD_Result http__stream_answer(http_req *rq);
+void http__stream_request_done(http_req *rq);
+void http__streams_cancel_all(dd_http_server *s);
+/* http_stream.c: the unary-call workers of the epoll pool (4 per pool thread). Stop runs
+ * after every queued call has finished. */
+int http__workers_start(dd_http_server *s);
+void http__workers_stop(dd_http_server *s);
+
+/* http_dispatch.c: the JSON text of a unary reply (malloc'ed) into *body; 0 or
+ * DD_EINTERNAL (no reply, or it cannot be encoded). */
+int http__reply_json(const ProtobufCMessage *out, char **body);
+/* http_dispatch.c: the error body {"code","message","details":[]} (malloc'ed) for a
+ * DD_E* code, or NULL. */
+char *http__error_json(int code, const char *msg);
 /* http_dispatch.c: queues {"code","message","details"} for a DD_E* code. http_status 0
  * means dd_status_http(code). */
 enum MHD_Result http__queue_error(struct MHD_Connection *c, int code, int http_status,

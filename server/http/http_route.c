@@ -215,6 +215,20 @@ static int fill_vars(const route_tmpl *t, const split_path *sp, dd_http_match *o
   return 0;
 }
 
+/* Adds verb to the comma-separated list in allow unless it is there already. */
+static void add_allowed(char *allow, size_t cap, const char *verb) {
+  size_t vl = strlen(verb);
+  for (const char *p = allow; (p = strstr(p, verb)) != NULL; p += vl)
+    if ((p == allow || p[-1] == ' ') && (p[vl] == ',' || p[vl] == '\0')) return;
+  size_t n = strlen(allow);
+  if (n + vl + 3 > cap) return;
+  if (n) {
+    memcpy(allow + n, ", ", 2);
+    n += 2;
+  }
+  memcpy(allow + n, verb, vl + 1);
+}
+
 int dd_http_router_match(const dd_http_router *r, const char *verb, const char *path,
                          dd_http_match *out) {
   memset(out, 0, sizeof *out);
@@ -232,7 +246,10 @@ int dd_http_router_match(const dd_http_router *r, const char *verb, const char *
     memset(rank, 0, sizeof rank);
     if (!tmpl_matches(t, &sp, rank)) continue;
     path_matched = 1;
-    if (strcmp(t->route->verb, verb) != 0) continue;
+    if (strcmp(t->route->verb, verb) != 0) {
+      add_allowed(out->allow, sizeof out->allow, t->route->verb);
+      continue;
+    }
     if (!best || rank_cmp(rank, best_rank, ROUTE_MAX_SEGS) > 0) {
       best = t;
       memcpy(best_rank, rank, sizeof rank);

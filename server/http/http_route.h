@@ -29,6 +29,7 @@ typedef struct dd_http_match {
   size_t route; /* index into the routes given to dd_http_router_new */
   size_t n_vars;
   dd_http_var vars[DD_HTTP_MAX_VARS];
+  char allow[64]; /* on DD_EUNSUPPORTED: the verbs the path has, "GET, DELETE" */
 } dd_http_match;
 
 /* Compiles the templates of routes[0..n). routes must outlive the router. DD_EINVAL

@@ -68,8 +68,8 @@ static void req_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   dd_http_server *s = cls;
   http_req *rq = *con_cls;
   if (!rq) return;
+  http__stream_request_done(rq);
   free(rq->body);
-  free(rq->stream);
   free(rq);
   *con_cls = NULL;
   pthread_mutex_lock(&s->mu);
@@ -119,6 +119,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
     return first_call(rq);
   }
   if (rq->answered) {
+    if (rq->st) return http__stream_answer(rq); /* resumed while waiting for a stream */
     *upload_size = 0;
     return MHD_YES;
   }
@@ -155,6 +156,8 @@ int dd_http_server_new(dd_http_server **out, const dd_http_opts *opts, const dd_
   if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->idle, NULL);
+  pthread_mutex_init(&s->jobs_mu, NULL);
+  pthread_cond_init(&s->jobs_cv, NULL);
   s->opts = *opts;
   s->port = -1;
   s->listen = strdup(opts->listen ? opts->listen : "127.0.0.1:8080");
@@ -218,6 +221,7 @@ int dd_http_server_start(dd_http_server *s) {
   int rc = resolve_listen(s->listen, &ss, &sl);
   if (rc != 0) return rc;
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
+  if (s->opts.threads > 0) flags |= MHD_ALLOW_SUSPEND_RESUME;
   if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
   flags |= s->opts.threads > 0 ? MHD_USE_EPOLL : (MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL);
   unsigned pool = s->opts.threads > 0 ? (unsigned)s->opts.threads : 0;
@@ -226,10 +230,14 @@ int dd_http_server_start(dd_http_server *s) {
                             MHD_OPTION_NOTIFY_COMPLETED, req_completed, s,
                             MHD_OPTION_UNESCAPE_CALLBACK, http_no_unescape, NULL,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-                            MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
                             pool ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, pool,
                             MHD_OPTION_END);
   if (!s->mhd) return dd_err_set(DD_EIO, "cannot listen on %s", s->listen);
+  if (pool && (rc = http__workers_start(s)) != 0) {
+    MHD_stop_daemon(s->mhd);
+    s->mhd = NULL;
+    return rc;
+  }
   const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_LISTEN_FD);
   struct sockaddr_storage bound;
   socklen_t bl = sizeof bound;
@@ -241,21 +249,36 @@ int dd_http_server_start(dd_http_server *s) {
 
 int dd_http_server_port(const dd_http_server *s) { return s->port; }
 
+/* Waits (s->mu held) until *count is 0 or the deadline passes (deadline NULL: forever). */
+static void wait_zero(dd_http_server *s, const int *count, const struct timespec *deadline) {
+  while (*count > 0) {
+    if (!deadline) pthread_cond_wait(&s->idle, &s->mu);
+    else if (pthread_cond_timedwait(&s->idle, &s->mu, deadline) != 0) break;
+  }
+}
+
 void dd_http_server_stop(dd_http_server *s) {
   if (!s || !s->mhd) return;
   MHD_socket fd = MHD_quiesce_daemon(s->mhd);
-  /* Let requests already being served finish (bounded, so a stuck handler cannot hang
-   * shutdown forever); idle keep-alive connections are closed by MHD_stop_daemon. */
+  /* Requests being served finish (bounded, so a stuck handler cannot hang shutdown);
+   * then streams still running are cancelled and their connections resumed, since MHD
+   * must not be stopped with suspended connections; idle keep-alive connections are
+   * closed by MHD_stop_daemon; last, streaming handler threads are waited for, as they
+   * use the application object the caller frees next. */
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
   until.tv_sec += 30;
   pthread_mutex_lock(&s->mu);
-  while (s->in_flight > 0 && pthread_cond_timedwait(&s->idle, &s->mu, &until) == 0) {
-  }
+  wait_zero(s, &s->in_flight, &until);
   pthread_mutex_unlock(&s->mu);
+  http__streams_cancel_all(s);
   MHD_stop_daemon(s->mhd);
-  if (fd != MHD_INVALID_SOCKET) close(fd);
   s->mhd = NULL;
+  if (fd != MHD_INVALID_SOCKET) close(fd);
+  pthread_mutex_lock(&s->mu);
+  wait_zero(s, &s->producers, NULL);
+  pthread_mutex_unlock(&s->mu);
+  http__workers_stop(s);
 }
 
 void dd_http_server_free(dd_http_server *s) {
@@ -270,5 +293,7 @@ void dd_http_server_free(dd_http_server *s) {
   free(s->base_path);
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->idle);
+  pthread_mutex_destroy(&s->jobs_mu);
+  pthread_cond_destroy(&s->jobs_cv);
   free(s);
 }

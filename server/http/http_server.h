@@ -5,16 +5,24 @@
  * base path ("/api/v1"), transcoded as google.api.http says: path variables and query
  * parameters set request fields, the JSON body is the whole request (body "*") or one
  * field, and the response is the proto3 JSON of the reply (server/http/pbjson.h).
- * Streaming methods answer NDJSON, one JSON object per line. Errors are
- * {"code": <grpc code>, "message": "...", "details": []} with dd_status_http(code).
- * Authentication: "Authorization: Bearer <token>" or "x-api-key: <token>" through
+ * Streaming methods answer NDJSON, one JSON object per line, sent as the handler produces
+ * them (chunked, never buffered whole; a failure after the first line becomes a last
+ * {"error": {...}} line; a client that goes away makes the handler's send fail with
+ * DD_ECANCELLED). Errors are
+ * {"code": <grpc code>, "message": "...", "details": []} with dd_status_http(code);
+ * unknown paths 404, a known path with another verb 405 (with Allow), a body over
+ * max_body_bytes 413, bad JSON / unknown fields / wrong types 400 (the handler is not
+ * called). HEAD is served as GET without the body. Authentication: "Authorization: Bearer <token>" or "x-api-key: <token>" through
  * opts.auth, except for DD_METHOD_PUBLIC methods.
  *
  * Protocols that must control every byte (Delta Sharing, Lance Namespace) register a
  * native handler for a path prefix; it sees the raw request and writes the raw reply.
  *
- * Threads: with opts.threads == 0 every connection has its own thread (slow handlers
- * never hold up others); with threads > 0, that many epoll threads share connections. */
+ * Threads: with opts.threads == 0 every connection has its own thread and handlers run
+ * on it (the default, and the faster mode in our measurements); with threads > 0, that
+ * many epoll threads share the connections and each call's handler runs on a thread of
+ * its own while its connection is suspended (more connections per thread, a thread
+ * start per call). Either way a slow handler holds up no other request. */
 #ifndef DD_SERVER_HTTP_HTTP_SERVER_H
 #define DD_SERVER_HTTP_HTTP_SERVER_H
 
@@ -61,8 +69,9 @@ int dd_http_reply_body(dd_http_reply *r, const void *data, size_t len); /* appen
 
 /* A streamed body: fn is called with the position so far and a buffer; it returns the
  * bytes written (> 0), DD_HTTP_STREAM_END when done, or DD_HTTP_STREAM_ERROR to cut the
- * connection. It may block (in thread-per-connection mode). free_cls runs once at the
- * end whatever happened (may be NULL). Replaces any body. */
+ * connection. It may block in thread-per-connection mode (in the epoll pool it would
+ * hold up that thread's other connections). free_cls runs once at the end whatever
+ * happened (may be NULL). Replaces any body. */
 typedef ssize_t (*dd_http_stream_fn)(void *cls, uint64_t pos, char *buf, size_t max);
 #define DD_HTTP_STREAM_END ((ssize_t)-1)
 #define DD_HTTP_STREAM_ERROR ((ssize_t)-2)

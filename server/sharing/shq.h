@@ -6,11 +6,13 @@
  * wraps it). URLs come from a caller-supplied signer.
  *
  * Errors follow common/err.h; messages are the reference server's where it has one.
- *   DD_EINVAL   bad parameter (reference errorCode INVALID_PARAMETER_VALUE, 400)
- *   DD_ERANGE   a version/timestamp outside the table's history (400)
- *   DD_EPRECOND the table needs a capability the client did not declare, or CDF was not
- *               enabled for a requested version (reference UNSUPPORTED_OPERATION /
- *               INVALID_PARAMETER_VALUE, 400); shq_error_code() names the errorCode.
+ *   DD_EINVAL   bad parameter, bad page token, CDF not recorded for a requested version
+ *               (reference errorCode INVALID_PARAMETER_VALUE, HTTP 400)
+ *   DD_ERANGE   a version/timestamp outside the table's history (INVALID_PARAMETER_VALUE, 400)
+ *   DD_EPRECOND the table needs a capability the client did not declare: "Unsupported Delta
+ *               Table Properties" / "Deletion Vector property disabled"
+ *               (UNSUPPORTED_OPERATION, 400)
+ * shq_error_code() names the reference errorCode of a code.
  * Threads: every function is reentrant; a dl_table may be shared. */
 #ifndef DD_SERVER_SHARING_SHQ_H
 #define DD_SERVER_SHARING_SHQ_H
@@ -61,6 +63,7 @@ typedef struct shq_table_opts {
   size_t token_key_len;
   int64_t token_ttl_ms;     /* page/refresh token lifetime; 0: page tokens never expire */
   int32_t max_page_size;    /* cap on maxFiles; 0: 10000 */
+  dl_cache *cache;          /* latest snapshots come from here when set (else opened) */
 } shq_table_opts;
 #define SHQ_TABLE_OPTS_INIT {.start_version = -1, .table_id = ""}
 

@@ -127,7 +127,7 @@ typedef struct walk {
 static int walk_commit(walk *w, const commit *c, int64_t v, int64_t ts) {
   const shq_range *r = w->r;
   if (r->cdf && c->md && !cdf_on(c->md) && v > r->start)
-    return dd_err_set(DD_EPRECOND, "Error getting change data for range [%lld, %lld] as change "
+    return dd_err_set(DD_EINVAL, "Error getting change data for range [%lld, %lld] as change "
                       "data was not recorded for version [%lld]", (long long)r->start,
                       (long long)r->end, (long long)v);
   bool skip_files = r->cdf && !c->has_cdc && noop_merge(c->info);
@@ -188,11 +188,11 @@ static int64_t page_size(int64_t max_files, const shq_table_opts *opts) {
   return max_files > 0 ? (max_files < cap ? max_files : cap) : -1;
 }
 
-static int latest_of(dl_table *t, int64_t *out) {
+static int latest_of(dl_table *t, const shq_table_opts *opts, int64_t *out) {
   dl_snapshot *s = NULL;
   dl_snapshot_opts so = DL_SNAPSHOT_OPTS_INIT;
   so.skip_protocol_check = true;
-  int rc = dl_snapshot_open(&s, t, &so);
+  int rc = opts->cache ? dl_cache_get(opts->cache, t, &s) : dl_snapshot_open(&s, t, &so);
   if (!rc) *out = dl_snapshot_version(s);
   dl_snapshot_free(s);
   return rc;
@@ -239,7 +239,7 @@ int shq__query_changes(dl_table *t, const shq_query *q, const shq_caps *caps,
     r.resume_version = tk.start_version;
     r.resume_index = tk.action_index;
   } else {
-    if ((rc = latest_of(t, &r.latest))) goto cleanup;
+    if ((rc = latest_of(t, opts, &r.latest))) goto cleanup;
     if (q->starting_version > r.latest) {
       rc = start_after_latest(q->starting_version, r.latest);
       goto cleanup;
@@ -252,7 +252,7 @@ int shq__query_changes(dl_table *t, const shq_query *q, const shq_caps *caps,
     }
     r.end = q->ending_version >= 0 ? q->ending_version : r.latest;
   }
-  if ((rc = shq__open_snapshot(&s, t, q->starting_version, NULL))) goto cleanup;
+  if ((rc = shq__open_snapshot(&s, t, q->starting_version, NULL, opts))) goto cleanup;
   if ((rc = shq__choose_format(&o, s, caps))) goto cleanup;
   res->version = q->starting_version;
   rc = run_changes(&o, t, s, q->starting_version, &r, caps, q->max_files, now_ms, res);
@@ -331,7 +331,7 @@ static int cdf_range(dl_table *t, const shq_changes *c, const shq_table_opts *op
   int rc;
   if (tk) {
     r->latest = tk->latest_version;
-  } else if ((rc = latest_of(t, &r->latest))) {
+  } else if ((rc = latest_of(t, opts, &r->latest))) {
     return rc;
   }
   r->start = c->starting_version;
@@ -371,16 +371,16 @@ int shq_table_changes(dl_table *t, const shq_changes *c, const shq_caps *caps,
   if (!rc && c->page_token) rc = shq__token_decode(&tk, c->page_token, 'p', sum, opts, now_ms);
   if (!rc) rc = cdf_range(t, c, opts, c->page_token ? &tk : NULL, &r);
   if (rc) goto cleanup;
-  if ((rc = shq__open_snapshot(&at_start, t, r.start, NULL))) goto cleanup;
+  if ((rc = shq__open_snapshot(&at_start, t, r.start, NULL, opts))) goto cleanup;
   const char *on = dl_snapshot_property(at_start, "delta.enableChangeDataFeed");
   if (!on || strcmp(on, "true")) {
-    rc = dd_err_set(DD_EPRECOND, "Error getting change data for range [%lld, %lld] as change "
+    rc = dd_err_set(DD_EINVAL, "Error getting change data for range [%lld, %lld] as change "
                     "data was not recorded for version [%lld]", (long long)r.start,
                     (long long)r.end, (long long)r.start);
     goto cleanup;
   }
   if (c->include_historical_metadata) s = dl_snapshot_ref(at_start);
-  else if ((rc = shq__open_snapshot(&s, t, r.latest, NULL))) goto cleanup;
+  else if ((rc = shq__open_snapshot(&s, t, r.latest, NULL, opts))) goto cleanup;
   if ((rc = shq__choose_format(&o, s, caps))) goto cleanup;
   res->version = r.start;
   rc = run_changes(&o, t, s, dl_snapshot_version(s), &r, caps, c->max_files, now_ms, res);

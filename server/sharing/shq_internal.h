@@ -108,7 +108,6 @@ typedef struct shq_token {
   int64_t version;         /* snapshot version (snapshot paging, refresh) */
   char *after;             /* snapshot paging: last raw path of the previous pages */
   int64_t start_version, action_index, end_version, latest_version; /* change paging */
-  int64_t records;         /* unused, reserved */
   int64_t expires_ms;      /* 0: never */
 } shq_token;
 
@@ -153,7 +152,8 @@ int shq__write_end(shq_out *o, const char *next_page_token, const char *refresh_
 
 /* Opens the snapshot for a version (>=0) / timestamp / latest, mapping errors to the
  * reference messages. */
-int shq__open_snapshot(dl_snapshot **out, dl_table *t, int64_t version, const char *timestamp);
+int shq__open_snapshot(dl_snapshot **out, dl_table *t, int64_t version, const char *timestamp,
+                       const shq_table_opts *opts);
 /* Streams data-change lines for versions [start, end]. cdf: the CDF rules (cdc files
  * exclusive, CDF must stay enabled); else the streaming rules (dataChange add/remove).
  * Historical metadata is written for versions > meta_after when with_meta. */

@@ -31,28 +31,30 @@ static int since(int64_t start) {
                     (long long)start);
 }
 
-static int latest_version(dl_table *t, int64_t *out) {
+static int latest_version(dl_table *t, const shq_table_opts *opts, int64_t *out) {
   dl_snapshot *s = NULL;
   dl_snapshot_opts so = DL_SNAPSHOT_OPTS_INIT;
   so.skip_protocol_check = true;
-  int rc = dl_snapshot_open(&s, t, &so);
+  int rc = opts->cache ? dl_cache_get(opts->cache, t, &s) : dl_snapshot_open(&s, t, &so);
   if (!rc) *out = dl_snapshot_version(s);
   dl_snapshot_free(s);
   return rc;
 }
 
-int shq__open_snapshot(dl_snapshot **out, dl_table *t, int64_t version, const char *timestamp) {
+int shq__open_snapshot(dl_snapshot **out, dl_table *t, int64_t version, const char *timestamp,
+                       const shq_table_opts *opts) {
   dl_snapshot_opts so = DL_SNAPSHOT_OPTS_INIT;
   int rc;
   if (timestamp && (rc = shq_parse_timestamp(timestamp, &so.timestamp_ms))) return rc;
   so.version = version;
   if (version >= 0) {
     int64_t latest;
-    if ((rc = latest_version(t, &latest))) return rc;
+    if ((rc = latest_version(t, opts, &latest))) return rc;
     if (version > latest)
       return dd_err_set(DD_ERANGE, "Cannot time travel Delta table to version %lld: it is "
                         "beyond the latest version %lld", (long long)version, (long long)latest);
   }
+  if (version < 0 && !timestamp && opts->cache) return dl_cache_get(opts->cache, t, out);
   return dl_snapshot_open(out, t, &so);
 }
 
@@ -65,7 +67,7 @@ static void out_init(shq_out *o, const shq_table_opts *opts, const shq_signer *s
 
 int shq_table_version(int64_t *out, dl_table *t, const char *starting_timestamp,
                       const shq_table_opts *opts) {
-  if (!starting_timestamp) return latest_version(t, out);
+  if (!starting_timestamp) return latest_version(t, opts, out);
   if (!opts->history_shared) return no_history(opts);
   int64_t ms, *vs = NULL, *ts = NULL;
   size_t n = 0;
@@ -102,7 +104,7 @@ int shq_table_metadata(dl_table *t, int64_t version, const char *timestamp, cons
   dl_snapshot *s = NULL;
   shq_out o;
   out_init(&o, opts, NULL, fn, ctx);
-  int rc = shq__open_snapshot(&s, t, version, timestamp);
+  int rc = shq__open_snapshot(&s, t, version, timestamp, opts);
   if (rc) goto cleanup;
   if (travel && dl_snapshot_version(s) < opts->start_version) {
     rc = since(opts->start_version);
@@ -363,7 +365,7 @@ int shq_query_table(dl_table *t, const shq_query *q, const shq_caps *caps,
     if ((rc = shq__token_decode(&st.refresh, q->refresh_token, 'r', NULL, opts, now_ms))) goto cleanup;
     version = st.refresh.version;
   }
-  if ((rc = shq__open_snapshot(&st.snap, t, version, q->page_token ? NULL : q->timestamp))) goto cleanup;
+  if ((rc = shq__open_snapshot(&st.snap, t, version, q->page_token ? NULL : q->timestamp, opts))) goto cleanup;
   if (dl_snapshot_version(st.snap) < opts->start_version) {
     rc = since(opts->start_version);
     goto cleanup;

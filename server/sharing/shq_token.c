@@ -28,7 +28,10 @@ char *shq__token_encode(const shq_token *t, const shq_table_opts *o) {
                         "ai", (json_int_t)t->action_index, "ev", (json_int_t)t->end_version,
                         "lv", (json_int_t)t->latest_version, "x", (json_int_t)t->expires_ms);
   if (!j) return NULL;
-  if (t->after) json_object_set_new(j, "a", json_string(t->after));
+  if (t->after && json_object_set_new(j, "a", json_string(t->after))) {
+    json_decref(j); /* not UTF-8 */
+    return NULL;
+  }
   char *txt = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
   json_decref(j);
   if (!txt) return NULL;

@@ -2,6 +2,7 @@
  * that writes compact JSON, hashes for file ids, URL decoding of log paths, base64url and
  * the protocol's timestamp and date formats. */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,9 +46,14 @@ void shq__puts(shq_buf *b, const char *s) { shq__put(b, s, strlen(s)); }
 void shq__putc(shq_buf *b, char c) { shq__put(b, &c, 1); }
 
 void shq__put_i64(shq_buf *b, int64_t v) {
-  char tmp[24];
-  int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
-  shq__put(b, tmp, (size_t)n);
+  char tmp[24], *e = tmp + sizeof tmp, *p = e;
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  do {
+    *--p = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0) *--p = '-';
+  shq__put(b, p, (size_t)(e - p));
 }
 
 void shq__put_jstr(shq_buf *b, const char *s, size_t n) {
@@ -115,11 +121,33 @@ int shq__emit(shq_buf *b, shq_line_fn fn, void *ctx) {
 
 /* ======================= hashes, paths, base64url ======================= */
 
+/* The MD5 implementation is fetched once; each thread keeps one digest context. */
+static EVP_MD *md5_impl;
+static pthread_once_t md5_once = PTHREAD_ONCE_INIT;
+static void md5_fetch(void) { md5_impl = EVP_MD_fetch(NULL, "MD5", NULL); }
+
+static _Thread_local EVP_MD_CTX *md5_ctx;
+static pthread_key_t md5_key;
+static pthread_once_t md5_key_once = PTHREAD_ONCE_INIT;
+static void md5_ctx_free(void *c) { EVP_MD_CTX_free(c); }
+static void md5_key_make(void) { pthread_key_create(&md5_key, md5_ctx_free); }
+
 void shq__md5_hex(const char *s, size_t n, char out[33]) {
-  unsigned char md[EVP_MAX_MD_SIZE];
+  static const char hex[] = "0123456789abcdef";
+  unsigned char md[EVP_MAX_MD_SIZE] = {0};
   unsigned int len = 0;
-  EVP_Digest(s, n, md, &len, EVP_md5(), NULL);
-  for (unsigned i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
+  pthread_once(&md5_once, md5_fetch);
+  if (!md5_ctx) {
+    pthread_once(&md5_key_once, md5_key_make);
+    if ((md5_ctx = EVP_MD_CTX_new())) pthread_setspecific(md5_key, md5_ctx);
+  }
+  if (!md5_impl || !md5_ctx || !EVP_DigestInit_ex2(md5_ctx, md5_impl, NULL) ||
+      !EVP_DigestUpdate(md5_ctx, s, n) || !EVP_DigestFinal_ex(md5_ctx, md, &len))
+    EVP_Digest(s, n, md, &len, EVP_md5(), NULL);
+  for (unsigned i = 0; i < 16; i++) {
+    out[2 * i] = hex[md[i] >> 4];
+    out[2 * i + 1] = hex[md[i] & 15];
+  }
   out[32] = 0;
 }
 

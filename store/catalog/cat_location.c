@@ -35,8 +35,9 @@ static int cat__location_check(const Deltad__Credentials__V1__CreateStorageLocat
   int rc = cat_name_check("name", req->name, 1);
   if (rc) return rc;
   if (!req->url || !*req->url) return dd_err_set(DD_EINVAL, "url: must not be empty");
-  if (!strstr(req->url, "://")) return dd_err_set(DD_EINVAL, "url: '%s' has no scheme", req->url);
   *type = req->type;
+  if (!strstr(req->url, "://") && *type != DELTAD__CREDENTIALS__V1__STORAGE_TYPE__LOCAL)
+    return dd_err_set(DD_EINVAL, "url: '%s' has no scheme", req->url);
   if ((int)*type < 0 || *type > DELTAD__CREDENTIALS__V1__STORAGE_TYPE__GCS)
     return dd_err_set(DD_EINVAL, "type: unknown storage type %d", (int)req->type);
   if (*type == DELTAD__CREDENTIALS__V1__STORAGE_TYPE__STORAGE_TYPE_UNSPECIFIED)
@@ -116,7 +117,7 @@ cleanup:
 int cat_location_create(cat_store *s, cat_location **out, const char *actor,
                         const Deltad__Credentials__V1__CreateStorageLocationRequest *req) {
   MDB_txn *txn = NULL;
-  cat__stype type;
+  cat__stype type = DELTAD__CREDENTIALS__V1__STORAGE_TYPE__STORAGE_TYPE_UNSPECIFIED;
   *out = NULL;
   int rc = cat__location_check(req, &type);
   if (!rc) rc = cat__txn_begin(s, &txn, true);

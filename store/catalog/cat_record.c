@@ -121,7 +121,7 @@ int cat__scope_walk(cat_store *s, MDB_txn *txn, int db, const char *scope, cat__
   if (mrc) return cat__mdb_err(mrc, "catalog store: open cursor");
   for (;;) {
     MDB_val k = {klen, key}, v;
-    mrc = klen ? mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE) : mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    mrc = mdb_cursor_get(cur, &k, &v, klen ? MDB_SET_RANGE : MDB_FIRST);
     if (mrc == 0 && klen > plen && k.mv_size == klen && memcmp(k.mv_data, key, klen) == 0)
       mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
     if (mrc || k.mv_size < plen || k.mv_size >= CAT__KEY_MAX || memcmp(k.mv_data, key, plen))
@@ -161,8 +161,9 @@ static int cat__list_seek(MDB_cursor *cur, MDB_val *k, MDB_val *v, const char *p
   memcpy(key + plen, after, alen);
   k->mv_size = plen + alen;
   k->mv_data = key;
-  /* LMDB refuses a zero-length key: an empty prefix and no token means "from the start". */
-  int rc = k->mv_size ? mdb_cursor_get(cur, k, v, MDB_SET_RANGE) : mdb_cursor_get(cur, k, v, MDB_FIRST);
+  /* LMDB refuses an empty key: an unscoped list without a token starts at the first key */
+  int rc = k->mv_size ? mdb_cursor_get(cur, k, v, MDB_SET_RANGE)
+                      : mdb_cursor_get(cur, k, v, MDB_FIRST);
   if (rc == 0 && alen > 0 && k->mv_size == plen + alen && memcmp(k->mv_data, key, plen + alen) == 0)
     rc = mdb_cursor_get(cur, k, v, MDB_NEXT);
   return rc;

@@ -24,17 +24,28 @@
 
 /* ---- the key file --------------------------------------------------------------------------- */
 
-static int cat__key_create(cat_store *s, const char *path) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return dd_err_set(DD_EIO, "create %s: %s", path, strerror(errno));
+/* Writes a fresh key to a private temporary file, then links it into place: a crash never
+ * leaves a short secret.key behind, and of two processes starting at once the first link
+ * wins (*raced is set for the loser, which then reads the winner's key). */
+static int cat__key_create(cat_store *s, const char *path, int *raced) {
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+  *raced = 0;
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return dd_err_set(DD_EIO, "create %s: %s", tmp, strerror(errno));
   int rc = 0;
   if (RAND_bytes(s->key, CAT__KEY_LEN) != 1) {
     rc = dd_err_set(DD_EINTERNAL, "RAND_bytes failed");
-  } else if (write(fd, s->key, CAT__KEY_LEN) != CAT__KEY_LEN || fsync(fd) != 0) {
-    rc = dd_err_set(DD_EIO, "write %s: %s", path, strerror(errno));
+  } else if (fchmod(fd, 0600) != 0 || write(fd, s->key, CAT__KEY_LEN) != CAT__KEY_LEN ||
+             fsync(fd) != 0) {
+    rc = dd_err_set(DD_EIO, "write %s: %s", tmp, strerror(errno));
   }
   close(fd);
-  if (rc) unlink(path);
+  if (!rc && link(tmp, path) != 0) {
+    if (errno == EEXIST) *raced = 1;
+    else rc = dd_err_set(DD_EIO, "link %s: %s", path, strerror(errno));
+  }
+  unlink(tmp);
   return rc;
 }
 
@@ -57,7 +68,11 @@ int cat__secret_key_load(cat_store *s, const char *data_dir) {
   if ((size_t)snprintf(path, sizeof path, "%s/secret.key", data_dir) >= sizeof path)
     return dd_err_set(DD_EINVAL, "data directory path too long");
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT) return cat__key_create(s, path);
+  if (fd < 0 && errno == ENOENT) {
+    int raced = 0, rc = cat__key_create(s, path, &raced);
+    if (rc || !raced) return rc;
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+  }
   if (fd < 0) return dd_err_set(DD_EIO, "open %s: %s", path, strerror(errno));
   int rc = cat__key_read(s, path, fd);
   close(fd);

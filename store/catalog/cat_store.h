@@ -101,9 +101,11 @@ int cat_credential_list(cat_store *s, Deltad__Credentials__V1__ListCredentialsRe
 
 /* ---- storage locations ---------------------------------------------------------------- */
 
-/* The credential must exist (matched case-insensitively; stored under its own spelling)
- * unless the type is LOCAL or the url is file://...; then it is optional. An unspecified
- * type is inferred from the url scheme (file, s3/s3a, abfss/abfs/az, gs). */
+/* The url needs a scheme (file, s3, abfss, ...) except for type LOCAL, where a plain path
+ * is accepted. The credential must exist (matched case-insensitively; recorded under its
+ * own spelling) unless the type is LOCAL or the url is file://...; then it is optional.
+ * S3 needs an aws credential and AZURE an azure one. An unspecified type is inferred from
+ * the url scheme (file, s3/s3a, abfss/abfs/az/wasbs, gs); DD_EINVAL when it cannot be. */
 int cat_location_create(cat_store *s, cat_location **out, const char *actor,
                         const Deltad__Credentials__V1__CreateStorageLocationRequest *req);
 int cat_location_get(cat_store *s, cat_location **out, const char *name);

@@ -616,6 +616,30 @@ static void test_column_mapping(void **state) {
   dl_table_free(t);
 }
 
+static void test_snapshot_cache(void **state) {
+  (void)state;
+  dl_table *t = open_table(DAT "basic_partitioned/delta");
+  shq_table_opts o = topts(true);
+  assert_int_equal(dl_cache_new(&o.cache, 1 << 24), 0);
+  lines a = {0}, b = {0};
+  assert_int_equal(run_query(&a, t, "{}", NULL, &o, NULL), 0);
+  assert_true(dl_cache_bytes(o.cache) > 0);
+  assert_int_equal(run_query(&b, t, "{}", NULL, &o, NULL), 0);
+  assert_int_equal(a.n, 8);
+  assert_int_equal(a.n, b.n);
+  for (size_t i = 0; i < a.n; i++) assert_string_equal(a.raw[i], b.raw[i]);
+  lines_free(&a);
+  lines_free(&b);
+  assert_int_equal(run_query(&a, t, "{\"version\":0}", NULL, &o, NULL), 0); /* not from the cache */
+  assert_int_equal(count_key(&a, "file"), 3);
+  lines_free(&a);
+  int64_t v;
+  assert_int_equal(shq_table_version(&v, t, NULL, &o), 0);
+  assert_int_equal(v, 1);
+  dl_cache_free(o.cache);
+  dl_table_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parquet_lines),
@@ -636,6 +660,7 @@ int main(void) {
       cmocka_unit_test(test_paging_generated_table),
       cmocka_unit_test(test_deletion_vectors),
       cmocka_unit_test(test_column_mapping),
+      cmocka_unit_test(test_snapshot_cache),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,47 @@
+/* test_token.c: token hashes in the LMDB store: put, lookup, delete, kinds, persistence. */
+#include "cat_test_util.h"
+
+static void test_hash_vector(void **state) {
+  (void)state;
+  unsigned char h[CAT_TOKEN_HASH_LEN];
+  static const unsigned char abc[] = {0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea};
+  assert_int_equal(cat_token_hash(h, "abc", 3), 0);
+  assert_memory_equal(h, abc, sizeof abc);
+}
+
+static void test_put_lookup_delete(void **state) {
+  ct_env *e = *state;
+  unsigned char h1[CAT_TOKEN_HASH_LEN], h2[CAT_TOKEN_HASH_LEN];
+  cat_token_rec rec = {.kind = CAT_TOKEN_RECIPIENT, .name = "acme", .id = "rid-1",
+                       .expiry_ms = 1234567890123LL}, got;
+  int has = -1;
+  cat_token_hash(h1, "tok-1", 5);
+  cat_token_hash(h2, "tok-2", 5);
+  assert_int_equal(cat_token_has_kind(e->s, &has, CAT_TOKEN_RECIPIENT), 0);
+  assert_int_equal(has, 0);
+  assert_int_equal(cat_token_put(e->s, h1, &rec), 0);
+  assert_int_equal(cat_token_lookup(e->s, &got, h2), DD_ENOTFOUND);
+  ct_reopen(e);
+  assert_int_equal(cat_token_lookup(e->s, &got, h1), 0);
+  assert_int_equal(got.kind, CAT_TOKEN_RECIPIENT);
+  assert_string_equal(got.name, "acme");
+  assert_string_equal(got.id, "rid-1");
+  assert_int_equal(got.expiry_ms, 1234567890123LL);
+  assert_int_equal(cat_token_has_kind(e->s, &has, CAT_TOKEN_RECIPIENT), 0);
+  assert_int_equal(has, 1);
+  assert_int_equal(cat_token_has_kind(e->s, &has, CAT_TOKEN_ADMIN), 0);
+  assert_int_equal(has, 0);
+  rec.kind = 7;
+  assert_int_equal(cat_token_put(e->s, h2, &rec), DD_EINVAL);
+  assert_int_equal(cat_token_delete(e->s, h1), 0);
+  assert_int_equal(cat_token_lookup(e->s, &got, h1), DD_ENOTFOUND);
+  assert_int_equal(cat_token_delete(e->s, h1), DD_ENOTFOUND);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_hash_vector),
+      cmocka_unit_test_setup_teardown(test_put_lookup_delete, ct_setup, ct_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
