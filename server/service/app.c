@@ -14,13 +14,17 @@
 #include "server/service/app.h"
 #include "server/service/auth.h"
 #include "store/catalog/cat_store.h"
+#include "store/delta/dl.h"
 #include "store/sign/sign.h"
 
 struct dd_app {
   dd_app_opts opts; /* strings owned (copied in dd_app_open) */
   cat_store *store;
   sign_local_key url_key; /* Delta Sharing file URLs */
+  dl_cache *delta_cache;  /* latest snapshots of shared tables */
 };
+
+#define APP_DELTA_CACHE_BYTES (1024u * 1024u * 1024u)
 
 /* ---- data directory ------------------------------------------------------------------------ */
 
@@ -81,6 +85,7 @@ int dd_app_open(dd_app **out, const dd_app_opts *opts, char **out_admin_token_pa
   if (!rc) rc = cat_store_open(&app->store, opts->data_dir, &so);
   if (!rc) rc = dd_auth_bootstrap(app->store, opts->data_dir, out_admin_token_path);
   if (!rc) rc = app_url_key(app);
+  if (!rc) rc = dl_cache_new(&app->delta_cache, APP_DELTA_CACHE_BYTES);
   if (rc) {
     dd_app_close(app);
     return rc;
@@ -92,6 +97,7 @@ int dd_app_open(dd_app **out, const dd_app_opts *opts, char **out_admin_token_pa
 void dd_app_close(dd_app *app) {
   if (!app) return;
   cat_store_close(app->store);
+  dl_cache_free(app->delta_cache);
   free((char *)app->opts.data_dir);
   free((char *)app->opts.version);
   free((char *)app->opts.public_url);
@@ -109,6 +115,7 @@ cat_store *dd_app_store(const dd_app *app) { return app->store; }
 const sign_local_key *dd_app_url_key(const dd_app *app) { return &app->url_key; }
 int dd_app_url_expiry_s(const dd_app *app) { return app->opts.url_expiry_seconds; }
 const char *dd_app_base_path(const dd_app *app) { return app->opts.base_path; }
+dl_cache *dd_app_delta_cache(const dd_app *app) { return app->delta_cache; }
 
 int dd_app_auth(void *app, const char *token, size_t len, dd_principal *out) {
   return dd_auth_check(((dd_app *)app)->store, token, len, out);

@@ -48,6 +48,10 @@ typedef struct sign_local_key sign_local_key;
 const sign_local_key *dd_app_url_key(const dd_app *app);
 int dd_app_url_expiry_s(const dd_app *app);
 const char *dd_app_base_path(const dd_app *app);
+/* The process-wide cache of latest Delta snapshots (store/delta dl_cache, keyed by table
+ * location, internally locked), so repeated queries of a table replay only new commits. */
+typedef struct dl_cache dl_cache;
+dl_cache *dd_app_delta_cache(const dd_app *app);
 
 /* Per-service method tables, concatenated by dd_app_methods(). */
 extern const dd_method dd_system_methods[];

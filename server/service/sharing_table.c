@@ -147,6 +147,7 @@ static int shr_open_table(dd_call *call, shr_open *o, const char *share, const c
   opts.token_key = dd_app_url_key(app)->k;
   opts.token_key_len = SIGN_LOCAL_KEY_LEN;
   opts.token_ttl_ms = 0;
+  opts.cache = dd_app_delta_cache(app);
   o->opts = opts;
   o->sctx.key = dd_app_url_key(app);
   snprintf(o->sctx.base, sizeof o->sctx.base, "%s%s", ao->public_url ? ao->public_url : "",

@@ -17,6 +17,7 @@ if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 tmp=$(mktemp -d /tmp/dd-bench-sharing.XXXXXX)
+chmod 755 "$tmp" # nginx workers (nobody when started as root) read the static file
 dpid=""; npid=""
 cleanup() {
   [ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null || true
@@ -62,6 +63,7 @@ read -r pred_med pred_p90 < <(timed 20 "${R[@]}" -X POST "$q" -d "$pred")
 
 # ListShares (admin sees 10 shares) vs nginx serving the same bytes
 curl -s -H "Authorization: Bearer $DELTAD_ADMIN_TOKEN" "$base/shares" >"$tmp/shares.json"
+chmod 644 "$tmp/shares.json"
 mkdir -p "$tmp/www/api/v1" && cp "$tmp/shares.json" "$tmp/www/api/v1/shares"
 nport=$(free_port)
 cat >"$tmp/nginx.conf" <<NG
@@ -81,8 +83,15 @@ http {
 NG
 "$NGINX" -c "$tmp/nginx.conf" -p "$tmp" &
 npid=$!
-sleep 0.5
-rps() { wrk -t2 -c32 -d5s "$@" | awk '/Requests\/sec/ {print $2}'; }
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$nport/api/v1/shares" -o /dev/null && break; sleep 0.1; done
+cmp -s "$tmp/shares.json" <(curl -s "http://127.0.0.1:$nport/api/v1/shares") ||
+  { echo "nginx does not serve the same bytes" >&2; exit 1; }
+# wrk's requests/s; refuses a run with non-2xx answers (a broken setup is not a number)
+rps() {
+  local out; out=$(wrk -t2 -c32 -d5s "$@")
+  if grep -q "Non-2xx" <<<"$out"; then echo "wrk saw errors: $out" >&2; exit 1; fi
+  awk '/Requests\/sec/ {print $2}' <<<"$out"
+}
 dd_rps=$(rps -H "Authorization: Bearer $DELTAD_ADMIN_TOKEN" "$base/shares")
 ng_rps=$(rps "http://127.0.0.1:$nport/api/v1/shares")
 
