@@ -153,6 +153,18 @@ class SharingRest(h.ServerTest):
         self.assertEqual(r.status_code, 403)
         self.assertEqual(r.json()["errorCode"], "PERMISSION_DENIED")
 
+    def test_odd_paths(self):
+        for p in ("/shares/%ff%fe", "/sharesX", "/shares//schemas", "/shares/sales/x",
+                  "/shares/a/schemas/b/tables/t/x/y/z/w"):
+            r = self.get(p)
+            self.assertEqual(r.status_code, 404, p)
+            self.assertEqual(r.json()["errorCode"], "RESOURCE_DOES_NOT_EXIST")
+        r = requests.put(self.B + "/shares/sales", headers=self.A)
+        self.assertEqual(r.status_code, 404)
+        r = self.get("/shares", maxResults=0).json()
+        self.assertEqual(r["items"], [])
+        self.assertEqual(len(self.get("/shares", pageToken=r["nextPageToken"]).json()["items"]), 1)
+
     def test_missing_table(self):
         r = self.get("/shares/sales/schemas/main/tables/zzz/version")
         self.assertEqual(r.status_code, 404)

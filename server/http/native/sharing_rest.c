@@ -36,6 +36,8 @@ static int sr_error(dd_http_reply *rep, const char *method, int rc, const char *
   dd_http_reply_status(rep, status);
   if (strcmp(method, "HEAD") == 0) return 0;
   json_t *j = json_pack("{s:s,s:s}", "errorCode", code, "message", status == 500 ? "" : msg);
+  if (!j) /* the message echoes request bytes that are not UTF-8 */
+    j = json_pack("{s:s,s:s}", "errorCode", code, "message", "the request names an invalid object");
   char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
   json_decref(j);
   dd_http_reply_header(rep, "Content-Type", SR_JSON);
