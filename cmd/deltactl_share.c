@@ -153,14 +153,74 @@ static int share_remove_table(int argc, char **argv) {
                   "removed table %s", pos[2]);
 }
 
+static int share_update(int argc, char **argv) {
+  static const char usage[] =
+      "usage: deltactl share update NAME [--new-name N] [--description D]\n"
+      "  Renames a share (grants follow) or changes its description.\n";
+  const char *pos[1], *nn = NULL, *desc = NULL;
+  int npos;
+  const dctl_opt opts[] = {{"--new-name", 1, &nn, NULL, NULL}, {"--description", 1, &desc, NULL, NULL},
+                           {NULL, 0, NULL, NULL, NULL}};
+  const dctl_cmd cmd = {usage, opts, 1, 1};
+  int rc = dctl_parse(&cmd, argc, argv, pos, &npos);
+  if (rc != DCTL_CONTINUE) return rc;
+  Deltad__Sharing__V1__UpdateShareRequest req = DELTAD__SHARING__V1__UPDATE_SHARE_REQUEST__INIT;
+  req.name = (char *)pos[0];
+  if (nn) {
+    req._new_name_case = DELTAD__SHARING__V1__UPDATE_SHARE_REQUEST___NEW_NAME_NEW_NAME;
+    req.new_name = (char *)nn;
+  }
+  if (desc) {
+    req._description_case = DELTAD__SHARING__V1__UPDATE_SHARE_REQUEST___DESCRIPTION_DESCRIPTION;
+    req.description = (char *)desc;
+  }
+  return sh__call(SHX "UpdateShare", &req.base, SHD(share_info), NULL, NULL);
+}
+
+static int share_update_table(int argc, char **argv) {
+  static const char usage[] =
+      "usage: deltactl share update-table SHARE SCHEMA TABLE [--history true|false]\n"
+      "         [--start-version N|-1] [--comment C]\n";
+  const char *pos[3], *hist = NULL, *sv = NULL, *comment = NULL;
+  int npos;
+  const dctl_opt opts[] = {{"--history", 1, &hist, NULL, NULL}, {"--start-version", 1, &sv, NULL, NULL},
+                           {"--comment", 1, &comment, NULL, NULL}, {NULL, 0, NULL, NULL, NULL}};
+  const dctl_cmd cmd = {usage, opts, 3, 3};
+  int rc = dctl_parse(&cmd, argc, argv, pos, &npos);
+  if (rc != DCTL_CONTINUE) return rc;
+  Deltad__Sharing__V1__UpdateTableRequest req = DELTAD__SHARING__V1__UPDATE_TABLE_REQUEST__INIT;
+  req.share = (char *)pos[0];
+  req.schema = (char *)pos[1];
+  req.name = (char *)pos[2];
+  if (hist) {
+    if (strcmp(hist, "true") && strcmp(hist, "false")) return dctl_usage_error(usage, "--history: true or false");
+    req._history_shared_case = DELTAD__SHARING__V1__UPDATE_TABLE_REQUEST___HISTORY_SHARED_HISTORY_SHARED;
+    req.history_shared = strcmp(hist, "true") == 0;
+  }
+  if (sv) {
+    char *end;
+    long long v = strtoll(sv, &end, 10);
+    if (!*sv || *end || v < -1) return dctl_usage_error(usage, "bad --start-version");
+    req._start_version_case = DELTAD__SHARING__V1__UPDATE_TABLE_REQUEST___START_VERSION_START_VERSION;
+    req.start_version = v;
+  }
+  if (comment) {
+    req._comment_case = DELTAD__SHARING__V1__UPDATE_TABLE_REQUEST___COMMENT_COMMENT;
+    req.comment = (char *)comment;
+  }
+  return sh__call(SHX "UpdateTable", &req.base, SHD(shared_table), NULL, NULL);
+}
+
 static const dctl_verb share__verbs[] = {
     {"list", share_list, "list shares"},
     {"create", share_create, "create a share"},
     {"get", share_get, "show a share with its schemas and tables"},
     {"delete", share_delete, "delete a share"},
+    {"update", share_update, "rename a share or change its description"},
     {"add-schema", share_add_schema, "add a schema to a share"},
     {"remove-schema", share_remove_schema, "remove a schema from a share"},
     {"add-table", share_add_table, "share a Delta table in a schema"},
+    {"update-table", share_update_table, "change a shared table's options"},
     {"remove-table", share_remove_table, "stop sharing a table"},
     {NULL, NULL, NULL},
 };

@@ -48,6 +48,13 @@ class SharingCli(h.ServerTest):
         q = requests.post(prof["endpoint"] + "/shares/cli/schemas/s/tables/t/query", json={},
                           headers=hd)
         self.assertEqual(q.status_code, 200)
+        out = json.loads(self.ctl("--output", "json", "share", "update-table", "cli", "s", "t",
+                                  "--history", "true", "--start-version", "0"))
+        self.assertTrue(out["historyShared"])
+        self.ctl("share", "update", "cli", "--new-name", "Cli2")
+        r = requests.get(prof["endpoint"] + "/shares", headers=hd).json()
+        self.assertEqual([s["name"] for s in r["items"]], ["Cli2"])  # the grant followed
+        self.ctl("share", "update", "cli2", "--new-name", "cli")
         self.ctl("recipient", "rotate", "ann", "--profile", "new.share")
         self.assertEqual(requests.get(prof["endpoint"] + "/shares", headers=hd).status_code, 401)
         self.ctl("grant", "remove", "cli", "ann")
