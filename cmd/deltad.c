@@ -13,6 +13,7 @@
 #include "common/err.h"
 #include "server/grpc/grpc_server.h"
 #include "server/http/http_server.h"
+#include "server/http/native/lance_rest.h"
 #include "server/http/native/sharing_rest.h"
 #include "server/service/app.h"
 
@@ -47,11 +48,12 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   dd_http_opts hopts = DD_HTTP_OPTS_INIT;
   hopts.listen = cfg->http_listen;
   hopts.base_path = cfg->base_path;
-  hopts.threads = cfg->threads;
+  hopts.threads = cfg->http_threads;
   hopts.max_body_bytes = cfg->max_message_bytes;
   hopts.app = app;
   hopts.auth = dd_app_auth;
   if ((rc = dd_http_server_new(&http, &hopts, methods, n_methods)) != 0) goto cleanup;
+  if ((rc = lance_rest_register(http, app)) != 0) goto cleanup; /* Lance Namespace REST */
   if ((rc = dd_sharing_rest_register(http, app, cfg->base_path)) != 0) goto cleanup;
   if ((rc = dd_http_server_start(http)) != 0) goto cleanup;
   if (cfg->public_url[0]) {

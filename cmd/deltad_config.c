@@ -26,7 +26,8 @@ void dd_config_usage(void) {
       "  --http-listen ADDR     REST address (default 127.0.0.1:8080)\n"
       "  --base-path PATH       REST base path (default /api/v1)\n"
       "  --public-url URL       URL clients reach the REST port at (default http://ADDR)\n"
-      "  --threads N            worker threads per transport (default: number of cores)\n"
+      "  --threads N            gRPC worker threads (default: number of cores)\n"
+      "  --http-threads N       REST threads: 0 = one per connection (default), N = a pool\n"
       "  --max-message-bytes N  largest request or response message (default 16777216)\n"
       "  --shutdown-grace-ms N  how long in-flight calls may finish on SIGTERM (default 5000)\n"
       "  --url-expiry-seconds N lifetime of Delta Sharing file URLs (default 3600)\n"
@@ -73,6 +74,10 @@ static int cfg_set(dd_config *cfg, const char *key, const char *val) {
     return cfg_copy(cfg->public_url, sizeof cfg->public_url, key, val);
   if (strcmp(key, "threads") == 0) {
     if ((rc = cfg_int(&n, key, val, 0, 256)) == 0) cfg->threads = (int)n;
+    return rc;
+  }
+  if (strcmp(key, "http-threads") == 0) {
+    if ((rc = cfg_int(&n, key, val, 0, 256)) == 0) cfg->http_threads = (int)n;
     return rc;
   }
   if (strcmp(key, "max-message-bytes") == 0) {

@@ -11,7 +11,8 @@ typedef struct dd_config {
   char http_listen[256];
   char base_path[128];
   char public_url[512];   /* "" = derived from http_listen */
-  int threads;            /* 0 = number of cores */
+  int threads;            /* gRPC worker threads; 0 = number of cores */
+  int http_threads;       /* REST: 0 = a thread per connection (fastest), N = epoll pool */
   size_t max_message_bytes;
   int demo;               /* create the demo catalog and table on start */
   int shutdown_grace_ms;

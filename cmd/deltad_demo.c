@@ -1,7 +1,8 @@
 /* deltad_demo.c: creates the demo objects for `deltad --demo` by calling the service
  * handlers in-process as the admin (the same code path as a gRPC or REST call):
  *   catalog `demo`, schema `demo.default`, storage location `demo-tables` (LOCAL, at
- *   DATA_DIR/tables). Objects that already exist are kept. */
+ *   DATA_DIR/tables), and the Delta table DATA_DIR/tables/trips (deltad_demo_table.c).
+ *   Objects that already exist are kept. */
 #include "cmd/deltad_demo.h"
 
 #include <limits.h>
@@ -60,5 +61,7 @@ int dd_demo_setup(dd_app *app, const char *data_dir) {
   if ((rc = demo_call(app, "/deltad.credentials.v1.CredentialService/CreateStorageLocation",
                       &loc.base)))
     return dd_err_wrap(rc, "demo storage location");
-  return 0;
+  char table[PATH_MAX + 32];
+  snprintf(table, sizeof table, "%s/trips", tables);
+  return dd_demo_table(table);
 }

@@ -7,5 +7,7 @@
 
 /* Creates what is missing of the demo objects; existing ones are left as they are. */
 int dd_demo_setup(dd_app *app, const char *data_dir);
+/* Writes the demo Delta table at location (a directory) unless it already has a log. */
+int dd_demo_table(const char *location);
 
 #endif

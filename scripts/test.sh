@@ -12,5 +12,8 @@ if cmake --build build-test --target help | grep -q check-generated; then
   cmake --build build-test --target check-generated
 fi
 cmake --build build-test -j"$(nproc)"
+# The optimised build that scripts/run.sh makes must compile too (-O2 finds warnings -O0 does not).
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)" --target deltad deltactl
 cd build-test
 ctest --output-on-failure -j"$(nproc)" --timeout 600

@@ -137,6 +137,7 @@ static void app_methods_build(void) {
       {dd_credential_methods, dd_credential_methods_len},
       {dd_sharing_methods, dd_sharing_methods_len},
       {dd_sharing_ext_methods, dd_sharing_ext_methods_len},
+      {dd_lance_methods, dd_lance_methods_len}, /* Lance Namespace API (lance_svc.c) */
   };
   size_t total = 0;
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) total += parts[i].n;

@@ -64,5 +64,8 @@ extern const dd_method dd_sharing_methods[];     /* DeltaSharingService (sharing
 extern const size_t dd_sharing_methods_len;
 extern const dd_method dd_sharing_ext_methods[]; /* DeltaSharingExtensionService */
 extern const size_t dd_sharing_ext_methods_len;
+/* Lance Namespace API (lance_svc.c; indexed by lance_method_index in lance_svc.h) */
+extern const dd_method dd_lance_methods[];
+extern const size_t dd_lance_methods_len;
 
 #endif

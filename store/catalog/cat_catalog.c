@@ -218,6 +218,8 @@ int cat_catalog_delete(cat_store *s, const char *name, int force) {
   int rc = cat_name_check("name", name, 0);
   if (!rc) rc = cat__txn_begin(s, &txn, true);
   if (!rc) rc = cat__catalog_find(s, txn, name, &cur, id);
+  /* Lance namespaces and tables below the catalog (and below its schemas) go first. */
+  if (!rc) rc = cat__lance_below_drop(s, txn, 1, id, cur->name, force);
   if (!rc) rc = cat__catalog_drop_schemas(s, txn, id, cur->name, force);
   if (!rc) rc = cat__name_del(s, txn, CAT__DB_CATALOG_NAMES, NULL, name);
   if (!rc) rc = cat__key_del(s, txn, CAT__DB_CATALOGS, id, CAT__ID_LEN);

@@ -34,6 +34,11 @@ static const char *const cat__dbi_names[CAT__DB_COUNT] = {
     [CAT__DB_RECIPIENT_NAMES] = "recipient_names",
     [CAT__DB_SHARE_GRANTS] = "share_grants",
     [CAT__DB_RECIPIENT_GRANTS] = "recipient_grants",
+    /* Lance Namespace API (cat_namespace.c, cat_table.c) */
+    [CAT__DB_NAMESPACES] = "namespaces",
+    [CAT__DB_NAMESPACE_NAMES] = "namespace_names",
+    [CAT__DB_LANCE_TABLES] = "lance_tables",
+    [CAT__DB_LANCE_TABLE_NAMES] = "lance_table_names",
 };
 
 /* ---- errors and transactions ------------------------------------------------------------ */

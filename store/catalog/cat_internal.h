@@ -57,6 +57,20 @@
  *                 recipient_id "/" share_lname -> share_id    what a recipient may read,
  *                                                             in share-name order (paging);
  *                                                             rewritten when a share is renamed
+ *   (Lance Namespace API, cat_namespace.c / cat_table.c; levels 1 and 2 of a Lance path are
+ *   the catalogs and schemas above, so these hold only what lies below or beside them)
+ *   namespaces    id -> NamespaceInfo (packed)          a namespace at level 3 or deeper
+ *   namespace_names
+ *                 parent_id "/" lname -> id            parent_id: the schema's id (level 3)
+ *                                                       or the parent namespace's id; keyed
+ *                                                       by id so renames leave them alone
+ *   lance_tables  id -> TableInfo (packed)              a registered Lance table
+ *   lance_table_names
+ *                 namespace_id "/" lname -> id         namespace_id: the id of the catalog,
+ *                                                       schema or namespace holding it
+ *   Lance lists page with the plain last name as the token (the LanceDB client passes a
+ *   table name as `page_token` for its startAfter), not base64; order is by lname as below.
+ *   A cascade drop walks these scopes depth first inside the one write transaction.
  *
  * NAMES AND PAGINATION
  *   Display names are kept as given; uniqueness is by lname. Names never contain '/' or
@@ -96,6 +110,11 @@ enum {
   CAT__DB_RECIPIENT_NAMES,
   CAT__DB_SHARE_GRANTS,
   CAT__DB_RECIPIENT_GRANTS,
+  /* Lance Namespace API (cat_namespace.c, cat_table.c) */
+  CAT__DB_NAMESPACES,
+  CAT__DB_NAMESPACE_NAMES,
+  CAT__DB_LANCE_TABLES,
+  CAT__DB_LANCE_TABLE_NAMES,
   CAT__DB_COUNT
 };
 
@@ -206,5 +225,33 @@ int cat__seal(const cat_store *s, unsigned char **out, size_t *out_len, const vo
 /* Inverse of cat__seal; DD_ECORRUPT when it does not authenticate. */
 int cat__open_sealed(const cat_store *s, unsigned char **out, size_t *out_len,
                      const void *sealed, size_t len, const void *aad, size_t aad_len);
+
+/* ---- Lance namespaces (cat_namespace.c), shared with cat_table.c -------------------------- */
+
+/* A resolved namespace: its level (0 root, 1 catalog, 2 schema, 3+) and id ("" for root). */
+typedef struct cat__ns_node {
+  size_t level;
+  char id[CAT__ID_LEN + 1];
+} cat__ns_node;
+
+/* Writes path[0..depth) joined by '$' into buf (truncated to cap). */
+void cat__ns_path_str(char *buf, size_t cap, const char *const *path, size_t depth);
+/* Resolves path to its node; DD_ENOTFOUND "namespace '<path>' not found". */
+int cat__ns_resolve(cat_store *s, MDB_txn *txn, const char *const *path, size_t depth,
+                    cat__ns_node *out);
+/* A page of display names from names DB db under scope (NULL: whole DB), records in recs_db
+ * of type desc (which must have a string field "name"). limit/token as cat_ns_list. *names
+ * is a malloc'ed array of malloc'ed strings; *next is malloc'ed ("" on the last page). */
+int cat__name_page(cat_store *s, MDB_txn *txn, int db, int recs_db,
+                   const ProtobufCMessageDescriptor *desc, const char *scope, int32_t limit,
+                   const char *token, char ***names, size_t *n, char **next);
+
+/* For the catalog API's deletes (cat_catalog_delete, cat_schema_delete): what the Lance API
+ * keeps below the catalog (level 1) or schema (level 2) with this
+ * id -- tables, namespaces below level 2, and the same for each schema of a catalog, but not
+ * the schemas themselves. Without force DD_EPRECOND "namespace '<what>' is not empty";
+ * with force all of it is deleted inside txn. */
+int cat__lance_below_drop(cat_store *s, MDB_txn *txn, size_t level, const char *id,
+                          const char *what, int force);
 
 #endif

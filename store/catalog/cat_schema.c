@@ -196,9 +196,11 @@ int cat_schema_delete(cat_store *s, const char *full_name, int force) {
   cat__parent p;
   cat_schema *cur = NULL;
   char id[CAT__ID_LEN + 1];
-  (void)force; /* nothing inside a schema is kept here yet */
   int rc = cat__txn_begin(s, &txn, true);
   if (!rc) rc = cat__schema_find(s, txn, full_name, &p, &cur, id);
+  /* A schema holds Lance namespaces and tables (level 2 of the Lance API): without force a
+   * schema that has any is not deleted; with force they go in the same transaction. */
+  if (!rc) rc = cat__lance_below_drop(s, txn, 2, id, full_name, force);
   if (!rc) rc = cat__name_del(s, txn, CAT__DB_SCHEMA_NAMES, p.id, cur->name);
   if (!rc) rc = cat__key_del(s, txn, CAT__DB_SCHEMAS, id, CAT__ID_LEN);
   if (cur) protobuf_c_message_free_unpacked(&cur->base, NULL);

@@ -23,6 +23,7 @@
 #include "deltad/catalog/v1/catalog.pb-c.h"
 #include "deltad/credentials/v1/credentials.pb-c.h"
 #include "deltad/sharing/v1/sharing.pb-c.h" /* Delta Sharing records (cat_share*.c) */
+#include "deltad/lance/v1/lance.pb-c.h" /* Lance namespaces and tables (below) */
 
 typedef struct cat_store cat_store;
 
@@ -212,5 +213,65 @@ int cat_grant_list(cat_store *s, Deltad__Sharing__V1__ListGrantsResponse **out,
  * DD_ENOTFOUND otherwise (whether or not the share exists). */
 int cat_grant_check(cat_store *s, const char *recipient_id, const char *share_name,
                     char share_id[40]);
+/* ---- Lance namespaces and tables (cat_namespace.c, cat_table.c) ----------------------------
+ * Added for the Lance Namespace API (server/service/lance_svc.c). A namespace is addressed by
+ * its path: depth names, one per level; depth 0 is the root, which always exists and holds
+ * the catalogs. Level 1 IS a catalog and level 2 IS a schema (the records above, properties
+ * included: what one API writes the other reads); levels 3 and deeper are NamespaceInfo
+ * records. Names at levels 1 and 2 follow cat_name_check(.., 0); deeper namespaces and tables
+ * may contain '.'. Tables live in any namespace but the root. Paths in messages are joined
+ * with '$' (the Lance default delimiter). Every call is one transaction, as above. */
+
+typedef Deltad__Lance__V1__NamespaceInfo cat_namespace;
+typedef Deltad__Lance__V1__TableInfo cat_lance_table;
+
+enum { CAT_NS_MAX_DEPTH = 256 }; /* deepest path accepted (DD_EINVAL beyond) */
+
+typedef enum {
+  CAT_NS_CREATE = 0,  /* DD_EEXISTS when it exists */
+  CAT_NS_EXIST_OK,    /* an existing namespace is returned as it is */
+  CAT_NS_OVERWRITE    /* an existing namespace is dropped with everything in it, then created */
+} cat_ns_create_mode;
+
+/* DD_EINVAL naming "id[i]" when a name of the path is invalid for its level, or the path is
+ * deeper than CAT_NS_MAX_DEPTH. `table` is 1 when the last name is a table's. */
+int cat_ns_path_check(const char *const *path, size_t depth, int table);
+
+/* Creates the namespace at path; its parent must exist (DD_ENOTFOUND). props is any
+ * *_PropertiesEntry array. The root: CAT_NS_EXIST_OK returns it, CAT_NS_CREATE gives
+ * DD_EEXISTS, CAT_NS_OVERWRITE DD_EINVAL. *out is the namespace (new or existing). */
+int cat_ns_create(cat_store *s, cat_namespace **out, const char *actor, const char *const *path,
+                  size_t depth, cat_ns_create_mode mode, size_t n_props, void *const *props);
+/* The namespace at path (level 0 for the root); DD_ENOTFOUND when absent. */
+int cat_ns_get(cat_store *s, cat_namespace **out, const char *const *path, size_t depth);
+/* Drops the namespace at path and returns what it was in *out (may be NULL). Without
+ * cascade DD_EPRECOND when it holds namespaces or tables; with cascade they go too (tables
+ * are deregistered: their data is not touched). DD_EINVAL for the root. */
+int cat_ns_drop(cat_store *s, cat_namespace **out, const char *const *path, size_t depth,
+                int cascade);
+/* One page of the names of path's child namespaces, in case-insensitive name order. limit
+ * 0 = 1000, larger values are capped at 1000, negative ones refused. page_token is "" or
+ * the last name of the previous page (names strictly after it follow); the response's
+ * page_token is "" on the last page. */
+int cat_ns_list(cat_store *s, Deltad__Lance__V1__ListNamespacesResponse **out,
+                const char *const *path, size_t depth, int32_t limit, const char *page_token);
+
+/* Registers the table at path (namespace path + table name; depth >= 2) at location (a
+ * path or URL, kept as given). DD_EEXISTS when registered unless overwrite (then the
+ * registration is replaced). DD_ENOTFOUND when the namespace does not exist. */
+int cat_lance_table_register(cat_store *s, cat_lance_table **out, const char *actor,
+                             const char *const *path, size_t depth, const char *location,
+                             int overwrite, size_t n_props, void *const *props);
+/* DD_ENOTFOUND when the table (or its namespace) does not exist. */
+int cat_lance_table_get(cat_store *s, cat_lance_table **out, const char *const *path,
+                        size_t depth);
+/* Removes the registration and returns it in *out (may be NULL); data is not touched. */
+int cat_lance_table_deregister(cat_store *s, cat_lance_table **out, const char *const *path,
+                               size_t depth);
+/* One page of the table names in the namespace at path, as cat_ns_list. The root holds no
+ * tables: its list is empty. */
+int cat_lance_table_list(cat_store *s, Deltad__Lance__V1__ListTablesResponse **out,
+                         const char *const *path, size_t depth, int32_t limit,
+                         const char *page_token);
 
 #endif

@@ -4,6 +4,20 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+void pq__hugepage_hint(void *p, size_t n) {
+#ifdef MADV_HUGEPAGE
+  const uintptr_t huge = (uintptr_t)2 << 20;
+  if (!p || n < 2 * huge) return;
+  uintptr_t s = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+  uintptr_t e = ((uintptr_t)p + n) & ~(huge - 1);
+  if (e > s) (void)madvise((void *)s, e - s, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
 
 struct pq__ablock {
   pq__ablock *next;
@@ -13,10 +27,12 @@ struct pq__ablock {
 
 #define PQ__ABLOCK_MIN (64u * 1024u)
 
-static pq__ablock *ablock_new(size_t need) {
-  size_t cap = need > PQ__ABLOCK_MIN ? need : PQ__ABLOCK_MIN;
+static pq__ablock *ablock_new(size_t need, size_t min) {
+  if (min < PQ__ABLOCK_MIN) min = PQ__ABLOCK_MIN;
+  size_t cap = need > min ? need : min;
   pq__ablock *b = malloc(sizeof *b + cap);
   if (!b) return NULL;
+  pq__hugepage_hint(b, sizeof *b + cap);
   b->next = NULL;
   b->cap = cap;
   b->used = 0;
@@ -28,8 +44,10 @@ void *pq__arena_alloc(pq__arena *a, size_t n) {
   size_t need = (n + 15) & ~(size_t)15;
   if (need == 0) need = 16;
   pq__ablock *b = a->head;
+  for (pq__ablock *s = b ? b->next : NULL; b && b->cap - b->used < need && s; s = s->next)
+    if (s->cap - s->used >= need) b = s;
   if (!b || b->cap - b->used < need) {
-    pq__ablock *nb = ablock_new(need);
+    pq__ablock *nb = ablock_new(need, a->min_block);
     if (!nb) return NULL;
     nb->next = b;
     a->head = nb;
@@ -71,6 +89,11 @@ void pq__arena_reset(pq__arena *a) {
   a->used = 0;
 }
 
+void pq__arena_rewind(pq__arena *a) {
+  for (pq__ablock *b = a->head; b; b = b->next) b->used = 0;
+  a->used = 0;
+}
+
 void pq__arena_free(pq__arena *a) {
   pq__ablock *b = a->head;
   while (b) {
@@ -93,6 +116,7 @@ int pq__buf_reserve(pq__buf *b, size_t extra) {
   if (!d) return dd_err_set(DD_ENOMEM, "parquet: out of memory (%zu bytes)", cap);
   b->data = d;
   b->cap = cap;
+  pq__hugepage_hint(d, cap);
   return 0;
 }
 

@@ -95,6 +95,28 @@ int pq__decompress(pq_codec codec, const uint8_t *src, size_t n, uint8_t *dst, s
   }
 }
 
+int pq__decompress_check(pq_codec codec, const uint8_t *src, size_t n, size_t dn) {
+  size_t ulen = 0;
+  unsigned long long zs;
+  switch (codec) {
+    case PQ_CODEC_SNAPPY:
+      if (snappy_uncompressed_length((const char *)src, n, &ulen) != SNAPPY_OK || ulen != dn)
+        return bad("SNAPPY", "length header differs from the page header");
+      return 0;
+    case PQ_CODEC_GZIP: /* deflate expands at most ~1032:1 */
+      return dn / 1032 > n + 64 ? bad("GZIP", "page header size impossible") : 0;
+    case PQ_CODEC_LZ4_RAW:
+      return dn / 255 > n + 16 ? bad("LZ4_RAW", "page header size impossible") : 0;
+    case PQ_CODEC_ZSTD:
+      zs = ZSTD_getFrameContentSize(src, n);
+      if (zs != ZSTD_CONTENTSIZE_UNKNOWN && zs != ZSTD_CONTENTSIZE_ERROR && zs != dn)
+        return bad("ZSTD", "frame size differs from the page header");
+      return dn / 32768 > n + 64 ? bad("ZSTD", "page header size impossible") : 0;
+    default:
+      return 0;
+  }
+}
+
 static int gzip(const uint8_t *src, size_t n, pq__buf *out) {
   z_stream z;
   memset(&z, 0, sizeof z);

@@ -13,9 +13,21 @@ static int col_bad(const pq__col *c, const char *why) {
                     why);
 }
 
+uint32_t *pq__col_tmp(pq__col *c, size_t n) {
+  if (n + 1 > c->tmpcap) {
+    uint32_t *t = realloc(c->tmp, (n + 1) * sizeof *t);
+    if (!t) return NULL;
+    c->tmp = t;
+    c->tmpcap = n + 1;
+  }
+  return c->tmp;
+}
+
 static int grow_levels(pq__col *c, size_t n) {
   if (c->caplev && c->nlev + n <= c->caplev) return 0;
   size_t cap = c->caplev ? c->caplev : 1024;
+  if (c->want > 0 && (size_t)c->want > cap) /* the chunk's declared size, up to 1M */
+    cap = c->want < (1 << 20) ? (size_t)c->want : (size_t)1 << 20;
   while (cap < c->nlev + n) cap *= 2;
   if (c->field->max_def > 0) {
     int16_t *d = realloc(c->def, cap * sizeof *d);
@@ -28,6 +40,8 @@ static int grow_levels(pq__col *c, size_t n) {
     c->rep = r;
   }
   c->caplev = cap;
+  pq__hugepage_hint(c->def, cap * sizeof *c->def);
+  pq__hugepage_hint(c->rep, cap * sizeof *c->rep);
   return 0;
 }
 
@@ -81,10 +95,18 @@ static int inflate_to(pq__col *c, pq_codec codec, const uint8_t *src, size_t n, 
     return 0;
   }
   if (un > PQ__MAX_PAGE) return col_bad(c, "page larger than 1 GiB");
-  uint8_t *dst = pq__arena_alloc(&c->mem, un);
+  int rc = pq__decompress_check(codec, src, n, un);
+  if (rc) return dd_err_wrap(rc, "column '%s'", c->field->name);
+  uint8_t *dst;
+  if (c->field->type == PQ_T_BYTE_ARRAY || !c->dict_done) { /* values point into it */
+    dst = pq__arena_alloc(&c->mem, un);
+  } else {
+    c->scratch.len = 0;
+    dst = pq__buf_reserve(&c->scratch, un ? un : 1) ? NULL : c->scratch.data;
+  }
   if (!dst) return dd_err_set(DD_ENOMEM, "parquet: out of memory for page");
   *out = dst;
-  int rc = pq__decompress(codec, src, n, dst, un);
+  rc = pq__decompress(codec, src, n, dst, un);
   return rc ? dd_err_wrap(rc, "column '%s'", c->field->name) : 0;
 }
 
@@ -93,7 +115,7 @@ static int page_levels(pq__col *c, const page *pg, const uint8_t *p, size_t len,
   const pq__pagehdr *h = pg->h;
   size_t n = (size_t)h->num_values, u = 0, pos = 0;
   int rc = grow_levels(c, n);
-  uint32_t *tmp = rc ? NULL : malloc((n + 1) * sizeof *tmp);
+  uint32_t *tmp = rc ? NULL : pq__col_tmp(c, n);
   if (!rc && !tmp) rc = dd_err_set(DD_ENOMEM, "parquet: out of memory");
   if (!rc && c->field->max_rep > 0) {
     size_t l = v2 ? (size_t)h->rep_len : len;
@@ -107,7 +129,6 @@ static int page_levels(pq__col *c, const page *pg, const uint8_t *p, size_t len,
                 c->def + c->nlev, n, &u, tmp);
     pos += v2 ? l : u;
   }
-  free(tmp);
   *used = pos;
   return rc;
 }
@@ -120,6 +141,7 @@ static int data_page(pq__col *c, const page *pg, bool v2) {
   const uint8_t *p = pg->body;
   size_t len = csize;
   int rc;
+  c->dict_done = true;
   if (!v2) {
     if ((rc = inflate_to(c, pg->codec, pg->body, csize, (size_t)h->uncompressed_size, &p)))
       return rc;
@@ -186,11 +208,15 @@ int pq__col_decode(pq__col *c, const pq_file *f, size_t rg, size_t col) {
   const pq__chunk *ch = &f->rgs[rg].chunks[col];
   c->field = f->leaves[col];
   c->elem = pq__type_elem(c->field);
+  /* Blocks hold several pages and are reused across row groups; size them after the
+   * chunk (a hint only) so a small file with many columns stays small. */
+  int64_t hint = ch->info.total_uncompressed_size;
+  c->mem.min_block = hint <= 0 ? 0 : hint >= (4 << 20) ? (4u << 20) : (size_t)hint;
   if (ch->file_path)
     return dd_err_set(DD_EUNSUPPORTED, "parquet: column chunk '%s' lives in another file "
                       "(%s), which is not supported", c->field->name, ch->file_path);
   if (!ch->has_meta) return col_bad(c, "no ColumnMetaData");
-  size_t pos, end;
+  size_t pos = 0, end = 0;
   int rc = chunk_range(c, f, &ch->info, &pos, &end);
   int64_t want = ch->info.num_values;
   if (!rc && (want < 0 || (c->field->max_rep == 0 && want != f->rgs[rg].num_rows)))
@@ -209,8 +235,19 @@ void pq__col_clear(pq__col *c) {
   free(c->rep);
   free(c->vals);
   free(c->dict);
+  free(c->tmp);
+  pq__buf_free(&c->scratch);
   pq__arena_free(&c->mem);
   memset(c, 0, sizeof *c);
+}
+
+void pq__col_reset(pq__col *c) {
+  c->nlev = 0;
+  c->nvals = 0;
+  c->ndict = 0;
+  c->want = 0;
+  c->dict_done = false;
+  pq__arena_rewind(&c->mem);
 }
 
 /* ---- public flat API ------------------------------------------------------------------ */

@@ -195,8 +195,11 @@ int pq_pnode_child(const pq_pnode *n, const char *name) {
   return -1;
 }
 
-static void unload(pq_cursor *k) {
-  for (size_t i = 0; i < k->ncols; i++) pq__col_clear(&k->cols[i]);
+static void unload(pq_cursor *k, bool keep) {
+  for (size_t i = 0; i < k->ncols; i++) {
+    if (keep) pq__col_reset(&k->cols[i]);
+    else pq__col_clear(&k->cols[i]);
+  }
   memset(k->pos, 0, k->ncols * sizeof *k->pos);
   memset(k->vpos, 0, k->ncols * sizeof *k->vpos);
   k->loaded = false;
@@ -223,7 +226,7 @@ int pq_cursor_next(pq_cursor *k, const pq_value **out) {
       rc = load(k);
     } else if (k->row_in_rg >= k->rows_in_rg) {
       rc = pq__check_rg_end(k);
-      unload(k);
+      unload(k, true);
       k->rg++;
     } else {
       rc = pq__assemble_row(k, &k->row);
@@ -240,7 +243,7 @@ int pq_cursor_next(pq_cursor *k, const pq_value **out) {
 
 void pq_cursor_free(pq_cursor *k) {
   if (!k) return;
-  if (k->cols) unload(k);
+  if (k->cols) unload(k, false);
   free(k->cols);
   free(k->pos);
   free(k->vpos);

@@ -60,7 +60,7 @@ static int miniblock(dstate *s, int w, uint64_t min_delta) {
 }
 
 static int block(dstate *s) {
-  uint64_t zz;
+  uint64_t zz = 0;
   int rc = uleb(s->p, s->n, &s->pos, &zz);
   if (rc) return rc;
   uint64_t min_delta = (zz >> 1) ^ -(zz & 1);
@@ -74,7 +74,7 @@ static int block(dstate *s) {
 
 int pq__delta_decode(const uint8_t *p, size_t n, int64_t *out, size_t count, size_t *used) {
   dstate s = {p, n, 0, 0, 0, 0, 0, 0, out, count};
-  uint64_t bsize, first;
+  uint64_t bsize = 0, first = 0;
   int rc;
   if ((rc = uleb(p, n, &s.pos, &bsize)) || (rc = uleb(p, n, &s.pos, &s.nmini)) ||
       (rc = uleb(p, n, &s.pos, &s.total)) || (rc = uleb(p, n, &s.pos, &first)))

@@ -62,7 +62,7 @@ int pq_file_open_path(pq_file **out, const char *path) {
   }
   len = (size_t)st.st_size;
   if (len > 0) {
-    map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     if (map == MAP_FAILED) {
       map = NULL;
       rc = dd_err_set(DD_EIO, "parquet: mmap %s: %s", path, strerror(errno));

@@ -56,14 +56,20 @@
 typedef struct pq__ablock pq__ablock;
 typedef struct pq__arena {
   pq__ablock *head;
-  size_t used; /* bytes handed out, for accounting */
+  size_t used;      /* bytes handed out, for accounting */
+  size_t min_block; /* 0: 64 KiB */
 } pq__arena;
 
 void *pq__arena_alloc(pq__arena *a, size_t n);           /* 16-aligned; NULL on OOM */
 void *pq__arena_dup(pq__arena *a, const void *p, size_t n);
 char *pq__arena_strndup(pq__arena *a, const uint8_t *p, size_t n);
 void pq__arena_reset(pq__arena *a);                      /* keeps one block */
+void pq__arena_rewind(pq__arena *a);                     /* keeps every block */
 void pq__arena_free(pq__arena *a);
+
+/* Asks the kernel for transparent huge pages over the 2 MiB-aligned interior of a large
+ * buffer: page faults dominate decoding time on virtual machines. A hint only. */
+void pq__hugepage_hint(void *p, size_t n);
 
 /* ---- growable byte buffer (pq_buf.c) --------------------------------------------------- */
 typedef struct pq__buf {
@@ -191,6 +197,9 @@ int pq__pagehdr_parse(pq__pagehdr *out, const uint8_t *p, size_t n, size_t *hdr_
 /* Decompresses src into dst of exactly dst_len bytes. */
 int pq__decompress(pq_codec codec, const uint8_t *src, size_t src_len, uint8_t *dst,
                    size_t dst_len);
+/* Rejects an uncompressed size the compressed bytes cannot produce (checked before the
+ * output buffer is allocated, so a lying header cannot force a huge allocation). */
+int pq__decompress_check(pq_codec codec, const uint8_t *src, size_t src_len, size_t dst_len);
 /* Compresses src, appending to out. */
 int pq__compress(pq_codec codec, const uint8_t *src, size_t src_len, pq__buf *out);
 
@@ -220,12 +229,20 @@ typedef struct pq__col {
   size_t nvals, capvals, elem;
   uint8_t *dict;       /* decoded dictionary (elem-sized entries) */
   size_t ndict;
+  bool dict_done;      /* the dictionary page (if any) is behind us */
   int64_t want;        /* num_values from the chunk metadata */
   pq__arena mem;       /* decompressed pages (byte arrays point into them) */
+  pq__buf scratch;     /* reused page buffer for columns whose values are copied out */
+  uint32_t *tmp;       /* reused level / index scratch */
+  size_t tmpcap;
 } pq__col;
 
 int pq__col_decode(pq__col *c, const pq_file *f, size_t rg, size_t col);
 void pq__col_clear(pq__col *c);
+/* Forgets the decoded data but keeps every allocation for the next row group. */
+void pq__col_reset(pq__col *c);
+/* A scratch array of n uint32 owned by c (valid until the next call). */
+uint32_t *pq__col_tmp(pq__col *c, size_t n);
 size_t pq__type_elem(const pq_field *leaf);
 /* Decodes n values of encoding enc into c (appended). */
 int pq__values_decode(pq__col *c, int enc, const uint8_t *p, size_t len, size_t n);

@@ -68,7 +68,7 @@ int pq__rle_decode(const uint8_t *p, size_t n, int width, uint32_t *out, size_t 
   }
   size_t i = 0, pos = 0;
   while (i < count) {
-    uint64_t h;
+    uint64_t h = 0;
     int rc = read_uleb(p, n, &pos, &h);
     if (rc) return rc;
     uint64_t len = h >> 1;

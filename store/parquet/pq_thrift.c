@@ -32,7 +32,7 @@ int pq__tr_field(pq__tr *r, int16_t *last_id, int *type, int16_t *id) {
   if (delta) {
     *id = (int16_t)(*last_id + delta);
   } else {
-    uint64_t v;
+    uint64_t v = 0;
     int rc = pq__tr_varint(r, &v);
     if (rc) return rc;
     int64_t s = unzigzag(v);
@@ -51,7 +51,7 @@ int pq__tr_i64(pq__tr *r, int type, int64_t *out) {
   }
   if (type != PQ__TT_I16 && type != PQ__TT_I32 && type != PQ__TT_I64)
     return pq__tr_corrupt(r, "expected an integer field");
-  uint64_t v;
+  uint64_t v = 0;
   int rc = pq__tr_varint(r, &v);
   if (rc) return rc;
   *out = unzigzag(v);
@@ -59,7 +59,7 @@ int pq__tr_i64(pq__tr *r, int type, int64_t *out) {
 }
 
 int pq__tr_i32(pq__tr *r, int type, int32_t *out) {
-  int64_t v;
+  int64_t v = 0;
   int rc = pq__tr_i64(r, type, &v);
   if (rc) return rc;
   if (v < INT32_MIN || v > INT32_MAX) return pq__tr_corrupt(r, "i32 out of range");
@@ -77,7 +77,7 @@ int pq__tr_bool(pq__tr *r, int type, bool *out) {
 
 int pq__tr_binary(pq__tr *r, int type, const uint8_t **p, size_t *n) {
   if (type != PQ__TT_BINARY) return pq__tr_corrupt(r, "expected a binary field");
-  uint64_t len;
+  uint64_t len = 0;
   int rc = pq__tr_varint(r, &len);
   if (rc) return rc;
   if (len > (uint64_t)(r->end - r->p)) return pq__tr_corrupt(r, "binary length past end");
@@ -112,8 +112,8 @@ int pq__tr_struct_begin(pq__tr *r, int type) {
 void pq__tr_struct_end(pq__tr *r) { r->depth--; }
 
 static int skip_struct(pq__tr *r) {
-  int16_t last = 0, id;
-  int type, rc;
+  int16_t last = 0, id = 0;
+  int type = 0, rc;
   for (;;) {
     if ((rc = pq__tr_field(r, &last, &type, &id))) return rc;
     if (type == PQ__TT_STOP) return 0;
@@ -125,7 +125,7 @@ static int skip_collection(pq__tr *r, int type) {
   int et, rc;
   uint32_t n;
   if (type == PQ__TT_MAP) {
-    uint64_t m;
+    uint64_t m = 0;
     if ((rc = pq__tr_varint(r, &m))) return rc;
     if (m == 0) return 0;
     if (m > (uint64_t)(r->end - r->p)) return pq__tr_corrupt(r, "map size past end");

@@ -34,6 +34,7 @@ static int grow_vals(pq__col *c, size_t n) {
   if (!v) return dd_err_set(DD_ENOMEM, "parquet: out of memory for column values");
   c->vals = v;
   c->capvals = cap;
+  pq__hugepage_hint(v, cap);
   return 0;
 }
 
@@ -80,7 +81,7 @@ static int rle_bools(pq__col *c, const uint8_t *p, size_t len, size_t n, uint8_t
 static int dict_indices(pq__col *c, const uint8_t *p, size_t len, size_t n, uint8_t *dst) {
   if (!c->dict && n > 0) return val_bad(c, "dictionary-encoded page without a dictionary");
   if (len < 1) return n ? val_bad(c, "missing dictionary index width") : 0;
-  uint32_t *idx = malloc((n + 1) * sizeof *idx);
+  uint32_t *idx = pq__col_tmp(c, n);
   if (!idx) return dd_err_set(DD_ENOMEM, "parquet: out of memory");
   int rc = pq__rle_decode(p + 1, len - 1, p[0], idx, n);
   size_t e = c->elem;
@@ -88,7 +89,6 @@ static int dict_indices(pq__col *c, const uint8_t *p, size_t len, size_t n, uint
     if (idx[i] >= c->ndict) rc = val_bad(c, "dictionary index out of range");
     else memcpy(dst + i * e, c->dict + (size_t)idx[i] * e, e);
   }
-  free(idx);
   return rc;
 }
 

@@ -94,7 +94,7 @@ static int new_rg(pq_writer *w, pq__wrg **g) {
 
 static int flush_rg(pq_writer *w) {
   if (w->rows_in_rg == 0) return 0;
-  pq__wrg *g;
+  pq__wrg *g = NULL;
   int rc = new_rg(w, &g);
   if (rc) return rc;
   int64_t base = w->file_off;

@@ -56,7 +56,15 @@ typedef struct sbuild {
   uint32_t next_leaf;
 } sbuild;
 
-static int build(sbuild *b, const pq_wfield *f, pq__wnode *n, int16_t pdef, int16_t prep);
+static int build(sbuild *b, const pq_wfield *f, pq__wnode *n, int16_t pdef, int16_t prep,
+                 const char *name);
+
+/* Lists and maps get the standard inner names whatever the caller wrote. */
+static const char *kid_name(const pq_wfield *f, size_t i) {
+  if (f->kind == PQ_W_LIST) return "element";
+  if (f->kind == PQ_W_MAP) return i == 0 ? "key" : "value";
+  return f->children[i].name;
+}
 
 static int build_kids(sbuild *b, const pq_wfield *f, pq__wnode *n, int16_t d, int16_t r) {
   n->kids = pq__arena_alloc(&b->w->mem, (f->num_children + 1) * sizeof *n->kids);
@@ -66,7 +74,7 @@ static int build_kids(sbuild *b, const pq_wfield *f, pq__wnode *n, int16_t d, in
   bool layer = f->kind != PQ_W_STRUCT;
   if (layer) b->path[b->depth++] = f->kind == PQ_W_LIST ? "list" : "key_value";
   for (size_t i = 0; i < f->num_children; i++) {
-    int rc = build(b, &f->children[i], &n->kids[i], d, r);
+    int rc = build(b, &f->children[i], &n->kids[i], d, r, kid_name(f, i));
     if (rc) return rc;
   }
   if (layer) b->depth--;
@@ -100,8 +108,8 @@ static int add_leaf(sbuild *b, pq__wnode *n) {
   return 0;
 }
 
-static int build(sbuild *b, const pq_wfield *f, pq__wnode *n, int16_t pdef, int16_t prep) {
-  const char *name = f->name;
+static int build(sbuild *b, const pq_wfield *f, pq__wnode *n, int16_t pdef, int16_t prep,
+                 const char *name) {
   if (b->depth >= PQ__MAX_DEPTH) return bad_schema(name, "nested too deeply");
   if (!name || !*name) return bad_schema(name, "empty name");
   if ((unsigned)f->kind > PQ_W_MAP) return bad_schema(name, "unknown kind");

@@ -132,6 +132,30 @@ class ServerProcess(unittest.TestCase):
         self.assertEqual(len(lst.catalogs), 0)  # nothing was written
         self.assertEqual(s.stop(), 0)
 
+    def test_demo_objects_and_table(self):
+        s = self.start(extra_args=["--demo"])
+        code, body = s.curl("GET", "/catalogs/demo")
+        self.assertEqual(code, 200, body)
+        code, body = s.curl("GET", "/schemas/demo.default")
+        self.assertEqual(code, 200, body)
+        code, body = s.curl("GET", "/locations/demo-tables")
+        self.assertEqual((code, body["type"]), (200, "LOCAL"))
+        table = os.path.join(s.data_dir, "tables", "trips")
+        out = subprocess.run([os.environ["DELTACTL_BIN"], "table", "detail", table, "--local",
+                              "--output", "json"], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        import json
+        detail = json.loads(out.stdout)
+        self.assertEqual(detail["version"], 1)
+        self.assertEqual(detail["numFiles"], 3)
+        self.assertEqual(s.stop(), 0)
+        s2 = self.start(data_dir=s.data_dir, extra_args=["--demo"])  # second start keeps all
+        out = subprocess.run([os.environ["DELTACTL_BIN"], "table", "history", table, "--local"],
+                             capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(len([l for l in out.stdout.splitlines() if l[:1].isdigit()]), 2)
+        self.assertEqual(s2.stop(), 0)
+
     def test_config_errors_and_help(self):
         binary = os.environ["DELTAD_BIN"]
         out = subprocess.run([binary, "--help"], capture_output=True, text=True)

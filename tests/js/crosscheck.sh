@@ -3,7 +3,7 @@
 # JavaScript implementation. (1) Files written by our writer (every codec, dictionary and
 # PLAIN) must read back in hyparquet as the same rows; (2) our reader's dump of fixture
 # files written by Spark/parquet-mr and delta-rs/parquet-rs must equal hyparquet's dump.
-# Both sides print the canonical JSON form of tests/unit/parquet/pq_json.c.
+# (3) below adds files written by hyparquet-writer. Both sides print the canonical JSON form of tests/unit/parquet/pq_json.c.
 # Exit 77 (ctest SKIP) only when node is absent.
 set -euo pipefail
 tool=$1
@@ -37,6 +37,16 @@ for codec in 0 1 2 6; do
 done
 written=$checked
 
+# (3) files written by hyparquet-writer (data page v2, DELTA_*, BYTE_STREAM_SPLIT, RLE
+# booleans) must read in our reader exactly as in hyparquet.
+mkdir -p "$work/js"
+node "$here/pq_write_js.mjs" "$work/js"
+for f in "$work"/js/*.parquet; do
+  compare "$f"
+done
+js_written=$((checked - written))
+written=$checked
+
 # Two files of each kind: Spark/parquet-mr and delta-rs/parquet-rs checkpoints, a v2
 # checkpoint sidecar, INT96 timestamps, nested types, all primitive types, column mapping.
 patterns=('*simple_table_with_checkpoint/_delta_log*' '*dat*with_checkpoint/delta/_delta_log*'
@@ -50,4 +60,4 @@ for pat in "${patterns[@]}"; do
     compare "$f"
   done < <(find "$fixtures" -name '*.parquet' -path "$pat" | sort | head -2)
 done
-echo "crosscheck: $written files written by deltad and $((checked - written)) fixture files agree with hyparquet"
+echo "crosscheck: $((written - js_written)) files written by deltad, $js_written written by hyparquet-writer and $((checked - written)) fixture files agree with hyparquet"

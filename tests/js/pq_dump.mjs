@@ -22,8 +22,24 @@ const parsers = {
 export function fmtNum(x) {
   if (!Number.isFinite(x)) return 'null'
   if (x === 0) return '0'
-  const [m, es] = x.toExponential(16).split('e')
-  const e = parseInt(es, 10)
+  let [m, es] = x.toExponential(16).split('e')
+  let e = parseInt(es, 10)
+  // C rounds an exact tie at the 18th digit to even; JavaScript rounds it up.
+  const [lm, les] = x.toExponential(100).split('e')
+  const ld = lm.replace('-', '').replace('.', '')
+  if (ld[17] === '5' && /^0*$/.test(ld.slice(18))) {
+    const d = ld.slice(0, 17).split('').map(Number)
+    if (d[16] % 2 === 1) {
+      let i = 16
+      while (i >= 0 && d[i] === 9) d[i--] = 0
+      if (i >= 0) d[i]++
+      else { d.unshift(1); d.pop() }
+      e = parseInt(les, 10) + (i < 0 ? 1 : 0)
+    } else {
+      e = parseInt(les, 10)
+    }
+    m = (x < 0 ? '-' : '') + d[0] + '.' + d.slice(1).join('')
+  }
   const strip = (s) => (s.includes('.') ? s.replace(/0+$/, '').replace(/\.$/, '') : s)
   if (e < -4 || e >= 17) {
     return strip(m) + 'e' + (e < 0 ? '-' : '+') + String(Math.abs(e)).padStart(2, '0')

@@ -12,6 +12,7 @@
 
 #include "common/err.h"
 #include "deltad/catalog/v1/catalog.pb-c.h"
+#include "delta/connect/commands.pb-c.h"
 #include "deltad/credentials/v1/credentials.pb-c.h"
 #include "google/protobuf/any.pb-c.h"
 #include "google/protobuf/descriptor.pb-c.h"
@@ -213,6 +214,26 @@ static void test_presence_oneofs(void **state) {
   round_trip(&deltad__catalog__v1__update_catalog_request__descriptor,
              "{\"name\":\"x\",\"newName\":\"y\",\"properties\":{\"p\":\"q\"}}", NULL);
   round_trip(&deltad__catalog__v1__update_catalog_request__descriptor, "{\"name\":\"x\"}", NULL);
+}
+
+/* Delta Connect: nested oneofs, a `_x` presence oneof holding a double 0, maps. */
+static void test_delta_connect(void **state) {
+  (void)state;
+  const ProtobufCMessageDescriptor *d = &delta__connect__delta_command__descriptor;
+  const char *text = "{\"vacuumTable\":{\"table\":{\"path\":{\"path\":\"/t\",\"hadoopConf\":"
+                     "{\"k\":\"v\"}}},\"retentionHours\":0.0}}";
+  ProtobufCMessage *m = parse_ok(d, text);
+  Delta__Connect__DeltaCommand *c = (void *)m;
+  assert_int_equal(c->command_type_case, DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_VACUUM_TABLE);
+  assert_int_equal(c->vacuum_table->_retention_hours_case,
+                   DELTA__CONNECT__VACUUM_TABLE___RETENTION_HOURS_RETENTION_HOURS);
+  assert_true(c->vacuum_table->retention_hours == 0.0);
+  assert_emits(m, text);
+  protobuf_c_message_free_unpacked(m, NULL);
+  round_trip(d, "{\"vacuumTable\":{\"table\":{\"tableOrViewName\":\"a.b.c\"}}}", NULL);
+  parse_fails(d, "{\"vacuumTable\":{},\"cloneTable\":{}}", "~may be set (they share a oneof)");
+  parse_fails(d, "{\"vacuumTable\":{\"retentionHours\":\"soon\"}}",
+              "vacuumTable.retentionHours: expected number, got \"soon\"");
 }
 
 static void test_enums(void **state) {
@@ -440,6 +461,7 @@ int main(void) {
       cmocka_unit_test(test_credential_oneofs),
       cmocka_unit_test(test_presence_oneofs),
       cmocka_unit_test(test_enums),
+      cmocka_unit_test(test_delta_connect),
       cmocka_unit_test(test_int32_and_int64),
       cmocka_unit_test(test_proto2_double_uint64_bytes),
       cmocka_unit_test(test_errors),

@@ -37,7 +37,8 @@ static void test_method_table(void **state) {
   size_t n = 0;
   const dd_method *m = dd_app_methods(&n);
   assert_int_equal(n, dd_system_methods_len + dd_catalog_methods_len + dd_credential_methods_len +
-                          dd_sharing_methods_len + dd_sharing_ext_methods_len);
+                          dd_sharing_methods_len + dd_sharing_ext_methods_len +
+                          dd_lance_methods_len); /* + Delta Sharing, Lance Namespace */
   const ProtobufCServiceDescriptor *svcs[] = {
       &deltad__catalog__v1__catalog_service__descriptor,
       &deltad__credentials__v1__credential_service__descriptor,
