@@ -26,8 +26,9 @@
 /* ---------------- signing ---------------- */
 
 /* Turns a file path into a URL. path is the URL-decoded path relative to the table root
- * (or an absolute URI when the log holds one); size is the file size or -1. *out_url is
- * malloc'ed (freed by the engine); *out_expires_ms is the URL's expiry (epoch ms) or -1. */
+ * (never absolute, never with a ".." segment: the engine refuses those, as the reference
+ * server does); size is the file size or -1. *out_url is malloc'ed (freed by the engine);
+ * *out_expires_ms is the URL's expiry (epoch ms) or -1. */
 typedef struct shq_signer {
   int (*sign)(void *ctx, const char *path, int64_t size, char **out_url, int64_t *out_expires_ms);
   void *ctx;
@@ -79,6 +80,7 @@ typedef struct shq_query {
   int64_t starting_version; /* -1: none */
   int64_t ending_version;   /* -1: none */
   bool include_historical_metadata;
+  bool include_historical_protocol; /* delta format, with startingVersion */
   int64_t max_files;        /* -1: none */
   char *page_token;
   bool include_refresh_token;
@@ -112,17 +114,24 @@ typedef struct shq_result {
 int shq_table_version(int64_t *out, dl_table *t, const char *starting_timestamp,
                       const shq_table_opts *opts);
 
-/* Query Table Metadata: protocol and metaData lines, latest or as of version (>= 0) or
- * timestamp (both need history_shared). */
-int shq_table_metadata(dl_table *t, int64_t version, const char *timestamp, const shq_caps *caps,
-                 const shq_table_opts *opts, shq_result *out, shq_line_fn fn, void *ctx);
+/* Query Table Metadata: protocol and metaData lines (with size and numFiles), latest or as
+ * of version (>= 0) or timestamp (both need history_shared; "version" is then set). */
+int shq_table_metadata(dl_table *t, int64_t version, const char *timestamp,
+                       const shq_caps *caps, const shq_table_opts *opts, shq_result *out,
+                       shq_line_fn fn, void *ctx);
 
-/* Query Table: protocol, metaData, then file lines (snapshot), or data change lines
- * (startingVersion), then an endStreamAction when asked for or when paging. now_ms is
- * the clock (token expiry). */
+/* Query Table. Snapshot form: protocol, metaData, the files that may match the predicate
+ * hints (JSON and SQL, AND-ed; a hint that does not parse is skipped), cut after limitHint
+ * records; with version/timestamp every file and the metaData carry "version" (and files
+ * "timestamp"). startingVersion form: the dataChange add/remove lines of each commit with
+ * version and timestamp, plus historical metaData. Paging: with maxFiles (capped by
+ * max_page_size) a page holds the files after the token's position in path order, the
+ * nextPageToken names the rest; limitHint does not apply across pages. An endStreamAction
+ * line ends the response when the client asked for it, sent maxFiles or
+ * includeRefreshToken (reference behaviour). now_ms is the clock (token expiry). */
 int shq_query_table(dl_table *t, const shq_query *q, const shq_caps *caps,
-              const shq_table_opts *opts, const shq_signer *signer, int64_t now_ms,
-              shq_result *out, shq_line_fn fn, void *ctx);
+                    const shq_table_opts *opts, const shq_signer *signer, int64_t now_ms,
+                    shq_result *out, shq_line_fn fn, void *ctx);
 
 /* Read Change Data Feed. Versions or timestamps (exactly one start; end optional). */
 typedef struct shq_changes {
@@ -131,6 +140,7 @@ typedef struct shq_changes {
   const char *starting_timestamp; /* NULL: none */
   const char *ending_timestamp;   /* NULL: none */
   bool include_historical_metadata;
+  bool include_historical_protocol; /* delta format only (PROTOCOL.md) */
   int64_t max_files;              /* -1: none */
   const char *page_token;
 } shq_changes;
@@ -147,5 +157,8 @@ int shq_table_changes(dl_table *t, const shq_changes *c, const shq_caps *caps,
 int shq_parse_timestamp(const char *s, int64_t *out_ms);
 /* The reference server's errorCode for a code returned here. */
 const char *shq_error_code(int rc);
+/* Writes {"endStreamAction":{"errorMessage":...}}: how a failure after the first line
+ * (HTTP 200 already sent) is reported to a client that asked for endStreamAction. */
+int shq_write_stream_error(const char *message, shq_line_fn fn, void *ctx);
 
 #endif

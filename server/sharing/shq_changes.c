@@ -134,8 +134,14 @@ static int walk_commit(walk *w, const commit *c, int64_t v, int64_t ts) {
   int64_t idx = 0, first = v == r->resume_version ? r->resume_index : 0;
   for (size_t i = 0; i < c->n; i++) {
     const json_t *md = json_object_get(c->acts[i], "metaData");
+    const json_t *pr = json_object_get(c->acts[i], "protocol");
     if (md && r->with_meta && v > r->start && first == 0) {
       int rc = shq__write_metadata_json(w->o, md, v);
+      if (rc) return rc;
+      continue;
+    }
+    if (pr && r->with_protocol && v > r->start && first == 0) {
+      int rc = shq__write_protocol_json(w->o, pr, v);
       if (rc) return rc;
       continue;
     }
@@ -227,7 +233,8 @@ int shq__query_changes(dl_table *t, const shq_query *q, const shq_caps *caps,
                        const char *checksum, shq_result *res, shq_line_fn fn, void *ctx) {
   shq_token tk = {0};
   dl_snapshot *s = NULL;
-  shq_out o = {.signer = signer, .opts = opts, .min_expiry = INT64_MAX, .fn = fn, .ctx = ctx};
+  shq_out o;
+  shq__out_init(&o, t, opts, signer, fn, ctx);
   shq_range r = {.start = q->starting_version, .with_meta = true, .checksum = checksum,
                  .resume_version = -1, .resume_index = -1,
                  .max_files = page_size(q->max_files, opts)};
@@ -254,6 +261,8 @@ int shq__query_changes(dl_table *t, const shq_query *q, const shq_caps *caps,
   }
   if ((rc = shq__open_snapshot(&s, t, q->starting_version, NULL, opts))) goto cleanup;
   if ((rc = shq__choose_format(&o, s, caps))) goto cleanup;
+  r.with_protocol = q->include_historical_protocol && o.format == SHQ_FORMAT_DELTA;
+  if (r.with_protocol) o.protocol_version = q->starting_version;
   res->version = q->starting_version;
   rc = run_changes(&o, t, s, q->starting_version, &r, caps, q->max_files, now_ms, res);
 cleanup:
@@ -266,10 +275,11 @@ cleanup:
 /* ======================= Read Change Data Feed ======================= */
 
 static int cdf_checksum(const shq_changes *c, const shq_caps *caps, char out[33]) {
-  json_t *j = json_pack("{s:I, s:I, s:s?, s:s?, s:b, s:i}", "sv", (json_int_t)c->starting_version,
-                        "ev", (json_int_t)c->ending_version, "st", c->starting_timestamp, "et",
-                        c->ending_timestamp, "hm", c->include_historical_metadata, "f",
-                        (int)caps->formats);
+  json_t *j = json_pack("{s:I, s:I, s:s?, s:s?, s:b, s:b, s:i}", "sv",
+                        (json_int_t)c->starting_version, "ev", (json_int_t)c->ending_version,
+                        "st", c->starting_timestamp, "et", c->ending_timestamp, "hm",
+                        c->include_historical_metadata, "hp", c->include_historical_protocol,
+                        "f", (int)caps->formats);
   char *txt = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
   json_decref(j);
   if (!txt) return dd_err_set(DD_ENOMEM, "out of memory");
@@ -362,7 +372,8 @@ int shq_table_changes(dl_table *t, const shq_changes *c, const shq_caps *caps,
   char sum[33];
   shq_token tk = {0};
   dl_snapshot *s = NULL, *at_start = NULL;
-  shq_out o = {.signer = signer, .opts = opts, .min_expiry = INT64_MAX, .fn = fn, .ctx = ctx};
+  shq_out o;
+  shq__out_init(&o, t, opts, signer, fn, ctx);
   shq_range r = {.cdf = true, .with_meta = c->include_historical_metadata, .checksum = sum,
                  .resume_version = -1, .resume_index = -1,
                  .max_files = page_size(c->max_files, opts)};
@@ -382,6 +393,8 @@ int shq_table_changes(dl_table *t, const shq_changes *c, const shq_caps *caps,
   if (c->include_historical_metadata) s = dl_snapshot_ref(at_start);
   else if ((rc = shq__open_snapshot(&s, t, r.latest, NULL, opts))) goto cleanup;
   if ((rc = shq__choose_format(&o, s, caps))) goto cleanup;
+  r.with_protocol = c->include_historical_protocol && o.format == SHQ_FORMAT_DELTA;
+  if (r.with_protocol) o.protocol_version = dl_snapshot_version(s);
   res->version = r.start;
   rc = run_changes(&o, t, s, dl_snapshot_version(s), &r, caps, c->max_files, now_ms, res);
 cleanup:

@@ -131,7 +131,12 @@ typedef struct shq_out {
   void *ctx;
   shq_buf b;
   size_t num_files;
+  const char *location;    /* the table's location (absolute paths under it are allowed) */
+  int64_t protocol_version;/* delta format: "version" of the head protocol line, or -1 */
 } shq_out;
+
+void shq__out_init(shq_out *o, dl_table *t, const shq_table_opts *opts, const shq_signer *signer,
+                   shq_line_fn fn, void *ctx);
 
 /* Chooses the response format and checks table properties against the client (reference
  * rules); sets o->format and o->client_dv. */
@@ -139,6 +144,8 @@ int shq__choose_format(shq_out *o, const dl_snapshot *s, const shq_caps *caps);
 int shq__write_protocol(shq_out *o, const dl_snapshot *s);
 /* version < 0: no "version" field; with_size adds size/numFiles. */
 int shq__write_metadata(shq_out *o, const dl_snapshot *s, int64_t version, bool with_size);
+/* Historical protocol (delta format) from a commit's protocol action JSON. */
+int shq__write_protocol_json(shq_out *o, const json_t *p, int64_t version);
 /* Historical metadata from a commit's metaData action JSON. */
 int shq__write_metadata_json(shq_out *o, const json_t *md, int64_t version);
 /* A snapshot file: {"file":...}; version/ts < 0 are left out. */
@@ -159,7 +166,7 @@ int shq__open_snapshot(dl_snapshot **out, dl_table *t, int64_t version, const ch
  * Historical metadata is written for versions > meta_after when with_meta. */
 typedef struct shq_range {
   int64_t start, end, latest;
-  bool cdf, with_meta;
+  bool cdf, with_meta, with_protocol;
   int64_t max_files;        /* -1: all */
   int64_t resume_version, resume_index; /* -1: from the start */
   const char *checksum;

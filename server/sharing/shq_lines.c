@@ -53,7 +53,13 @@ int shq__write_protocol(shq_out *o, const dl_snapshot *s) {
     shq__puts(b, "{\"protocol\":{\"minReaderVersion\":1}}");
     return shq__emit(b, o->fn, o->ctx);
   }
-  shq__puts(b, "{\"protocol\":{\"deltaProtocol\":{\"minReaderVersion\":");
+  shq__puts(b, "{\"protocol\":{");
+  if (o->protocol_version >= 0) {
+    shq__puts(b, "\"version\":");
+    shq__put_i64(b, o->protocol_version);
+    shq__putc(b, ',');
+  }
+  shq__puts(b, "\"deltaProtocol\":{\"minReaderVersion\":");
   if (!o->declared_features) {
     /* The client declared no reader features: after the property check the table reads as
      * a plain one (reference server behaviour). */
@@ -176,6 +182,16 @@ int shq__write_metadata(shq_out *o, const dl_snapshot *s, int64_t version, bool 
   return shq__emit(b, o->fn, o->ctx);
 }
 
+int shq__write_protocol_json(shq_out *o, const json_t *p, int64_t version) {
+  shq_buf *b = &o->b;
+  shq__puts(b, "{\"protocol\":{\"version\":");
+  shq__put_i64(b, version);
+  shq__puts(b, ",\"deltaProtocol\":");
+  shq__put_json(b, p);
+  shq__puts(b, "}}");
+  return shq__emit(b, o->fn, o->ctx);
+}
+
 int shq__write_metadata_json(shq_out *o, const json_t *md, int64_t version) {
   shq_buf *b = &o->b;
   if (o->format == SHQ_FORMAT_DELTA) {
@@ -209,11 +225,50 @@ int shq__write_metadata_json(shq_out *o, const json_t *md, int64_t version) {
 
 /* ======================= signing ======================= */
 
+void shq__out_init(shq_out *o, dl_table *t, const shq_table_opts *opts, const shq_signer *signer,
+                   shq_line_fn fn, void *ctx) {
+  *o = (shq_out){.signer = signer, .opts = opts, .min_expiry = INT64_MAX, .fn = fn, .ctx = ctx,
+                 .location = t ? dl_table_location(t) : NULL, .protocol_version = -1};
+}
+
+static const char *strip_file_scheme(const char *p) {
+  if (!strncmp(p, "file://", 7)) return p + 7;
+  if (!strncmp(p, "file:", 5)) return p + 5;
+  return p;
+}
+
+/* The table-relative form of a path from the log. Like the reference server, a path
+ * outside the table is refused (an absolute one under the table's own location is made
+ * relative), and so is any ".." segment: a log must not make the engine sign other files. */
+static int table_relative(const shq_out *o, const char *path, const char **out) {
+  const char *rel = path;
+  if (path[0] == '/' || strstr(path, "://") || !strncmp(path, "file:", 5)) {
+    const char *a = strip_file_scheme(path), *l = o->location ? strip_file_scheme(o->location) : "";
+    size_t n = strlen(l);
+    while (n && l[n - 1] == '/') n--;
+    if (!n || strncmp(a, l, n) || a[n] != '/')
+      return dd_err_set(DD_EPRECOND, "table containing absolute paths cannot be shared");
+    rel = a + n + 1;
+  }
+  for (const char *seg = rel; seg;) {
+    const char *slash = strchr(seg, '/');
+    size_t len = slash ? (size_t)(slash - seg) : strlen(seg);
+    if (len == 2 && seg[0] == '.' && seg[1] == '.')
+      return dd_err_set(DD_EPRECOND, "table file path '%s' leaves the table", path);
+    seg = slash ? slash + 1 : NULL;
+  }
+  if (!*rel) return dd_err_set(DD_ECORRUPT, "empty file path in the log");
+  *out = rel;
+  return 0;
+}
+
 static int sign(shq_out *o, const char *path, int64_t size, char **url, int64_t *exp) {
   *url = NULL;
   *exp = -1;
   if (!o->signer || !o->signer->sign) return dd_err_set(DD_EINTERNAL, "no URL signer configured");
-  int rc = o->signer->sign(o->signer->ctx, path, size, url, exp);
+  int rc = table_relative(o, path, &path);
+  if (rc) return rc;
+  rc = o->signer->sign(o->signer->ctx, path, size, url, exp);
   if (rc) return rc;
   if (!*url) return dd_err_set(DD_EINTERNAL, "the URL signer returned no URL");
   if (*exp >= 0 && *exp < o->min_expiry) o->min_expiry = *exp;
@@ -453,4 +508,14 @@ int shq__write_end(shq_out *o, const char *next_page_token, const char *refresh_
   }
   shq__puts(b, "}}");
   return shq__emit(b, o->fn, o->ctx);
+}
+
+int shq_write_stream_error(const char *message, shq_line_fn fn, void *ctx) {
+  shq_buf b = {0};
+  shq__puts(&b, "{\"endStreamAction\":{\"errorMessage\":");
+  shq__put_jstrz(&b, message ? message : "");
+  shq__puts(&b, "}}");
+  int rc = shq__emit(&b, fn, ctx);
+  shq__buf_free(&b);
+  return rc;
 }

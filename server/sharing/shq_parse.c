@@ -142,6 +142,7 @@ static int query_field(shq_query *q, const char *k, const json_t *v) {
   if (!strcmp(k, "endingVersion"))
     return get_nonneg(v, k, &q->ending_version, 0, "endingVersion cannot be negative.");
   if (!strcmp(k, "includeHistoricalMetadata")) return get_bool(v, k, &q->include_historical_metadata);
+  if (!strcmp(k, "includeHistoricalProtocol")) return get_bool(v, k, &q->include_historical_protocol);
   if (!strcmp(k, "maxFiles")) return get_nonneg(v, k, &q->max_files, 1, "maxFiles must be positive.");
   if (!strcmp(k, "pageToken")) return get_str(v, k, &q->page_token);
   if (!strcmp(k, "includeRefreshToken")) return get_bool(v, k, &q->include_refresh_token);

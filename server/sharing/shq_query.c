@@ -58,11 +58,6 @@ int shq__open_snapshot(dl_snapshot **out, dl_table *t, int64_t version, const ch
   return dl_snapshot_open(out, t, &so);
 }
 
-static void out_init(shq_out *o, const shq_table_opts *opts, const shq_signer *signer,
-                     shq_line_fn fn, void *ctx) {
-  *o = (shq_out){.signer = signer, .opts = opts, .min_expiry = INT64_MAX, .fn = fn, .ctx = ctx};
-}
-
 /* ======================= table version ======================= */
 
 int shq_table_version(int64_t *out, dl_table *t, const char *starting_timestamp,
@@ -103,7 +98,7 @@ int shq_table_metadata(dl_table *t, int64_t version, const char *timestamp, cons
   if (travel && !opts->history_shared) return no_history(opts);
   dl_snapshot *s = NULL;
   shq_out o;
-  out_init(&o, opts, NULL, fn, ctx);
+  shq__out_init(&o, t, opts, NULL, fn, ctx);
   int rc = shq__open_snapshot(&s, t, version, timestamp, opts);
   if (rc) goto cleanup;
   if (travel && dl_snapshot_version(s) < opts->start_version) {
@@ -155,11 +150,12 @@ static int query_checksum(const shq_query *q, const shq_caps *caps, char out[33]
   json_t *ph = json_array();
   for (size_t i = 0; i < q->num_predicate_hints; i++)
     json_array_append_new(ph, json_string(q->predicate_hints[i]));
-  json_t *j = json_pack("{s:o, s:s?, s:I, s:I, s:s?, s:I, s:I, s:b, s:i}", "ph", ph, "jph",
-                        q->json_predicate_hints, "lh", (json_int_t)q->limit_hint, "v",
+  json_t *j = json_pack("{s:o, s:s?, s:I, s:I, s:s?, s:I, s:I, s:b, s:b, s:i}", "ph", ph,
+                        "jph", q->json_predicate_hints, "lh", (json_int_t)q->limit_hint, "v",
                         (json_int_t)q->version, "ts", q->timestamp, "sv",
                         (json_int_t)q->starting_version, "ev", (json_int_t)q->ending_version,
-                        "hm", q->include_historical_metadata, "f", (int)caps->formats);
+                        "hm", q->include_historical_metadata, "hp",
+                        q->include_historical_protocol, "f", (int)caps->formats);
   char *txt = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
   json_decref(j);
   if (!txt) return dd_err_set(DD_ENOMEM, "out of memory");
@@ -356,7 +352,7 @@ int shq_query_table(dl_table *t, const shq_query *q, const shq_caps *caps,
   if (rc) return rc;
   if (q->starting_version >= 0)
     return shq__query_changes(t, q, caps, opts, signer, now_ms, st.checksum, res, fn, ctx);
-  out_init(&st.o, opts, signer, fn, ctx);
+  shq__out_init(&st.o, t, opts, signer, fn, ctx);
   int64_t version = q->version;
   if (q->page_token) {
     if ((rc = shq__token_decode(&st.page, q->page_token, 'p', st.checksum, opts, now_ms))) goto cleanup;

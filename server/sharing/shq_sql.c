@@ -220,7 +220,7 @@ static int comparison(lexer *L, shq_pred **out) {
     *out = p;
     return 0;
   }
-  shq_op op;
+  shq_op op = SHQ_OP_EQ;
   bool negate;
   if (L->kind != T_OP || (rc = cmp_op(L, &op, &negate))) {
     rc = rc ? rc : serr("expected a comparison");

@@ -323,6 +323,63 @@ static void test_cdf_disabled_mid_range(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+static void test_historical_protocol(void **state) {
+  (void)state;
+  char dir[] = "/tmp/shq_hp_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  dl_table *t = open_table(dir);
+  commit(t, 1, NULL);         /* v0: protocol 1/4, CDF on */
+  commit(t, -1, "a.parquet"); /* v1 */
+  dl_snapshot *s = NULL;      /* v2: protocol upgrade to writer version 5 */
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
+  dl_txn *x = NULL;
+  assert_int_equal(dl_txn_begin(&x, t, s), 0);
+  dl_protocol p = {.min_reader_version = 1, .min_writer_version = 5};
+  assert_int_equal(dl_txn_set_protocol(x, &p), 0);
+  dl_commit_opts co = DL_COMMIT_OPTS_INIT;
+  co.checkpoint = false;
+  assert_int_equal(dl_txn_commit(x, &co, NULL), 0);
+  dl_txn_free(x);
+  dl_snapshot_free(s);
+  commit(t, -1, "b.parquet"); /* v3 */
+  shq_table_opts o = topts(true);
+  shq_changes c = SHQ_CHANGES_INIT;
+  c.starting_version = 0;
+  c.include_historical_protocol = true;
+  lines l = {0};
+  assert_int_equal(run_cdf(&l, t, &c, "responseformat=delta", &o, NULL), 0);
+  assert_int_equal(count_key(&l, "protocol"), 2);
+  assert_int_equal(json_integer_value(json_object_get(body_of(&l, 0), "version")), 3);
+  size_t hist = 0;
+  for (size_t i = 2; i < l.n; i++) {
+    if (strcmp(key_of(&l, i), "protocol")) continue;
+    hist++;
+    json_t *b = body_of(&l, i);
+    assert_int_equal(json_integer_value(json_object_get(b, "version")), 2);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(b, "deltaProtocol"), "minWriterVersion")), 5);
+  }
+  assert_int_equal(hist, 1);
+  lines_free(&l);
+  /* parquet: ignored */
+  assert_int_equal(run_cdf(&l, t, &c, NULL, &o, NULL), 0);
+  assert_int_equal(count_key(&l, "protocol"), 1);
+  lines_free(&l);
+  /* the streaming query: head protocol stamped with startingVersion */
+  assert_int_equal(run_query(&l, t, "{\"startingVersion\":1,\"includeHistoricalProtocol\":true}",
+                             "responseformat=delta", &o, NULL), 0);
+  assert_int_equal(count_key(&l, "protocol"), 2);
+  assert_int_equal(json_integer_value(json_object_get(body_of(&l, 0), "version")), 1);
+  lines_free(&l);
+  assert_int_equal(run_query(&l, t, "{\"startingVersion\":1}", "responseformat=delta", &o, NULL), 0);
+  assert_int_equal(count_key(&l, "protocol"), 1);
+  assert_null(json_object_get(body_of(&l, 0), "version"));
+  lines_free(&l);
+  dl_table_free(t);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cdf_table),
@@ -332,6 +389,7 @@ int main(void) {
       cmocka_unit_test(test_cdf_paging),
       cmocka_unit_test(test_starting_version_query),
       cmocka_unit_test(test_cdf_disabled_mid_range),
+      cmocka_unit_test(test_historical_protocol),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -420,6 +420,9 @@ static void test_end_stream_action(void **state) {
   assert_int_equal(run_query(&l, t, body, NULL, &o, &res), 0);
   assert_int_equal(count_key(&l, "file"), 6);
   lines_free(&l);
+  assert_int_equal(shq_write_stream_error("boom \"x\"", collect, &l), 0);
+  assert_string_equal(l.raw[0], "{\"endStreamAction\":{\"errorMessage\":\"boom \\\"x\\\"\"}}");
+  lines_free(&l);
   dl_table_free(t);
 }
 
@@ -640,6 +643,57 @@ static void test_snapshot_cache(void **state) {
   dl_table_free(t);
 }
 
+/* A one-commit table whose add action has the given path. */
+static void write_table(const char *dir, const char *path) {
+  char p[1200];
+  snprintf(p, sizeof p, "%s/_delta_log", dir);
+  assert_int_equal(mkdir(p, 0755), 0);
+  snprintf(p, sizeof p, "%s/_delta_log/00000000000000000000.json", dir);
+  FILE *f = fopen(p, "w");
+  assert_non_null(f);
+  fprintf(f, "{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":2}}\n"
+             "{\"metaData\":{\"id\":\"x\",\"format\":{\"provider\":\"parquet\",\"options\":{}},"
+             "\"schemaString\":\"{\\\"type\\\":\\\"struct\\\",\\\"fields\\\":[]}\",\"partitionColumns\":[],"
+             "\"configuration\":{},\"createdTime\":1}}\n"
+             "{\"add\":{\"path\":\"%s\",\"partitionValues\":{},\"size\":1,\"modificationTime\":1,"
+             "\"dataChange\":true}}\n", path);
+  fclose(f);
+}
+
+static void test_paths_outside_table(void **state) {
+  (void)state;
+  struct { const char *path; int rc; const char *url_tail; } cases[] = {
+      {"/etc/passwd", DD_EPRECOND, NULL},
+      {"s3://other-bucket/secret.parquet", DD_EPRECOND, NULL},
+      {"a/../../x.parquet", DD_EPRECOND, NULL},
+      {"%2E%2E/x.parquet", DD_EPRECOND, NULL},
+      {"@TABLE@/sub/x.parquet", 0, "signed.example/sub/x.parquet"},
+      {"sub/x%20y.parquet", 0, "signed.example/sub/x y.parquet"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char dir[] = "/tmp/shq_abs_XXXXXX", path[512];
+    assert_non_null(mkdtemp(dir));
+    const char *at = strstr(cases[i].path, "@TABLE@");
+    if (at) snprintf(path, sizeof path, "file://%s%s", dir, at + 7);
+    else snprintf(path, sizeof path, "%s", cases[i].path);
+    write_table(dir, path);
+    dl_table *t = open_table(dir);
+    lines l = {0};
+    shq_table_opts o = topts(false);
+    int rc = run_query(&l, t, "{}", NULL, &o, NULL);
+    if (rc != cases[i].rc) fail_msg("%s: rc %d (%s)", path, rc, dd_err_msg());
+    if (!rc) {
+      assert_int_equal(l.n, 3);
+      assert_non_null(strstr(json_string_value(json_object_get(body_of(&l, 2), "url")), cases[i].url_tail));
+    }
+    lines_free(&l);
+    dl_table_free(t);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parquet_lines),
@@ -661,6 +715,7 @@ int main(void) {
       cmocka_unit_test(test_deletion_vectors),
       cmocka_unit_test(test_column_mapping),
       cmocka_unit_test(test_snapshot_cache),
+      cmocka_unit_test(test_paths_outside_table),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
