@@ -18,6 +18,9 @@ static const char dctl__usage[] =
     "  credential   storage credentials: list, create, get, delete\n"
     "  location     storage locations: list, create, get, delete\n"
     "  server       the server itself: info, ping\n"
+    "  share        Delta Sharing shares, their schemas and tables\n"
+    "  recipient    Delta Sharing recipients (create writes a profile file)\n"
+    "  grant        grants of shares to recipients\n"
     "  table        Delta table commands (detail, files, history, changes)\n"
     "global flags:\n"
     "  --server HOST:PORT   gRPC endpoint (default $DELTAD_SERVER, else 127.0.0.1:50051)\n"
@@ -43,6 +46,8 @@ static const dctl__group dctl__groups[] = {
     {"catalog", dctl_catalog_main},       {"schema", dctl_schema_main},
     {"credential", dctl_credential_main}, {"location", dctl_location_main},
     {"server", dctl_server_main},         {"table", dctl_tableops_dispatch},
+    {"share", dctl_share_main},           {"recipient", dctl_recipient_main},
+    {"grant", dctl_grant_main},
     {NULL, NULL},
 };
 

@@ -8,5 +8,8 @@ int dctl_schema_main(int argc, char **argv);     /* deltactl_schema.c */
 int dctl_credential_main(int argc, char **argv); /* deltactl_credential.c */
 int dctl_location_main(int argc, char **argv);   /* deltactl_location.c */
 int dctl_server_main(int argc, char **argv);     /* deltactl_server.c */
+int dctl_share_main(int argc, char **argv);      /* deltactl_share.c */
+int dctl_recipient_main(int argc, char **argv);  /* deltactl_share.c */
+int dctl_grant_main(int argc, char **argv);      /* deltactl_share.c */
 
 #endif

@@ -14,6 +14,7 @@
 #include "server/grpc/grpc_server.h"
 #include "server/http/http_server.h"
 #include "server/http/native/lance_rest.h"
+#include "server/http/native/sharing_rest.h"
 #include "server/service/app.h"
 
 static void main_host_of(char *out, size_t cap, const char *listen) {
@@ -37,6 +38,8 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   dd_app_opts aopts = DD_APP_OPTS_INIT;
   aopts.data_dir = cfg->data_dir;
   aopts.public_url = cfg->public_url[0] ? cfg->public_url : NULL;
+  aopts.base_path = cfg->base_path;
+  aopts.url_expiry_seconds = cfg->url_expiry_seconds;
   if ((rc = dd_app_open(&app, &aopts, &token_path)) != 0) goto cleanup;
   if (cfg->demo && (rc = dd_demo_setup(app, cfg->data_dir)) != 0) goto cleanup;
 
@@ -51,6 +54,7 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   hopts.auth = dd_app_auth;
   if ((rc = dd_http_server_new(&http, &hopts, methods, n_methods)) != 0) goto cleanup;
   if ((rc = lance_rest_register(http, app)) != 0) goto cleanup; /* Lance Namespace REST */
+  if ((rc = dd_sharing_rest_register(http, app, cfg->base_path)) != 0) goto cleanup;
   if ((rc = dd_http_server_start(http)) != 0) goto cleanup;
   if (cfg->public_url[0]) {
     snprintf(public_url, sizeof public_url, "%s", cfg->public_url);

@@ -30,6 +30,7 @@ void dd_config_usage(void) {
       "  --http-threads N       REST threads: 0 = one per connection (default), N = a pool\n"
       "  --max-message-bytes N  largest request or response message (default 16777216)\n"
       "  --shutdown-grace-ms N  how long in-flight calls may finish on SIGTERM (default 5000)\n"
+      "  --url-expiry-seconds N lifetime of Delta Sharing file URLs (default 3600)\n"
       "  --demo                 create the demo catalog, schema and table on start\n"
       "  --config FILE          read options from FILE first; flags override it\n"
       "  --help, --version\n"
@@ -87,6 +88,10 @@ static int cfg_set(dd_config *cfg, const char *key, const char *val) {
     if ((rc = cfg_int(&n, key, val, 0, 600000)) == 0) cfg->shutdown_grace_ms = (int)n;
     return rc;
   }
+  if (strcmp(key, "url-expiry-seconds") == 0) { /* Delta Sharing file URLs */
+    if ((rc = cfg_int(&n, key, val, 1, 7 * 24 * 3600)) == 0) cfg->url_expiry_seconds = (int)n;
+    return rc;
+  }
   if (strcmp(key, "demo") == 0) {
     if (strcmp(val, "true") == 0 || strcmp(val, "1") == 0) cfg->demo = 1;
     else if (strcmp(val, "false") == 0 || strcmp(val, "0") == 0) cfg->demo = 0;
@@ -133,6 +138,7 @@ static void cfg_defaults(dd_config *cfg) {
   strcpy(cfg->base_path, "/api/v1");
   cfg->max_message_bytes = 16u << 20;
   cfg->shutdown_grace_ms = 5000;
+  cfg->url_expiry_seconds = 3600;
 }
 
 int dd_config_load(dd_config *cfg, int argc, char **argv) {

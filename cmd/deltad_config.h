@@ -16,6 +16,7 @@ typedef struct dd_config {
   size_t max_message_bytes;
   int demo;               /* create the demo catalog and table on start */
   int shutdown_grace_ms;
+  int url_expiry_seconds; /* Delta Sharing file URLs (default 3600) */
 } dd_config;
 
 /* Fills *cfg with defaults, then the config file named by --config (if any), then flags.

@@ -8,15 +8,23 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <openssl/crypto.h>
+
 #include "common/err.h"
 #include "server/service/app.h"
 #include "server/service/auth.h"
 #include "store/catalog/cat_store.h"
+#include "store/delta/dl.h"
+#include "store/sign/sign.h"
 
 struct dd_app {
   dd_app_opts opts; /* strings owned (copied in dd_app_open) */
   cat_store *store;
+  sign_local_key url_key; /* Delta Sharing file URLs */
+  dl_cache *delta_cache;  /* latest snapshots of shared tables */
 };
+
+#define APP_DELTA_CACHE_BYTES (1024u * 1024u * 1024u)
 
 /* ---- data directory ------------------------------------------------------------------------ */
 
@@ -44,12 +52,23 @@ static int app_mkdirs(const char *path) {
 
 static int app_copy_opts(dd_app_opts *dst, const dd_app_opts *src) {
   dst->lmdb_map_bytes = src->lmdb_map_bytes;
+  dst->url_expiry_seconds = src->url_expiry_seconds > 0 ? src->url_expiry_seconds : 3600;
+  dst->base_path = strdup(src->base_path ? src->base_path : "");
+  if (!dst->base_path) return dd_err_set(DD_ENOMEM, "out of memory");
   dst->data_dir = strdup(src->data_dir);
   dst->version = strdup(src->version ? src->version : "0.1.0");
   dst->public_url = src->public_url ? strdup(src->public_url) : NULL;
   if (!dst->data_dir || !dst->version || (src->public_url && !dst->public_url))
     return dd_err_set(DD_ENOMEM, "out of memory");
   return 0;
+}
+
+/* Loads (or creates) the key of Delta Sharing's signed file URLs. */
+static int app_url_key(dd_app *app) {
+  char path[4096];
+  if ((size_t)snprintf(path, sizeof path, "%s/url_signing.key", app->opts.data_dir) >= sizeof path)
+    return dd_err_set(DD_EINVAL, "data_dir: path too long");
+  return sign_local_key_load_or_create(&app->url_key, path);
 }
 
 int dd_app_open(dd_app **out, const dd_app_opts *opts, char **out_admin_token_path) {
@@ -65,6 +84,8 @@ int dd_app_open(dd_app **out, const dd_app_opts *opts, char **out_admin_token_pa
   if (!rc) rc = app_mkdirs(opts->data_dir);
   if (!rc) rc = cat_store_open(&app->store, opts->data_dir, &so);
   if (!rc) rc = dd_auth_bootstrap(app->store, opts->data_dir, out_admin_token_path);
+  if (!rc) rc = app_url_key(app);
+  if (!rc) rc = dl_cache_new(&app->delta_cache, APP_DELTA_CACHE_BYTES);
   if (rc) {
     dd_app_close(app);
     return rc;
@@ -76,9 +97,12 @@ int dd_app_open(dd_app **out, const dd_app_opts *opts, char **out_admin_token_pa
 void dd_app_close(dd_app *app) {
   if (!app) return;
   cat_store_close(app->store);
+  dl_cache_free(app->delta_cache);
   free((char *)app->opts.data_dir);
   free((char *)app->opts.version);
   free((char *)app->opts.public_url);
+  free((char *)app->opts.base_path);
+  OPENSSL_cleanse(&app->url_key, sizeof app->url_key);
   free(app);
 }
 
@@ -87,6 +111,11 @@ void dd_app_close(dd_app *app) {
 const dd_app_opts *dd_app_options(const dd_app *app) { return &app->opts; }
 
 cat_store *dd_app_store(const dd_app *app) { return app->store; }
+
+const sign_local_key *dd_app_url_key(const dd_app *app) { return &app->url_key; }
+int dd_app_url_expiry_s(const dd_app *app) { return app->opts.url_expiry_seconds; }
+const char *dd_app_base_path(const dd_app *app) { return app->opts.base_path; }
+dl_cache *dd_app_delta_cache(const dd_app *app) { return app->delta_cache; }
 
 int dd_app_auth(void *app, const char *token, size_t len, dd_principal *out) {
   return dd_auth_check(((dd_app *)app)->store, token, len, out);
@@ -106,6 +135,8 @@ static void app_methods_build(void) {
       {dd_system_methods, dd_system_methods_len},
       {dd_catalog_methods, dd_catalog_methods_len},
       {dd_credential_methods, dd_credential_methods_len},
+      {dd_sharing_methods, dd_sharing_methods_len},
+      {dd_sharing_ext_methods, dd_sharing_ext_methods_len},
       {dd_lance_methods, dd_lance_methods_len}, /* Lance Namespace API (lance_svc.c) */
       {dd_connect_delta_methods, dd_connect_delta_methods_len},
       {dd_connect_spark_methods, dd_connect_spark_methods_len},

@@ -14,8 +14,11 @@ typedef struct dd_app_opts {
   const char *version;       /* server version string reported by GetServerInfo */
   const char *public_url;    /* base URL clients use, e.g. "http://127.0.0.1:8080" */
   size_t lmdb_map_bytes;     /* LMDB map size; 0 = default (1 GiB) */
+  /* Delta Sharing (sharing branch): */
+  const char *base_path;     /* REST base path, "/api/v1" (profile endpoint, file URLs) */
+  int url_expiry_seconds;    /* lifetime of signed file URLs; 0 = 3600 */
 } dd_app_opts;
-#define DD_APP_OPTS_INIT {NULL, "0.1.0", NULL, 0}
+#define DD_APP_OPTS_INIT {NULL, "0.1.0", NULL, 0, "/api/v1", 0}
 
 /* Opens (or creates) the data directory and its store. On first start it creates the admin
  * token: from DELTAD_ADMIN_TOKEN when set, else random; only its SHA-256 is stored; a
@@ -39,6 +42,17 @@ const dd_app_opts *dd_app_options(const dd_app *app);
 typedef struct cat_store cat_store;
 cat_store *dd_app_store(const dd_app *app);
 
+/* Delta Sharing: the HMAC key of local file URLs (<data_dir>/url_signing.key, created on
+ * first start), the URL lifetime in seconds, and the REST base path (never NULL). */
+typedef struct sign_local_key sign_local_key;
+const sign_local_key *dd_app_url_key(const dd_app *app);
+int dd_app_url_expiry_s(const dd_app *app);
+const char *dd_app_base_path(const dd_app *app);
+/* The process-wide cache of latest Delta snapshots (store/delta dl_cache, keyed by table
+ * location, internally locked), so repeated queries of a table replay only new commits. */
+typedef struct dl_cache dl_cache;
+dl_cache *dd_app_delta_cache(const dd_app *app);
+
 /* Per-service method tables, concatenated by dd_app_methods(). */
 extern const dd_method dd_system_methods[];
 extern const size_t dd_system_methods_len;
@@ -46,6 +60,10 @@ extern const dd_method dd_catalog_methods[];
 extern const size_t dd_catalog_methods_len;
 extern const dd_method dd_credential_methods[];
 extern const size_t dd_credential_methods_len;
+extern const dd_method dd_sharing_methods[];     /* DeltaSharingService (sharing_list.c) */
+extern const size_t dd_sharing_methods_len;
+extern const dd_method dd_sharing_ext_methods[]; /* DeltaSharingExtensionService */
+extern const size_t dd_sharing_ext_methods_len;
 /* Lance Namespace API (lance_svc.c; indexed by lance_method_index in lance_svc.h) */
 extern const dd_method dd_lance_methods[];
 extern const size_t dd_lance_methods_len;

@@ -27,6 +27,13 @@ static const char *const cat__dbi_names[CAT__DB_COUNT] = {
     [CAT__DB_LOCATION_NAMES] = "location_names",
     [CAT__DB_CREDENTIAL_USES] = "credential_uses",
     [CAT__DB_TOKENS] = "tokens",
+    /* Delta Sharing */
+    [CAT__DB_SHARES] = "shares",
+    [CAT__DB_SHARE_NAMES] = "share_names",
+    [CAT__DB_RECIPIENTS] = "recipients",
+    [CAT__DB_RECIPIENT_NAMES] = "recipient_names",
+    [CAT__DB_SHARE_GRANTS] = "share_grants",
+    [CAT__DB_RECIPIENT_GRANTS] = "recipient_grants",
     /* Lance Namespace API (cat_namespace.c, cat_table.c) */
     [CAT__DB_NAMESPACES] = "namespaces",
     [CAT__DB_NAMESPACE_NAMES] = "namespace_names",

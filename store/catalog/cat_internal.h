@@ -44,6 +44,19 @@
  *                   hash[32] (compared with CRYPTO_memcmp on lookup) |
  *                   u8 name_len | name | u8 id_len | id
  *
+ *   -- Delta Sharing (cat_share.c, cat_recipient.c) --
+ *   shares        id -> ShareInfo (packed), the whole share: its schemas, each with its
+ *                 shared tables, nested (schemas and tables sorted by lname); a share is
+ *                 small configuration, read and rewritten as one record
+ *   share_names   lname -> id
+ *   recipients    id -> Recipient (packed); token_hashes lists the SHA-256 of its live
+ *                 tokens, whose records are in `tokens` (kind RECIPIENT, id = recipient id)
+ *   recipient_names lname -> id
+ *   share_grants  share_id "/" recipient_id -> recipient_id   who may read a share
+ *   recipient_grants
+ *                 recipient_id "/" share_lname -> share_id    what a recipient may read,
+ *                                                             in share-name order (paging);
+ *                                                             rewritten when a share is renamed
  *   (Lance Namespace API, cat_namespace.c / cat_table.c; levels 1 and 2 of a Lance path are
  *   the catalogs and schemas above, so these hold only what lies below or beside them)
  *   namespaces    id -> NamespaceInfo (packed)          a namespace at level 3 or deeper
@@ -90,6 +103,13 @@ enum {
   CAT__DB_LOCATION_NAMES,
   CAT__DB_CREDENTIAL_USES,
   CAT__DB_TOKENS,
+  /* Delta Sharing (added by the sharing branch) */
+  CAT__DB_SHARES,
+  CAT__DB_SHARE_NAMES,
+  CAT__DB_RECIPIENTS,
+  CAT__DB_RECIPIENT_NAMES,
+  CAT__DB_SHARE_GRANTS,
+  CAT__DB_RECIPIENT_GRANTS,
   /* Lance Namespace API (cat_namespace.c, cat_table.c) */
   CAT__DB_NAMESPACES,
   CAT__DB_NAMESPACE_NAMES,

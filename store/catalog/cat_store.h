@@ -22,6 +22,7 @@
 
 #include "deltad/catalog/v1/catalog.pb-c.h"
 #include "deltad/credentials/v1/credentials.pb-c.h"
+#include "deltad/sharing/v1/sharing.pb-c.h" /* Delta Sharing records (cat_share*.c) */
 #include "deltad/lance/v1/lance.pb-c.h" /* Lance namespaces and tables (below) */
 
 typedef struct cat_store cat_store;
@@ -140,6 +141,78 @@ int cat_token_delete(cat_store *s, const unsigned char hash[CAT_TOKEN_HASH_LEN])
 /* Sets *out to 1 when some token of this kind is stored, else 0. */
 int cat_token_has_kind(cat_store *s, int *out, cat_token_kind kind);
 
+/* ---- Delta Sharing: shares, recipients, grants (cat_share*.c, cat_recipient*.c) ------- */
+
+typedef Deltad__Sharing__V1__ShareInfo cat_share;
+typedef Deltad__Sharing__V1__SharingSchemaInfo cat_share_schema;
+typedef Deltad__Sharing__V1__SharedTable cat_shared_table;
+typedef Deltad__Sharing__V1__Recipient cat_recipient;
+
+/* A share is one record holding its schemas and their tables (sorted by lower-cased
+ * name). Table names are unique within a schema, schema names within a share. */
+int cat_share_create(cat_store *s, cat_share **out, const char *actor,
+                     const Deltad__Sharing__V1__CreateShareRequest *req);
+/* The whole share, with its schemas and tables. */
+int cat_share_get(cat_store *s, cat_share **out, const char *name);
+/* Renames (keeping the id and the grants), changes the description / properties. */
+int cat_share_update(cat_store *s, cat_share **out, const char *actor,
+                     const Deltad__Sharing__V1__UpdateShareRequest *req);
+/* DD_EPRECOND when it has schemas and force is false. Its grants go with it. */
+int cat_share_delete(cat_store *s, const char *name, int force);
+int cat_share_list(cat_store *s, Deltad__Sharing__V1__ListShareInfosResponse **out,
+                   const Deltad__Sharing__V1__ListShareInfosRequest *req);
+int cat_share_schema_create(cat_store *s, cat_share_schema **out, const char *actor,
+                            const Deltad__Sharing__V1__CreateSharingSchemaRequest *req);
+/* DD_EPRECOND when it has tables and force is false. */
+int cat_share_schema_delete(cat_store *s, const char *share, const char *name, int force);
+/* Exactly one of url (file://..., s3://..., ...) or location (+ path) names the table. */
+int cat_share_table_add(cat_store *s, cat_shared_table **out, const char *actor,
+                        const Deltad__Sharing__V1__AddTableRequest *req);
+int cat_share_table_update(cat_store *s, cat_shared_table **out,
+                           const Deltad__Sharing__V1__UpdateTableRequest *req);
+int cat_share_table_remove(cat_store *s, const char *share, const char *schema,
+                           const char *name);
+/* Finds a shared table by its share's id and its own id (local file URLs carry both);
+ * DD_ENOTFOUND when either is gone. */
+int cat_share_table_find(cat_store *s, cat_shared_table **out, const char *share_id,
+                         const char *table_id);
+
+/* Calls fn(arg, share_lname, share_id) for the shares visible to a principal, in name
+ * order, starting strictly after `after` (a lname; "" for the start): every share when
+ * recipient_id is NULL (admin), else the shares granted to that recipient. A non-zero
+ * return from fn stops the walk and is returned (1 is a conventional "enough"). */
+typedef int (*cat_share_walk_fn)(void *arg, const char *lname, const char *id);
+int cat_share_walk(cat_store *s, const char *recipient_id, const char *after,
+                   cat_share_walk_fn fn, void *arg);
+/* The share by id (as cat_share_get). */
+int cat_share_get_by_id(cat_store *s, cat_share **out, const char *id);
+
+/* Recipients. The bearer token is made by the caller; only its SHA-256 is given here.
+ * expiry_ms 0 means it never expires. */
+int cat_recipient_create(cat_store *s, cat_recipient **out, const char *actor,
+                         const char *name, const char *comment,
+                         const unsigned char hash[CAT_TOKEN_HASH_LEN], int64_t expiry_ms);
+/* token_hashes is blanked in what is returned by get and list. */
+int cat_recipient_get(cat_store *s, cat_recipient **out, const char *name);
+int cat_recipient_list(cat_store *s, Deltad__Sharing__V1__ListRecipientsResponse **out,
+                       const Deltad__Sharing__V1__ListRecipientsRequest *req);
+/* Deletes the recipient, its tokens and its grants. */
+int cat_recipient_delete(cat_store *s, const char *name);
+/* Adds a new token; the old ones expire at old_expiry_ms (<= now: deleted at once). */
+int cat_recipient_rotate(cat_store *s, cat_recipient **out, const char *name,
+                         const unsigned char hash[CAT_TOKEN_HASH_LEN], int64_t expiry_ms,
+                         int64_t old_expiry_ms);
+/* Grants: DD_EEXISTS is not returned (granting twice is a no-op); revoke of a grant that
+ * does not exist is DD_ENOTFOUND. */
+int cat_grant_add(cat_store *s, const char *share, const char *recipient);
+int cat_grant_remove(cat_store *s, const char *share, const char *recipient);
+/* Grants of a share (share != "") or of a recipient. */
+int cat_grant_list(cat_store *s, Deltad__Sharing__V1__ListGrantsResponse **out,
+                   const char *share, const char *recipient);
+/* 0 when recipient_id may read the share named share_name (and *share_id is set);
+ * DD_ENOTFOUND otherwise (whether or not the share exists). */
+int cat_grant_check(cat_store *s, const char *recipient_id, const char *share_name,
+                    char share_id[40]);
 /* ---- Lance namespaces and tables (cat_namespace.c, cat_table.c) ----------------------------
  * Added for the Lance Namespace API (server/service/lance_svc.c). A namespace is addressed by
  * its path: depth names, one per level; depth 0 is the root, which always exists and holds

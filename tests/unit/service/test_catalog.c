@@ -4,6 +4,7 @@
 
 #include "deltad/catalog/v1/catalog.pb-c.h"
 #include "deltad/credentials/v1/credentials.pb-c.h"
+#include "deltad/sharing/v1/sharing.pb-c.h"
 
 typedef Deltad__Catalog__V1__CatalogInfo CatalogInfo;
 typedef Deltad__Catalog__V1__SchemaInfo SchemaInfo;
@@ -37,10 +38,14 @@ static void test_method_table(void **state) {
   const dd_method *m = dd_app_methods(&n);
   assert_int_equal(n, dd_system_methods_len + dd_catalog_methods_len + dd_credential_methods_len +
                           dd_lance_methods_len + dd_connect_delta_methods_len +
-                          dd_connect_spark_methods_len);
+                          dd_connect_spark_methods_len + dd_sharing_methods_len +
+                          dd_sharing_ext_methods_len);
   const ProtobufCServiceDescriptor *svcs[] = {
       &deltad__catalog__v1__catalog_service__descriptor,
       &deltad__credentials__v1__credential_service__descriptor,
+      /* Delta Sharing (sharing branch) */
+      &deltad__sharing__v1__delta_sharing_service__descriptor,
+      &deltad__sharing__v1__delta_sharing_extension_service__descriptor,
   };
   /* every RPC of the service is in the table with the right message types */
   for (size_t s = 0; s < sizeof svcs / sizeof svcs[0]; s++) {
@@ -50,7 +55,8 @@ static void test_method_table(void **state) {
       const dd_method *dm = st_method(path);
       assert_ptr_equal(dm->input, svcs[s]->methods[i].input);
       assert_ptr_equal(dm->output, svcs[s]->methods[i].output);
-      assert_int_equal(dm->flags, 0); /* unary, needs a token */
+      /* unary, needs a token (the sharing protocol also has streaming table calls) */
+      assert_int_equal(dm->flags & ~(unsigned)(s >= 2 ? DD_METHOD_STREAMING : 0), 0);
     }
   }
   for (size_t i = 0; i < n; i++)

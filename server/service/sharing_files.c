@@ -1,0 +1,61 @@
+/* sharing_files.c: the file side of local signed URLs. A URL names
+ * "<share id>.<table id>/<path in the table>" and carries expires + sig (store/sign); this
+ * checks the signature and expiry first, then that the table is still shared, then opens
+ * the file strictly beneath the table root. Also the protocol's error codes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "server/service/sharing_files.h"
+#include "server/service/sharing_int.h"
+#include "server/sharing/shq.h"
+#include "store/sign/sign.h"
+
+int dd_sharing_open_file(dd_app *app, const char *raw_path, const char *expires,
+                         const char *sig, int64_t now_ms, int *out_fd) {
+  char *tid = NULL, *rel = NULL, *root = NULL;
+  cat_shared_table *t = NULL;
+  *out_fd = -1;
+  int rc = sign_local_split_path(&tid, &rel, raw_path);
+  if (rc) return rc;
+  if (!expires || !sig) {
+    rc = dd_err_set(DD_EPERM, "bad signature");
+    goto cleanup;
+  }
+  rc = sign_local_verify(dd_app_url_key(app), tid, rel, expires, sig, now_ms);
+  if (rc) goto cleanup;
+  char *dot = strchr(tid, '.');
+  if (!dot) {
+    rc = dd_err_set(DD_ENOTFOUND, "table not found");
+    goto cleanup;
+  }
+  *dot = '\0';
+  rc = cat_share_table_find(dd_app_store(app), &t, tid, dot + 1);
+  if (rc) goto cleanup;
+  dd_principal admin = {.kind = DD_PRINCIPAL_ADMIN};
+  dd_call call = {.principal = &admin, .app = app};
+  rc = shr_table_root(&call, t, &root, NULL);
+  if (!rc) rc = sign_open_under(out_fd, root, rel);
+cleanup:
+  if (t) protobuf_c_message_free_unpacked(&t->base, NULL);
+  free(tid);
+  free(rel);
+  free(root);
+  return rc;
+}
+
+const char *dd_sharing_error_code(int rc, int *out_status) {
+  switch (rc) {
+  case DD_ENOTFOUND: *out_status = 404; return "RESOURCE_DOES_NOT_EXIST";
+  case DD_EINVAL:
+  case DD_ERANGE: *out_status = 400; return "INVALID_PARAMETER_VALUE";
+  case DD_EPRECOND:
+  case DD_EUNSUPPORTED: *out_status = 400; return shq_error_code(rc);
+  case DD_ECORRUPT: *out_status = 400; return "MALFORMED_REQUEST";
+  case DD_EUNAUTH: *out_status = 401; return "UNAUTHENTICATED";
+  case DD_EPERM: *out_status = 403; return "PERMISSION_DENIED";
+  case DD_EEXISTS: *out_status = 409; return "RESOURCE_ALREADY_EXISTS";
+  case DD_ECONFLICT: *out_status = 409; return "ABORTED";
+  default: *out_status = 500; return "INTERNAL_ERROR";
+  }
+}

@@ -1,0 +1,53 @@
+/* sharing_int.h: what the Delta Sharing service files (server/service/sharing_*.c) share,
+ * and the few entry points the native REST adapters call (they never see Delta or LMDB).
+ *
+ * Who sees what: an admin sees every share; a recipient sees the shares granted to it,
+ * and a share it was not granted answers exactly as one that does not exist (the same
+ * DD_ENOTFOUND and message). Unauthenticated calls never reach these handlers. */
+#ifndef DD_SERVER_SERVICE_SHARING_INT_H
+#define DD_SERVER_SERVICE_SHARING_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "server/service/app.h"
+#include "store/catalog/cat_store.h"
+
+/* The reference server's default and largest page size for list calls. */
+#define SHR_MAX_RESULTS 500
+
+/* ---- visibility (sharing_acl.c) ---------------------------------------------------- */
+
+/* Loads the share named name if the caller may see it (DD_ENOTFOUND "share '<name>' not
+ * found" otherwise). */
+int shr_share_visible(const dd_call *call, const char *name, cat_share **out);
+/* Finds share/schema/table for the caller. *out_share is the whole share (free it);
+ * *out_table is borrowed from it. DD_ENOTFOUND with the reference server's message. */
+int shr_table_visible(const dd_call *call, const char *share, const char *schema,
+                      const char *table, cat_share **out_share,
+                      const cat_shared_table **out_table);
+
+/* ---- page tokens (sharing_page.c) --------------------------------------------------- */
+
+/* max_results: -1 when absent; DD_EINVAL outside 0..SHR_MAX_RESULTS. Returns the limit. */
+int shr_page_limit(int *out, bool has, int32_t max_results);
+/* base64url("<kind>\x1f<scope>\x1f<pos>"), malloc'ed. */
+char *shr_page_token(char kind, const char *scope, const char *pos);
+/* Decodes a token of kind for scope into pos (cap bytes). "" / NULL gives pos "".
+ * DD_EINVAL "invalid 'nextPageToken'" for anything else. */
+int shr_page_decode(char kind, const char *scope, const char *token, char *pos, size_t cap);
+
+/* ---- tables (sharing_table.c) ------------------------------------------------------- */
+
+/* The local directory of a shared table, malloc'ed, or DD_EUNSUPPORTED for remote ones
+ * when remote_url is NULL; for a remote table *remote_url gets the table URL instead. */
+int shr_table_root(dd_call *call, const cat_shared_table *t, char **out_root,
+                   char **remote_url);
+
+/* ---- local file URLs (sharing_files.c) ----------------------------------------------- */
+
+/* The table id in local file URLs: "<share id>.<table id>". */
+#define SHR_FILE_TABLE_ID_MAX 80
+
+#endif

@@ -1,0 +1,298 @@
+/* sharing_table.c: the table calls of deltad.sharing.v1.DeltaSharingService
+ * (GetTableVersion, GetTableMetadata, QueryTable, GetTableChanges). They find the shared
+ * table for the caller, open its Delta log, and let the query engine (server/sharing,
+ * shq.h) write the protocol lines; each line goes out as one TableLine. File paths become
+ * URLs through shr_sign: local tables get deltad's own HMAC-signed, expiring URLs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "common/err.h"
+#include "server/service/sharing_int.h"
+#include "server/service/svc_util.h"
+#include "server/sharing/shq.h"
+#include "store/sign/sign.h"
+
+typedef Deltad__Sharing__V1__TableLine shr_line_msg;
+
+static int64_t shr_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- where a shared table lives ----------------------------------------------------- */
+
+static int shr_is_file_url(const char *u) { return strncasecmp(u, "file://", 7) == 0; }
+
+int shr_table_root(dd_call *call, const cat_shared_table *t, char **out_root,
+                   char **remote_url) {
+  char *url = NULL;
+  *out_root = NULL;
+  if (remote_url) *remote_url = NULL;
+  if (t->url && *t->url) {
+    url = strdup(t->url);
+  } else {
+    cat_location *loc = NULL;
+    int rc = cat_location_get(svc_store(call), &loc, t->location);
+    if (rc) return rc;
+    size_t n = strlen(loc->url) + strlen(t->path) + 2;
+    if ((url = malloc(n)))
+      snprintf(url, n, "%s%s%s", loc->url,
+               (*t->path && loc->url[strlen(loc->url) - 1] != '/') ? "/" : "", t->path);
+    protobuf_c_message_free_unpacked(&loc->base, NULL);
+  }
+  if (!url) return dd_err_set(DD_ENOMEM, "out of memory");
+  if (!shr_is_file_url(url) && url[0] != '/') {
+    if (remote_url) {
+      *remote_url = url;
+      return 0;
+    }
+    int rc = dd_err_set(DD_EUNSUPPORTED,
+                        "table '%s' is at %s: reading Delta logs from remote storage is not "
+                        "supported yet", t->name, url);
+    free(url);
+    return rc;
+  }
+  sign_location loc;
+  int rc = url[0] == '/' ? 0 : sign_parse_location(&loc, url);
+  if (!rc && url[0] != '/') {
+    free(url);
+    url = strdup(loc.path);
+    sign_location_free(&loc);
+    if (!url) rc = dd_err_set(DD_ENOMEM, "out of memory");
+  }
+  if (rc) {
+    free(url);
+    return rc;
+  }
+  *out_root = url;
+  return 0;
+}
+
+/* ---- signer --------------------------------------------------------------------------- */
+
+typedef struct shr_signer_ctx {
+  const sign_local_key *key;
+  char base[700];          /* public URL + base path */
+  char table_id[SHR_FILE_TABLE_ID_MAX];
+  const char *root;        /* table directory, no trailing '/' */
+  int64_t expires_ms;
+} shr_signer_ctx;
+
+static int shr_sign(void *ctx, const char *path, int64_t size, char **out_url,
+                    int64_t *out_expires_ms) {
+  shr_signer_ctx *c = ctx;
+  (void)size;
+  const char *rel = path;
+  if (strstr(path, "://")) {
+    /* an absolute URI in the log: only files under this table's root are served */
+    sign_location loc;
+    int rc = sign_parse_location(&loc, path);
+    if (rc) return rc;
+    size_t rl = strlen(c->root);
+    rc = loc.kind == SIGN_LOC_FILE && strncmp(loc.path, c->root, rl) == 0 && loc.path[rl] == '/'
+             ? 0
+             : dd_err_set(DD_EPERM, "file '%s' is outside the shared table", path);
+    char *r = rc ? NULL : strdup(loc.path + rl + 1);
+    sign_location_free(&loc);
+    if (rc) return rc;
+    if (!r) return dd_err_set(DD_ENOMEM, "out of memory");
+    rc = sign_local_url(out_url, c->key, c->base, c->table_id, r, c->expires_ms);
+    free(r);
+    *out_expires_ms = c->expires_ms;
+    return rc;
+  }
+  *out_expires_ms = c->expires_ms;
+  return sign_local_url(out_url, c->key, c->base, c->table_id, rel, c->expires_ms);
+}
+
+/* ---- one opened table ----------------------------------------------------------------- */
+
+typedef struct shr_open {
+  cat_share *share;
+  const cat_shared_table *t; /* borrowed from share */
+  char *root;
+  dl_table *dl;
+  char name[800];
+  shq_table_opts opts;
+  shr_signer_ctx sctx;
+  shq_signer signer;
+} shr_open;
+
+static void shr_close(shr_open *o) {
+  dl_table_free(o->dl);
+  free(o->root);
+  if (o->share) protobuf_c_message_free_unpacked(&o->share->base, NULL);
+}
+
+static int shr_open_table(dd_call *call, shr_open *o, const char *share, const char *schema,
+                          const char *table) {
+  memset(o, 0, sizeof *o);
+  int rc = shr_table_visible(call, share, schema, table, &o->share, &o->t);
+  if (!rc) rc = shr_table_root(call, o->t, &o->root, NULL);
+  if (!rc) rc = dl_table_open(&o->dl, o->root);
+  if (rc) return rc;
+  const dd_app *app = call->app;
+  const dd_app_opts *ao = dd_app_options(app);
+  int64_t ttl_ms = (int64_t)dd_app_url_expiry_s(app) * 1000;
+  snprintf(o->name, sizeof o->name, "%s.%s.%s", share, schema, table);
+  shq_table_opts opts = SHQ_TABLE_OPTS_INIT;
+  opts.history_shared = o->t->history_shared;
+  opts.start_version = o->t->_start_version_case ? o->t->start_version : -1;
+  opts.table_id = o->t->id;
+  opts.table_name = o->name;
+  opts.token_key = dd_app_url_key(app)->k;
+  opts.token_key_len = SIGN_LOCAL_KEY_LEN;
+  opts.token_ttl_ms = 0;
+  opts.cache = dd_app_delta_cache(app);
+  o->opts = opts;
+  o->sctx.key = dd_app_url_key(app);
+  snprintf(o->sctx.base, sizeof o->sctx.base, "%s%s", ao->public_url ? ao->public_url : "",
+           dd_app_base_path(app));
+  snprintf(o->sctx.table_id, sizeof o->sctx.table_id, "%s.%s", o->share->id, o->t->id);
+  o->sctx.root = o->root;
+  o->sctx.expires_ms = shr_now_ms() + ttl_ms;
+  o->signer.sign = shr_sign;
+  o->signer.ctx = &o->sctx;
+  return 0;
+}
+
+/* ---- streaming lines ------------------------------------------------------------------ */
+
+typedef struct shr_stream {
+  dd_call *call;
+  shq_result *res;
+  bool first;
+} shr_stream;
+
+static int shr_caps_echo(char *buf, size_t cap, const shq_result *r) {
+  return snprintf(buf, cap, "responseformat=%s%s",
+                  r->format == SHQ_FORMAT_DELTA ? "delta" : "parquet",
+                  r->end_stream_action ? ";includeendstreamaction=true" : "");
+}
+
+static int shr_send_line(void *ctx, const char *json, size_t len) {
+  shr_stream *st = ctx;
+  shr_line_msg m = DELTAD__SHARING__V1__TABLE_LINE__INIT;
+  char caps[128] = "";
+  char *line = strndup(json, len);
+  if (!line) return dd_err_set(DD_ENOMEM, "out of memory");
+  m.line = line;
+  if (st->first) {
+    m.version = st->res->version;
+    shr_caps_echo(caps, sizeof caps, st->res);
+    m.capabilities = caps;
+    st->first = false;
+  }
+  int rc = st->call->send(st->call, &m.base);
+  free(line);
+  return rc;
+}
+
+static int shr_caps(dd_call *call, shq_caps *caps) {
+  const char *h = call->header ? call->header(call, "delta-sharing-capabilities") : NULL;
+  return shq_caps_parse(caps, h);
+}
+
+/* ---- handlers --------------------------------------------------------------------------- */
+
+int shr_get_table_version(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
+  const Deltad__Sharing__V1__GetTableVersionRequest *req = (const void *)in;
+  shr_open o;
+  int64_t v = -1;
+  int rc = shr_open_table(call, &o, req->share, req->schema, req->table);
+  if (!rc)
+    rc = shq_table_version(&v, o.dl, *req->starting_timestamp ? req->starting_timestamp : NULL,
+                           &o.opts);
+  shr_close(&o);
+  if (rc) return rc;
+  Deltad__Sharing__V1__GetTableVersionResponse *resp = malloc(sizeof *resp);
+  if (!resp) return dd_err_set(DD_ENOMEM, "out of memory");
+  deltad__sharing__v1__get_table_version_response__init(resp);
+  resp->version = v;
+  *out = &resp->base;
+  return 0;
+}
+
+int shr_get_table_metadata(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
+  const Deltad__Sharing__V1__GetTableMetadataRequest *req = (const void *)in;
+  shr_open o;
+  shq_caps caps = SHQ_CAPS_INIT;
+  shq_result res = {0};
+  shr_stream st = {call, &res, true};
+  (void)out;
+  int rc = shr_caps(call, &caps);
+  if (!rc) rc = shr_open_table(call, &o, req->share, req->schema, req->table);
+  else memset(&o, 0, sizeof o);
+  if (!rc)
+    rc = shq_table_metadata(o.dl, req->_version_case ? req->version : -1,
+                      *req->timestamp ? req->timestamp : NULL, &caps, &o.opts, &res,
+                      shr_send_line, &st);
+  shr_close(&o);
+  return rc;
+}
+
+/* The QueryTable request as the engine's shq_query (strings borrowed from req). */
+static void shr_query_of(shq_query *q, const Deltad__Sharing__V1__QueryTableRequest *r) {
+  shq_query init = SHQ_QUERY_INIT;
+  *q = init;
+  q->predicate_hints = r->predicate_hints;
+  q->num_predicate_hints = r->n_predicate_hints;
+  q->json_predicate_hints = *r->json_predicate_hints ? r->json_predicate_hints : NULL;
+  if (r->_limit_hint_case) q->limit_hint = r->limit_hint;
+  if (r->_version_case) q->version = r->version;
+  q->timestamp = *r->timestamp ? r->timestamp : NULL;
+  if (r->_starting_version_case) q->starting_version = r->starting_version;
+  if (r->_ending_version_case) q->ending_version = r->ending_version;
+  q->include_historical_metadata = r->include_historical_metadata;
+  if (r->_max_files_case) q->max_files = r->max_files;
+  q->page_token = *r->page_token ? r->page_token : NULL;
+  q->include_refresh_token = r->include_refresh_token;
+  q->refresh_token = *r->refresh_token ? r->refresh_token : NULL;
+}
+
+int shr_query_table(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
+  const Deltad__Sharing__V1__QueryTableRequest *req = (const void *)in;
+  shr_open o;
+  shq_caps caps = SHQ_CAPS_INIT;
+  shq_query q;
+  shq_result res = {0};
+  shr_stream st = {call, &res, true};
+  (void)out;
+  shr_query_of(&q, req);
+  int rc = shr_caps(call, &caps);
+  if (!rc) rc = shr_open_table(call, &o, req->share, req->schema, req->table);
+  else memset(&o, 0, sizeof o);
+  if (!rc)
+    rc = shq_query_table(o.dl, &q, &caps, &o.opts, &o.signer, shr_now_ms(), &res, shr_send_line, &st);
+  shr_close(&o);
+  return rc;
+}
+
+int shr_get_table_changes(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
+  const Deltad__Sharing__V1__GetTableChangesRequest *req = (const void *)in;
+  shr_open o;
+  shq_caps caps = SHQ_CAPS_INIT;
+  shq_changes c = SHQ_CHANGES_INIT;
+  shq_result res = {0};
+  shr_stream st = {call, &res, true};
+  (void)out;
+  if (req->_starting_version_case) c.starting_version = req->starting_version;
+  if (req->_ending_version_case) c.ending_version = req->ending_version;
+  c.starting_timestamp = *req->starting_timestamp ? req->starting_timestamp : NULL;
+  c.ending_timestamp = *req->ending_timestamp ? req->ending_timestamp : NULL;
+  c.include_historical_metadata = req->include_historical_metadata;
+  if (req->_max_files_case) c.max_files = req->max_files;
+  c.page_token = *req->page_token ? req->page_token : NULL;
+  int rc = shr_caps(call, &caps);
+  if (!rc) rc = shr_open_table(call, &o, req->share, req->schema, req->table);
+  else memset(&o, 0, sizeof o);
+  if (!rc)
+    rc = shq_table_changes(o.dl, &c, &caps, &o.opts, &o.signer, shr_now_ms(), &res,
+                           shr_send_line, &st);
+  shr_close(&o);
+  return rc;
+}

@@ -1,0 +1,184 @@
+/* cat_share_grant.c: which recipient may read which share (share_grants and
+ * recipient_grants, kept in step), and the walk over the shares a principal can see. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "store/catalog/cat_internal.h"
+#include "store/catalog/cat_share_int.h"
+
+/* ---- walking visible shares ------------------------------------------------------------- */
+
+static int cat__walk_cursor(MDB_cursor *cur, const char *prefix, size_t plen,
+                            const char *after, cat_share_walk_fn fn, void *arg) {
+  char key[CAT__KEY_MAX + 1];
+  size_t alen = strlen(after);
+  if (plen + alen >= sizeof key) return dd_err_set(DD_EINVAL, "page token too long");
+  memcpy(key, prefix, plen);
+  memcpy(key + plen, after, alen);
+  MDB_val k = {plen + alen, key}, v;
+  /* LMDB refuses an empty key: start from the first entry instead */
+  int mrc = mdb_cursor_get(cur, &k, &v, k.mv_size ? MDB_SET_RANGE : MDB_FIRST);
+  /* skip the `after` key itself: the walk starts strictly after it */
+  if (mrc == 0 && alen && k.mv_size == plen + alen && memcmp(k.mv_data, key, k.mv_size) == 0)
+    mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+  for (; mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    if (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0) break;
+    char lname[CAT__NAME_MAX + 1], id[CAT__ID_LEN + 1];
+    size_t nl = k.mv_size - plen;
+    if (nl > CAT__NAME_MAX || v.mv_size != CAT__ID_LEN)
+      return dd_err_set(DD_ECORRUPT, "catalog store: malformed share index entry");
+    memcpy(lname, (const char *)k.mv_data + plen, nl);
+    lname[nl] = '\0';
+    memcpy(id, v.mv_data, CAT__ID_LEN);
+    id[CAT__ID_LEN] = '\0';
+    int rc = fn(arg, lname, id);
+    if (rc) return rc;
+  }
+  if (mrc && mrc != MDB_NOTFOUND) return cat__mdb_err(mrc, "catalog store: walk shares");
+  return 0;
+}
+
+int cat_share_walk(cat_store *s, const char *recipient_id, const char *after,
+                   cat_share_walk_fn fn, void *arg) {
+  MDB_txn *txn = NULL;
+  MDB_cursor *cur = NULL;
+  char prefix[CAT__KEY_MAX];
+  size_t plen = recipient_id ? cat__name_key(prefix, recipient_id, "") : 0;
+  int db = recipient_id ? CAT__DB_RECIPIENT_GRANTS : CAT__DB_SHARE_NAMES;
+  int rc = cat__txn_begin(s, &txn, false);
+  if (rc) return rc;
+  int mrc = mdb_cursor_open(txn, s->dbi[db], &cur);
+  if (mrc) rc = cat__mdb_err(mrc, "catalog store: open cursor");
+  else rc = cat__walk_cursor(cur, prefix, plen, after ? after : "", fn, arg);
+  if (cur) mdb_cursor_close(cur);
+  mdb_txn_abort(txn);
+  return rc;
+}
+
+/* ---- grants ---------------------------------------------------------------------------- */
+
+/* Resolves a share name and a recipient name to their ids and the share's display name. */
+static int cat__grant_ids(cat_store *s, MDB_txn *txn, const char *share, const char *recipient,
+                          char sid[CAT__ID_LEN + 1], char rid[CAT__ID_LEN + 1]) {
+  int rc = cat_name_check("share", share, 0);
+  if (!rc) rc = cat_name_check("recipient", recipient, 1);
+  if (rc) return rc;
+  rc = cat__name_get(s, txn, CAT__DB_SHARE_NAMES, NULL, share, sid);
+  if (rc == DD_ENOTFOUND) return dd_err_set(DD_ENOTFOUND, "share '%s' not found", share);
+  if (!rc) rc = cat__name_get(s, txn, CAT__DB_RECIPIENT_NAMES, NULL, recipient, rid);
+  if (rc == DD_ENOTFOUND) return dd_err_set(DD_ENOTFOUND, "recipient '%s' not found", recipient);
+  return rc;
+}
+
+int cat_grant_add(cat_store *s, const char *share, const char *recipient) {
+  MDB_txn *txn = NULL;
+  char sid[CAT__ID_LEN + 1], rid[CAT__ID_LEN + 1];
+  int rc = cat__txn_begin(s, &txn, true);
+  if (!rc) rc = cat__grant_ids(s, txn, share, recipient, sid, rid);
+  if (!rc) rc = cat__name_put(s, txn, CAT__DB_SHARE_GRANTS, sid, rid, rid);
+  if (!rc) rc = cat__name_put(s, txn, CAT__DB_RECIPIENT_GRANTS, rid, share, sid);
+  if (rc == DD_EEXISTS) { /* granted already: nothing to do */
+    mdb_txn_abort(txn);
+    return 0;
+  }
+  if (!rc) return cat__txn_commit(txn);
+  if (txn) mdb_txn_abort(txn);
+  return rc;
+}
+
+int cat_grant_remove(cat_store *s, const char *share, const char *recipient) {
+  MDB_txn *txn = NULL;
+  char sid[CAT__ID_LEN + 1], rid[CAT__ID_LEN + 1];
+  int rc = cat__txn_begin(s, &txn, true);
+  if (!rc) rc = cat__grant_ids(s, txn, share, recipient, sid, rid);
+  char got[CAT__ID_LEN + 1];
+  if (!rc) {
+    rc = cat__name_get(s, txn, CAT__DB_SHARE_GRANTS, sid, rid, got); /* del ignores absence */
+    if (rc == DD_ENOTFOUND)
+      rc = dd_err_set(DD_ENOTFOUND, "recipient '%s' has no grant on share '%s'", recipient, share);
+  }
+  if (!rc) rc = cat__name_del(s, txn, CAT__DB_SHARE_GRANTS, sid, rid);
+  if (!rc) rc = cat__name_del(s, txn, CAT__DB_RECIPIENT_GRANTS, rid, share);
+  if (!rc) return cat__txn_commit(txn);
+  if (txn) mdb_txn_abort(txn);
+  return rc;
+}
+
+int cat_grant_check(cat_store *s, const char *recipient_id, const char *share_name,
+                    char share_id[40]) {
+  MDB_txn *txn = NULL;
+  if (cat_name_check("share", share_name, 1)) return dd_err_set(DD_ENOTFOUND, "share not found");
+  int rc = cat__txn_begin(s, &txn, false);
+  if (rc) return rc;
+  rc = cat__name_get(s, txn, CAT__DB_RECIPIENT_GRANTS, recipient_id, share_name, share_id);
+  mdb_txn_abort(txn);
+  if (rc == DD_ENOTFOUND) return dd_err_set(DD_ENOTFOUND, "share '%s' not found", share_name);
+  return rc;
+}
+
+/* ---- listing grants ---------------------------------------------------------------------- */
+
+typedef struct {
+  Deltad__Sharing__V1__ListGrantsResponse *resp;
+  int by_share; /* walking share_grants (ids are recipients) or recipient_grants */
+  const char *fixed; /* the display name of the fixed side */
+} cat__grant_list;
+
+static int cat__grant_collect(cat_store *s, MDB_txn *txn, const char *lname, const char *id,
+                              void *arg) {
+  cat__grant_list *gl = arg;
+  ProtobufCMessage *m = NULL;
+  (void)lname;
+  int rc = cat__rec_get(s, txn, gl->by_share ? CAT__DB_RECIPIENTS : CAT__DB_SHARES, id,
+                        gl->by_share ? &deltad__sharing__v1__recipient__descriptor
+                                     : &deltad__sharing__v1__share_info__descriptor,
+                        &m);
+  if (rc == DD_ENOTFOUND) return 0;
+  if (rc) return rc;
+  const char *other = gl->by_share ? ((cat_recipient *)m)->name : ((cat_share *)m)->name;
+  Deltad__Sharing__V1__Grant *g = malloc(sizeof *g);
+  Deltad__Sharing__V1__Grant **grown =
+      realloc(gl->resp->grants, (gl->resp->n_grants + 1) * sizeof *grown);
+  if (grown) gl->resp->grants = grown;
+  if (!g || !grown) {
+    free(g);
+    protobuf_c_message_free_unpacked(m, NULL);
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  }
+  deltad__sharing__v1__grant__init(g);
+  g->share = cat__strdup(gl->by_share ? gl->fixed : other);
+  g->recipient = cat__strdup(gl->by_share ? other : gl->fixed);
+  gl->resp->grants[gl->resp->n_grants++] = g;
+  protobuf_c_message_free_unpacked(m, NULL);
+  return g->share && g->recipient ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
+}
+
+int cat_grant_list(cat_store *s, Deltad__Sharing__V1__ListGrantsResponse **out,
+                   const char *share, const char *recipient) {
+  MDB_txn *txn = NULL;
+  char id[CAT__ID_LEN + 1];
+  int by_share = share && *share;
+  *out = NULL;
+  if (by_share == (recipient && *recipient))
+    return dd_err_set(DD_EINVAL, "give exactly one of share or recipient");
+  const char *name = by_share ? share : recipient;
+  Deltad__Sharing__V1__ListGrantsResponse *resp = malloc(sizeof *resp);
+  if (!resp) return dd_err_set(DD_ENOMEM, "out of memory");
+  deltad__sharing__v1__list_grants_response__init(resp);
+  int rc = cat__txn_begin(s, &txn, false);
+  if (!rc) {
+    rc = cat__name_get(s, txn, by_share ? CAT__DB_SHARE_NAMES : CAT__DB_RECIPIENT_NAMES, NULL,
+                       name, id);
+    if (rc == DD_ENOTFOUND)
+      rc = dd_err_set(DD_ENOTFOUND, "%s '%s' not found", by_share ? "share" : "recipient", name);
+  }
+  cat__grant_list gl = {resp, by_share, name};
+  if (!rc)
+    rc = cat__scope_walk(s, txn, by_share ? CAT__DB_SHARE_GRANTS : CAT__DB_RECIPIENT_GRANTS, id,
+                         cat__grant_collect, &gl);
+  if (txn) mdb_txn_abort(txn);
+  if (rc) protobuf_c_message_free_unpacked(&resp->base, NULL);
+  else *out = resp;
+  return rc;
+}
