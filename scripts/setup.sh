@@ -40,7 +40,8 @@ if command -v npm >/dev/null 2>&1; then
   for lock in "$root"/tests/js/package-lock.json "$root"/tests/js/*/package-lock.json; do
     [ -f "$lock" ] || continue
     dir=$(dirname "$lock")
-    if [ ! -d "$dir/node_modules" ]; then
+    # Install when missing, or when the lock file changed since the last install.
+    if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$lock" -nt "$dir/node_modules/.package-lock.json" ]; then
       echo "setup: npm ci in ${dir#$root/}"
       (cd "$dir" && npm ci --silent --no-audit --no-fund) || echo "setup: npm ci failed in $dir (cross-check tests will be skipped)"
     fi
