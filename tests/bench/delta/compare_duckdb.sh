@@ -13,7 +13,8 @@
 # Environment: BENCH_BIN=path/to/bench_delta (else builds build-bench/ in Release),
 #   TABLE=dir (reuse a generated table; it is then kept), DUCK_RESULT=chunks|stream|js
 #   (how node consumes rows, see duckdb/duck_load.mjs; default chunks = all rows held in
-#   memory as DuckDB vectors), RAW=file (keep the per-run figures).
+#   memory as DuckDB vectors), DUCK_THREADS=n (SET threads; default DuckDB's, the core
+#   count), RAW=file (keep the per-run figures).
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -70,7 +71,7 @@ run_duck() { # mode
       for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
       over = f["rows"] > 0 ? (f["maxrss_kb"] - f["rss_init_kb"]) * 1024 / f["rows"] : 0
       printf "duckdb %s\t%d\t%.4f\t%.4f\t%.3f\t%d\t%.0f\t%s\n", f["mode"], f["rows"], f["query_ms"] / 1000,
-             f["init_ms"] / 1000, f["cpu_ms"] / 1000, prss, over, pw }' "$work/q.out" >>"$raw"
+             f["init_ms"] / 1000, (f["mode"] == "startup" ? f["cpu_ms"] : f["query_cpu_ms"]) / 1000, prss, over, pw }' "$work/q.out" >>"$raw"
 }
 i=1
 while [ "$i" -le "$rounds" ]; do
@@ -82,7 +83,10 @@ done
 
 echo
 echo "Medians over $rounds rounds (each column's median separately; shared, loaded machine)."
-echo "DuckDB rows consumed as: ${DUCK_RESULT:-chunks}. deltad: one thread; DuckDB: its default thread count."
+echo "DuckDB rows consumed as: ${DUCK_RESULT:-chunks}. deltad: one thread; DuckDB threads: ${DUCK_THREADS:-default ($(nproc))}."
+echo "Load s: deltad dl_table_open+dl_snapshot_open; DuckDB the query after startup. CPU s: the same span"
+echo "(user+sys, all threads; for the startup row the whole node process). Process wall includes"
+echo "process start (node boot and loading DuckDB for DuckDB). Peak RSS: whole process."
 echo
 awk -F'\t' '
   function med(lbl, col,   k, n, a, i, j, t) {
@@ -92,18 +96,19 @@ awk -F'\t' '
   { if (!($1 in cnt)) order[++nl] = $1; c = ++cnt[$1]; for (i = 2; i <= NF; i++) v[$1, c, i] = $i }
   END {
     d = "deltad"; s = "duckdb startup"
-    dt = med(d, 3); drss = med(d, 6)
-    print "| run | rounds | rows | load s (in-process) | incl. DuckDB startup s | process wall s | CPU s | peak RSS MiB | RSS B/file (total) | RSS B/file (over baseline) | time deltad/this | RSS deltad/this |"
-    print "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    dt = med(d, 3); drss = med(d, 6); dcpu = med(d, 5)
+    print "| run | rounds | rows | load s (in-process) | incl. DuckDB startup s | process wall s | CPU s | peak RSS MiB | RSS B/file (total) | RSS B/file (over baseline) | time deltad/this | CPU deltad/this | RSS deltad/this |"
+    print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     for (k = 1; k <= nl; k++) {
       l = order[k]; rows = med(l, 2); q = med(l, 3); it = med(l, 4); rss = med(l, 6)
       incl = (l == d) ? "-" : sprintf("%.3f", med(l, 3) + med(l, 4))
       if (l == s) { q = it; incl = sprintf("%.3f", it) }
       tr = (l != d && l != s && q > 0) ? sprintf("%.2f (%.2f incl. startup)", dt / q, dt / (q + it)) : "-"
       rr = (l != d && l != s) ? sprintf("%.2f", drss / rss) : "-"
+      cr = (l != d && l != s && med(l, 5) > 0) ? sprintf("%.2f", dcpu / med(l, 5)) : "-"
       bpf = rows > 0 ? sprintf("%.0f", rss * 1024 / rows) : "-"
       over = rows > 0 ? sprintf("%.0f", med(l, 7)) : "-"
-      printf "| %s | %d | %d | %.3f | %s | %.2f | %.2f | %.0f | %s | %s | %s | %s |\n", l, cnt[l], rows, q, incl,
-             med(l, 8), med(l, 5), rss / 1024, bpf, over, tr, rr
+      printf "| %s | %d | %d | %.3f | %s | %.2f | %.2f | %.0f | %s | %s | %s | %s | %s |\n", l, cnt[l], rows, q, incl,
+             med(l, 8), med(l, 5), rss / 1024, bpf, over, tr, cr, rr
     }
   }' "$raw"

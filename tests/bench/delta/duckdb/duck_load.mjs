@@ -12,6 +12,7 @@
 //                           native vectors, referenced from JS) until the rows are counted
 //         stream            fetch chunk by chunk, count rows, drop each chunk
 //         js                runAndReadAll, then convert every row into JS values
+// DUCK_THREADS (environment): SET threads to this (default: DuckDB's own, the core count).
 import { DuckDBInstance } from '@duckdb/node-api';
 
 const ADD_COLS = 'add.path, add.size, add.partitionValues, add.modificationTime, ' +
@@ -67,8 +68,10 @@ async function main() {
   const t0 = performance.now();
   const inst = await DuckDBInstance.create(':memory:');
   const conn = await inst.connect();
+  if (process.env.DUCK_THREADS) await conn.run(`SET threads = ${Number(process.env.DUCK_THREADS)}`);
   await conn.runAndReadAll('SELECT 1');
   const t1 = performance.now();
+  const ru1 = process.resourceUsage();
   const rssInitKb = Math.round(process.memoryUsage().rss / 1024);
   let rows = 0;
   if (mode !== 'startup') rows = await consume(conn, buildSql(mode, ckpt, commits), how);
@@ -77,7 +80,9 @@ async function main() {
   const threads = (await conn.runAndReadAll("SELECT current_setting('threads') t")).getRows()[0][0];
   console.log(`duck: mode=${mode} result=${how} rows=${rows} init_ms=${(t1 - t0).toFixed(1)} ` +
     `query_ms=${(t2 - t1).toFixed(1)} rss_init_kb=${rssInitKb} maxrss_kb=${ru.maxRSS} ` +
-    `cpu_ms=${((ru.userCPUTime + ru.systemCPUTime) / 1000).toFixed(0)} threads=${threads}`);
+    `cpu_ms=${((ru.userCPUTime + ru.systemCPUTime) / 1000).toFixed(0)} ` +
+    `query_cpu_ms=${((ru.userCPUTime + ru.systemCPUTime - ru1.userCPUTime - ru1.systemCPUTime) / 1000).toFixed(0)} ` +
+    `threads=${threads}`);
   conn.closeSync?.();
 }
 
