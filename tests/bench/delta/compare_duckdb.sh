@@ -46,7 +46,7 @@ for f in "$log"/[0-9]*.json; do
   v=$(basename "$f" .json | sed 's/^0*//')
   [ "${v:-0}" -gt "$cv" ] && commits="$commits $f"
 done
-echo "table $table: checkpoint $(basename "$ckpt") ($(du -k "$ckpt" | cut -f1) KiB),$(echo $commits | wc -w) commits after it"
+echo "table $table: checkpoint $(basename "$ckpt") ($(du -k "$ckpt" | cut -f1) KiB), $(echo "$commits" | wc -w) commits after it"
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); node $(node --version)"
 
 # One line per run: label rows t_query_s t_init_s cpu_s maxrss_kb over_bpf proc_wall_s
