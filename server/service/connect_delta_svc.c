@@ -71,6 +71,7 @@ cleanup:
 
 static connect_exec_opts call_opts(dd_call *call) {
   connect_exec_opts o = CONNECT_EXEC_OPTS_INIT;
+  o.store = dd_app_store(call->app);
   const char *h = call->header ? call->header(call, CONNECT_RETENTION_CHECK_HEADER) : NULL;
   if (h && !strcasecmp(h, "false")) o.retention_check = false;
   return o;

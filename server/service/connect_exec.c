@@ -8,8 +8,36 @@
 
 #include "common/err.h"
 #include "server/service/connect_exec.h"
+#include "store/catalog/cat_store.h"
 
 /* ---- tables ---- */
+
+/* The catalog of the command being executed on this thread: set for the duration of
+ * connect_exec_command / connect_exec_relation from their options (so the ten places that
+ * name a table need not carry it), NULL otherwise. */
+static _Thread_local struct cat_store *exec__store;
+
+/* `catalog.schema.table` (three plain parts) -> the location registered in the catalog. */
+static int table_from_catalog(char **out, const char *name) {
+  char *copy = strdup(name), *parts[3] = {NULL, NULL, NULL};
+  if (!copy) return dd_err_set(DD_ENOMEM, "out of memory");
+  char *save = NULL, *p = strtok_r(copy, ".", &save);
+  size_t n = 0;
+  for (; p && n < 3; p = strtok_r(NULL, ".", &save)) parts[n++] = p;
+  int rc;
+  if (n != 3 || p) {
+    rc = dop_resolve_table(out, name, false); /* not a 3-part name: the library's answer */
+  } else {
+    cat_lance_table *tbl = NULL;
+    rc = cat_lance_table_get(exec__store, &tbl, (const char *const *)parts, 3);
+    if (rc == DD_ENOTFOUND)
+      rc = dd_err_set(DD_ENOTFOUND, "table '%s' is not registered in the catalog", name);
+    else if (!rc) rc = dop_resolve_table(out, tbl->location, false);
+    if (tbl) protobuf_c_message_free_unpacked(&tbl->base, NULL);
+  }
+  free(copy);
+  return rc;
+}
 
 static int table_location(char **out, const Delta__Connect__DeltaTable *t) {
   if (!t) return dd_err_set(DD_EINVAL, "table: required");
@@ -18,6 +46,9 @@ static int table_location(char **out, const Delta__Connect__DeltaTable *t) {
       if (!t->path || !t->path->path || !*t->path->path) return dd_err_set(DD_EINVAL, "table.path: required");
       return dop_resolve_table(out, t->path->path, false);
     case DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_TABLE_OR_VIEW_NAME:
+      if (exec__store && t->table_or_view_name && !strchr(t->table_or_view_name, '`') &&
+          t->table_or_view_name[0] != '/')
+        return table_from_catalog(out, t->table_or_view_name);
       return dop_resolve_table(out, t->table_or_view_name, false);
     default: return dd_err_set(DD_EINVAL, "table: a path or a table name is required");
   }
@@ -211,7 +242,28 @@ static int run_create(dop_result **out, const Delta__Connect__CreateDeltaTable *
   return rc;
 }
 
+static int exec__command(dop_result **out, const Delta__Connect__DeltaCommand *cmd,
+                         const connect_exec_opts *opts);
+static int exec__relation(dop_result **out, const Delta__Connect__DeltaRelation *rel,
+                          const connect_exec_opts *opts);
+
 int connect_exec_command(dop_result **out, const Delta__Connect__DeltaCommand *cmd,
+                         const connect_exec_opts *opts) {
+  exec__store = opts ? opts->store : NULL;
+  int rc = exec__command(out, cmd, opts);
+  exec__store = NULL;
+  return rc;
+}
+
+int connect_exec_relation(dop_result **out, const Delta__Connect__DeltaRelation *rel,
+                          const connect_exec_opts *opts) {
+  exec__store = opts ? opts->store : NULL;
+  int rc = exec__relation(out, rel, opts);
+  exec__store = NULL;
+  return rc;
+}
+
+static int exec__command(dop_result **out, const Delta__Connect__DeltaCommand *cmd,
                          const connect_exec_opts *opts) {
   connect_exec_opts eo = CONNECT_EXEC_OPTS_INIT;
   if (opts) eo = *opts;
@@ -271,7 +323,7 @@ static int unsupported(const char *what) {
                     "RestoreTable, IsDeltaTable", what);
 }
 
-int connect_exec_relation(dop_result **out, const Delta__Connect__DeltaRelation *rel,
+static int exec__relation(dop_result **out, const Delta__Connect__DeltaRelation *rel,
                           const connect_exec_opts *opts) {
   (void)opts;
   *out = NULL;

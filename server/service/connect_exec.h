@@ -11,10 +11,15 @@
 #include "delta/connect/relations.pb-c.h"
 #include "store/deltaops/dop.h"
 
+struct cat_store;
 typedef struct connect_exec_opts {
   bool retention_check; /* spark.databricks.delta.retentionDurationCheck.enabled */
+  /* Resolves `catalog.schema.table` names to the location registered in the catalog (table
+   * registrations of the catalog's namespaces, e.g. through the Lance RegisterTable API).
+   * NULL: such names are NOT_FOUND (the CLI's --local mode has no catalog). */
+  struct cat_store *store;
 } connect_exec_opts;
-#define CONNECT_EXEC_OPTS_INIT {true}
+#define CONNECT_EXEC_OPTS_INIT {true, NULL}
 
 /* The conf key (Spark's) that turns the vacuum retention check off, and the request
  * request header DeltaConnectService reads it from (value "false" turns it off). */

@@ -78,8 +78,9 @@ static int plan_decode(plan *out, const Spark__Connect__Plan *p) {
   return 0;
 }
 
-static connect_exec_opts session_opts(const char *session_id) {
+static connect_exec_opts session_opts(const char *session_id, struct cat_store *store) {
   connect_exec_opts o = CONNECT_EXEC_OPTS_INIT;
+  o.store = store;
   char *v = connect_conf_get(session_id, CONNECT_RETENTION_CHECK_CONF);
   if (v && !strcasecmp(v, "false")) o.retention_check = false;
   free(v);
@@ -87,8 +88,9 @@ static connect_exec_opts session_opts(const char *session_id) {
 }
 
 /* Runs the plan (or takes the result kept by AnalyzePlan for it). */
-static int plan_run(dop_result **out, const plan *p, const char *session_id, const uint8_t *key, size_t key_len) {
-  connect_exec_opts o = session_opts(session_id);
+static int plan_run(dop_result **out, const plan *p, const char *session_id, const uint8_t *key,
+                    size_t key_len, struct cat_store *store) {
+  connect_exec_opts o = session_opts(session_id, store);
   if (p->cmd) return connect_exec_command(out, p->cmd, &o);
   if ((*out = connect_plan_take(session_id, key, key_len))) return 0;
   return connect_exec_relation(out, p->rel, &o);
@@ -178,7 +180,7 @@ static int sc_execute(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessa
   else connect_uuid(op), x.op_id = op;
   if ((rc = plan_decode(&p, req->plan)) || (rc = pack_plan(&key, &key_len, req->plan))) goto cleanup;
   if ((rc = connect_op_start(x.session_id, x.op_id))) goto cleanup;
-  if ((rc = plan_run(&res, &p, x.session_id, key, key_len))) goto cleanup;
+  if ((rc = plan_run(&res, &p, x.session_id, key, key_len, dd_app_store(call->app)))) goto cleanup;
   rc = send_result(&x, res);
 cleanup:
   dop_result_free(res);
@@ -373,7 +375,8 @@ static int sc_config(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessag
 
 /* ---- AnalyzePlan ---- */
 
-static int analyze_schema(Spark__Connect__AnalyzePlanResponse *r, const char *sid, const Spark__Connect__Plan *sp) {
+static int analyze_schema(Spark__Connect__AnalyzePlanResponse *r, const char *sid,
+                          const Spark__Connect__Plan *sp, struct cat_store *store) {
   plan p;
   dop_result *res = NULL;
   uint8_t *key = NULL;
@@ -386,7 +389,7 @@ static int analyze_schema(Spark__Connect__AnalyzePlanResponse *r, const char *si
     else rc = dd_err_set(DD_ENOMEM, "out of memory");
   } else if (!rc) {
     rc = pack_plan(&key, &key_len, sp);
-    if (!rc) rc = plan_run(&res, &p, sid, key, key_len);
+    if (!rc) rc = plan_run(&res, &p, sid, key, key_len, store);
   }
   Spark__Connect__AnalyzePlanResponse__Schema *s = rc ? NULL : new_msg(&spark__connect__analyze_plan_response__schema__descriptor);
   if (!rc && !s) rc = dd_err_set(DD_ENOMEM, "out of memory");
@@ -416,7 +419,7 @@ static int sc_analyze(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessa
   r->server_side_session_id = strdup(ssid);
   if (!r->session_id || !r->server_side_session_id) rc = dd_err_set(DD_ENOMEM, "out of memory");
   else if (req->analyze_case == SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_SCHEMA)
-    rc = analyze_schema(r, req->session_id, req->schema->plan);
+    rc = analyze_schema(r, req->session_id, req->schema->plan, dd_app_store(call->app));
   else if (req->analyze_case == SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_SPARK_VERSION) {
     r->result_case = SPARK__CONNECT__ANALYZE_PLAN_RESPONSE__RESULT_SPARK_VERSION;
     r->spark_version = new_msg(&spark__connect__analyze_plan_response__spark_version__descriptor);

@@ -102,6 +102,24 @@ class ConnectDelta(ServerTest):
             is_delta_table=self.rel.IsDeltaTable(path=os.path.dirname(t))))
         self.assertFalse(rows[0].values[0].bool_value)
 
+    def test_catalog_name_resolves_to_registered_location(self):
+        t = copy_fixture("simple_table")
+        srv = self.server
+        self.assertEqual(srv.curl("POST", "/catalogs", {"name": "reg"})[0], 200)
+        self.assertEqual(srv.curl("POST", "/schemas", {"name": "s", "catalogName": "reg"})[0], 200)
+        code, body = srv.curl("POST", srv.http_base + "/v1/table/reg$s$events/register",
+                              {"location": "file://" + t})
+        self.assertEqual(code, 200, body)
+        schema, rows = self.run_rel(self.rel.DeltaRelation(
+            describe_detail=self.rel.DescribeDetail(table=self.base.DeltaTable(
+                table_or_view_name="reg.s.events"))))
+        d = {c.name: v for c, v in zip(schema.columns, rows[0].values)}
+        self.assertEqual(d["location"].string_value, t)
+        code, _ = self.code_of(self.stub.ExecuteRelation, self.rel.DeltaRelation(
+            describe_detail=self.rel.DescribeDetail(table=self.base.DeltaTable(
+                table_or_view_name="reg.s.missing"))))
+        self.assertEqual(code, grpc.StatusCode.NOT_FOUND)
+
     def test_vacuum_retention_and_commits(self):
         t = copy_fixture("simple_table")
         age(t, 30)
