@@ -338,7 +338,7 @@ static int sr_changes(sr_call *c, dd_http_reply *rep, const sr_route *r) {
   const char *sv = dd_http_req_query(h, "startingVersion"), *ev = dd_http_req_query(h, "endingVersion");
   const char *st = dd_http_req_query(h, "startingTimestamp"), *et = dd_http_req_query(h, "endingTimestamp");
   const char *mf = dd_http_req_query(h, "maxFiles"), *pt = dd_http_req_query(h, "pageToken");
-  int64_t v;
+  int64_t v = 0;
   int rc = 0;
   q.share = (char *)r->seg[0];
   q.schema = (char *)r->seg[2];

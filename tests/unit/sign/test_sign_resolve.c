@@ -25,7 +25,7 @@ typedef struct fixture {
 } fixture;
 
 static void touch(const char *dir, const char *name) {
-  char p[PATH_MAX];
+  char p[PATH_MAX + 256];
   snprintf(p, sizeof p, "%s/%s", dir, name);
   int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   assert_true(fd >= 0);
