@@ -13,9 +13,7 @@ static int dctl__is_help(const char *a) { return strcmp(a, "--help") == 0 || str
 int dctl_usage_error(const char *usage, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("deltactl: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  dctl_vfail(DCTL_EXIT_USAGE, fmt, ap);
   va_end(ap);
   fputs(usage, stderr);
   return DCTL_EXIT_USAGE;

@@ -19,12 +19,17 @@ static char dctl__token[DCTL_TOKEN_MAX];
 
 dctl_globals *dctl_globals_get(void) { return &dctl__globals; }
 
-int dctl_fail(int code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
+int dctl_vfail(int code, const char *fmt, va_list ap) {
   fputs("deltactl: ", stderr);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
+  return code;
+}
+
+int dctl_fail(int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  dctl_vfail(code, fmt, ap);
   va_end(ap);
   return code;
 }

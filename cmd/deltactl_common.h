@@ -7,6 +7,7 @@
 #ifndef DD_CMD_DELTACTL_COMMON_H
 #define DD_CMD_DELTACTL_COMMON_H
 
+#include <stdarg.h>
 #include <protobuf-c/protobuf-c.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +56,8 @@ int dctl_call_list(const char *method, ProtobufCMessage *req,
 /* Prints a failed dd_client call's status and message; returns DCTL_EXIT_SERVER. */
 int dctl_report_call_error(dd_client *c, int rc);
 /* Prints `deltactl: <message>` to stderr; returns code. */
+/* As dctl_fail, with a va_list (for other printf-like reporters). */
+int dctl_vfail(int code, const char *fmt, va_list ap);
 int dctl_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- arguments ----------------------------------------------------------------------- */

@@ -12,20 +12,14 @@
 
 #include <jansson.h>
 
+#include "common/buf.h"
 #include "server/sharing/shq.h"
 
 /* ======================= line buffer ======================= */
 
-typedef struct shq_buf {
-  char *p;
-  size_t len, cap;
-  bool oom;
-} shq_buf;
+/* The text buffer is common/buf.h's dd_buf; the JSON helpers below add to it. */
+typedef dd_buf shq_buf;
 
-void shq__buf_free(shq_buf *b);
-void shq__put(shq_buf *b, const char *s, size_t n);
-void shq__puts(shq_buf *b, const char *s);
-void shq__putc(shq_buf *b, char c);
 void shq__put_i64(shq_buf *b, int64_t v);
 /* A JSON string literal with escaping (s of n bytes). */
 void shq__put_jstr(shq_buf *b, const char *s, size_t n);

@@ -38,47 +38,47 @@ int shq__choose_format(shq_out *o, const dl_snapshot *s, const shq_caps *caps) {
 /* ======================= protocol and metadata ======================= */
 
 static void put_str_array(shq_buf *b, const char *const *v, size_t n) {
-  shq__putc(b, '[');
+  dd_buf_putc(b, '[');
   for (size_t i = 0; i < n; i++) {
-    if (i) shq__putc(b, ',');
+    if (i) dd_buf_putc(b, ',');
     shq__put_jstrz(b, v[i]);
   }
-  shq__putc(b, ']');
+  dd_buf_putc(b, ']');
 }
 
 int shq__write_protocol(shq_out *o, const dl_snapshot *s) {
   shq_buf *b = &o->b;
   const dl_protocol *p = dl_snapshot_protocol(s);
   if (o->format == SHQ_FORMAT_PARQUET) {
-    shq__puts(b, "{\"protocol\":{\"minReaderVersion\":1}}");
+    dd_buf_puts(b, "{\"protocol\":{\"minReaderVersion\":1}}");
     return shq__emit(b, o->fn, o->ctx);
   }
-  shq__puts(b, "{\"protocol\":{");
+  dd_buf_puts(b, "{\"protocol\":{");
   if (o->protocol_version >= 0) {
-    shq__puts(b, "\"version\":");
+    dd_buf_puts(b, "\"version\":");
     shq__put_i64(b, o->protocol_version);
-    shq__putc(b, ',');
+    dd_buf_putc(b, ',');
   }
-  shq__puts(b, "\"deltaProtocol\":{\"minReaderVersion\":");
+  dd_buf_puts(b, "\"deltaProtocol\":{\"minReaderVersion\":");
   if (!o->declared_features) {
     /* The client declared no reader features: after the property check the table reads as
      * a plain one (reference server behaviour). */
-    shq__puts(b, "1,\"minWriterVersion\":");
+    dd_buf_puts(b, "1,\"minWriterVersion\":");
     shq__put_i64(b, p->min_writer_version < 7 ? p->min_writer_version : 2);
   } else {
     shq__put_i64(b, p->min_reader_version);
-    shq__puts(b, ",\"minWriterVersion\":");
+    dd_buf_puts(b, ",\"minWriterVersion\":");
     shq__put_i64(b, p->min_writer_version);
     if (p->reader_features && p->num_reader_features) {
-      shq__puts(b, ",\"readerFeatures\":");
+      dd_buf_puts(b, ",\"readerFeatures\":");
       put_str_array(b, p->reader_features, p->num_reader_features);
     }
     if (p->writer_features && p->num_writer_features) {
-      shq__puts(b, ",\"writerFeatures\":");
+      dd_buf_puts(b, ",\"writerFeatures\":");
       put_str_array(b, p->writer_features, p->num_writer_features);
     }
   }
-  shq__puts(b, "}}}");
+  dd_buf_puts(b, "}}}");
   return shq__emit(b, o->fn, o->ctx);
 }
 
@@ -108,14 +108,14 @@ static void put_clean_schema(shq_buf *b, const char *schema) {
 }
 
 static void put_parquet_config(shq_out *o, bool cdf) {
-  shq__puts(&o->b, ",\"configuration\":{");
-  if (cdf && o->opts->history_shared) shq__puts(&o->b, "\"enableChangeDataFeed\":\"true\"");
-  shq__putc(&o->b, '}');
+  dd_buf_puts(&o->b, ",\"configuration\":{");
+  if (cdf && o->opts->history_shared) dd_buf_puts(&o->b, "\"enableChangeDataFeed\":\"true\"");
+  dd_buf_putc(&o->b, '}');
 }
 
 static void put_opt_str(shq_buf *b, const char *key, const char *v) {
   if (!v) return;
-  shq__puts(b, key);
+  dd_buf_puts(b, key);
   shq__put_jstrz(b, v);
 }
 
@@ -123,13 +123,13 @@ static void put_tail(shq_out *o, const dl_snapshot *s, int64_t version, bool wit
                      bool version_first) {
   shq_buf *b = &o->b;
   if (version >= 0 && !version_first) {
-    shq__puts(b, ",\"version\":");
+    dd_buf_puts(b, ",\"version\":");
     shq__put_i64(b, version);
   }
   if (with_size) {
-    shq__puts(b, ",\"size\":");
+    dd_buf_puts(b, ",\"size\":");
     shq__put_i64(b, dl_snapshot_size_bytes(s));
-    shq__puts(b, ",\"numFiles\":");
+    dd_buf_puts(b, ",\"numFiles\":");
     shq__put_i64(b, (int64_t)dl_snapshot_num_files(s));
   }
 }
@@ -138,68 +138,68 @@ int shq__write_metadata(shq_out *o, const dl_snapshot *s, int64_t version, bool 
   shq_buf *b = &o->b;
   const dl_metadata *md = dl_snapshot_metadata(s);
   if (o->format == SHQ_FORMAT_PARQUET) {
-    shq__puts(b, "{\"metaData\":{\"id\":");
+    dd_buf_puts(b, "{\"metaData\":{\"id\":");
     shq__put_jstrz(b, md->id);
     put_opt_str(b, ",\"name\":", md->name);
     put_opt_str(b, ",\"description\":", md->description);
-    shq__puts(b, ",\"format\":{\"provider\":\"parquet\"},\"schemaString\":");
+    dd_buf_puts(b, ",\"format\":{\"provider\":\"parquet\"},\"schemaString\":");
     put_clean_schema(b, md->schema_string);
     const char *cdf = dl_snapshot_property(s, "delta.enableChangeDataFeed");
     put_parquet_config(o, cdf && !strcmp(cdf, "true"));
-    shq__puts(b, ",\"partitionColumns\":");
+    dd_buf_puts(b, ",\"partitionColumns\":");
     put_str_array(b, md->partition_columns, md->num_partition_columns);
     put_tail(o, s, version, with_size, false);
-    shq__puts(b, "}}");
+    dd_buf_puts(b, "}}");
     return shq__emit(b, o->fn, o->ctx);
   }
-  shq__puts(b, "{\"metaData\":{");
+  dd_buf_puts(b, "{\"metaData\":{");
   if (version >= 0) {
-    shq__puts(b, "\"version\":");
+    dd_buf_puts(b, "\"version\":");
     shq__put_i64(b, version);
-    shq__putc(b, ',');
+    dd_buf_putc(b, ',');
   }
-  shq__puts(b, "\"deltaMetadata\":{\"id\":");
+  dd_buf_puts(b, "\"deltaMetadata\":{\"id\":");
   shq__put_jstrz(b, md->id);
   put_opt_str(b, ",\"name\":", md->name);
   put_opt_str(b, ",\"description\":", md->description);
-  shq__puts(b, ",\"format\":{\"provider\":");
+  dd_buf_puts(b, ",\"format\":{\"provider\":");
   shq__put_jstrz(b, md->format_provider ? md->format_provider : "parquet");
-  shq__puts(b, ",\"options\":");
+  dd_buf_puts(b, ",\"options\":");
   shq__put_kvmap(b, md->format_options);
-  shq__puts(b, "},\"schemaString\":");
+  dd_buf_puts(b, "},\"schemaString\":");
   shq__put_jstrz(b, md->schema_string);
-  shq__puts(b, ",\"partitionColumns\":");
+  dd_buf_puts(b, ",\"partitionColumns\":");
   put_str_array(b, md->partition_columns, md->num_partition_columns);
-  shq__puts(b, ",\"configuration\":");
+  dd_buf_puts(b, ",\"configuration\":");
   shq__put_kvmap(b, md->configuration);
   if (md->created_time >= 0) {
-    shq__puts(b, ",\"createdTime\":");
+    dd_buf_puts(b, ",\"createdTime\":");
     shq__put_i64(b, md->created_time);
   }
-  shq__putc(b, '}');
+  dd_buf_putc(b, '}');
   put_tail(o, s, version, with_size, true);
-  shq__puts(b, "}}");
+  dd_buf_puts(b, "}}");
   return shq__emit(b, o->fn, o->ctx);
 }
 
 int shq__write_protocol_json(shq_out *o, const json_t *p, int64_t version) {
   shq_buf *b = &o->b;
-  shq__puts(b, "{\"protocol\":{\"version\":");
+  dd_buf_puts(b, "{\"protocol\":{\"version\":");
   shq__put_i64(b, version);
-  shq__puts(b, ",\"deltaProtocol\":");
+  dd_buf_puts(b, ",\"deltaProtocol\":");
   shq__put_json(b, p);
-  shq__puts(b, "}}");
+  dd_buf_puts(b, "}}");
   return shq__emit(b, o->fn, o->ctx);
 }
 
 int shq__write_metadata_json(shq_out *o, const json_t *md, int64_t version) {
   shq_buf *b = &o->b;
   if (o->format == SHQ_FORMAT_DELTA) {
-    shq__puts(b, "{\"metaData\":{\"version\":");
+    dd_buf_puts(b, "{\"metaData\":{\"version\":");
     shq__put_i64(b, version);
-    shq__puts(b, ",\"deltaMetadata\":");
+    dd_buf_puts(b, ",\"deltaMetadata\":");
     shq__put_json(b, md);
-    shq__puts(b, "}}");
+    dd_buf_puts(b, "}}");
     return shq__emit(b, o->fn, o->ctx);
   }
   const char *id = json_string_value(json_object_get(md, "id"));
@@ -207,19 +207,19 @@ int shq__write_metadata_json(shq_out *o, const json_t *md, int64_t version) {
   const char *cdf = json_string_value(
       json_object_get(json_object_get(md, "configuration"), "delta.enableChangeDataFeed"));
   json_t *pcols = json_object_get(md, "partitionColumns");
-  shq__puts(b, "{\"metaData\":{\"id\":");
+  dd_buf_puts(b, "{\"metaData\":{\"id\":");
   shq__put_jstrz(b, id ? id : "");
   put_opt_str(b, ",\"name\":", json_string_value(json_object_get(md, "name")));
   put_opt_str(b, ",\"description\":", json_string_value(json_object_get(md, "description")));
-  shq__puts(b, ",\"format\":{\"provider\":\"parquet\"},\"schemaString\":");
+  dd_buf_puts(b, ",\"format\":{\"provider\":\"parquet\"},\"schemaString\":");
   put_clean_schema(b, schema ? schema : "{}");
   put_parquet_config(o, cdf && !strcmp(cdf, "true"));
-  shq__puts(b, ",\"partitionColumns\":");
+  dd_buf_puts(b, ",\"partitionColumns\":");
   if (json_is_array(pcols)) shq__put_json(b, pcols);
-  else shq__puts(b, "[]");
-  shq__puts(b, ",\"version\":");
+  else dd_buf_puts(b, "[]");
+  dd_buf_puts(b, ",\"version\":");
   shq__put_i64(b, version);
-  shq__puts(b, "}}");
+  dd_buf_puts(b, "}}");
   return shq__emit(b, o->fn, o->ctx);
 }
 
@@ -277,17 +277,17 @@ static int sign(shq_out *o, const char *path, int64_t size, char **url, int64_t 
 
 static void put_exp(shq_buf *b, int64_t exp) {
   if (exp < 0) return;
-  shq__puts(b, ",\"expirationTimestamp\":");
+  dd_buf_puts(b, ",\"expirationTimestamp\":");
   shq__put_i64(b, exp);
 }
 
 static void put_vt(shq_buf *b, int64_t version, int64_t ts) {
   if (ts >= 0) {
-    shq__puts(b, ",\"timestamp\":");
+    dd_buf_puts(b, ",\"timestamp\":");
     shq__put_i64(b, ts);
   }
   if (version >= 0) {
-    shq__puts(b, ",\"version\":");
+    dd_buf_puts(b, ",\"version\":");
     shq__put_i64(b, version);
   }
 }
@@ -300,29 +300,29 @@ static int put_dv(shq_out *o, const dl_dv *dv) {
   char *url = NULL, *path = NULL;
   int64_t exp;
   int rc = 0;
-  shq__puts(b, ",\"deletionVector\":{\"storageType\":");
+  dd_buf_puts(b, ",\"deletionVector\":{\"storageType\":");
   if (dv->storage_type == 'i') {
-    shq__puts(b, "\"i\",\"pathOrInlineDv\":");
+    dd_buf_puts(b, "\"i\",\"pathOrInlineDv\":");
     shq__put_jstrz(b, dv->path_or_inline);
   } else {
     if ((rc = dl_dv_path(&path, dv)) || (rc = sign(o, path, dv->size_in_bytes, &url, &exp)))
       goto cleanup;
-    shq__puts(b, "\"p\",\"pathOrInlineDv\":");
+    dd_buf_puts(b, "\"p\",\"pathOrInlineDv\":");
     shq__put_jstrz(b, url);
   }
   if (dv->offset >= 0) {
-    shq__puts(b, ",\"offset\":");
+    dd_buf_puts(b, ",\"offset\":");
     shq__put_i64(b, dv->offset);
   }
-  shq__puts(b, ",\"sizeInBytes\":");
+  dd_buf_puts(b, ",\"sizeInBytes\":");
   shq__put_i64(b, dv->size_in_bytes);
-  shq__puts(b, ",\"cardinality\":");
+  dd_buf_puts(b, ",\"cardinality\":");
   shq__put_i64(b, dv->cardinality);
   if (dv->max_row_index >= 0) {
-    shq__puts(b, ",\"maxRowIndex\":");
+    dd_buf_puts(b, ",\"maxRowIndex\":");
     shq__put_i64(b, dv->max_row_index);
   }
-  shq__putc(b, '}');
+  dd_buf_putc(b, '}');
 cleanup:
   free(url);
   free(path);
@@ -331,30 +331,30 @@ cleanup:
 
 static int put_delta_add(shq_out *o, const dl_file *f, const char *url) {
   shq_buf *b = &o->b;
-  shq__puts(b, ",\"deltaSingleAction\":{\"add\":{\"path\":");
+  dd_buf_puts(b, ",\"deltaSingleAction\":{\"add\":{\"path\":");
   shq__put_jstrz(b, url);
-  shq__puts(b, ",\"partitionValues\":");
+  dd_buf_puts(b, ",\"partitionValues\":");
   shq__put_kvmap(b, f->partition_values);
-  shq__puts(b, ",\"size\":");
+  dd_buf_puts(b, ",\"size\":");
   shq__put_i64(b, f->size);
-  shq__puts(b, ",\"modificationTime\":");
+  dd_buf_puts(b, ",\"modificationTime\":");
   shq__put_i64(b, f->modification_time);
-  shq__puts(b, f->data_change ? ",\"dataChange\":true" : ",\"dataChange\":false");
+  dd_buf_puts(b, f->data_change ? ",\"dataChange\":true" : ",\"dataChange\":false");
   put_opt_str(b, ",\"stats\":", f->stats);
   if (f->tags) {
-    shq__puts(b, ",\"tags\":");
+    dd_buf_puts(b, ",\"tags\":");
     shq__put_kvmap(b, f->tags);
   }
   int rc = f->dv ? put_dv(o, f->dv) : 0;
   if (f->base_row_id >= 0) {
-    shq__puts(b, ",\"baseRowId\":");
+    dd_buf_puts(b, ",\"baseRowId\":");
     shq__put_i64(b, f->base_row_id);
   }
   if (f->default_row_commit_version >= 0) {
-    shq__puts(b, ",\"defaultRowCommitVersion\":");
+    dd_buf_puts(b, ",\"defaultRowCommitVersion\":");
     shq__put_i64(b, f->default_row_commit_version);
   }
-  shq__puts(b, "}}");
+  dd_buf_puts(b, "}}");
   return rc;
 }
 
@@ -367,26 +367,26 @@ int shq__write_file(shq_out *o, const dl_file *f, int64_t version, int64_t ts) {
   if (rc) return rc;
   shq__md5_hex(f->raw_path, strlen(f->raw_path), id);
   if (o->format == SHQ_FORMAT_PARQUET) {
-    shq__puts(b, "{\"file\":{\"url\":");
+    dd_buf_puts(b, "{\"file\":{\"url\":");
     shq__put_jstrz(b, url);
-    shq__puts(b, ",\"id\":\"");
-    shq__puts(b, id);
-    shq__puts(b, "\",\"partitionValues\":");
+    dd_buf_puts(b, ",\"id\":\"");
+    dd_buf_puts(b, id);
+    dd_buf_puts(b, "\",\"partitionValues\":");
     shq__put_kvmap(b, f->partition_values);
-    shq__puts(b, ",\"size\":");
+    dd_buf_puts(b, ",\"size\":");
     shq__put_i64(b, f->size);
     put_opt_str(b, ",\"stats\":", f->stats);
     put_exp(b, exp);
     put_vt(b, version, ts);
-    shq__puts(b, "}}");
+    dd_buf_puts(b, "}}");
   } else {
-    shq__puts(b, "{\"file\":{\"id\":\"");
-    shq__puts(b, id);
-    shq__putc(b, '"');
+    dd_buf_puts(b, "{\"file\":{\"id\":\"");
+    dd_buf_puts(b, id);
+    dd_buf_putc(b, '"');
     put_vt(b, version, ts);
     put_exp(b, exp);
     rc = put_delta_add(o, f, url);
-    shq__puts(b, "}}");
+    dd_buf_puts(b, "}}");
   }
   free(url);
   if (!rc) rc = shq__emit(b, o->fn, o->ctx);
@@ -446,38 +446,38 @@ int shq__write_change(shq_out *o, const char *key, const json_t *a, int64_t vers
       free(url);
       return dd_err_set(DD_EPRECOND, DV_DISABLED);
     }
-    shq__puts(b, "{\"");
-    shq__puts(b, strcmp(key, "cdc") ? key : "cdf");
-    shq__puts(b, "\":{\"url\":");
+    dd_buf_puts(b, "{\"");
+    dd_buf_puts(b, strcmp(key, "cdc") ? key : "cdf");
+    dd_buf_puts(b, "\":{\"url\":");
     shq__put_jstrz(b, url);
-    shq__puts(b, ",\"id\":\"");
-    shq__puts(b, id);
-    shq__puts(b, "\",\"partitionValues\":");
+    dd_buf_puts(b, ",\"id\":\"");
+    dd_buf_puts(b, id);
+    dd_buf_puts(b, "\",\"partitionValues\":");
     if (json_is_object(pv)) shq__put_json(b, pv);
-    else shq__puts(b, "{}");
-    shq__puts(b, ",\"size\":");
+    else dd_buf_puts(b, "{}");
+    dd_buf_puts(b, ",\"size\":");
     shq__put_i64(b, size < 0 ? 0 : size);
     const char *stats = json_string_value(json_object_get(a, "stats"));
     if (!strcmp(key, "add")) put_opt_str(b, ",\"stats\":", stats);
     put_exp(b, exp);
     put_vt(b, version, ts);
-    shq__puts(b, "}}");
+    dd_buf_puts(b, "}}");
   } else {
     json_t *c = NULL;
     if ((rc = signed_action(o, a, url, &c))) {
       free(url);
       return rc;
     }
-    shq__puts(b, "{\"file\":{\"id\":\"");
-    shq__puts(b, id);
-    shq__putc(b, '"');
+    dd_buf_puts(b, "{\"file\":{\"id\":\"");
+    dd_buf_puts(b, id);
+    dd_buf_putc(b, '"');
     put_vt(b, version, ts);
     put_exp(b, exp);
-    shq__puts(b, ",\"deltaSingleAction\":{\"");
-    shq__puts(b, key);
-    shq__puts(b, "\":");
+    dd_buf_puts(b, ",\"deltaSingleAction\":{\"");
+    dd_buf_puts(b, key);
+    dd_buf_puts(b, "\":");
     shq__put_json(b, c);
-    shq__puts(b, "}}}");
+    dd_buf_puts(b, "}}}");
     json_decref(c);
   }
   free(url);
@@ -491,31 +491,31 @@ int shq__write_change(shq_out *o, const char *key, const json_t *a, int64_t vers
 int shq__write_end(shq_out *o, const char *next_page_token, const char *refresh_token) {
   shq_buf *b = &o->b;
   bool first = true;
-  shq__puts(b, "{\"endStreamAction\":{");
+  dd_buf_puts(b, "{\"endStreamAction\":{");
   if (refresh_token) {
-    shq__puts(b, "\"refreshToken\":");
+    dd_buf_puts(b, "\"refreshToken\":");
     shq__put_jstrz(b, refresh_token);
     first = false;
   }
   if (next_page_token) {
-    shq__puts(b, first ? "\"nextPageToken\":" : ",\"nextPageToken\":");
+    dd_buf_puts(b, first ? "\"nextPageToken\":" : ",\"nextPageToken\":");
     shq__put_jstrz(b, next_page_token);
     first = false;
   }
   if (o->min_expiry != INT64_MAX) {
-    shq__puts(b, first ? "\"minUrlExpirationTimestamp\":" : ",\"minUrlExpirationTimestamp\":");
+    dd_buf_puts(b, first ? "\"minUrlExpirationTimestamp\":" : ",\"minUrlExpirationTimestamp\":");
     shq__put_i64(b, o->min_expiry);
   }
-  shq__puts(b, "}}");
+  dd_buf_puts(b, "}}");
   return shq__emit(b, o->fn, o->ctx);
 }
 
 int shq_write_stream_error(const char *message, shq_line_fn fn, void *ctx) {
   shq_buf b = {0};
-  shq__puts(&b, "{\"endStreamAction\":{\"errorMessage\":");
+  dd_buf_puts(&b, "{\"endStreamAction\":{\"errorMessage\":");
   shq__put_jstrz(&b, message ? message : "");
-  shq__puts(&b, "}}");
+  dd_buf_puts(&b, "}}");
   int rc = shq__emit(&b, fn, ctx);
-  shq__buf_free(&b);
+  dd_buf_free(&b);
   return rc;
 }

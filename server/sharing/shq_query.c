@@ -110,7 +110,7 @@ int shq_table_metadata(dl_table *t, int64_t version, const char *timestamp, cons
   if (!(rc = shq__write_protocol(&o, s)))
     rc = shq__write_metadata(&o, s, travel ? dl_snapshot_version(s) : -1, true);
 cleanup:
-  shq__buf_free(&o.b);
+  dd_buf_free(&o.b);
   dl_snapshot_free(s);
   return rc;
 }
@@ -302,7 +302,7 @@ static void qstate_free(qstate *st) {
   free(st->refresh_token);
   dl_snapshot_free(st->snap);
   shq__pred_free(st->pred);
-  shq__buf_free(&st->o.b);
+  dd_buf_free(&st->o.b);
 }
 
 static int64_t page_cap(const shq_table_opts *opts) {

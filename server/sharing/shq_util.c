@@ -14,37 +14,6 @@
 
 /* ======================= line buffer ======================= */
 
-void shq__buf_free(shq_buf *b) {
-  free(b->p);
-  *b = (shq_buf){0};
-}
-
-static bool buf_grow(shq_buf *b, size_t extra) {
-  if (b->oom) return false;
-  if (b->len + extra + 1 <= b->cap) return true;
-  size_t cap = b->cap ? b->cap : 1024;
-  while (cap < b->len + extra + 1) cap *= 2;
-  char *p = realloc(b->p, cap);
-  if (!p) {
-    b->oom = true;
-    return false;
-  }
-  b->p = p;
-  b->cap = cap;
-  return true;
-}
-
-void shq__put(shq_buf *b, const char *s, size_t n) {
-  if (!buf_grow(b, n)) return;
-  memcpy(b->p + b->len, s, n);
-  b->len += n;
-  b->p[b->len] = 0;
-}
-
-void shq__puts(shq_buf *b, const char *s) { shq__put(b, s, strlen(s)); }
-
-void shq__putc(shq_buf *b, char c) { shq__put(b, &c, 1); }
-
 void shq__put_i64(shq_buf *b, int64_t v) {
   char tmp[24], *e = tmp + sizeof tmp, *p = e;
   uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
@@ -53,18 +22,18 @@ void shq__put_i64(shq_buf *b, int64_t v) {
     u /= 10;
   } while (u);
   if (v < 0) *--p = '-';
-  shq__put(b, p, (size_t)(e - p));
+  dd_buf_put(b, p, (size_t)(e - p));
 }
 
 void shq__put_jstr(shq_buf *b, const char *s, size_t n) {
   static const char hex[] = "0123456789abcdef";
-  if (!buf_grow(b, n + 2)) return;
-  shq__putc(b, '"');
+  if (!dd_buf_reserve(b, n + 2)) return;
+  dd_buf_putc(b, '"');
   size_t run = 0;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
     if (c >= 0x20 && c != '"' && c != '\\') continue;
-    shq__put(b, s + run, i - run);
+    dd_buf_put(b, s + run, i - run);
     run = i + 1;
     char esc[7] = {'\\', 0};
     switch (c) {
@@ -79,32 +48,32 @@ void shq__put_jstr(shq_buf *b, const char *s, size_t n) {
       memcpy(esc, "\\u00", 4);
       esc[4] = hex[c >> 4];
       esc[5] = hex[c & 15];
-      shq__put(b, esc, 6);
+      dd_buf_put(b, esc, 6);
       continue;
     }
-    shq__put(b, esc, 2);
+    dd_buf_put(b, esc, 2);
   }
-  shq__put(b, s + run, n - run);
-  shq__putc(b, '"');
+  dd_buf_put(b, s + run, n - run);
+  dd_buf_putc(b, '"');
 }
 
 void shq__put_kvmap(shq_buf *b, const char *packed) {
   const char *cur = packed, *k, *v;
   bool first = true;
-  shq__putc(b, '{');
+  dd_buf_putc(b, '{');
   while (cur && dl_kv_next(&cur, &k, &v)) {
-    if (!first) shq__putc(b, ',');
+    if (!first) dd_buf_putc(b, ',');
     first = false;
     shq__put_jstrz(b, k);
-    shq__putc(b, ':');
+    dd_buf_putc(b, ':');
     if (v) shq__put_jstrz(b, v);
-    else shq__puts(b, "null");
+    else dd_buf_puts(b, "null");
   }
-  shq__putc(b, '}');
+  dd_buf_putc(b, '}');
 }
 
 static int dump_cb(const char *buf, size_t n, void *data) {
-  shq__put(data, buf, n);
+  dd_buf_put(data, buf, n);
   return 0;
 }
 

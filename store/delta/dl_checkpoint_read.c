@@ -73,25 +73,25 @@ static bool boolean(const pq_value *v, bool dflt) {
 
 /* A MAP<string,string> value as a packed map in the arena. */
 static const char *kv(dl__arena *a, const pq_value *v) {
-  dl__buf b = {0};
+  dd_buf b = {0};
   if (v && v->kind == PQ_V_MAP) {
     for (uint32_t i = 0; i < v->len; i++) {
       const pq_value *k = &v->u.items[2 * i], *val = &v->u.items[2 * i + 1];
       if (k->kind != PQ_V_BYTES) continue;
-      dl__buf_put(&b, k->u.bytes, strnlen((const char *)k->u.bytes, k->len));
-      dl__buf_putc(&b, 0);
+      dd_buf_put(&b, k->u.bytes, strnlen((const char *)k->u.bytes, k->len));
+      dd_buf_putc(&b, 0);
       if (val->kind == PQ_V_BYTES) {
-        dl__buf_put(&b, val->u.bytes, strnlen((const char *)val->u.bytes, val->len));
-        dl__buf_putc(&b, 0);
+        dd_buf_put(&b, val->u.bytes, strnlen((const char *)val->u.bytes, val->len));
+        dd_buf_putc(&b, 0);
       } else {
-        dl__buf_put(&b, "\xff", 2);
+        dd_buf_put(&b, "\xff", 2);
       }
     }
   }
-  dl__buf_putc(&b, 0);
+  dd_buf_putc(&b, 0);
   char *out = b.oom ? NULL : dl__arena_alloc(a, b.len);
   if (out) memcpy(out, b.p, b.len);
-  dl__buf_free(&b);
+  dd_buf_free(&b);
   return out;
 }
 

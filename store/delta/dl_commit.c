@@ -142,13 +142,13 @@ static json_t *dv_json(const dl_dv *dv) {
 
 /* One add/remove/cdc action body from a public file view (path URL-encoded here). */
 static json_t *file_json(const dl_file *f, int kind) {
-  dl__buf enc = {0};
+  dd_buf enc = {0};
   dl__url_encode_path(&enc, f->path);
   if (enc.oom) return NULL;
   json_t *o = json_pack("{s:s,s:o,s:b}", "path", enc.p ? enc.p : "", "partitionValues",
                         dl__kv_to_json(f->partition_values ? f->partition_values : ""),
                         "dataChange", f->data_change);
-  dl__buf_free(&enc);
+  dd_buf_free(&enc);
   if (!o) return NULL;
   if (f->size >= 0) json_object_set_new(o, "size", json_integer(f->size));
   if (kind == DL__A_ADD)
@@ -338,7 +338,7 @@ static void set_ict_enablement(dl_txn *x, int64_t v, int64_t ict) {
   json_object_set_new(cfg, "delta.inCommitTimestampEnablementTimestamp", json_string(buf));
 }
 
-static int serialize(dl_txn *x, const dl_commit_opts *o, int64_t now, int64_t ict, dl__buf *b) {
+static int serialize(dl_txn *x, const dl_commit_opts *o, int64_t now, int64_t ict, dd_buf *b) {
   char uuid[37];
   dl__uuid(uuid);
   bool blind = !x->has_remove && !x->read_all && !x->read_files.n && !x->metadata && !x->protocol;
@@ -364,7 +364,7 @@ static int serialize(dl_txn *x, const dl_commit_opts *o, int64_t now, int64_t ic
     if (!lines[i]) continue;
     char *s = json_dumps(lines[i], JSON_COMPACT);
     if (!s) rc = OOM();
-    else dl__buf_puts(b, s), dl__buf_putc(b, '\n');
+    else dd_buf_puts(b, s), dd_buf_putc(b, '\n');
     free(s);
     json_decref(lines[i]);
   }
@@ -376,8 +376,8 @@ static int serialize(dl_txn *x, const dl_commit_opts *o, int64_t now, int64_t ic
       rc = OOM();
       break;
     }
-    dl__buf_puts(b, s);
-    dl__buf_putc(b, '\n');
+    dd_buf_puts(b, s);
+    dd_buf_putc(b, '\n');
     free(s);
   }
   if (!rc && b->oom) rc = OOM();
@@ -413,12 +413,12 @@ int dl_txn_commit(dl_txn *x, const dl_commit_opts *opts, int64_t *out_version) {
   for (int attempt = 0;; attempt++) {
     int64_t now = o.now_ms ? o.now_ms : dl__now_ms();
     int64_t ict = ict_on ? (now > prev_ict ? now : prev_ict + 1) : -1;
-    dl__buf b = {0};
+    dd_buf b = {0};
     char *path = dl__version_path(v, ".json");
     if (ict >= 0 && enables_ict(x)) set_ict_enablement(x, v, ict);
     rc = path ? serialize(x, &o, now, ict, &b) : OOM();
     if (!rc) rc = os_put_if_absent(x->t->store, path, b.p, b.len);
-    dl__buf_free(&b);
+    dd_buf_free(&b);
     free(path);
     if (!rc) {
       x->committed = true;

@@ -47,6 +47,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/buf.h"
 #include "store/delta/dl.h"
 
 #define DL__LOG "_delta_log"
@@ -66,18 +67,7 @@ char *dl__arena_strdup(dl__arena *a, const char *s);
 char *dl__arena_strndup(dl__arena *a, const char *s, size_t n);
 void dl__arena_free(dl__arena *a);
 
-/* ---------- growable buffer (dl_util.c) ---------- */
-
-typedef struct dl__buf {
-  char *p;
-  size_t len, cap;
-  bool oom;
-} dl__buf;
-void dl__buf_put(dl__buf *b, const void *p, size_t n);
-void dl__buf_puts(dl__buf *b, const char *s);
-void dl__buf_printf(dl__buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void dl__buf_putc(dl__buf *b, char c);
-void dl__buf_free(dl__buf *b);
+/* ---------- growable buffer: common/buf.h (dd_buf) ---------- */
 
 /* ---------- helpers (dl_util.c) ---------- */
 
@@ -85,7 +75,7 @@ uint64_t dl__hash(const void *p, size_t n, uint64_t seed);
 /* Decodes %XX escapes into out (capacity >= strlen(s)+1). Returns false on none present. */
 bool dl__url_decode(const char *s, char *out);
 /* Encodes a path for the log (RFC 3986 path characters kept). */
-void dl__url_encode_path(dl__buf *b, const char *s);
+void dl__url_encode_path(dd_buf *b, const char *s);
 /* Packs a JSON object of strings (null values allowed) into the arena; NULL on OOM. */
 const char *dl__kv_from_json(dl__arena *a, const json_t *obj);
 size_t dl__kv_size(const char *packed); /* bytes including the terminator */

@@ -175,39 +175,39 @@ const dl_field *dl_schema_field_physical(const dl_schema *s, const char *physica
 
 /* ---------- formatting ---------- */
 
-static void fmt(dl__buf *b, const dl_type *t) {
+static void fmt(dd_buf *b, const dl_type *t) {
   switch (t->kind) {
-    case DL_TYPE_DECIMAL: dl__buf_printf(b, "decimal(%d,%d)", t->precision, t->scale); return;
+    case DL_TYPE_DECIMAL: dd_buf_printf(b, "decimal(%d,%d)", t->precision, t->scale); return;
     case DL_TYPE_ARRAY:
-      dl__buf_puts(b, "array<");
+      dd_buf_puts(b, "array<");
       fmt(b, t->element);
-      dl__buf_putc(b, '>');
+      dd_buf_putc(b, '>');
       return;
     case DL_TYPE_MAP:
-      dl__buf_puts(b, "map<");
+      dd_buf_puts(b, "map<");
       fmt(b, t->key);
-      dl__buf_putc(b, ',');
+      dd_buf_putc(b, ',');
       fmt(b, t->value);
-      dl__buf_putc(b, '>');
+      dd_buf_putc(b, '>');
       return;
     case DL_TYPE_STRUCT:
-      dl__buf_puts(b, "struct<");
+      dd_buf_puts(b, "struct<");
       for (size_t i = 0; i < t->num_fields; i++) {
-        if (i) dl__buf_putc(b, ',');
-        dl__buf_puts(b, t->fields[i].name);
-        dl__buf_putc(b, ':');
+        if (i) dd_buf_putc(b, ',');
+        dd_buf_puts(b, t->fields[i].name);
+        dd_buf_putc(b, ':');
         fmt(b, t->fields[i].type);
       }
-      dl__buf_putc(b, '>');
+      dd_buf_putc(b, '>');
       return;
     default:
       for (size_t i = 0; i < sizeof PRIMS / sizeof PRIMS[0]; i++)
-        if (PRIMS[i].kind == t->kind) dl__buf_puts(b, PRIMS[i].name);
+        if (PRIMS[i].kind == t->kind) dd_buf_puts(b, PRIMS[i].name);
   }
 }
 
 size_t dl_type_format(const dl_type *t, char *buf, size_t cap) {
-  dl__buf b = {0};
+  dd_buf b = {0};
   fmt(&b, t);
   size_t n = b.len;
   if (cap) {
@@ -215,6 +215,6 @@ size_t dl_type_format(const dl_type *t, char *buf, size_t cap) {
     if (b.p) memcpy(buf, b.p, c);
     buf[c] = 0;
   }
-  dl__buf_free(&b);
+  dd_buf_free(&b);
   return n;
 }

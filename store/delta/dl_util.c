@@ -60,57 +60,6 @@ void dl__arena_free(dl__arena *a) {
   memset(a, 0, sizeof *a);
 }
 
-/* ======================= buffer ======================= */
-
-static bool buf_grow(dl__buf *b, size_t need) {
-  if (b->oom) return false;
-  if (b->len + need + 1 <= b->cap) return true;
-  size_t cap = b->cap ? b->cap : 256;
-  while (cap < b->len + need + 1) cap *= 2;
-  char *p = realloc(b->p, cap);
-  if (!p) {
-    b->oom = true;
-    return false;
-  }
-  b->p = p;
-  b->cap = cap;
-  return true;
-}
-
-void dl__buf_put(dl__buf *b, const void *p, size_t n) {
-  if (!buf_grow(b, n)) return;
-  memcpy(b->p + b->len, p, n);
-  b->len += n;
-  b->p[b->len] = 0;
-}
-
-void dl__buf_puts(dl__buf *b, const char *s) { dl__buf_put(b, s, strlen(s)); }
-
-void dl__buf_putc(dl__buf *b, char c) { dl__buf_put(b, &c, 1); }
-
-void dl__buf_printf(dl__buf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char tmp[256];
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  if ((size_t)n < sizeof tmp) {
-    dl__buf_put(b, tmp, (size_t)n);
-    return;
-  }
-  if (!buf_grow(b, (size_t)n)) return;
-  va_start(ap, fmt);
-  vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  b->len += (size_t)n;
-}
-
-void dl__buf_free(dl__buf *b) {
-  free(b->p);
-  memset(b, 0, sizeof *b);
-}
-
 /* ======================= hashing, URL coding ======================= */
 
 uint64_t dl__hash(const void *p, size_t n, uint64_t seed) {
@@ -150,16 +99,16 @@ bool dl__url_decode(const char *s, char *out) {
   return any;
 }
 
-void dl__url_encode_path(dl__buf *b, const char *s) {
+void dl__url_encode_path(dd_buf *b, const char *s) {
   static const char hex[] = "0123456789ABCDEF";
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
     bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                 strchr("-._~/!$&'()*+,;=:@", c);
-    if (keep && c) dl__buf_putc(b, (char)c);
+    if (keep && c) dd_buf_putc(b, (char)c);
     else {
       char e[3] = {'%', hex[c >> 4], hex[c & 15]};
-      dl__buf_put(b, e, 3);
+      dd_buf_put(b, e, 3);
     }
   }
 }
@@ -200,15 +149,15 @@ size_t dl__kv_size(const char *packed) {
 }
 
 int dl_kv_pack(char **out, const char *const *keys, const char *const *values, size_t n) {
-  dl__buf b = {0};
+  dd_buf b = {0};
   for (size_t i = 0; i < n; i++) {
-    dl__buf_put(&b, keys[i], strlen(keys[i]) + 1);
-    if (values[i]) dl__buf_put(&b, values[i], strlen(values[i]) + 1);
-    else dl__buf_put(&b, "\xff", 2);
+    dd_buf_put(&b, keys[i], strlen(keys[i]) + 1);
+    if (values[i]) dd_buf_put(&b, values[i], strlen(values[i]) + 1);
+    else dd_buf_put(&b, "\xff", 2);
   }
-  dl__buf_putc(&b, 0);
+  dd_buf_putc(&b, 0);
   if (b.oom) {
-    dl__buf_free(&b);
+    dd_buf_free(&b);
     return dd_err_set(DD_ENOMEM, "out of memory");
   }
   *out = b.p;

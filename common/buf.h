@@ -1,0 +1,26 @@
+/* buf.h: a growable, always NUL-terminated byte buffer for building text (JSON lines,
+ * commit files, messages). Appends never fail loudly: on allocation failure the buffer
+ * sets `oom` and ignores further appends, so a builder checks once at the end. The
+ * caller owns `p` (free with dd_buf_free, or take it and reset the struct). */
+#ifndef DD_COMMON_BUF_H
+#define DD_COMMON_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct dd_buf {
+  char *p;    /* NULL until the first append; then NUL-terminated at p[len] */
+  size_t len, cap;
+  bool oom;   /* an allocation failed; contents are incomplete */
+} dd_buf;
+
+/* Makes room for n more bytes (plus the NUL); false (and oom) when it cannot. */
+bool dd_buf_reserve(dd_buf *b, size_t n);
+void dd_buf_put(dd_buf *b, const void *p, size_t n);
+void dd_buf_puts(dd_buf *b, const char *s);
+void dd_buf_putc(dd_buf *b, char c);
+void dd_buf_printf(dd_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Frees the contents and resets the buffer to empty. */
+void dd_buf_free(dd_buf *b);
+
+#endif
