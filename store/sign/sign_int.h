@@ -101,9 +101,9 @@ int sign__aws_signing_key(uint8_t out[SIGN__SHA256_LEN], const char *secret,
 /* The presign with its intermediate strings. Each of canonical / string_to_sign may be
  * NULL; what is returned is owned by the caller. */
 int sign__s3_presign_steps(char **out_url, char **out_canonical, char **out_string_to_sign,
-                           const sign_aws_creds *c, const char *region, const char *bucket,
-                           const char *key, int64_t now_epoch_s, int expires_s,
-                           const sign_s3_opts *opts);
+                           const sign_s3_request *q, const sign_aws_creds *c,
+                           const char *region, const char *bucket, const char *key,
+                           int64_t now_epoch_s, int expires_s, const sign_s3_opts *opts);
 
 /* ---- Azure steps (sign_azure.c) ------------------------------------------------------ */
 
