@@ -26,7 +26,8 @@
  * StringToSign (2020-12-06 and later) = sp, st, se, "/blob/<account>/<container>/<blob>",
  *   si, sip, spr, sv, sr, snapshot, ses, rscc, rscd, rsce, rscl, rsct joined by "\n"
  *   (unused fields empty, their newline kept). 2018-11-09: the same without ses.
- *   2015-04-05: without sr, snapshot and ses. sig = base64(HMAC-SHA256(base64-decoded
+ *   2015-04-05: without sr, snapshot and ses. A container SAS (sr=c) signs
+ *   "/blob/<account>/<container>" with sr "c". sig = base64(HMAC-SHA256(base64-decoded
  *   account key, UTF-8 string-to-sign)), URL-encoded in the query.
  *
  * The tests in tests/unit/sign/ name where each vector comes from. */
@@ -107,6 +108,10 @@ int sign__s3_presign_steps(char **out_url, char **out_canonical, char **out_stri
 
 /* ---- Azure steps (sign_azure.c) ------------------------------------------------------ */
 
+/* The service SAS string-to-sign for a resource ("/blob/<account>/<container>[/<blob>]")
+ * of kind sr ("b" or "c"); layout by version, see above. */
+int sign__azure_sts(char **out, const char *resource, const char *sr, const char *st,
+                    const char *se, const char *permissions, const char *version);
 /* The service SAS string-to-sign for a blob (layout by version, see above). */
 int sign__azure_string_to_sign(char **out, const char *account, const char *container,
                                const char *blob, const char *st, const char *se,
