@@ -9,7 +9,7 @@
  * signatures (and the same query strings) were also produced by Microsoft's
  * @azure/storage-blob SDK (generateBlobSASQueryParameters with that account and key).
  * The container SAS (sr=c) vectors were produced by the same SDK call without a blob name
- * (@azure/storage-blob 12.32.0, tests/js/azure) and the 2020-12-06 one recomputed with
+ * (@azure/storage-blob 12.29.1, tests/js/azure) and the 2020-12-06 one recomputed with
  * python hmac; Azurite accepts such SASes (tests/integration/test_sharing_azure.py). */
 #include <setjmp.h>
 #include <stdarg.h>
