@@ -1,8 +1,9 @@
 // azurite.mjs: starts Azurite's Blob service (Microsoft's Azure Storage emulator; it checks
 // Shared Key and SAS signatures) on 127.0.0.1 with a free port, keeping its data under the
-// directory given as argv[2]. Prints "PORT <n>" once listening and runs until killed.
+// directory given as argv[2] (created if need be). Prints "PORT <n>" once listening and runs until killed.
 // Telemetry is never initialised, so nothing leaves the machine. Used by deltad's Azure tests.
 import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 const require = createRequire(import.meta.url);
@@ -14,6 +15,7 @@ if (!dir) {
   console.error('usage: node azurite.mjs DIR');
   process.exit(2);
 }
+mkdirSync(dir, { recursive: true });
 const persistence = [{ locationId: 'Default', locationPath: join(dir, '__blobstorage__'),
                        maxConcurrency: 1 }];
 const config = new BlobConfiguration(
