@@ -269,7 +269,7 @@ static void az_sort_dedupe(os_list *l) {
 static int az_list(void *impl, const char *dir, os_list *out) {
   az_impl *s = impl;
   char *blob = NULL, *pfx = NULL;
-  char marker[1024] = "";
+  char marker[4096] = "";
   size_t cap = 0;
   memset(out, 0, sizeof *out);
   int rc = az_blob(s, dir, &blob);
@@ -282,9 +282,13 @@ static int az_list(void *impl, const char *dir, os_list *out) {
     sign_azure_param ps[5] = {{"restype", "container"}, {"comp", "list"}, {"delimiter", "/"},
                               {"prefix", pfx}, {"marker", marker}};
     os__http_resp r = {0};
+    char prev[sizeof marker];
+    memcpy(prev, marker, sizeof marker);
     rc = az_send(s, "GET", "", ps, marker[0] ? 5 : 4, NULL, NULL, &r);
     if (!rc && r.status != 200) rc = az_status_err(&r, "LIST", pfx);
     if (!rc) rc = az_list_page(out, &cap, (const char *)r.body, pfx, marker, sizeof marker);
+    if (!rc && marker[0] && strcmp(marker, prev) == 0)
+      rc = dd_err_set(DD_ECORRUPT, "Azure listing of '%s' repeats its marker", pfx);
     os__http_resp_free(&r);
   } while (!rc && marker[0]);
   if (!rc && out->count == 0)

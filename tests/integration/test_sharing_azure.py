@@ -362,18 +362,21 @@ class SharingAzure(h.ServerTest):
         self.assertNotIn(KEY[:20], r.text)
 
     def test_os_azure_write_path(self):
-        """The C test of os_azure (put, put_if_absent twice, ranges, list, delete, rmdir)
-        with an account key and with an SDK-made SAS, against this Azurite."""
+        """The C test of os_azure (put, put_if_absent twice, ranges, list, delete, rmdir,
+        a listing of two pages) with an account key and with an SDK-made SAS, against this
+        Azurite."""
         prog = os.environ.get("DD_OS_AZURE_TEST")
         if not prog:
             self.skipTest("DD_OS_AZURE_TEST is not set (run through ctest)")
         node("container", self.endpoint, "ctest")
+        node("many", self.endpoint, "ctest", "many", "5003")  # a listing of two pages
         env = dict(os.environ, DD_AZURE_ENDPOINT=self.endpoint, DD_AZURE_CONTAINER="ctest",
-                   DD_AZURE_SAS=node("sas", self.endpoint, "ctest", "rcwdl", "1"))
+                   DD_AZURE_SAS=node("sas", self.endpoint, "ctest", "rcwdl", "1"),
+                   DD_AZURE_MANY="many:5003")
         r = subprocess.run([prog], env=env, capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         out = r.stdout + r.stderr
-        self.assertIn("PASSED  ] 5 test(s)", out)
+        self.assertIn("PASSED  ] 6 test(s)", out)
         self.assertNotIn("SKIPPED", out)
 
 

@@ -5,6 +5,8 @@
 //       uploads every file under each DIR as block blob PREFIX/NAME/<relative path>;
 //       prints "UPLOADED <count>"
 //   node blobs.mjs sas ENDPOINT CONTAINER PERMS HOURS  prints a container SAS (no '?')
+//   node blobs.mjs many ENDPOINT CONTAINER PREFIX COUNT
+//       uploads COUNT one-byte blobs PREFIX/00000.bin... (listings that need many pages)
 // ENDPOINT is the blob base URL, e.g. http://127.0.0.1:10000/devstoreaccount1.
 import { createRequire } from 'node:module';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -58,7 +60,20 @@ if (cmd === 'container') {
     expiresOn: new Date(Date.now() + Number(hours) * 3600 * 1000),
   }, cred);
   console.log(q.toString());
+} else if (cmd === 'many') {
+  const [container, prefix, count] = rest;
+  const cc = service.getContainerClient(container);
+  await cc.createIfNotExists();
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < Number(count); i = next++) {
+      const name = `${prefix}/${String(i).padStart(5, '0')}.bin`;
+      await cc.getBlockBlobClient(name).upload('x', 1);
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, worker));
+  console.log(`UPLOADED ${count}`);
 } else {
-  console.error('usage: node blobs.mjs container|upload|sas ENDPOINT ...');
+  console.error('usage: node blobs.mjs container|upload|sas|many ENDPOINT ...');
   process.exit(2);
 }

@@ -3,7 +3,8 @@
  * tests/integration/test_sharing_azure.py starts Azurite, creates the container and runs
  * this program with DD_AZURE_ENDPOINT (blob base URL, "http://127.0.0.1:<port>/
  * devstoreaccount1"), DD_AZURE_CONTAINER and DD_AZURE_SAS (a container SAS made by the
- * Azure SDK). Without them every test is skipped. */
+ * Azure SDK); DD_AZURE_MANY ("<prefix>:<count>") names one-byte blobs <prefix>/00000.bin...
+ * uploaded by the SDK, more than one List Blobs page. Without them the tests are skipped. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -200,6 +201,30 @@ static void test_refused_credentials(void **state) {
   }
 }
 
+/* A listing longer than a page (5000 on Azure and Azurite) follows NextMarker. */
+static void test_list_pages(void **state) {
+  (void)state;
+  need_azurite();
+  const char *many = env("DD_AZURE_MANY");
+  if (!many) skip();
+  char prefix[64];
+  int count = 0;
+  assert_int_equal(sscanf(many, "%63[^:]:%d", prefix, &count), 2);
+  sign_cred c = key_cred();
+  os_store *st = open_at("abfss://%s@" ACCOUNT ".dfs.core.windows.net/%s", "", &c);
+  os_list l;
+  assert_int_equal(os_list_dir(st, prefix, &l), 0);
+  assert_int_equal(l.count, count);
+  for (int i = 0; i < count; i++) {
+    char want[32];
+    snprintf(want, sizeof want, "%05d.bin", i);
+    assert_string_equal(l.entries[i].name, want);
+    assert_int_equal(l.entries[i].size, 1);
+  }
+  os_list_free(&l);
+  os_store_free(st);
+}
+
 static void test_open_rejects(void **state) {
   (void)state;
   os_store *st = NULL;
@@ -239,7 +264,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_open_rejects),      cmocka_unit_test(test_account_key),
       cmocka_unit_test(test_sas_token),         cmocka_unit_test(test_absolute_paths),
-      cmocka_unit_test(test_refused_credentials),
+      cmocka_unit_test(test_refused_credentials), cmocka_unit_test(test_list_pages),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
