@@ -111,6 +111,24 @@ static void exercise(os_store *st) {
   os_list_free(&l);
   assert_int_equal(os_list_dir(st, "nothing", &l), DD_ENOTFOUND);
 
+  /* a body big enough for curl's "Expect: 100-continue" (headers of two responses) */
+  size_t big = 3u << 20;
+  uint8_t *blob = malloc(big);
+  assert_non_null(blob);
+  for (size_t i = 0; i < big; i++) blob[i] = (uint8_t)(i * 7 + (i >> 12));
+  assert_int_equal(os_put_if_absent(st, "big.bin", blob, big), 0);
+  assert_int_equal(os_stat_path(st, "big.bin", &s), 0);
+  assert_int_equal(s.size, (int64_t)big);
+  assert_true(s.mtime_ms > now_ms - 600000);
+  assert_int_equal(os_read_range(st, "big.bin", big - 1000, 8, buf), 0);
+  assert_memory_equal(buf, blob + big - 1000, 8);
+  assert_int_equal(os_read_all(st, "big.bin", &data, &len), 0);
+  assert_int_equal(len, big);
+  assert_memory_equal(data, blob, big);
+  free(data);
+  free(blob);
+  assert_int_equal(os_delete(st, "big.bin"), 0);
+
   assert_int_equal(os_rmdir(st, "_delta_log/sub"), DD_EPRECOND);
   assert_int_equal(os_delete(st, "_delta_log/sub/x.bin"), 0);
   assert_int_equal(os_delete(st, "_delta_log/sub/x.bin"), DD_ENOTFOUND);
