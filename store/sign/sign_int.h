@@ -56,6 +56,8 @@ void sign__buf_puts(sign__buf *b, const char *s);
 void sign__buf_printf(sign__buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends s percent-encoded (RFC 3986 unreserved kept); keep_slash keeps '/'. */
 void sign__buf_pct(sign__buf *b, const char *s, int keep_slash);
+/* Appends v in decimal. */
+void sign__buf_i64(sign__buf *b, int64_t v);
 /* Hands the string to *out (0) or frees it and returns DD_ENOMEM. */
 int sign__buf_finish(sign__buf *b, char **out);
 void sign__buf_free(sign__buf *b);
