@@ -41,6 +41,11 @@ char *shq__url_decode(const char *s);
 int shq__parse_ts_us(const char *s, size_t n, int64_t *out_us);
 /* Days since epoch from "yyyy-[m]m-[d]d"; -1 on error. */
 int shq__parse_date(const char *s, size_t n, int64_t *out_days);
+/* The protocol has one errorCode (INVALID_PARAMETER_VALUE) for a version or timestamp
+ * outside the table's history and for any other bad parameter, so the public calls turn
+ * DD_ERANGE into DD_EINVAL (message kept): every transport then answers alike (HTTP 400,
+ * gRPC INVALID_ARGUMENT). Other codes pass unchanged. */
+int shq__param_rc(int rc);
 /* Base64url without padding. */
 char *shq__b64url_enc(const uint8_t *d, size_t n);
 int shq__b64url_dec(const char *s, uint8_t **out, size_t *out_n);
@@ -101,6 +106,7 @@ typedef struct shq_token {
   char *checksum;          /* query checksum (hex) */
   int64_t version;         /* snapshot version (snapshot paging, refresh) */
   char *after;             /* snapshot paging: last raw path of the previous pages */
+  int64_t records;         /* snapshot paging: records sent by the previous pages (limitHint) */
   int64_t start_version, action_index, end_version, latest_version; /* change paging */
   int64_t expires_ms;      /* 0: never */
 } shq_token;

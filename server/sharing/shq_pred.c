@@ -1,9 +1,12 @@
 /* shq_pred.c: the predicate tree of jsonPredicateHints (PROTOCOL.md "JSON predicates for
- * Filtering"): parsing with validation, binding to a table's columns, and the "may match"
- * evaluation over partition values and file statistics described in shq_internal.h. The
- * SQL predicateHints subset compiles to the same tree (shq_sql.c). */
+ * Filtering"): parsing with validation (a malformed tree is the client's error, reported
+ * with a message naming the op, field or value at fault), binding to a table's columns,
+ * and the "may match" evaluation over partition values and file statistics described in
+ * shq_internal.h. The SQL predicateHints subset compiles to the same tree (shq_sql.c). */
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -34,8 +37,27 @@ void shq__pred_free(shq_pred *p) {
   free(p);
 }
 
-static int perr(const char *what) {
+static int perr(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int perr(const char *fmt, ...) {
+  char what[320];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
   return dd_err_set(DD_EINVAL, "invalid jsonPredicateHints: %s", what);
+}
+
+/* At most 64 bytes of s for a message, never cutting a UTF-8 sequence (the message goes
+ * into a JSON error body). */
+static const char *clip(const char *s, char buf[68]) {
+  size_t n = strlen(s);
+  if (n > 64) {
+    n = 64;
+    while (n && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+  }
+  memcpy(buf, s, n);
+  strcpy(buf + n, n < strlen(s) ? "..." : "");
+  return buf;
 }
 
 /* Parses a literal's text for its value type; the text stays owned by the node. */
@@ -76,15 +98,18 @@ static int parse_value(shq_val *v, shq_vtype vt, const char *s, size_t n) {
   return -1;
 }
 
-static int parse_vtype(const json_t *o, shq_vtype *out) {
-  const char *t = json_string_value(json_object_get(o, "valueType"));
-  if (!t) return perr("valueType missing");
+static int parse_vtype(const json_t *o, const char *op, shq_vtype *out) {
+  const json_t *j = json_object_get(o, "valueType");
+  const char *t = json_string_value(j);
+  if (!t) return perr("%s op needs a string valueType", op);
   for (size_t i = 0; i < sizeof VTYPES / sizeof *VTYPES; i++)
     if (!strcmp(t, VTYPES[i])) {
       *out = (shq_vtype)i;
       return 0;
     }
-  return perr("unsupported valueType");
+  char c[68];
+  return perr("unsupported valueType '%s' (bool, int, long, string, date, float, double, "
+              "timestamp)", clip(t, c));
 }
 
 static bool is_leaf(const shq_pred *p) {
@@ -92,80 +117,96 @@ static bool is_leaf(const shq_pred *p) {
 }
 
 /* Arity and child-kind rules of PROTOCOL.md's op table. */
-static int check_arity(const shq_pred *p) {
+static int check_arity(const shq_pred *p, const char *op) {
   switch (p->op) {
   case SHQ_OP_COLUMN:
-  case SHQ_OP_LITERAL: return p->nkids ? perr("leaf op with children") : 0;
+  case SHQ_OP_LITERAL: return p->nkids ? perr("%s op cannot have children", op) : 0;
   case SHQ_OP_ISNULL:
-    return p->nkids == 1 && p->kids[0]->op == SHQ_OP_COLUMN ? 0 : perr("isNull needs one column");
-  case SHQ_OP_NOT: return p->nkids == 1 ? 0 : perr("not needs one child");
+    return p->nkids == 1 && p->kids[0]->op == SHQ_OP_COLUMN
+               ? 0 : perr("isNull needs exactly one child, a column op");
+  case SHQ_OP_NOT: return p->nkids == 1 ? 0 : perr("not needs exactly one child, got %zu", p->nkids);
   case SHQ_OP_AND:
-  case SHQ_OP_OR: return p->nkids >= 2 ? 0 : perr("and/or need at least two children");
+  case SHQ_OP_OR:
+    return p->nkids >= 2 ? 0 : perr("%s needs at least two children, got %zu", op, p->nkids);
   default:
-    if (p->nkids != 2 || !is_leaf(p->kids[0]) || !is_leaf(p->kids[1]))
-      return perr("comparison needs two leaf children");
+    if (p->nkids != 2) return perr("%s needs exactly two children, got %zu", op, p->nkids);
+    if (!is_leaf(p->kids[0]) || !is_leaf(p->kids[1]))
+      return perr("%s compares two leaf ops (column or literal)", op);
     return 0;
   }
 }
 
-static int parse_leaf(shq_pred *p, const json_t *o) {
-  int rc = parse_vtype(o, &p->vt);
+static int parse_leaf(shq_pred *p, const json_t *o, const char *op) {
+  int rc = parse_vtype(o, op, &p->vt);
   if (rc) return rc;
   const char *field = p->op == SHQ_OP_COLUMN ? "name" : "value";
   const json_t *v = json_object_get(o, field);
-  if (!json_is_string(v)) return perr(p->op == SHQ_OP_COLUMN ? "column without name"
-                                                            : "literal without value");
+  if (!json_is_string(v)) return perr("%s op needs a string '%s'", op, field);
   size_t n = json_string_length(v);
   if (!(p->name = malloc(n + 1))) return dd_err_set(DD_ENOMEM, "out of memory");
   memcpy(p->name, json_string_value(v), n + 1);
   if (p->op == SHQ_OP_COLUMN) return n ? 0 : perr("empty column name");
-  if (parse_value(&p->lit, p->vt, p->name, n)) return perr("literal does not parse as its valueType");
+  char c[68];
+  if (parse_value(&p->lit, p->vt, p->name, n))
+    return perr("literal value '%s' is not a valid %s", clip(p->name, c), VTYPES[p->vt]);
   return 0;
 }
 
-static int parse_node(shq_pred **out, const json_t *o, int depth, size_t *nodes) {
-  if (depth > PRED_MAX_DEPTH) return perr("tree too deep");
-  if (++*nodes > PRED_MAX_NODES) return perr("tree too large");
-  if (!json_is_object(o)) return perr("op must be an object");
-  const char *op = json_string_value(json_object_get(o, "op"));
-  if (!op) return perr("op missing");
-  shq_pred *p = calloc(1, sizeof *p);
-  if (!p) return dd_err_set(DD_ENOMEM, "out of memory");
-  int rc = perr("unknown op");
+/* The op of a node; DD_EINVAL naming an op that is not in the protocol. */
+static int parse_op(shq_pred *p, const json_t *o, const char **out_name) {
+  const json_t *j = json_object_get(o, "op");
+  const char *op = json_string_value(j);
+  if (!j) return perr("a node has no 'op'");
+  if (!op) return perr("'op' must be a string");
   for (size_t i = 0; i < sizeof OPS / sizeof *OPS; i++)
     if (!strcmp(op, OPS[i].name)) {
       p->op = OPS[i].op;
-      rc = 0;
+      *out_name = OPS[i].name;
+      return 0;
     }
-  if (rc) goto fail;
-  if (is_leaf(p)) {
-    if ((rc = parse_leaf(p, o))) goto fail;
+  char c[68];
+  return perr("unknown op '%s' (column, literal, isNull, equal, lessThan, lessThanOrEqual, "
+              "greaterThan, greaterThanOrEqual, and, or, not)", clip(op, c));
+}
+
+static int parse_kids(shq_pred *p, const json_t *o, const char *op, int depth, size_t *nodes);
+
+static int parse_node(shq_pred **out, const json_t *o, int depth, size_t *nodes) {
+  if (depth > PRED_MAX_DEPTH) return perr("tree too deep (more than %d levels)", PRED_MAX_DEPTH);
+  if (++*nodes > PRED_MAX_NODES) return perr("tree too large (more than %d ops)", PRED_MAX_NODES);
+  if (!json_is_object(o)) return perr("each op must be a JSON object");
+  shq_pred *p = calloc(1, sizeof *p);
+  if (!p) return dd_err_set(DD_ENOMEM, "out of memory");
+  const char *op = NULL;
+  int rc = parse_op(p, o, &op);
+  if (!rc && is_leaf(p)) rc = parse_leaf(p, o, op);
+  if (!rc) rc = parse_kids(p, o, op, depth, nodes);
+  if (!rc) rc = check_arity(p, op);
+  if (rc) {
+    shq__pred_free(p);
+    return rc;
   }
-  const json_t *kids = json_object_get(o, "children");
-  if (kids && !json_is_array(kids)) {
-    rc = perr("children must be an array");
-    goto fail;
-  }
-  size_t n = json_array_size(kids);
-  if (n && !(p->kids = calloc(n, sizeof *p->kids))) {
-    rc = dd_err_set(DD_ENOMEM, "out of memory");
-    goto fail;
-  }
-  for (size_t i = 0; i < n; i++, p->nkids++)
-    if ((rc = parse_node(&p->kids[i], json_array_get(kids, i), depth + 1, nodes))) goto fail;
-  if ((rc = check_arity(p))) goto fail;
   *out = p;
   return 0;
-fail:
-  shq__pred_free(p);
-  return rc;
+}
+
+static int parse_kids(shq_pred *p, const json_t *o, const char *op, int depth, size_t *nodes) {
+  const json_t *kids = json_object_get(o, "children");
+  if (kids && !json_is_array(kids)) return perr("'children' of %s must be an array", op);
+  size_t n = json_array_size(kids);
+  if (n && !(p->kids = calloc(n, sizeof *p->kids))) return dd_err_set(DD_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++, p->nkids++) {
+    int rc = parse_node(&p->kids[i], json_array_get(kids, i), depth + 1, nodes);
+    if (rc) return rc;
+  }
+  return 0;
 }
 
 int shq__pred_parse_json(shq_pred **out, const char *json, size_t len) {
   *out = NULL;
   json_error_t jerr;
-  json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
-  if (!root) return dd_err_set(DD_EINVAL, "invalid jsonPredicateHints: %s", jerr.text);
+  json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+  if (!root) return dd_err_set(DD_EINVAL, "invalid jsonPredicateHints: not JSON: %s", jerr.text);
   size_t nodes = 0;
   int rc = parse_node(out, root, 0, &nodes);
   json_decref(root);
