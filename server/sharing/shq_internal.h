@@ -98,6 +98,31 @@ bool shq__pred_keep(const shq_pred *p, const char *partition_values, const char 
 /* Any column of the tree that is not a partition column (needs stats). */
 bool shq__pred_needs_stats(const shq_pred *p);
 
+/* ======================= file statistics ======================= */
+
+typedef enum {
+  SHQ_TOK_NONE, SHQ_TOK_INT, SHQ_TOK_REAL, SHQ_TOK_STRING, SHQ_TOK_ESCSTRING, SHQ_TOK_TRUE,
+  SHQ_TOK_FALSE, SHQ_TOK_NULL, SHQ_TOK_OTHER,
+} shq_tok_kind;
+
+/* A JSON value inside a stats text (borrowed): numbers as written, strings without their
+ * quotes and still escaped (SHQ_TOK_ESCSTRING when they hold escapes), containers OTHER. */
+typedef struct shq_tok {
+  shq_tok_kind kind;
+  const char *p;
+  size_t n;
+} shq_tok;
+
+/* What a predicate needs of one column; kind NONE when absent. */
+typedef struct shq_col_stats {
+  shq_tok num_records, tight_bounds, null_count, min, max;
+} shq_col_stats;
+
+/* Looks up numRecords, tightBounds and the column at the dotted path in minValues,
+ * maxValues and nullCount of a stats JSON text, in one pass without building a tree.
+ * false (everything NONE) when the text is not one JSON object. Tokens point into stats. */
+bool shq__stats_lookup(const char *stats, const char *path, shq_col_stats *out);
+
 /* ======================= tokens ======================= */
 
 typedef struct shq_token {

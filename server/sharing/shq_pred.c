@@ -3,6 +3,7 @@
  * with a message naming the op, field or value at fault), binding to a table's columns,
  * and the "may match" evaluation over partition values and file statistics described in
  * shq_internal.h. The SQL predicateHints subset compiles to the same tree (shq_sql.c). */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -268,11 +269,14 @@ typedef struct tv {
 } tv;
 static const tv TV_UNKNOWN = {true, true};
 
+/* Decoded stats strings (those with escapes) stay alive until the file is judged. */
+#define ECTX_MAX_DECODED 8
+
 typedef struct ectx {
   const char *pv;
   const char *stats_text;
-  json_t *stats;
-  bool parsed;
+  json_t *decoded[ECTX_MAX_DECODED];
+  size_t ndecoded;
 } ectx;
 
 /* What a column can hold in this file, in one value type. */
@@ -296,50 +300,66 @@ static int cmp_val(const shq_val *a, const shq_val *b, shq_vtype vt) {
   }
 }
 
-static json_t *stats_of(ectx *e) {
-  if (!e->parsed) {
-    e->parsed = true;
-    if (e->stats_text) e->stats = json_loads(e->stats_text, 0, NULL);
-  }
-  return e->stats;
+/* A numeric token: integer into *i (false on overflow), or any number into *d. */
+static bool tok_int(const shq_tok *t, int64_t *i) {
+  char buf[32];
+  if (t->kind != SHQ_TOK_INT || t->n >= sizeof buf) return false;
+  memcpy(buf, t->p, t->n);
+  buf[t->n] = 0;
+  errno = 0;
+  long long x = strtoll(buf, NULL, 10);
+  if (errno) return false;
+  *i = x;
+  return true;
 }
 
-static const json_t *path_get(const json_t *o, const char *path) {
-  char seg[256];
-  while (o && *path) {
-    const char *dot = strchr(path, '.');
-    size_t n = dot ? (size_t)(dot - path) : strlen(path);
-    if (n >= sizeof seg) return NULL;
-    memcpy(seg, path, n);
-    seg[n] = 0;
-    o = json_object_get(o, seg);
-    path += n + (dot ? 1 : 0);
-  }
-  return o;
+static bool tok_num(const shq_tok *t, double *d) {
+  char buf[400];
+  if ((t->kind != SHQ_TOK_INT && t->kind != SHQ_TOK_REAL) || t->n >= sizeof buf) return false;
+  memcpy(buf, t->p, t->n);
+  buf[t->n] = 0;
+  *d = strtod(buf, NULL);
+  return true;
 }
 
-/* A stats min/max JSON value as vt; false when it does not convert. */
-static bool stat_val(const json_t *j, shq_vtype vt, bool is_max, shq_val *out) {
+/* A string token's bytes; escaped ones are decoded and kept in e until the file is judged. */
+static bool tok_str(ectx *e, const shq_tok *t, const char **s, size_t *n) {
+  if (t->kind == SHQ_TOK_STRING) {
+    *s = t->p;
+    *n = t->n;
+    return true;
+  }
+  if (t->kind != SHQ_TOK_ESCSTRING || e->ndecoded == ECTX_MAX_DECODED) return false;
+  json_t *j = json_loadb(t->p - 1, t->n + 2, JSON_DECODE_ANY, NULL);
+  if (!json_is_string(j)) {
+    json_decref(j);
+    return false;
+  }
+  e->decoded[e->ndecoded++] = j;
+  *s = json_string_value(j);
+  *n = json_string_length(j);
+  return true;
+}
+
+/* A stats min/max value as vt; false when it does not convert. */
+static bool stat_val(ectx *e, const shq_tok *t, shq_vtype vt, bool is_max, shq_val *out) {
   *out = (shq_val){0};
-  if (vt == SHQ_VT_FLOAT || vt == SHQ_VT_DOUBLE) {
-    if (!json_is_number(j)) return false;
-    out->d = json_number_value(j);
-    return !isnan(out->d);
-  }
+  if (vt == SHQ_VT_FLOAT || vt == SHQ_VT_DOUBLE) return tok_num(t, &out->d) && !isnan(out->d);
   if (vt == SHQ_VT_INT || vt == SHQ_VT_LONG) {
-    if (json_is_integer(j)) out->i = json_integer_value(j);
-    else if (json_is_real(j)) out->i = (int64_t)(is_max ? ceil(json_real_value(j)) : floor(json_real_value(j)));
-    else return false;
+    if (tok_int(t, &out->i)) return true;
+    double d;
+    if (t->kind != SHQ_TOK_REAL || !tok_num(t, &d)) return false;
+    d = is_max ? ceil(d) : floor(d);
+    if (!(d >= -9.2e18 && d <= 9.2e18)) return false; /* NaN, inf or beyond int64 */
+    out->i = (int64_t)d;
     return true;
   }
   if (vt == SHQ_VT_BOOL) {
-    if (!json_is_boolean(j)) return false;
-    out->i = json_is_true(j);
+    if (t->kind != SHQ_TOK_TRUE && t->kind != SHQ_TOK_FALSE) return false;
+    out->i = t->kind == SHQ_TOK_TRUE;
     return true;
   }
-  if (!json_is_string(j)) return false;
-  out->s = json_string_value(j);
-  out->n = json_string_length(j);
+  if (!tok_str(e, t, &out->s, &out->n)) return false;
   if (vt == SHQ_VT_STRING) return !(is_max && out->n >= 32); /* a long max may be truncated */
   if (vt == SHQ_VT_DATE) return !shq__parse_date(out->s, out->n, &out->i);
   if (shq__parse_ts_us(out->s, out->n, &out->i)) return false;
@@ -348,20 +368,16 @@ static bool stat_val(const json_t *j, shq_vtype vt, bool is_max, shq_val *out) {
 }
 
 static bool stats_range(ectx *e, const shq_pred *col, shq_vtype vt, range *r) {
-  const json_t *st = stats_of(e);
-  if (!st) return false;
-  const json_t *tb = json_object_get(st, "tightBounds");
-  bool tight = !json_is_false(tb);
-  const json_t *nr = json_object_get(st, "numRecords");
-  const json_t *nc = path_get(json_object_get(st, "nullCount"), col->stats_path);
-  int64_t nrec = json_is_integer(nr) ? json_integer_value(nr) : -1;
-  int64_t nnull = json_is_integer(nc) ? json_integer_value(nc) : -1;
+  shq_col_stats cs;
+  if (!e->stats_text || !shq__stats_lookup(e->stats_text, col->stats_path, &cs)) return false;
+  bool tight = cs.tight_bounds.kind != SHQ_TOK_FALSE;
+  int64_t nrec = -1, nnull = -1;
+  if (!tok_int(&cs.num_records, &nrec)) nrec = -1;
+  if (!tok_int(&cs.null_count, &nnull)) nnull = -1;
   r->may_null = !tight || nnull != 0;
   r->may_nonnull = !tight || nrec < 0 || nnull < 0 || nnull < nrec;
-  const json_t *lo = path_get(json_object_get(st, "minValues"), col->stats_path);
-  const json_t *hi = path_get(json_object_get(st, "maxValues"), col->stats_path);
-  r->lo_ok = lo && stat_val(lo, vt, false, &r->lo);
-  r->hi_ok = hi && stat_val(hi, vt, true, &r->hi);
+  r->lo_ok = cs.min.kind && stat_val(e, &cs.min, vt, false, &r->lo);
+  r->hi_ok = cs.max.kind && stat_val(e, &cs.max, vt, true, &r->hi);
   return true;
 }
 
@@ -483,6 +499,6 @@ bool shq__pred_keep(const shq_pred *p, const char *partition_values, const char 
   if (!p) return true;
   ectx e = {.pv = partition_values, .stats_text = stats};
   tv r = eval(p, &e);
-  json_decref(e.stats);
+  for (size_t i = 0; i < e.ndecoded; i++) json_decref(e.decoded[i]);
   return r.t;
 }

@@ -283,6 +283,16 @@ class SharingBadInput(h.ServerTest):
         r = requests.get(self.B + "/shares/s1/schemas/sc/tables/cdf/changes",
                          params={"startingVersion": 0, "endingVersion": 99}, headers=self.R)
         self.assertEqual(r.status_code, 200, r.text)
+        V = "/shares/s1/schemas/sc/tables/simple/version"
+        for ts in ("garbage", "2999-01-01T00:00:00Z", "2020-02-30T00:00:00Z"):
+            self.assert_400(requests.get(self.B + V, params={"startingTimestamp": ts},
+                                         headers=self.R), None, ts)
+        C = "/shares/s1/schemas/sc/tables/cdf/changes"
+        for params in ({"startingVersion": 0, "maxFiles": 0}, {"startingVersion": 0, "maxFiles": "-1"},
+                       {"startingVersion": 0, "maxFiles": "x"}, {"startingVersion": "1.5"},
+                       {"startingVersion": 0, "includeHistoricalMetadata": "maybe"},
+                       {"startingVersion": 2, "endingVersion": 1}, {}):
+            self.assert_400(requests.get(self.B + C, params=params, headers=self.R), None, params)
         self.assert_grpc_invalid(lambda: self.grpc_query(table="simple", version=99), "version")
         self.assert_grpc_invalid(lambda: self.grpc_query(table="simple", starting_version=99), "version")
         self.assert_grpc_invalid(lambda: list(self.svc.GetTableChanges(
