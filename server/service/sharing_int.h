@@ -13,6 +13,8 @@
 
 #include "server/service/app.h"
 #include "store/catalog/cat_store.h"
+#include "store/objstore/os_remote.h"
+#include "store/sign/sign.h"
 
 /* The reference server's default and largest page size for list calls. */
 #define SHR_MAX_RESULTS 500
@@ -44,6 +46,23 @@ int shr_page_decode(char kind, const char *scope, const char *token, char *pos, 
  * when remote_url is NULL; for a remote table *remote_url gets the table URL instead. */
 int shr_table_root(dd_call *call, const cat_shared_table *t, char **out_root,
                    char **remote_url);
+
+/* ---- tables in object storage (sharing_store.c) -------------------------------------- */
+
+/* What reading and signing a remote table needs; members owned, freed by shr_remote_free. */
+typedef struct shr_remote {
+  cat_location *loc;   /* the storage location the table is under */
+  cat_credential *cred; /* its credential, secrets decrypted */
+  sign_location where; /* the table URL, parsed */
+  sign_cred sc;        /* the credential for signing; strings borrowed from cred and loc */
+} shr_remote;
+
+/* Finds the location and credential of the table at url (t->location, or the location
+ * whose URL is the longest prefix of url) and opens its object store in *out_store (the
+ * caller's). DD_EPRECOND when no location or credential reaches it. */
+int shr_remote_open(dd_call *call, const cat_shared_table *t, const char *url, shr_remote *r,
+                    os_store **out_store);
+void shr_remote_free(shr_remote *r);
 
 /* ---- local file URLs (sharing_files.c) ----------------------------------------------- */
 

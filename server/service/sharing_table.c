@@ -2,7 +2,9 @@
  * (GetTableVersion, GetTableMetadata, QueryTable, GetTableChanges). They find the shared
  * table for the caller, open its Delta log, and let the query engine (server/sharing,
  * shq.h) write the protocol lines; each line goes out as one TableLine. File paths become
- * URLs through shr_sign: local tables get deltad's own HMAC-signed, expiring URLs. */
+ * URLs through shr_sign: local tables get deltad's own HMAC-signed, expiring URLs; tables
+ * in object storage (sharing_store.c) get presigned S3 or Azure SAS URLs made with their
+ * location's credential. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,12 +82,41 @@ typedef struct shr_signer_ctx {
   char table_id[SHR_FILE_TABLE_ID_MAX];
   const char *root;        /* table directory, no trailing '/' */
   int64_t expires_ms;
+  int ttl_s;
+  const shr_remote *remote; /* set for tables in object storage */
 } shr_signer_ctx;
+
+/* An object-store URL: absolute ones must lie under the table (same bucket, below its key
+ * prefix); relative ones are under the table's location. */
+static int shr_sign_remote(shr_signer_ctx *c, const char *path, char **out_url,
+                           int64_t *out_expires_ms) {
+  const sign_location *w = &c->remote->where;
+  char *rel = NULL;
+  int rc = 0;
+  if (strstr(path, "://")) {
+    sign_location loc;
+    if ((rc = sign_parse_location(&loc, path))) return rc;
+    size_t pl = strlen(w->path);
+    bool inside = loc.kind == w->kind && strcmp(loc.bucket ? loc.bucket : "", w->bucket ? w->bucket : "") == 0 &&
+                  strncmp(loc.path, w->path, pl) == 0 && (pl == 0 || loc.path[pl] == '/');
+    if (inside && !(rel = strdup(loc.path + pl + (pl ? 1 : 0)))) rc = dd_err_set(DD_ENOMEM, "out of memory");
+    sign_location_free(&loc);
+    if (!rc && !inside) rc = dd_err_set(DD_EPERM, "file '%s' is outside the shared table", path);
+    if (rc) return rc;
+    path = rel;
+  }
+  int64_t now_s = (c->expires_ms - (int64_t)c->ttl_s * 1000) / 1000;
+  rc = sign_object_url(out_url, w, path, &c->remote->sc, now_s, c->ttl_s);
+  *out_expires_ms = c->expires_ms;
+  free(rel);
+  return rc;
+}
 
 static int shr_sign(void *ctx, const char *path, int64_t size, char **out_url,
                     int64_t *out_expires_ms) {
   shr_signer_ctx *c = ctx;
   (void)size;
+  if (c->remote) return shr_sign_remote(c, path, out_url, out_expires_ms);
   const char *rel = path;
   if (strstr(path, "://")) {
     /* an absolute URI in the log: only files under this table's root are served */
@@ -114,7 +145,9 @@ static int shr_sign(void *ctx, const char *path, int64_t size, char **out_url,
 typedef struct shr_open {
   cat_share *share;
   const cat_shared_table *t; /* borrowed from share */
-  char *root;
+  char *root;     /* local tables */
+  shr_remote rem; /* tables in object storage */
+  bool is_remote;
   dl_table *dl;
   char name[800];
   shq_table_opts opts;
@@ -125,6 +158,7 @@ typedef struct shr_open {
 static void shr_close(shr_open *o) {
   dl_table_free(o->dl);
   free(o->root);
+  shr_remote_free(&o->rem);
   if (o->share) protobuf_c_message_free_unpacked(&o->share->base, NULL);
 }
 
@@ -132,8 +166,17 @@ static int shr_open_table(dd_call *call, shr_open *o, const char *share, const c
                           const char *table) {
   memset(o, 0, sizeof *o);
   int rc = shr_table_visible(call, share, schema, table, &o->share, &o->t);
-  if (!rc) rc = shr_table_root(call, o->t, &o->root, NULL);
-  if (!rc) rc = dl_table_open(&o->dl, o->root);
+  char *remote_url = NULL;
+  if (!rc) rc = shr_table_root(call, o->t, &o->root, &remote_url);
+  if (!rc && remote_url) {
+    os_store *st = NULL;
+    rc = shr_remote_open(call, o->t, remote_url, &o->rem, &st);
+    if (!rc && (rc = dl_table_open_store(&o->dl, st, true))) os_store_free(st);
+    o->is_remote = true;
+    free(remote_url);
+  } else if (!rc) {
+    rc = dl_table_open(&o->dl, o->root);
+  }
   if (rc) return rc;
   const dd_app *app = call->app;
   const dd_app_opts *ao = dd_app_options(app);
@@ -155,6 +198,8 @@ static int shr_open_table(dd_call *call, shr_open *o, const char *share, const c
   snprintf(o->sctx.table_id, sizeof o->sctx.table_id, "%s.%s", o->share->id, o->t->id);
   o->sctx.root = o->root;
   o->sctx.expires_ms = shr_now_ms() + ttl_ms;
+  o->sctx.ttl_s = dd_app_url_expiry_s(app);
+  o->sctx.remote = o->is_remote ? &o->rem : NULL;
   o->signer.sign = shr_sign;
   o->signer.ctx = &o->sctx;
   return 0;

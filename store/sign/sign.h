@@ -115,6 +115,25 @@ int sign_s3_presign(char **out, const sign_aws_creds *c, const char *region,
                     const char *bucket, const char *key, int64_t now_epoch_s, int expires_s,
                     const sign_s3_opts *opts);
 
+/* One extra query parameter of a presigned request (the value is percent-encoded here). */
+typedef struct sign_s3_param {
+  const char *name; /* lower case ("list-type", "prefix"); the array is sorted by name */
+  const char *value;
+} sign_s3_param;
+
+typedef struct sign_s3_request {
+  const char *method; /* "GET", "HEAD", "PUT" or "DELETE" */
+  const sign_s3_param *params;
+  size_t nparams;
+} sign_s3_request;
+
+/* A presigned URL for any S3 request, as sign_s3_presign but with q's method and extra
+ * query parameters signed too; key may be "" for bucket requests (ListObjectsV2). The
+ * caller sends exactly that method and URL; other headers it adds are not signed. */
+int sign_s3_presign_req(char **out, const sign_s3_request *q, const sign_aws_creds *c,
+                        const char *region, const char *bucket, const char *key,
+                        int64_t now_epoch_s, int expires_s, const sign_s3_opts *opts);
+
 /* ===================== Azure Blob SAS ===================== */
 
 typedef struct sign_azure_opts {

@@ -55,6 +55,8 @@ void sign__buf_puts(sign__buf *b, const char *s);
 void sign__buf_printf(sign__buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends s percent-encoded (RFC 3986 unreserved kept); keep_slash keeps '/'. */
 void sign__buf_pct(sign__buf *b, const char *s, int keep_slash);
+/* Appends v in decimal. */
+void sign__buf_i64(sign__buf *b, int64_t v);
 /* Hands the string to *out (0) or frees it and returns DD_ENOMEM. */
 int sign__buf_finish(sign__buf *b, char **out);
 void sign__buf_free(sign__buf *b);
@@ -101,9 +103,9 @@ int sign__aws_signing_key(uint8_t out[SIGN__SHA256_LEN], const char *secret,
 /* The presign with its intermediate strings. Each of canonical / string_to_sign may be
  * NULL; what is returned is owned by the caller. */
 int sign__s3_presign_steps(char **out_url, char **out_canonical, char **out_string_to_sign,
-                           const sign_aws_creds *c, const char *region, const char *bucket,
-                           const char *key, int64_t now_epoch_s, int expires_s,
-                           const sign_s3_opts *opts);
+                           const sign_s3_request *q, const sign_aws_creds *c,
+                           const char *region, const char *bucket, const char *key,
+                           int64_t now_epoch_s, int expires_s, const sign_s3_opts *opts);
 
 /* ---- Azure steps (sign_azure.c) ------------------------------------------------------ */
 

@@ -1,6 +1,8 @@
-/* sign_s3.c: AWS Signature Version 4 presigned GET URLs for S3 and S3-compatible stores
- * (query-string authentication, UNSIGNED-PAYLOAD, signed header "host"). The steps and
- * their formats are listed in sign_int.h. */
+/* sign_s3.c: AWS Signature Version 4 presigned URLs for S3 and S3-compatible stores
+ * (query-string authentication, UNSIGNED-PAYLOAD, signed header "host"): GET URLs for
+ * Delta Sharing recipients, and any method with extra query parameters for deltad's own
+ * S3 client (store/objstore/os_s3.c). The steps and their formats are listed in
+ * sign_int.h. */
 #include "store/sign/sign_int.h"
 
 #include <openssl/crypto.h>
@@ -134,7 +136,7 @@ static int sign__s3_target_make(sign__s3_target *t, const char *region, const ch
 /* ===================== presign ===================== */
 
 static int sign__s3_check(const sign_aws_creds *c, const char *region, const char *bucket,
-                          const char *key, int expires_s) {
+                          const char *key, int key_optional, int expires_s) {
   if (!c || !c->access_key_id || !*c->access_key_id || !c->secret_access_key ||
       !*c->secret_access_key)
     return dd_err_set(DD_EINVAL, "AWS credential needs an access key id and a secret");
@@ -142,7 +144,7 @@ static int sign__s3_check(const sign_aws_creds *c, const char *region, const cha
     return dd_err_set(DD_EINVAL, "bad AWS region '%s'", region ? region : "");
   if (!sign__bucket_ok(bucket))
     return dd_err_set(DD_EINVAL, "bad S3 bucket name '%s'", bucket ? bucket : "");
-  if (!key || !*key)
+  if (!key || (!*key && !key_optional))
     return dd_err_set(DD_EINVAL, "empty S3 object key");
   if (expires_s < 1 || expires_s > SIGN__S3_MAX_EXPIRES)
     return dd_err_set(DD_EINVAL, "S3 presign expiry %d is outside 1..%d seconds", expires_s,
@@ -150,9 +152,26 @@ static int sign__s3_check(const sign_aws_creds *c, const char *region, const cha
   return 0;
 }
 
-/* The sorted X-Amz-* query (without the signature). */
+/* Extra parameters must have names in lower case and come sorted: they then sort after
+ * every X-Amz-* name, so appending them keeps the canonical query in order. */
+static int sign__s3_params_ok(const sign_s3_param *ps, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (!ps[i].name || !*ps[i].name || !ps[i].value)
+      return dd_err_set(DD_EINVAL, "S3 query parameter %zu has no name or value", i);
+    for (const char *p = ps[i].name; *p; p++)
+      if (!((*p >= 'a' && *p <= 'z') || *p == '-' || (*p >= '0' && *p <= '9')))
+        return dd_err_set(DD_EINVAL, "S3 query parameter name '%s' is not lower case", ps[i].name);
+    if (i > 0 && strcmp(ps[i - 1].name, ps[i].name) >= 0)
+      return dd_err_set(DD_EINVAL, "S3 query parameters are not sorted ('%s', '%s')",
+                        ps[i - 1].name, ps[i].name);
+  }
+  return 0;
+}
+
+/* The sorted query (without the signature): X-Amz-* then the extra parameters. */
 static void sign__s3_query(sign__buf *q, const sign_aws_creds *c, const char *scope,
-                           const char *amz_date, int expires_s) {
+                           const char *amz_date, int expires_s, const sign_s3_param *ps,
+                           size_t nps) {
   sign__buf_puts(q, "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=");
   sign__buf_pct(q, c->access_key_id, 0);
   sign__buf_puts(q, "%2F");
@@ -163,10 +182,17 @@ static void sign__s3_query(sign__buf *q, const sign_aws_creds *c, const char *sc
     sign__buf_pct(q, c->session_token, 0);
   }
   sign__buf_puts(q, "&X-Amz-SignedHeaders=host");
+  for (size_t i = 0; i < nps; i++) {
+    sign__buf_puts(q, "&");
+    sign__buf_puts(q, ps[i].name);
+    sign__buf_puts(q, "=");
+    sign__buf_pct(q, ps[i].value, 0);
+  }
 }
 
 /* One presign in the making: where it goes and the strings built before signing. */
 typedef struct sign__s3_req {
+  const char *method;
   sign__s3_target t;
   char amz_date[20], date8[12], scope[128];
   sign__buf uri, query;
@@ -178,13 +204,19 @@ static void sign__s3_req_free(sign__s3_req *r) {
 }
 
 /* Checks the inputs and builds the target, dates, scope, canonical URI and query. */
-static int sign__s3_prepare(sign__s3_req *r, const sign_aws_creds *c, const char *region,
-                            const char *bucket, const char *key, int64_t now_epoch_s,
-                            int expires_s, const sign_s3_opts *opts) {
+static int sign__s3_prepare(sign__s3_req *r, const sign_s3_request *q, const sign_aws_creds *c,
+                            const char *region, const char *bucket, const char *key,
+                            int64_t now_epoch_s, int expires_s, const sign_s3_opts *opts) {
   if (opts && opts->version != SIGN_S3_OPTS_VERSION)
     return dd_err_set(DD_EINVAL, "sign_s3_opts version %u is not %d", opts->version,
                       SIGN_S3_OPTS_VERSION);
-  int rc = sign__s3_check(c, region, bucket, key, expires_s);
+  r->method = q ? q->method : "GET";
+  if (strcmp(r->method, "GET") && strcmp(r->method, "HEAD") && strcmp(r->method, "PUT") &&
+      strcmp(r->method, "DELETE"))
+    return dd_err_set(DD_EINVAL, "S3 method '%s' is not GET, HEAD, PUT or DELETE", r->method);
+  int rc = sign__s3_check(c, region, bucket, key, q != NULL, expires_s);
+  if (rc == 0 && q)
+    rc = sign__s3_params_ok(q->params, q->nparams);
   if (rc == 0)
     rc = sign__s3_target_make(&r->t, region, bucket, opts);
   if (rc == 0)
@@ -200,7 +232,8 @@ static int sign__s3_prepare(sign__s3_req *r, const sign_aws_creds *c, const char
     sign__buf_puts(&r->uri, "/");
   }
   sign__buf_pct(&r->uri, key, 1);
-  sign__s3_query(&r->query, c, r->scope, r->amz_date, expires_s);
+  sign__s3_query(&r->query, c, r->scope, r->amz_date, expires_s, q ? q->params : NULL,
+                 q ? q->nparams : 0);
   if (r->uri.failed || r->query.failed)
     return dd_err_set(DD_ENOMEM, "out of memory");
   return 0;
@@ -210,8 +243,8 @@ static int sign__s3_prepare(sign__s3_req *r, const sign_aws_creds *c, const char
 static int sign__s3_strings(sign__buf *cr, sign__buf *sts, const sign__s3_req *r) {
   uint8_t hash[SIGN__SHA256_LEN];
   char hash_hex[2 * SIGN__SHA256_LEN + 1];
-  sign__buf_printf(cr, "GET\n%s\n%s\nhost:%s\n\nhost\nUNSIGNED-PAYLOAD", r->uri.p, r->query.p,
-                   r->t.host);
+  sign__buf_printf(cr, "%s\n%s\n%s\nhost:%s\n\nhost\nUNSIGNED-PAYLOAD", r->method, r->uri.p,
+                   r->query.p, r->t.host);
   if (cr->failed)
     return dd_err_set(DD_ENOMEM, "out of memory");
   int rc = sign__sha256(hash, cr->p, cr->len);
@@ -236,14 +269,14 @@ static int sign__s3_signature(char out[2 * SIGN__SHA256_LEN + 1], const sign__s3
 }
 
 int sign__s3_presign_steps(char **out_url, char **out_canonical, char **out_string_to_sign,
-                           const sign_aws_creds *c, const char *region, const char *bucket,
-                           const char *key, int64_t now_epoch_s, int expires_s,
-                           const sign_s3_opts *opts) {
+                           const sign_s3_request *q, const sign_aws_creds *c,
+                           const char *region, const char *bucket, const char *key,
+                           int64_t now_epoch_s, int expires_s, const sign_s3_opts *opts) {
   sign__s3_req r = {0};
   sign__buf cr = SIGN__BUF_INIT, sts = SIGN__BUF_INIT, url = SIGN__BUF_INIT;
   char sig_hex[2 * SIGN__SHA256_LEN + 1];
   char *u = NULL, *can = NULL, *str = NULL;
-  int rc = sign__s3_prepare(&r, c, region, bucket, key, now_epoch_s, expires_s, opts);
+  int rc = sign__s3_prepare(&r, q, c, region, bucket, key, now_epoch_s, expires_s, opts);
   if (rc == 0)
     rc = sign__s3_strings(&cr, &sts, &r);
   if (rc == 0)
@@ -283,6 +316,15 @@ cleanup:
 int sign_s3_presign(char **out, const sign_aws_creds *c, const char *region,
                     const char *bucket, const char *key, int64_t now_epoch_s, int expires_s,
                     const sign_s3_opts *opts) {
-  return sign__s3_presign_steps(out, NULL, NULL, c, region, bucket, key, now_epoch_s,
+  return sign__s3_presign_steps(out, NULL, NULL, NULL, c, region, bucket, key, now_epoch_s,
+                                expires_s, opts);
+}
+
+int sign_s3_presign_req(char **out, const sign_s3_request *q, const sign_aws_creds *c,
+                        const char *region, const char *bucket, const char *key,
+                        int64_t now_epoch_s, int expires_s, const sign_s3_opts *opts) {
+  if (!q || !q->method)
+    return dd_err_set(DD_EINVAL, "no S3 request method");
+  return sign__s3_presign_steps(out, NULL, NULL, q, c, region, bucket, key, now_epoch_s,
                                 expires_s, opts);
 }

@@ -276,7 +276,10 @@ static int sr_ndjson(sr_call *c, dd_http_reply *rep, int rc) {
     dd_http_reply_header(rep, "Delta-Table-Version", v);
     dd_http_reply_header(rep, "delta-sharing-capabilities", c->caps);
   }
-  return dd_http_reply_body(rep, c->buf ? c->buf : "", c->len);
+  if (!c->buf) return 0;
+  int brc = dd_http_reply_body_take(rep, c->buf, c->len);
+  c->buf = NULL; /* the reply owns it now */
+  return brc;
 }
 
 static int sr_metadata(sr_call *c, dd_http_reply *rep, const sr_route *r) {

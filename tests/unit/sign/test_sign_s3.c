@@ -79,7 +79,7 @@ static void test_presign_published_example(void **state) {
   sign_s3_opts o = SIGN_S3_OPTS_INIT;
   o.endpoint = "https://s3.amazonaws.com"; /* the example uses the global endpoint */
   o.style = SIGN_S3_STYLE_VIRTUAL;
-  assert_int_equal(sign__s3_presign_steps(&url, &cr, &sts, &doc_creds, "us-east-1",
+  assert_int_equal(sign__s3_presign_steps(&url, &cr, &sts, NULL, &doc_creds, "us-east-1",
                                           "examplebucket", "test.txt", DOC_TIME, 86400, &o),
                    0);
   assert_string_equal(cr, "GET\n/test.txt\n"
@@ -125,7 +125,7 @@ static void test_presign_minio_path_style_odd_key(void **state) {
   sign_s3_opts o = SIGN_S3_OPTS_INIT;
   o.endpoint = "http://127.0.0.1:9000/";
   char *url = NULL, *cr = NULL;
-  assert_int_equal(sign__s3_presign_steps(&url, &cr, NULL, &doc_creds, "us-east-1", "lake",
+  assert_int_equal(sign__s3_presign_steps(&url, &cr, NULL, NULL, &doc_creds, "us-east-1", "lake",
                                           "t/a=2021-01-01 00%3A00%3A00/part 0 \xc3\xbc+~.parquet",
                                           T2024, 900, &o),
                    0);

@@ -1,0 +1,124 @@
+/* sharing_store.c: where a shared table in object storage is read from and how its files
+ * are signed. The table's storage location (named by the shared table, or for a table
+ * added by URL the location whose URL is the longest prefix of it) gives the credential;
+ * the location's properties `endpoint` (an S3-compatible store such as MinIO) and
+ * `path_style` ("true") say how to reach it. Secrets are loaded decrypted for the
+ * duration of one call and never leave this file except inside signed URLs. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/err.h"
+#include "server/service/sharing_int.h"
+#include "server/service/svc_util.h"
+
+static const char *shr_prop(const cat_location *loc, const char *name) {
+  for (size_t i = 0; loc && i < loc->n_properties; i++)
+    if (strcasecmp(loc->properties[i]->key, name) == 0) return loc->properties[i]->value;
+  return NULL;
+}
+
+/* url starts with base followed by '/' or its end (a trailing '/' on base is allowed). */
+static size_t shr_prefix_len(const char *base, const char *url) {
+  size_t n = strlen(base);
+  while (n > 0 && base[n - 1] == '/') n--;
+  if (n == 0 || strncmp(base, url, n) != 0) return 0;
+  return url[n] == '/' || url[n] == 0 ? n : 0;
+}
+
+/* The location of a table added by URL: the longest prefix among all locations. */
+static int shr_location_for_url(cat_store *cs, const char *url, cat_location **out) {
+  Deltad__Credentials__V1__ListStorageLocationsRequest rq =
+      DELTAD__CREDENTIALS__V1__LIST_STORAGE_LOCATIONS_REQUEST__INIT;
+  char *best = NULL, *tok = NULL;
+  size_t best_len = 0;
+  int rc = 0;
+  *out = NULL;
+  do {
+    Deltad__Credentials__V1__ListStorageLocationsResponse *page = NULL;
+    rq.page_token = tok ? tok : (char *)"";
+    if ((rc = cat_location_list(cs, &page, &rq))) break;
+    for (size_t i = 0; !rc && i < page->n_storage_locations; i++) {
+      size_t n = shr_prefix_len(page->storage_locations[i]->url, url);
+      if (n > best_len) {
+        free(best);
+        best = strdup(page->storage_locations[i]->name);
+        best_len = n;
+        if (!best) rc = dd_err_set(DD_ENOMEM, "out of memory");
+      }
+    }
+    free(tok);
+    tok = NULL;
+    if (!rc && page->next_page_token && *page->next_page_token &&
+        !(tok = strdup(page->next_page_token)))
+      rc = dd_err_set(DD_ENOMEM, "out of memory");
+    protobuf_c_message_free_unpacked(&page->base, NULL);
+  } while (!rc && tok);
+  free(tok);
+  if (!rc && !best)
+    rc = dd_err_set(DD_EPRECOND, "no storage location covers %s: create one with its credential",
+                    url);
+  if (!rc) rc = cat_location_get(cs, out, best);
+  free(best);
+  return rc;
+}
+
+/* Fills r->sc from the decrypted credential (strings borrowed from r->cred). */
+static int shr_fill_cred(shr_remote *r, const char *table_url) {
+  const cat_credential *c = r->cred;
+  sign_cred *sc = &r->sc;
+  memset(sc, 0, sizeof *sc);
+  if (c->credential_case == DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_AWS) {
+    sc->kind = SIGN_CRED_AWS;
+    sc->aws.access_key_id = c->aws->access_key_id;
+    sc->aws.secret_access_key = c->aws->secret_access_key;
+    sc->aws.session_token = c->aws->session_token;
+    sc->aws_region = *c->aws->region ? c->aws->region : "us-east-1";
+    sc->aws_endpoint = shr_prop(r->loc, "endpoint");
+    const char *ps = shr_prop(r->loc, "path_style");
+    sc->aws_style = ps && strcasecmp(ps, "true") == 0 ? SIGN_S3_STYLE_PATH : SIGN_S3_STYLE_AUTO;
+    return 0;
+  }
+  if (c->credential_case == DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_AZURE && c->azure) {
+    const Deltad__Credentials__V1__AzureCredential *a = c->azure;
+    if (a->credential_case == DELTAD__CREDENTIALS__V1__AZURE_CREDENTIAL__CREDENTIAL_ACCOUNT_KEY) {
+      sc->kind = SIGN_CRED_AZURE_KEY;
+      sc->azure_account = a->account_key->account_name;
+      sc->azure_key_b64 = a->account_key->account_key;
+      return 0;
+    }
+    if (a->credential_case == DELTAD__CREDENTIALS__V1__AZURE_CREDENTIAL__CREDENTIAL_SAS) {
+      sc->kind = SIGN_CRED_AZURE_SAS;
+      sc->azure_account = a->sas->account_name;
+      sc->azure_sas = a->sas->sas_token;
+      return 0;
+    }
+  }
+  return dd_err_set(DD_EUNSUPPORTED, "credential '%s' cannot read %s", c->name, table_url);
+}
+
+int shr_remote_open(dd_call *call, const cat_shared_table *t, const char *url, shr_remote *r,
+                    os_store **out_store) {
+  memset(r, 0, sizeof *r);
+  *out_store = NULL;
+  cat_store *cs = svc_store(call);
+  int rc = t->location && *t->location ? cat_location_get(cs, &r->loc, t->location)
+                                       : shr_location_for_url(cs, url, &r->loc);
+  if (!rc && !*r->loc->credential)
+    rc = dd_err_set(DD_EPRECOND, "storage location '%s' has no credential to read %s",
+                    r->loc->name, url);
+  if (!rc) rc = cat_credential_get_secret(cs, &r->cred, r->loc->credential);
+  if (!rc) rc = shr_fill_cred(r, url);
+  if (!rc) rc = sign_parse_location(&r->where, url);
+  if (!rc) rc = os_open_url(out_store, url, &r->sc);
+  if (rc) shr_remote_free(r);
+  return rc;
+}
+
+void shr_remote_free(shr_remote *r) {
+  if (!r) return;
+  sign_location_free(&r->where);
+  if (r->cred) protobuf_c_message_free_unpacked(&r->cred->base, NULL);
+  if (r->loc) protobuf_c_message_free_unpacked(&r->loc->base, NULL);
+  memset(r, 0, sizeof *r);
+}

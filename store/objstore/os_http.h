@@ -1,0 +1,54 @@
+/* os_http.h: the HTTP client the object-store backends (os_s3.c, os_azure.c) send their
+ * requests with: libcurl easy handles kept in a small locked pool so connections are
+ * reused, bounded retries of transient failures, and the whole body or a byte range read
+ * into memory. Internal to store/objstore (prefix os__http). */
+#ifndef DD_STORE_OBJSTORE_OS_HTTP_H
+#define DD_STORE_OBJSTORE_OS_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct os__http os__http;
+
+typedef struct os__http_req {
+  const char *method;          /* "GET", "HEAD", "PUT", "DELETE" */
+  const char *url;             /* fully signed URL */
+  const char *const *headers;  /* "Name: value" strings, NULL-terminated; may be NULL */
+  const void *body;            /* PUT body (may be NULL with body_len 0) */
+  size_t body_len;
+  uint64_t range_off;          /* with range_len > 0: "Range: bytes=off-(off+len-1)" */
+  size_t range_len;
+} os__http_req;
+
+typedef struct os__http_resp {
+  long status;                 /* HTTP status; 0 when no response arrived */
+  uint8_t *body;               /* malloc'ed, NUL-terminated (not counted in len); owned */
+  size_t len;
+  int64_t content_length;      /* from the headers, -1 when absent */
+  int64_t mtime_ms;            /* Last-Modified, -1 when absent */
+} os__http_resp;
+
+/* A client (connection pool) for one store. */
+int os__http_new(os__http **out);
+void os__http_free(os__http *h);
+
+/* Sends the request (URL made by make_url(ctx) on every attempt, so a retry is signed
+ * afresh) and fills *out. Connection failures and 500/502/503/504 are retried up to three
+ * times with a short backoff; any other status is returned as is (the caller decides).
+ * Returns DD_EIO (message names the URL without its query, never the signature) when no
+ * HTTP response could be had. Free *out with os__http_resp_free. */
+typedef int (*os__http_url_fn)(void *ctx, char **out_url);
+int os__http_do(os__http *h, const os__http_req *rq, os__http_url_fn make_url, void *ctx,
+                os__http_resp *out);
+void os__http_resp_free(os__http_resp *r);
+
+/* Text of the first <tag>...</tag> in an XML body (entities decoded) into out (cap bytes);
+ * returns a pointer just past the closing tag, or NULL when absent. */
+const char *os__xml_text(const char *xml, const char *tag, char *out, size_t cap);
+
+/* Parses an RFC 3339 / ISO 8601 UTC time ("2024-03-15T09:30:00.000Z") to epoch ms; -1 when
+ * malformed. */
+int64_t os__iso8601_ms(const char *s);
+
+#endif

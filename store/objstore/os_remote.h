@@ -1,0 +1,28 @@
+/* os_remote.h: opening an os_store on object storage (library dd_objstore).
+ *
+ * A table in S3 (s3://, s3a://, s3n://) is read and written over the S3 REST API with
+ * SigV4-presigned requests made by store/sign, on AWS or on an S3-compatible store named by
+ * the credential's endpoint (path-style requests). Semantics the backends give on top of
+ * os.h's contract:
+ *  - a "directory" is a key prefix ending in '/'; mkdirs is a no-op; rmdir succeeds when
+ *    nothing is under the prefix; os_list_dir of an empty or absent prefix is DD_ENOTFOUND;
+ *  - os_put_if_absent sends If-None-Match: * (atomic on AWS S3 since 2024 and on MinIO)
+ *    after checking with HEAD that the key is absent, so stores that ignore the header
+ *    still refuse an existing key outside a race;
+ *  - absolute paths ("s3://bucket/key") are accepted when they name the same bucket.
+ * Status mapping: 404 DD_ENOTFOUND, 401/403 DD_EPERM, 412 DD_EEXISTS, 409 DD_ECONFLICT,
+ * anything else DD_EIO with the store's error code and message. */
+#ifndef DD_STORE_OBJSTORE_OS_REMOTE_H
+#define DD_STORE_OBJSTORE_OS_REMOTE_H
+
+#include "store/objstore/os.h"
+#include "store/sign/sign.h"
+
+/* Opens the store at url: file:// or an absolute path opens the local backend (cred
+ * unused, may be NULL); s3 URLs need an AWS credential. Other schemes DD_EUNSUPPORTED. */
+int os_open_url(os_store **out, const char *url, const sign_cred *cred);
+
+/* The S3 backend at a parsed s3 location. The credential's strings are copied. */
+int os_s3_open(os_store **out, const sign_location *loc, const sign_cred *cred);
+
+#endif

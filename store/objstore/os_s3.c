@@ -1,0 +1,391 @@
+/* os_s3.c: the S3 backend of os_store (see os_remote.h). Every request is a SigV4
+ * presigned URL (store/sign) sent with os_http.c; listings are ListObjectsV2 with the
+ * delimiter '/', followed across continuation tokens. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/err.h"
+#include "store/objstore/os_http.h"
+#include "store/objstore/os_remote.h"
+
+#define S3_URL_TTL_S 900
+#define S3_KEY_MAX 2048
+
+typedef struct s3_impl {
+  char *bucket, *prefix; /* prefix: no leading or trailing '/', may be "" */
+  char *region, *endpoint, *akid, *secret, *token;
+  sign_s3_style style;
+  os__http *http;
+} s3_impl;
+
+/* ---- keys and URLs -------------------------------------------------------------------- */
+
+/* The object key of a path relative to the root (or an absolute s3 URL in this bucket). */
+static int s3_key(const s3_impl *s, const char *rel, char **out) {
+  *out = NULL;
+  if (strstr(rel, "://")) {
+    sign_location loc;
+    int rc = sign_parse_location(&loc, rel);
+    if (rc) return rc;
+    if (loc.kind != SIGN_LOC_S3 || strcmp(loc.bucket, s->bucket) != 0) {
+      sign_location_free(&loc);
+      return dd_err_set(DD_EPERM, "'%s' is not in bucket '%s'", rel, s->bucket);
+    }
+    *out = loc.path;
+    loc.path = NULL;
+    sign_location_free(&loc);
+    return 0;
+  }
+  while (rel[0] == '/') rel++;
+  if (asprintf(out, "%s%s%s", s->prefix, *s->prefix && *rel ? "/" : "", rel) < 0) {
+    *out = NULL;
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
+typedef struct s3_url_ctx {
+  const s3_impl *s;
+  sign_s3_request q;
+  const char *key;
+} s3_url_ctx;
+
+static int s3_make_url(void *ctx, char **out) {
+  s3_url_ctx *u = ctx;
+  const s3_impl *s = u->s;
+  sign_aws_creds c = {s->akid, s->secret, s->token};
+  sign_s3_opts o = SIGN_S3_OPTS_INIT;
+  o.endpoint = s->endpoint;
+  o.style = s->style;
+  return sign_s3_presign_req(out, &u->q, &c, s->region, s->bucket, u->key, (int64_t)time(NULL),
+                             S3_URL_TTL_S, &o);
+}
+
+/* The error for a response that is not a success. */
+static int s3_status_err(const os__http_resp *r, const char *method, const char *key) {
+  char code[128] = "", msg[512] = "";
+  const char *body = r->body ? (const char *)r->body : "";
+  os__xml_text(body, "Code", code, sizeof code);
+  os__xml_text(body, "Message", msg, sizeof msg);
+  int e = DD_EIO;
+  switch (r->status) {
+    case 404: e = DD_ENOTFOUND; break;
+    case 401: case 403: e = DD_EPERM; break;
+    case 412: e = DD_EEXISTS; break;
+    case 409: e = DD_ECONFLICT; break;
+    default: break;
+  }
+  if (e == DD_ENOTFOUND) return dd_err_set(e, "s3 object '%s' not found", key);
+  return dd_err_set(e, "S3 %s '%s': HTTP %ld %s%s%s", method, key, r->status, code,
+                    *msg ? ": " : "", msg);
+}
+
+/* One request on key; *resp is filled on success (any status); free it. */
+static int s3_send(const s3_impl *s, const char *method, const char *key,
+                   const sign_s3_param *ps, size_t nps, const os__http_req *extra,
+                   os__http_resp *resp) {
+  os__http_req rq = {0};
+  if (extra) rq = *extra;
+  rq.method = method;
+  s3_url_ctx u = {s, {method, ps, nps}, key};
+  return os__http_do(s->http, &rq, s3_make_url, &u, resp);
+}
+
+/* ---- reads ---------------------------------------------------------------------------- */
+
+static int s3_read_all(void *impl, const char *path, uint8_t **out, size_t *out_len) {
+  s3_impl *s = impl;
+  char *key = NULL;
+  os__http_resp r = {0};
+  *out = NULL;
+  *out_len = 0;
+  int rc = s3_key(s, path, &key);
+  if (!rc) rc = s3_send(s, "GET", key, NULL, 0, NULL, &r);
+  if (!rc && r.status != 200) rc = s3_status_err(&r, "GET", key);
+  if (!rc) {
+    *out = r.body;
+    *out_len = r.len;
+    r.body = NULL;
+  }
+  os__http_resp_free(&r);
+  free(key);
+  return rc;
+}
+
+static int s3_read_range(void *impl, const char *path, uint64_t offset, size_t len,
+                         uint8_t *out) {
+  s3_impl *s = impl;
+  if (len == 0) return 0;
+  char *key = NULL;
+  os__http_resp r = {0};
+  os__http_req ex = {0};
+  ex.range_off = offset;
+  ex.range_len = len;
+  int rc = s3_key(s, path, &key);
+  if (!rc) rc = s3_send(s, "GET", key, NULL, 0, &ex, &r);
+  if (!rc && r.status == 416)
+    rc = dd_err_set(DD_ECORRUPT, "s3 object '%s' is shorter than %llu bytes", key,
+                    (unsigned long long)(offset + len));
+  else if (!rc && r.status != 206 && r.status != 200)
+    rc = s3_status_err(&r, "GET", key);
+  if (!rc) {
+    /* 200: the store ignored the range and sent the whole object */
+    uint64_t skip = r.status == 200 ? offset : 0;
+    if (r.len < skip + len)
+      rc = dd_err_set(DD_ECORRUPT, "s3 object '%s' is shorter than %llu bytes", key,
+                      (unsigned long long)(offset + len));
+    else
+      memcpy(out, r.body + skip, len);
+  }
+  os__http_resp_free(&r);
+  free(key);
+  return rc;
+}
+
+/* ---- listing -------------------------------------------------------------------------- */
+
+static int s3_entry_add(os_list *l, size_t *cap, const char *name, int64_t size,
+                        int64_t mtime_ms, bool is_dir) {
+  if (l->count == *cap) {
+    size_t nc = *cap ? *cap * 2 : 64;
+    os_entry *ne = realloc(l->entries, nc * sizeof *ne);
+    if (!ne) return dd_err_set(DD_ENOMEM, "out of memory");
+    l->entries = ne;
+    *cap = nc;
+  }
+  os_entry *e = &l->entries[l->count];
+  if (!(e->name = strdup(name))) return dd_err_set(DD_ENOMEM, "out of memory");
+  e->size = size;
+  e->mtime_ms = mtime_ms;
+  e->is_dir = is_dir;
+  l->count++;
+  return 0;
+}
+
+/* Adds the entries of one ListObjectsV2 page; *next gets the continuation token or "". */
+static int s3_list_page(os_list *l, size_t *cap, const char *xml, const char *pfx,
+                        char *next, size_t next_cap) {
+  size_t pl = strlen(pfx);
+  char key[S3_KEY_MAX], num[64], when[64];
+  int rc = 0;
+  const char *p = xml;
+  while (!rc && (p = strstr(p, "<Contents>"))) {
+    const char *end = strstr(p, "</Contents>");
+    if (!end) return dd_err_set(DD_ECORRUPT, "S3 listing: unterminated <Contents>");
+    size_t n = (size_t)(end - p);
+    char *blk = strndup(p, n);
+    if (!blk) return dd_err_set(DD_ENOMEM, "out of memory");
+    key[0] = num[0] = when[0] = 0;
+    os__xml_text(blk, "Key", key, sizeof key);
+    os__xml_text(blk, "Size", num, sizeof num);
+    os__xml_text(blk, "LastModified", when, sizeof when);
+    free(blk);
+    const char *name = strncmp(key, pfx, pl) == 0 ? key + pl : NULL;
+    if (name && *name && !strchr(name, '/'))
+      rc = s3_entry_add(l, cap, name, strtoll(num, NULL, 10), os__iso8601_ms(when), false);
+    p = end;
+  }
+  for (p = xml; !rc && (p = strstr(p, "<CommonPrefixes>"));) {
+    const char *after = os__xml_text(p, "Prefix", key, sizeof key);
+    if (!after) break;
+    size_t kl = strlen(key);
+    if (kl > pl && strncmp(key, pfx, pl) == 0 && key[kl - 1] == '/') {
+      key[kl - 1] = 0;
+      rc = s3_entry_add(l, cap, key + pl, 0, -1, true);
+    }
+    p = after;
+  }
+  char trunc[16] = "";
+  os__xml_text(xml, "IsTruncated", trunc, sizeof trunc);
+  next[0] = 0;
+  if (!rc && strcmp(trunc, "true") == 0 &&
+      (!os__xml_text(xml, "NextContinuationToken", next, next_cap) || !next[0]))
+    rc = dd_err_set(DD_ECORRUPT, "S3 listing is truncated but has no continuation token");
+  return rc;
+}
+
+static int s3_cmp_entry(const void *a, const void *b) {
+  return strcmp(((const os_entry *)a)->name, ((const os_entry *)b)->name);
+}
+
+static int s3_list(void *impl, const char *dir, os_list *out) {
+  s3_impl *s = impl;
+  char *key = NULL, *pfx = NULL;
+  char token[1024] = "";
+  size_t cap = 0;
+  memset(out, 0, sizeof *out);
+  int rc = s3_key(s, dir, &key);
+  if (!rc && asprintf(&pfx, "%s%s", key, *key ? "/" : "") < 0) {
+    pfx = NULL;
+    rc = dd_err_set(DD_ENOMEM, "out of memory");
+  }
+  do {
+    if (rc) break;
+    sign_s3_param ps[4];
+    size_t n = 0;
+    if (token[0]) ps[n++] = (sign_s3_param){"continuation-token", token};
+    ps[n++] = (sign_s3_param){"delimiter", "/"};
+    ps[n++] = (sign_s3_param){"list-type", "2"};
+    ps[n++] = (sign_s3_param){"prefix", pfx};
+    os__http_resp r = {0};
+    rc = s3_send(s, "GET", "", ps, n, NULL, &r);
+    if (!rc && r.status != 200) rc = s3_status_err(&r, "LIST", pfx);
+    if (!rc) rc = s3_list_page(out, &cap, (const char *)r.body, pfx, token, sizeof token);
+    os__http_resp_free(&r);
+  } while (!rc && token[0]);
+  if (!rc && out->count == 0) rc = dd_err_set(DD_ENOTFOUND, "nothing under s3 prefix '%s'", pfx);
+  if (rc) os_list_free(out);
+  else qsort(out->entries, out->count, sizeof *out->entries, s3_cmp_entry);
+  free(key);
+  free(pfx);
+  return rc;
+}
+
+static int s3_stat(void *impl, const char *path, os_stat *out) {
+  s3_impl *s = impl;
+  char *key = NULL;
+  os__http_resp r = {0};
+  memset(out, 0, sizeof *out);
+  int rc = s3_key(s, path, &key);
+  if (!rc) rc = s3_send(s, "HEAD", key, NULL, 0, NULL, &r);
+  if (!rc && r.status == 200) {
+    out->size = r.content_length;
+    out->mtime_ms = r.mtime_ms;
+  } else if (!rc && r.status == 404) {
+    os_list l; /* a "directory": something lives under key/ */
+    rc = s3_list(impl, path, &l);
+    if (!rc) out->is_dir = true;
+    os_list_free(&l);
+  } else if (!rc) {
+    rc = s3_status_err(&r, "HEAD", key);
+  }
+  os__http_resp_free(&r);
+  free(key);
+  return rc;
+}
+
+/* ---- writes --------------------------------------------------------------------------- */
+
+static int s3_put_common(s3_impl *s, const char *path, const void *data, size_t len,
+                         bool if_absent) {
+  char *key = NULL;
+  os__http_resp r = {0};
+  static const char *const cond[] = {"If-None-Match: *", NULL};
+  static const char *const plain[] = {"Content-Type: application/octet-stream", NULL};
+  os__http_req ex = {0};
+  ex.headers = if_absent ? cond : plain;
+  ex.body = data;
+  ex.body_len = len;
+  int rc = s3_key(s, path, &key);
+  if (!rc && if_absent) {
+    rc = s3_send(s, "HEAD", key, NULL, 0, NULL, &r);
+    if (!rc && r.status == 200) rc = dd_err_set(DD_EEXISTS, "s3 object '%s' exists", key);
+    else if (!rc && r.status != 404) rc = s3_status_err(&r, "HEAD", key);
+    os__http_resp_free(&r);
+  }
+  if (!rc) rc = s3_send(s, "PUT", key, NULL, 0, &ex, &r);
+  if (!rc && r.status != 200 && r.status != 201) rc = s3_status_err(&r, "PUT", key);
+  os__http_resp_free(&r);
+  free(key);
+  return rc;
+}
+
+static int s3_put_if_absent(void *impl, const char *path, const void *data, size_t len) {
+  return s3_put_common(impl, path, data, len, true);
+}
+
+static int s3_put(void *impl, const char *path, const void *data, size_t len) {
+  return s3_put_common(impl, path, data, len, false);
+}
+
+static int s3_del(void *impl, const char *path) {
+  s3_impl *s = impl;
+  char *key = NULL;
+  os__http_resp r = {0};
+  int rc = s3_key(s, path, &key);
+  if (!rc) rc = s3_send(s, "HEAD", key, NULL, 0, NULL, &r);
+  if (!rc && r.status != 200) rc = s3_status_err(&r, "HEAD", key);
+  os__http_resp_free(&r);
+  if (!rc) rc = s3_send(s, "DELETE", key, NULL, 0, NULL, &r);
+  if (!rc && r.status != 204 && r.status != 200) rc = s3_status_err(&r, "DELETE", key);
+  os__http_resp_free(&r);
+  free(key);
+  return rc;
+}
+
+static int s3_mkdirs(void *impl, const char *dir) {
+  (void)impl;
+  (void)dir;
+  return 0;
+}
+
+static int s3_rmdir(void *impl, const char *dir) {
+  os_list l;
+  int rc = s3_list(impl, dir, &l);
+  size_t n = l.count;
+  os_list_free(&l);
+  if (rc == DD_ENOTFOUND) return 0;
+  if (rc) return rc;
+  return n ? dd_err_set(DD_EPRECOND, "s3 prefix '%s' is not empty", dir) : 0;
+}
+
+static void s3_free(void *impl) {
+  s3_impl *s = impl;
+  if (!s) return;
+  os__http_free(s->http);
+  free(s->bucket);
+  free(s->prefix);
+  free(s->region);
+  free(s->endpoint);
+  free(s->akid);
+  free(s->secret);
+  free(s->token);
+  free(s);
+}
+
+static const os_vtable s3_vt = {s3_read_all, s3_read_range, s3_stat, s3_list,
+                                s3_put_if_absent, s3_put, s3_del, s3_mkdirs, s3_rmdir,
+                                s3_free};
+
+/* ---- opening -------------------------------------------------------------------------- */
+
+static char *s3_dup(const char *s, bool *oom) {
+  if (!s || !*s) return NULL;
+  char *d = strdup(s);
+  if (!d) *oom = true;
+  return d;
+}
+
+int os_s3_open(os_store **out, const sign_location *loc, const sign_cred *cred) {
+  *out = NULL;
+  if (!loc || loc->kind != SIGN_LOC_S3) return dd_err_set(DD_EINVAL, "not an s3 location");
+  if (!cred || cred->kind != SIGN_CRED_AWS)
+    return dd_err_set(DD_EINVAL, "s3://%s needs an AWS access-key credential", loc->bucket);
+  s3_impl *s = calloc(1, sizeof *s);
+  if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
+  bool oom = false;
+  s->bucket = s3_dup(loc->bucket, &oom);
+  s->prefix = strdup(loc->path ? loc->path : "");
+  s->region = s3_dup(cred->aws_region && *cred->aws_region ? cred->aws_region : "us-east-1", &oom);
+  s->endpoint = s3_dup(cred->aws_endpoint, &oom);
+  s->akid = s3_dup(cred->aws.access_key_id, &oom);
+  s->secret = s3_dup(cred->aws.secret_access_key, &oom);
+  s->token = s3_dup(cred->aws.session_token, &oom);
+  s->style = cred->aws_style;
+  char *where = NULL;
+  int rc = oom || !s->prefix ? dd_err_set(DD_ENOMEM, "out of memory") : 0;
+  if (!rc && (!s->akid || !s->secret))
+    rc = dd_err_set(DD_EINVAL, "the AWS credential for s3://%s has no access key or secret",
+                    loc->bucket);
+  if (!rc) rc = os__http_new(&s->http);
+  if (!rc && asprintf(&where, "s3://%s%s%s", s->bucket, *s->prefix ? "/" : "", s->prefix) < 0) {
+    where = NULL;
+    rc = dd_err_set(DD_ENOMEM, "out of memory");
+  }
+  if (!rc) rc = os_store_new(out, &s3_vt, s, where);
+  free(where);
+  if (rc) s3_free(s);
+  return rc;
+}
