@@ -118,9 +118,10 @@ typedef struct shq_col_stats {
   shq_tok num_records, tight_bounds, null_count, min, max;
 } shq_col_stats;
 
-/* Looks up numRecords, tightBounds and the column at the dotted path in minValues,
- * maxValues and nullCount of a stats JSON text, in one pass without building a tree.
- * false (everything NONE) when the text is not one JSON object. Tokens point into stats. */
+/* Looks up numRecords, tightBounds and the column at the dotted path (NULL: none) in
+ * minValues, maxValues and nullCount of a stats JSON text, in one pass without building a
+ * tree. false (everything NONE) when the text is not one JSON object. Tokens point into
+ * stats. */
 bool shq__stats_lookup(const char *stats, const char *path, shq_col_stats *out);
 
 /* ======================= tokens ======================= */

@@ -234,10 +234,14 @@ typedef struct page_ent {
   int64_t records;
 } page_ent;
 
+/* The file's top-level stats numRecords (not a column that happens to be so named), less
+ * the rows its deletion vector removes; -1 when unknown. */
 static int64_t num_records(const dl_file *f) {
-  const char *p = f->stats ? strstr(f->stats, "\"numRecords\":") : NULL;
-  if (!p) return -1;
-  int64_t n = strtoll(p + 13, NULL, 10);
+  shq_col_stats cs;
+  if (!f->stats || !shq__stats_lookup(f->stats, NULL, &cs) || cs.num_records.kind != SHQ_TOK_INT ||
+      cs.num_records.n > 18)
+    return -1;
+  int64_t n = strtoll(cs.num_records.p, NULL, 10);
   if (f->dv && f->dv->cardinality > 0) n -= f->dv->cardinality;
   return n;
 }

@@ -174,7 +174,7 @@ static const char *path_object(const char *p, int depth, const char *path, shq_t
 bool shq__stats_lookup(const char *stats, const char *path, shq_col_stats *out) {
   *out = (shq_col_stats){0};
   const char *p = ws(stats);
-  if (*p != '{' || !*path) return false;
+  if (*p != '{' || (path && !*path)) return false;
   p = ws(p + 1);
   if (*p == '}') return !*ws(p + 1);
   for (;;) {
@@ -186,7 +186,7 @@ bool shq__stats_lookup(const char *stats, const char *path, shq_col_stats *out) 
     if (key_is(k, kn, esc, "minValues", 9)) slot = &out->min;
     else if (key_is(k, kn, esc, "maxValues", 9)) slot = &out->max;
     else if (key_is(k, kn, esc, "nullCount", 9)) slot = &out->null_count;
-    if (slot && *p == '{') {
+    if (slot && path && *p == '{') {
       p = path_object(p, 1, path, slot);
     } else {
       p = value(p, &t, 1);

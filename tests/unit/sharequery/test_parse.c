@@ -241,6 +241,12 @@ static void test_stats_lookup(void **state) {
   /* keys with escapes are decoded before they are compared */
   lookup_is("{\"min\\u0056alues\":{\"x\\u00e9\":3},\"maxValues\":{\"x\\u00e9\":4}}", "x\xc3\xa9",
             "(none)", "(none)", "(none)", "3", "4");
+  /* no column: numRecords only, never a column that happens to be called so */
+  shq_col_stats only;
+  assert_true(shq__stats_lookup("{\"minValues\":{\"numRecords\":99},\"numRecords\":7}", NULL, &only));
+  char nb[64];
+  assert_string_equal(tok(&only.num_records, nb), "7");
+  assert_int_equal(only.min.kind, SHQ_TOK_NONE);
   /* what is not one JSON object is not read */
   const char *bad[] = {"", "[]", "5", "{", "{\"a\":}", "{\"a\":1,}", "{\"a\":1} x", "{\"a\" 1}",
                        "{\"a\":tru}", "{\"a\":\"x\ty\"}", "{\"a\":01.}", "{\"a\":-}", "{\"a\":1e}",
