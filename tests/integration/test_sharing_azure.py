@@ -334,8 +334,10 @@ class SharingAzure(h.ServerTest):
         # nobody listening: an error, after bounded retries
         t0 = time.time()
         r = self.call("azkey", "down", "version", method="GET")
-        self.assertEqual(r.status_code, 500, r.text)  # REST hides 500 messages by design
-        self.assertEqual(r.json()["errorCode"], "INTERNAL_ERROR")
+        self.assertEqual(r.status_code, 503, r.text)
+        self.assertEqual(r.json()["errorCode"], "TEMPORARILY_UNAVAILABLE")
+        self.assertIn("127.0.0.1", r.json()["message"])  # names the store ...
+        self.assertNotIn("sig=", r.json()["message"])    # ... never a signature
         # gRPC says what happened: the store is unavailable, and where
         import grpc
         h.stubs_dir()
