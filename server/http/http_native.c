@@ -1,8 +1,9 @@
 /* http_native.c: native handlers (protocols that control their bytes exactly): the
  * request view and reply builder of http_server.h, and turning a reply into an MHD
- * response (buffered or streamed from a callback). */
+ * response (buffered, a file sent by the kernel, or streamed from a callback). */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/err.h"
 #include "server/http/http_int.h"
@@ -25,6 +26,8 @@ struct dd_http_reply {
   dd_http_stream_fn stream;
   void *stream_cls;
   void (*stream_free)(void *);
+  int fd; /* a file body (fd_len bytes at fd_off), owned; -1 (set by dispatch) when none */
+  uint64_t fd_off, fd_len;
 };
 
 /* ---- request view -------------------------------------------------------------------- */
@@ -96,6 +99,14 @@ int dd_http_reply_body_take(dd_http_reply *r, void *data, size_t len) {
   return 0;
 }
 
+int dd_http_reply_file(dd_http_reply *r, int fd, uint64_t off, uint64_t len) {
+  if (r->fd >= 0) close(r->fd);
+  r->fd = fd;
+  r->fd_off = off;
+  r->fd_len = len;
+  return 0;
+}
+
 int dd_http_reply_stream(dd_http_reply *r, dd_http_stream_fn fn, void *cls, void (*free_cls)(void *)) {
   if (r->stream_free) r->stream_free(r->stream_cls);
   r->stream = fn;
@@ -111,6 +122,7 @@ static void reply_clear(dd_http_reply *r) {
   }
   free(r->body);
   if (r->stream_free) r->stream_free(r->stream_cls);
+  if (r->fd >= 0) close(r->fd);
 }
 
 /* ---- dispatch ------------------------------------------------------------------------ */
@@ -145,6 +157,9 @@ static struct MHD_Response *make_response(dd_http_reply *rep) {
     rep->stream_free = NULL;
     resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, st, stream_free);
     if (!resp) stream_free(st);
+  } else if (rep->fd >= 0) { /* the kernel sends the file (sendfile where it can) */
+    resp = MHD_create_response_from_fd_at_offset64(rep->fd_len, rep->fd, rep->fd_off);
+    if (resp) rep->fd = -1; /* MHD closes it */
   } else if (rep->body) { /* the body moves into the response: no copy */
     resp = MHD_create_response_from_buffer(rep->len, rep->body, MHD_RESPMEM_MUST_FREE);
     if (resp) rep->body = NULL;
@@ -158,7 +173,7 @@ static struct MHD_Response *make_response(dd_http_reply *rep) {
 
 enum MHD_Result http__dispatch_native(http_req *rq, const http_native *nat) {
   dd_http_request req = {.rq = rq, .path = rq->url + nat->len};
-  dd_http_reply rep = {.status = 200};
+  dd_http_reply rep = {.status = 200, .fd = -1};
   dd_err_clear();
   int rc = nat->fn(nat->ctx, &req, &rep);
   enum MHD_Result r;

@@ -72,6 +72,10 @@ int dd_http_reply_body(dd_http_reply *r, const void *data, size_t len); /* appen
  * error): a large body is then never copied on its way to the socket. */
 int dd_http_reply_body_take(dd_http_reply *r, void *data, size_t len);
 
+/* A file body: len bytes of fd from off. The reply owns fd (closes it, also on error);
+ * the kernel sends it without copies. Replaces any body. */
+int dd_http_reply_file(dd_http_reply *r, int fd, uint64_t off, uint64_t len);
+
 /* A streamed body: fn is called with the position so far and a buffer; it returns the
  * bytes written (> 0), DD_HTTP_STREAM_END when done, or DD_HTTP_STREAM_ERROR to cut the
  * connection. It may block in thread-per-connection mode (in the epoll pool it would

@@ -221,6 +221,13 @@ class SharingRest(h.ServerTest):
         self.assertEqual(r.content, disk[4:10])
         self.assertEqual(r.headers["Content-Range"], "bytes 4-9/%d" % len(disk))
         self.assertEqual(r.headers["Accept-Ranges"], "bytes")
+        r = requests.get(f["url"], headers={"Range": "bytes=-7"})  # the last 7 bytes
+        self.assertEqual(r.status_code, 206)
+        self.assertEqual(r.content, disk[-7:])
+        r = requests.head(f["url"])
+        self.assertEqual(r.status_code, 200)
+        self.assertEqual(int(r.headers["Content-Length"]), len(disk))
+        self.assertEqual(r.content, b"")
 
     def test_query_and_download_everything(self):
         for name, d in (("simple", self.simple),

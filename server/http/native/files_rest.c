@@ -56,26 +56,6 @@ static int files_range(const char *h, int64_t size, int64_t *lo, int64_t *hi) {
   return 1;
 }
 
-static int files_send(dd_http_reply *rep, int fd, int64_t lo, int64_t hi, int head) {
-  size_t n = (size_t)(hi - lo + 1);
-  char *buf = malloc(n ? n : 1);
-  if (!buf) return dd_err_set(DD_ENOMEM, "out of memory");
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = pread(fd, buf + got, n - got, lo + (off_t)got);
-    if (r <= 0) {
-      free(buf);
-      return dd_err_set(DD_EIO, "read failed");
-    }
-    got += (size_t)r;
-  }
-  int rc = 0;
-  (void)head; /* MHD sends the length and no body for HEAD */
-  rc = dd_http_reply_body(rep, buf, n);
-  free(buf);
-  return rc;
-}
-
 static int files_serve(void *ctx, const dd_http_request *req, dd_http_reply *rep) {
   dd_app *app = ctx;
   const char *m = dd_http_req_method(req);
@@ -110,10 +90,11 @@ static int files_serve(void *ctx, const dd_http_request *req, dd_http_reply *rep
     snprintf(cr, sizeof cr, "bytes %" PRId64 "-%" PRId64 "/%" PRId64, lo, hi, size);
     dd_http_reply_header(rep, "Content-Range", cr);
   }
-  rc = size > 0 ? files_send(rep, fd, lo, hi, head) : 0;
-  close(fd);
-  if (rc) return files_error(rep, 500, "INTERNAL_ERROR", "");
-  return 0;
+  if (size == 0) {
+    close(fd);
+    return 0;
+  }
+  return dd_http_reply_file(rep, fd, (uint64_t)lo, (uint64_t)(hi - lo + 1));
 }
 
 int dd_files_rest_register(dd_http_server *srv, dd_app *app, const char *base_path) {
