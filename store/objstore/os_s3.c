@@ -83,8 +83,9 @@ static int s3_status_err(const s3_impl *s, const os__http_resp *r, const char *m
     return dd_err_set(e, "S3 %s '%s': bucket '%s' does not exist (NoSuchBucket)", method, key,
                       s->bucket);
   if (e == DD_ENOTFOUND) return dd_err_set(e, "s3 object '%s' not found", key);
-  return dd_err_set(e, "S3 %s '%s': HTTP %ld %s%s%s", method, key, r->status, code,
-                    *msg ? ": " : "", msg);
+  /* (a HEAD response has no body, so no code or message) */
+  return dd_err_set(e, "S3 %s '%s': HTTP %ld%s%s%s%s", method, key, r->status, *code ? " " : "",
+                    code, *msg ? ": " : "", msg);
 }
 
 /* One request on key; *resp is filled on success (any status); free it. */

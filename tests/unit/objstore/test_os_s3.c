@@ -11,7 +11,8 @@
  * page (s3rver pages at 1000 keys, so the continuation-token path runs), put, put_if_absent
  * (DD_EEXISTS the second time), delete (DD_ENOTFOUND when absent), rmdir (DD_EPRECOND when
  * not empty), keys with special characters, and errors: unknown access key (DD_EPERM with
- * the store's message), absent bucket, server down (DD_EIO, quickly). */
+ * the store's message), absent bucket, server down (DD_EIO, quickly); one store used from
+ * several threads at once. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 #include <curl/curl.h>
 #include <ftw.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -428,6 +430,56 @@ static void test_absent_bucket(void **state) {
   os_store_free(st);
 }
 
+/* One store used from several threads at once (os.h: an os_store holds no mutable state;
+ * os_http keeps a locked pool of connections): every read must see its own object. */
+#define CONC_THREADS 6
+#define CONC_ROUNDS 25
+
+static void *conc_worker(void *arg) {
+  intptr_t t = (intptr_t)arg;
+  char path[64], want[64];
+  for (int i = 0; i < CONC_ROUNDS; i++) {
+    int k = (int)((t * 7 + i) % 10);
+    snprintf(path, sizeof path, "conc/o%d", k);
+    snprintf(want, sizeof want, "object %d", k);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    if (os_read_all(g_st, path, &buf, &len) != 0 || len != strlen(want) ||
+        memcmp(buf, want, len) != 0) {
+      free(buf);
+      return (void *)1;
+    }
+    free(buf);
+    os_list l;
+    if (i % 5 == 0 && (os_list_dir(g_st, "conc", &l) != 0 || l.count != 10)) {
+      os_list_free(&l);
+      return (void *)1;
+    }
+    if (i % 5 == 0) os_list_free(&l);
+  }
+  return NULL;
+}
+
+static void test_concurrent_use(void **state) {
+  (void)state;
+  char path[64], body[64];
+  for (int k = 0; k < 10; k++) {
+    snprintf(path, sizeof path, "conc/o%d", k);
+    snprintf(body, sizeof body, "object %d", k);
+    put_str(path, body);
+  }
+  pthread_t th[CONC_THREADS];
+  for (intptr_t t = 0; t < CONC_THREADS; t++)
+    assert_int_equal(pthread_create(&th[t], NULL, conc_worker, (void *)t), 0);
+  int bad = 0;
+  for (int t = 0; t < CONC_THREADS; t++) {
+    void *r = NULL;
+    pthread_join(th[t], &r);
+    bad += r != NULL;
+  }
+  assert_int_equal(bad, 0);
+}
+
 /* A loopback port nobody listens on: bound, then closed. */
 static int dead_port(void) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -483,6 +535,7 @@ int main(void) {
       cmocka_unit_test(test_special_keys),
       cmocka_unit_test(test_unknown_access_key),
       cmocka_unit_test(test_absent_bucket),
+      cmocka_unit_test(test_concurrent_use),
       cmocka_unit_test(test_server_down),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
