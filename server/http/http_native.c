@@ -85,6 +85,17 @@ int dd_http_reply_body(dd_http_reply *r, const void *data, size_t len) {
   return http__append(&r->body, &r->len, &r->cap, data, len);
 }
 
+int dd_http_reply_body_take(dd_http_reply *r, void *data, size_t len) {
+  if (r->body) {
+    int rc = http__append(&r->body, &r->len, &r->cap, data, len);
+    free(data);
+    return rc;
+  }
+  r->body = data;
+  r->len = r->cap = len;
+  return 0;
+}
+
 int dd_http_reply_stream(dd_http_reply *r, dd_http_stream_fn fn, void *cls, void (*free_cls)(void *)) {
   if (r->stream_free) r->stream_free(r->stream_cls);
   r->stream = fn;
@@ -134,8 +145,11 @@ static struct MHD_Response *make_response(dd_http_reply *rep) {
     rep->stream_free = NULL;
     resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, st, stream_free);
     if (!resp) stream_free(st);
+  } else if (rep->body) { /* the body moves into the response: no copy */
+    resp = MHD_create_response_from_buffer(rep->len, rep->body, MHD_RESPMEM_MUST_FREE);
+    if (resp) rep->body = NULL;
   } else {
-    resp = MHD_create_response_from_buffer(rep->len, rep->body ? rep->body : "", MHD_RESPMEM_MUST_COPY);
+    resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
   }
   for (size_t i = 0; resp && i < rep->n_headers; i++)
     MHD_add_response_header(resp, rep->names[i], rep->values[i]);

@@ -68,6 +68,9 @@ int dd_http_req_auth(const dd_http_request *r, dd_principal *out);
 int dd_http_reply_status(dd_http_reply *r, int status);
 int dd_http_reply_header(dd_http_reply *r, const char *name, const char *value);
 int dd_http_reply_body(dd_http_reply *r, const void *data, size_t len); /* appends */
+/* Like dd_http_reply_body, but takes the malloc'ed data (freed by the reply, also on
+ * error): a large body is then never copied on its way to the socket. */
+int dd_http_reply_body_take(dd_http_reply *r, void *data, size_t len);
 
 /* A streamed body: fn is called with the position so far and a buffer; it returns the
  * bytes written (> 0), DD_HTTP_STREAM_END when done, or DD_HTTP_STREAM_ERROR to cut the

@@ -81,6 +81,7 @@ static int shr_fill_cred(shr_remote *r, const char *table_url) {
   }
   if (c->credential_case == DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_AZURE && c->azure) {
     const Deltad__Credentials__V1__AzureCredential *a = c->azure;
+    sc->azure_endpoint = shr_prop(r->loc, "endpoint");
     if (a->credential_case == DELTAD__CREDENTIALS__V1__AZURE_CREDENTIAL__CREDENTIAL_ACCOUNT_KEY) {
       sc->kind = SIGN_CRED_AZURE_KEY;
       sc->azure_account = a->account_key->account_name;

@@ -6,9 +6,11 @@
  * wraps it). URLs come from a caller-supplied signer.
  *
  * Errors follow common/err.h; messages are the reference server's where it has one.
- *   DD_EINVAL   bad parameter, bad page token, CDF not recorded for a requested version
- *               (reference errorCode INVALID_PARAMETER_VALUE, HTTP 400)
- *   DD_ERANGE   a version/timestamp outside the table's history (INVALID_PARAMETER_VALUE, 400)
+ *   DD_EINVAL   bad parameter, malformed jsonPredicateHints, bad page token, a version or
+ *               timestamp outside the table's history, CDF not recorded for a requested
+ *               version (reference errorCode INVALID_PARAMETER_VALUE, HTTP 400; gRPC
+ *               INVALID_ARGUMENT). The query calls never return DD_ERANGE: the protocol
+ *               has no separate code for "out of range".
  *   DD_EPRECOND the table needs a capability the client did not declare: "Unsupported Delta
  *               Table Properties" / "Deletion Vector property disabled"
  *               (UNSUPPORTED_OPERATION, 400)
@@ -110,7 +112,7 @@ typedef struct shq_result {
 } shq_result;
 
 /* Query Table Version: the latest version, or with starting_timestamp the earliest version
- * committed at or after it (0 when earlier than every commit; DD_ERANGE after the last). */
+ * committed at or after it (0 when earlier than every commit; DD_EINVAL after the last). */
 int shq_table_version(int64_t *out, dl_table *t, const char *starting_timestamp,
                       const shq_table_opts *opts);
 
@@ -121,14 +123,25 @@ int shq_table_metadata(dl_table *t, int64_t version, const char *timestamp,
                        shq_line_fn fn, void *ctx);
 
 /* Query Table. Snapshot form: protocol, metaData, the files that may match the predicate
- * hints (JSON and SQL, AND-ed; a hint that does not parse is skipped), cut after limitHint
- * records; with version/timestamp every file and the metaData carry "version" (and files
- * "timestamp"). startingVersion form: the dataChange add/remove lines of each commit with
- * version and timestamp, plus historical metaData. Paging: with maxFiles (capped by
- * max_page_size) a page holds the files after the token's position in path order, the
- * nextPageToken names the rest; limitHint does not apply across pages. An endStreamAction
- * line ends the response when the client asked for it, sent maxFiles or
- * includeRefreshToken (reference behaviour). now_ms is the clock (token expiry). */
+ * hints (JSON and SQL, AND-ed), cut after limitHint records; with version/timestamp every
+ * file and the metaData carry "version" (and files "timestamp"). startingVersion form: the
+ * dataChange add/remove lines of each commit with version and timestamp, plus historical
+ * metaData.
+ * Predicates: jsonPredicateHints is validated first, in either form: a tree that is not
+ * JSON, names an unknown op or valueType, has a literal that does not parse as its
+ * valueType, or breaks an op's arity is DD_EINVAL naming the problem. A well-formed tree is
+ * applied best effort (a column the table lacks, or values that do not convert, keep the
+ * file). SQL predicateHints stay best effort: one that does not parse is skipped.
+ * A timestamp after the last commit is DD_EINVAL, as Delta time travel refuses it.
+ * Paging: with maxFiles (capped by max_page_size) a page holds the files after the token's
+ * position in path order, the nextPageToken names the rest. limitHint then counts records
+ * across the pages of one query in path order (the token carries the count so far): a
+ * file is sent while fewer than limitHint records (stats numRecords) went before it, and
+ * the page that reaches the limit has no nextPageToken. Without maxFiles the limit counts
+ * in the snapshot's file order. (The reference server ignores limitHint; the protocol
+ * makes it a best-effort hint.) An endStreamAction line ends the response when the client
+ * asked for it, sent maxFiles or includeRefreshToken (reference behaviour). now_ms is the
+ * clock (token expiry). */
 int shq_query_table(dl_table *t, const shq_query *q, const shq_caps *caps,
                     const shq_table_opts *opts, const shq_signer *signer, int64_t now_ms,
                     shq_result *out, shq_line_fn fn, void *ctx);

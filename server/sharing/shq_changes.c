@@ -402,5 +402,5 @@ cleanup:
   dl_snapshot_free(s);
   dl_snapshot_free(at_start);
   dd_buf_free(&o.b);
-  return rc;
+  return shq__param_rc(rc);
 }

@@ -41,6 +41,11 @@ char *shq__url_decode(const char *s);
 int shq__parse_ts_us(const char *s, size_t n, int64_t *out_us);
 /* Days since epoch from "yyyy-[m]m-[d]d"; -1 on error. */
 int shq__parse_date(const char *s, size_t n, int64_t *out_days);
+/* The protocol has one errorCode (INVALID_PARAMETER_VALUE) for a version or timestamp
+ * outside the table's history and for any other bad parameter, so the public calls turn
+ * DD_ERANGE into DD_EINVAL (message kept): every transport then answers alike (HTTP 400,
+ * gRPC INVALID_ARGUMENT). Other codes pass unchanged. */
+int shq__param_rc(int rc);
 /* Base64url without padding. */
 char *shq__b64url_enc(const uint8_t *d, size_t n);
 int shq__b64url_dec(const char *s, uint8_t **out, size_t *out_n);
@@ -93,6 +98,32 @@ bool shq__pred_keep(const shq_pred *p, const char *partition_values, const char 
 /* Any column of the tree that is not a partition column (needs stats). */
 bool shq__pred_needs_stats(const shq_pred *p);
 
+/* ======================= file statistics ======================= */
+
+typedef enum {
+  SHQ_TOK_NONE, SHQ_TOK_INT, SHQ_TOK_REAL, SHQ_TOK_STRING, SHQ_TOK_ESCSTRING, SHQ_TOK_TRUE,
+  SHQ_TOK_FALSE, SHQ_TOK_NULL, SHQ_TOK_OTHER,
+} shq_tok_kind;
+
+/* A JSON value inside a stats text (borrowed): numbers as written, strings without their
+ * quotes and still escaped (SHQ_TOK_ESCSTRING when they hold escapes), containers OTHER. */
+typedef struct shq_tok {
+  shq_tok_kind kind;
+  const char *p;
+  size_t n;
+} shq_tok;
+
+/* What a predicate needs of one column; kind NONE when absent. */
+typedef struct shq_col_stats {
+  shq_tok num_records, tight_bounds, null_count, min, max;
+} shq_col_stats;
+
+/* Looks up numRecords, tightBounds and the column at the dotted path (NULL: none) in
+ * minValues, maxValues and nullCount of a stats JSON text, in one pass without building a
+ * tree. false (everything NONE) when the text is not one JSON object. Tokens point into
+ * stats. */
+bool shq__stats_lookup(const char *stats, const char *path, shq_col_stats *out);
+
 /* ======================= tokens ======================= */
 
 typedef struct shq_token {
@@ -101,6 +132,7 @@ typedef struct shq_token {
   char *checksum;          /* query checksum (hex) */
   int64_t version;         /* snapshot version (snapshot paging, refresh) */
   char *after;             /* snapshot paging: last raw path of the previous pages */
+  int64_t records;         /* snapshot paging: records sent by the previous pages (limitHint) */
   int64_t start_version, action_index, end_version, latest_version; /* change paging */
   int64_t expires_ms;      /* 0: never */
 } shq_token;

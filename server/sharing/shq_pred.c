@@ -1,9 +1,13 @@
 /* shq_pred.c: the predicate tree of jsonPredicateHints (PROTOCOL.md "JSON predicates for
- * Filtering"): parsing with validation, binding to a table's columns, and the "may match"
- * evaluation over partition values and file statistics described in shq_internal.h. The
- * SQL predicateHints subset compiles to the same tree (shq_sql.c). */
+ * Filtering"): parsing with validation (a malformed tree is the client's error, reported
+ * with a message naming the op, field or value at fault), binding to a table's columns,
+ * and the "may match" evaluation over partition values and file statistics described in
+ * shq_internal.h. The SQL predicateHints subset compiles to the same tree (shq_sql.c). */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -34,8 +38,27 @@ void shq__pred_free(shq_pred *p) {
   free(p);
 }
 
-static int perr(const char *what) {
+static int perr(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int perr(const char *fmt, ...) {
+  char what[320];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
   return dd_err_set(DD_EINVAL, "invalid jsonPredicateHints: %s", what);
+}
+
+/* At most 64 bytes of s for a message, never cutting a UTF-8 sequence (the message goes
+ * into a JSON error body). */
+static const char *clip(const char *s, char buf[68]) {
+  size_t n = strlen(s);
+  if (n > 64) {
+    n = 64;
+    while (n && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+  }
+  memcpy(buf, s, n);
+  strcpy(buf + n, n < strlen(s) ? "..." : "");
+  return buf;
 }
 
 /* Parses a literal's text for its value type; the text stays owned by the node. */
@@ -76,15 +99,18 @@ static int parse_value(shq_val *v, shq_vtype vt, const char *s, size_t n) {
   return -1;
 }
 
-static int parse_vtype(const json_t *o, shq_vtype *out) {
-  const char *t = json_string_value(json_object_get(o, "valueType"));
-  if (!t) return perr("valueType missing");
+static int parse_vtype(const json_t *o, const char *op, shq_vtype *out) {
+  const json_t *j = json_object_get(o, "valueType");
+  const char *t = json_string_value(j);
+  if (!t) return perr("%s op needs a string valueType", op);
   for (size_t i = 0; i < sizeof VTYPES / sizeof *VTYPES; i++)
     if (!strcmp(t, VTYPES[i])) {
       *out = (shq_vtype)i;
       return 0;
     }
-  return perr("unsupported valueType");
+  char c[68];
+  return perr("unsupported valueType '%s' (bool, int, long, string, date, float, double, "
+              "timestamp)", clip(t, c));
 }
 
 static bool is_leaf(const shq_pred *p) {
@@ -92,80 +118,96 @@ static bool is_leaf(const shq_pred *p) {
 }
 
 /* Arity and child-kind rules of PROTOCOL.md's op table. */
-static int check_arity(const shq_pred *p) {
+static int check_arity(const shq_pred *p, const char *op) {
   switch (p->op) {
   case SHQ_OP_COLUMN:
-  case SHQ_OP_LITERAL: return p->nkids ? perr("leaf op with children") : 0;
+  case SHQ_OP_LITERAL: return p->nkids ? perr("%s op cannot have children", op) : 0;
   case SHQ_OP_ISNULL:
-    return p->nkids == 1 && p->kids[0]->op == SHQ_OP_COLUMN ? 0 : perr("isNull needs one column");
-  case SHQ_OP_NOT: return p->nkids == 1 ? 0 : perr("not needs one child");
+    return p->nkids == 1 && p->kids[0]->op == SHQ_OP_COLUMN
+               ? 0 : perr("isNull needs exactly one child, a column op");
+  case SHQ_OP_NOT: return p->nkids == 1 ? 0 : perr("not needs exactly one child, got %zu", p->nkids);
   case SHQ_OP_AND:
-  case SHQ_OP_OR: return p->nkids >= 2 ? 0 : perr("and/or need at least two children");
+  case SHQ_OP_OR:
+    return p->nkids >= 2 ? 0 : perr("%s needs at least two children, got %zu", op, p->nkids);
   default:
-    if (p->nkids != 2 || !is_leaf(p->kids[0]) || !is_leaf(p->kids[1]))
-      return perr("comparison needs two leaf children");
+    if (p->nkids != 2) return perr("%s needs exactly two children, got %zu", op, p->nkids);
+    if (!is_leaf(p->kids[0]) || !is_leaf(p->kids[1]))
+      return perr("%s compares two leaf ops (column or literal)", op);
     return 0;
   }
 }
 
-static int parse_leaf(shq_pred *p, const json_t *o) {
-  int rc = parse_vtype(o, &p->vt);
+static int parse_leaf(shq_pred *p, const json_t *o, const char *op) {
+  int rc = parse_vtype(o, op, &p->vt);
   if (rc) return rc;
   const char *field = p->op == SHQ_OP_COLUMN ? "name" : "value";
   const json_t *v = json_object_get(o, field);
-  if (!json_is_string(v)) return perr(p->op == SHQ_OP_COLUMN ? "column without name"
-                                                            : "literal without value");
+  if (!json_is_string(v)) return perr("%s op needs a string '%s'", op, field);
   size_t n = json_string_length(v);
   if (!(p->name = malloc(n + 1))) return dd_err_set(DD_ENOMEM, "out of memory");
   memcpy(p->name, json_string_value(v), n + 1);
   if (p->op == SHQ_OP_COLUMN) return n ? 0 : perr("empty column name");
-  if (parse_value(&p->lit, p->vt, p->name, n)) return perr("literal does not parse as its valueType");
+  char c[68];
+  if (parse_value(&p->lit, p->vt, p->name, n))
+    return perr("literal value '%s' is not a valid %s", clip(p->name, c), VTYPES[p->vt]);
   return 0;
 }
 
-static int parse_node(shq_pred **out, const json_t *o, int depth, size_t *nodes) {
-  if (depth > PRED_MAX_DEPTH) return perr("tree too deep");
-  if (++*nodes > PRED_MAX_NODES) return perr("tree too large");
-  if (!json_is_object(o)) return perr("op must be an object");
-  const char *op = json_string_value(json_object_get(o, "op"));
-  if (!op) return perr("op missing");
-  shq_pred *p = calloc(1, sizeof *p);
-  if (!p) return dd_err_set(DD_ENOMEM, "out of memory");
-  int rc = perr("unknown op");
+/* The op of a node; DD_EINVAL naming an op that is not in the protocol. */
+static int parse_op(shq_pred *p, const json_t *o, const char **out_name) {
+  const json_t *j = json_object_get(o, "op");
+  const char *op = json_string_value(j);
+  if (!j) return perr("a node has no 'op'");
+  if (!op) return perr("'op' must be a string");
   for (size_t i = 0; i < sizeof OPS / sizeof *OPS; i++)
     if (!strcmp(op, OPS[i].name)) {
       p->op = OPS[i].op;
-      rc = 0;
+      *out_name = OPS[i].name;
+      return 0;
     }
-  if (rc) goto fail;
-  if (is_leaf(p)) {
-    if ((rc = parse_leaf(p, o))) goto fail;
+  char c[68];
+  return perr("unknown op '%s' (column, literal, isNull, equal, lessThan, lessThanOrEqual, "
+              "greaterThan, greaterThanOrEqual, and, or, not)", clip(op, c));
+}
+
+static int parse_kids(shq_pred *p, const json_t *o, const char *op, int depth, size_t *nodes);
+
+static int parse_node(shq_pred **out, const json_t *o, int depth, size_t *nodes) {
+  if (depth > PRED_MAX_DEPTH) return perr("tree too deep (more than %d levels)", PRED_MAX_DEPTH);
+  if (++*nodes > PRED_MAX_NODES) return perr("tree too large (more than %d ops)", PRED_MAX_NODES);
+  if (!json_is_object(o)) return perr("each op must be a JSON object");
+  shq_pred *p = calloc(1, sizeof *p);
+  if (!p) return dd_err_set(DD_ENOMEM, "out of memory");
+  const char *op = NULL;
+  int rc = parse_op(p, o, &op);
+  if (!rc && is_leaf(p)) rc = parse_leaf(p, o, op);
+  if (!rc) rc = parse_kids(p, o, op, depth, nodes);
+  if (!rc) rc = check_arity(p, op);
+  if (rc) {
+    shq__pred_free(p);
+    return rc;
   }
-  const json_t *kids = json_object_get(o, "children");
-  if (kids && !json_is_array(kids)) {
-    rc = perr("children must be an array");
-    goto fail;
-  }
-  size_t n = json_array_size(kids);
-  if (n && !(p->kids = calloc(n, sizeof *p->kids))) {
-    rc = dd_err_set(DD_ENOMEM, "out of memory");
-    goto fail;
-  }
-  for (size_t i = 0; i < n; i++, p->nkids++)
-    if ((rc = parse_node(&p->kids[i], json_array_get(kids, i), depth + 1, nodes))) goto fail;
-  if ((rc = check_arity(p))) goto fail;
   *out = p;
   return 0;
-fail:
-  shq__pred_free(p);
-  return rc;
+}
+
+static int parse_kids(shq_pred *p, const json_t *o, const char *op, int depth, size_t *nodes) {
+  const json_t *kids = json_object_get(o, "children");
+  if (kids && !json_is_array(kids)) return perr("'children' of %s must be an array", op);
+  size_t n = json_array_size(kids);
+  if (n && !(p->kids = calloc(n, sizeof *p->kids))) return dd_err_set(DD_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++, p->nkids++) {
+    int rc = parse_node(&p->kids[i], json_array_get(kids, i), depth + 1, nodes);
+    if (rc) return rc;
+  }
+  return 0;
 }
 
 int shq__pred_parse_json(shq_pred **out, const char *json, size_t len) {
   *out = NULL;
   json_error_t jerr;
-  json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
-  if (!root) return dd_err_set(DD_EINVAL, "invalid jsonPredicateHints: %s", jerr.text);
+  json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+  if (!root) return dd_err_set(DD_EINVAL, "invalid jsonPredicateHints: not JSON: %s", jerr.text);
   size_t nodes = 0;
   int rc = parse_node(out, root, 0, &nodes);
   json_decref(root);
@@ -227,11 +269,14 @@ typedef struct tv {
 } tv;
 static const tv TV_UNKNOWN = {true, true};
 
+/* Decoded stats strings (those with escapes) stay alive until the file is judged. */
+#define ECTX_MAX_DECODED 8
+
 typedef struct ectx {
   const char *pv;
   const char *stats_text;
-  json_t *stats;
-  bool parsed;
+  json_t *decoded[ECTX_MAX_DECODED];
+  size_t ndecoded;
 } ectx;
 
 /* What a column can hold in this file, in one value type. */
@@ -255,50 +300,66 @@ static int cmp_val(const shq_val *a, const shq_val *b, shq_vtype vt) {
   }
 }
 
-static json_t *stats_of(ectx *e) {
-  if (!e->parsed) {
-    e->parsed = true;
-    if (e->stats_text) e->stats = json_loads(e->stats_text, 0, NULL);
-  }
-  return e->stats;
+/* A numeric token: integer into *i (false on overflow), or any number into *d. */
+static bool tok_int(const shq_tok *t, int64_t *i) {
+  char buf[32];
+  if (t->kind != SHQ_TOK_INT || t->n >= sizeof buf) return false;
+  memcpy(buf, t->p, t->n);
+  buf[t->n] = 0;
+  errno = 0;
+  long long x = strtoll(buf, NULL, 10);
+  if (errno) return false;
+  *i = x;
+  return true;
 }
 
-static const json_t *path_get(const json_t *o, const char *path) {
-  char seg[256];
-  while (o && *path) {
-    const char *dot = strchr(path, '.');
-    size_t n = dot ? (size_t)(dot - path) : strlen(path);
-    if (n >= sizeof seg) return NULL;
-    memcpy(seg, path, n);
-    seg[n] = 0;
-    o = json_object_get(o, seg);
-    path += n + (dot ? 1 : 0);
-  }
-  return o;
+static bool tok_num(const shq_tok *t, double *d) {
+  char buf[400];
+  if ((t->kind != SHQ_TOK_INT && t->kind != SHQ_TOK_REAL) || t->n >= sizeof buf) return false;
+  memcpy(buf, t->p, t->n);
+  buf[t->n] = 0;
+  *d = strtod(buf, NULL);
+  return true;
 }
 
-/* A stats min/max JSON value as vt; false when it does not convert. */
-static bool stat_val(const json_t *j, shq_vtype vt, bool is_max, shq_val *out) {
+/* A string token's bytes; escaped ones are decoded and kept in e until the file is judged. */
+static bool tok_str(ectx *e, const shq_tok *t, const char **s, size_t *n) {
+  if (t->kind == SHQ_TOK_STRING) {
+    *s = t->p;
+    *n = t->n;
+    return true;
+  }
+  if (t->kind != SHQ_TOK_ESCSTRING || e->ndecoded == ECTX_MAX_DECODED) return false;
+  json_t *j = json_loadb(t->p - 1, t->n + 2, JSON_DECODE_ANY, NULL);
+  if (!json_is_string(j)) {
+    json_decref(j);
+    return false;
+  }
+  e->decoded[e->ndecoded++] = j;
+  *s = json_string_value(j);
+  *n = json_string_length(j);
+  return true;
+}
+
+/* A stats min/max value as vt; false when it does not convert. */
+static bool stat_val(ectx *e, const shq_tok *t, shq_vtype vt, bool is_max, shq_val *out) {
   *out = (shq_val){0};
-  if (vt == SHQ_VT_FLOAT || vt == SHQ_VT_DOUBLE) {
-    if (!json_is_number(j)) return false;
-    out->d = json_number_value(j);
-    return !isnan(out->d);
-  }
+  if (vt == SHQ_VT_FLOAT || vt == SHQ_VT_DOUBLE) return tok_num(t, &out->d) && !isnan(out->d);
   if (vt == SHQ_VT_INT || vt == SHQ_VT_LONG) {
-    if (json_is_integer(j)) out->i = json_integer_value(j);
-    else if (json_is_real(j)) out->i = (int64_t)(is_max ? ceil(json_real_value(j)) : floor(json_real_value(j)));
-    else return false;
+    if (tok_int(t, &out->i)) return true;
+    double d;
+    if (t->kind != SHQ_TOK_REAL || !tok_num(t, &d)) return false;
+    d = is_max ? ceil(d) : floor(d);
+    if (!(d >= -9.2e18 && d <= 9.2e18)) return false; /* NaN, inf or beyond int64 */
+    out->i = (int64_t)d;
     return true;
   }
   if (vt == SHQ_VT_BOOL) {
-    if (!json_is_boolean(j)) return false;
-    out->i = json_is_true(j);
+    if (t->kind != SHQ_TOK_TRUE && t->kind != SHQ_TOK_FALSE) return false;
+    out->i = t->kind == SHQ_TOK_TRUE;
     return true;
   }
-  if (!json_is_string(j)) return false;
-  out->s = json_string_value(j);
-  out->n = json_string_length(j);
+  if (!tok_str(e, t, &out->s, &out->n)) return false;
   if (vt == SHQ_VT_STRING) return !(is_max && out->n >= 32); /* a long max may be truncated */
   if (vt == SHQ_VT_DATE) return !shq__parse_date(out->s, out->n, &out->i);
   if (shq__parse_ts_us(out->s, out->n, &out->i)) return false;
@@ -307,20 +368,16 @@ static bool stat_val(const json_t *j, shq_vtype vt, bool is_max, shq_val *out) {
 }
 
 static bool stats_range(ectx *e, const shq_pred *col, shq_vtype vt, range *r) {
-  const json_t *st = stats_of(e);
-  if (!st) return false;
-  const json_t *tb = json_object_get(st, "tightBounds");
-  bool tight = !json_is_false(tb);
-  const json_t *nr = json_object_get(st, "numRecords");
-  const json_t *nc = path_get(json_object_get(st, "nullCount"), col->stats_path);
-  int64_t nrec = json_is_integer(nr) ? json_integer_value(nr) : -1;
-  int64_t nnull = json_is_integer(nc) ? json_integer_value(nc) : -1;
+  shq_col_stats cs;
+  if (!e->stats_text || !shq__stats_lookup(e->stats_text, col->stats_path, &cs)) return false;
+  bool tight = cs.tight_bounds.kind != SHQ_TOK_FALSE;
+  int64_t nrec = -1, nnull = -1;
+  if (!tok_int(&cs.num_records, &nrec)) nrec = -1;
+  if (!tok_int(&cs.null_count, &nnull)) nnull = -1;
   r->may_null = !tight || nnull != 0;
   r->may_nonnull = !tight || nrec < 0 || nnull < 0 || nnull < nrec;
-  const json_t *lo = path_get(json_object_get(st, "minValues"), col->stats_path);
-  const json_t *hi = path_get(json_object_get(st, "maxValues"), col->stats_path);
-  r->lo_ok = lo && stat_val(lo, vt, false, &r->lo);
-  r->hi_ok = hi && stat_val(hi, vt, true, &r->hi);
+  r->lo_ok = cs.min.kind && stat_val(e, &cs.min, vt, false, &r->lo);
+  r->hi_ok = cs.max.kind && stat_val(e, &cs.max, vt, true, &r->hi);
   return true;
 }
 
@@ -442,6 +499,6 @@ bool shq__pred_keep(const shq_pred *p, const char *partition_values, const char 
   if (!p) return true;
   ectx e = {.pv = partition_values, .stats_text = stats};
   tv r = eval(p, &e);
-  json_decref(e.stats);
+  for (size_t i = 0; i < e.ndecoded; i++) json_decref(e.decoded[i]);
   return r.t;
 }

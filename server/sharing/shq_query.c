@@ -41,6 +41,24 @@ static int latest_version(dl_table *t, const shq_table_opts *opts, int64_t *out)
   return rc;
 }
 
+/* A timestamp after the last commit is refused, as Delta's time travel does (a snapshot
+ * "as of" a time that has not happened yet could change under the reader). */
+static int check_not_future(dl_table *t, const char *timestamp, int64_t ts_ms,
+                            const dl_snapshot *s, const shq_table_opts *opts) {
+  int64_t latest, *vs = NULL, *ts = NULL;
+  size_t n = 0;
+  int rc = latest_version(t, opts, &latest);
+  if (rc || dl_snapshot_version(s) < latest) return rc;
+  if (!(rc = dl_commit_timestamps(t, &vs, &ts, &n)) && n && ts_ms > ts[n - 1])
+    rc = dd_err_set(DD_ERANGE, "The provided timestamp (%s) is after the latest version %lld "
+                    "of the table (committed at %lld ms). Please use a timestamp less than "
+                    "or equal to it, or query the latest version without a timestamp.",
+                    timestamp, (long long)vs[n - 1], (long long)ts[n - 1]);
+  free(vs);
+  free(ts);
+  return rc;
+}
+
 int shq__open_snapshot(dl_snapshot **out, dl_table *t, int64_t version, const char *timestamp,
                        const shq_table_opts *opts) {
   dl_snapshot_opts so = DL_SNAPSHOT_OPTS_INIT;
@@ -55,14 +73,20 @@ int shq__open_snapshot(dl_snapshot **out, dl_table *t, int64_t version, const ch
                         "beyond the latest version %lld", (long long)version, (long long)latest);
   }
   if (version < 0 && !timestamp && opts->cache) return dl_cache_get(opts->cache, t, out);
-  return dl_snapshot_open(out, t, &so);
+  rc = dl_snapshot_open(out, t, &so);
+  if (!rc && version < 0 && timestamp &&
+      (rc = check_not_future(t, timestamp, so.timestamp_ms, *out, opts))) {
+    dl_snapshot_free(*out);
+    *out = NULL;
+  }
+  return rc;
 }
 
 /* ======================= table version ======================= */
 
 int shq_table_version(int64_t *out, dl_table *t, const char *starting_timestamp,
                       const shq_table_opts *opts) {
-  if (!starting_timestamp) return latest_version(t, opts, out);
+  if (!starting_timestamp) return shq__param_rc(latest_version(t, opts, out));
   if (!opts->history_shared) return no_history(opts);
   int64_t ms, *vs = NULL, *ts = NULL;
   size_t n = 0;
@@ -84,7 +108,7 @@ int shq_table_version(int64_t *out, dl_table *t, const char *starting_timestamp,
 cleanup:
   free(vs);
   free(ts);
-  return rc;
+  return shq__param_rc(rc);
 }
 
 /* ======================= metadata ======================= */
@@ -112,7 +136,7 @@ int shq_table_metadata(dl_table *t, int64_t version, const char *timestamp, cons
 cleanup:
   dd_buf_free(&o.b);
   dl_snapshot_free(s);
-  return rc;
+  return shq__param_rc(rc);
 }
 
 /* ======================= query checks ======================= */
@@ -167,15 +191,16 @@ static int query_checksum(const shq_query *q, const shq_caps *caps, char out[33]
   return 0;
 }
 
-/* The predicate of the query bound to the snapshot; NULL when nothing usable. */
-static shq_pred *query_pred(const shq_query *q, const dl_snapshot *s) {
+/* The predicate of the query bound to the snapshot: the JSON predicate (already
+ * validated, taken over from *json) AND-ed with the SQL hints that parse (best effort).
+ * NULL when nothing is usable. */
+static shq_pred *query_pred(const shq_query *q, const dl_snapshot *s, shq_pred **json) {
   size_t n = q->num_predicate_hints + 1, k = 0;
   shq_pred **v = calloc(n, sizeof *v);
   if (!v) return NULL;
   const dl_schema *schema = dl_snapshot_schema(s);
-  if (q->json_predicate_hints &&
-      shq__pred_parse_json(&v[k], q->json_predicate_hints, strlen(q->json_predicate_hints)) == 0)
-    k++;
+  if (*json) v[k++] = *json;
+  *json = NULL;
   for (size_t i = 0; i < q->num_predicate_hints; i++)
     if (shq__pred_parse_sql(&v[k], q->predicate_hints[i], schema) == 0) k++;
   shq_pred *p = shq__pred_and(v, k);
@@ -198,15 +223,25 @@ typedef struct scan {
   int64_t limit, records;  /* limitHint (-1 none) and the records emitted so far */
   int64_t version, ts;     /* per-file version/timestamp, or -1 */
   bool stopped;            /* limitHint reached */
-  /* pass 1 of paging: the page_size smallest matching paths (a max-heap) */
-  char **heap;
+  /* pass 1 of paging: the page_size smallest matching paths (a max-heap by path) */
+  struct page_ent *heap;
   size_t nheap, page_size, matches;
 } scan;
 
+/* A file of the page being built: its path and its records (-1: unknown). */
+typedef struct page_ent {
+  char *path;
+  int64_t records;
+} page_ent;
+
+/* The file's top-level stats numRecords (not a column that happens to be so named), less
+ * the rows its deletion vector removes; -1 when unknown. */
 static int64_t num_records(const dl_file *f) {
-  const char *p = f->stats ? strstr(f->stats, "\"numRecords\":") : NULL;
-  if (!p) return -1;
-  int64_t n = strtoll(p + 13, NULL, 10);
+  shq_col_stats cs;
+  if (!f->stats || !shq__stats_lookup(f->stats, NULL, &cs) || cs.num_records.kind != SHQ_TOK_INT ||
+      cs.num_records.n > 18)
+    return -1;
+  int64_t n = strtoll(cs.num_records.p, NULL, 10);
   if (f->dv && f->dv->cardinality > 0) n -= f->dv->cardinality;
   return n;
 }
@@ -229,15 +264,19 @@ static int emit_cb(void *vctx, const dl_file *f) {
   return shq__write_file(sc->o, f, sc->version, sc->ts);
 }
 
-static void heap_sift_down(char **h, size_t n, size_t i) {
+static void ent_swap(page_ent *a, page_ent *b) {
+  page_ent t = *a;
+  *a = *b;
+  *b = t;
+}
+
+static void heap_sift_down(page_ent *h, size_t n, size_t i) {
   for (;;) {
     size_t l = 2 * i + 1, r = l + 1, m = i;
-    if (l < n && strcmp(h[l], h[m]) > 0) m = l;
-    if (r < n && strcmp(h[r], h[m]) > 0) m = r;
+    if (l < n && strcmp(h[l].path, h[m].path) > 0) m = l;
+    if (r < n && strcmp(h[r].path, h[m].path) > 0) m = r;
     if (m == i) return;
-    char *t = h[i];
-    h[i] = h[m];
-    h[m] = t;
+    ent_swap(&h[i], &h[m]);
     i = m;
   }
 }
@@ -246,39 +285,62 @@ static int select_cb(void *vctx, const dl_file *f) {
   scan *sc = vctx;
   if (!in_window(sc, f)) return 0;
   sc->matches++;
+  int64_t n = sc->limit >= 0 ? num_records(f) : -1;
   if (sc->nheap == sc->page_size) {
-    if (strcmp(f->raw_path, sc->heap[0]) >= 0) return 0;
-    free(sc->heap[0]);
-    if (!(sc->heap[0] = strdup(f->raw_path))) return dd_err_set(DD_ENOMEM, "out of memory");
+    if (strcmp(f->raw_path, sc->heap[0].path) >= 0) return 0;
+    free(sc->heap[0].path);
+    if (!(sc->heap[0].path = strdup(f->raw_path))) return dd_err_set(DD_ENOMEM, "out of memory");
+    sc->heap[0].records = n;
     heap_sift_down(sc->heap, sc->nheap, 0);
     return 0;
   }
   size_t i = sc->nheap++;
-  if (!(sc->heap[i] = strdup(f->raw_path))) return dd_err_set(DD_ENOMEM, "out of memory");
-  while (i && strcmp(sc->heap[(i - 1) / 2], sc->heap[i]) < 0) {
-    char *t = sc->heap[i];
-    sc->heap[i] = sc->heap[(i - 1) / 2];
-    sc->heap[(i - 1) / 2] = t;
+  if (!(sc->heap[i].path = strdup(f->raw_path))) return dd_err_set(DD_ENOMEM, "out of memory");
+  sc->heap[i].records = n;
+  while (i && strcmp(sc->heap[(i - 1) / 2].path, sc->heap[i].path) < 0) {
+    ent_swap(&sc->heap[i], &sc->heap[(i - 1) / 2]);
     i = (i - 1) / 2;
   }
   return 0;
 }
 
-/* One page: the page_size smallest matching paths after `after`; *next is the token
- * position (the page's last path) when more files remain. */
+static int ent_cmp(const void *a, const void *b) {
+  return strcmp(((const page_ent *)a)->path, ((const page_ent *)b)->path);
+}
+
+/* limitHint across pages: how many of the page's files (in path order) are sent, given
+ * the records already sent by earlier pages (sc->records, from the page token). A file
+ * goes out while fewer than limit records went before it, as without paging; once the
+ * limit is reached the query ends (sc->stopped: no next page). */
+static size_t page_cut(scan *sc) {
+  if (sc->limit < 0) return sc->nheap;
+  qsort(sc->heap, sc->nheap, sizeof *sc->heap, ent_cmp);
+  size_t k = 0;
+  while (k < sc->nheap && sc->records < sc->limit) {
+    if (sc->heap[k].records > 0) sc->records += sc->heap[k].records;
+    k++;
+  }
+  sc->stopped = sc->records >= sc->limit;
+  return k;
+}
+
+/* One page: the page_size smallest matching paths after `after`, cut by limitHint; *next
+ * is the token position (the page's last path) when more files remain. */
 static int write_page(const dl_snapshot *s, scan *sc, char **next) {
   *next = NULL;
   if (!(sc->heap = calloc(sc->page_size, sizeof *sc->heap)))
     return dd_err_set(DD_ENOMEM, "out of memory");
   int rc = dl_snapshot_files(s, select_cb, sc);
-  if (!rc && sc->nheap) {
-    sc->upto = sc->heap[0];
-    sc->limit = -1;
+  size_t k = rc ? 0 : page_cut(sc);
+  if (k) {
+    /* the page's largest path: heap[0] (a max-heap) or, once sorted, heap[k - 1] */
+    sc->upto = sc->limit >= 0 ? sc->heap[k - 1].path : sc->heap[0].path;
+    sc->limit = -1; /* applied by page_cut */
     rc = dl_snapshot_files(s, emit_cb, sc);
-    if (!rc && sc->matches > sc->nheap && !(*next = strdup(sc->heap[0])))
+    if (!rc && !sc->stopped && sc->matches > sc->nheap && !(*next = strdup(sc->upto)))
       rc = dd_err_set(DD_ENOMEM, "out of memory");
   }
-  for (size_t i = 0; i < sc->nheap; i++) free(sc->heap[i]);
+  for (size_t i = 0; i < sc->nheap; i++) free(sc->heap[i].path);
   free(sc->heap);
   return rc;
 }
@@ -289,7 +351,9 @@ typedef struct qstate {
   shq_token page, refresh;
   char checksum[33];
   char *next_path, *next_token, *refresh_token;
+  int64_t next_records;    /* records sent up to next_path (limitHint across pages) */
   dl_snapshot *snap;
+  shq_pred *json_pred;     /* jsonPredicateHints, validated before anything is read */
   shq_pred *pred;
   shq_out o;
 } qstate;
@@ -301,6 +365,7 @@ static void qstate_free(qstate *st) {
   free(st->next_token);
   free(st->refresh_token);
   dl_snapshot_free(st->snap);
+  shq__pred_free(st->json_pred);
   shq__pred_free(st->pred);
   dd_buf_free(&st->o.b);
 }
@@ -321,8 +386,11 @@ static int snapshot_files(qstate *st, const shq_query *q, const shq_table_opts *
     int rc = dl_snapshot_files(st->snap, emit_cb, &sc);
     return sc.stopped ? 0 : rc;
   }
+  sc.records = q->page_token ? st->page.records : 0;
   sc.page_size = (size_t)(q->max_files < page_cap(opts) ? q->max_files : page_cap(opts));
-  return write_page(st->snap, &sc, &st->next_path);
+  int rc = write_page(st->snap, &sc, &st->next_path);
+  st->next_records = sc.records;
+  return rc;
 }
 
 static int make_tokens(qstate *st, const shq_query *q, const shq_table_opts *opts,
@@ -330,7 +398,7 @@ static int make_tokens(qstate *st, const shq_query *q, const shq_table_opts *opt
   int64_t v = dl_snapshot_version(st->snap);
   if (st->next_path) {
     shq_token t = {.kind = 'p', .table_id = (char *)opts->table_id, .checksum = st->checksum,
-                   .version = v, .after = st->next_path,
+                   .version = v, .after = st->next_path, .records = st->next_records,
                    .expires_ms = opts->token_ttl_ms > 0 ? now_ms + opts->token_ttl_ms : 0};
     if (!(st->next_token = shq__token_encode(&t, opts))) return dd_err_set(DD_ENOMEM, "out of memory");
   }
@@ -349,9 +417,13 @@ int shq_query_table(dl_table *t, const shq_query *q, const shq_caps *caps,
   qstate st = {0};
   int rc = query_check(q, opts);
   if (!rc) rc = query_checksum(q, caps, st.checksum);
-  if (rc) return rc;
-  if (q->starting_version >= 0)
-    return shq__query_changes(t, q, caps, opts, signer, now_ms, st.checksum, res, fn, ctx);
+  if (!rc && q->json_predicate_hints) /* a malformed tree is the client's error */
+    rc = shq__pred_parse_json(&st.json_pred, q->json_predicate_hints,
+                              strlen(q->json_predicate_hints));
+  if (rc || q->starting_version >= 0) {
+    if (!rc) rc = shq__query_changes(t, q, caps, opts, signer, now_ms, st.checksum, res, fn, ctx);
+    goto cleanup;
+  }
   shq__out_init(&st.o, t, opts, signer, fn, ctx);
   int64_t version = q->version;
   if (q->page_token) {
@@ -371,7 +443,7 @@ int shq_query_table(dl_table *t, const shq_query *q, const shq_caps *caps,
   bool end = caps->end_stream_action || q->max_files > 0 || q->include_refresh_token;
   *res = (shq_result){.version = dl_snapshot_version(st.snap), .format = st.o.format,
                       .end_stream_action = end};
-  st.pred = query_pred(q, st.snap);
+  st.pred = query_pred(q, st.snap, &st.json_pred);
   if ((rc = shq__write_protocol(&st.o, st.snap))) goto cleanup;
   if ((rc = shq__write_metadata(&st.o, st.snap, travel ? dl_snapshot_version(st.snap) : -1, false)))
     goto cleanup;
@@ -380,5 +452,5 @@ int shq_query_table(dl_table *t, const shq_query *q, const shq_caps *caps,
   if (end) rc = shq__write_end(&st.o, st.next_token, st.refresh_token);
 cleanup:
   qstate_free(&st);
-  return rc;
+  return shq__param_rc(rc);
 }

@@ -28,6 +28,10 @@ char *shq__token_encode(const shq_token *t, const shq_table_opts *o) {
                         "ai", (json_int_t)t->action_index, "ev", (json_int_t)t->end_version,
                         "lv", (json_int_t)t->latest_version, "x", (json_int_t)t->expires_ms);
   if (!j) return NULL;
+  if (t->records && json_object_set_new(j, "n", json_integer(t->records))) {
+    json_decref(j);
+    return NULL;
+  }
   if (t->after && json_object_set_new(j, "a", json_string(t->after))) {
     json_decref(j); /* not UTF-8 */
     return NULL;
@@ -77,6 +81,7 @@ static int token_fields(shq_token *t, const json_t *j) {
   t->end_version = json_integer_value(json_object_get(j, "ev"));
   t->latest_version = json_integer_value(json_object_get(j, "lv"));
   t->expires_ms = json_integer_value(json_object_get(j, "x"));
+  t->records = json_integer_value(json_object_get(j, "n"));
   return t->table_id && t->checksum && (!a || t->after) ? 0 : -1;
 }
 

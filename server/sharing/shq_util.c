@@ -299,6 +299,13 @@ int shq_parse_timestamp(const char *s, int64_t *out_ms) {
   return 0;
 }
 
+int shq__param_rc(int rc) {
+  if (rc != DD_ERANGE) return rc;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", dd_err_msg());
+  return dd_err_set(DD_EINVAL, "%s", msg);
+}
+
 const char *shq_error_code(int rc) {
   switch (rc) {
   case DD_EINVAL:

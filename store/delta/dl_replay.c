@@ -46,13 +46,14 @@ static int apply_cb(void *vctx, dl__action *a) {
 
 #define JSON_CHUNK (8u << 20)
 
-/* Reads a newline-delimited JSON file and applies every action. Small files are read whole;
- * big ones (JSON checkpoints) stream through a fixed buffer so memory stays flat. */
-static int read_json_file(dl_table *t, const char *path, apply_ctx *c) {
-  os_stat sb;
-  int rc = os_stat_path(t->store, path, &sb);
+/* Reads a newline-delimited JSON file and applies every action. Commits (whole) and small
+ * files are read in one request; big JSON checkpoints stream through a fixed buffer so
+ * memory stays flat. Commits skip the size check: on object stores it is a round trip. */
+static int read_json_file(dl_table *t, const char *path, apply_ctx *c, bool whole) {
+  os_stat sb = {0};
+  int rc = whole ? 0 : os_stat_path(t->store, path, &sb);
   if (rc) return rc;
-  if (sb.size <= (int64_t)JSON_CHUNK) {
+  if (whole || sb.size <= (int64_t)JSON_CHUNK) {
     uint8_t *data = NULL;
     size_t len = 0;
     if ((rc = os_read_all(t->store, path, &data, &len))) return rc;
@@ -92,7 +93,7 @@ static int read_json_file(dl_table *t, const char *path, apply_ctx *c) {
 
 static int load_file(dl_table *t, const char *path, apply_ctx *c) {
   size_t n = strlen(path);
-  if (n > 5 && !strcmp(path + n - 5, ".json")) return read_json_file(t, path, c);
+  if (n > 5 && !strcmp(path + n - 5, ".json")) return read_json_file(t, path, c, false);
   return dl__parquet_actions(t, path, apply_cb, c);
 }
 
@@ -131,7 +132,7 @@ int dl__replay_commit(dl_table *t, int64_t v, dl__state *st, dl__fileset *fs, in
   char *path = dl__version_path(v, ".json");
   if (!path) return dd_err_set(DD_ENOMEM, "out of memory");
   apply_ctx c = {.st = st, .fs = fs, .ict = -1};
-  int rc = read_json_file(t, path, &c);
+  int rc = read_json_file(t, path, &c, true);
   if (ict) *ict = c.ict;
   free(path);
   return rc;

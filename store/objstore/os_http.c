@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "common/err.h"
@@ -91,6 +92,15 @@ static size_t os__write_cb(char *data, size_t sz, size_t n, void *ud) {
   return add;
 }
 
+/* Header lines: a new status line ("HTTP/...", e.g. after "100 Continue") starts over, so
+ * only the final response's headers are kept. */
+static size_t os__header_cb(char *data, size_t sz, size_t n, void *ud) {
+  os__sink *s = ud;
+  size_t add = sz * n;
+  if (add >= 5 && strncmp(data, "HTTP/", 5) == 0) s->len = 0;
+  return os__write_cb(data, sz, n, ud) == add ? add : 0;
+}
+
 typedef struct os__src {
   const uint8_t *p;
   size_t len, off;
@@ -113,7 +123,7 @@ static void os__url_bare(char *out, size_t cap, const char *url) {
 static int os__attempt(CURL *c, const os__http_req *rq, const char *url, os__http_resp *out) {
   struct curl_slist *hl = NULL;
   char range[80];
-  os__sink sink = {0};
+  os__sink sink = {0}, hdrs = {0};
   os__src src = {rq->body, rq->body_len, 0};
   int rc = 0;
   for (const char *const *hp = rq->headers; hp && *hp; hp++) {
@@ -137,6 +147,8 @@ static int os__attempt(CURL *c, const os__http_req *rq, const char *url, os__htt
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, os__write_cb);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, os__header_cb);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &hdrs);
   if (strcmp(rq->method, "HEAD") == 0) {
     curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
   } else if (strcmp(rq->method, "PUT") == 0) {
@@ -148,7 +160,7 @@ static int os__attempt(CURL *c, const os__http_req *rq, const char *url, os__htt
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
   }
   CURLcode cc = curl_easy_perform(c);
-  if (sink.oom) goto oom;
+  if (sink.oom || hdrs.oom) goto oom;
   if (cc != CURLE_OK) {
     char bare[300];
     os__url_bare(bare, sizeof bare, url);
@@ -167,11 +179,16 @@ static int os__attempt(CURL *c, const os__http_req *rq, const char *url, os__htt
   out->body = sink.p;
   out->len = sink.len;
   sink.p = NULL;
+  if (!hdrs.p && !(hdrs.p = malloc(1))) goto oom;
+  hdrs.p[hdrs.len] = 0;
+  out->headers = (char *)hdrs.p;
+  hdrs.p = NULL;
   goto cleanup;
 oom:
   rc = dd_err_set(DD_ENOMEM, "out of memory");
 cleanup:
   free(sink.p);
+  free(hdrs.p);
   curl_slist_free_all(hl);
   return rc;
 }
@@ -209,7 +226,25 @@ int os__http_do(os__http *h, const os__http_req *rq, os__http_url_fn make_url, v
 void os__http_resp_free(os__http_resp *r) {
   if (!r) return;
   free(r->body);
+  free(r->headers);
   memset(r, 0, sizeof *r);
+}
+
+bool os__http_header(const os__http_resp *r, const char *name, char *out, size_t cap) {
+  size_t nl = strlen(name);
+  for (const char *p = r->headers; p && *p;) {
+    const char *eol = strchr(p, '\n');
+    size_t ll = eol ? (size_t)(eol - p) : strlen(p);
+    if (ll > nl && p[nl] == ':' && strncasecmp(p, name, nl) == 0) {
+      const char *v = p + nl + 1, *e = p + ll;
+      while (v < e && (*v == ' ' || *v == '\t')) v++;
+      while (e > v && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t')) e--;
+      snprintf(out, cap, "%.*s", (int)(e - v), v);
+      return true;
+    }
+    p = eol ? eol + 1 : p + ll;
+  }
+  return false;
 }
 
 /* ---- XML and time helpers ------------------------------------------------------------- */
@@ -317,6 +352,11 @@ const char *os__xml_text(const char *xml, const char *tag, char *out, size_t cap
   if (!b) return NULL;
   os__xml_unescape(out, cap, a, (size_t)(b - a));
   return b + strlen(close);
+}
+
+int64_t os__http_date_ms(const char *s) {
+  time_t t = curl_getdate(s, NULL);
+  return t == (time_t)-1 ? -1 : (int64_t)t * 1000;
 }
 
 /* Reads exactly n digits at *p into *v and advances *p; false when they are not there. */

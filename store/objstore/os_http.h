@@ -27,6 +27,8 @@ typedef struct os__http_resp {
   size_t len;
   int64_t content_length;      /* from the headers, -1 when absent */
   int64_t mtime_ms;            /* Last-Modified, -1 when absent */
+  char *headers;               /* header lines of the final response ("Name: v\r\n"...),
+                                  NUL-terminated; owned; read with os__http_header */
 } os__http_resp;
 
 /* A client (connection pool) for one store. */
@@ -43,6 +45,10 @@ int os__http_do(os__http *h, const os__http_req *rq, os__http_url_fn make_url, v
                 os__http_resp *out);
 void os__http_resp_free(os__http_resp *r);
 
+/* The value of response header `name` (case-insensitive; surrounding blanks trimmed) into
+ * out (cap bytes); false when the response has no such header. */
+bool os__http_header(const os__http_resp *r, const char *name, char *out, size_t cap);
+
 /* Text of the first <tag>...</tag> in an XML body into out (cap bytes, NUL-terminated;
  * longer text is cut, never inside a decoded character): the five predefined entities and
  * character references (&#NN; &#xHH;, written out as UTF-8) are decoded. Returns a pointer
@@ -53,5 +59,9 @@ const char *os__xml_text(const char *xml, const char *tag, char *out, size_t cap
  * means UTC) to epoch ms, the fraction truncated to ms; -1 when malformed, out of range
  * (month 13, 30 February) or before 1970. */
 int64_t os__iso8601_ms(const char *s);
+
+/* Parses an HTTP date (RFC 1123, "Sun, 29 Nov 2026 20:45:02 GMT") to epoch ms; -1 when
+ * malformed. */
+int64_t os__http_date_ms(const char *s);
 
 #endif

@@ -2,14 +2,20 @@
  *
  * A table in S3 (s3://, s3a://, s3n://) is read and written over the S3 REST API with
  * SigV4-presigned requests made by store/sign, on AWS or on an S3-compatible store named by
- * the credential's endpoint (path-style requests). Semantics the backends give on top of
+ * the credential's endpoint (path-style requests). A table in Azure Blob Storage (abfs[s]://,
+ * wasb[s]://, az://, azure://) is read and written over the Blob service REST API, every
+ * request carrying a SAS (a container SAS made from an account key, or a stored token), on
+ * https://<account>.blob.<suffix> or on the credential's azure_endpoint (Azurite). ADLS Gen2
+ * directories listed as blobs count as directories. Semantics the backends give on top of
  * os.h's contract:
  *  - a "directory" is a key prefix ending in '/'; mkdirs is a no-op; rmdir succeeds when
  *    nothing is under the prefix; os_list_dir of an empty or absent prefix is DD_ENOTFOUND;
  *  - os_put_if_absent sends If-None-Match: * (atomic on AWS S3 since 2024 and on MinIO)
  *    after checking with HEAD that the key is absent, so stores that ignore the header
- *    still refuse an existing key outside a race;
- *  - absolute paths ("s3://bucket/key") are accepted when they name the same bucket.
+ *    still refuse an existing key outside a race; Azure honours the header atomically, so
+ *    no HEAD is sent there, and its 409 BlobAlreadyExists is DD_EEXISTS too;
+ *  - absolute paths ("s3://bucket/key") are accepted when they name the same bucket (Azure:
+ *    the same container, and the same account when the URL names one).
  * Status mapping: 404 DD_ENOTFOUND, 401/403 DD_EPERM, 412 DD_EEXISTS, 409 DD_ECONFLICT,
  * anything else DD_EIO with the store's error code and message. */
 #ifndef DD_STORE_OBJSTORE_OS_REMOTE_H
@@ -19,10 +25,16 @@
 #include "store/sign/sign.h"
 
 /* Opens the store at url: file:// or an absolute path opens the local backend (cred
- * unused, may be NULL); s3 URLs need an AWS credential. Other schemes DD_EUNSUPPORTED. */
+ * unused, may be NULL); s3 URLs need an AWS credential, Azure URLs an Azure account-key or
+ * SAS credential. Other schemes DD_EUNSUPPORTED. */
 int os_open_url(os_store **out, const char *url, const sign_cred *cred);
 
 /* The S3 backend at a parsed s3 location. The credential's strings are copied. */
 int os_s3_open(os_store **out, const sign_location *loc, const sign_cred *cred);
+
+/* The Azure Blob backend at a parsed Azure location. The account is the location's, or the
+ * credential's for az:// and azure:// (DD_EINVAL when they differ); the credential's
+ * strings are copied. Service principals give DD_EUNSUPPORTED. */
+int os_azure_open(os_store **out, const sign_location *loc, const sign_cred *cred);
 
 #endif

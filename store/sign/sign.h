@@ -166,6 +166,30 @@ int sign_azure_with_sas_ex(char **out, const char *account, const char *containe
                            const char *blob, const char *sas_token,
                            const sign_azure_opts *opts);
 
+/* The service version deltad signs SASes with and sends as x-ms-version. */
+#define SIGN_AZURE_VERSION "2020-12-06"
+
+/* A service SAS for a whole container (sr=c), as a query string without '?'
+ * ("sv=&st=&se=&sr=c&sp=&sig="), to append to any request on that container's blobs or on
+ * the container itself (List Blobs). Same rules as sign_azure_blob_sas; permissions in the
+ * service's order, e.g. "rcwdl". */
+int sign_azure_container_sas(char **out, const char *account, const char *account_key_b64,
+                             const char *container, int64_t start_s, int64_t expiry_s,
+                             const char *permissions, const char *version);
+
+/* One query parameter of a Blob service request (the value is percent-encoded here). */
+typedef struct sign_azure_param {
+  const char *name; /* "restype", "comp", "prefix", "delimiter", "marker" */
+  const char *value;
+} sign_azure_param;
+
+/* The URL of a Blob service request: <endpoint>/<container>[/<pct(blob)>]?<params>&<sas>;
+ * blob NULL or "" names the container itself. sas_query (a leading '?' is ignored) is a SAS
+ * made by sign_azure_container_sas or a stored token. */
+int sign_azure_request_url(char **out, const char *account, const char *container,
+                           const char *blob, const sign_azure_param *params, size_t nparams,
+                           const char *sas_query, const sign_azure_opts *opts);
+
 /* ===================== storage locations ===================== */
 
 typedef enum {
@@ -210,6 +234,8 @@ typedef struct sign_cred {
   const char *azure_account;
   const char *azure_key_b64;
   const char *azure_sas;
+  const char *azure_endpoint; /* NULL: https://<account>.blob.<suffix>; else a full blob base
+                                 URL such as Azurite's "http://127.0.0.1:10000/devstoreaccount1" */
 } sign_cred;
 
 /* A presigned GET URL for the object <loc->path>/<rel_key>, valid from now_s for

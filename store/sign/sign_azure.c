@@ -1,5 +1,6 @@
-/* sign_azure.c: Azure Blob URLs for reading table files: a service SAS for one blob
- * signed with the storage account key, or a stored SAS token appended as it is. ADLS
+/* sign_azure.c: Azure Blob URLs: for reading table files a service SAS for one blob signed
+ * with the storage account key, or a stored SAS token appended as it is; for the Azure
+ * backend of os_store a container SAS (sr=c) and request URLs with query parameters. ADLS
  * Gen2 (abfss, dfs host) locations are read through the blob endpoint of the same
  * account. The string-to-sign layouts are listed in sign_int.h. */
 #include "store/sign/sign_int.h"
@@ -50,7 +51,8 @@ static int sign__azure_check(const char *account, const char *container, const c
   return 0;
 }
 
-/* The blob URL without a query: <endpoint>/<container>/<pct(blob), '/' kept>. */
+/* The blob URL without a query: <endpoint>/<container>/<pct(blob), '/' kept>; the
+ * container's URL when blob is "". */
 static void sign__azure_url(sign__buf *b, const char *account, const char *container,
                             const char *blob, const sign_azure_opts *opts) {
   if (opts && opts->blob_endpoint) {
@@ -66,8 +68,10 @@ static void sign__azure_url(sign__buf *b, const char *account, const char *conta
   }
   sign__buf_puts(b, "/");
   sign__buf_pct(b, container, 0);
-  sign__buf_puts(b, "/");
-  sign__buf_pct(b, blob, 1);
+  if (blob && *blob) {
+    sign__buf_puts(b, "/");
+    sign__buf_pct(b, blob, 1);
+  }
 }
 
 /* Versions are YYYY-MM-DD, so they compare as strings. */
@@ -80,9 +84,8 @@ static int sign__version_ok(const char *v) {
   return 1;
 }
 
-int sign__azure_string_to_sign(char **out, const char *account, const char *container,
-                               const char *blob, const char *st, const char *se,
-                               const char *permissions, const char *version) {
+int sign__azure_sts(char **out, const char *resource, const char *sr, const char *st,
+                    const char *se, const char *permissions, const char *version) {
   *out = NULL;
   if (!sign__version_ok(version))
     return dd_err_set(DD_EINVAL, "bad Azure service version '%s'", version ? version : "");
@@ -91,14 +94,27 @@ int sign__azure_string_to_sign(char **out, const char *account, const char *cont
                       version);
   sign__buf b = SIGN__BUF_INIT;
   /* sp, st, se, canonicalizedResource, si, sip, spr, sv */
-  sign__buf_printf(&b, "%s\n%s\n%s\n/blob/%s/%s/%s\n\n\n\n%s\n", permissions, st, se, account,
-                   container, blob, version);
+  sign__buf_printf(&b, "%s\n%s\n%s\n%s\n\n\n\n%s\n", permissions, st, se, resource, version);
   if (strcmp(version, "2018-11-09") >= 0)
-    sign__buf_puts(&b, "b\n\n"); /* sr, signedSnapshotTime */
+    sign__buf_printf(&b, "%s\n\n", sr); /* sr, signedSnapshotTime */
   if (strcmp(version, "2020-12-06") >= 0)
     sign__buf_puts(&b, "\n"); /* signedEncryptionScope */
   sign__buf_puts(&b, "\n\n\n\n"); /* rscc, rscd, rsce, rscl, then rsct (empty, last) */
   return sign__buf_finish(&b, out);
+}
+
+int sign__azure_string_to_sign(char **out, const char *account, const char *container,
+                               const char *blob, const char *st, const char *se,
+                               const char *permissions, const char *version) {
+  sign__buf r = SIGN__BUF_INIT;
+  *out = NULL;
+  sign__buf_printf(&r, "/blob/%s/%s/%s", account, container, blob);
+  char *res = NULL;
+  int rc = sign__buf_finish(&r, &res);
+  if (rc == 0)
+    rc = sign__azure_sts(out, res, "b", st, se, permissions, version);
+  free(res);
+  return rc;
 }
 
 /* "racwd..." style: non-empty, lower-case letters, no letter twice. */
@@ -127,17 +143,15 @@ static int sign__azure_sig(char sig[48], const char *account_key_b64, const char
   return 0;
 }
 
-int sign_azure_blob_sas_ex(char **out, const char *account, const char *account_key_b64,
-                           const char *container, const char *blob, int64_t start_s,
-                           int64_t expiry_s, const char *permissions, const char *version,
-                           const sign_azure_opts *opts) {
+/* Appends "sv=&st=&se=&sr=&sp=&sig=" of a service SAS on resource ("/blob/<account>/
+ * <container>[/<blob>]") to b. start_s <= 0 omits st. */
+static int sign__azure_sas_query(sign__buf *b, const char *account_key_b64,
+                                 const char *resource, const char *sr, int64_t start_s,
+                                 int64_t expiry_s, const char *permissions,
+                                 const char *version) {
   char st[24] = "", se[24], sig[48];
   char *sts = NULL;
-  sign__buf b = SIGN__BUF_INIT;
-  *out = NULL;
-  int rc = sign__azure_check(account, container, blob, opts);
-  if (rc < 0)
-    return rc;
+  int rc;
   if (!sign__perms_ok(permissions))
     return dd_err_set(DD_EINVAL, "bad SAS permissions '%s'", permissions ? permissions : "");
   if (start_s > 0 && start_s >= expiry_s)
@@ -146,22 +160,92 @@ int sign_azure_blob_sas_ex(char **out, const char *account, const char *account_
     return rc;
   if ((rc = sign__utc_format(se, sizeof se, expiry_s, "%Y-%m-%dT%H:%M:%SZ")) < 0)
     return rc;
-  rc = sign__azure_string_to_sign(&sts, account, container, blob, st, se, permissions, version);
+  rc = sign__azure_sts(&sts, resource, sr, st, se, permissions, version);
   if (rc == 0)
     rc = sign__azure_sig(sig, account_key_b64, sts);
   free(sts);
   if (rc < 0)
     return rc;
-  sign__azure_url(&b, account, container, blob, opts);
-  sign__buf_printf(&b, "?sv=%s", version);
+  sign__buf_printf(b, "sv=%s", version);
   if (*st) {
-    sign__buf_puts(&b, "&st=");
-    sign__buf_pct(&b, st, 0);
+    sign__buf_puts(b, "&st=");
+    sign__buf_pct(b, st, 0);
   }
-  sign__buf_puts(&b, "&se=");
-  sign__buf_pct(&b, se, 0);
-  sign__buf_printf(&b, "&sr=b&sp=%s&sig=", permissions);
-  sign__buf_pct(&b, sig, 0);
+  sign__buf_puts(b, "&se=");
+  sign__buf_pct(b, se, 0);
+  sign__buf_printf(b, "&sr=%s&sp=%s&sig=", sr, permissions);
+  sign__buf_pct(b, sig, 0);
+  return 0;
+}
+
+int sign_azure_blob_sas_ex(char **out, const char *account, const char *account_key_b64,
+                           const char *container, const char *blob, int64_t start_s,
+                           int64_t expiry_s, const char *permissions, const char *version,
+                           const sign_azure_opts *opts) {
+  sign__buf r = SIGN__BUF_INIT, b = SIGN__BUF_INIT;
+  char *res = NULL;
+  *out = NULL;
+  int rc = sign__azure_check(account, container, blob, opts);
+  if (rc < 0)
+    return rc;
+  sign__buf_printf(&r, "/blob/%s/%s/%s", account, container, blob);
+  if ((rc = sign__buf_finish(&r, &res)) < 0)
+    return rc;
+  sign__azure_url(&b, account, container, blob, opts);
+  sign__buf_puts(&b, "?");
+  rc = sign__azure_sas_query(&b, account_key_b64, res, "b", start_s, expiry_s, permissions,
+                             version);
+  free(res);
+  if (rc < 0) {
+    sign__buf_free(&b);
+    return rc;
+  }
+  return sign__buf_finish(&b, out);
+}
+
+int sign_azure_container_sas(char **out, const char *account, const char *account_key_b64,
+                             const char *container, int64_t start_s, int64_t expiry_s,
+                             const char *permissions, const char *version) {
+  sign__buf r = SIGN__BUF_INIT, b = SIGN__BUF_INIT;
+  char *res = NULL;
+  *out = NULL;
+  int rc = sign__azure_check(account, container, "-", NULL);
+  if (rc < 0)
+    return rc;
+  sign__buf_printf(&r, "/blob/%s/%s", account, container);
+  if ((rc = sign__buf_finish(&r, &res)) < 0)
+    return rc;
+  rc = sign__azure_sas_query(&b, account_key_b64, res, "c", start_s, expiry_s, permissions,
+                             version);
+  free(res);
+  if (rc < 0) {
+    sign__buf_free(&b);
+    return rc;
+  }
+  return sign__buf_finish(&b, out);
+}
+
+int sign_azure_request_url(char **out, const char *account, const char *container,
+                           const char *blob, const sign_azure_param *params, size_t nparams,
+                           const char *sas_query, const sign_azure_opts *opts) {
+  *out = NULL;
+  int rc = sign__azure_check(account, container, blob && *blob ? blob : "-", opts);
+  if (rc < 0)
+    return rc;
+  if (sas_query && *sas_query == '?')
+    sas_query++;
+  if (!sas_query || !*sas_query || strpbrk(sas_query, "# \t\r\n?"))
+    return dd_err_set(DD_EINVAL, "bad SAS token");
+  sign__buf b = SIGN__BUF_INIT;
+  sign__azure_url(&b, account, container, blob, opts);
+  sign__buf_puts(&b, "?");
+  for (size_t i = 0; i < nparams; i++) {
+    sign__buf_puts(&b, params[i].name);
+    sign__buf_puts(&b, "=");
+    sign__buf_pct(&b, params[i].value, 0);
+    sign__buf_puts(&b, "&");
+  }
+  sign__buf_puts(&b, sas_query);
   return sign__buf_finish(&b, out);
 }
 

@@ -26,7 +26,8 @@
  * StringToSign (2020-12-06 and later) = sp, st, se, "/blob/<account>/<container>/<blob>",
  *   si, sip, spr, sv, sr, snapshot, ses, rscc, rscd, rsce, rscl, rsct joined by "\n"
  *   (unused fields empty, their newline kept). 2018-11-09: the same without ses.
- *   2015-04-05: without sr, snapshot and ses. sig = base64(HMAC-SHA256(base64-decoded
+ *   2015-04-05: without sr, snapshot and ses. A container SAS (sr=c) signs
+ *   "/blob/<account>/<container>" with sr "c". sig = base64(HMAC-SHA256(base64-decoded
  *   account key, UTF-8 string-to-sign)), URL-encoded in the query.
  *
  * The tests in tests/unit/sign/ name where each vector comes from. */
@@ -55,6 +56,8 @@ void sign__buf_puts(sign__buf *b, const char *s);
 void sign__buf_printf(sign__buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends s percent-encoded (RFC 3986 unreserved kept); keep_slash keeps '/'. */
 void sign__buf_pct(sign__buf *b, const char *s, int keep_slash);
+/* Appends v in decimal. */
+void sign__buf_i64(sign__buf *b, int64_t v);
 /* Hands the string to *out (0) or frees it and returns DD_ENOMEM. */
 int sign__buf_finish(sign__buf *b, char **out);
 void sign__buf_free(sign__buf *b);
@@ -107,6 +110,10 @@ int sign__s3_presign_steps(char **out_url, char **out_canonical, char **out_stri
 
 /* ---- Azure steps (sign_azure.c) ------------------------------------------------------ */
 
+/* The service SAS string-to-sign for a resource ("/blob/<account>/<container>[/<blob>]")
+ * of kind sr ("b" or "c"); layout by version, see above. */
+int sign__azure_sts(char **out, const char *resource, const char *sr, const char *st,
+                    const char *se, const char *permissions, const char *version);
 /* The service SAS string-to-sign for a blob (layout by version, see above). */
 int sign__azure_string_to_sign(char **out, const char *account, const char *container,
                                const char *blob, const char *st, const char *se,

@@ -9,7 +9,6 @@
 
 #include "common/err.h"
 
-#define SIGN__AZURE_SAS_VERSION "2020-12-06"
 #define SIGN__AZURE_CLOCK_SKEW_S 300 /* st is set this far in the past */
 #define SIGN__MAX_EXPIRES_S 604800
 
@@ -217,11 +216,12 @@ static int sign__object_azure(char **out, const sign_location *loc, const char *
                       cred->azure_account, loc->account);
   sign_azure_opts o = SIGN_AZURE_OPTS_INIT;
   o.endpoint_suffix = loc->endpoint_suffix;
+  o.blob_endpoint = cred->azure_endpoint && *cred->azure_endpoint ? cred->azure_endpoint : NULL;
   switch (cred->kind) {
   case SIGN_CRED_AZURE_KEY: {
     int64_t st = now_s > SIGN__AZURE_CLOCK_SKEW_S ? now_s - SIGN__AZURE_CLOCK_SKEW_S : 0;
     return sign_azure_blob_sas_ex(out, acct, cred->azure_key_b64, loc->bucket, key, st,
-                                  now_s + expires_s, "r", SIGN__AZURE_SAS_VERSION, &o);
+                                  now_s + expires_s, "r", SIGN_AZURE_VERSION, &o);
   }
   case SIGN_CRED_AZURE_SAS:
     return sign_azure_with_sas_ex(out, acct, loc->bucket, key, cred->azure_sas, &o);

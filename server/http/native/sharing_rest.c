@@ -114,14 +114,14 @@ static int sr_invoke(sr_call *c, const char *path, const ProtobufCMessage *in,
 
 /* ---- request parsing ----------------------------------------------------------------- */
 
-/* Strict decimal; DD_EINVAL with the reference server's message. */
-static int sr_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+/* Strict decimal; DD_EINVAL with the reference server's message, naming the parameter. */
+static int sr_int(const char *name, const char *s, int64_t lo, int64_t hi, int64_t *out) {
   char *end;
   errno = 0;
   long long v = s && *s ? strtoll(s, &end, 10) : 0;
   if (!s || !*s || *end || errno || v < lo || v > hi)
-    return dd_err_set(DD_EINVAL,
-                      "expected a number but the string didn't have the appropriate format");
+    return dd_err_set(DD_EINVAL, "%s: expected a number but the string didn't have the "
+                      "appropriate format", name);
   *out = v;
   return 0;
 }
@@ -132,9 +132,10 @@ static int sr_page_params(const dd_http_request *req, int *has, int32_t *max, ch
   int64_t v = 0;
   *has = m != NULL;
   if (m) {
-    int rc = sr_int(m, INT32_MIN, INT32_MAX, &v);
+    int rc = sr_int("maxResults", m, INT64_MIN, INT64_MAX, &v);
     if (rc) return rc;
-    *max = (int32_t)v;
+    /* out of int32: clamped, so the service's range check names the accepted values */
+    *max = (int32_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
   }
   *token = (char *)(t ? t : "");
   return 0;
@@ -275,7 +276,10 @@ static int sr_ndjson(sr_call *c, dd_http_reply *rep, int rc) {
     dd_http_reply_header(rep, "Delta-Table-Version", v);
     dd_http_reply_header(rep, "delta-sharing-capabilities", c->caps);
   }
-  return dd_http_reply_body(rep, c->buf ? c->buf : "", c->len);
+  if (!c->buf) return 0;
+  int brc = dd_http_reply_body_take(rep, c->buf, c->len);
+  c->buf = NULL; /* the reply owns it now */
+  return brc;
 }
 
 static int sr_metadata(sr_call *c, dd_http_reply *rep, const sr_route *r) {
@@ -343,15 +347,15 @@ static int sr_changes(sr_call *c, dd_http_reply *rep, const sr_route *r) {
   q.share = (char *)r->seg[0];
   q.schema = (char *)r->seg[2];
   q.table = (char *)r->seg[4];
-  if (sv && !(rc = sr_int(sv, 0, INT64_MAX, &v))) {
+  if (sv && !(rc = sr_int("startingVersion", sv, 0, INT64_MAX, &v))) {
     q._starting_version_case = DELTAD__SHARING__V1__GET_TABLE_CHANGES_REQUEST___STARTING_VERSION_STARTING_VERSION;
     q.starting_version = v;
   }
-  if (!rc && ev && !(rc = sr_int(ev, 0, INT64_MAX, &v))) {
+  if (!rc && ev && !(rc = sr_int("endingVersion", ev, 0, INT64_MAX, &v))) {
     q._ending_version_case = DELTAD__SHARING__V1__GET_TABLE_CHANGES_REQUEST___ENDING_VERSION_ENDING_VERSION;
     q.ending_version = v;
   }
-  if (!rc && mf && !(rc = sr_int(mf, 0, INT64_MAX, &v))) {
+  if (!rc && mf && !(rc = sr_int("maxFiles", mf, 0, INT64_MAX, &v))) {
     q._max_files_case = DELTAD__SHARING__V1__GET_TABLE_CHANGES_REQUEST___MAX_FILES_MAX_FILES;
     q.max_files = v;
   }

@@ -202,6 +202,93 @@ static void test_pred_eval(void **state) {
   assert_true(keep(B("equal", C("p", "int"), L("1", "int")), "p", "notanumber", NULL));
 }
 
+/* The raw text of a looked-up token (for comparing). */
+static const char *tok(const shq_tok *t, char buf[64]) {
+  if (!t->kind) return "(none)";
+  if (t->kind == SHQ_TOK_OTHER) return "(container)";
+  snprintf(buf, 64, "%.*s", (int)t->n, t->p);
+  return buf;
+}
+
+static void lookup_is(const char *stats, const char *path, const char *nr, const char *tb,
+                      const char *nc, const char *lo, const char *hi) {
+  shq_col_stats cs;
+  char b[5][64];
+  if (!shq__stats_lookup(stats, path, &cs)) fail_msg("not read: %s", stats);
+  assert_string_equal(tok(&cs.num_records, b[0]), nr);
+  assert_string_equal(tok(&cs.tight_bounds, b[1]), tb);
+  assert_string_equal(tok(&cs.null_count, b[2]), nc);
+  assert_string_equal(tok(&cs.min, b[3]), lo);
+  assert_string_equal(tok(&cs.max, b[4]), hi);
+}
+
+static void test_stats_lookup(void **state) {
+  (void)state;
+  const char *st = " {\"numRecords\" : 10 ,\"minValues\":{\"x\":-5,\"s\":\"b\\\"b\",\"n\":{\"y\":1.5e3}},"
+                   "\"maxValues\":{\"x\":9,\"s\":\"dd\",\"n\":{\"y\":[1,{\"a\":2}]}},"
+                   "\"nullCount\":{\"x\":0,\"n\":{\"y\":3}},\"tightBounds\":true,\"extra\":[{},[],null]}\n";
+  lookup_is(st, "x", "10", "true", "0", "-5", "9");
+  lookup_is(st, "s", "10", "true", "(none)", "b\\\"b", "dd");
+  lookup_is(st, "n.y", "10", "true", "3", "1.5e3", "(container)");
+  lookup_is(st, "n", "10", "true", "(container)", "(container)", "(container)");
+  lookup_is(st, "n.y.z", "10", "true", "(none)", "(none)", "(none)");
+  lookup_is(st, "nope", "10", "true", "(none)", "(none)", "(none)");
+  lookup_is("{}", "x", "(none)", "(none)", "(none)", "(none)", "(none)");
+  /* duplicate keys: the last one wins, as in jansson */
+  lookup_is("{\"minValues\":{\"x\":1},\"minValues\":{\"y\":2},\"maxValues\":{\"x\":1,\"x\":7},"
+            "\"numRecords\":1,\"numRecords\":2}", "x", "2", "(none)", "(none)", "(none)", "7");
+  lookup_is("{\"minValues\":{\"x\":1},\"minValues\":5}", "x", "(none)", "(none)", "(none)", "(none)", "(none)");
+  /* keys with escapes are decoded before they are compared */
+  lookup_is("{\"min\\u0056alues\":{\"x\\u00e9\":3},\"maxValues\":{\"x\\u00e9\":4}}", "x\xc3\xa9",
+            "(none)", "(none)", "(none)", "3", "4");
+  /* no column: numRecords only, never a column that happens to be called so */
+  shq_col_stats only;
+  assert_true(shq__stats_lookup("{\"minValues\":{\"numRecords\":99},\"numRecords\":7}", NULL, &only));
+  char nb[64];
+  assert_string_equal(tok(&only.num_records, nb), "7");
+  assert_int_equal(only.min.kind, SHQ_TOK_NONE);
+  /* what is not one JSON object is not read */
+  const char *bad[] = {"", "[]", "5", "{", "{\"a\":}", "{\"a\":1,}", "{\"a\":1} x", "{\"a\" 1}",
+                       "{\"a\":tru}", "{\"a\":\"x\ty\"}", "{\"a\":01.}", "{\"a\":-}", "{\"a\":1e}",
+                       "{\"a\":[1,]}", "{\"a\":\"\\", "{'a':1}", "{\"minValues\":{\"x\":1,}}"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    shq_col_stats cs;
+    if (shq__stats_lookup(bad[i], "x", &cs)) fail_msg("read: %s", bad[i]);
+    assert_int_equal(cs.min.kind, SHQ_TOK_NONE);
+  }
+  /* nesting is bounded */
+  char deep[512] = "{\"a\":";
+  for (int i = 0; i < 100; i++) strcat(deep, "[");
+  for (int i = 0; i < 100; i++) strcat(deep, "]");
+  strcat(deep, "}");
+  shq_col_stats cs;
+  assert_false(shq__stats_lookup(deep, "x", &cs));
+}
+
+/* The evaluator on stats the fast reader must get right: escapes, odd numbers. */
+static void test_pred_eval_stats_edges(void **state) {
+  (void)state;
+  const char *esc = "{\"numRecords\":2,\"minValues\":{\"s\":\"\\u00e9a\"},\"maxValues\":{\"s\":\"\\u00e9c\"},"
+                    "\"nullCount\":{\"s\":0}}";
+  assert_true(keep(B("equal", C("s", "string"), L("\xc3\xa9" "b", "string")), NULL, NULL, esc));
+  assert_false(keep(B("equal", C("s", "string"), L("e", "string")), NULL, NULL, esc));
+  assert_false(keep(B("greaterThan", C("s", "string"), L("\xc3\xa9" "d", "string")), NULL, NULL, esc));
+  /* a real bound of an integer column is rounded outwards; huge ones bound nothing */
+  const char *real = "{\"numRecords\":2,\"minValues\":{\"x\":1.5,\"y\":-1e300},"
+                     "\"maxValues\":{\"x\":3.5,\"y\":1e300},\"nullCount\":{\"x\":0,\"y\":0}}";
+  assert_true(keep(B("equal", C("x", "long"), L("4", "long")), NULL, NULL, real));
+  assert_false(keep(B("equal", C("x", "long"), L("5", "long")), NULL, NULL, real));
+  assert_true(keep(B("equal", C("y", "long"), L("5", "long")), NULL, NULL, real));
+  /* an integer beyond int64 bounds nothing; numRecords beyond int64 is unknown */
+  const char *big = "{\"numRecords\":99999999999999999999,\"minValues\":{\"x\":99999999999999999999},"
+                    "\"maxValues\":{\"x\":99999999999999999999},\"nullCount\":{\"x\":0}}";
+  assert_true(keep(B("equal", C("x", "long"), L("5", "long")), NULL, NULL, big));
+  assert_false(keep(B("equal", C("x", "double"), L("5", "double")), NULL, NULL, big));
+  /* stats that are not JSON: nothing known, the file is kept */
+  assert_true(keep(B("equal", C("x", "long"), L("5", "long")), NULL, NULL, "{\"minValues\":{\"x\":9}"));
+  assert_true(keep(U("isNull", C("x", "long")), NULL, NULL, "garbage"));
+}
+
 static void test_pred_parse_rejects(void **state) {
   (void)state;
   const char *bad[] = {
@@ -237,6 +324,8 @@ int main(void) {
       cmocka_unit_test(test_tokens),
       cmocka_unit_test(test_pred_eval),
       cmocka_unit_test(test_pred_parse_rejects),
+      cmocka_unit_test(test_stats_lookup),
+      cmocka_unit_test(test_pred_eval_stats_edges),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -251,15 +251,80 @@ static void test_json_stats_ops(void **state) {
   dl_table_free(t);
 }
 
-static void test_json_malformed_keeps_all(void **state) {
+/* Runs a query with jsonPredicateHints; returns the code (no line may be written on error). */
+static int jp_rc(dl_table *t, const char *pred, const char *extra) {
+  json_t *b = json_pack("{s:s}", "jsonPredicateHints", pred);
+  if (extra) {
+    json_t *x = json_loads(extra, 0, NULL);
+    assert_non_null(x);
+    json_object_update(b, x);
+    json_decref(x);
+  }
+  char *body = json_dumps(b, JSON_COMPACT);
+  lines l = {0};
+  shq_table_opts o = topts(true);
+  int rc = run_query(&l, t, body, NULL, &o, NULL);
+  if (rc) assert_int_equal(l.n, 0);
+  lines_free(&l);
+  free(body);
+  json_decref(b);
+  return rc;
+}
+
+static void test_json_malformed_rejected(void **state) {
   (void)state;
   dl_table *t = open_table(DAT "basic_partitioned/delta");
-  assert_int_equal(njp(t, "{"), 6);
-  assert_int_equal(njp(t, "{\"op\":\"like\",\"children\":[]}"), 6);
-  assert_int_equal(njp(t, UN("and", BIN("equal", COL("letter", "string"), LIT("a", "string")))), 6);
-  assert_int_equal(njp(t, BIN("equal", COL("letter", "string"), LIT("x", "int"))), 6);
-  assert_int_equal(njp(t, BIN("equal", COL("letter", "varchar"), LIT("a", "string"))), 6);
-  assert_int_equal(njp(t, UN("isNull", LIT("a", "string"))), 6);
+  struct { const char *pred, *msg; } cases[] = {
+      {"{", "invalid jsonPredicateHints: not JSON"},
+      {"[]", "invalid jsonPredicateHints: each op must be a JSON object"},
+      {"{\"op\":\"like\",\"children\":[]}", "invalid jsonPredicateHints: unknown op 'like' ("},
+      {"{\"children\":[]}", "invalid jsonPredicateHints: a node has no 'op'"},
+      {"{\"op\":true}", "invalid jsonPredicateHints: 'op' must be a string"},
+      {UN("and", BIN("equal", COL("letter", "string"), LIT("a", "string"))),
+       "invalid jsonPredicateHints: and needs at least two children, got 1"},
+      {BIN("equal", COL("letter", "string"), LIT("x", "int")),
+       "invalid jsonPredicateHints: literal value 'x' is not a valid int"},
+      {BIN("equal", COL("letter", "varchar"), LIT("a", "string")),
+       "invalid jsonPredicateHints: unsupported valueType 'varchar' (bool, int, long, string, "
+       "date, float, double, timestamp)"},
+      {UN("isNull", LIT("a", "string")),
+       "invalid jsonPredicateHints: isNull needs exactly one child, a column op"},
+      {UN("equal", COL("letter", "string")),
+       "invalid jsonPredicateHints: equal needs exactly two children, got 1"},
+      {BIN("not", COL("a", "int"), COL("b", "int")),
+       "invalid jsonPredicateHints: not needs exactly one child, got 2"},
+      {"{\"op\":\"equal\",\"children\":{}}",
+       "invalid jsonPredicateHints: 'children' of equal must be an array"},
+      {"{\"op\":\"column\",\"name\":\"x\",\"valueType\":\"int\",\"children\":[" COL("y", "int") "]}",
+       "invalid jsonPredicateHints: column op cannot have children"},
+      {"{\"op\":\"literal\",\"value\":1,\"valueType\":\"int\"}",
+       "invalid jsonPredicateHints: literal op needs a string 'value'"},
+      {"{\"op\":\"column\",\"name\":\"x\"}",
+       "invalid jsonPredicateHints: column op needs a string valueType"},
+      {BIN("lessThan", BIN("or", COL("a", "int"), COL("b", "int")), LIT("1", "int")),
+       "invalid jsonPredicateHints: lessThan compares two leaf ops (column or literal)"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    if (jp_rc(t, cases[i].pred, NULL) != DD_EINVAL) fail_msg("case %zu accepted: %s", i, cases[i].pred);
+    if (strncmp(dd_err_msg(), cases[i].msg, strlen(cases[i].msg)))
+      fail_msg("case %zu: %s: message '%s'", i, cases[i].pred, dd_err_msg());
+  }
+  /* a long bad op name is clipped on a UTF-8 boundary, so the message stays valid JSON text */
+  char op[300] = "{\"op\":\"";
+  for (int i = 0; i < 40; i++) strcat(op, "\xC3\xA9");
+  strcat(op, "\"}");
+  assert_int_equal(jp_rc(t, op, NULL), DD_EINVAL);
+  json_t *m = json_string(dd_err_msg());
+  assert_non_null(m);
+  assert_non_null(strstr(dd_err_msg(), "...'"));
+  json_decref(m);
+  /* rejected in the startingVersion form too, and before a page token is looked at */
+  assert_int_equal(jp_rc(t, "{\"op\":\"foo\"}", "{\"startingVersion\":0}"), DD_EINVAL);
+  assert_int_equal(jp_rc(t, "{\"op\":\"foo\"}", "{\"maxFiles\":1,\"pageToken\":\"x.y\"}"), DD_EINVAL);
+  assert_non_null(strstr(dd_err_msg(), "unknown op 'foo'"));
+  /* well formed but not applicable: best effort, every file */
+  assert_int_equal(njp(t, BIN("equal", COL("nosuch", "int"), LIT("1", "int"))), 6);
+  assert_int_equal(njp(t, BIN("equal", COL("letter", "int"), LIT("1", "int"))), 6);
   dl_table_free(t);
 }
 
@@ -329,7 +394,7 @@ static void test_version_travel(void **state) {
     assert_true(json_integer_value(json_object_get(body_of(&l, i), "timestamp")) > 0);
   }
   lines_free(&l);
-  assert_int_equal(run_query(&l, t, "{\"version\":5}", NULL, &o, NULL), DD_ERANGE);
+  assert_int_equal(run_query(&l, t, "{\"version\":5}", NULL, &o, NULL), DD_EINVAL);
   assert_non_null(strstr(dd_err_msg(), "beyond the latest version 1"));
   assert_int_equal(run_query(&l, t, "{\"version\":-1}", NULL, &o, NULL), DD_EINVAL);
   assert_int_equal(run_query(&l, t, "{\"version\":0,\"startingVersion\":0}", NULL, &o, NULL), DD_EINVAL);
@@ -374,6 +439,16 @@ static void test_timestamp_travel(void **state) {
   assert_int_equal(res.version, 1);
   lines_free(&l);
   assert_int_equal(run_query(&l, t, "{\"timestamp\":\"not a time\"}", NULL, &o, &res), DD_EINVAL);
+  /* after the last commit (Delta refuses to time travel into the future) or before the first */
+  assert_int_equal(run_query(&l, t, "{\"timestamp\":\"2004-11-09 11:33:21\"}", NULL, &o, &res), DD_EINVAL);
+  assert_non_null(strstr(dd_err_msg(), "is after the latest version 1"));
+  assert_int_equal(run_query(&l, t, "{\"timestamp\":\"1999-01-01T00:00:00Z\"}", NULL, &o, &res), DD_EINVAL);
+  assert_int_equal(l.n, 0);
+  shq_caps nc = caps_of(NULL);
+  assert_int_equal(shq_table_metadata(t, -1, "2030-01-01T00:00:00Z", &nc, &o, &res, collect, &l), DD_EINVAL);
+  assert_int_equal(shq_table_metadata(t, -1, "2004-11-09T11:33:20Z", &nc, &o, &res, collect, &l), 0);
+  assert_int_equal(res.version, 1);
+  lines_free(&l);
   int64_t v = -1;
   assert_int_equal(shq_table_version(&v, t, "2002-01-01T00:00:00Z", &o), 0);
   assert_int_equal(v, 1);
@@ -381,7 +456,7 @@ static void test_timestamp_travel(void **state) {
   assert_int_equal(v, 0);
   assert_int_equal(shq_table_version(&v, t, "1999-01-01T00:00:00Z", &o), 0);
   assert_int_equal(v, 0);
-  assert_int_equal(shq_table_version(&v, t, "2005-01-01T00:00:00Z", &o), DD_ERANGE);
+  assert_int_equal(shq_table_version(&v, t, "2005-01-01T00:00:00Z", &o), DD_EINVAL);
   assert_int_equal(shq_table_version(&v, t, NULL, &o), 0);
   assert_int_equal(v, 1);
   o.start_version = 1;
@@ -471,6 +546,65 @@ static void test_paging_fixture(void **state) {
   dl_table_free(t);
 }
 
+/* The file URLs of every page of a query, in path order (the signer keeps the path). */
+static size_t page_urls(dl_table *t, const char *body_fmt, char urls[][512], size_t *page_len) {
+  size_t n = 0, pages = 0;
+  char *token = NULL;
+  shq_table_opts o = topts(false);
+  do {
+    char body[4096];
+    if (token) snprintf(body, sizeof body, body_fmt, ",\"pageToken\":\"", token, "\"");
+    else snprintf(body, sizeof body, body_fmt, "", "", "");
+    lines l = {0};
+    if (run_query(&l, t, body, NULL, &o, NULL)) fail_msg("%s", dd_err_msg());
+    size_t first = n;
+    for (size_t i = 2; i + 1 < l.n; i++)
+      snprintf(urls[n++], 512, "%s", json_string_value(json_object_get(body_of(&l, i), "url")));
+    qsort(urls + first, n - first, sizeof *urls, (int (*)(const void *, const void *))strcmp);
+    page_len[pages++] = n - first;
+    free(token);
+    const char *nt = json_string_value(json_object_get(body_of(&l, l.n - 1), "nextPageToken"));
+    token = nt ? strdup(nt) : NULL;
+    lines_free(&l);
+  } while (token);
+  return pages;
+}
+
+/* limitHint with maxFiles: the limit counts records across the pages of one query. */
+static void test_paging_with_limit(void **state) {
+  (void)state;
+  dl_table *t = open_table(DAT "basic_partitioned/delta"); /* 6 files, one record each */
+  assert_int_equal(page_all(t, "{\"maxFiles\":2,\"limitHint\":3%s%s%s}", 3, 2), 2);
+  assert_int_equal(page_all(t, "{\"maxFiles\":2,\"limitHint\":4%s%s%s}", 4, 2), 2);
+  assert_int_equal(page_all(t, "{\"maxFiles\":1,\"limitHint\":5%s%s%s}", 5, 1), 5);
+  assert_int_equal(page_all(t, "{\"maxFiles\":4,\"limitHint\":0%s%s%s}", 0, 4), 1);
+  assert_int_equal(page_all(t, "{\"maxFiles\":4,\"limitHint\":6%s%s%s}", 6, 4), 2);
+  assert_int_equal(page_all(t, "{\"maxFiles\":4,\"limitHint\":60%s%s%s}", 6, 4), 2);
+  assert_int_equal(page_all(t, "{\"maxFiles\":2,\"limitHint\":1,\"predicateHints\":[\"letter <> 'a'\"]%s%s%s}", 1, 2), 1);
+  /* the files are the first ones in path order: the unlimited pages, cut */
+  char all[8][512], lim[8][512];
+  size_t all_len[8], lim_len[8];
+  assert_int_equal(page_urls(t, "{\"maxFiles\":6%s%s%s}", all, all_len), 1);
+  assert_int_equal(page_urls(t, "{\"maxFiles\":2,\"limitHint\":3%s%s%s}", lim, lim_len), 2);
+  assert_int_equal(lim_len[0], 2);
+  assert_int_equal(lim_len[1], 1);
+  for (size_t i = 0; i < 3; i++) assert_string_equal(lim[i], all[i]);
+  /* the limit is part of the query a page token is bound to */
+  shq_table_opts o = topts(false);
+  lines l = {0};
+  assert_int_equal(run_query(&l, t, "{\"maxFiles\":2,\"limitHint\":3}", NULL, &o, NULL), 0);
+  char body[2048];
+  snprintf(body, sizeof body, "{\"maxFiles\":2,\"limitHint\":30,\"pageToken\":\"%s\"}",
+           json_string_value(json_object_get(body_of(&l, l.n - 1), "nextPageToken")));
+  lines_free(&l);
+  assert_int_equal(run_query(&l, t, body, NULL, &o, NULL), DD_EINVAL);
+  assert_non_null(strstr(dd_err_msg(), "invalid page token"));
+  dl_table_free(t);
+  t = open_table(DRS "delta-0.8.0-partitioned"); /* no stats: counts unknown, never cut */
+  assert_int_equal(page_all(t, "{\"maxFiles\":2,\"limitHint\":1%s%s%s}", 6, 2), 3);
+  dl_table_free(t);
+}
+
 static void test_page_token_checks(void **state) {
   (void)state;
   dl_table *t = open_table(DAT "basic_partitioned/delta");
@@ -548,6 +682,10 @@ static void test_paging_generated_table(void **state) {
   assert_int_equal(page_all(t, "{\"maxFiles\":7,\"jsonPredicateHints\":\"{\\\"op\\\":\\\"equal\\\",\\\"children\\\":[{\\\"op\\\":\\\"column\\\",\\\"name\\\":\\\"part\\\",\\\"valueType\\\":\\\"string\\\"},{\\\"op\\\":\\\"literal\\\",\\\"value\\\":\\\"p3\\\",\\\"valueType\\\":\\\"string\\\"}]}\"%s%s%s}", 50, 7), 8);
   assert_int_equal(njp(t, BIN("lessThan", COL("id", "long"), LIT("100", "long"))), 10);
   assert_int_equal(nfiles(t, "{\"limitHint\":25}"), 3);
+  /* 10 records per file: 25 rows need 3 files, however they are paged */
+  assert_int_equal(page_all(t, "{\"maxFiles\":2,\"limitHint\":25%s%s%s}", 3, 2), 2);
+  assert_int_equal(page_all(t, "{\"maxFiles\":1,\"limitHint\":25%s%s%s}", 3, 1), 3);
+  assert_int_equal(page_all(t, "{\"maxFiles\":7,\"limitHint\":100%s%s%s}", 10, 7), 2);
   dl_table_free(t);
   char cmd[256];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -703,13 +841,14 @@ int main(void) {
       cmocka_unit_test(test_json_typed_partitions),
       cmocka_unit_test(test_json_escaped_and_null_partitions),
       cmocka_unit_test(test_json_stats_ops),
-      cmocka_unit_test(test_json_malformed_keeps_all),
+      cmocka_unit_test(test_json_malformed_rejected),
       cmocka_unit_test(test_sql_hints),
       cmocka_unit_test(test_limit_hint),
       cmocka_unit_test(test_version_travel),
       cmocka_unit_test(test_timestamp_travel),
       cmocka_unit_test(test_end_stream_action),
       cmocka_unit_test(test_paging_fixture),
+      cmocka_unit_test(test_paging_with_limit),
       cmocka_unit_test(test_page_token_checks),
       cmocka_unit_test(test_paging_generated_table),
       cmocka_unit_test(test_deletion_vectors),

@@ -7,7 +7,10 @@
  * layout with the well-known development-storage account devstoreaccount1 and its
  * published key, computed with /usr/bin/python3 hmac/hashlib/base64; the same four
  * signatures (and the same query strings) were also produced by Microsoft's
- * @azure/storage-blob SDK (generateBlobSASQueryParameters with that account and key). */
+ * @azure/storage-blob SDK (generateBlobSASQueryParameters with that account and key).
+ * The container SAS (sr=c) vectors were produced by the same SDK call without a blob name
+ * (@azure/storage-blob 12.29.1, tests/js/azure) and the 2020-12-06 one recomputed with
+ * python hmac; Azurite accepts such SASes (tests/integration/test_sharing_azure.py). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -173,6 +176,71 @@ static void test_with_sas_token(void **state) {
   assert_null(url);
 }
 
+static void test_container_sas(void **state) {
+  (void)state;
+  char *q = NULL;
+  assert_int_equal(sign_azure_container_sas(&q, ACCOUNT, KEY, "delta", T0, T1, "rcwdl",
+                                            "2020-12-06"),
+                   0);
+  assert_string_equal(q, "sv=2020-12-06&st=2021-01-01T00%3A00%3A00Z&se=2021-01-02T00%3A00%3A00Z"
+                         "&sr=c&sp=rcwdl&sig=OYcDsKK10w40xtUJoz6ftkBk8Lha7pBnh%2BVXzEr%2Fmps%3D");
+  free(q);
+  assert_int_equal(sign_azure_container_sas(&q, ACCOUNT, KEY, "delta", T0, T1, "rl",
+                                            "2018-11-09"),
+                   0);
+  assert_string_equal(q, "sv=2018-11-09&st=2021-01-01T00%3A00%3A00Z&se=2021-01-02T00%3A00%3A00Z"
+                         "&sr=c&sp=rl&sig=eQT%2BFIIx%2F3b28KM3hpP5S70PMiunaKZGebC8GMCl6hQ%3D");
+  free(q);
+  assert_int_equal(sign_azure_container_sas(&q, ACCOUNT, KEY, "delta", 0, T1, "rl",
+                                            "2015-04-05"),
+                   0);
+  assert_string_equal(q, "sv=2015-04-05&se=2021-01-02T00%3A00%3A00Z&sr=c&sp=rl"
+                         "&sig=IBT%2FMMSAJKzdTRhR8OLlCgOElqxMyHDl4wBVc8lXUv4%3D");
+  free(q);
+  char *s = NULL;
+  assert_int_equal(sign__azure_sts(&s, "/blob/devstoreaccount1/delta", "c", "S", "E", "rl",
+                                   "2020-12-06"),
+                   0);
+  assert_string_equal(s, "rl\nS\nE\n/blob/devstoreaccount1/delta\n\n\n\n2020-12-06\nc\n\n\n\n\n\n\n");
+  free(s);
+  assert_int_equal(sign_azure_container_sas(&q, ACCOUNT, KEY, "De", T0, T1, "r", "2020-12-06"),
+                   DD_EINVAL);
+  assert_int_equal(sign_azure_container_sas(&q, ACCOUNT, KEY, "delta", T0, T1, "", "2020-12-06"),
+                   DD_EINVAL);
+  assert_int_equal(sign_azure_container_sas(&q, ACCOUNT, "x!", "delta", T0, T1, "r",
+                                            "2020-12-06"),
+                   DD_EINVAL);
+  assert_null(q);
+}
+
+static void test_request_url(void **state) {
+  (void)state;
+  char *url = NULL;
+  sign_azure_param ps[] = {{"restype", "container"}, {"comp", "list"},
+                           {"prefix", "tbl/a b/"}, {"delimiter", "/"}};
+  assert_int_equal(sign_azure_request_url(&url, ACCOUNT, "delta", NULL, ps, 4, "?sv=x&sig=y",
+                                          NULL),
+                   0);
+  assert_string_equal(url, "https://devstoreaccount1.blob.core.windows.net/delta?restype=container"
+                           "&comp=list&prefix=tbl%2Fa%20b%2F&delimiter=%2F&sv=x&sig=y");
+  free(url);
+  sign_azure_opts o = SIGN_AZURE_OPTS_INIT;
+  o.blob_endpoint = "http://127.0.0.1:10000/devstoreaccount1";
+  assert_int_equal(sign_azure_request_url(&url, ACCOUNT, "delta", "t/_delta_log/0.json", NULL, 0,
+                                          "sv=x&sig=y", &o),
+                   0);
+  assert_string_equal(url, "http://127.0.0.1:10000/devstoreaccount1/delta/t/_delta_log/0.json"
+                           "?sv=x&sig=y");
+  free(url);
+  assert_int_equal(sign_azure_request_url(&url, ACCOUNT, "delta", "f", NULL, 0, "", NULL),
+                   DD_EINVAL);
+  assert_int_equal(sign_azure_request_url(&url, ACCOUNT, "delta", "f", NULL, 0, "a#b", NULL),
+                   DD_EINVAL);
+  assert_int_equal(sign_azure_request_url(&url, "UP", "delta", "f", NULL, 0, "a", NULL),
+                   DD_EINVAL);
+  assert_null(url);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_string_to_sign_layouts),
@@ -182,6 +250,8 @@ int main(void) {
       cmocka_unit_test(test_blob_sas_endpoints),
       cmocka_unit_test(test_blob_sas_rejects),
       cmocka_unit_test(test_with_sas_token),
+      cmocka_unit_test(test_container_sas),
+      cmocka_unit_test(test_request_url),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -162,6 +162,16 @@ static void test_object_azure(void **state) {
                            "&se=2021-01-02T00%3A00%3A00Z&sr=b&sp=r"
                            "&sig=R9uTb8jG1csBf6xy%2BdSEa6hTdVpbhXYsJ1M4rvjJ3tA%3D");
   free(url);
+  /* An emulator endpoint (Azurite) replaces the host; the signature does not change. */
+  c.azure_endpoint = "http://127.0.0.1:10000/devstoreaccount1";
+  assert_int_equal(sign_object_url(&url, &l, "part-00000.snappy.parquet", &c, 1609459500, 86100),
+                   0);
+  assert_string_equal(url, "http://127.0.0.1:10000/devstoreaccount1/delta/tbl/"
+                           "part-00000.snappy.parquet?sv=2020-12-06&st=2021-01-01T00%3A00%3A00Z"
+                           "&se=2021-01-02T00%3A00%3A00Z&sr=b&sp=r"
+                           "&sig=R9uTb8jG1csBf6xy%2BdSEa6hTdVpbhXYsJ1M4rvjJ3tA%3D");
+  free(url);
+  c.azure_endpoint = "";
   sign_location cn;
   assert_int_equal(sign_parse_location(&cn, "abfss://delta@devstoreaccount1.dfs.core.chinacloudapi.cn/t"),
                    0);

@@ -1,0 +1,516 @@
+/* os_azure.c: the Azure Blob Storage backend of os_store (see os_remote.h), over the Blob
+ * service REST API: Get Blob (with Range), Get Blob Properties, List Blobs (delimiter '/',
+ * followed across markers), Put Blob (block blobs) and Delete Blob, sent with os_http.c.
+ * Every request carries a SAS: a container SAS (sr=c) made by store/sign for each request
+ * from an account key, or the stored SAS token of the credential. ADLS Gen2 (abfss://, dfs
+ * host) tables are read through the blob endpoint of the same account. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "common/err.h"
+#include "store/objstore/os_http.h"
+#include "store/objstore/os_remote.h"
+
+#define AZ_SAS_TTL_S 900
+#define AZ_CLOCK_SKEW_S 300 /* st is set this far in the past */
+#define AZ_SAS_PERMS "rcwdl"
+#define AZ_NAME_MAX 2048
+
+typedef struct az_impl {
+  char *account, *container, *prefix; /* prefix: no leading or trailing '/', may be "" */
+  char *endpoint;                     /* blob base URL (emulator) or NULL */
+  char *suffix;                       /* endpoint suffix or NULL (core.windows.net) */
+  char *key;                          /* account key (base64) or NULL */
+  char *sas;                          /* stored SAS token or NULL */
+  char version[48];                   /* "x-ms-version: <v>" */
+  os__http *http;
+} az_impl;
+
+/* ---- blob names and URLs -------------------------------------------------------------- */
+
+/* The blob name of a path relative to the root (or an absolute URL in this container). */
+static int az_blob(const az_impl *s, const char *rel, char **out) {
+  *out = NULL;
+  if (strstr(rel, "://")) {
+    sign_location loc;
+    int rc = sign_parse_location(&loc, rel);
+    if (rc) return rc;
+    bool same = loc.kind == SIGN_LOC_AZURE && strcmp(loc.bucket, s->container) == 0 &&
+                (!loc.account || strcmp(loc.account, s->account) == 0);
+    if (!same) {
+      sign_location_free(&loc);
+      return dd_err_set(DD_EPERM, "'%s' is not in Azure container '%s' of account '%s'", rel,
+                        s->container, s->account);
+    }
+    *out = loc.path;
+    loc.path = NULL;
+    sign_location_free(&loc);
+    return 0;
+  }
+  while (rel[0] == '/') rel++;
+  if (asprintf(out, "%s%s%s", s->prefix, *s->prefix && *rel ? "/" : "", rel) < 0) {
+    *out = NULL;
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
+typedef struct az_url_ctx {
+  const az_impl *s;
+  const char *blob; /* "" for container requests */
+  const sign_azure_param *ps;
+  size_t nps;
+} az_url_ctx;
+
+static int az_make_url(void *ctx, char **out) {
+  az_url_ctx *u = ctx;
+  const az_impl *s = u->s;
+  sign_azure_opts o = SIGN_AZURE_OPTS_INIT;
+  o.endpoint_suffix = s->suffix;
+  o.blob_endpoint = s->endpoint;
+  char *sas = NULL;
+  int rc = 0;
+  if (s->key) {
+    int64_t now = (int64_t)time(NULL);
+    rc = sign_azure_container_sas(&sas, s->account, s->key, s->container, now - AZ_CLOCK_SKEW_S,
+                                  now + AZ_SAS_TTL_S, AZ_SAS_PERMS, SIGN_AZURE_VERSION);
+  }
+  if (!rc)
+    rc = sign_azure_request_url(out, s->account, s->container, u->blob, u->ps, u->nps,
+                                s->key ? sas : s->sas, &o);
+  free(sas);
+  return rc;
+}
+
+/* The error for a response that is not a success. */
+static int az_status_err(const os__http_resp *r, const char *op, const char *blob) {
+  char code[128] = "", msg[512] = "";
+  const char *body = r->body ? (const char *)r->body : "";
+  if (!os__xml_text(body, "Code", code, sizeof code))
+    os__http_header(r, "x-ms-error-code", code, sizeof code);
+  if (os__xml_text(body, "Message", msg, sizeof msg)) msg[strcspn(msg, "\r\n")] = 0;
+  int e = DD_EIO;
+  switch (r->status) {
+    case 404: e = DD_ENOTFOUND; break;
+    case 401: case 403: e = DD_EPERM; break;
+    case 412: e = DD_EEXISTS; break;
+    case 409: e = DD_ECONFLICT; break;
+    default: break;
+  }
+  if (e == DD_ENOTFOUND && strcmp(code, "ContainerNotFound") != 0)
+    return dd_err_set(e, "azure blob '%s' not found", blob);
+  return dd_err_set(e, "Azure %s '%s': HTTP %ld %s%s%s", op, blob, r->status, code,
+                    *msg ? ": " : "", msg);
+}
+
+/* One request; *resp is filled on success (any status); free it. extra_hdr may be NULL. */
+static int az_send(const az_impl *s, const char *method, const char *blob,
+                   const sign_azure_param *ps, size_t nps, const char *const *extra_hdr,
+                   const os__http_req *extra, os__http_resp *resp) {
+  const char *hdrs[8];
+  size_t n = 0;
+  hdrs[n++] = s->version;
+  for (const char *const *h = extra_hdr; h && *h && n < 7; h++) hdrs[n++] = *h;
+  hdrs[n] = NULL;
+  os__http_req rq = {0};
+  if (extra) rq = *extra;
+  rq.method = method;
+  rq.headers = hdrs;
+  az_url_ctx u = {s, blob, ps, nps};
+  return os__http_do(s->http, &rq, az_make_url, &u, resp);
+}
+
+static int az_need_blob(const char *blob, const char *path) {
+  return *blob ? 0 : dd_err_set(DD_EINVAL, "'%s' names the container root, not a blob", path);
+}
+
+/* ---- reads ---------------------------------------------------------------------------- */
+
+static int az_read_all(void *impl, const char *path, uint8_t **out, size_t *out_len) {
+  az_impl *s = impl;
+  char *blob = NULL;
+  os__http_resp r = {0};
+  *out = NULL;
+  *out_len = 0;
+  int rc = az_blob(s, path, &blob);
+  if (!rc) rc = az_need_blob(blob, path);
+  if (!rc) rc = az_send(s, "GET", blob, NULL, 0, NULL, NULL, &r);
+  if (!rc && r.status != 200) rc = az_status_err(&r, "GET", blob);
+  if (!rc) {
+    *out = r.body;
+    *out_len = r.len;
+    r.body = NULL;
+  }
+  os__http_resp_free(&r);
+  free(blob);
+  return rc;
+}
+
+static int az_read_range(void *impl, const char *path, uint64_t offset, size_t len,
+                         uint8_t *out) {
+  az_impl *s = impl;
+  if (len == 0) return 0;
+  char *blob = NULL;
+  os__http_resp r = {0};
+  os__http_req ex = {0};
+  ex.range_off = offset;
+  ex.range_len = len;
+  int rc = az_blob(s, path, &blob);
+  if (!rc) rc = az_need_blob(blob, path);
+  if (!rc) rc = az_send(s, "GET", blob, NULL, 0, NULL, &ex, &r);
+  if (!rc && r.status == 416)
+    rc = dd_err_set(DD_ECORRUPT, "azure blob '%s' is shorter than %llu bytes", blob,
+                    (unsigned long long)(offset + len));
+  else if (!rc && r.status != 206 && r.status != 200)
+    rc = az_status_err(&r, "GET", blob);
+  if (!rc) {
+    uint64_t skip = r.status == 200 ? offset : 0; /* 200: the whole blob came back */
+    if (r.len < skip + len)
+      rc = dd_err_set(DD_ECORRUPT, "azure blob '%s' is shorter than %llu bytes", blob,
+                      (unsigned long long)(offset + len));
+    else
+      memcpy(out, r.body + skip, len);
+  }
+  os__http_resp_free(&r);
+  free(blob);
+  return rc;
+}
+
+/* ---- listing -------------------------------------------------------------------------- */
+
+static int az_entry_add(os_list *l, size_t *cap, const char *name, int64_t size,
+                        int64_t mtime_ms, bool is_dir) {
+  if (l->count == *cap) {
+    size_t nc = *cap ? *cap * 2 : 64;
+    os_entry *ne = realloc(l->entries, nc * sizeof *ne);
+    if (!ne) return dd_err_set(DD_ENOMEM, "out of memory");
+    l->entries = ne;
+    *cap = nc;
+  }
+  os_entry *e = &l->entries[l->count];
+  if (!(e->name = strdup(name))) return dd_err_set(DD_ENOMEM, "out of memory");
+  e->size = size;
+  e->mtime_ms = mtime_ms;
+  e->is_dir = is_dir;
+  l->count++;
+  return 0;
+}
+
+/* One <Blob> element. On accounts with a hierarchical namespace (ADLS Gen2) a directory is
+ * also listed as a blob whose ResourceType is "directory". */
+static int az_list_blob(os_list *l, size_t *cap, const char *blk, const char *pfx) {
+  char name[AZ_NAME_MAX] = "", num[64] = "", when[64] = "", kind[32] = "";
+  os__xml_text(blk, "Name", name, sizeof name);
+  os__xml_text(blk, "Content-Length", num, sizeof num);
+  os__xml_text(blk, "Last-Modified", when, sizeof when);
+  os__xml_text(blk, "ResourceType", kind, sizeof kind);
+  size_t pl = strlen(pfx);
+  const char *base = strncmp(name, pfx, pl) == 0 ? name + pl : NULL;
+  if (!base || !*base || strchr(base, '/')) return 0;
+  bool dir = strcmp(kind, "directory") == 0;
+  return az_entry_add(l, cap, base, dir ? 0 : strtoll(num, NULL, 10), os__http_date_ms(when),
+                      dir);
+}
+
+/* Adds the entries of one List Blobs page; *next gets the marker of the next page or "". */
+static int az_list_page(os_list *l, size_t *cap, const char *xml, const char *pfx, char *next,
+                        size_t next_cap) {
+  int rc = 0;
+  const char *p = xml;
+  while (!rc && (p = strstr(p, "<Blob>"))) {
+    const char *end = strstr(p, "</Blob>");
+    if (!end) return dd_err_set(DD_ECORRUPT, "Azure listing: unterminated <Blob>");
+    char *blk = strndup(p, (size_t)(end - p));
+    if (!blk) return dd_err_set(DD_ENOMEM, "out of memory");
+    rc = az_list_blob(l, cap, blk, pfx);
+    free(blk);
+    p = end;
+  }
+  size_t pl = strlen(pfx);
+  char name[AZ_NAME_MAX];
+  for (p = xml; !rc && (p = strstr(p, "<BlobPrefix>"));) {
+    const char *after = os__xml_text(p, "Name", name, sizeof name);
+    if (!after) break;
+    size_t nl = strlen(name);
+    if (nl > pl && strncmp(name, pfx, pl) == 0 && name[nl - 1] == '/') {
+      name[nl - 1] = 0;
+      rc = az_entry_add(l, cap, name + pl, 0, -1, true);
+    }
+    p = after;
+  }
+  next[0] = 0;
+  if (!rc) os__xml_text(xml, "NextMarker", next, next_cap);
+  return rc;
+}
+
+static int az_cmp_entry(const void *a, const void *b) {
+  const os_entry *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c ? c : (int)y->is_dir - (int)x->is_dir; /* a directory before a same-named blob */
+}
+
+/* Sorts and drops a blob listed under the same name as a directory (ADLS Gen2). */
+static void az_sort_dedupe(os_list *l) {
+  qsort(l->entries, l->count, sizeof *l->entries, az_cmp_entry);
+  size_t w = 0;
+  for (size_t i = 0; i < l->count; i++) {
+    if (w > 0 && strcmp(l->entries[w - 1].name, l->entries[i].name) == 0) {
+      free(l->entries[i].name);
+      continue;
+    }
+    l->entries[w++] = l->entries[i];
+  }
+  l->count = w;
+}
+
+static int az_list(void *impl, const char *dir, os_list *out) {
+  az_impl *s = impl;
+  char *blob = NULL, *pfx = NULL;
+  char marker[4096] = "";
+  size_t cap = 0;
+  memset(out, 0, sizeof *out);
+  int rc = az_blob(s, dir, &blob);
+  if (!rc && asprintf(&pfx, "%s%s", blob, *blob ? "/" : "") < 0) {
+    pfx = NULL;
+    rc = dd_err_set(DD_ENOMEM, "out of memory");
+  }
+  do {
+    if (rc) break;
+    sign_azure_param ps[5] = {{"restype", "container"}, {"comp", "list"}, {"delimiter", "/"},
+                              {"prefix", pfx}, {"marker", marker}};
+    os__http_resp r = {0};
+    char prev[sizeof marker];
+    memcpy(prev, marker, sizeof marker);
+    rc = az_send(s, "GET", "", ps, marker[0] ? 5 : 4, NULL, NULL, &r);
+    if (!rc && r.status != 200) rc = az_status_err(&r, "LIST", pfx);
+    if (!rc) rc = az_list_page(out, &cap, (const char *)r.body, pfx, marker, sizeof marker);
+    if (!rc && marker[0] && strcmp(marker, prev) == 0)
+      rc = dd_err_set(DD_ECORRUPT, "Azure listing of '%s' repeats its marker", pfx);
+    os__http_resp_free(&r);
+  } while (!rc && marker[0]);
+  if (!rc && out->count == 0)
+    rc = dd_err_set(DD_ENOTFOUND, "nothing under azure prefix '%s'", pfx);
+  if (rc) os_list_free(out);
+  else az_sort_dedupe(out);
+  free(blob);
+  free(pfx);
+  return rc;
+}
+
+/* HEAD of a blob that is an ADLS Gen2 directory. */
+static bool az_is_dir_blob(const os__http_resp *r) {
+  char v[32];
+  if (os__http_header(r, "x-ms-resource-type", v, sizeof v) && strcmp(v, "directory") == 0)
+    return true;
+  return os__http_header(r, "x-ms-meta-hdi_isfolder", v, sizeof v) && strcasecmp(v, "true") == 0;
+}
+
+static int az_stat(void *impl, const char *path, os_stat *out) {
+  az_impl *s = impl;
+  char *blob = NULL;
+  os__http_resp r = {0};
+  memset(out, 0, sizeof *out);
+  int rc = az_blob(s, path, &blob);
+  if (!rc && *blob) rc = az_send(s, "HEAD", blob, NULL, 0, NULL, NULL, &r);
+  if (!rc && *blob && r.status == 200) {
+    out->size = r.content_length;
+    out->mtime_ms = r.mtime_ms;
+    if (az_is_dir_blob(&r)) {
+      out->is_dir = true;
+      out->size = 0;
+    }
+  } else if (!rc && (!*blob || r.status == 404)) {
+    os_list l; /* a "directory": something lives under blob/ */
+    rc = az_list(impl, path, &l);
+    if (!rc) out->is_dir = true;
+    os_list_free(&l);
+  } else if (!rc) {
+    rc = az_status_err(&r, "HEAD", blob);
+  }
+  os__http_resp_free(&r);
+  free(blob);
+  return rc;
+}
+
+/* ---- writes --------------------------------------------------------------------------- */
+
+static int az_put_common(az_impl *s, const char *path, const void *data, size_t len,
+                         bool if_absent) {
+  char *blob = NULL;
+  os__http_resp r = {0};
+  static const char *const cond[] = {"x-ms-blob-type: BlockBlob",
+                                     "Content-Type: application/octet-stream",
+                                     "If-None-Match: *", NULL};
+  os__http_req ex = {0};
+  ex.body = data;
+  ex.body_len = len;
+  int rc = az_blob(s, path, &blob);
+  if (!rc) rc = az_need_blob(blob, path);
+  /* without the condition: the first two headers only */
+  const char *const plain[] = {cond[0], cond[1], NULL};
+  if (!rc) rc = az_send(s, "PUT", blob, NULL, 0, if_absent ? cond : plain, &ex, &r);
+  if (!rc && if_absent && (r.status == 409 || r.status == 412))
+    rc = dd_err_set(DD_EEXISTS, "azure blob '%s' exists", blob);
+  else if (!rc && r.status != 201 && r.status != 200)
+    rc = az_status_err(&r, "PUT", blob);
+  os__http_resp_free(&r);
+  free(blob);
+  return rc;
+}
+
+static int az_put_if_absent(void *impl, const char *path, const void *data, size_t len) {
+  return az_put_common(impl, path, data, len, true);
+}
+
+static int az_put(void *impl, const char *path, const void *data, size_t len) {
+  return az_put_common(impl, path, data, len, false);
+}
+
+static int az_del(void *impl, const char *path) {
+  az_impl *s = impl;
+  char *blob = NULL;
+  os__http_resp r = {0};
+  int rc = az_blob(s, path, &blob);
+  if (!rc) rc = az_need_blob(blob, path);
+  if (!rc) rc = az_send(s, "DELETE", blob, NULL, 0, NULL, NULL, &r);
+  if (!rc && r.status != 202 && r.status != 200) rc = az_status_err(&r, "DELETE", blob);
+  os__http_resp_free(&r);
+  free(blob);
+  return rc;
+}
+
+static int az_mkdirs(void *impl, const char *dir) {
+  (void)impl;
+  (void)dir;
+  return 0;
+}
+
+static int az_rmdir(void *impl, const char *dir) {
+  os_list l;
+  int rc = az_list(impl, dir, &l);
+  size_t n = l.count;
+  os_list_free(&l);
+  if (rc == DD_ENOTFOUND) return 0;
+  if (rc) return rc;
+  return n ? dd_err_set(DD_EPRECOND, "azure prefix '%s' is not empty", dir) : 0;
+}
+
+static void az_free(void *impl) {
+  az_impl *s = impl;
+  if (!s) return;
+  os__http_free(s->http);
+  free(s->account);
+  free(s->container);
+  free(s->prefix);
+  free(s->endpoint);
+  free(s->suffix);
+  free(s->key);
+  free(s->sas);
+  free(s);
+}
+
+static const os_vtable az_vt = {az_read_all, az_read_range, az_stat, az_list,
+                                az_put_if_absent, az_put, az_del, az_mkdirs, az_rmdir,
+                                az_free};
+
+/* ---- opening -------------------------------------------------------------------------- */
+
+static char *az_dup(const char *s, bool *oom) {
+  if (!s || !*s) return NULL;
+  char *d = strdup(s);
+  if (!d) *oom = true;
+  return d;
+}
+
+/* x-ms-version: the SAS version, so a request is understood as its SAS was written. */
+static void az_version(az_impl *s) {
+  const char *v = SIGN_AZURE_VERSION;
+  char sv[16] = "";
+  const char *p = s->sas ? strstr(s->sas, "sv=") : NULL;
+  if (p && (p == s->sas || p[-1] == '&' || p[-1] == '?')) {
+    size_t n = strcspn(p + 3, "&");
+    if (n == 10 && p[3 + 4] == '-' && p[3 + 7] == '-') {
+      memcpy(sv, p + 3, 10);
+      v = sv;
+    }
+  }
+  snprintf(s->version, sizeof s->version, "x-ms-version: %s", v);
+}
+
+/* The root as a URL (messages, cache keys, and absolute paths in logs made relative). */
+static int az_where(char **out, const sign_location *loc, const az_impl *s) {
+  const char *sch = loc->scheme;
+  int n;
+  if (loc->account) {
+    bool dfs = strncmp(sch, "abfs", 4) == 0;
+    n = asprintf(out, "%s://%s@%s.%s.%s%s%s", sch, s->container, s->account, dfs ? "dfs" : "blob",
+                 loc->endpoint_suffix ? loc->endpoint_suffix : "core.windows.net",
+                 *s->prefix ? "/" : "", s->prefix);
+  } else {
+    n = asprintf(out, "%s://%s%s%s", sch, s->container, *s->prefix ? "/" : "", s->prefix);
+  }
+  if (n < 0) {
+    *out = NULL;
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
+static int az_check_cred(const sign_location *loc, const sign_cred *cred, const char **acct) {
+  if (!cred || (cred->kind != SIGN_CRED_AZURE_KEY && cred->kind != SIGN_CRED_AZURE_SAS)) {
+    if (cred && cred->kind == SIGN_CRED_AZURE_CLIENT)
+      return dd_err_set(DD_EUNSUPPORTED,
+                        "reading Azure with a service principal is not supported; use an "
+                        "account key or a SAS credential");
+    return dd_err_set(DD_EINVAL, "Azure container '%s' needs an Azure account-key or SAS "
+                      "credential", loc->bucket);
+  }
+  const char *ca = cred->azure_account && *cred->azure_account ? cred->azure_account : NULL;
+  if (loc->account && ca && strcmp(loc->account, ca) != 0)
+    return dd_err_set(DD_EINVAL, "credential is for Azure account '%s', location is in '%s'",
+                      ca, loc->account);
+  *acct = loc->account ? loc->account : ca;
+  if (!*acct)
+    return dd_err_set(DD_EINVAL, "%s://%s names no storage account and the credential has none",
+                      loc->scheme, loc->bucket);
+  if (cred->kind == SIGN_CRED_AZURE_KEY && (!cred->azure_key_b64 || !*cred->azure_key_b64))
+    return dd_err_set(DD_EINVAL, "the Azure credential for account '%s' has no key", *acct);
+  if (cred->kind == SIGN_CRED_AZURE_SAS && (!cred->azure_sas || !*cred->azure_sas))
+    return dd_err_set(DD_EINVAL, "the Azure credential for account '%s' has no SAS token", *acct);
+  return 0;
+}
+
+int os_azure_open(os_store **out, const sign_location *loc, const sign_cred *cred) {
+  *out = NULL;
+  if (!loc || loc->kind != SIGN_LOC_AZURE) return dd_err_set(DD_EINVAL, "not an Azure location");
+  const char *acct = NULL;
+  int rc = az_check_cred(loc, cred, &acct);
+  if (rc) return rc;
+  az_impl *s = calloc(1, sizeof *s);
+  if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
+  bool oom = false;
+  s->account = az_dup(acct, &oom);
+  s->container = az_dup(loc->bucket, &oom);
+  s->prefix = strdup(loc->path ? loc->path : "");
+  s->endpoint = az_dup(cred->azure_endpoint, &oom);
+  s->suffix = az_dup(loc->endpoint_suffix, &oom);
+  if (cred->kind == SIGN_CRED_AZURE_KEY) s->key = az_dup(cred->azure_key_b64, &oom);
+  else s->sas = az_dup(cred->azure_sas[0] == '?' ? cred->azure_sas + 1 : cred->azure_sas, &oom);
+  char *where = NULL, *probe = NULL;
+  rc = oom || !s->prefix ? dd_err_set(DD_ENOMEM, "out of memory") : 0;
+  if (!rc) {
+    az_version(s);
+    az_url_ctx u = {s, "", NULL, 0}; /* checks names, key and token before any request */
+    rc = az_make_url(&u, &probe);
+    free(probe);
+  }
+  if (!rc) rc = os__http_new(&s->http);
+  if (!rc) rc = az_where(&where, loc, s);
+  if (!rc) rc = os_store_new(out, &az_vt, s, where);
+  free(where);
+  if (rc) az_free(s);
+  return rc;
+}
