@@ -15,6 +15,7 @@
 #include "deltad/sharing/v1/sharing.pb-c.h"
 #include "server/http/http_route.h"
 #include "server/http/native/files_rest.h"
+#include "server/http/native/sharing_stream.h"
 #include "server/http/native/sharing_rest.h"
 #include "server/http/pbjson.h"
 #include "server/service/sharing_files.h"
@@ -282,6 +283,30 @@ static int sr_ndjson(sr_call *c, dd_http_reply *rep, int rc) {
   return brc;
 }
 
+/* Runs the streaming handler at path on its own thread and streams its NDJSON
+ * (sharing_stream.h); errors before the first line are returned as usual. */
+static int sr_ndjson_stream(sr_call *c, dd_http_reply *rep, const char *path,
+                            const ProtobufCMessage *in) {
+  const dd_method *m = sr_method(path);
+  if (!m) return dd_err_set(DD_EINTERNAL, "method %s not served", path);
+  srs_stream *s = NULL;
+  int rc = srs_start(&s, m, in, c->call.principal, c->call.app,
+                     sr_header(&c->call, "delta-sharing-capabilities"));
+  if (!rc) rc = srs_wait_first(s, &c->version, c->caps, sizeof c->caps, &c->lines);
+  if (rc) {
+    srs_release(s);
+    return rc;
+  }
+  char v[32];
+  snprintf(v, sizeof v, "%lld", (long long)c->version);
+  dd_http_reply_header(rep, "Content-Type", SR_NDJSON);
+  if (c->lines) {
+    dd_http_reply_header(rep, "Delta-Table-Version", v);
+    dd_http_reply_header(rep, "delta-sharing-capabilities", c->caps);
+  }
+  return dd_http_reply_stream(rep, srs_read, s, srs_release);
+}
+
 static int sr_metadata(sr_call *c, dd_http_reply *rep, const sr_route *r) {
   Deltad__Sharing__V1__GetTableMetadataRequest q = DELTAD__SHARING__V1__GET_TABLE_METADATA_REQUEST__INIT;
   ProtobufCMessage *out = NULL;
@@ -313,7 +338,6 @@ static void sr_query_msg(Deltad__Sharing__V1__QueryTableRequest *m, const shq_qu
 static int sr_query(sr_call *c, dd_http_reply *rep, const sr_route *r) {
   Deltad__Sharing__V1__QueryTableRequest m = DELTAD__SHARING__V1__QUERY_TABLE_REQUEST__INIT;
   shq_query q = SHQ_QUERY_INIT;
-  ProtobufCMessage *out = NULL;
   size_t len = 0;
   const uint8_t *body = dd_http_req_body(c->req, &len);
   int rc = shq_query_parse_json(&q, (const char *)body, len);
@@ -322,7 +346,7 @@ static int sr_query(sr_call *c, dd_http_reply *rep, const sr_route *r) {
   m.share = (char *)r->seg[0];
   m.schema = (char *)r->seg[2];
   m.table = (char *)r->seg[4];
-  rc = sr_ndjson(c, rep, sr_invoke(c, SR_SVC "QueryTable", &m.base, &out));
+  rc = sr_ndjson_stream(c, rep, SR_SVC "QueryTable", &m.base);
   shq_query_clear(&q);
   return rc;
 }
@@ -337,7 +361,6 @@ static int sr_bool(const char *s, protobuf_c_boolean *out) {
 
 static int sr_changes(sr_call *c, dd_http_reply *rep, const sr_route *r) {
   Deltad__Sharing__V1__GetTableChangesRequest q = DELTAD__SHARING__V1__GET_TABLE_CHANGES_REQUEST__INIT;
-  ProtobufCMessage *out = NULL;
   const dd_http_request *h = c->req;
   const char *sv = dd_http_req_query(h, "startingVersion"), *ev = dd_http_req_query(h, "endingVersion");
   const char *st = dd_http_req_query(h, "startingTimestamp"), *et = dd_http_req_query(h, "endingTimestamp");
@@ -365,7 +388,7 @@ static int sr_changes(sr_call *c, dd_http_reply *rep, const sr_route *r) {
   q.starting_timestamp = (char *)(st ? st : "");
   q.ending_timestamp = (char *)(et ? et : "");
   q.page_token = (char *)(pt ? pt : "");
-  return sr_ndjson(c, rep, sr_invoke(c, SR_SVC "GetTableChanges", &q.base, &out));
+  return sr_ndjson_stream(c, rep, SR_SVC "GetTableChanges", &q.base);
 }
 
 /* ---- admin routes (ExtensionService) ---------------------------------------------------- */
