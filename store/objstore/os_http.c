@@ -249,30 +249,90 @@ bool os__http_header(const os__http_resp *r, const char *name, char *out, size_t
 
 /* ---- XML and time helpers ------------------------------------------------------------- */
 
+/* Code point v as UTF-8 into out if all its bytes fit in room; returns the bytes written
+ * (0: does not fit). v is a character XML allows (checked by the caller). */
+static size_t os__utf8_put(char *out, size_t room, unsigned long v) {
+  unsigned char b[4];
+  size_t n;
+  if (v < 0x80) {
+    b[0] = (unsigned char)v;
+    n = 1;
+  } else if (v < 0x800) {
+    b[0] = (unsigned char)(0xC0 | (v >> 6));
+    b[1] = (unsigned char)(0x80 | (v & 0x3F));
+    n = 2;
+  } else if (v < 0x10000) {
+    b[0] = (unsigned char)(0xE0 | (v >> 12));
+    b[1] = (unsigned char)(0x80 | ((v >> 6) & 0x3F));
+    b[2] = (unsigned char)(0x80 | (v & 0x3F));
+    n = 3;
+  } else {
+    b[0] = (unsigned char)(0xF0 | (v >> 18));
+    b[1] = (unsigned char)(0x80 | ((v >> 12) & 0x3F));
+    b[2] = (unsigned char)(0x80 | ((v >> 6) & 0x3F));
+    b[3] = (unsigned char)(0x80 | (v & 0x3F));
+    n = 4;
+  }
+  if (n > room) return 0;
+  memcpy(out, b, n);
+  return n;
+}
+
+/* A character reference "&#NN;" or "&#xHH;" at s (n bytes left): its code point in *v and
+ * its length, or 0 when it is not one or names a character XML 1.0 does not allow. */
+static size_t os__xml_charref(const char *s, size_t n, unsigned long *v) {
+  size_t i = 2;
+  int hex = 0;
+  if (n < 4 || s[0] != '&' || s[1] != '#') return 0;
+  if (s[2] == 'x') {
+    hex = 1;
+    i = 3;
+  }
+  size_t start = i;
+  *v = 0;
+  for (; i < n && i - start < 8; i++) {
+    char c = s[i];
+    int d = c >= '0' && c <= '9' ? c - '0'
+            : hex && c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : hex && c >= 'A' && c <= 'F' ? c - 'A' + 10
+            : -1;
+    if (d < 0) break;
+    *v = *v * (hex ? 16 : 10) + (unsigned long)d;
+  }
+  if (i == start || i >= n || s[i] != ';') return 0;
+  bool ok = *v == 0x9 || *v == 0xA || *v == 0xD || (*v >= 0x20 && *v <= 0xD7FF) ||
+            (*v >= 0xE000 && *v <= 0xFFFD) || (*v >= 0x10000 && *v <= 0x10FFFF);
+  return ok ? i + 1 : 0;
+}
+
+/* Decodes the n bytes at s into out (cap bytes, always NUL-terminated when cap > 0): the
+ * five predefined entities and character references; anything else is copied as is. A
+ * character that does not fit whole ends the output. */
 static size_t os__xml_unescape(char *out, size_t cap, const char *s, size_t n) {
   static const struct { const char *e; char c; } ents[] = {
       {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
   size_t o = 0;
+  if (cap == 0) return 0;
   for (size_t i = 0; i < n && o + 1 < cap;) {
     if (s[i] == '&') {
-      size_t k;
+      size_t k, el = 0;
       for (k = 0; k < sizeof ents / sizeof ents[0]; k++) {
-        size_t el = strlen(ents[k].e);
-        if (i + el <= n && strncmp(s + i, ents[k].e, el) == 0) {
-          out[o++] = ents[k].c;
-          i += el;
-          break;
-        }
+        el = strlen(ents[k].e);
+        if (i + el <= n && strncmp(s + i, ents[k].e, el) == 0) break;
       }
-      if (k < sizeof ents / sizeof ents[0]) continue;
-      if (i + 2 < n && s[i + 1] == '#') { /* &#NN; or &#xHH; (ASCII only; S3 keys) */
-        char *end = NULL;
-        long v = s[i + 2] == 'x' ? strtol(s + i + 3, &end, 16) : strtol(s + i + 2, &end, 10);
-        if (end && *end == ';' && v > 0 && v < 128) {
-          out[o++] = (char)v;
-          i = (size_t)(end - s) + 1;
-          continue;
-        }
+      if (k < sizeof ents / sizeof ents[0]) {
+        out[o++] = ents[k].c;
+        i += el;
+        continue;
+      }
+      unsigned long v;
+      size_t rl = os__xml_charref(s + i, n - i, &v);
+      if (rl) {
+        size_t w = os__utf8_put(out + o, cap - 1 - o, v);
+        if (w == 0) break;
+        o += w;
+        i += rl;
+        continue;
       }
     }
     out[o++] = s[i++];
@@ -299,17 +359,64 @@ int64_t os__http_date_ms(const char *s) {
   return t == (time_t)-1 ? -1 : (int64_t)t * 1000;
 }
 
+/* Reads exactly n digits at *p into *v and advances *p; false when they are not there. */
+static bool os__digits(const char **p, int n, int *v) {
+  *v = 0;
+  for (int i = 0; i < n; i++) {
+    char c = (*p)[i];
+    if (c < '0' || c > '9') return false;
+    *v = *v * 10 + (c - '0');
+  }
+  *p += n;
+  return true;
+}
+
+/* Days from 1970-01-01 to the proleptic Gregorian date y-m-d (civil-from-days inverted:
+ * years counted from March so the leap day ends the year). */
+static int64_t os__days_from_civil(int y, int m, int d) {
+  int64_t yy = m <= 2 ? y - 1 : y;
+  int64_t era = (yy >= 0 ? yy : yy - 399) / 400;
+  int64_t yoe = yy - era * 400;
+  int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+static int os__month_days(int y, int m) {
+  static const int md[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : md[m - 1];
+}
+
+/* YYYY-MM-DDTHH:MM:SS[.fraction][Z|+HH:MM|-HH:MM] (no zone: UTC); fields range-checked,
+ * the fraction truncated to milliseconds. Times before 1970 are refused (-1). */
 int64_t os__iso8601_ms(const char *s) {
-  int y, mo, d, h, mi;
-  double sec;
-  if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%lf", &y, &mo, &d, &h, &mi, &sec) != 6) return -1;
-  struct tm tm = {0};
-  tm.tm_year = y - 1900;
-  tm.tm_mon = mo - 1;
-  tm.tm_mday = d;
-  tm.tm_hour = h;
-  tm.tm_min = mi;
-  time_t t = timegm(&tm);
-  if (t == (time_t)-1) return -1;
-  return (int64_t)t * 1000 + (int64_t)(sec * 1000.0 + 0.5);
+  int y, mo, d, h, mi, sec, ms = 0, oh = 0, om = 0, sign = 0;
+  const char *p = s;
+  if (!os__digits(&p, 4, &y) || *p++ != '-' || !os__digits(&p, 2, &mo) || *p++ != '-' ||
+      !os__digits(&p, 2, &d) || (*p != 'T' && *p != 't') || !(++p, os__digits(&p, 2, &h)) ||
+      *p++ != ':' || !os__digits(&p, 2, &mi) || *p++ != ':' || !os__digits(&p, 2, &sec))
+    return -1;
+  if (*p == '.') { /* "5" is 500 ms, "123999" is 123 ms */
+    p++;
+    int nd = 0;
+    for (; *p >= '0' && *p <= '9'; p++, nd++)
+      if (nd < 3) ms = ms * 10 + (*p - '0');
+    if (nd == 0) return -1;
+    for (; nd < 3; nd++) ms *= 10;
+  }
+  if (*p == 'Z' || *p == 'z') {
+    p++;
+  } else if (*p == '+' || *p == '-') {
+    sign = *p++ == '+' ? 1 : -1;
+    if (!os__digits(&p, 2, &oh) || *p++ != ':' || !os__digits(&p, 2, &om) || oh > 23 || om > 59)
+      return -1;
+  }
+  if (*p != '\0') return -1;
+  if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > os__month_days(y, mo) || h > 23 || mi > 59 ||
+      sec > 60)
+    return -1;
+  int64_t t = os__days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
+              sign * (oh * 3600 + om * 60);
+  return t < 0 ? -1 : t * 1000 + ms;
 }

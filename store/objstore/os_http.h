@@ -49,12 +49,15 @@ void os__http_resp_free(os__http_resp *r);
  * out (cap bytes); false when the response has no such header. */
 bool os__http_header(const os__http_resp *r, const char *name, char *out, size_t cap);
 
-/* Text of the first <tag>...</tag> in an XML body (entities decoded) into out (cap bytes);
- * returns a pointer just past the closing tag, or NULL when absent. */
+/* Text of the first <tag>...</tag> in an XML body into out (cap bytes, NUL-terminated;
+ * longer text is cut, never inside a decoded character): the five predefined entities and
+ * character references (&#NN; &#xHH;, written out as UTF-8) are decoded. Returns a pointer
+ * just past the closing tag, or NULL when absent (out untouched). */
 const char *os__xml_text(const char *xml, const char *tag, char *out, size_t cap);
 
-/* Parses an RFC 3339 / ISO 8601 UTC time ("2024-03-15T09:30:00.000Z") to epoch ms; -1 when
- * malformed. */
+/* Parses an RFC 3339 time ("2024-03-15T09:30:00.000Z", "...T11:30:00+02:00"; no zone
+ * means UTC) to epoch ms, the fraction truncated to ms; -1 when malformed, out of range
+ * (month 13, 30 February) or before 1970. */
 int64_t os__iso8601_ms(const char *s);
 
 /* Parses an HTTP date (RFC 1123, "Sun, 29 Nov 2026 20:45:02 GMT") to epoch ms; -1 when

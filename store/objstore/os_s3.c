@@ -63,8 +63,10 @@ static int s3_make_url(void *ctx, char **out) {
                              S3_URL_TTL_S, &o);
 }
 
-/* The error for a response that is not a success. */
-static int s3_status_err(const os__http_resp *r, const char *method, const char *key) {
+/* The error for a response that is not a success. A missing bucket (404 NoSuchBucket) is
+ * DD_ENOTFOUND like a missing key, but says so: it is a configuration error to fix. */
+static int s3_status_err(const s3_impl *s, const os__http_resp *r, const char *method,
+                         const char *key) {
   char code[128] = "", msg[512] = "";
   const char *body = r->body ? (const char *)r->body : "";
   os__xml_text(body, "Code", code, sizeof code);
@@ -77,9 +79,13 @@ static int s3_status_err(const os__http_resp *r, const char *method, const char 
     case 409: e = DD_ECONFLICT; break;
     default: break;
   }
+  if (e == DD_ENOTFOUND && strcmp(code, "NoSuchBucket") == 0)
+    return dd_err_set(e, "S3 %s '%s': bucket '%s' does not exist (NoSuchBucket)", method, key,
+                      s->bucket);
   if (e == DD_ENOTFOUND) return dd_err_set(e, "s3 object '%s' not found", key);
-  return dd_err_set(e, "S3 %s '%s': HTTP %ld %s%s%s", method, key, r->status, code,
-                    *msg ? ": " : "", msg);
+  /* (a HEAD response has no body, so no code or message) */
+  return dd_err_set(e, "S3 %s '%s': HTTP %ld%s%s%s%s", method, key, r->status, *code ? " " : "",
+                    code, *msg ? ": " : "", msg);
 }
 
 /* One request on key; *resp is filled on success (any status); free it. */
@@ -103,7 +109,7 @@ static int s3_read_all(void *impl, const char *path, uint8_t **out, size_t *out_
   *out_len = 0;
   int rc = s3_key(s, path, &key);
   if (!rc) rc = s3_send(s, "GET", key, NULL, 0, NULL, &r);
-  if (!rc && r.status != 200) rc = s3_status_err(&r, "GET", key);
+  if (!rc && r.status != 200) rc = s3_status_err(s, &r, "GET", key);
   if (!rc) {
     *out = r.body;
     *out_len = r.len;
@@ -129,7 +135,7 @@ static int s3_read_range(void *impl, const char *path, uint64_t offset, size_t l
     rc = dd_err_set(DD_ECORRUPT, "s3 object '%s' is shorter than %llu bytes", key,
                     (unsigned long long)(offset + len));
   else if (!rc && r.status != 206 && r.status != 200)
-    rc = s3_status_err(&r, "GET", key);
+    rc = s3_status_err(s, &r, "GET", key);
   if (!rc) {
     /* 200: the store ignored the range and sent the whole object */
     uint64_t skip = r.status == 200 ? offset : 0;
@@ -210,13 +216,15 @@ static int s3_cmp_entry(const void *a, const void *b) {
   return strcmp(((const os_entry *)a)->name, ((const os_entry *)b)->name);
 }
 
-static int s3_list(void *impl, const char *dir, os_list *out) {
-  s3_impl *s = impl;
+/* Lists dir into *out; an empty or absent prefix gives 0 and no entries. */
+static int s3_list_raw(s3_impl *s, const char *dir, os_list *out) {
   char *key = NULL, *pfx = NULL;
   char token[1024] = "";
   size_t cap = 0;
   memset(out, 0, sizeof *out);
   int rc = s3_key(s, dir, &key);
+  size_t kl = rc ? 0 : strlen(key);
+  while (kl > 0 && key[kl - 1] == '/') key[--kl] = '\0'; /* "dir/" names dir */
   if (!rc && asprintf(&pfx, "%s%s", key, *key ? "/" : "") < 0) {
     pfx = NULL;
     rc = dd_err_set(DD_ENOMEM, "out of memory");
@@ -231,15 +239,32 @@ static int s3_list(void *impl, const char *dir, os_list *out) {
     ps[n++] = (sign_s3_param){"prefix", pfx};
     os__http_resp r = {0};
     rc = s3_send(s, "GET", "", ps, n, NULL, &r);
-    if (!rc && r.status != 200) rc = s3_status_err(&r, "LIST", pfx);
+    if (!rc && r.status != 200) rc = s3_status_err(s, &r, "LIST", pfx);
     if (!rc) rc = s3_list_page(out, &cap, (const char *)r.body, pfx, token, sizeof token);
     os__http_resp_free(&r);
   } while (!rc && token[0]);
-  if (!rc && out->count == 0) rc = dd_err_set(DD_ENOTFOUND, "nothing under s3 prefix '%s'", pfx);
   if (rc) os_list_free(out);
-  else qsort(out->entries, out->count, sizeof *out->entries, s3_cmp_entry);
+  else if (out->count > 1) qsort(out->entries, out->count, sizeof *out->entries, s3_cmp_entry);
   free(key);
   free(pfx);
+  return rc;
+}
+
+static int s3_list(void *impl, const char *dir, os_list *out) {
+  int rc = s3_list_raw(impl, dir, out);
+  if (!rc && out->count == 0)
+    rc = dd_err_set(DD_ENOTFOUND, "nothing under s3 prefix '%s' of %s", dir,
+                    ((s3_impl *)impl)->bucket);
+  return rc;
+}
+
+/* A "directory": something lives under path/. */
+static int s3_stat_dir(s3_impl *s, const char *path, os_stat *out) {
+  os_list l;
+  int rc = s3_list(s, path, &l);
+  if (!rc) out->is_dir = true;
+  out->mtime_ms = -1;
+  os_list_free(&l);
   return rc;
 }
 
@@ -249,18 +274,22 @@ static int s3_stat(void *impl, const char *path, os_stat *out) {
   os__http_resp r = {0};
   memset(out, 0, sizeof *out);
   int rc = s3_key(s, path, &key);
+  /* The root (key "") and "dir/" can only be directories: a HEAD there would ask about the
+   * bucket itself (path style /bucket) or an object named "dir/". */
+  if (!rc && (!*key || key[strlen(key) - 1] == '/')) {
+    rc = s3_stat_dir(s, path, out);
+    goto done;
+  }
   if (!rc) rc = s3_send(s, "HEAD", key, NULL, 0, NULL, &r);
   if (!rc && r.status == 200) {
     out->size = r.content_length;
     out->mtime_ms = r.mtime_ms;
   } else if (!rc && r.status == 404) {
-    os_list l; /* a "directory": something lives under key/ */
-    rc = s3_list(impl, path, &l);
-    if (!rc) out->is_dir = true;
-    os_list_free(&l);
+    rc = s3_stat_dir(s, path, out);
   } else if (!rc) {
-    rc = s3_status_err(&r, "HEAD", key);
+    rc = s3_status_err(s, &r, "HEAD", key);
   }
+done:
   os__http_resp_free(&r);
   free(key);
   return rc;
@@ -282,11 +311,11 @@ static int s3_put_common(s3_impl *s, const char *path, const void *data, size_t 
   if (!rc && if_absent) {
     rc = s3_send(s, "HEAD", key, NULL, 0, NULL, &r);
     if (!rc && r.status == 200) rc = dd_err_set(DD_EEXISTS, "s3 object '%s' exists", key);
-    else if (!rc && r.status != 404) rc = s3_status_err(&r, "HEAD", key);
+    else if (!rc && r.status != 404) rc = s3_status_err(s, &r, "HEAD", key);
     os__http_resp_free(&r);
   }
   if (!rc) rc = s3_send(s, "PUT", key, NULL, 0, &ex, &r);
-  if (!rc && r.status != 200 && r.status != 201) rc = s3_status_err(&r, "PUT", key);
+  if (!rc && r.status != 200 && r.status != 201) rc = s3_status_err(s, &r, "PUT", key);
   os__http_resp_free(&r);
   free(key);
   return rc;
@@ -306,10 +335,10 @@ static int s3_del(void *impl, const char *path) {
   os__http_resp r = {0};
   int rc = s3_key(s, path, &key);
   if (!rc) rc = s3_send(s, "HEAD", key, NULL, 0, NULL, &r);
-  if (!rc && r.status != 200) rc = s3_status_err(&r, "HEAD", key);
+  if (!rc && r.status != 200) rc = s3_status_err(s, &r, "HEAD", key);
   os__http_resp_free(&r);
   if (!rc) rc = s3_send(s, "DELETE", key, NULL, 0, NULL, &r);
-  if (!rc && r.status != 204 && r.status != 200) rc = s3_status_err(&r, "DELETE", key);
+  if (!rc && r.status != 204 && r.status != 200) rc = s3_status_err(s, &r, "DELETE", key);
   os__http_resp_free(&r);
   free(key);
   return rc;
@@ -321,12 +350,13 @@ static int s3_mkdirs(void *impl, const char *dir) {
   return 0;
 }
 
+/* Nothing to remove (prefixes are not objects); fails when something is under dir/. An
+ * absent prefix is fine, an absent bucket is not (the store's 404 is passed up). */
 static int s3_rmdir(void *impl, const char *dir) {
   os_list l;
-  int rc = s3_list(impl, dir, &l);
+  int rc = s3_list_raw(impl, dir, &l);
   size_t n = l.count;
   os_list_free(&l);
-  if (rc == DD_ENOTFOUND) return 0;
   if (rc) return rc;
   return n ? dd_err_set(DD_EPRECOND, "s3 prefix '%s' is not empty", dir) : 0;
 }

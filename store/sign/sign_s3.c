@@ -96,7 +96,10 @@ static int sign__parse_endpoint(sign__s3_target *t, const char *ep) {
     if (c <= 0x20 || c >= 0x7f || c == '@' || c == '?' || c == '#')
       return dd_err_set(DD_EINVAL, "S3 endpoint '%s' has a bad host", ep);
   }
-  memcpy(t->host, rest, n);
+  /* Host names are case-insensitive; lower case them as AWS's signer (botocore) does, so
+   * the Host header curl sends and the one signed are the same text on every store. */
+  for (size_t i = 0; i < n; i++)
+    t->host[i] = (rest[i] >= 'A' && rest[i] <= 'Z') ? (char)(rest[i] - 'A' + 'a') : rest[i];
   t->host[n] = '\0';
   const char *dflt = strcmp(t->scheme, "https") == 0 ? ":443" : ":80";
   size_t dl = strlen(dflt);
@@ -152,12 +155,16 @@ static int sign__s3_check(const sign_aws_creds *c, const char *region, const cha
   return 0;
 }
 
-/* Extra parameters must have names in lower case and come sorted: they then sort after
- * every X-Amz-* name, so appending them keeps the canonical query in order. */
+/* Extra parameters must have names in lower case starting with a letter and come sorted:
+ * they then sort after every X-Amz-* name (a digit or '-' would sort before 'X'), so
+ * appending them keeps the canonical query in order. */
 static int sign__s3_params_ok(const sign_s3_param *ps, size_t n) {
   for (size_t i = 0; i < n; i++) {
     if (!ps[i].name || !*ps[i].name || !ps[i].value)
       return dd_err_set(DD_EINVAL, "S3 query parameter %zu has no name or value", i);
+    if (ps[i].name[0] < 'a' || ps[i].name[0] > 'z')
+      return dd_err_set(DD_EINVAL, "S3 query parameter name '%s' must start with a letter",
+                        ps[i].name);
     for (const char *p = ps[i].name; *p; p++)
       if (!((*p >= 'a' && *p <= 'z') || *p == '-' || (*p >= '0' && *p <= '9')))
         return dd_err_set(DD_EINVAL, "S3 query parameter name '%s' is not lower case", ps[i].name);
@@ -226,10 +233,13 @@ static int sign__s3_prepare(sign__s3_req *r, const sign_s3_request *q, const sig
   memcpy(r->date8, r->amz_date, 8);
   r->date8[8] = '\0';
   snprintf(r->scope, sizeof r->scope, "%s/%s/s3/aws4_request", r->date8, region);
+  /* Path style: /bucket/key, and /bucket (no trailing '/') for a bucket request, the form
+   * AWS's SDKs send and sign; virtual-hosted: /key, and / for the bucket. */
   sign__buf_puts(&r->uri, "/");
   if (r->t.path_style) {
     sign__buf_pct(&r->uri, bucket, 0);
-    sign__buf_puts(&r->uri, "/");
+    if (*key)
+      sign__buf_puts(&r->uri, "/");
   }
   sign__buf_pct(&r->uri, key, 1);
   sign__s3_query(&r->query, c, r->scope, r->amz_date, expires_s, q ? q->params : NULL,

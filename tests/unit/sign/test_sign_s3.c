@@ -206,6 +206,51 @@ static void test_presign_rejects(void **state) {
   assert_null(url);
 }
 
+/* Fixed after comparing with botocore (tests/integration/test_s3_sigv4_botocore.py): a
+ * path-style bucket request is /bucket, not /bucket/ (what AWS's SDKs send and sign), and
+ * an endpoint's host is lower-cased in both the URL and the signed Host header. */
+static void test_presign_bucket_request_and_host_case(void **state) {
+  (void)state;
+  static const sign_s3_param ps[] = {{"delimiter", "/"}, {"list-type", "2"}, {"prefix", "p/"}};
+  sign_s3_request q = {"GET", ps, 3};
+  sign_s3_opts o = SIGN_S3_OPTS_INIT;
+  o.endpoint = "http://MinIO.Example:9000";
+  char *url = NULL, *cr = NULL;
+  assert_int_equal(sign__s3_presign_steps(&url, &cr, NULL, &q, &doc_creds, "us-east-1", "lake",
+                                          "", T2024, 60, &o),
+                   0);
+  assert_true(strncmp(url, "http://minio.example:9000/lake?X-Amz-Algorithm=", 47) == 0);
+  assert_true(strncmp(cr, "GET\n/lake\nX-Amz-Algorithm=", 26) == 0);
+  assert_non_null(strstr(cr, "&delimiter=%2F&list-type=2&prefix=p%2F\nhost:minio.example:9000\n"));
+  free(url);
+  free(cr);
+  o.endpoint = NULL; /* virtual-hosted: the bucket request is "/" */
+  assert_int_equal(sign_s3_presign_req(&url, &q, &doc_creds, "eu-west-1", "lake", "", T2024, 60,
+                                       &o),
+                   0);
+  assert_true(strncmp(url, "https://lake.s3.eu-west-1.amazonaws.com/?X-Amz-", 47) == 0);
+  free(url);
+}
+
+/* Extra parameter names must sort after X-Amz-*: lower case, starting with a letter. */
+static void test_presign_param_names(void **state) {
+  (void)state;
+  char *url = NULL;
+  sign_s3_param bad[][1] = {{{"1abc", "x"}}, {{"-x", "x"}}, {{"Prefix", "x"}}, {{"", "x"}}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    sign_s3_request q = {"GET", bad[i], 1};
+    assert_int_equal(sign_s3_presign_req(&url, &q, &doc_creds, "us-east-1", "bkt", "", T2024, 60,
+                                         NULL),
+                     DD_EINVAL);
+    assert_null(url);
+  }
+  sign_s3_param unsorted[] = {{"prefix", ""}, {"list-type", "2"}};
+  sign_s3_request q = {"GET", unsorted, 2};
+  assert_int_equal(sign_s3_presign_req(&url, &q, &doc_creds, "us-east-1", "bkt", "", T2024, 60,
+                                       NULL),
+                   DD_EINVAL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_signing_key_published),
@@ -215,6 +260,8 @@ int main(void) {
       cmocka_unit_test(test_presign_minio_path_style_odd_key),
       cmocka_unit_test(test_presign_styles),
       cmocka_unit_test(test_presign_rejects),
+      cmocka_unit_test(test_presign_bucket_request_and_host_case),
+      cmocka_unit_test(test_presign_param_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
