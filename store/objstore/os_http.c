@@ -165,6 +165,7 @@ static int os__attempt(CURL *c, const os__http_req *rq, const char *url, os__htt
     char bare[300];
     os__url_bare(bare, sizeof bare, url);
     rc = dd_err_set(DD_EIO, "%s %s: %s", rq->method, bare, curl_easy_strerror(cc));
+    out->timed_out = cc == CURLE_OPERATION_TIMEDOUT;
     goto cleanup;
   }
   curl_off_t cl = -1;
@@ -218,6 +219,7 @@ int os__http_do(os__http *h, const os__http_req *rq, os__http_url_fn make_url, v
     os__http_give(h, c);
     free(url);
     if (rc == DD_ENOMEM) return rc;
+    if (rc && out->timed_out) return rc; /* a stalled store: waiting again would only stall */
     if (rc == 0 && !os__transient(out->status)) return 0;
   }
   return rc; /* a transient status after the last try is returned as a response */

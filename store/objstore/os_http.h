@@ -27,6 +27,7 @@ typedef struct os__http_resp {
   size_t len;
   int64_t content_length;      /* from the headers, -1 when absent */
   int64_t mtime_ms;            /* Last-Modified, -1 when absent */
+  bool timed_out;              /* no response: the transfer stalled (not retried) */
   char *headers;               /* header lines of the final response ("Name: v\r\n"...),
                                   NUL-terminated; owned; read with os__http_header */
 } os__http_resp;
@@ -37,7 +38,8 @@ void os__http_free(os__http *h);
 
 /* Sends the request (URL made by make_url(ctx) on every attempt, so a retry is signed
  * afresh) and fills *out. Connection failures and 500/502/503/504 are retried up to three
- * times with a short backoff; any other status is returned as is (the caller decides).
+ * times with a short backoff (a transfer stalled for 60 s is not: it fails at once); any
+ * other status is returned as is (the caller decides).
  * Returns DD_EIO (message names the URL without its query, never the signature) when no
  * HTTP response could be had. Free *out with os__http_resp_free. */
 typedef int (*os__http_url_fn)(void *ctx, char **out_url);

@@ -1,6 +1,7 @@
 // s3server.mjs: starts s3rver (a local S3-compatible server) on 127.0.0.1 with a free port,
 // storing objects under the directory given as argv[2]; prints "PORT <n>" once listening
-// and runs until killed. Used by deltad's S3 integration tests.
+// and runs until killed. Used by deltad's S3 integration tests. Run node with
+// --openssl-legacy-provider: s3rver's listing continuation tokens use DES.
 import S3rver from 's3rver';
 
 const dir = process.argv[2];
