@@ -110,7 +110,27 @@ static int refresh(dl_snapshot **out, dl_table *t, dl_snapshot *old, const dl__l
   return 0;
 }
 
+/* True when the table is still at old's version: its commit file is there and the next
+ * one is not. Two stats instead of listing the whole log (on an object store a listing
+ * is a request per 1,000 log files; a stat is one request). Anything unexpected (an
+ * error other than "not found", a vanished commit) answers false: the caller lists. */
+static bool still_current(dl_table *t, const dl_snapshot *old) {
+  char *cur = dl__version_path(old->version, ".json");
+  char *next = dl__version_path(old->version + 1, ".json");
+  os_stat sb;
+  bool same = cur && next && os_stat_path(t->store, next, &sb) == DD_ENOTFOUND &&
+              os_stat_path(t->store, cur, &sb) == 0 && !sb.is_dir;
+  free(cur);
+  free(next);
+  dd_err_clear();
+  return same;
+}
+
 static int bring_up_to_date(dl_snapshot **out, dl_table *t, dl_snapshot *old) {
+  if (old && still_current(t, old)) {
+    *out = dl_snapshot_ref(old);
+    return 0;
+  }
   dl__listing l;
   int rc = dl__list_log(&l, t->store);
   if (rc) return rc;

@@ -441,6 +441,58 @@ static void test_cache_refresh(void **state) {
   dl_table_free(t);
 }
 
+/* A store that forwards to a local one and counts listings and stats, to see how a cached
+ * snapshot is brought up to date. */
+static int g_lists, g_stats;
+static int cnt_read_all(void *i, const char *p, uint8_t **o, size_t *n) { return os_read_all(i, p, o, n); }
+static int cnt_read_range(void *i, const char *p, uint64_t off, size_t n, uint8_t *o) {
+  return os_read_range(i, p, off, n, o);
+}
+static int cnt_stat(void *i, const char *p, os_stat *o) { g_stats++; return os_stat_path(i, p, o); }
+static int cnt_list(void *i, const char *d, os_list *o) { g_lists++; return os_list_dir(i, d, o); }
+static int cnt_put_if_absent(void *i, const char *p, const void *d, size_t n) {
+  return os_put_if_absent(i, p, d, n);
+}
+static int cnt_put(void *i, const char *p, const void *d, size_t n) { return os_put(i, p, d, n); }
+static int cnt_del(void *i, const char *p) { return os_delete(i, p); }
+static int cnt_mkdirs(void *i, const char *d) { return os_mkdirs(i, d); }
+static int cnt_rmdir(void *i, const char *d) { return os_rmdir(i, d); }
+static void cnt_free(void *i) { os_store_free(i); }
+static const os_vtable cnt_vt = {cnt_read_all, cnt_read_range, cnt_stat, cnt_list,
+                                 cnt_put_if_absent, cnt_put, cnt_del, cnt_mkdirs, cnt_rmdir,
+                                 cnt_free};
+
+static void test_cache_unchanged_table_is_not_listed(void **state) {
+  (void)state;
+  dl_table *t = NULL;
+  assert_int_equal(dl_table_open(&t, g_dir), 0);
+  create_table(t, NULL, false);
+  append(t, "part=a/1");
+  dl_table_free(t);
+  os_store *local = NULL, *counting = NULL;
+  assert_int_equal(os_local_open(&local, g_dir), 0);
+  assert_int_equal(os_store_new(&counting, &cnt_vt, local, g_dir), 0);
+  assert_int_equal(dl_table_open_store(&t, counting, true), 0);
+  dl_cache *c = NULL;
+  assert_int_equal(dl_cache_new(&c, 1 << 20), 0);
+  dl_snapshot *s1 = NULL, *s2 = NULL, *s3 = NULL;
+  assert_int_equal(dl_cache_get(c, t, &s1), 0);
+  g_lists = g_stats = 0;
+  assert_int_equal(dl_cache_get(c, t, &s2), 0);
+  assert_ptr_equal(s1, s2);
+  assert_int_equal(g_lists, 0); /* two stats (this commit, the next), no listing */
+  assert_int_equal(g_stats, 2);
+  append(t, "part=a/2");
+  assert_int_equal(dl_cache_get(c, t, &s3), 0); /* a new commit: listed and refreshed */
+  assert_int_equal(dl_snapshot_version(s3), 2);
+  assert_true(g_lists > 0);
+  dl_snapshot_free(s1);
+  dl_snapshot_free(s2);
+  dl_snapshot_free(s3);
+  dl_cache_free(c);
+  dl_table_free(t);
+}
+
 static void put(const char *rel, const char *content) {
   char p[512];
   snprintf(p, sizeof p, "%s/%s", g_dir, rel);
@@ -663,6 +715,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_concurrent_processes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_time_travel_history_cdf, setup, teardown),
       cmocka_unit_test_setup_teardown(test_in_commit_timestamps, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cache_unchanged_table_is_not_listed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_refresh, setup, teardown),
       cmocka_unit_test_setup_teardown(test_enable_ict_later, setup, teardown),
       cmocka_unit_test_setup_teardown(test_listing_edge_cases, setup, teardown),
