@@ -73,6 +73,11 @@ int os_stat_path(const os_store *st, const char *path, os_stat *out);
 /* Lists one directory, sorted. DD_ENOTFOUND when the directory does not exist. */
 int os_list_dir(const os_store *st, const char *dir, os_list *out);
 void os_list_free(os_list *l);
+/* For backends: appends a copy of name to l (capacity in *cap, 0 for an empty list). */
+int os_list_add(os_list *l, size_t *cap, const char *name, int64_t size, int64_t mtime_ms,
+                bool is_dir);
+/* For backends: sorts l by name (byte order). */
+void os_list_sort(os_list *l);
 int os_put_if_absent(const os_store *st, const char *path, const void *data, size_t len);
 int os_put(const os_store *st, const char *path, const void *data, size_t len);
 /* Deletes one object; DD_ENOTFOUND when absent. */

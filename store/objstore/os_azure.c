@@ -161,43 +161,14 @@ static int az_read_range(void *impl, const char *path, uint64_t offset, size_t l
   int rc = az_blob(s, path, &blob);
   if (!rc) rc = az_need_blob(blob, path);
   if (!rc) rc = az_send(s, "GET", blob, NULL, 0, NULL, &ex, &r);
-  if (!rc && r.status == 416)
-    rc = dd_err_set(DD_ECORRUPT, "azure blob '%s' is shorter than %llu bytes", blob,
-                    (unsigned long long)(offset + len));
-  else if (!rc && r.status != 206 && r.status != 200)
+  if (!rc && (rc = os__http_range_copy(&r, offset, len, out, "azure blob", blob)) == 1)
     rc = az_status_err(&r, "GET", blob);
-  if (!rc) {
-    uint64_t skip = r.status == 200 ? offset : 0; /* 200: the whole blob came back */
-    if (r.len < skip + len)
-      rc = dd_err_set(DD_ECORRUPT, "azure blob '%s' is shorter than %llu bytes", blob,
-                      (unsigned long long)(offset + len));
-    else
-      memcpy(out, r.body + skip, len);
-  }
   os__http_resp_free(&r);
   free(blob);
   return rc;
 }
 
 /* ---- listing -------------------------------------------------------------------------- */
-
-static int az_entry_add(os_list *l, size_t *cap, const char *name, int64_t size,
-                        int64_t mtime_ms, bool is_dir) {
-  if (l->count == *cap) {
-    size_t nc = *cap ? *cap * 2 : 64;
-    os_entry *ne = realloc(l->entries, nc * sizeof *ne);
-    if (!ne) return dd_err_set(DD_ENOMEM, "out of memory");
-    l->entries = ne;
-    *cap = nc;
-  }
-  os_entry *e = &l->entries[l->count];
-  if (!(e->name = strdup(name))) return dd_err_set(DD_ENOMEM, "out of memory");
-  e->size = size;
-  e->mtime_ms = mtime_ms;
-  e->is_dir = is_dir;
-  l->count++;
-  return 0;
-}
 
 /* One <Blob> element. On accounts with a hierarchical namespace (ADLS Gen2) a directory is
  * also listed as a blob whose ResourceType is "directory". */
@@ -211,7 +182,7 @@ static int az_list_blob(os_list *l, size_t *cap, const char *blk, const char *pf
   const char *base = strncmp(name, pfx, pl) == 0 ? name + pl : NULL;
   if (!base || !*base || strchr(base, '/')) return 0;
   bool dir = strcmp(kind, "directory") == 0;
-  return az_entry_add(l, cap, base, dir ? 0 : strtoll(num, NULL, 10), os__http_date_ms(when),
+  return os_list_add(l, cap, base, dir ? 0 : strtoll(num, NULL, 10), os__http_date_ms(when),
                       dir);
 }
 
@@ -237,7 +208,7 @@ static int az_list_page(os_list *l, size_t *cap, const char *xml, const char *pf
     size_t nl = strlen(name);
     if (nl > pl && strncmp(name, pfx, pl) == 0 && name[nl - 1] == '/') {
       name[nl - 1] = 0;
-      rc = az_entry_add(l, cap, name + pl, 0, -1, true);
+      rc = os_list_add(l, cap, name + pl, 0, -1, true);
     }
     p = after;
   }

@@ -225,6 +225,17 @@ int os__http_do(os__http *h, const os__http_req *rq, os__http_url_fn make_url, v
   return rc; /* a transient status after the last try is returned as a response */
 }
 
+int os__http_range_copy(const os__http_resp *r, uint64_t offset, size_t len, uint8_t *out,
+                        const char *what, const char *name) {
+  if (r->status != 200 && r->status != 206 && r->status != 416) return 1;
+  uint64_t skip = r->status == 200 ? offset : 0;
+  if (r->status == 416 || r->len < skip + len)
+    return dd_err_set(DD_ECORRUPT, "%s '%s' is shorter than %llu bytes", what, name,
+                      (unsigned long long)(offset + len));
+  memcpy(out, r->body + skip, len);
+  return 0;
+}
+
 void os__http_resp_free(os__http_resp *r) {
   if (!r) return;
   free(r->body);

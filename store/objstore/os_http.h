@@ -51,6 +51,13 @@ void os__http_resp_free(os__http_resp *r);
  * out (cap bytes); false when the response has no such header. */
 bool os__http_header(const os__http_resp *r, const char *name, char *out, size_t cap);
 
+/* The outcome of a ranged GET (offset, len) for the object what/name ("s3 object", key):
+ * copies the bytes to out and returns 0 (a 200 means the store sent the whole object: the
+ * range is cut from it); DD_ECORRUPT when the object is shorter (416 or a short body);
+ * 1 when the status is neither 200, 206 nor 416 (the caller reports it). */
+int os__http_range_copy(const os__http_resp *r, uint64_t offset, size_t len, uint8_t *out,
+                        const char *what, const char *name);
+
 /* Text of the first <tag>...</tag> in an XML body into out (cap bytes, NUL-terminated;
  * longer text is cut, never inside a decoded character): the five predefined entities and
  * character references (&#NN; &#xHH;, written out as UTF-8) are decoded. Returns a pointer

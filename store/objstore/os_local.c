@@ -126,10 +126,6 @@ static int local_stat(void *impl, const char *rel, os_stat *out) {
   return rc;
 }
 
-static int entry_cmp(const void *a, const void *b) {
-  return strcmp(((const os_entry *)a)->name, ((const os_entry *)b)->name);
-}
-
 static int local_list(void *impl, const char *rel, os_list *out) {
   out->entries = NULL;
   out->count = 0;
@@ -145,20 +141,12 @@ static int local_list(void *impl, const char *rel, os_list *out) {
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
     struct stat sb;
     if (fstatat(dirfd(d), e->d_name, &sb, 0) != 0) continue; /* raced with a delete */
-    if (out->count == cap) {
-      cap = cap ? cap * 2 : 64;
-      os_entry *n = realloc(out->entries, cap * sizeof *n);
-      if (!n) { rc = dd_err_set(DD_ENOMEM, "out of memory"); goto cleanup; }
-      out->entries = n;
-    }
-    os_entry *oe = &out->entries[out->count];
-    if (!(oe->name = strdup(e->d_name))) { rc = dd_err_set(DD_ENOMEM, "out of memory"); goto cleanup; }
-    oe->size = (int64_t)sb.st_size;
-    oe->mtime_ms = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
-    oe->is_dir = S_ISDIR(sb.st_mode);
-    out->count++;
+    int64_t mtime_ms = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
+    if ((rc = os_list_add(out, &cap, e->d_name, (int64_t)sb.st_size, mtime_ms,
+                          S_ISDIR(sb.st_mode))))
+      goto cleanup;
   }
-  if (out->count) qsort(out->entries, out->count, sizeof *out->entries, entry_cmp);
+  os_list_sort(out);
 cleanup:
   if (d) closedir(d);
   if (rc) os_list_free(out);

@@ -131,44 +131,14 @@ static int s3_read_range(void *impl, const char *path, uint64_t offset, size_t l
   ex.range_len = len;
   int rc = s3_key(s, path, &key);
   if (!rc) rc = s3_send(s, "GET", key, NULL, 0, &ex, &r);
-  if (!rc && r.status == 416)
-    rc = dd_err_set(DD_ECORRUPT, "s3 object '%s' is shorter than %llu bytes", key,
-                    (unsigned long long)(offset + len));
-  else if (!rc && r.status != 206 && r.status != 200)
+  if (!rc && (rc = os__http_range_copy(&r, offset, len, out, "s3 object", key)) == 1)
     rc = s3_status_err(s, &r, "GET", key);
-  if (!rc) {
-    /* 200: the store ignored the range and sent the whole object */
-    uint64_t skip = r.status == 200 ? offset : 0;
-    if (r.len < skip + len)
-      rc = dd_err_set(DD_ECORRUPT, "s3 object '%s' is shorter than %llu bytes", key,
-                      (unsigned long long)(offset + len));
-    else
-      memcpy(out, r.body + skip, len);
-  }
   os__http_resp_free(&r);
   free(key);
   return rc;
 }
 
 /* ---- listing -------------------------------------------------------------------------- */
-
-static int s3_entry_add(os_list *l, size_t *cap, const char *name, int64_t size,
-                        int64_t mtime_ms, bool is_dir) {
-  if (l->count == *cap) {
-    size_t nc = *cap ? *cap * 2 : 64;
-    os_entry *ne = realloc(l->entries, nc * sizeof *ne);
-    if (!ne) return dd_err_set(DD_ENOMEM, "out of memory");
-    l->entries = ne;
-    *cap = nc;
-  }
-  os_entry *e = &l->entries[l->count];
-  if (!(e->name = strdup(name))) return dd_err_set(DD_ENOMEM, "out of memory");
-  e->size = size;
-  e->mtime_ms = mtime_ms;
-  e->is_dir = is_dir;
-  l->count++;
-  return 0;
-}
 
 /* Adds the entries of one ListObjectsV2 page; *next gets the continuation token or "". */
 static int s3_list_page(os_list *l, size_t *cap, const char *xml, const char *pfx,
@@ -190,7 +160,7 @@ static int s3_list_page(os_list *l, size_t *cap, const char *xml, const char *pf
     free(blk);
     const char *name = strncmp(key, pfx, pl) == 0 ? key + pl : NULL;
     if (name && *name && !strchr(name, '/'))
-      rc = s3_entry_add(l, cap, name, strtoll(num, NULL, 10), os__iso8601_ms(when), false);
+      rc = os_list_add(l, cap, name, strtoll(num, NULL, 10), os__iso8601_ms(when), false);
     p = end;
   }
   for (p = xml; !rc && (p = strstr(p, "<CommonPrefixes>"));) {
@@ -199,7 +169,7 @@ static int s3_list_page(os_list *l, size_t *cap, const char *xml, const char *pf
     size_t kl = strlen(key);
     if (kl > pl && strncmp(key, pfx, pl) == 0 && key[kl - 1] == '/') {
       key[kl - 1] = 0;
-      rc = s3_entry_add(l, cap, key + pl, 0, -1, true);
+      rc = os_list_add(l, cap, key + pl, 0, -1, true);
     }
     p = after;
   }
@@ -210,10 +180,6 @@ static int s3_list_page(os_list *l, size_t *cap, const char *xml, const char *pf
       (!os__xml_text(xml, "NextContinuationToken", next, next_cap) || !next[0]))
     rc = dd_err_set(DD_ECORRUPT, "S3 listing is truncated but has no continuation token");
   return rc;
-}
-
-static int s3_cmp_entry(const void *a, const void *b) {
-  return strcmp(((const os_entry *)a)->name, ((const os_entry *)b)->name);
 }
 
 /* Lists dir into *out; an empty or absent prefix gives 0 and no entries. */
@@ -244,7 +210,7 @@ static int s3_list_raw(s3_impl *s, const char *dir, os_list *out) {
     os__http_resp_free(&r);
   } while (!rc && token[0]);
   if (rc) os_list_free(out);
-  else if (out->count > 1) qsort(out->entries, out->count, sizeof *out->entries, s3_cmp_entry);
+  else os_list_sort(out);
   free(key);
   free(pfx);
   return rc;

@@ -1,5 +1,5 @@
 /* os_store.c: the backend-independent part of the object store: the wrapper that holds a
- * vtable and dispatches every call to it, plus os_list_free. */
+ * vtable and dispatches every call to it, plus the listing helpers (free, add, sort). */
 #include "store/objstore/os.h"
 
 #include <stdlib.h>
@@ -58,6 +58,32 @@ void os_list_free(os_list *l) {
   free(l->entries);
   l->entries = NULL;
   l->count = 0;
+}
+
+int os_list_add(os_list *l, size_t *cap, const char *name, int64_t size, int64_t mtime_ms,
+                bool is_dir) {
+  if (l->count == *cap) {
+    size_t nc = *cap ? *cap * 2 : 64;
+    os_entry *ne = realloc(l->entries, nc * sizeof *ne);
+    if (!ne) return dd_err_set(DD_ENOMEM, "out of memory");
+    l->entries = ne;
+    *cap = nc;
+  }
+  os_entry *e = &l->entries[l->count];
+  if (!(e->name = strdup(name))) return dd_err_set(DD_ENOMEM, "out of memory");
+  e->size = size;
+  e->mtime_ms = mtime_ms;
+  e->is_dir = is_dir;
+  l->count++;
+  return 0;
+}
+
+static int os_entry_cmp(const void *a, const void *b) {
+  return strcmp(((const os_entry *)a)->name, ((const os_entry *)b)->name);
+}
+
+void os_list_sort(os_list *l) {
+  if (l->count > 1) qsort(l->entries, l->count, sizeof *l->entries, os_entry_cmp);
 }
 
 int os_put_if_absent(const os_store *st, const char *path, const void *data, size_t len) {
