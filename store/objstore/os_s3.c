@@ -29,9 +29,10 @@ static int s3_key(const s3_impl *s, const char *rel, char **out) {
     sign_location loc;
     int rc = sign_parse_location(&loc, rel);
     if (rc) return rc;
-    if (loc.kind != SIGN_LOC_S3 || strcmp(loc.bucket, s->bucket) != 0) {
+    if (loc.kind != SIGN_LOC_S3 || strcmp(loc.bucket, s->bucket) != 0 ||
+        !os__key_under(loc.path, s->prefix)) {
       sign_location_free(&loc);
-      return dd_err_set(DD_EPERM, "'%s' is not in bucket '%s'", rel, s->bucket);
+      return dd_err_set(DD_EPERM, "'%s' is not under s3://%s/%s", rel, s->bucket, s->prefix);
     }
     *out = loc.path;
     loc.path = NULL;
@@ -39,6 +40,8 @@ static int s3_key(const s3_impl *s, const char *rel, char **out) {
     return 0;
   }
   while (rel[0] == '/') rel++;
+  if (os__rel_has_dotdot(rel))
+    return dd_err_set(DD_EPERM, "'%s' leaves s3://%s/%s ('..')", rel, s->bucket, s->prefix);
   if (asprintf(out, "%s%s%s", s->prefix, *s->prefix && *rel ? "/" : "", rel) < 0) {
     *out = NULL;
     return dd_err_set(DD_ENOMEM, "out of memory");
