@@ -412,6 +412,12 @@ int os_s3_open(os_store **out, const sign_location *loc, const sign_cred *cred) 
   if (!rc && (!s->akid || !s->secret))
     rc = dd_err_set(DD_EINVAL, "the AWS credential for s3://%s has no access key or secret",
                     loc->bucket);
+  if (!rc) { /* checks the endpoint, region and bucket before any request, as os_azure does */
+    char *probe = NULL;
+    s3_url_ctx u = {s, {"GET", NULL, 0}, ""};
+    rc = s3_make_url(&u, &probe);
+    free(probe);
+  }
   if (!rc) rc = os__http_new(&s->http);
   if (!rc && asprintf(&where, "s3://%s%s%s", s->bucket, *s->prefix ? "/" : "", s->prefix) < 0) {
     where = NULL;

@@ -108,12 +108,36 @@ static void test_azure_absolute_outside_prefix(void **state) {
   os_store_free(st);
 }
 
+/* A store whose endpoint, region or bucket cannot be signed for is refused when opened
+ * (so deltad reports a misconfigured location, not a failed read), as Azure's is. */
+static void test_s3_open_checks_names(void **state) {
+  (void)state;
+  sign_cred c = {0};
+  c.kind = SIGN_CRED_AWS;
+  c.aws.access_key_id = "AKIDREVIEW";
+  c.aws.secret_access_key = "review-secret";
+  c.aws_region = "us-east-1";
+  os_store *st = NULL;
+  c.aws_endpoint = "http://admin:pw@127.0.0.1:9";
+  assert_int_equal(os_open_url(&st, "s3://lake/t", &c), DD_EINVAL);
+  c.aws_endpoint = "ftp://127.0.0.1:9";
+  assert_int_equal(os_open_url(&st, "s3://lake/t", &c), DD_EINVAL);
+  c.aws_endpoint = DEAD_EP;
+  c.aws_region = "EU WEST";
+  assert_int_equal(os_open_url(&st, "s3://lake/t", &c), DD_EINVAL);
+  assert_null(st);
+  c.aws_region = "us-east-1";
+  assert_int_equal(os_open_url(&st, "s3://lake/t", &c), 0);
+  os_store_free(st);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_s3_absolute_outside_prefix),
       cmocka_unit_test(test_s3_relative_dotdot),
       cmocka_unit_test(test_s3_inside_is_tried),
       cmocka_unit_test(test_azure_absolute_outside_prefix),
+      cmocka_unit_test(test_s3_open_checks_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
