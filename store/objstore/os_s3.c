@@ -222,7 +222,7 @@ static int s3_cmp_entry(const void *a, const void *b) {
 /* Lists dir into *out; an empty or absent prefix gives 0 and no entries. */
 static int s3_list_raw(s3_impl *s, const char *dir, os_list *out) {
   char *key = NULL, *pfx = NULL;
-  char token[1024] = "";
+  char token[1024] = "", prev[1024] = "";
   size_t cap = 0;
   memset(out, 0, sizeof *out);
   int rc = s3_key(s, dir, &key);
@@ -243,7 +243,11 @@ static int s3_list_raw(s3_impl *s, const char *dir, os_list *out) {
     os__http_resp r = {0};
     rc = s3_send(s, "GET", "", ps, n, NULL, &r);
     if (!rc && r.status != 200) rc = s3_status_err(s, &r, "LIST", pfx);
+    memcpy(prev, token, sizeof prev);
     if (!rc) rc = s3_list_page(out, &cap, (const char *)r.body, pfx, token, sizeof token);
+    /* a store that hands back the token it was given would be listed forever */
+    if (!rc && token[0] && strcmp(token, prev) == 0)
+      rc = dd_err_set(DD_ECORRUPT, "S3 listing of '%s' repeats its continuation token", pfx);
     os__http_resp_free(&r);
   } while (!rc && token[0]);
   if (rc) os_list_free(out);

@@ -13,6 +13,7 @@ the chunked body never terminated), clients that hang up before the first line, 
 or just before the end, many concurrent big queries, and SIGTERM while big queries are
 streaming (exit 0, no sanitizer report).
 """
+import http.server
 import json
 import os
 import re
@@ -459,6 +460,62 @@ class ReviewShutdown(unittest.TestCase):
         finally:
             srv.cleanup()
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+class LoopingS3(http.server.BaseHTTPRequestHandler):
+    """A broken S3 store: every listing is truncated and hands back the same token."""
+    lists = 0
+
+    def do_GET(self):
+        if "list-type=2" in self.path:
+            LoopingS3.lists += 1
+            body = ("<?xml version=\"1.0\"?><ListBucketResult><Name>lake</Name>"
+                    "<IsTruncated>true</IsTruncated><NextContinuationToken>same</NextContinuationToken>"
+                    "<Contents><Key>t/_delta_log/%020d.json</Key><Size>1</Size>"
+                    "<LastModified>2024-01-01T00:00:00.000Z</LastModified></Contents>"
+                    "</ListBucketResult>" % LoopingS3.lists).encode()
+            self.send_response(200)
+        else:
+            body = b"<Error><Code>NoSuchKey</Code></Error>"
+            self.send_response(404)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_HEAD = do_GET
+
+    def log_message(self, *a):
+        pass
+
+
+class ReviewBrokenStore(h.ServerTest):
+    def test_listing_that_repeats_its_token_ends(self):
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), LoopingS3)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        try:
+            A = {"Authorization": "Bearer " + self.server.token}
+            B = self.server.rest
+            for path, body in (
+                    ("/credentials", {"name": "c", "aws": {"accessKeyId": "AK", "secretAccessKey": SECRET,
+                                                           "region": "us-east-1"}}),
+                    ("/locations", {"name": "loop", "url": "s3://lake", "type": "S3", "credential": "c",
+                                    "properties": {"endpoint": "http://127.0.0.1:%d" % srv.server_port}}),
+                    ("/shares", {"name": "s"}), ("/shares/s/schemas", {"name": "m"}),
+                    ("/shares/s/schemas/m/tables", {"name": "t", "location": "loop", "path": "t"})):
+                r = requests.post(B + path, json=body, headers=A)
+                self.assertEqual(r.status_code, 200, r.text)
+            t0 = time.time()
+            try:
+                r = requests.get(B + "/shares/s/schemas/m/tables/t/version", headers=A, timeout=20)
+            except requests.exceptions.Timeout:
+                self.fail("the listing loop never ended (%d listings)" % LoopingS3.lists)
+            self.assertLess(time.time() - t0, 20)
+            self.assertGreaterEqual(r.status_code, 400, r.text)
+            self.assertNotIn(SECRET, r.text)
+            self.assertLess(LoopingS3.lists, 10)
+        finally:
+            srv.shutdown()
+            srv.server_close()
 
 
 if __name__ == "__main__":
