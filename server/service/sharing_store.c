@@ -112,6 +112,11 @@ int shr_remote_open(dd_call *call, const cat_shared_table *t, const char *url, s
   if (!rc) rc = shr_fill_cred(r, url);
   if (!rc) rc = sign_parse_location(&r->where, url);
   if (!rc) rc = os_open_url(out_store, url, &r->sc);
+  /* A malformed endpoint, bucket or credential is the server's configuration, not the
+   * caller's parameter: an internal error, not 400 INVALID_PARAMETER_VALUE. */
+  if (rc == DD_EINVAL)
+    rc = dd_err_wrap(DD_EINTERNAL, "storage location '%s' cannot be used",
+                     r->loc ? r->loc->name : "?");
   if (rc) shr_remote_free(r);
   return rc;
 }

@@ -39,11 +39,12 @@ static int az_blob(const az_impl *s, const char *rel, char **out) {
     int rc = sign_parse_location(&loc, rel);
     if (rc) return rc;
     bool same = loc.kind == SIGN_LOC_AZURE && strcmp(loc.bucket, s->container) == 0 &&
-                (!loc.account || strcmp(loc.account, s->account) == 0);
+                (!loc.account || strcmp(loc.account, s->account) == 0) &&
+                os__key_under(loc.path, s->prefix);
     if (!same) {
       sign_location_free(&loc);
-      return dd_err_set(DD_EPERM, "'%s' is not in Azure container '%s' of account '%s'", rel,
-                        s->container, s->account);
+      return dd_err_set(DD_EPERM, "'%s' is not under '%s/%s' of Azure account '%s'", rel,
+                        s->container, s->prefix, s->account);
     }
     *out = loc.path;
     loc.path = NULL;
@@ -51,6 +52,8 @@ static int az_blob(const az_impl *s, const char *rel, char **out) {
     return 0;
   }
   while (rel[0] == '/') rel++;
+  if (os__rel_has_dotdot(rel))
+    return dd_err_set(DD_EPERM, "'%s' leaves '%s/%s' ('..')", rel, s->container, s->prefix);
   if (asprintf(out, "%s%s%s", s->prefix, *s->prefix && *rel ? "/" : "", rel) < 0) {
     *out = NULL;
     return dd_err_set(DD_ENOMEM, "out of memory");

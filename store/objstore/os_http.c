@@ -433,3 +433,20 @@ int64_t os__iso8601_ms(const char *s) {
               sign * (oh * 3600 + om * 60);
   return t < 0 ? -1 : t * 1000 + ms;
 }
+
+/* ---- keys ------------------------------------------------------------------------------- */
+
+bool os__key_under(const char *key, const char *prefix) {
+  size_t n = strlen(prefix);
+  return n == 0 || (strncmp(key, prefix, n) == 0 && (key[n] == '/' || key[n] == '\0'));
+}
+
+bool os__rel_has_dotdot(const char *rel) {
+  for (const char *seg = rel; *seg;) {
+    size_t len = strcspn(seg, "/\\");
+    if (len == 2 && seg[0] == '.' && seg[1] == '.') return true;
+    seg += len;
+    if (*seg) seg++;
+  }
+  return false;
+}

@@ -69,6 +69,14 @@ const char *os__xml_text(const char *xml, const char *tag, char *out, size_t cap
  * (month 13, 30 February) or before 1970. */
 int64_t os__iso8601_ms(const char *s);
 
+/* Whether an object key stays under a store's root prefix: key is prefix itself or below
+ * it ("tables/t/x" is under "tables/t", "tables/t2/x" is not; every key is under ""). */
+bool os__key_under(const char *key, const char *prefix);
+
+/* Whether a path relative to a store's root has a ".." segment ('/' or '\\' separated):
+ * such a path would leave the root once an HTTP client or a store normalises it. */
+bool os__rel_has_dotdot(const char *rel);
+
 /* Parses an HTTP date (RFC 1123, "Sun, 29 Nov 2026 20:45:02 GMT") to epoch ms; -1 when
  * malformed. */
 int64_t os__http_date_ms(const char *s);

@@ -14,8 +14,10 @@
  *    after checking with HEAD that the key is absent, so stores that ignore the header
  *    still refuse an existing key outside a race; Azure honours the header atomically, so
  *    no HEAD is sent there, and its 409 BlobAlreadyExists is DD_EEXISTS too;
- *  - absolute paths ("s3://bucket/key") are accepted when they name the same bucket (Azure:
- *    the same container, and the same account when the URL names one).
+ *  - absolute paths ("s3://bucket/key") are accepted when they lie under the store's root
+ *    (same bucket and below its key prefix; Azure: the same container and prefix, and the
+ *    same account when the URL names one); relative paths with a ".." segment are refused
+ *    (DD_EPERM), so a Delta log cannot make deltad read objects outside its table.
  * Status mapping: 404 DD_ENOTFOUND, 401/403 DD_EPERM, 412 DD_EEXISTS, 409 DD_ECONFLICT,
  * anything else DD_EIO with the store's error code and message. */
 #ifndef DD_STORE_OBJSTORE_OS_REMOTE_H

@@ -29,9 +29,10 @@ static int s3_key(const s3_impl *s, const char *rel, char **out) {
     sign_location loc;
     int rc = sign_parse_location(&loc, rel);
     if (rc) return rc;
-    if (loc.kind != SIGN_LOC_S3 || strcmp(loc.bucket, s->bucket) != 0) {
+    if (loc.kind != SIGN_LOC_S3 || strcmp(loc.bucket, s->bucket) != 0 ||
+        !os__key_under(loc.path, s->prefix)) {
       sign_location_free(&loc);
-      return dd_err_set(DD_EPERM, "'%s' is not in bucket '%s'", rel, s->bucket);
+      return dd_err_set(DD_EPERM, "'%s' is not under s3://%s/%s", rel, s->bucket, s->prefix);
     }
     *out = loc.path;
     loc.path = NULL;
@@ -39,6 +40,8 @@ static int s3_key(const s3_impl *s, const char *rel, char **out) {
     return 0;
   }
   while (rel[0] == '/') rel++;
+  if (os__rel_has_dotdot(rel))
+    return dd_err_set(DD_EPERM, "'%s' leaves s3://%s/%s ('..')", rel, s->bucket, s->prefix);
   if (asprintf(out, "%s%s%s", s->prefix, *s->prefix && *rel ? "/" : "", rel) < 0) {
     *out = NULL;
     return dd_err_set(DD_ENOMEM, "out of memory");
@@ -185,7 +188,7 @@ static int s3_list_page(os_list *l, size_t *cap, const char *xml, const char *pf
 /* Lists dir into *out; an empty or absent prefix gives 0 and no entries. */
 static int s3_list_raw(s3_impl *s, const char *dir, os_list *out) {
   char *key = NULL, *pfx = NULL;
-  char token[1024] = "";
+  char token[1024] = "", prev[1024] = "";
   size_t cap = 0;
   memset(out, 0, sizeof *out);
   int rc = s3_key(s, dir, &key);
@@ -206,7 +209,11 @@ static int s3_list_raw(s3_impl *s, const char *dir, os_list *out) {
     os__http_resp r = {0};
     rc = s3_send(s, "GET", "", ps, n, NULL, &r);
     if (!rc && r.status != 200) rc = s3_status_err(s, &r, "LIST", pfx);
+    memcpy(prev, token, sizeof prev);
     if (!rc) rc = s3_list_page(out, &cap, (const char *)r.body, pfx, token, sizeof token);
+    /* a store that hands back the token it was given would be listed forever */
+    if (!rc && token[0] && strcmp(token, prev) == 0)
+      rc = dd_err_set(DD_ECORRUPT, "S3 listing of '%s' repeats its continuation token", pfx);
     os__http_resp_free(&r);
   } while (!rc && token[0]);
   if (rc) os_list_free(out);
@@ -375,6 +382,12 @@ int os_s3_open(os_store **out, const sign_location *loc, const sign_cred *cred) 
   if (!rc && (!s->akid || !s->secret))
     rc = dd_err_set(DD_EINVAL, "the AWS credential for s3://%s has no access key or secret",
                     loc->bucket);
+  if (!rc) { /* checks the endpoint, region and bucket before any request, as os_azure does */
+    char *probe = NULL;
+    s3_url_ctx u = {s, {"GET", NULL, 0}, ""};
+    rc = s3_make_url(&u, &probe);
+    free(probe);
+  }
   if (!rc) rc = os__http_new(&s->http);
   if (!rc && asprintf(&where, "s3://%s%s%s", s->bucket, *s->prefix ? "/" : "", s->prefix) < 0) {
     where = NULL;

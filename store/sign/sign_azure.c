@@ -37,11 +37,49 @@ static int sign__container_ok(const char *c) {
   return 1;
 }
 
+/* A blob endpoint such as Azurite's "http://127.0.0.1:10000/devstoreaccount1": http(s),
+ * a host (letters, digits, '.', '-', ':' and [IPv6]: no user information) and an optional
+ * plain path; no query, fragment, escapes, blanks or control characters, which would
+ * change where a signed URL or its SAS goes. Endpoint suffixes are host names. */
+static int sign__azure_endpoint_ok(const char *e, int suffix_only) {
+  const char *h = e;
+  if (!suffix_only) {
+    if (strncmp(e, "https://", 8) == 0)
+      h = e + 8;
+    else if (strncmp(e, "http://", 7) == 0)
+      h = e + 7;
+    else
+      return 0;
+  }
+  size_t n = strcspn(h, "/");
+  if (n == 0 || n > 253 || (suffix_only && h[n]))
+    return 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)h[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '.' || c == '-' || (!suffix_only && (c == ':' || c == '[' || c == ']'))))
+      return 0;
+  }
+  for (const char *p = h + n; *p; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '.' || c == '-' || c == '_' || c == '~' || c == '/'))
+      return 0;
+  }
+  return 1;
+}
+
 static int sign__azure_check(const char *account, const char *container, const char *blob,
                              const sign_azure_opts *opts) {
   if (opts && opts->version != SIGN_AZURE_OPTS_VERSION)
     return dd_err_set(DD_EINVAL, "sign_azure_opts version %u is not %d", opts->version,
                       SIGN_AZURE_OPTS_VERSION);
+  /* (the endpoint is not repeated: a mistyped one may carry a password) */
+  if (opts && opts->blob_endpoint && !sign__azure_endpoint_ok(opts->blob_endpoint, 0))
+    return dd_err_set(DD_EINVAL, "Azure endpoint must be http(s)://host[:port][/path] without "
+                      "user information, query, fragment or escapes");
+  if (opts && opts->endpoint_suffix && !sign__azure_endpoint_ok(opts->endpoint_suffix, 1))
+    return dd_err_set(DD_EINVAL, "Azure endpoint suffix must be a host name");
   if (!sign__account_ok(account))
     return dd_err_set(DD_EINVAL, "bad Azure storage account name '%s'", account ? account : "");
   if (!sign__container_ok(container))

@@ -74,7 +74,8 @@ static int sign__bucket_ok(const char *b) {
   return 1;
 }
 
-/* Splits "scheme://host[:port][/]" into scheme and host; drops a default port. */
+/* Splits "scheme://host[:port][/]" into scheme and host; drops a default port. Messages
+ * never repeat the endpoint: a mistyped one may carry user information (a password). */
 static int sign__parse_endpoint(sign__s3_target *t, const char *ep) {
   const char *rest;
   if (strncmp(ep, "https://", 8) == 0) {
@@ -84,17 +85,21 @@ static int sign__parse_endpoint(sign__s3_target *t, const char *ep) {
     strcpy(t->scheme, "http");
     rest = ep + 7;
   } else {
-    return dd_err_set(DD_EINVAL, "S3 endpoint '%s' must start with https:// or http://", ep);
+    return dd_err_set(DD_EINVAL, "S3 endpoint must start with https:// or http://");
   }
   size_t n = strcspn(rest, "/");
+  if (memchr(rest, '@', n))
+    return dd_err_set(DD_EINVAL, "S3 endpoint must not have user information ('@')");
   if (rest[n] == '/' && rest[n + 1] != '\0')
-    return dd_err_set(DD_EINVAL, "S3 endpoint '%s' must not have a path", ep);
+    return dd_err_set(DD_EINVAL, "S3 endpoint must not have a path");
   if (n == 0 || n >= 200)
-    return dd_err_set(DD_EINVAL, "S3 endpoint '%s' has no usable host", ep);
+    return dd_err_set(DD_EINVAL, "S3 endpoint has no usable host");
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)rest[i];
-    if (c <= 0x20 || c >= 0x7f || c == '@' || c == '?' || c == '#')
-      return dd_err_set(DD_EINVAL, "S3 endpoint '%s' has a bad host", ep);
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '.' || c == '-' || c == ':' || c == '[' || c == ']'))
+      return dd_err_set(DD_EINVAL, "S3 endpoint has a bad host (letters, digits, '.', '-', "
+                        "':' and [IPv6] only)");
   }
   /* Host names are case-insensitive; lower case them as AWS's signer (botocore) does, so
    * the Host header curl sends and the one signed are the same text on every store. */

@@ -241,6 +241,53 @@ static void test_request_url(void **state) {
   assert_null(url);
 }
 
+/* Review: a blob endpoint (an emulator's base URL, from a location's properties) that would
+ * send a SAS elsewhere or inject into the request is refused, without being repeated. */
+static void test_endpoint_injection(void **state) {
+  (void)state;
+  static const char *const bad[] = {
+      "http://user:hunter2pw@127.0.0.1:10000/devstoreaccount1", /* user information */
+      "http://127.0.0.1:10000@evil.example/hunter2pw",
+      "ftp://127.0.0.1/hunter2pw",
+      "javascript:hunter2pw",
+      "127.0.0.1:10000/hunter2pw",                   /* no scheme */
+      "http://127.0.0.1:10000/acct?x=hunter2pw",     /* query: the SAS would follow it */
+      "http://127.0.0.1:10000/acct#hunter2pw",       /* fragment: the SAS would be cut */
+      "http://127.0.0.1:10000/acct\r\nX-I: hunter2pw",
+      "http://127.0.0.1:10000/a cct/hunter2pw",
+      "http://127.0.0.1:10000/%2e%2e/hunter2pw",
+      "http:///hunter2pw",                           /* no host */
+  };
+  sign_azure_opts o = SIGN_AZURE_OPTS_INIT;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char *url = NULL;
+    o.blob_endpoint = bad[i];
+    int rc1 = sign_azure_blob_sas_ex(&url, ACCOUNT, KEY, "delta", "f", T0, T1, "r",
+                                     "2020-12-06", &o);
+    assert_null(strstr(dd_err_msg(), "hunter2pw"));
+    int rc2 = sign_azure_with_sas_ex(&url, ACCOUNT, "delta", "f", "sv=x&sig=y", &o);
+    int rc3 = sign_azure_request_url(&url, ACCOUNT, "delta", "", NULL, 0, "sv=x&sig=y", &o);
+    if (rc1 != DD_EINVAL || rc2 != DD_EINVAL || rc3 != DD_EINVAL)
+      print_error("endpoint %zu: %d %d %d\n", i, rc1, rc2, rc3);
+    assert_int_equal(rc1, DD_EINVAL);
+    assert_int_equal(rc2, DD_EINVAL);
+    assert_int_equal(rc3, DD_EINVAL);
+    assert_null(url);
+  }
+  /* a suffix is a host name: one with '@' would put the real host in the user information */
+  o.blob_endpoint = NULL;
+  o.endpoint_suffix = "core.windows.net@evil.example";
+  char *url = NULL;
+  assert_int_equal(sign_azure_with_sas_ex(&url, ACCOUNT, "delta", "f", "sv=x&sig=y", &o),
+                   DD_EINVAL);
+  assert_null(url);
+  o.endpoint_suffix = NULL;
+  o.blob_endpoint = "https://[::1]:10000/devstoreaccount1/";
+  assert_int_equal(sign_azure_with_sas_ex(&url, ACCOUNT, "delta", "f", "sv=x&sig=y", &o), 0);
+  assert_string_equal(url, "https://[::1]:10000/devstoreaccount1/delta/f?sv=x&sig=y");
+  free(url);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_string_to_sign_layouts),
@@ -252,6 +299,7 @@ int main(void) {
       cmocka_unit_test(test_with_sas_token),
       cmocka_unit_test(test_container_sas),
       cmocka_unit_test(test_request_url),
+      cmocka_unit_test(test_endpoint_injection),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

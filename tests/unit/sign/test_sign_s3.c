@@ -251,6 +251,40 @@ static void test_presign_param_names(void **state) {
                    DD_EINVAL);
 }
 
+/* Review: endpoints that would send a presigned request (or a password in them) elsewhere
+ * are refused, and the message never repeats the endpoint (it may hold user information). */
+static void test_presign_endpoint_injection(void **state) {
+  (void)state;
+  char *url = NULL;
+  static const char *const bad[] = {
+      "http://admin:hunter2pw@127.0.0.1:9000",     /* user information */
+      "https://hunter2pw@s3.example",
+      "ftp://u:hunter2pw@host",                    /* odd scheme with a password */
+      "http://host\\hunter2pw",                    /* backslash in the host */
+      "http://host%2Fhunter2pw",                   /* escape in the host */
+      "http://host\r\nX-Injected: hunter2pw",      /* CR/LF */
+      "http://host hunter2pw",                     /* blank */
+      "http://host/hunter2pw",                     /* path */
+      "http://host?x=hunter2pw",                   /* query */
+      "http://host#hunter2pw",                     /* fragment */
+      "javascript:hunter2pw",
+  };
+  sign_s3_opts o = SIGN_S3_OPTS_INIT;
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    o.endpoint = bad[i];
+    int rc = sign_s3_presign(&url, &doc_creds, "us-east-1", "bkt", "k", T2024, 60, &o);
+    if (rc != DD_EINVAL || strstr(dd_err_msg(), "hunter2pw"))
+      print_error("endpoint %zu: rc %d, message '%s'\n", i, rc, dd_err_msg());
+    assert_int_equal(rc, DD_EINVAL);
+    assert_null(strstr(dd_err_msg(), "hunter2pw"));
+    assert_null(url);
+  }
+  o.endpoint = "http://[::1]:9000"; /* an IPv6 literal is a host */
+  assert_int_equal(sign_s3_presign(&url, &doc_creds, "us-east-1", "bkt", "k", T2024, 60, &o), 0);
+  assert_true(strncmp(url, "http://[::1]:9000/bkt/k?", 24) == 0);
+  free(url);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_signing_key_published),
@@ -262,6 +296,7 @@ int main(void) {
       cmocka_unit_test(test_presign_rejects),
       cmocka_unit_test(test_presign_bucket_request_and_host_case),
       cmocka_unit_test(test_presign_param_names),
+      cmocka_unit_test(test_presign_endpoint_injection),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
