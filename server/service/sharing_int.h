@@ -63,6 +63,10 @@ typedef struct shr_remote {
 int shr_remote_open(dd_call *call, const cat_shared_table *t, const char *url, shr_remote *r,
                     os_store **out_store);
 void shr_remote_free(shr_remote *r);
+/* 0 when file URLs of r's table may be given to recipients. A stored Azure SAS token would
+ * travel in every URL as it is (granting whatever it grants, e.g. the whole container), so
+ * it needs the location property sas_to_recipients=true; else DD_EPRECOND saying so. */
+int shr_remote_can_sign(const shr_remote *r);
 
 /* ---- local file URLs (sharing_files.c) ----------------------------------------------- */
 

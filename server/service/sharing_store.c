@@ -121,6 +121,17 @@ int shr_remote_open(dd_call *call, const cat_shared_table *t, const char *url, s
   return rc;
 }
 
+int shr_remote_can_sign(const shr_remote *r) {
+  if (r->sc.kind != SIGN_CRED_AZURE_SAS) return 0;
+  const char *ok = shr_prop(r->loc, "sas_to_recipients");
+  if (ok && strcasecmp(ok, "true") == 0) return 0;
+  return dd_err_set(DD_EPRECOND,
+                    "storage location '%s' reads with a SAS token, and file URLs made with it "
+                    "would hand recipients the token itself (whatever it grants, beyond this "
+                    "table); use an account-key credential, or set the location property "
+                    "sas_to_recipients=true to accept that", r->loc->name);
+}
+
 void shr_remote_free(shr_remote *r) {
   if (!r) return;
   sign_location_free(&r->where);

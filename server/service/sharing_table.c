@@ -311,6 +311,7 @@ int shr_query_table(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage 
   int rc = shr_caps(call, &caps);
   if (!rc) rc = shr_open_table(call, &o, req->share, req->schema, req->table);
   else memset(&o, 0, sizeof o);
+  if (!rc && o.is_remote) rc = shr_remote_can_sign(&o.rem);
   if (!rc)
     rc = shq_query_table(o.dl, &q, &caps, &o.opts, &o.signer, shr_now_ms(), &res, shr_send_line, &st);
   shr_close(&o);
@@ -335,6 +336,7 @@ int shr_get_table_changes(dd_call *call, const ProtobufCMessage *in, ProtobufCMe
   int rc = shr_caps(call, &caps);
   if (!rc) rc = shr_open_table(call, &o, req->share, req->schema, req->table);
   else memset(&o, 0, sizeof o);
+  if (!rc && o.is_remote) rc = shr_remote_can_sign(&o.rem);
   if (!rc)
     rc = shq_table_changes(o.dl, &c, &caps, &o.opts, &o.signer, shr_now_ms(), &res,
                            shr_send_line, &st);

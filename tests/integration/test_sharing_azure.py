@@ -119,7 +119,9 @@ class SharingAzure(h.ServerTest):
         dead = {"endpoint": "http://127.0.0.1:9/" + ACCOUNT}  # nothing listens on port 9
         for name, url, cred, props in (
                 ("lake", "abfss://lake@%s.dfs.core.windows.net/tables" % ACCOUNT, "azkey", ep),
-                ("lakesas", "wasbs://lake@%s.blob.core.windows.net/tables" % ACCOUNT, "azsas", ep),
+                ("lakesas", "wasbs://lake@%s.blob.core.windows.net/tables" % ACCOUNT, "azsas",
+                 dict(ep, sas_to_recipients="true")),
+                ("sasnoopt", "wasbs://lake@%s.blob.core.windows.net/tables" % ACCOUNT, "azsas", ep),
                 ("wrongkey", "az://lake/tables", "azwrong", ep),
                 ("down", "azure://lake/tables", "azkey", dead)):
             cls.admin("POST", "/locations", {"name": name, "url": url, "type": "AZURE",
@@ -141,13 +143,26 @@ class SharingAzure(h.ServerTest):
                 ("missing", {"location": "lake", "path": "nothing-here"}),
                 ("nocred", {"url": "abfss://other@%s.dfs.core.windows.net/t" % ACCOUNT}),
                 ("wrongkey", {"location": "wrongkey", "path": "parts"}),
-                ("down", {"location": "down", "path": "parts"})):
+                ("down", {"location": "down", "path": "parts"}),
+                ("sasnoopt", {"location": "sasnoopt", "path": "parts"})):
             body["name"] = name
             cls.admin("POST", "/shares/azkey/schemas/main/tables", body)
         r = cls.admin("POST", "/recipients", {"name": "bob"})
         cls.R = {"Authorization": "Bearer " + r["bearerToken"]}
         for share in SHARES + ("local",):
             cls.admin("POST", "/recipients/bob/grants/%s" % share, None)
+
+    def test_sas_token_not_handed_out_without_opt_in(self):
+        # a stored SAS would travel in every file URL as it is: refused unless the location
+        # says sas_to_recipients=true; reading the log with it is fine
+        r = self.call("azkey", "sasnoopt", "query")
+        self.assertEqual(r.status_code, 400, r.text)
+        self.assertIn("sas_to_recipients=true", r.json()["message"])
+        self.assertNotIn("sig=", r.text)
+        r = self.call("azkey", "sasnoopt", "changes", {"startingVersion": 0}, method="GET")
+        self.assertEqual(r.status_code, 400, r.text)
+        self.assertIn("sas_to_recipients=true", r.json()["message"])
+        self.assertEqual(self.call("azkey", "sasnoopt", "metadata", method="GET").status_code, 200)
 
     def call(self, share, table, what, body=None, caps=None, method="POST"):
         hd = dict(self.R)
