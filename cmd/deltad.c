@@ -52,6 +52,7 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   hopts.max_body_bytes = cfg->max_message_bytes;
   hopts.app = app;
   hopts.auth = dd_app_auth;
+  hopts.shutdown_grace_ms = cfg->shutdown_grace_ms;
   if ((rc = dd_http_server_new(&http, &hopts, methods, n_methods)) != 0) goto cleanup;
   if ((rc = lance_rest_register(http, app)) != 0) goto cleanup; /* Lance Namespace REST */
   if ((rc = dd_sharing_rest_register(http, app, cfg->base_path)) != 0) goto cleanup;

@@ -265,9 +265,16 @@ void dd_http_server_stop(dd_http_server *s) {
    * must not be stopped with suspended connections; idle keep-alive connections are
    * closed by MHD_stop_daemon; last, streaming handler threads are waited for, as they
    * use the application object the caller frees next. */
+  /* a client that stopped reading keeps its reply "in flight": wait only the grace */
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += 30;
+  int grace = s->opts.shutdown_grace_ms > 0 ? s->opts.shutdown_grace_ms : 0;
+  until.tv_sec += grace / 1000;
+  until.tv_nsec += (long)(grace % 1000) * 1000000L;
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000L;
+  }
   pthread_mutex_lock(&s->mu);
   wait_zero(s, &s->in_flight, &until);
   pthread_mutex_unlock(&s->mu);

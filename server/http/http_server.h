@@ -43,8 +43,9 @@ typedef struct dd_http_opts {
   size_t max_body_bytes; /* larger request bodies get 413 */
   void *app;             /* given to handlers as dd_call.app and to auth */
   dd_auth_fn auth;       /* NULL: no authentication (principal NONE for every call) */
+  int shutdown_grace_ms; /* on stop, how long requests (and replies being sent) may finish */
 } dd_http_opts;
-#define DD_HTTP_OPTS_INIT {"127.0.0.1:8080", "/api/v1", 0, 16u << 20, NULL, NULL}
+#define DD_HTTP_OPTS_INIT {"127.0.0.1:8080", "/api/v1", 0, 16u << 20, NULL, NULL, 30000}
 
 /* ---- native handlers ----------------------------------------------------------------- */
 
