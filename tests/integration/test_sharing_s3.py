@@ -272,6 +272,26 @@ class SharingS3(h.ServerTest):
         # the server is still up and serving
         self.assertEqual(self.call("s3", "parts", "version", method="GET").status_code, 200)
 
+    def test_grpc_query_of_an_s3_table(self):
+        h.stubs_dir()
+        from deltad.sharing.v1 import sharing_pb2 as spb, sharing_pb2_grpc as sg
+        with self.server.channel() as ch:
+            svc = sg.DeltaSharingServiceStub(ch)
+            md = (("authorization", self.R["Authorization"]),)
+            msgs = list(svc.QueryTable(spb.QueryTableRequest(share="s3", schema="main",
+                                                             table="parts"), metadata=md))
+        lines = [json.loads(m.line) for m in msgs]
+        self.assertIn("protocol", lines[0])
+        self.assertEqual(msgs[0].capabilities, "responseformat=parquet")
+        rest = ndjson(self.call("s3", "parts", "query").text)
+        self.assertEqual(self.strip(lines), self.strip(rest))
+        local = {l["file"]["id"]: l["file"]["url"]
+                 for l in ndjson(self.call("local", "parts", "query").text) if "file" in l}
+        files = [l["file"] for l in lines if "file" in l]
+        self.assertEqual(len(files), len(local))
+        for f in files[:3]:
+            self.check_url("parts", f["url"], local[f["id"]])
+
     def test_secrets_never_in_answers(self):
         for t in TABLES:
             for what, method in (("metadata", "GET"), ("query", "POST")):
