@@ -88,17 +88,6 @@ int dd_http_reply_body(dd_http_reply *r, const void *data, size_t len) {
   return http__append(&r->body, &r->len, &r->cap, data, len);
 }
 
-int dd_http_reply_body_take(dd_http_reply *r, void *data, size_t len) {
-  if (r->body) {
-    int rc = http__append(&r->body, &r->len, &r->cap, data, len);
-    free(data);
-    return rc;
-  }
-  r->body = data;
-  r->len = r->cap = len;
-  return 0;
-}
-
 int dd_http_reply_file(dd_http_reply *r, int fd, uint64_t off, uint64_t len) {
   if (r->fd >= 0) close(r->fd);
   r->fd = fd;

@@ -69,9 +69,6 @@ int dd_http_req_auth(const dd_http_request *r, dd_principal *out);
 int dd_http_reply_status(dd_http_reply *r, int status);
 int dd_http_reply_header(dd_http_reply *r, const char *name, const char *value);
 int dd_http_reply_body(dd_http_reply *r, const void *data, size_t len); /* appends */
-/* Like dd_http_reply_body, but takes the malloc'ed data (freed by the reply, also on
- * error): a large body is then never copied on its way to the socket. */
-int dd_http_reply_body_take(dd_http_reply *r, void *data, size_t len);
 
 /* A file body: len bytes of fd from off. The reply owns fd (closes it, also on error);
  * the kernel sends it without copies. Replaces any body. */

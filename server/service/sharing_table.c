@@ -86,58 +86,31 @@ typedef struct shr_signer_ctx {
   const shr_remote *remote; /* set for tables in object storage */
 } shr_signer_ctx;
 
-/* An object-store URL: absolute ones must lie under the table (same bucket, below its key
- * prefix); relative ones are under the table's location. */
-static int shr_sign_remote(shr_signer_ctx *c, const char *path, char **out_url,
-                           int64_t *out_expires_ms) {
-  const sign_location *w = &c->remote->where;
-  char *rel = NULL;
-  int rc = 0;
-  if (strstr(path, "://")) {
-    sign_location loc;
-    if ((rc = sign_parse_location(&loc, path))) return rc;
-    size_t pl = strlen(w->path);
-    bool inside = loc.kind == w->kind && strcmp(loc.bucket ? loc.bucket : "", w->bucket ? w->bucket : "") == 0 &&
-                  strncmp(loc.path, w->path, pl) == 0 && (pl == 0 || loc.path[pl] == '/');
-    if (inside && !(rel = strdup(loc.path + pl + (pl ? 1 : 0)))) rc = dd_err_set(DD_ENOMEM, "out of memory");
-    sign_location_free(&loc);
-    if (!rc && !inside) rc = dd_err_set(DD_EPERM, "file '%s' is outside the shared table", path);
-    if (rc) return rc;
-    path = rel;
-  }
-  int64_t now_s = (c->expires_ms - (int64_t)c->ttl_s * 1000) / 1000;
-  rc = sign_object_url(out_url, w, path, &c->remote->sc, now_s, c->ttl_s);
-  *out_expires_ms = c->expires_ms;
-  free(rel);
-  return rc;
-}
-
+/* A file's URL: deltad's own signed URL for local tables, a presigned S3 / SAS URL for
+ * tables in object storage. Paths are relative to the table; an absolute one must lie under
+ * the table (sign_location_under). */
 static int shr_sign(void *ctx, const char *path, int64_t size, char **out_url,
                     int64_t *out_expires_ms) {
   shr_signer_ctx *c = ctx;
   (void)size;
-  if (c->remote) return shr_sign_remote(c, path, out_url, out_expires_ms);
-  const char *rel = path;
+  char *rel = NULL;
+  int rc = 0;
+  /* an absolute URI in the log: only files under this table's root are signed */
   if (strstr(path, "://")) {
-    /* an absolute URI in the log: only files under this table's root are served */
-    sign_location loc;
-    int rc = sign_parse_location(&loc, path);
+    sign_location local = {.kind = SIGN_LOC_FILE, .path = (char *)c->root};
+    rc = sign_location_under(&rel, c->remote ? &c->remote->where : &local, path);
     if (rc) return rc;
-    size_t rl = strlen(c->root);
-    rc = loc.kind == SIGN_LOC_FILE && strncmp(loc.path, c->root, rl) == 0 && loc.path[rl] == '/'
-             ? 0
-             : dd_err_set(DD_EPERM, "file '%s' is outside the shared table", path);
-    char *r = rc ? NULL : strdup(loc.path + rl + 1);
-    sign_location_free(&loc);
-    if (rc) return rc;
-    if (!r) return dd_err_set(DD_ENOMEM, "out of memory");
-    rc = sign_local_url(out_url, c->key, c->base, c->table_id, r, c->expires_ms);
-    free(r);
-    *out_expires_ms = c->expires_ms;
-    return rc;
+    path = rel;
+  }
+  if (c->remote) {
+    int64_t now_s = (c->expires_ms - (int64_t)c->ttl_s * 1000) / 1000;
+    rc = sign_object_url(out_url, &c->remote->where, path, &c->remote->sc, now_s, c->ttl_s);
+  } else {
+    rc = sign_local_url(out_url, c->key, c->base, c->table_id, path, c->expires_ms);
   }
   *out_expires_ms = c->expires_ms;
-  return sign_local_url(out_url, c->key, c->base, c->table_id, rel, c->expires_ms);
+  free(rel);
+  return rc;
 }
 
 /* ---- one opened table ----------------------------------------------------------------- */

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "server/sharing/shq_request.h"
 #include "store/delta/dl.h"
 
 /* ---------------- signing ---------------- */
@@ -70,31 +71,7 @@ typedef struct shq_table_opts {
 } shq_table_opts;
 #define SHQ_TABLE_OPTS_INIT {.start_version = -1, .table_id = ""}
 
-/* ---------------- Query Table request ---------------- */
-
-typedef struct shq_query {
-  char **predicate_hints;   /* SQL strings */
-  size_t num_predicate_hints;
-  char *json_predicate_hints;
-  int64_t limit_hint;       /* -1: none */
-  int64_t version;          /* -1: none */
-  char *timestamp;          /* NULL: none */
-  int64_t starting_version; /* -1: none */
-  int64_t ending_version;   /* -1: none */
-  bool include_historical_metadata;
-  bool include_historical_protocol; /* delta format, with startingVersion */
-  int64_t max_files;        /* -1: none */
-  char *page_token;
-  bool include_refresh_token;
-  char *refresh_token;
-} shq_query;
-#define SHQ_QUERY_INIT {.limit_hint = -1, .version = -1, .starting_version = -1, \
-                        .ending_version = -1, .max_files = -1}
-
-/* Parses QueryTable's JSON body ("" or "{}" is an empty query). Strict types; unknown
- * fields ignored. DD_EINVAL with a message on bad JSON or a wrong type. */
-int shq_query_parse_json(shq_query *out, const char *body, size_t len);
-void shq_query_clear(shq_query *q);
+/* ---------------- Query Table request: shq_request.h ---------------- */
 
 /* ---------------- responses ---------------- */
 

@@ -26,7 +26,6 @@ typedef struct az_impl {
   char *key;                          /* account key (base64) or NULL */
   char *sas;                          /* stored SAS token or NULL */
   char version[48];                   /* "x-ms-version: <v>" */
-  os__http *http;
 } az_impl;
 
 /* ---- blob names and URLs -------------------------------------------------------------- */
@@ -123,7 +122,7 @@ static int az_send(const az_impl *s, const char *method, const char *blob,
   rq.method = method;
   rq.headers = hdrs;
   az_url_ctx u = {s, blob, ps, nps};
-  return os__http_do(s->http, &rq, az_make_url, &u, resp);
+  return os__http_do(&rq, az_make_url, &u, resp);
 }
 
 static int az_need_blob(const char *blob, const char *path) {
@@ -375,7 +374,6 @@ static int az_rmdir(void *impl, const char *dir) {
 static void az_free(void *impl) {
   az_impl *s = impl;
   if (!s) return;
-  os__http_free(s->http);
   free(s->account);
   free(s->container);
   free(s->prefix);
@@ -481,7 +479,7 @@ int os_azure_open(os_store **out, const sign_location *loc, const sign_cred *cre
     rc = az_make_url(&u, &probe);
     free(probe);
   }
-  if (!rc) rc = os__http_new(&s->http);
+  if (!rc) rc = os__http_init();
   if (!rc) rc = az_where(&where, loc, s);
   if (!rc) rc = os_store_new(out, &az_vt, s, where);
   free(where);

@@ -1,5 +1,5 @@
 /* os_http.c: libcurl-based HTTP client of the object-store backends (see os_http.h):
- * a locked pool of easy handles (connection reuse), retries of transient failures and
+ * a process-wide locked pool of easy handles (connection reuse), retries of transient failures and
  * response bodies read into memory. */
 #include "store/objstore/os_http.h"
 
@@ -13,55 +13,43 @@
 
 #include "common/err.h"
 
-#define OS__HTTP_POOL 8
+#define OS__HTTP_POOL 16
 #define OS__HTTP_TRIES 4
 
-struct os__http {
-  pthread_mutex_t mu;
-  CURL *pool[OS__HTTP_POOL];
-  int npool;
-};
+/* One pool for the process: stores are opened per call (a shared table per query), and
+ * each curl handle keeps its connections, so a shared pool is what lets the next query
+ * reuse the TCP/TLS connection to the same endpoint. */
+static pthread_mutex_t os__pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static CURL *os__pool[OS__HTTP_POOL];
+static int os__npool;
 
 static pthread_once_t os__curl_once = PTHREAD_ONCE_INIT;
 static int os__curl_ok;
 
 static void os__curl_init(void) { os__curl_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == 0; }
 
-int os__http_new(os__http **out) {
-  *out = NULL;
+int os__http_init(void) {
   pthread_once(&os__curl_once, os__curl_init);
-  if (!os__curl_ok) return dd_err_set(DD_EINTERNAL, "libcurl failed to initialise");
-  os__http *h = calloc(1, sizeof *h);
-  if (!h) return dd_err_set(DD_ENOMEM, "out of memory");
-  pthread_mutex_init(&h->mu, NULL);
-  *out = h;
-  return 0;
+  return os__curl_ok ? 0 : dd_err_set(DD_EINTERNAL, "libcurl failed to initialise");
 }
 
-void os__http_free(os__http *h) {
-  if (!h) return;
-  for (int i = 0; i < h->npool; i++) curl_easy_cleanup(h->pool[i]);
-  pthread_mutex_destroy(&h->mu);
-  free(h);
-}
-
-static CURL *os__http_take(os__http *h) {
+static CURL *os__http_take(void) {
   CURL *c = NULL;
-  pthread_mutex_lock(&h->mu);
-  if (h->npool > 0) c = h->pool[--h->npool];
-  pthread_mutex_unlock(&h->mu);
-  if (c) curl_easy_reset(c);
+  pthread_mutex_lock(&os__pool_mu);
+  if (os__npool > 0) c = os__pool[--os__npool];
+  pthread_mutex_unlock(&os__pool_mu);
+  if (c) curl_easy_reset(c); /* options go, the connection cache stays */
   else c = curl_easy_init();
   return c;
 }
 
-static void os__http_give(os__http *h, CURL *c) {
-  pthread_mutex_lock(&h->mu);
-  if (h->npool < OS__HTTP_POOL) {
-    h->pool[h->npool++] = c;
+static void os__http_give(CURL *c) {
+  pthread_mutex_lock(&os__pool_mu);
+  if (os__npool < OS__HTTP_POOL) {
+    os__pool[os__npool++] = c;
     c = NULL;
   }
-  pthread_mutex_unlock(&h->mu);
+  pthread_mutex_unlock(&os__pool_mu);
   if (c) curl_easy_cleanup(c);
 }
 
@@ -198,7 +186,7 @@ static bool os__transient(long status) {
   return status == 500 || status == 502 || status == 503 || status == 504;
 }
 
-int os__http_do(os__http *h, const os__http_req *rq, os__http_url_fn make_url, void *ctx,
+int os__http_do(const os__http_req *rq, os__http_url_fn make_url, void *ctx,
                 os__http_resp *out) {
   memset(out, 0, sizeof *out);
   int rc = 0;
@@ -210,13 +198,13 @@ int os__http_do(os__http *h, const os__http_req *rq, os__http_url_fn make_url, v
     os__http_resp_free(out);
     char *url = NULL;
     if ((rc = make_url(ctx, &url))) return rc;
-    CURL *c = os__http_take(h);
+    CURL *c = os__http_take();
     if (!c) {
       free(url);
       return dd_err_set(DD_ENOMEM, "out of memory (curl handle)");
     }
     rc = os__attempt(c, rq, url, out);
-    os__http_give(h, c);
+    os__http_give(c);
     free(url);
     if (rc == DD_ENOMEM) return rc;
     if (rc && out->timed_out) return rc; /* a stalled store: waiting again would only stall */

@@ -1,6 +1,6 @@
 /* os_http.h: the HTTP client the object-store backends (os_s3.c, os_azure.c) send their
- * requests with: libcurl easy handles kept in a small locked pool so connections are
- * reused, bounded retries of transient failures, and the whole body or a byte range read
+ * requests with: libcurl easy handles kept in one locked pool for the process, so
+ * connections are reused across stores and calls, bounded retries of transient failures, and the whole body or a byte range read
  * into memory. Internal to store/objstore (prefix os__http). */
 #ifndef DD_STORE_OBJSTORE_OS_HTTP_H
 #define DD_STORE_OBJSTORE_OS_HTTP_H
@@ -8,8 +8,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-typedef struct os__http os__http;
 
 typedef struct os__http_req {
   const char *method;          /* "GET", "HEAD", "PUT", "DELETE" */
@@ -32,9 +30,8 @@ typedef struct os__http_resp {
                                   NUL-terminated; owned; read with os__http_header */
 } os__http_resp;
 
-/* A client (connection pool) for one store. */
-int os__http_new(os__http **out);
-void os__http_free(os__http *h);
+/* Initialises libcurl once for the process (call before the first request; cheap after). */
+int os__http_init(void);
 
 /* Sends the request (URL made by make_url(ctx) on every attempt, so a retry is signed
  * afresh) and fills *out. Connection failures and 500/502/503/504 are retried up to three
@@ -43,7 +40,7 @@ void os__http_free(os__http *h);
  * Returns DD_EIO (message names the URL without its query, never the signature) when no
  * HTTP response could be had. Free *out with os__http_resp_free. */
 typedef int (*os__http_url_fn)(void *ctx, char **out_url);
-int os__http_do(os__http *h, const os__http_req *rq, os__http_url_fn make_url, void *ctx,
+int os__http_do(const os__http_req *rq, os__http_url_fn make_url, void *ctx,
                 os__http_resp *out);
 void os__http_resp_free(os__http_resp *r);
 

@@ -17,7 +17,6 @@ typedef struct s3_impl {
   char *bucket, *prefix; /* prefix: no leading or trailing '/', may be "" */
   char *region, *endpoint, *akid, *secret, *token;
   sign_s3_style style;
-  os__http *http;
 } s3_impl;
 
 /* ---- keys and URLs -------------------------------------------------------------------- */
@@ -99,7 +98,7 @@ static int s3_send(const s3_impl *s, const char *method, const char *key,
   if (extra) rq = *extra;
   rq.method = method;
   s3_url_ctx u = {s, {method, ps, nps}, key};
-  return os__http_do(s->http, &rq, s3_make_url, &u, resp);
+  return os__http_do(&rq, s3_make_url, &u, resp);
 }
 
 /* ---- reads ---------------------------------------------------------------------------- */
@@ -337,7 +336,6 @@ static int s3_rmdir(void *impl, const char *dir) {
 static void s3_free(void *impl) {
   s3_impl *s = impl;
   if (!s) return;
-  os__http_free(s->http);
   free(s->bucket);
   free(s->prefix);
   free(s->region);
@@ -388,7 +386,7 @@ int os_s3_open(os_store **out, const sign_location *loc, const sign_cred *cred) 
     rc = s3_make_url(&u, &probe);
     free(probe);
   }
-  if (!rc) rc = os__http_new(&s->http);
+  if (!rc) rc = os__http_init();
   if (!rc && asprintf(&where, "s3://%s%s%s", s->bucket, *s->prefix ? "/" : "", s->prefix) < 0) {
     where = NULL;
     rc = dd_err_set(DD_ENOMEM, "out of memory");

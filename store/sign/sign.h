@@ -213,6 +213,11 @@ typedef struct sign_location {
 /* Parses a storage location URL. DD_EINVAL for anything malformed or an unknown scheme.
  * On success free the members with sign_location_free(). */
 int sign_parse_location(sign_location *out, const char *url);
+/* When url (an absolute URL, e.g. a path in a Delta log) names an object below root (same
+ * kind and bucket or container, same account when both name one, strictly under root's
+ * path), *out_rel gets its path relative to root (the caller's to free); else DD_EPERM
+ * "file ... is outside the shared table". DD_EINVAL when url does not parse. */
+int sign_location_under(char **out_rel, const sign_location *root, const char *url);
 /* Frees the members of loc (not loc itself) and zeroes it. Accepts NULL. */
 void sign_location_free(sign_location *loc);
 

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/err.h"
 
@@ -149,6 +150,27 @@ static int sign__parse_object(sign_location *loc, const char *rest) {
   }
   if (rc == 0)
     rc = sign__prefix(&loc->path, rest + an, strlen(rest + an));
+  return rc;
+}
+
+int sign_location_under(char **out_rel, const sign_location *root, const char *url) {
+  *out_rel = NULL;
+  sign_location loc;
+  int rc = sign_parse_location(&loc, url);
+  if (rc < 0)
+    return rc;
+  size_t pl = strlen(root->path);
+  int same = loc.kind == root->kind &&
+             strcmp(loc.bucket ? loc.bucket : "", root->bucket ? root->bucket : "") == 0 &&
+             (!loc.account || !root->account || strcasecmp(loc.account, root->account) == 0);
+  const char *rel = loc.path + pl + (pl ? 1 : 0);
+  int below = same && strncmp(loc.path, root->path, pl) == 0 &&
+              (pl == 0 || loc.path[pl] == '/') && *rel;
+  if (!below)
+    rc = dd_err_set(DD_EPERM, "file '%s' is outside the shared table", url);
+  else if (!(*out_rel = strdup(rel)))
+    rc = dd_err_set(DD_ENOMEM, "out of memory");
+  sign_location_free(&loc);
   return rc;
 }
 

@@ -19,7 +19,7 @@
 #include "server/http/native/sharing_rest.h"
 #include "server/http/pbjson.h"
 #include "server/service/sharing_files.h"
-#include "server/sharing/shq.h"
+#include "server/sharing/shq_request.h"
 
 #define SR_JSON "application/json; charset=utf-8"
 #define SR_NDJSON "application/x-ndjson; charset=utf-8"
@@ -62,37 +62,17 @@ static int sr_json(dd_http_reply *rep, json_t *j) {
 typedef struct sr_call {
   dd_call call;
   const dd_http_request *req;
-  char *buf; /* NDJSON body */
-  size_t len, cap;
-  int64_t version;
-  char caps[128];
-  int lines;
 } sr_call;
 
 static const char *sr_header(dd_call *call, const char *name) {
   return dd_http_req_header(((sr_call *)call->transport)->req, name);
 }
 
+/* Unary handlers never send; the NDJSON ones run in sharing_stream.c with their own send. */
 static int sr_send(dd_call *call, const ProtobufCMessage *msg) {
-  sr_call *c = call->transport;
-  const Deltad__Sharing__V1__TableLine *l = (const void *)msg;
-  if (c->lines++ == 0) {
-    c->version = l->version;
-    snprintf(c->caps, sizeof c->caps, "%s", l->capabilities);
-  }
-  size_t n = strlen(l->line);
-  if (c->len + n + 1 > c->cap) {
-    size_t cap = c->cap ? c->cap : 4096;
-    while (cap < c->len + n + 1) cap *= 2;
-    char *g = realloc(c->buf, cap);
-    if (!g) return dd_err_set(DD_ENOMEM, "out of memory");
-    c->buf = g;
-    c->cap = cap;
-  }
-  memcpy(c->buf + c->len, l->line, n);
-  c->buf[c->len + n] = '\n';
-  c->len += n + 1;
-  return 0;
+  (void)call;
+  (void)msg;
+  return dd_err_set(DD_EINTERNAL, "send() called by a unary handler");
 }
 
 static const dd_method *sr_method(const char *path) {
@@ -267,53 +247,39 @@ static int sr_version(sr_call *c, dd_http_reply *rep, const sr_route *r) {
   return dd_http_reply_header(rep, "Delta-Table-Version", v);
 }
 
-/* Sends the NDJSON body gathered by sr_send, with its headers. */
-static int sr_ndjson(sr_call *c, dd_http_reply *rep, int rc) {
-  if (rc) return rc;
-  char v[32];
-  snprintf(v, sizeof v, "%lld", (long long)c->version);
-  dd_http_reply_header(rep, "Content-Type", SR_NDJSON);
-  if (c->lines) {
-    dd_http_reply_header(rep, "Delta-Table-Version", v);
-    dd_http_reply_header(rep, "delta-sharing-capabilities", c->caps);
-  }
-  if (!c->buf) return 0;
-  int brc = dd_http_reply_body_take(rep, c->buf, c->len);
-  c->buf = NULL; /* the reply owns it now */
-  return brc;
-}
-
-/* Runs the streaming handler at path on its own thread and streams its NDJSON
- * (sharing_stream.h); errors before the first line are returned as usual. */
-static int sr_ndjson_stream(sr_call *c, dd_http_reply *rep, const char *path,
-                            const ProtobufCMessage *in) {
+/* Runs the NDJSON handler at path (metadata, query, changes) on its own thread and
+ * streams its lines (sharing_stream.h); errors before the first line are returned as
+ * usual, the headers come from the first line. */
+static int sr_ndjson(sr_call *c, dd_http_reply *rep, const char *path,
+                     const ProtobufCMessage *in) {
   const dd_method *m = sr_method(path);
   if (!m) return dd_err_set(DD_EINTERNAL, "method %s not served", path);
   srs_stream *s = NULL;
+  int64_t version = 0;
+  char caps[128], v[32];
+  int lines = 0;
   int rc = srs_start(&s, m, in, c->call.principal, c->call.app,
                      sr_header(&c->call, "delta-sharing-capabilities"));
-  if (!rc) rc = srs_wait_first(s, &c->version, c->caps, sizeof c->caps, &c->lines);
+  if (!rc) rc = srs_wait_first(s, &version, caps, sizeof caps, &lines);
   if (rc) {
     srs_release(s);
     return rc;
   }
-  char v[32];
-  snprintf(v, sizeof v, "%lld", (long long)c->version);
+  snprintf(v, sizeof v, "%lld", (long long)version);
   dd_http_reply_header(rep, "Content-Type", SR_NDJSON);
-  if (c->lines) {
+  if (lines) {
     dd_http_reply_header(rep, "Delta-Table-Version", v);
-    dd_http_reply_header(rep, "delta-sharing-capabilities", c->caps);
+    dd_http_reply_header(rep, "delta-sharing-capabilities", caps);
   }
   return dd_http_reply_stream(rep, srs_read, s, srs_release);
 }
 
 static int sr_metadata(sr_call *c, dd_http_reply *rep, const sr_route *r) {
   Deltad__Sharing__V1__GetTableMetadataRequest q = DELTAD__SHARING__V1__GET_TABLE_METADATA_REQUEST__INIT;
-  ProtobufCMessage *out = NULL;
   q.share = (char *)r->seg[0];
   q.schema = (char *)r->seg[2];
   q.table = (char *)r->seg[4];
-  return sr_ndjson(c, rep, sr_invoke(c, SR_SVC "GetTableMetadata", &q.base, &out));
+  return sr_ndjson(c, rep, SR_SVC "GetTableMetadata", &q.base);
 }
 
 /* The query body, checked by the engine's parser, as a QueryTableRequest (borrowing). */
@@ -346,7 +312,7 @@ static int sr_query(sr_call *c, dd_http_reply *rep, const sr_route *r) {
   m.share = (char *)r->seg[0];
   m.schema = (char *)r->seg[2];
   m.table = (char *)r->seg[4];
-  rc = sr_ndjson_stream(c, rep, SR_SVC "QueryTable", &m.base);
+  rc = sr_ndjson(c, rep, SR_SVC "QueryTable", &m.base);
   shq_query_clear(&q);
   return rc;
 }
@@ -388,7 +354,7 @@ static int sr_changes(sr_call *c, dd_http_reply *rep, const sr_route *r) {
   q.starting_timestamp = (char *)(st ? st : "");
   q.ending_timestamp = (char *)(et ? et : "");
   q.page_token = (char *)(pt ? pt : "");
-  return sr_ndjson_stream(c, rep, SR_SVC "GetTableChanges", &q.base);
+  return sr_ndjson(c, rep, SR_SVC "GetTableChanges", &q.base);
 }
 
 /* ---- admin routes (ExtensionService) ---------------------------------------------------- */
@@ -522,7 +488,6 @@ static int sr_serve(void *ctx, const dd_http_request *req, dd_http_reply *rep) {
     /* reply headers set before the failure are dropped by starting a fresh error reply */
     sr_error(rep, m, rc, dd_err_msg());
   }
-  free(c.buf);
   return 0;
 }
 

@@ -1,6 +1,6 @@
-/* sharing_stream.h: NDJSON replies of the Delta Sharing REST adapter (query, changes)
- * streamed as the handler produces them, so a 100,000-file answer never sits whole in
- * memory and the first bytes leave early (prefix srs_).
+/* sharing_stream.h: NDJSON replies of the Delta Sharing REST adapter (metadata, query,
+ * changes) streamed as the handler produces them, so a 100,000-file answer never sits
+ * whole in memory and the first bytes leave early (prefix srs_).
  *
  * The handler runs on a thread of its own and pushes each TableLine into a bounded queue
  * (it waits while more than SRS_HIGH_WATER bytes are unsent); MHD pulls the queue through

@@ -234,8 +234,45 @@ static void test_object_azure_suffix_userinfo(void **state) {
   assert_null(url);
 }
 
+/* rel of url under root_url, or NULL when refused (DD_EPERM). */
+static char *under(const char *root_url, const char *url) {
+  sign_location root;
+  assert_int_equal(sign_parse_location(&root, root_url), 0);
+  char *rel = NULL;
+  int rc = sign_location_under(&rel, &root, url);
+  sign_location_free(&root);
+  if (rc) {
+    assert_int_equal(rc, DD_EPERM);
+    assert_null(rel);
+  }
+  return rel;
+}
+
+static void test_location_under(void **state) {
+  (void)state;
+  char *r = under("s3://lake/tables/t", "s3a://lake/tables/t/part=1/a.parquet");
+  assert_string_equal(r, "part=1/a.parquet");
+  free(r);
+  r = under("s3://lake", "s3://lake/x/y.parquet"); /* a table at the bucket root */
+  assert_string_equal(r, "x/y.parquet");
+  free(r);
+  assert_null(under("s3://lake/tables/t", "s3://lake/tables/t2/a.parquet")); /* a sibling */
+  assert_null(under("s3://lake/tables/t", "s3://lake/tables/t")); /* the root itself */
+  assert_null(under("s3://lake/tables/t", "s3://other/tables/t/a.parquet"));
+  assert_null(under("s3://lake/tables/t", "file:///tables/t/a.parquet"));
+  r = under("abfss://c@acct.dfs.core.windows.net/t", "abfss://c@ACCT.dfs.core.windows.net/t/a");
+  assert_string_equal(r, "a");
+  free(r);
+  assert_null(under("abfss://c@acct.dfs.core.windows.net/t", "abfss://c@evil.dfs.core.windows.net/t/a"));
+  r = under("file:///data/t", "file:///data/t/a.parquet");
+  assert_string_equal(r, "a.parquet");
+  free(r);
+  assert_null(under("file:///data/t", "file:///data/tt/a.parquet"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_location_under),
       cmocka_unit_test(test_parse_file),     cmocka_unit_test(test_parse_s3_gcs),
       cmocka_unit_test(test_parse_azure),    cmocka_unit_test(test_parse_rejects),
       cmocka_unit_test(test_object_s3),      cmocka_unit_test(test_object_azure),
