@@ -27,6 +27,7 @@ import urllib.parse
 import requests
 
 import dd_harness as h
+from dd_stores import ndjson, strip_lines
 
 FIX = os.path.realpath(os.environ.get("DD_FIXTURES", os.path.join(h.ROOT, "..", "shared", "fixtures")))
 RS = os.path.join(FIX, "delta-rs-data")
@@ -44,10 +45,6 @@ TABLES = {
     "multi": os.path.join(DAT, "multi_partitioned", "delta"),
 }
 SHARES = ("azkey", "azsas")
-
-
-def ndjson(text):
-    return [json.loads(l) for l in text.splitlines() if l]
 
 
 def node(*args):
@@ -173,29 +170,6 @@ class SharingAzure(h.ServerTest):
             return requests.get(url, headers=hd, params=body or {})
         return requests.post(url, data=json.dumps(body or {}), headers=hd)
 
-    @staticmethod
-    def strip(lines, keep_time=True):
-        """Protocol lines without what differs between the stores (URLs, expiry; and commit
-        timestamps, which come from object times: upload time on Azurite)."""
-        out = []
-        for l in lines:
-            l = json.loads(json.dumps(l))
-            for k in ("file", "add", "cdf", "remove"):
-                if k in l:
-                    l[k].pop("url", None)
-                    l[k].pop("expirationTimestamp", None)
-                    if not keep_time:
-                        l[k].pop("timestamp", None)
-                    if "deltaSingleAction" in l[k]:
-                        for a in l[k]["deltaSingleAction"].values():
-                            if isinstance(a, dict):
-                                a.pop("path", None)
-                                dv = a.get("deletionVector") or {}
-                                if dv.get("storageType") == "p":
-                                    dv.pop("pathOrInlineDv")
-            out.append(l)
-        return sorted(json.dumps(l, sort_keys=True) for l in out)
-
     def same_lines(self, table, what, body=None, caps=None, method="POST", keep_time=True):
         """The lines of every Azure share compared with the local share's; returns them."""
         b = self.call("local", table, what, body, caps, method)
@@ -206,8 +180,8 @@ class SharingAzure(h.ServerTest):
             self.assertEqual(a.status_code, 200, (share, a.text))
             self.assertEqual(a.headers.get("Delta-Table-Version"),
                              b.headers.get("Delta-Table-Version"))
-            self.assertEqual(self.strip(ndjson(a.text), keep_time),
-                             self.strip(ndjson(b.text), keep_time), share)
+            self.assertEqual(strip_lines(ndjson(a.text), keep_time),
+                             strip_lines(ndjson(b.text), keep_time), share)
             got[share] = ndjson(a.text)
         return got, ndjson(b.text)
 
@@ -292,7 +266,7 @@ class SharingAzure(h.ServerTest):
         a = self.call("azkey", "byurl", "query")
         b = self.call("azkey", "parts", "query")
         self.assertEqual(a.status_code, 200, a.text)
-        self.assertEqual(self.strip(ndjson(a.text)), self.strip(ndjson(b.text)))
+        self.assertEqual(strip_lines(ndjson(a.text)), strip_lines(ndjson(b.text)))
 
     def test_changes_and_time_travel(self):
         self.same_lines("cdf", "changes", {"startingVersion": 0}, method="GET", keep_time=False)

@@ -29,8 +29,8 @@ import urllib.parse
 import requests
 
 import dd_harness as h
+from dd_stores import start_s3
 
-S3JS = os.path.join(h.ROOT, "tests", "js", "s3")
 GEN = os.path.join(h.ROOT, "tests", "bench", "sharing_rest", "gen_table.py")
 SECRET = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYREVIEWSECRET"
 PASSWORD = "hunter2pw"
@@ -95,18 +95,6 @@ def add(path, **extra):
          "dataChange": True}
     a.update(extra)
     return {"add": a}
-
-
-def start_s3(directory):
-    if not os.path.isdir(os.path.join(S3JS, "node_modules", "s3rver")):
-        raise unittest.SkipTest("s3rver is not installed (run scripts/setup.sh)")
-    p = subprocess.Popen(["node", "--openssl-legacy-provider", os.path.join(S3JS, "s3server.mjs"),
-                          directory], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    m = re.match(r"PORT (\d+)", p.stdout.readline())
-    if not m:
-        p.kill()
-        raise RuntimeError("s3rver did not start")
-    return p, "http://127.0.0.1:%s" % m.group(1)
 
 
 class ReviewS3(h.ServerTest):

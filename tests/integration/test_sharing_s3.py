@@ -11,21 +11,18 @@ cleanly.
 """
 import json
 import os
-import re
 import shutil
-import subprocess
 import tempfile
-import unittest
 import urllib.parse
 
 import requests
 
 import dd_harness as h
+from dd_stores import ndjson, start_s3, strip_lines
 
 FIX = os.path.realpath(os.environ.get("DD_FIXTURES", os.path.join(h.ROOT, "..", "shared", "fixtures")))
 RS = os.path.join(FIX, "delta-rs-data")
 DAT = os.path.join(FIX, "dat", "reader_tests", "generated")
-S3JS = os.path.join(h.ROOT, "tests", "js", "s3")
 
 TABLES = {
     "parts": os.path.join(RS, "delta-0.8.0-partitioned"),
@@ -34,25 +31,6 @@ TABLES = {
     "dv": os.path.join(RS, "table-with-dv-small"),
     "multi": os.path.join(DAT, "multi_partitioned", "delta"),
 }
-
-
-def ndjson(text):
-    return [json.loads(l) for l in text.splitlines() if l]
-
-
-def start_s3(directory):
-    if not os.path.isdir(os.path.join(S3JS, "node_modules", "s3rver")):
-        raise unittest.SkipTest("s3rver is not installed (run scripts/setup.sh)")
-    # s3rver's continuation tokens use DES, which Node 17+ has only in the legacy provider
-    p = subprocess.Popen(["node", "--openssl-legacy-provider", os.path.join(S3JS, "s3server.mjs"),
-                          directory],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = p.stdout.readline()
-    m = re.match(r"PORT (\d+)", line)
-    if not m:
-        p.kill()
-        raise RuntimeError("s3rver did not start: %r %r" % (line, p.stderr.read()))
-    return p, "http://127.0.0.1:%s" % m.group(1)
 
 
 # s3rver knows one account, whose access key id is "S3RVER"; it ignores the secret.
@@ -139,37 +117,14 @@ class SharingS3(h.ServerTest):
             return requests.get(url, headers=hd, params=body or {})
         return requests.post(url, data=json.dumps(body or {}), headers=hd)
 
-    @staticmethod
-    def strip(lines, keep_time=True):
-        """Protocol lines without what differs between the two stores (URLs, expiry; and
-        commit timestamps, which come from object times: upload time on s3rver)."""
-        out = []
-        for l in lines:
-            l = json.loads(json.dumps(l))
-            for k in ("file", "add", "cdf", "remove"):
-                if k in l:
-                    l[k].pop("url", None)
-                    l[k].pop("expirationTimestamp", None)
-                    if not keep_time:
-                        l[k].pop("timestamp", None)
-                    if "deltaSingleAction" in l[k]:
-                        for a in l[k]["deltaSingleAction"].values():
-                            if isinstance(a, dict):
-                                a.pop("path", None)
-                                dv = a.get("deletionVector") or {}
-                                if dv.get("storageType") == "p":
-                                    dv.pop("pathOrInlineDv")
-            out.append(l)
-        return sorted(json.dumps(l, sort_keys=True) for l in out)
-
     def same_lines(self, table, what, body=None, caps=None, method="POST", keep_time=True):
         a = self.call("s3", table, what, body, caps, method)
         b = self.call("local", table, what, body, caps, method)
         self.assertEqual(a.status_code, 200, a.text)
         self.assertEqual(b.status_code, 200, b.text)
         self.assertEqual(a.headers.get("Delta-Table-Version"), b.headers.get("Delta-Table-Version"))
-        self.assertEqual(self.strip(ndjson(a.text), keep_time),
-                         self.strip(ndjson(b.text), keep_time))
+        self.assertEqual(strip_lines(ndjson(a.text), keep_time),
+                         strip_lines(ndjson(b.text), keep_time))
         return ndjson(a.text), ndjson(b.text)
 
     def check_url(self, table, url, local_url):
@@ -221,7 +176,7 @@ class SharingS3(h.ServerTest):
         self.assertTrue(all(f["partitionValues"]["year"] == "2020" for f in files))
         a = self.call("s3", "byurl", "query")
         b = self.call("s3", "parts", "query")
-        self.assertEqual(self.strip(ndjson(a.text)), self.strip(ndjson(b.text)))
+        self.assertEqual(strip_lines(ndjson(a.text)), strip_lines(ndjson(b.text)))
 
     def test_changes_and_time_travel(self):
         self.same_lines("cdf", "changes", {"startingVersion": 0}, method="GET", keep_time=False)
@@ -284,7 +239,7 @@ class SharingS3(h.ServerTest):
         self.assertIn("protocol", lines[0])
         self.assertEqual(msgs[0].capabilities, "responseformat=parquet")
         rest = ndjson(self.call("s3", "parts", "query").text)
-        self.assertEqual(self.strip(lines), self.strip(rest))
+        self.assertEqual(strip_lines(lines), strip_lines(rest))
         local = {l["file"]["id"]: l["file"]["url"]
                  for l in ndjson(self.call("local", "parts", "query").text) if "file" in l}
         files = [l["file"] for l in lines if "file" in l]
