@@ -63,7 +63,18 @@ bool dop__proto_has(const dop__proto *p, const char *name);
 /* The protocol as the JSON Spark writes in UPGRADE PROTOCOL's newProtocol parameter. */
 json_t *dop__proto_json(const dop__proto *p);
 
-/* ---- paths ---- */
+/* ---- paths (dop_path.c; the rules are "confinement" in dop.h) ---- */
+/* True when rel is a clean relative path (no empty, "." or ".." segment, no backslash or
+ * control character, not absolute). */
+bool dop__clean_rel(const char *rel);
+/* True when the absolute local path lies under one of roots (NULL: none). */
+bool dop__roots_allow(const dop_roots *roots, const char *abs);
+/* A (URL-decoded) path from the log of the table at root as an absolute local path
+ * (malloc'ed), or DD_EPERM naming it when it escapes root and every allowed root. */
+int dop__log_path(char **out, const char *root, const char *path, const dop_roots *roots);
+/* The same for a deletion vector's file ('u' relative, 'p' absolute). */
+int dop__dv_log_path(char **out, const char *root, const dl_dv *dv, const dop_roots *roots);
+
 /* Absolute local path of a file of the table ("/loc/a/b" for "a/b"; absolute stays). */
 char *dop__abs_path(const char *location, const char *path);
 /* Copies one object between stores. */

@@ -1,0 +1,86 @@
+/* dop_path.c: confinement of paths read from a table's log (see "confinement" in dop.h).
+ * A log path becomes an absolute local path only when it is a clean relative path under
+ * the table root, or an absolute path under the table root or an allowed root. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/deltaops/dop_int.h"
+
+/* True when rel is a clean relative path: non-empty segments, none "." or "..", no
+ * backslash, no control character, not absolute. */
+static bool clean_n(const char *rel, size_t len) {
+  if (!len || rel[0] == '/') return false;
+  for (const char *seg = rel, *end = rel + len;;) {
+    size_t n = 0;
+    while (seg + n < end && seg[n] != '/') n++;
+    if (n == 0 || (n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.')) return false;
+    for (size_t i = 0; i < n; i++) {
+      unsigned char c = (unsigned char)seg[i];
+      if (c < 0x20 || c == 0x7f || c == '\\') return false;
+    }
+    if (seg + n == end) return true;
+    seg += n + 1;
+  }
+}
+
+bool dop__clean_rel(const char *rel) { return rel && clean_n(rel, strlen(rel)); }
+
+/* The local absolute path of a root or log URL ("/x", "file:/x", "file:///x"), or NULL
+ * when it is not one (other schemes, "file://host/x", relative). Borrowed from s. */
+static const char *local_abs(const char *s) {
+  if (!strncmp(s, "file://", 7)) return s[7] == '/' ? s + 7 : NULL;
+  if (!strncmp(s, "file:", 5)) s += 5;
+  return s[0] == '/' ? s : NULL;
+}
+
+/* True when abs (absolute, clean below '/') lies under root (an absolute path). */
+static bool under(const char *abs, const char *root) {
+  const char *r = local_abs(root);
+  if (!r) return false;
+  size_t n = strlen(r);
+  while (n > 1 && r[n - 1] == '/') n--;
+  if (n > 1 && !clean_n(r + 1, n - 1)) return false;
+  if (n == 1) return abs[0] == '/' && abs[1];
+  return !strncmp(abs, r, n) && abs[n] == '/' && abs[n + 1];
+}
+
+bool dop__roots_allow(const dop_roots *roots, const char *abs) {
+  if (!roots) return false;
+  for (size_t i = 0; i < roots->count; i++)
+    if (roots->urls[i] && under(abs, roots->urls[i])) return true;
+  return roots->allow && roots->allow(roots->ctx, abs);
+}
+
+int dop__log_path(char **out, const char *root, const char *path, const dop_roots *roots) {
+  *out = NULL;
+  const char *abs = local_abs(path);
+  if (!abs) {
+    if (strchr(path, ':') && strcspn(path, ":") < strcspn(path, "/"))
+      return dd_err_set(DD_EPERM, "file '%s' in the log of %s is not a local path", path, root);
+    if (!dop__clean_rel(path))
+      return dd_err_set(DD_EPERM, "file '%s' in the log of %s escapes the table (a path in "
+                        "the log must be a clean relative path)", path, root);
+    if (asprintf(out, "%s/%s", root, path) < 0) return *out = NULL, DOP_OOM();
+    return 0;
+  }
+  if (!dop__clean_rel(abs + 1))
+    return dd_err_set(DD_EPERM, "file '%s' in the log of %s is not a clean absolute path", path, root);
+  if (!under(abs, root) && !dop__roots_allow(roots, abs))
+    return dd_err_set(DD_EPERM, "file '%s' in the log of %s is outside the table and every "
+                      "allowed storage root", path, root);
+  return (*out = strdup(abs)) ? 0 : DOP_OOM();
+}
+
+int dop__dv_log_path(char **out, const char *root, const dl_dv *dv, const dop_roots *roots) {
+  *out = NULL;
+  char *p = NULL;
+  int rc = dl_dv_path(&p, dv);
+  if (!rc && dv->storage_type == 'u' && !dop__clean_rel(p))
+    rc = dd_err_set(DD_EPERM, "deletion vector path '%s' in the log of %s escapes the table", p, root);
+  else if (!rc && dv->storage_type == 'p' && !local_abs(p))
+    rc = dd_err_set(DD_EPERM, "deletion vector path '%s' in the log of %s is not an absolute local path", p, root);
+  if (!rc) rc = dop__log_path(out, root, p, roots);
+  free(p);
+  return rc;
+}
