@@ -315,6 +315,13 @@ int dl_checkpoint_write(dl_table *t, const dl_snapshot *s);
 /* Deletes commits and checkpoints older than delta.logRetentionDuration (as of now_ms),
  * only below a checkpoint that is itself kept. *out_deleted counts files (may be NULL). */
 int dl_log_cleanup(dl_table *t, const dl_snapshot *s, int64_t now_ms, size_t *out_deleted);
+/* Stale temp files in _delta_log: writers write ".<name>.<pid>.<n>.tmp" beside the final
+ * name and rename or link it; a writer killed in between leaves the temp file. Deletes
+ * those of that exact pattern, for log names only (commits, checkpoints, checksums,
+ * _last_checkpoint), whose mtime is older than DL_STALE_TMP_MS before now_ms. Anything
+ * else is kept. Runs at every checkpoint interval, in dl_log_cleanup and in vacuum. */
+#define DL_STALE_TMP_MS (3600 * 1000LL)
+int dl_log_clean_temps(dl_table *t, int64_t now_ms, size_t *out_deleted);
 
 /* ======================= snapshot cache ======================= */
 

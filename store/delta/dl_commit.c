@@ -386,7 +386,9 @@ static int serialize(dl_txn *x, const dl_commit_opts *o, int64_t now, int64_t ic
 
 static void after_commit(dl_txn *x, int64_t v, const dl_commit_opts *o, int64_t now) {
   int64_t interval = config_int(x, "delta.checkpointInterval", 10);
-  if (!o->checkpoint || v == 0 || v % interval != 0) return;
+  if (interval <= 0 || v == 0 || v % interval != 0) return;
+  dl_log_clean_temps(x->t, now, NULL);
+  if (!o->checkpoint) return;
   dl_snapshot *s = NULL;
   dl_snapshot_opts so = DL_SNAPSHOT_OPTS_INIT;
   so.version = v;
