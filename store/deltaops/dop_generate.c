@@ -68,7 +68,7 @@ static int file_cb(void *vctx, const dl_file *f) {
     g->cap = cap;
   }
   char *abs = NULL;
-  int rc = dop__log_path(&abs, g->location, f->path, g->roots);
+  int rc = dop__log_path(&abs, NULL, g->location, f->path, g->roots);
   if (rc) return rc;
   entry *e = &g->e[g->n];
   e->part = partition_dir(g, f);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "store/deltaops/dop_int.h"
 
@@ -34,26 +35,36 @@ static const char *local_abs(const char *s) {
   return s[0] == '/' ? s : NULL;
 }
 
-/* True when abs (absolute, clean below '/') lies under root (an absolute path). */
-static bool under(const char *abs, const char *root) {
+/* True when abs (absolute, clean below '/') lies under root (an absolute path or file
+ * URL); *len gets the length of the root's prefix in abs (0 for "/"). */
+static bool under(const char *abs, const char *root, ssize_t *len) {
   const char *r = local_abs(root);
   if (!r) return false;
   size_t n = strlen(r);
   while (n > 1 && r[n - 1] == '/') n--;
   if (n > 1 && !clean_n(r + 1, n - 1)) return false;
-  if (n == 1) return abs[0] == '/' && abs[1];
+  if (n == 1) return *len = 0, abs[0] == '/' && abs[1];
+  *len = (ssize_t)n;
   return !strncmp(abs, r, n) && abs[n] == '/' && abs[n + 1];
 }
 
-bool dop__roots_allow(const dop_roots *roots, const char *abs) {
+static bool roots_allow(const dop_roots *roots, const char *abs, ssize_t *len) {
   if (!roots) return false;
   for (size_t i = 0; i < roots->count; i++)
-    if (roots->urls[i] && under(abs, roots->urls[i])) return true;
+    if (roots->urls[i] && under(abs, roots->urls[i], len)) return true;
+  *len = -1;
   return roots->allow && roots->allow(roots->ctx, abs);
 }
 
-int dop__log_path(char **out, const char *root, const char *path, const dop_roots *roots) {
+bool dop__roots_allow(const dop_roots *roots, const char *abs) {
+  ssize_t len;
+  return roots_allow(roots, abs, &len);
+}
+
+int dop__log_path(char **out, ssize_t *root_len, const char *root, const char *path,
+                  const dop_roots *roots) {
   *out = NULL;
+  ssize_t len_ = -1, *len = root_len ? root_len : &len_;
   const char *abs = local_abs(path);
   if (!abs) {
     if (strchr(path, ':') && strcspn(path, ":") < strcspn(path, "/"))
@@ -62,17 +73,19 @@ int dop__log_path(char **out, const char *root, const char *path, const dop_root
       return dd_err_set(DD_EPERM, "file '%s' in the log of %s escapes the table (a path in "
                         "the log must be a clean relative path)", path, root);
     if (asprintf(out, "%s/%s", root, path) < 0) return *out = NULL, DOP_OOM();
+    *len = (ssize_t)strlen(root);
     return 0;
   }
   if (!dop__clean_rel(abs + 1))
     return dd_err_set(DD_EPERM, "file '%s' in the log of %s is not a clean absolute path", path, root);
-  if (!under(abs, root) && !dop__roots_allow(roots, abs))
+  if (!under(abs, root, len) && !roots_allow(roots, abs, len))
     return dd_err_set(DD_EPERM, "file '%s' in the log of %s is outside the table and every "
                       "allowed storage root", path, root);
   return (*out = strdup(abs)) ? 0 : DOP_OOM();
 }
 
-int dop__dv_log_path(char **out, const char *root, const dl_dv *dv, const dop_roots *roots) {
+int dop__dv_log_path(char **out, ssize_t *root_len, const char *root, const dl_dv *dv,
+                     const dop_roots *roots) {
   *out = NULL;
   char *p = NULL;
   int rc = dl_dv_path(&p, dv);
@@ -80,7 +93,7 @@ int dop__dv_log_path(char **out, const char *root, const dl_dv *dv, const dop_ro
     rc = dd_err_set(DD_EPERM, "deletion vector path '%s' in the log of %s escapes the table", p, root);
   else if (!rc && dv->storage_type == 'p' && !local_abs(p))
     rc = dd_err_set(DD_EPERM, "deletion vector path '%s' in the log of %s is not an absolute local path", p, root);
-  if (!rc) rc = dop__log_path(out, root, p, roots);
+  if (!rc) rc = dop__log_path(out, root_len, root, p, roots);
   free(p);
   return rc;
 }

@@ -58,8 +58,8 @@ static int diff_cb(void *vctx, const dl_file *f) {
   if (c->adding) {
     os_stat sb;
     char *abs = NULL, *dv = NULL;
-    if ((rc = dop__log_path(&abs, c->location, f->path, c->roots))) return rc;
-    if (f->dv && f->dv->storage_type != 'i') rc = dop__dv_log_path(&dv, c->location, f->dv, c->roots);
+    if ((rc = dop__log_path(&abs, NULL, c->location, f->path, c->roots))) return rc;
+    if (f->dv && f->dv->storage_type != 'i') rc = dop__dv_log_path(&dv, NULL, c->location, f->dv, c->roots);
     if (!rc && os_stat_path(c->st, abs, &sb) != 0)
       rc = dd_err_set(DD_EPRECOND, "cannot restore: file %s of the target version no longer "
                       "exists (vacuumed?)", f->path);

@@ -2,7 +2,7 @@
  * retention period needs:
  *  - kept: every active add and its deletion vector file, and every tombstone (remove)
  *    deleted after the cutoff (now - retention) with its deletion vector;
- *  - walked: the whole tree except _delta_log and hidden names ('_' or '.' prefixes), but
+ *  - walked: the whole tree except _delta_log, symlinks and hidden names ('_' or '.' prefixes), but
  *    partition directories ("<partitionColumn>=...") and _change_data are walked (CDC
  *    files are never referenced by a snapshot, so they go once older than the cutoff);
  *  - deleted: an unkept file whose modification time is older than the cutoff; then
@@ -12,7 +12,14 @@
  * latest snapshot is read again and its files are kept too, so a writer that commits
  * during the walk never loses a committed file, and files modified in the last 10 seconds
  * are never deleted (in-flight writes), even with retention 0. Commits VACUUM START before deleting and
- * VACUUM END (COMPLETED or FAILED) after, as Delta on Spark does; a dry run only lists. */
+ * VACUUM END (COMPLETED or FAILED) after, as Delta on Spark does; a dry run only lists.
+ * VACUUM END conflicts with nothing: when a concurrent commit wins its version, END is
+ * committed again on the newest snapshot (the deletions already happened).
+ * Confinement: the walk, the deletions and the directory removals go through the local
+ * store, which never follows a symlink below the root (os_local.c); a symlink (to a file
+ * or a directory) is neither walked, listed nor deleted. Paths in the log outside the
+ * table keep nothing. Stale temp files of killed log writers are removed too
+ * (dl_log_clean_temps). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,7 +138,7 @@ static int walk(vac *v, const char *dir) {
   for (size_t i = 0; i < l.count && !rc; i++) {
     const os_entry *e = &l.entries[i];
     if (!dl && !strcmp(e->name, "_delta_log")) continue;
-    if (hidden(v, e->name, dl == 0)) continue;
+    if (e->is_link || hidden(v, e->name, dl == 0)) continue;
     free(path);
     if (asprintf(&path, "%s%s%s", dir, dl ? "/" : "", e->name) < 0) {
       path = NULL;
@@ -154,15 +161,29 @@ static int walk(vac *v, const char *dir) {
 
 /* ---- commits ---- */
 
-static int commit_marker(dl_table *t, const char *op, json_t *params, json_t *metrics) {
-  dl_snapshot *s = NULL;
-  dl_txn *txn = NULL;
-  int rc = dl_snapshot_open(&s, t, NULL);
-  if (!rc) rc = dl_txn_begin(&txn, t, s);
-  if (!rc) rc = dop__commit(txn, op, params, metrics, NULL);
-  else json_decref(params), json_decref(metrics);
-  dl_txn_free(txn);
-  dl_snapshot_free(s);
+/* Commits a marker (an empty commit with a commitInfo) on the newest snapshot. A marker
+ * reads nothing, so losing a conflict check (a concurrent metadata or protocol change)
+ * only means "commit again on the newer snapshot": up to DOP_MARKER_TRIES times. The
+ * progress callback hears "committing" after the snapshot is read (tests race it). */
+#define DOP_MARKER_TRIES 20
+
+static int commit_marker(dl_table *t, const dop_vacuum_opts *o, const char *op, json_t *params,
+                         json_t *metrics) {
+  int rc = 0;
+  for (int attempt = 0; attempt < DOP_MARKER_TRIES; attempt++) {
+    dl_snapshot *s = NULL;
+    dl_txn *txn = NULL;
+    rc = dl_snapshot_open(&s, t, NULL);
+    if (!rc && o->progress) o->progress(o->progress_ctx, "committing", (uint64_t)attempt, 0);
+    if (!rc) rc = dl_txn_begin(&txn, t, s);
+    if (!rc) rc = dop__commit(txn, op, json_incref(params), json_incref(metrics), NULL);
+    dl_txn_free(txn);
+    dl_snapshot_free(s);
+    if (rc != DD_ECONFLICT || attempt + 1 == DOP_MARKER_TRIES) break;
+    dd_err_clear();
+  }
+  json_decref(params);
+  json_decref(metrics);
   return rc;
 }
 
@@ -251,13 +272,14 @@ int dop_vacuum(dop_result **out, const char *location, const dop_vacuum_opts *op
       json_object_set_new(params, "specifiedRetentionMillis", json_integer(keep_ms));
     json_t *m = json_object();
     if (m) dop__metric(m, "numFilesToDelete", (int64_t)v.nc), dop__metric(m, "sizeOfDataToDelete", bytes);
-    if ((rc = commit_marker(t, "VACUUM START", params, m))) goto cleanup;
+    if ((rc = commit_marker(t, &o, "VACUUM START", params, m))) goto cleanup;
     int drc = delete_all(&v, &deleted, &dirs);
     json_t *m2 = json_object();
     if (m2) dop__metric(m2, "numDeletedFiles", (int64_t)deleted), dop__metric(m2, "numVacuumedDirectories", (int64_t)dirs);
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", dd_err_msg());
-    rc = commit_marker(t, "VACUUM END", json_pack("{s:s}", "status", drc ? "FAILED" : "COMPLETED"), m2);
+    rc = commit_marker(t, &o, "VACUUM END", json_pack("{s:s}", "status", drc ? "FAILED" : "COMPLETED"), m2);
+    dl_log_clean_temps(t, now, NULL);
     if (drc) rc = dd_err_set(drc, "%s", msg);
     if (rc) goto cleanup;
   }
