@@ -414,6 +414,9 @@ int dl_txn_commit(dl_txn *x, const dl_commit_opts *opts, int64_t *out_version) {
   int64_t v = x->read_version + 1;
   for (int attempt = 0;; attempt++) {
     int64_t now = o.now_ms ? o.now_ms : dl__now_ms();
+    if (ict_on && now <= prev_ict && prev_ict == INT64_MAX)
+      return dd_err_set(DD_ECORRUPT, "the table's last in-commit timestamp is %lld: no later one exists",
+                        (long long)prev_ict);
     int64_t ict = ict_on ? (now > prev_ict ? now : prev_ict + 1) : -1;
     dd_buf b = {0};
     char *path = dl__version_path(v, ".json");

@@ -71,7 +71,7 @@ static int diff_cb(void *vctx, const dl_file *f) {
     rc = dl_txn_remove_file(c->txn, &g);
   }
   c->n++;
-  c->bytes += f->size > 0 ? f->size : 0;
+  if (__builtin_add_overflow(c->bytes, f->size > 0 ? f->size : 0, &c->bytes)) c->bytes = INT64_MAX;
   return rc;
 }
 

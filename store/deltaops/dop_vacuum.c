@@ -195,7 +195,8 @@ static int retention_ms(const dl_snapshot *s, const dop_vacuum_opts *o, int64_t 
   if (prop && dop_parse_interval_ms(prop, dflt)) return dd_err_wrap(DD_EINVAL, "delta.deletedFileRetentionDuration");
   if (!o->has_retention) return *use = *dflt, 0;
   if (!(o->retention_hours >= 0)) return dd_err_set(DD_EINVAL, "retention must be >= 0 hours");
-  *use = (int64_t)(o->retention_hours * 3600000.0);
+  double ms = o->retention_hours * 3600000.0;
+  *use = ms < 9.2e18 ? (int64_t)ms : INT64_MAX; /* a longer one keeps everything anyway */
   if (o->retention_check && *use < *dflt)
     return dd_err_set(DD_EPRECOND, "retention of %g hours is shorter than the table's "
                       "delta.deletedFileRetentionDuration (%lld hours): files a concurrent reader or "
@@ -248,8 +249,8 @@ int dop_vacuum(dop_result **out, const char *location, const dop_vacuum_opts *op
   if (!rc) rc = dl_protocol_check(dl_snapshot_protocol(v.snap), true);
   if (!rc) rc = retention_ms(v.snap, &o, &dflt, &keep_ms);
   if (rc) goto cleanup;
-  v.cutoff = now - keep_ms;
-  if (v.cutoff > now - DOP_VACUUM_GRACE_MS) v.cutoff = now - DOP_VACUUM_GRACE_MS;
+  int64_t span = keep_ms < DOP_VACUUM_GRACE_MS ? DOP_VACUUM_GRACE_MS : keep_ms;
+  if (__builtin_sub_overflow(now, span, &v.cutoff)) v.cutoff = INT64_MIN; /* keeps everything */
   if ((rc = os_local_open(&v.st, location))) goto cleanup;
   if ((rc = keep_snapshot(&v, v.snap)) || (rc = walk(&v, ""))) goto cleanup;
   /* Files committed while we walked are kept too. */
@@ -261,7 +262,7 @@ int dop_vacuum(dop_result **out, const char *location, const dop_vacuum_opts *op
       free(v.c[i].path);
       continue;
     }
-    bytes += v.c[i].size;
+    if (__builtin_add_overflow(bytes, v.c[i].size > 0 ? v.c[i].size : 0, &bytes)) bytes = INT64_MAX;
     v.c[k++] = v.c[i];
   }
   v.nc = k;

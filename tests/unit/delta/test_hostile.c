@@ -190,6 +190,50 @@ static void test_version_edges(void **state) {
   dl_table_free(t);
 }
 
+/* The last in-commit timestamp at INT64_MAX: the next commit cannot be later. */
+static void test_ict_at_max(void **state) {
+  (void)state;
+  put("_delta_log/00000000000000000000.json",
+      "{\"commitInfo\":{\"inCommitTimestamp\":9223372036854775807,\"timestamp\":1}}\n"
+      "{\"protocol\":{\"minReaderVersion\":3,\"minWriterVersion\":7,\"readerFeatures\":[],"
+      "\"writerFeatures\":[\"inCommitTimestamp\"]}}\n"
+      "{\"metaData\":{\"id\":\"x\",\"format\":{\"provider\":\"parquet\",\"options\":{}},"
+      "\"schemaString\":\"{\\\"type\\\":\\\"struct\\\",\\\"fields\\\":[]}\","
+      "\"partitionColumns\":[],\"configuration\":{\"delta.enableInCommitTimestamps\":\"true\"},"
+      "\"createdTime\":1}}\n");
+  dl_table *t = NULL;
+  dl_snapshot *s = NULL;
+  dl_txn *x = NULL;
+  assert_int_equal(dl_table_open(&t, g_dir), 0);
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
+  assert_int_equal(dl_txn_begin(&x, t, s), 0);
+  dl_file f = {.path = "a.parquet", .size = 1, .modification_time = 1, .deletion_timestamp = -1,
+               .data_change = true, .partition_values = "\0", .base_row_id = -1,
+               .default_row_commit_version = -1};
+  assert_int_equal(dl_txn_add_file(x, &f), 0);
+  assert_int_equal(dl_txn_commit(x, NULL, NULL), DD_ECORRUPT);
+  assert_false(exists("_delta_log/00000000000000000001.json"));
+  dl_txn_free(x);
+  dl_snapshot_free(s);
+  dl_table_free(t);
+}
+
+/* A 'u' deletion vector whose random prefix climbs out of the table is not read. */
+static void test_dv_escape(void **state) {
+  (void)state;
+  put("_delta_log/00000000000000000000.json", V0);
+  dl_table *t = NULL;
+  assert_int_equal(dl_table_open(&t, g_dir), 0);
+  const char *bad[] = {"../esc00000000000000000000", "a//b00000000000000000000"};
+  for (size_t i = 0; i < 2; i++) {
+    dl_dv dv = {'u', bad[i], 1, 10, 1, -1};
+    dl_rowset rs = {0};
+    assert_int_equal(dl_dv_load(&rs, t, &dv), DD_ECORRUPT);
+    assert_non_null(strstr(dd_err_msg(), "escapes"));
+  }
+  dl_table_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_size_overflow_json, setup, teardown),
@@ -197,6 +241,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_negative_size, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stale_temps, setup, teardown),
       cmocka_unit_test_setup_teardown(test_version_edges, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_ict_at_max, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_dv_escape, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

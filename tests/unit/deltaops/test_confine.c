@@ -108,6 +108,36 @@ static void test_vacuum_symlinks(void **st) {
   free(out);
 }
 
+/* Retentions beyond int64 milliseconds keep everything; out-of-range intervals are
+ * refused; neither overflows. */
+static void test_vacuum_retention_edges(void **st) {
+  (void)st;
+  char *d = tu_copy_fixture("simple_table");
+  tu_write(d, "orphan.parquet", 10);
+  tu_age(d, 30);
+  dop_result *r = NULL;
+  dop_vacuum_opts o = DOP_VACUUM_OPTS_INIT;
+  o.dry_run = true;
+  o.has_retention = true;
+  o.retention_hours = 1e300;
+  uint64_t n = 1;
+  assert_int_equal(dop_vacuum(&r, d, &o, &n), 0);
+  assert_int_equal(n, 0);
+  dop_result_free(r);
+  o.now_ms = INT64_MIN + 1; /* a clock at the edge: nothing is old */
+  o.retention_hours = 1e6;
+  assert_int_equal(dop_vacuum(&r, d, &o, &n), 0);
+  assert_int_equal(n, 0);
+  dop_result_free(r);
+  int64_t ms = 0;
+  assert_int_equal(dop_parse_interval_ms("interval 1e300 days", &ms), DD_EINVAL);
+  assert_int_equal(dop_parse_interval_ms("interval -1 days", &ms), DD_EINVAL);
+  assert_int_equal(dop_parse_interval_ms("interval 7 days", &ms), 0);
+  assert_int_equal(ms, 7 * 86400000LL);
+  tu_rmrf(d);
+  free(d);
+}
+
 /* ---- hostile log paths ---- */
 
 static const char *const BAD_PATHS[] = {
@@ -242,6 +272,27 @@ static void test_restore_generate_hostile(void **st) {
   free(base);
 }
 
+/* CONVERT neither follows nor adds a symlink. */
+static void test_convert_symlink(void **st) {
+  (void)st;
+  char *src = tu_copy_fixture("simple_table"), *base = tu_tmpdir(), cmd[8192], id[4200];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s/pq' '%s/out' && f=$(ls '%s'/*.parquet | head -1) && "
+           "cp \"$f\" '%s/pq/a.parquet' && cp \"$f\" '%s/out/b.parquet'", base, base, src, base, base);
+  assert_int_equal(system(cmd), 0);
+  snprintf(cmd, sizeof cmd, "%s/out/b.parquet", base);
+  snprintf(id, sizeof id, "%s/pq", base);
+  link_at(cmd, id, "b.parquet");
+  snprintf(id, sizeof id, "parquet.`%s/pq`", base);
+  dop_result *r = NULL;
+  assert_int_equal(dop_convert(&r, id, NULL, NULL, NULL), DD_EPERM);
+  assert_null(r);
+  assert_false(lexists(base, "pq/_delta_log/00000000000000000000.json"));
+  tu_rmrf(src);
+  tu_rmrf(base);
+  free(src);
+  free(base);
+}
+
 /* ---- a full disk ---- */
 
 static void test_clone_enospc(void **st) {
@@ -367,10 +418,12 @@ static void test_vacuum_end_after_metadata_change(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vacuum_symlinks),
+      cmocka_unit_test(test_vacuum_retention_edges),
       cmocka_unit_test(test_clone_hostile_paths),
       cmocka_unit_test(test_clone_allowed_roots),
       cmocka_unit_test(test_clone_target_symlink),
       cmocka_unit_test(test_restore_generate_hostile),
+      cmocka_unit_test(test_convert_symlink),
       cmocka_unit_test(test_clone_enospc),
       cmocka_unit_test(test_vacuum_end_after_metadata_change),
   };
