@@ -337,6 +337,10 @@ size_t dl_cache_bytes(const dl_cache *c);
 /* Parses epoch milliseconds or ISO-8601 ("2024-01-02T03:04:05Z", fraction and offset
  * allowed, or a date "2024-01-02") into epoch ms. */
 int dl_parse_timestamp(const char *s, int64_t *out_ms);
+/* True when the first n bytes of p are a clean relative path, as every relative path read
+ * from a log must be: not absolute, no empty, "." or ".." segment, no backslash, no
+ * control character. */
+bool dl_rel_path_clean(const char *p, size_t n);
 /* Approximate bytes of memory a snapshot holds (for caches and benchmarks). */
 size_t dl_snapshot_memory(const dl_snapshot *s);
 

@@ -298,18 +298,6 @@ static uint32_t be32(const uint8_t *p) {
   return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* A relative DV path from the log must stay below the table: no empty, "." or ".."
- * segment (the 'u' prefix is random text a hostile log can fill). */
-static bool dv_path_clean(const char *p) {
-  if (p[0] == '/') return true; /* absolute ('p'): the protocol allows it */
-  for (const char *s = p;;) {
-    size_t n = strcspn(s, "/");
-    if (!n || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.')) return false;
-    if (!s[n]) return true;
-    s += n + 1;
-  }
-}
-
 static int load_file_dv(dl_rowset *out, dl_table *t, const dl_dv *dv) {
   char *path = NULL;
   uint8_t *buf = NULL;
@@ -318,7 +306,7 @@ static int load_file_dv(dl_rowset *out, dl_table *t, const dl_dv *dv) {
   const char *p = path;
   if (!strncmp(p, "file://", 7)) p += 7;
   else if (!strncmp(p, "file:", 5)) p += 5;
-  if (!dv_path_clean(p)) {
+  if (p[0] != '/' && !dl_rel_path_clean(p, strlen(p))) { /* absolute ('p'): the protocol allows it */
     rc = dd_err_set(DD_ECORRUPT, "deletion vector path '%s' escapes the table", path);
     goto cleanup;
   }

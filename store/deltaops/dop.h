@@ -18,7 +18,8 @@
  * DD_ENOTFOUND no table / not a Delta table, DD_EPRECOND state forbids it (retention
  * below the table's, restore of a vacuumed file, dropping an absent feature), DD_ERANGE
  * version/timestamp outside history, DD_EEXISTS target exists, DD_ECONFLICT a concurrent
- * writer won. A failed operation leaves the table unchanged (vacuum may have deleted some
+ * writer won, DD_EPERM a path from the log or on disk escapes the table (see
+ * "confinement"), DD_ENOMEM also for a full disk ("No space left on device"). A failed operation leaves the table unchanged (vacuum may have deleted some
  * unreferenced files before an I/O error; it never deletes a referenced one).
  * Threads: every function is independent; results are plain data owned by the caller. */
 #ifndef DD_STORE_DELTAOPS_DOP_H

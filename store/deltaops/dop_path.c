@@ -8,24 +8,7 @@
 
 #include "store/deltaops/dop_int.h"
 
-/* True when rel is a clean relative path: non-empty segments, none "." or "..", no
- * backslash, no control character, not absolute. */
-static bool clean_n(const char *rel, size_t len) {
-  if (!len || rel[0] == '/') return false;
-  for (const char *seg = rel, *end = rel + len;;) {
-    size_t n = 0;
-    while (seg + n < end && seg[n] != '/') n++;
-    if (n == 0 || (n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.')) return false;
-    for (size_t i = 0; i < n; i++) {
-      unsigned char c = (unsigned char)seg[i];
-      if (c < 0x20 || c == 0x7f || c == '\\') return false;
-    }
-    if (seg + n == end) return true;
-    seg += n + 1;
-  }
-}
-
-bool dop__clean_rel(const char *rel) { return rel && clean_n(rel, strlen(rel)); }
+bool dop__clean_rel(const char *rel) { return rel && dl_rel_path_clean(rel, strlen(rel)); }
 
 /* The local absolute path of a root or log URL ("/x", "file:/x", "file:///x"), or NULL
  * when it is not one (other schemes, "file://host/x", relative). Borrowed from s. */
@@ -42,7 +25,7 @@ static bool under(const char *abs, const char *root, ssize_t *len) {
   if (!r) return false;
   size_t n = strlen(r);
   while (n > 1 && r[n - 1] == '/') n--;
-  if (n > 1 && !clean_n(r + 1, n - 1)) return false;
+  if (n > 1 && !dl_rel_path_clean(r + 1, n - 1)) return false;
   if (n == 1) return *len = 0, abs[0] == '/' && abs[1];
   *len = (ssize_t)n;
   return !strncmp(abs, r, n) && abs[n] == '/' && abs[n + 1];
