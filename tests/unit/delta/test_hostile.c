@@ -97,6 +97,30 @@ static void test_size_overflow_two_commits(void **state) {
   assert_null(s);
 }
 
+/* Sizes read back from a checkpoint plus a later commit overflow together. */
+static void test_size_overflow_checkpoint(void **state) {
+  (void)state;
+  put("_delta_log/00000000000000000000.json",
+      V0 ADD("a.parquet", "4000000000000000000") ADD("b.parquet", "4000000000000000000"));
+  dl_table *t = NULL;
+  dl_snapshot *s = NULL;
+  assert_int_equal(dl_table_open(&t, g_dir), 0);
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
+  int rc = dl_checkpoint_write(t, s);
+  dl_snapshot_free(s);
+  if (rc == DD_EUNSUPPORTED) {
+    dl_table_free(t);
+    skip();
+  }
+  assert_int_equal(rc, 0);
+  put("_delta_log/00000000000000000001.json", ADD("c.parquet", "4000000000000000000"));
+  dl_table_free(t);
+  assert_int_equal(dl_table_open(&t, g_dir), 0);
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), DD_ECORRUPT);
+  assert_non_null(strstr(dd_err_msg(), "add up"));
+  dl_table_free(t);
+}
+
 /* An add with a negative size is corrupt; the largest single size is fine. */
 static void test_negative_size(void **state) {
   (void)state;
@@ -238,6 +262,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_size_overflow_json, setup, teardown),
       cmocka_unit_test_setup_teardown(test_size_overflow_two_commits, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_size_overflow_checkpoint, setup, teardown),
       cmocka_unit_test_setup_teardown(test_negative_size, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stale_temps, setup, teardown),
       cmocka_unit_test_setup_teardown(test_version_edges, setup, teardown),
