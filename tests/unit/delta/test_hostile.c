@@ -121,6 +121,26 @@ static void test_size_overflow_checkpoint(void **state) {
   dl_table_free(t);
 }
 
+/* The cache's incremental refresh (an overlay on the cached files) sums sizes too. */
+static void test_size_overflow_cache(void **state) {
+  (void)state;
+  put("_delta_log/00000000000000000000.json",
+      V0 ADD("a.parquet", "4000000000000000000") ADD("b.parquet", "4000000000000000000"));
+  dl_cache *c = NULL;
+  dl_table *t = NULL;
+  dl_snapshot *s = NULL;
+  assert_int_equal(dl_cache_new(&c, 1 << 20), 0);
+  assert_int_equal(dl_table_open(&t, g_dir), 0);
+  assert_int_equal(dl_cache_get(c, t, &s), 0);
+  dl_snapshot_free(s);
+  s = NULL;
+  put("_delta_log/00000000000000000001.json", ADD("c.parquet", "4000000000000000000"));
+  assert_int_equal(dl_cache_get(c, t, &s), DD_ECORRUPT);
+  assert_null(s);
+  dl_table_free(t);
+  dl_cache_free(c);
+}
+
 /* An add with a negative size is corrupt; the largest single size is fine. */
 static void test_negative_size(void **state) {
   (void)state;
@@ -263,6 +283,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_size_overflow_json, setup, teardown),
       cmocka_unit_test_setup_teardown(test_size_overflow_two_commits, setup, teardown),
       cmocka_unit_test_setup_teardown(test_size_overflow_checkpoint, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_size_overflow_cache, setup, teardown),
       cmocka_unit_test_setup_teardown(test_negative_size, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stale_temps, setup, teardown),
       cmocka_unit_test_setup_teardown(test_version_edges, setup, teardown),
