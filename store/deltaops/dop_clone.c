@@ -33,6 +33,7 @@ typedef struct cctx {
   dl_txn *txn;
   int64_t copied, copied_bytes, removed, removed_bytes, n, total;
   char **made;      /* target-relative files this call created (removed on failure) */
+  dop__set written; /* target-relative files of a deep clone (two sources may not meet) */
   bool committed;   /* the CLONE commit is in: nothing may be undone */
   size_t nmade, capmade;
 } cctx;
@@ -133,7 +134,11 @@ static int add_cb(void *vctx, const dl_file *f) {
     g.path = hold_path;
   } else if (!rc) {
     g.path = deep_rel(f->path, abs);
-    rc = copy_one(c, abs, root_len, g.path);
+    if (dop__set_has(&c->written, g.path))
+      rc = dd_err_set(DD_EINVAL, "deep clone: two source files (one is %s) would both be copied to %s",
+                      abs, g.path);
+    if (!rc) rc = dop__set_add(&c->written, g.path);
+    if (!rc) rc = copy_one(c, abs, root_len, g.path);
     c->copied++;
     c->copied_bytes = add_sat(c->copied_bytes, f->size);
   }
@@ -275,6 +280,7 @@ cleanup:
   }
   for (size_t i = 0; i < c.nmade; i++) free(c.made[i]);
   free(c.made);
+  dop__set_free(&c.written);
   dop_result_free(r);
   dop__proto_free(&p);
   free(rf);

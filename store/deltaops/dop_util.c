@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,12 +313,13 @@ int dop__copy_file(int in, const char *src, const char *dst_root, const char *ds
     return dd_err_set(DD_EPERM, "copy %s: bad target name '%s'", src, dst_rel);
   if (os_local_open_dir(&dfd, dst_root, dst_rel, slash ? (size_t)(slash - dst_rel) : 0, true) != 0)
     return copy_err(src, dst_root, dst_rel, errno == EINVAL ? ELOOP : errno);
-  if (asprintf(&tmp, ".%s.%ld.copy.tmp", base, (long)getpid()) < 0) {
+  static atomic_ulong counter;
+  if (asprintf(&tmp, ".%s.%ld.%lu.copy.tmp", base, (long)getpid(), atomic_fetch_add(&counter, 1)) < 0) {
     tmp = NULL;
     rc = DOP_OOM();
     goto cleanup;
   }
-  if ((out = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0) {
+  if ((out = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0) {
     rc = copy_err(src, dst_root, dst_rel, errno);
     goto cleanup;
   }

@@ -227,6 +227,62 @@ static void test_clone_allowed_roots(void **st) {
   free(base);
 }
 
+/* Restore and generate of a shallow clone (absolute paths into its source) need the
+ * source among the roots; two files meeting at one deep-clone name are refused. */
+static void test_roots_restore_generate(void **st) {
+  (void)st;
+  char *src = tu_copy_fixture("simple_table"), *base = tu_tmpdir(), c[4096], p[8192];
+  snprintf(c, sizeof c, "%s/c", base);
+  dop_result *r = NULL;
+  dop_clone_opts o = DOP_CLONE_OPTS_INIT;
+  o.target = c;
+  assert_int_equal(dop_clone(&r, src, &o), 0);
+  dop_result_free(r);
+  const char *urls[] = {src};
+  dop_roots ro = {1, urls, NULL, NULL};
+  assert_int_equal(dop_generate(&r, c, "symlink_format_manifest"), DD_EPERM);
+  assert_false(lexists(c, "_symlink_format_manifest"));
+  assert_int_equal(dop_generate_in(&r, c, "symlink_format_manifest", &ro), 0);
+  dop_result_free(r);
+  assert_true(lexists(c, "_symlink_format_manifest/manifest"));
+  snprintf(p, sizeof p, "%s/dup", base);
+  tu_write(p, "1-table.parquet", 10);
+  tu_write(p, "sub/1-table.parquet", 10);
+  char line[16384];
+  const char *fmt = "{\"%s\":{\"path\":\"file://%s/1-table.parquet\",\"partitionValues\":{},\"size\":1,"
+                    "\"modificationTime\":1,\"deletionTimestamp\":1,\"dataChange\":true}}\n"
+                    "{\"%s\":{\"path\":\"file://%s/sub/1-table.parquet\",\"partitionValues\":{},\"size\":1,"
+                    "\"modificationTime\":1,\"deletionTimestamp\":1,\"dataChange\":true}}\n";
+  snprintf(line, sizeof line, fmt, "add", p, "add", p);
+  int64_t v = append_commit(c, line);
+  snprintf(line, sizeof line, fmt, "remove", p, "remove", p);
+  append_commit(c, line);
+  /* Back to version v: its two new files are absolute paths into dup. */
+  const char *urls1[] = {p};
+  dop_roots rp = {1, urls1, NULL, NULL};
+  assert_int_equal(dop_restore(&r, c, v, NULL), DD_EPERM);
+  assert_int_equal(tu_latest_version(c), v + 1);
+  assert_int_equal(dop_restore_in(&r, c, v, NULL, &ro), DD_EPERM); /* src is not dup */
+  assert_int_equal(dop_restore_in(&r, c, v, NULL, &rp), 0);
+  dop_result_free(r);
+  assert_int_equal(tu_latest_version(c), v + 2);
+  /* Deep clone of version v: both files would land at 1-table.parquet. */
+  const char *urls2[] = {src, p};
+  dop_roots ro2 = {2, urls2, NULL, NULL};
+  char d2[4096];
+  snprintf(d2, sizeof d2, "%s/deep", base);
+  o.target = d2;
+  o.shallow = false;
+  o.version = v;
+  o.allowed_roots = &ro2;
+  assert_int_equal(dop_clone(&r, c, &o), DD_EINVAL);
+  assert_false(lexists(d2, ""));
+  tu_rmrf(src);
+  tu_rmrf(base);
+  free(src);
+  free(base);
+}
+
 /* A deep clone target with a symlinked directory inside: never written through. */
 static void test_clone_target_symlink(void **st) {
   (void)st;
@@ -422,6 +478,7 @@ int main(void) {
       cmocka_unit_test(test_clone_hostile_paths),
       cmocka_unit_test(test_clone_allowed_roots),
       cmocka_unit_test(test_clone_target_symlink),
+      cmocka_unit_test(test_roots_restore_generate),
       cmocka_unit_test(test_restore_generate_hostile),
       cmocka_unit_test(test_convert_symlink),
       cmocka_unit_test(test_clone_enospc),
