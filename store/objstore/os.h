@@ -2,9 +2,10 @@
  *
  * An os_store is a vtable plus an implementation pointer, rooted at a table location. Paths
  * given to every function are relative to that root ("_delta_log/00..0.json"); the local
- * implementation also accepts absolute paths ("/x/y" or "file:///x/y") so deletion vectors
- * with absolute paths can be read. Only a local file-system backend exists today; object
- * stores will implement the same vtable.
+ * implementation also reads absolute paths ("/x/y" or "file:///x/y") so deletion vectors
+ * with absolute paths can be read, but writes, deletes, mkdirs and listings only below its
+ * root and never through a symlink or ".." (DD_EPERM; see os_local.c). Object stores
+ * (S3, Azure, GCS) implement the same vtable.
  *
  * Guarantees every backend must give:
  *  - os_put_if_absent: the object appears whole or not at all and is never overwritten;
