@@ -82,7 +82,7 @@ static int mkdirs_abs(char *path) {
   return 0;
 }
 
-
+/* See os.h. Every segment is checked before any directory is created. */
 int os_local_open_dir(int *out_fd, const char *root, const char *rel, size_t len, bool create) {
   *out_fd = -1;
   for (size_t i = 0; i < len;) { /* validate every segment before creating any */
