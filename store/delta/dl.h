@@ -315,6 +315,13 @@ int dl_checkpoint_write(dl_table *t, const dl_snapshot *s);
 /* Deletes commits and checkpoints older than delta.logRetentionDuration (as of now_ms),
  * only below a checkpoint that is itself kept. *out_deleted counts files (may be NULL). */
 int dl_log_cleanup(dl_table *t, const dl_snapshot *s, int64_t now_ms, size_t *out_deleted);
+/* Stale temp files in _delta_log: writers write ".<name>.<pid>.<n>.tmp" beside the final
+ * name and rename or link it; a writer killed in between leaves the temp file. Deletes
+ * those of that exact pattern, for log names only (commits, checkpoints, checksums,
+ * _last_checkpoint), whose mtime is older than DL_STALE_TMP_MS before now_ms. Anything
+ * else is kept. Runs at every checkpoint interval, in dl_log_cleanup and in vacuum. */
+#define DL_STALE_TMP_MS (3600 * 1000LL)
+int dl_log_clean_temps(dl_table *t, int64_t now_ms, size_t *out_deleted);
 
 /* ======================= snapshot cache ======================= */
 
@@ -330,6 +337,10 @@ size_t dl_cache_bytes(const dl_cache *c);
 /* Parses epoch milliseconds or ISO-8601 ("2024-01-02T03:04:05Z", fraction and offset
  * allowed, or a date "2024-01-02") into epoch ms. */
 int dl_parse_timestamp(const char *s, int64_t *out_ms);
+/* True when the first n bytes of p are a clean relative path, as every relative path read
+ * from a log must be: not absolute, no empty, "." or ".." segment, no backslash, no
+ * control character. */
+bool dl_rel_path_clean(const char *p, size_t n);
 /* Approximate bytes of memory a snapshot holds (for caches and benchmarks). */
 size_t dl_snapshot_memory(const dl_snapshot *s);
 

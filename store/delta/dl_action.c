@@ -58,7 +58,7 @@ static int decode_file(dl__action *a, const char *kind, const json_t *j, dl__are
     if (rc) return rc;
     f->dv = &a->dv;
   }
-  if (a->kind == DL__A_ADD && f->size < 0) return bad(kind, "missing size");
+  if (a->kind == DL__A_ADD && f->size < 0) return bad(kind, "missing or negative size");
   return 0;
 }
 

@@ -1,7 +1,8 @@
 /* dl_cleanup.c: metadata cleanup. Commits, checkpoints and checksum files older than
  * delta.logRetentionDuration (default 30 days, counted from midnight UTC) are deleted, but
  * only below the newest checkpoint that is itself old enough, so every retained version
- * stays reconstructable. Compaction files starting at or below that checkpoint go too. */
+ * stays reconstructable. Compaction files starting at or below that checkpoint go too.
+ * Stale temp files of killed writers go once older than DL_STALE_TMP_MS (dl.h). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,8 +27,10 @@ int64_t dl__parse_interval(const char *s) {
     int64_t ms;
   } U[] = {{"week", 7 * DAY_MS}, {"day", DAY_MS}, {"hour", 3600000}, {"minute", 60000},
            {"second", 1000}, {"millisecond", 1}};
+  int64_t ms;
   for (size_t i = 0; i < sizeof U / sizeof U[0]; i++)
-    if (!strncasecmp(end, U[i].unit, strlen(U[i].unit))) return n * U[i].ms;
+    if (!strncasecmp(end, U[i].unit, strlen(U[i].unit)))
+      return __builtin_mul_overflow((int64_t)n, U[i].ms, &ms) ? INT64_MAX : ms;
   return -1;
 }
 
@@ -43,12 +46,61 @@ static bool deletable(const char *name, int64_t below, int64_t cp_version) {
   return !strcmp(rest, ".json") || !strcmp(rest, ".crc") || !strncmp(rest, ".checkpoint.", 12);
 }
 
+/* True for a log file name: 20 digits then .json, .crc, .checkpoint...; or _last_checkpoint. */
+static bool log_name(const char *s, size_t n) {
+  if (n == 16 && !strncmp(s, "_last_checkpoint", 16)) return true;
+  if (n < 21) return false;
+  for (int i = 0; i < 20; i++)
+    if (!isdigit((unsigned char)s[i])) return false;
+  return s[20] == '.';
+}
+
+/* Walks back over ".<digits>" ending at end; returns where it starts or NULL. */
+static const char *digits_back(const char *start, const char *end) {
+  const char *p = end;
+  while (p > start && isdigit((unsigned char)p[-1])) p--;
+  return p < end && p > start && p[-1] == '.' ? p - 1 : NULL;
+}
+
+/* ".<log name>.<pid>.<counter>.tmp", as os_local.c's write_temp names them. */
+static bool stale_temp_name(const char *name) {
+  size_t n = strlen(name);
+  if (n < 6 || name[0] != '.' || strcmp(name + n - 4, ".tmp")) return false;
+  const char *c = digits_back(name + 1, name + n - 4), *p = c ? digits_back(name + 1, c) : NULL;
+  return p && log_name(name + 1, (size_t)(p - name - 1));
+}
+
+int dl_log_clean_temps(dl_table *t, int64_t now_ms, size_t *out_deleted) {
+  if (out_deleted) *out_deleted = 0;
+  int64_t before;
+  if (__builtin_sub_overflow(now_ms, DL_STALE_TMP_MS, &before)) return 0;
+  os_list ls = {0};
+  int rc = os_list_dir(t->store, DL__LOG, &ls);
+  if (rc) return rc;
+  size_t deleted = 0;
+  for (size_t i = 0; i < ls.count; i++) {
+    const os_entry *e = &ls.entries[i];
+    if (e->is_dir || e->mtime_ms > before || !stale_temp_name(e->name)) continue;
+    char *path = NULL;
+    if (asprintf(&path, DL__LOG "/%s", e->name) < 0) continue;
+    if (os_delete(t->store, path) == 0) deleted++;
+    free(path);
+  }
+  os_list_free(&ls);
+  dd_err_clear();
+  if (out_deleted) *out_deleted = deleted;
+  return 0;
+}
+
 int dl_log_cleanup(dl_table *t, const dl_snapshot *s, int64_t now_ms, size_t *out_deleted) {
   if (out_deleted) *out_deleted = 0;
+  dl_log_clean_temps(t, now_ms, NULL);
   const char *ret = dl_snapshot_property(s, "delta.logRetentionDuration");
   int64_t retention = ret ? dl__parse_interval(ret) : 30 * DAY_MS;
   if (retention < 0) return dd_err_set(DD_EINVAL, "bad delta.logRetentionDuration '%s'", ret);
-  int64_t cutoff = (now_ms - retention) / DAY_MS * DAY_MS;
+  int64_t cutoff;
+  if (__builtin_sub_overflow(now_ms, retention, &cutoff)) cutoff = INT64_MIN; /* keeps everything */
+  cutoff = cutoff / DAY_MS * DAY_MS;
   dl__listing l;
   int64_t *ts = NULL;
   int rc = dl__list_log(&l, t->store);

@@ -386,7 +386,9 @@ static int serialize(dl_txn *x, const dl_commit_opts *o, int64_t now, int64_t ic
 
 static void after_commit(dl_txn *x, int64_t v, const dl_commit_opts *o, int64_t now) {
   int64_t interval = config_int(x, "delta.checkpointInterval", 10);
-  if (!o->checkpoint || v == 0 || v % interval != 0) return;
+  if (interval <= 0 || v == 0 || v % interval != 0) return;
+  dl_log_clean_temps(x->t, now, NULL);
+  if (!o->checkpoint) return;
   dl_snapshot *s = NULL;
   dl_snapshot_opts so = DL_SNAPSHOT_OPTS_INIT;
   so.version = v;
@@ -412,6 +414,9 @@ int dl_txn_commit(dl_txn *x, const dl_commit_opts *opts, int64_t *out_version) {
   int64_t v = x->read_version + 1;
   for (int attempt = 0;; attempt++) {
     int64_t now = o.now_ms ? o.now_ms : dl__now_ms();
+    if (ict_on && now <= prev_ict && prev_ict == INT64_MAX)
+      return dd_err_set(DD_ECORRUPT, "the table's last in-commit timestamp is %lld: no later one exists",
+                        (long long)prev_ict);
     int64_t ict = ict_on ? (now > prev_ict ? now : prev_ict + 1) : -1;
     dd_buf b = {0};
     char *path = dl__version_path(v, ".json");

@@ -303,6 +303,13 @@ static int load_file_dv(dl_rowset *out, dl_table *t, const dl_dv *dv) {
   uint8_t *buf = NULL;
   int rc = dl_dv_path(&path, dv);
   if (rc) return rc;
+  const char *p = path;
+  if (!strncmp(p, "file://", 7)) p += 7;
+  else if (!strncmp(p, "file:", 5)) p += 5;
+  if (p[0] != '/' && !dl_rel_path_clean(p, strlen(p))) { /* absolute ('p'): the protocol allows it */
+    rc = dd_err_set(DD_ECORRUPT, "deletion vector path '%s' escapes the table", path);
+    goto cleanup;
+  }
   if (dv->size_in_bytes < 0) {
     rc = dd_err_set(DD_ECORRUPT, "deletion vector has a negative size");
     goto cleanup;

@@ -156,13 +156,20 @@ static const char *intern_pv(dl__fileset *fs, const char *pv) {
 
 /* ---------- upsert ---------- */
 
-static void count(dl__fileset *fs, const dl__entry *e, int sign) {
-  if (e->kind == DL__E_ADD) {
-    fs->n_add += (size_t)sign;
-    fs->add_bytes += sign * (e->size > 0 ? e->size : 0);
-  } else {
+/* Counts e in (sign +1) or out (-1) of the totals. Sizes come from the log: the sum of
+ * the adds' sizes must fit int64 (a removal only takes back what was counted in). */
+static int count(dl__fileset *fs, const dl__entry *e, int sign) {
+  if (e->kind != DL__E_ADD) {
     fs->n_remove += (size_t)sign;
+    return 0;
   }
+  int64_t size = e->size > 0 ? e->size : 0;
+  if (sign < 0) size = -size;
+  if (__builtin_add_overflow(fs->add_bytes, size, &fs->add_bytes))
+    return dd_err_set(DD_ECORRUPT, "the sizes of the table's files add up to more than %lld bytes",
+                      (long long)INT64_MAX);
+  fs->n_add += (size_t)sign;
+  return 0;
 }
 
 static int fill(dl__fileset *fs, dl__entry *e, int kind, const dl_file *f, const dl_dv *dv,
@@ -206,6 +213,9 @@ static int fill(dl__fileset *fs, dl__entry *e, int kind, const dl_file *f, const
 
 int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv) {
   if (fs->n + 1 > UINT32_MAX - 1) return dd_err_set(DD_ERANGE, "too many files");
+  if (kind == DL__E_ADD && f->size < 0)
+    return dd_err_set(DD_ECORRUPT, "add of %s has a negative or missing size (%lld)", f->path,
+                      (long long)f->size);
   if ((fs->n + 1) * 10 >= fs->nslots * 7) {
     int rc = rehash(fs, fs->nslots ? fs->nslots * 2 : 1024);
     if (rc) return rc;
@@ -214,10 +224,9 @@ int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *
   size_t s = probe(fs, h, f->path, dv);
   if (fs->slots[s]) {
     dl__entry *e = &fs->ents[SLOT_INDEX(fs->slots[s])];
-    count(fs, e, -1);
-    int rc = fill(fs, e, kind, f, dv, h, false);
-    count(fs, e, +1);
-    return rc;
+    int rc = count(fs, e, -1);
+    if (!rc) rc = fill(fs, e, kind, f, dv, h, false);
+    return rc ? rc : count(fs, e, +1);
   }
   if (fs->n == fs->cap) {
     size_t cap = fs->cap ? fs->cap + fs->cap / 2 : 256;
@@ -232,8 +241,7 @@ int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *
   if (rc) return rc;
   fs->n++;
   fs->slots[s] = (uint64_t)h << 32 | (uint32_t)fs->n;
-  count(fs, e, +1);
-  return 0;
+  return count(fs, e, +1);
 }
 
 void dl__entry_view(const dl__entry *e, dl_file *out, char *pathbuf) {

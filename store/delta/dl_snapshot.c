@@ -81,7 +81,9 @@ int dl__snapshot_finish(dl_snapshot *s) {
     }
   }
   s->num_files += s->over->n_add;
-  s->size_bytes += s->over->add_bytes;
+  if (__builtin_add_overflow(s->size_bytes, s->over->add_bytes, &s->size_bytes))
+    return dd_err_set(DD_ECORRUPT, "the sizes of the table's files add up to more than %lld bytes",
+                      (long long)INT64_MAX);
   return 0;
 }
 

@@ -83,6 +83,21 @@ static int hexval(char c) {
   return -1;
 }
 
+bool dl_rel_path_clean(const char *p, size_t len) {
+  if (!len || p[0] == '/') return false;
+  for (const char *seg = p, *end = p + len;;) {
+    size_t n = 0;
+    while (seg + n < end && seg[n] != '/') n++;
+    if (n == 0 || (n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.')) return false;
+    for (size_t i = 0; i < n; i++) {
+      unsigned char c = (unsigned char)seg[i];
+      if (c < 0x20 || c == 0x7f || c == '\\') return false;
+    }
+    if (seg + n == end) return true;
+    seg += n + 1;
+  }
+}
+
 bool dl__url_decode(const char *s, char *out) {
   bool any = false;
   while (*s) {

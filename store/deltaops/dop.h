@@ -18,7 +18,8 @@
  * DD_ENOTFOUND no table / not a Delta table, DD_EPRECOND state forbids it (retention
  * below the table's, restore of a vacuumed file, dropping an absent feature), DD_ERANGE
  * version/timestamp outside history, DD_EEXISTS target exists, DD_ECONFLICT a concurrent
- * writer won. A failed operation leaves the table unchanged (vacuum may have deleted some
+ * writer won, DD_EPERM a path from the log or on disk escapes the table (see
+ * "confinement"), DD_ENOMEM also for a full disk ("No space left on device"). A failed operation leaves the table unchanged (vacuum may have deleted some
  * unreferenced files before an I/O error; it never deletes a referenced one).
  * Threads: every function is independent; results are plain data owned by the caller. */
 #ifndef DD_STORE_DELTAOPS_DOP_H
@@ -63,6 +64,39 @@ const dop_cell *dop_result_cell(const dop_result *r, size_t row, size_t col);
  * name and counts; may be NULL. */
 typedef void (*dop_progress_fn)(void *ctx, const char *phase, uint64_t done, uint64_t total);
 
+/* ======================= confinement ======================= */
+
+/* Everything in a table's log is hostile input. A path read from a log (add, remove and
+ * cdc paths, a deletion vector's path) is used only when it resolves under a root the
+ * operation may touch:
+ *  - a relative path (URL-decoded first, so "%2E%2E" is "..") must be clean: no empty,
+ *    "." or ".." segment, no backslash, no control character; it resolves under the
+ *    table root;
+ *  - an absolute path ("/x", "file:/x", "file:///x") is used only when it lies under the
+ *    table root itself or under one of the caller's allowed roots (a shallow clone's
+ *    files live in its source table, which Delta writes as absolute URIs);
+ *  - anything else (other schemes, "file://host/x", relative paths on an object store)
+ *    is refused.
+ * A refusal is DD_EPERM with a message naming the path, and the operation writes nothing.
+ * Every path an operation writes resolves under its own table (the target of a clone).
+ *
+ * dop_roots lists the extra roots: local directories ("/data/lake" or
+ * "file:///data/lake"), matched by whole path segments after normalisation (a trailing
+ * '/' is ignored; a root containing "." or ".." segments matches nothing), and/or a
+ * callback deciding for an absolute, normalised local path. A path is allowed when it
+ * matches any listed root or allow() returns true. Symlinks are not resolved here: the
+ * local store never follows a symlink below a table root when it writes, lists or deletes
+ * (os_local.c), and vacuum neither follows nor deletes symlinks.
+ * Default (NULL, or DOP_ROOTS_INIT): no roots beyond the table itself. The struct and what
+ * it points to are borrowed for the duration of the call. */
+typedef struct dop_roots {
+  size_t count;
+  const char *const *urls;                      /* count root URLs or absolute paths */
+  bool (*allow)(void *ctx, const char *abs_path); /* may be NULL */
+  void *ctx;
+} dop_roots;
+#define DOP_ROOTS_INIT {0, NULL, NULL, NULL}
+
 /* ======================= naming ======================= */
 
 /* Turns a table name into a location: "/abs/path", "file:///abs/path" and
@@ -86,13 +120,21 @@ typedef struct dop_vacuum_opts {
 #define DOP_VACUUM_OPTS_INIT {false, 0, true, false, 0, NULL, NULL}
 
 /* Rows: column "path" (string): the files deleted / that would be deleted (absolute
- * paths) on a dry run, else one row with the table location. Commits VACUUM START and
+ * paths) on a dry run, else one row with the table location. Vacuum walks the table
+ * directory through directory descriptors and never follows a symlink: a symlink below
+ * the table (to a file or a directory) is neither walked, listed nor deleted, and nothing
+ * outside the table root is ever deleted. Absolute paths in the log outside the table
+ * are ignored (they keep nothing and are never deleted). Commits VACUUM START and
  * VACUUM END around the deletion. *out_deleted (may be NULL) gets the file count. */
 int dop_vacuum(dop_result **out, const char *location, const dop_vacuum_opts *opts,
                uint64_t *out_deleted);
 
 /* version >= 0, or timestamp (ISO-8601 or epoch ms) when version < 0. One row of the six
- * restore metrics. */
+ * restore metrics. Every file restored must resolve under the table or `roots` (NULL:
+ * the table only), else DD_EPERM and nothing is committed. */
+int dop_restore_in(dop_result **out, const char *location, int64_t version,
+                   const char *timestamp, const dop_roots *roots);
+/* dop_restore_in with no extra roots. */
 int dop_restore(dop_result **out, const char *location, int64_t version, const char *timestamp);
 
 typedef struct dop_clone_opts {
@@ -106,11 +148,16 @@ typedef struct dop_clone_opts {
   const char *const *property_values;
   dop_progress_fn progress;
   void *progress_ctx;
+  const dop_roots *allowed_roots; /* where the source's absolute paths may point; NULL: the
+                                     source table only (see "confinement") */
 } dop_clone_opts;
-#define DOP_CLONE_OPTS_INIT {NULL, -1, NULL, true, false, 0, NULL, NULL, NULL, NULL}
+#define DOP_CLONE_OPTS_INIT {.target = NULL, .version = -1, .timestamp = NULL, .shallow = true}
 
 /* One row: source_table_size, source_num_of_files, num_removed_files, num_copied_files,
- * removed_files_size, copied_files_size. */
+ * removed_files_size, copied_files_size. Every source path (data files and deletion
+ * vectors) must resolve under the source table or allowed_roots, else DD_EPERM before
+ * anything is written. A deep clone writes only under the target; if it fails it removes
+ * the files it copied (and the target directory when this call created it). */
 int dop_clone(dop_result **out, const char *source, const dop_clone_opts *opts);
 
 /* Raises the protocol (never lowers it); an empty result. */
@@ -120,7 +167,12 @@ int dop_add_feature(dop_result **out, const char *location, const char *feature)
 /* Drops a removable feature; reader-writer features need truncate_history. */
 int dop_drop_feature(dop_result **out, const char *location, const char *feature,
                      bool truncate_history);
-/* mode "symlink_format_manifest": writes _symlink_format_manifest/<partition>/manifest. */
+/* mode "symlink_format_manifest": writes _symlink_format_manifest/<partition>/manifest.
+ * Every file listed must resolve under the table or `roots` (NULL: the table only), else
+ * DD_EPERM and no manifest is written. */
+int dop_generate_in(dop_result **out, const char *location, const char *mode,
+                    const dop_roots *roots);
+/* dop_generate_in with no extra roots. */
 int dop_generate(dop_result **out, const char *location, const char *mode);
 
 typedef enum dop_create_mode {

@@ -5,10 +5,19 @@
  * relatively. The new table gets a new id, the source's schema, partitioning, protocol
  * and configuration with the caller's property overrides, as of a version or timestamp
  * of the source. With replace, an existing target table is replaced (its files removed,
- * its protocol never lowered); without it an existing target is ALREADY_EXISTS. */
+ * its protocol never lowered); without it an existing target is ALREADY_EXISTS.
+ *
+ * Confinement (dop.h): every source path (data files, DV files) must resolve under the
+ * source or the caller's allowed roots; a first pass checks them all before anything is
+ * written. Files are read and written below their roots without following symlinks. A
+ * deep clone that fails removes the files it created, the directories they left empty,
+ * and the target directory when this call created it. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "store/deltaops/dop_int.h"
 
@@ -23,7 +32,16 @@ typedef struct cctx {
   const dop_clone_opts *o;
   dl_txn *txn;
   int64_t copied, copied_bytes, removed, removed_bytes, n, total;
+  char **made;      /* target-relative files this call created (removed on failure) */
+  dop__set written; /* target-relative files of a deep clone (two sources may not meet) */
+  bool committed;   /* the CLONE commit is in: nothing may be undone */
+  size_t nmade, capmade;
 } cctx;
+
+static int64_t add_sat(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b > 0 ? b : 0, &r) ? INT64_MAX : r;
+}
 
 static int remove_cb(void *vctx, const dl_file *f) {
   cctx *c = vctx;
@@ -31,7 +49,7 @@ static int remove_cb(void *vctx, const dl_file *f) {
   g.data_change = true;
   g.deletion_timestamp = -1;
   c->removed++;
-  c->removed_bytes += f->size > 0 ? f->size : 0;
+  c->removed_bytes = add_sat(c->removed_bytes, f->size);
   return dl_txn_remove_file(c->txn, &g);
 }
 
@@ -40,32 +58,61 @@ static char *uri(const char *abs) {
   return asprintf(&u, "file://%s", abs) < 0 ? NULL : u;
 }
 
-/* Deep clone: where a source file goes under the target (relative path). */
-static const char *deep_rel(const char *path) {
-  if (!strncmp(path, "file:", 5) || path[0] == '/') {
-    const char *b = strrchr(path, '/');
-    return b ? b + 1 : path;
-  }
+/* Deep clone: where a source file goes under the target (relative path). abs is the
+ * checked absolute source path; a relative log path keeps its place, an absolute one
+ * (a shallow clone's source) goes to the target's root under its base name. */
+static const char *deep_rel(const char *path, const char *abs) {
+  if (!strncmp(path, "file:", 5) || path[0] == '/') return strrchr(abs, '/') + 1;
   return path;
+}
+
+/* Copies abs (under its root, see dop__log_path) to rel under the target. */
+static int copy_one(cctx *c, const char *abs, ssize_t root_len, const char *rel) {
+  int in = -1, rc = dop__open_under(&in, abs, root_len);
+  bool created = false;
+  if (!rc) rc = dop__copy_file(in, abs, c->dst_loc, rel, &created);
+  if (in >= 0) close(in);
+  if (!rc && created) {
+    if (c->nmade == c->capmade) {
+      size_t cap = c->capmade ? c->capmade * 2 : 64;
+      char **n = realloc(c->made, cap * sizeof *n);
+      if (!n) return DOP_OOM();
+      c->made = n;
+      c->capmade = cap;
+    }
+    if (!(c->made[c->nmade] = strdup(rel))) return DOP_OOM();
+    c->nmade++;
+  }
+  return rc;
 }
 
 static int clone_dv(cctx *c, const dl_dv *dv, dl_dv *out, char **hold) {
   *out = *dv;
   if (dv->storage_type == 'i') return 0;
-  char *rel = NULL;
-  int rc = dl_dv_path(&rel, dv);
-  char *abs = rc ? NULL : dop__abs_path(c->src_loc, rel);
-  if (!rc && !abs) rc = DOP_OOM();
+  char *abs = NULL, *rel = NULL;
+  ssize_t root_len = -1;
+  int rc = dop__dv_log_path(&abs, &root_len, c->src_loc, dv, c->o->allowed_roots);
   if (!rc && c->o->shallow) {
     if (!(*hold = uri(abs))) rc = DOP_OOM();
     out->storage_type = 'p';
     out->path_or_inline = *hold;
-  } else if (!rc && dv->storage_type == 'u') {
-    char *dst = dop__abs_path(c->dst_loc, rel);
-    rc = dst ? dop__copy_file(abs, dst) : DOP_OOM();
-    free(dst);
+  } else if (!rc && dv->storage_type == 'u' && !(rc = dl_dv_path(&rel, dv))) {
+    rc = copy_one(c, abs, root_len, rel);
   }
   free(rel);
+  free(abs);
+  return rc;
+}
+
+/* First pass: every path the clone would read is allowed. */
+static int check_cb(void *vctx, const dl_file *f) {
+  cctx *c = vctx;
+  char *abs = NULL;
+  int rc = dop__log_path(&abs, NULL, c->src_loc, f->path, c->o->allowed_roots);
+  free(abs);
+  abs = NULL;
+  if (!rc && f->dv && f->dv->storage_type != 'i')
+    rc = dop__dv_log_path(&abs, NULL, c->src_loc, f->dv, c->o->allowed_roots);
   free(abs);
   return rc;
 }
@@ -74,8 +121,9 @@ static int add_cb(void *vctx, const dl_file *f) {
   cctx *c = vctx;
   dl_file g = *f;
   dl_dv dv;
-  char *hold_path = NULL, *hold_dv = NULL, *abs = dop__abs_path(c->src_loc, f->path);
-  int rc = abs ? 0 : DOP_OOM();
+  char *hold_path = NULL, *hold_dv = NULL, *abs = NULL;
+  ssize_t root_len = -1;
+  int rc = dop__log_path(&abs, &root_len, c->src_loc, f->path, c->o->allowed_roots);
   g.data_change = true;
   if (!rc && f->dv) {
     rc = clone_dv(c, f->dv, &dv, &hold_dv);
@@ -85,12 +133,14 @@ static int add_cb(void *vctx, const dl_file *f) {
     rc = (hold_path = uri(abs)) ? 0 : DOP_OOM();
     g.path = hold_path;
   } else if (!rc) {
-    g.path = deep_rel(f->path);
-    char *dst = dop__abs_path(c->dst_loc, g.path);
-    rc = dst ? dop__copy_file(abs, dst) : DOP_OOM();
-    free(dst);
+    g.path = deep_rel(f->path, abs);
+    if (dop__set_has(&c->written, g.path))
+      rc = dd_err_set(DD_EINVAL, "deep clone: two source files (one is %s) would both be copied to %s",
+                      abs, g.path);
+    if (!rc) rc = dop__set_add(&c->written, g.path);
+    if (!rc) rc = copy_one(c, abs, root_len, g.path);
     c->copied++;
-    c->copied_bytes += f->size > 0 ? f->size : 0;
+    c->copied_bytes = add_sat(c->copied_bytes, f->size);
   }
   if (!rc) rc = dl_txn_add_file(c->txn, &g);
   if (c->o->progress && ++c->n % 256 == 0) c->o->progress(c->o->progress_ctx, "cloning", (uint64_t)c->n, (uint64_t)c->total);
@@ -139,6 +189,25 @@ static int open_source(dl_table **t, dl_snapshot **s, const char *source, const 
   return rc;
 }
 
+/* After a failed deep clone: the files this call created go, then the directories they
+ * leave empty (deepest first), then the target itself when this call created it. */
+static void undo_copies(cctx *c, bool target_existed) {
+  os_store *st = NULL;
+  if (os_local_open(&st, c->dst_loc) == 0) {
+    for (size_t i = c->nmade; i-- > 0;) {
+      os_delete(st, c->made[i]);
+      for (char *s = strrchr(c->made[i], '/'); s; s = strrchr(c->made[i], '/')) {
+        *s = '\0';
+        if (os_rmdir(st, c->made[i]) != 0) break;
+      }
+    }
+    if (!target_existed) os_rmdir(st, "_delta_log");
+  }
+  os_store_free(st);
+  if (!target_existed) rmdir(c->dst_loc);
+  dd_err_clear();
+}
+
 int dop_clone(dop_result **out, const char *source, const dop_clone_opts *o) {
   *out = NULL;
   if (!o || !o->target) return dd_err_set(DD_EINVAL, "clone: a target location is required");
@@ -149,7 +218,10 @@ int dop_clone(dop_result **out, const char *source, const dop_clone_opts *o) {
   dop__proto p = {0};
   dop_result *r = NULL;
   cctx c = {.src_loc = source, .dst_loc = o->target, .o = o};
+  struct stat tsb;
+  bool target_existed = lstat(o->target, &tsb) == 0;
   int rc = open_source(&st, &ss, source, o);
+  if (!rc) rc = dl_snapshot_files(ss, check_cb, &c);
   if (rc) goto cleanup;
   bool exists = dop__has_log(o->target);
   if (exists && !o->replace) {
@@ -193,12 +265,22 @@ int dop_clone(dop_result **out, const char *source, const dop_clone_opts *o) {
   snprintf(ver, sizeof ver, "%lld", (long long)dl_snapshot_version(ss));
   json_t *params = json_pack("{s:s,s:s}", "source", source, "sourceVersion", ver);
   if ((rc = dop__commit(c.txn, "CLONE", params, m2, NULL))) goto cleanup;
+  c.committed = true;
   dop_cell *row;
   if ((rc = dop__result_new(&r, CLONE_COLS, 6)) || (rc = dop__result_row(r, &row))) goto cleanup;
   for (int i = 0; i < 6; i++) dop__cell_i64(&row[i], vals[i]);
   *out = r;
   r = NULL;
 cleanup:
+  if (rc && !c.committed) {
+    char msg[2048];
+    snprintf(msg, sizeof msg, "%s", dd_err_msg());
+    undo_copies(&c, target_existed);
+    dd_err_set(rc, "%s", msg);
+  }
+  for (size_t i = 0; i < c.nmade; i++) free(c.made[i]);
+  free(c.made);
+  dop__set_free(&c.written);
   dop_result_free(r);
   dop__proto_free(&p);
   free(rf);

@@ -4,7 +4,8 @@
  * footer (store/parquet) for the schema and row count, and commits version 0 with protocol
  * (1,2), the schema (data columns, then partition columns), an add per file (stats
  * numRecords) and commitInfo CONVERT {numFiles, partitionedBy, collectStats} /
- * {numConvertedFiles}. A directory that already is a Delta table is left alone. */
+ * {numConvertedFiles}. A directory that already is a Delta table is left alone. A symlink
+ * anywhere in the tree is PERMISSION_DENIED: it is neither followed nor added. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,10 @@ static int walk(conv *c, const char *dir, size_t depth) {
   for (size_t i = 0; i < l.count && !rc; i++) {
     const os_entry *e = &l.entries[i];
     if (e->name[0] == '_' || e->name[0] == '.') continue;
+    if (e->is_link) { /* never follows a symlink out of the directory, nor adds one */
+      rc = dd_err_set(DD_EPERM, "convert: %s%s%s is a symlink (not followed)", dir, *dir ? "/" : "", e->name);
+      break;
+    }
     char *rel = NULL;
     if (asprintf(&rel, "%s%s%s", dir, *dir ? "/" : "", e->name) < 0) { rc = DOP_OOM(); break; }
     if (!e->is_dir) {

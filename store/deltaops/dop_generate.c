@@ -2,7 +2,8 @@
  * _symlink_format_manifest/<col>=<value>/.../manifest (or _symlink_format_manifest/manifest
  * for an unpartitioned table), each listing the absolute URIs of the partition's active
  * data files, one per line, so Presto/Athena/Hive can read the current version. Partition
- * values are Hive-escaped; a null value is __HIVE_DEFAULT_PARTITION__. Manifests of
+ * columns and values are Hive-escaped (so neither can name a directory outside the manifest
+ * tree); every listed file must resolve under the table or an allowed root; a null value is __HIVE_DEFAULT_PARTITION__. Manifests of
  * partitions that no longer have files are deleted with their empty directories. Tables
  * with deletion vectors are refused, as Delta does: a manifest cannot express them. */
 #include <stdio.h>
@@ -23,6 +24,7 @@ typedef struct entry {
 typedef struct gctx {
   const char *location;
   const dl_metadata *m;
+  const dop_roots *roots;
   entry *e;
   size_t n, cap;
 } gctx;
@@ -43,7 +45,9 @@ static char *partition_dir(const gctx *g, const dl_file *f) {
   for (size_t i = 0; i < g->m->num_partition_columns; i++) {
     const char *col = g->m->partition_columns[i], *v = NULL;
     dl_kv_get(f->partition_values, col, &v);
-    fprintf(mf, "%s%s=", i ? "/" : "", col);
+    fputs(i ? "/" : "", mf);
+    hive_escape(mf, col);
+    fputc('=', mf);
     if (v && *v) hive_escape(mf, v);
     else fputs("__HIVE_DEFAULT_PARTITION__", mf);
   }
@@ -63,7 +67,9 @@ static int file_cb(void *vctx, const dl_file *f) {
     g->e = n;
     g->cap = cap;
   }
-  char *abs = dop__abs_path(g->location, f->path);
+  char *abs = NULL;
+  int rc = dop__log_path(&abs, NULL, g->location, f->path, g->roots);
+  if (rc) return rc;
   entry *e = &g->e[g->n];
   e->part = partition_dir(g, f);
   e->uri = NULL;
@@ -126,6 +132,11 @@ static int remove_stale(os_store *st, const char *dir, const dop__set *written, 
 }
 
 int dop_generate(dop_result **out, const char *location, const char *mode) {
+  return dop_generate_in(out, location, mode, NULL);
+}
+
+int dop_generate_in(dop_result **out, const char *location, const char *mode,
+                    const dop_roots *roots) {
   *out = NULL;
   if (!mode || strcasecmp(mode, "symlink_format_manifest"))
     return dd_err_set(DD_EINVAL, "generate: unsupported mode '%s' (only symlink_format_manifest)", mode ? mode : "");
@@ -133,7 +144,7 @@ int dop_generate(dop_result **out, const char *location, const char *mode) {
   dl_snapshot *s = NULL;
   os_store *st = NULL;
   dop__set written = {0};
-  gctx g = {.location = location};
+  gctx g = {.location = location, .roots = roots};
   int rc = dop__open_latest(&t, &s, location);
   if (rc) return rc;
   g.m = dl_snapshot_metadata(s);

@@ -5,6 +5,7 @@
 #define DD_STORE_DELTAOPS_DOP_INT_H
 
 #include <jansson.h>
+#include <sys/types.h>
 
 #include "common/err.h"
 #include "store/delta/dl.h"
@@ -63,11 +64,34 @@ bool dop__proto_has(const dop__proto *p, const char *name);
 /* The protocol as the JSON Spark writes in UPGRADE PROTOCOL's newProtocol parameter. */
 json_t *dop__proto_json(const dop__proto *p);
 
-/* ---- paths ---- */
+/* ---- paths (dop_path.c; the rules are "confinement" in dop.h) ---- */
+/* True when rel is a clean relative path (no empty, "." or ".." segment, no backslash or
+ * control character, not absolute). */
+bool dop__clean_rel(const char *rel);
+/* True when the absolute local path lies under one of roots (NULL: none). */
+bool dop__roots_allow(const dop_roots *roots, const char *abs);
+/* A (URL-decoded) path from the log of the table at root as an absolute local path
+ * (malloc'ed), or DD_EPERM naming it when it escapes root and every allowed root.
+ * *root_len (may be NULL) gets the length of the root it lies under as a prefix of *out
+ * (0 for "/", -1 when only the roots' callback allowed it): dop__open_under opens it
+ * below that root without following symlinks. */
+int dop__log_path(char **out, ssize_t *root_len, const char *root, const char *path,
+                  const dop_roots *roots);
+/* The same for a deletion vector's file ('u' relative, 'p' absolute). */
+int dop__dv_log_path(char **out, ssize_t *root_len, const char *root, const dl_dv *dv,
+                     const dop_roots *roots);
+
 /* Absolute local path of a file of the table ("/loc/a/b" for "a/b"; absolute stays). */
 char *dop__abs_path(const char *location, const char *path);
-/* Copies one object between stores. */
-int dop__copy_file(const char *src_abs, const char *dst_abs);
+/* Opens abs for reading, walking below its first root_len bytes (a dop__log_path root)
+ * without following a symlink; root_len -1 opens by name (O_NOFOLLOW on the last part). */
+int dop__open_under(int *fd, const char *abs, ssize_t root_len);
+/* Copies the open file in_fd (src names it in messages) to dst_rel below the local
+ * directory dst_root, never through a symlink: a temp file beside it, renamed over it.
+ * *created (may be NULL) is true when dst_rel did not exist before. Errors name the
+ * cause (ENOSPC is "No space left on device"); a failed copy leaves no temp file. */
+int dop__copy_file(int in_fd, const char *src, const char *dst_root, const char *dst_rel,
+                   bool *created);
 
 /* ---- DDL types (dop_ddl.c) ---- */
 /* A DDL type ("decimal(10,2)", "array<int>") as Delta's JSON type value (new reference). */

@@ -2,7 +2,8 @@
  * with the target snapshot T by file identity (path plus deletion vector id): files of T
  * missing from L are re-added, files of L missing from T are removed (dataChange true).
  * Every file to re-add must still exist (vacuum may have deleted it): otherwise the
- * restore fails with FAILED_PRECONDITION and nothing is committed. The metadata of T is
+ * restore fails with FAILED_PRECONDITION and nothing is committed; so does a file (or
+ * deletion vector) whose path escapes the table and the caller's roots (PERMISSION_DENIED). The metadata of T is
  * restored when it differs; the protocol is never lowered. The transaction reads the
  * whole table, so a concurrent data change is a reported conflict, not a silent merge.
  * Metrics are Delta's RESTORE metrics (camelCase in the commit, snake_case columns). */
@@ -22,6 +23,8 @@ typedef struct rctx {
   dop__set other;  /* identities of the other snapshot */
   dl_txn *txn;
   os_store *st;
+  const char *location;
+  const dop_roots *roots;
   int64_t n, bytes, now;
   bool adding;     /* pass over T (adds) or over L (removes) */
 } rctx;
@@ -54,16 +57,21 @@ static int diff_cb(void *vctx, const dl_file *f) {
   g.data_change = true;
   if (c->adding) {
     os_stat sb;
-    if (os_stat_path(c->st, f->path, &sb) != 0)
-      return dd_err_set(DD_EPRECOND, "cannot restore: file %s of the target version no longer "
-                        "exists (vacuumed?)", f->path);
-    rc = dl_txn_add_file(c->txn, &g);
+    char *abs = NULL, *dv = NULL;
+    if ((rc = dop__log_path(&abs, NULL, c->location, f->path, c->roots))) return rc;
+    if (f->dv && f->dv->storage_type != 'i') rc = dop__dv_log_path(&dv, NULL, c->location, f->dv, c->roots);
+    if (!rc && os_stat_path(c->st, abs, &sb) != 0)
+      rc = dd_err_set(DD_EPRECOND, "cannot restore: file %s of the target version no longer "
+                      "exists (vacuumed?)", f->path);
+    free(abs);
+    free(dv);
+    if (!rc) rc = dl_txn_add_file(c->txn, &g);
   } else {
     g.deletion_timestamp = c->now;
     rc = dl_txn_remove_file(c->txn, &g);
   }
   c->n++;
-  c->bytes += f->size > 0 ? f->size : 0;
+  if (__builtin_add_overflow(c->bytes, f->size > 0 ? f->size : 0, &c->bytes)) c->bytes = INT64_MAX;
   return rc;
 }
 
@@ -112,6 +120,11 @@ static int restore_protocol(dl_txn *txn, const dl_snapshot *latest, const dl_sna
 }
 
 int dop_restore(dop_result **out, const char *location, int64_t version, const char *timestamp) {
+  return dop_restore_in(out, location, version, timestamp, NULL);
+}
+
+int dop_restore_in(dop_result **out, const char *location, int64_t version,
+                   const char *timestamp, const dop_roots *roots) {
   *out = NULL;
   dl_table *t = NULL;
   dl_snapshot *latest = NULL, *target = NULL;
@@ -135,6 +148,8 @@ int dop_restore(dop_result **out, const char *location, int64_t version, const c
   if ((rc = dl_snapshot_open(&target, t, &so))) goto cleanup;
   if ((rc = dl_protocol_check(dl_snapshot_protocol(latest), true))) goto cleanup;
   add.now = rem.now = dop__now_ms();
+  add.location = location;
+  add.roots = roots;
   if ((rc = os_local_open(&add.st, location))) goto cleanup;
   if ((rc = dl_txn_begin(&add.txn, t, latest))) goto cleanup;
   dl_txn_read_all(add.txn);

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,7 +243,10 @@ int dop_parse_interval_ms(const char *text, int64_t *out_ms) {
     if (*rest == 's' || *rest == 'S') rest++;
     while (isspace((unsigned char)*rest)) rest++;
     if (*rest) continue;
-    *out_ms = (int64_t)(n * units[i].ms);
+    double ms = n * units[i].ms;
+    if (!(ms >= 0 && ms < 9.2e18)) /* also NaN: the cast below would be undefined */
+      return dd_err_set(DD_EINVAL, "interval '%s' is negative or too long", text);
+    *out_ms = (int64_t)ms;
     return 0;
   }
   return dd_err_set(DD_EINVAL, "bad interval '%s' (want e.g. 'interval 7 days')", text);
@@ -260,44 +264,92 @@ char *dop__abs_path(const char *location, const char *path) {
   return r;
 }
 
-static int mkdirs_for(char *path) {
-  for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
-    *s = '\0';
-    int bad = mkdir(path, 0755) != 0 && errno != EEXIST;
-    *s = '/';
-    if (bad) return dd_err_set(DD_EIO, "mkdir for %s: %s", path, strerror(errno));
+int dop__open_under(int *fd, const char *abs, ssize_t root_len) {
+  *fd = -1;
+  if (root_len < 0) {
+    if ((*fd = open(abs, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) return 0;
+    return dd_err_set(errno == ENOENT ? DD_EPRECOND : DD_EIO, "copy %s: %s", abs, strerror(errno));
+  }
+  char *root = root_len ? strndup(abs, (size_t)root_len) : strdup("/");
+  if (!root) return DOP_OOM();
+  const char *rel = abs + root_len;
+  while (*rel == '/') rel++;
+  const char *slash = strrchr(rel, '/'), *base = slash ? slash + 1 : rel;
+  int dfd = -1, rc = 0;
+  if (os_local_open_dir(&dfd, root, rel, slash ? (size_t)(slash - rel) : 0, false) != 0 ||
+      (*fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+    rc = dd_err_set(errno == ENOENT ? DD_EPRECOND : errno == ELOOP ? DD_EPERM : DD_EIO, "copy %s: %s",
+                    abs, errno == ELOOP ? "a symlink on the way (not followed)" : strerror(errno));
+  if (dfd >= 0) close(dfd);
+  free(root);
+  return rc;
+}
+
+static int copy_err(const char *src, const char *root, const char *rel, int e) {
+  return dd_err_set(e == ENOSPC || e == EDQUOT ? DD_ENOMEM : e == ELOOP ? DD_EPERM : DD_EIO,
+                    "copy %s -> %s/%s: %s", src, root, rel,
+                    e == ELOOP ? "a symlink on the way (not followed)" : strerror(e));
+}
+
+/* Writes all of buf, retrying short writes; -1 with errno on failure. */
+static int write_all(int fd, const char *buf, size_t n) {
+  while (n) {
+    ssize_t w = write(fd, buf, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return -1;
+    if (w == 0) return errno = ENOSPC, -1;
+    buf += w, n -= (size_t)w;
   }
   return 0;
 }
 
-int dop__copy_file(const char *src, const char *dst) {
+int dop__copy_file(int in, const char *src, const char *dst_root, const char *dst_rel,
+                   bool *created) {
+  if (created) *created = false;
+  const char *slash = strrchr(dst_rel, '/'), *base = slash ? slash + 1 : dst_rel;
   char *tmp = NULL, buf[1 << 16];
-  int in = open(src, O_RDONLY | O_CLOEXEC), outfd = -1, rc = 0;
-  if (in < 0) return dd_err_set(errno == ENOENT ? DD_EPRECOND : DD_EIO, "copy %s: %s", src, strerror(errno));
-  if (asprintf(&tmp, "%s.tmp-copy", dst) < 0) {
+  int dfd = -1, out = -1, rc = 0;
+  if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+    return dd_err_set(DD_EPERM, "copy %s: bad target name '%s'", src, dst_rel);
+  if (os_local_open_dir(&dfd, dst_root, dst_rel, slash ? (size_t)(slash - dst_rel) : 0, true) != 0)
+    return copy_err(src, dst_root, dst_rel, errno == EINVAL ? ELOOP : errno);
+  static atomic_ulong counter;
+  if (asprintf(&tmp, ".%s.%ld.%lu.copy.tmp", base, (long)getpid(), atomic_fetch_add(&counter, 1)) < 0) {
     tmp = NULL;
     rc = DOP_OOM();
     goto cleanup;
   }
-  if ((rc = mkdirs_for(tmp))) goto cleanup;
-  if ((outfd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-    rc = dd_err_set(DD_EIO, "copy to %s: %s", dst, strerror(errno));
+  if ((out = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0) {
+    rc = copy_err(src, dst_root, dst_rel, errno);
     goto cleanup;
   }
   for (;;) {
     ssize_t n = read(in, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      rc = dd_err_set(DD_EIO, "copy %s: read: %s", src, strerror(errno));
+      goto cleanup;
+    }
     if (n == 0) break;
-    if (n < 0 || write(outfd, buf, (size_t)n) != n) {
-      rc = dd_err_set(DD_EIO, "copy %s -> %s: %s", src, dst, strerror(errno));
+    if (write_all(out, buf, (size_t)n) != 0) {
+      rc = copy_err(src, dst_root, dst_rel, errno);
       goto cleanup;
     }
   }
-  if (close(outfd) != 0 || rename(tmp, dst) != 0) rc = dd_err_set(DD_EIO, "copy to %s: %s", dst, strerror(errno));
-  outfd = -1;
+  struct stat sb;
+  bool existed = fstatat(dfd, base, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+  if (fsync(out) != 0 || close(out) != 0) {
+    out = -1;
+    rc = copy_err(src, dst_root, dst_rel, errno);
+    goto cleanup;
+  }
+  out = -1;
+  if (renameat(dfd, tmp, dfd, base) != 0) rc = copy_err(src, dst_root, dst_rel, errno);
+  else if (created) *created = !existed;
 cleanup:
-  if (outfd >= 0) close(outfd);
-  if (rc && tmp) unlink(tmp);
+  if (out >= 0) close(out);
+  if (rc && tmp) unlinkat(dfd, tmp, 0);
   free(tmp);
-  close(in);
+  close(dfd);
   return rc;
 }

@@ -2,7 +2,7 @@
  * retention period needs:
  *  - kept: every active add and its deletion vector file, and every tombstone (remove)
  *    deleted after the cutoff (now - retention) with its deletion vector;
- *  - walked: the whole tree except _delta_log and hidden names ('_' or '.' prefixes), but
+ *  - walked: the whole tree except _delta_log, symlinks and hidden names ('_' or '.' prefixes), but
  *    partition directories ("<partitionColumn>=...") and _change_data are walked (CDC
  *    files are never referenced by a snapshot, so they go once older than the cutoff);
  *  - deleted: an unkept file whose modification time is older than the cutoff; then
@@ -12,7 +12,14 @@
  * latest snapshot is read again and its files are kept too, so a writer that commits
  * during the walk never loses a committed file, and files modified in the last 10 seconds
  * are never deleted (in-flight writes), even with retention 0. Commits VACUUM START before deleting and
- * VACUUM END (COMPLETED or FAILED) after, as Delta on Spark does; a dry run only lists. */
+ * VACUUM END (COMPLETED or FAILED) after, as Delta on Spark does; a dry run only lists.
+ * VACUUM END conflicts with nothing: when a concurrent commit wins its version, END is
+ * committed again on the newest snapshot (the deletions already happened).
+ * Confinement: the walk, the deletions and the directory removals go through the local
+ * store, which never follows a symlink below the root (os_local.c); a symlink (to a file
+ * or a directory) is neither walked, listed nor deleted. Paths in the log outside the
+ * table keep nothing. Stale temp files of killed log writers are removed too
+ * (dl_log_clean_temps). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,7 +138,7 @@ static int walk(vac *v, const char *dir) {
   for (size_t i = 0; i < l.count && !rc; i++) {
     const os_entry *e = &l.entries[i];
     if (!dl && !strcmp(e->name, "_delta_log")) continue;
-    if (hidden(v, e->name, dl == 0)) continue;
+    if (e->is_link || hidden(v, e->name, dl == 0)) continue;
     free(path);
     if (asprintf(&path, "%s%s%s", dir, dl ? "/" : "", e->name) < 0) {
       path = NULL;
@@ -154,15 +161,29 @@ static int walk(vac *v, const char *dir) {
 
 /* ---- commits ---- */
 
-static int commit_marker(dl_table *t, const char *op, json_t *params, json_t *metrics) {
-  dl_snapshot *s = NULL;
-  dl_txn *txn = NULL;
-  int rc = dl_snapshot_open(&s, t, NULL);
-  if (!rc) rc = dl_txn_begin(&txn, t, s);
-  if (!rc) rc = dop__commit(txn, op, params, metrics, NULL);
-  else json_decref(params), json_decref(metrics);
-  dl_txn_free(txn);
-  dl_snapshot_free(s);
+/* Commits a marker (an empty commit with a commitInfo) on the newest snapshot. A marker
+ * reads nothing, so losing a conflict check (a concurrent metadata or protocol change)
+ * only means "commit again on the newer snapshot": up to DOP_MARKER_TRIES times. The
+ * progress callback hears "committing" after the snapshot is read (tests race it). */
+#define DOP_MARKER_TRIES 20
+
+static int commit_marker(dl_table *t, const dop_vacuum_opts *o, const char *op, json_t *params,
+                         json_t *metrics) {
+  int rc = 0;
+  for (int attempt = 0; attempt < DOP_MARKER_TRIES; attempt++) {
+    dl_snapshot *s = NULL;
+    dl_txn *txn = NULL;
+    rc = dl_snapshot_open(&s, t, NULL);
+    if (!rc && o->progress) o->progress(o->progress_ctx, "committing", (uint64_t)attempt, 0);
+    if (!rc) rc = dl_txn_begin(&txn, t, s);
+    if (!rc) rc = dop__commit(txn, op, json_incref(params), json_incref(metrics), NULL);
+    dl_txn_free(txn);
+    dl_snapshot_free(s);
+    if (rc != DD_ECONFLICT || attempt + 1 == DOP_MARKER_TRIES) break;
+    dd_err_clear();
+  }
+  json_decref(params);
+  json_decref(metrics);
   return rc;
 }
 
@@ -174,7 +195,8 @@ static int retention_ms(const dl_snapshot *s, const dop_vacuum_opts *o, int64_t 
   if (prop && dop_parse_interval_ms(prop, dflt)) return dd_err_wrap(DD_EINVAL, "delta.deletedFileRetentionDuration");
   if (!o->has_retention) return *use = *dflt, 0;
   if (!(o->retention_hours >= 0)) return dd_err_set(DD_EINVAL, "retention must be >= 0 hours");
-  *use = (int64_t)(o->retention_hours * 3600000.0);
+  double ms = o->retention_hours * 3600000.0;
+  *use = ms < 9.2e18 ? (int64_t)ms : INT64_MAX; /* a longer one keeps everything anyway */
   if (o->retention_check && *use < *dflt)
     return dd_err_set(DD_EPRECOND, "retention of %g hours is shorter than the table's "
                       "delta.deletedFileRetentionDuration (%lld hours): files a concurrent reader or "
@@ -227,8 +249,8 @@ int dop_vacuum(dop_result **out, const char *location, const dop_vacuum_opts *op
   if (!rc) rc = dl_protocol_check(dl_snapshot_protocol(v.snap), true);
   if (!rc) rc = retention_ms(v.snap, &o, &dflt, &keep_ms);
   if (rc) goto cleanup;
-  v.cutoff = now - keep_ms;
-  if (v.cutoff > now - DOP_VACUUM_GRACE_MS) v.cutoff = now - DOP_VACUUM_GRACE_MS;
+  int64_t span = keep_ms < DOP_VACUUM_GRACE_MS ? DOP_VACUUM_GRACE_MS : keep_ms;
+  if (__builtin_sub_overflow(now, span, &v.cutoff)) v.cutoff = INT64_MIN; /* keeps everything */
   if ((rc = os_local_open(&v.st, location))) goto cleanup;
   if ((rc = keep_snapshot(&v, v.snap)) || (rc = walk(&v, ""))) goto cleanup;
   /* Files committed while we walked are kept too. */
@@ -240,7 +262,7 @@ int dop_vacuum(dop_result **out, const char *location, const dop_vacuum_opts *op
       free(v.c[i].path);
       continue;
     }
-    bytes += v.c[i].size;
+    if (__builtin_add_overflow(bytes, v.c[i].size > 0 ? v.c[i].size : 0, &bytes)) bytes = INT64_MAX;
     v.c[k++] = v.c[i];
   }
   v.nc = k;
@@ -251,13 +273,14 @@ int dop_vacuum(dop_result **out, const char *location, const dop_vacuum_opts *op
       json_object_set_new(params, "specifiedRetentionMillis", json_integer(keep_ms));
     json_t *m = json_object();
     if (m) dop__metric(m, "numFilesToDelete", (int64_t)v.nc), dop__metric(m, "sizeOfDataToDelete", bytes);
-    if ((rc = commit_marker(t, "VACUUM START", params, m))) goto cleanup;
+    if ((rc = commit_marker(t, &o, "VACUUM START", params, m))) goto cleanup;
     int drc = delete_all(&v, &deleted, &dirs);
     json_t *m2 = json_object();
     if (m2) dop__metric(m2, "numDeletedFiles", (int64_t)deleted), dop__metric(m2, "numVacuumedDirectories", (int64_t)dirs);
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", dd_err_msg());
-    rc = commit_marker(t, "VACUUM END", json_pack("{s:s}", "status", drc ? "FAILED" : "COMPLETED"), m2);
+    rc = commit_marker(t, &o, "VACUUM END", json_pack("{s:s}", "status", drc ? "FAILED" : "COMPLETED"), m2);
+    dl_log_clean_temps(t, now, NULL);
     if (drc) rc = dd_err_set(drc, "%s", msg);
     if (rc) goto cleanup;
   }

@@ -2,9 +2,10 @@
  *
  * An os_store is a vtable plus an implementation pointer, rooted at a table location. Paths
  * given to every function are relative to that root ("_delta_log/00..0.json"); the local
- * implementation also accepts absolute paths ("/x/y" or "file:///x/y") so deletion vectors
- * with absolute paths can be read. Only a local file-system backend exists today; object
- * stores will implement the same vtable.
+ * implementation also reads absolute paths ("/x/y" or "file:///x/y") so deletion vectors
+ * with absolute paths can be read, but writes, deletes, mkdirs and listings only below its
+ * root and never through a symlink or ".." (DD_EPERM; see os_local.c). Object stores
+ * (S3, Azure, GCS) implement the same vtable.
  *
  * Guarantees every backend must give:
  *  - os_put_if_absent: the object appears whole or not at all and is never overwritten;
@@ -34,6 +35,7 @@ typedef struct os_entry {
   int64_t size;
   int64_t mtime_ms;
   bool is_dir;
+  bool is_link; /* a symlink (local store; never also is_dir): not followed */
 } os_entry;
 
 typedef struct os_list {
@@ -60,6 +62,13 @@ int os_store_new(os_store **out, const os_vtable *vt, void *impl, const char *lo
 /* Opens the local directory `root` (need not exist yet; created on first write). */
 int os_local_open(os_store **out, const char *root);
 void os_store_free(os_store *st);
+/* Opens the directory named by the first len bytes of rel below the local directory root,
+ * one segment at a time with O_NOFOLLOW|O_DIRECTORY (so never through a symlink), creating
+ * missing ones (0777 before umask) when create. rel must be relative with no empty, "."
+ * or ".." segment (EINVAL); len 0 opens root itself (followed by name; created when
+ * missing and create). 0 and a descriptor the caller closes, or -1 with errno (ELOOP: a
+ * symlink on the way). */
+int os_local_open_dir(int *out_fd, const char *root, const char *rel, size_t len, bool create);
 /* The root this store was opened at; valid while the store lives. */
 const char *os_store_location(const os_store *st);
 

@@ -1,9 +1,20 @@
 /* os_local.c: the local file-system backend of os_store.
  *
  * Atomic writes: data goes to a hidden temp file in the destination directory
- * (".<name>.<pid>.<counter>.tmp"), is fsync'ed, then either link(2)ed to the final name
- * (put-if-absent: link fails with EEXIST rather than replace) or rename(2)d over it (put).
- * The temp file is always unlinked. Readers therefore see a file whole or not at all. */
+ * (".<name>.<pid>.<counter>.tmp"), is fsync'ed, then either linkat(2)ed to the final name
+ * (put-if-absent: link fails with EEXIST rather than replace) or renameat(2)d over it
+ * (put). The temp file is always unlinked. Readers therefore see a file whole or not at
+ * all.
+ *
+ * Confinement: writes, deletes, directory creation and listings never follow a symlink
+ * below the root. They take a path relative to the root (an absolute one only when it
+ * lies under the root), refuse empty, "." and ".." segments (DD_EPERM), and walk it from
+ * a descriptor of the root one directory at a time with O_NOFOLLOW|O_DIRECTORY, acting
+ * with *at() calls on the last directory; a symlink on the way is DD_EPERM. A listing
+ * reports a symlink entry as is_link (never is_dir); deleting one removes the link, not
+ * its target. The root itself is opened by name (symlinks in the root's own path are the
+ * caller's choice). Reads (read_all, read_range, stat) open the path by name: absolute
+ * deletion-vector paths are read through them. */
 #include "store/objstore/os.h"
 
 #include <dirent.h>
@@ -50,6 +61,115 @@ static int errno_code(int e) {
 static int sys_err(const char *what, const char *path) {
   int e = errno;
   return dd_err_set(errno_code(e), "%s %s: %s", what, path, strerror(e));
+}
+
+/* ---------- confined walking ---------- */
+
+static int mkdirs_abs(char *path) {
+  size_t n = strlen(path);
+  for (size_t i = 1; i <= n; i++) {
+    if (path[i] != '/' && path[i] != 0) continue;
+    char c = path[i];
+    path[i] = 0;
+    int r = mkdir(path, 0777);
+    int e = errno;
+    path[i] = c;
+    if (r != 0 && e != EEXIST) {
+      errno = e;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* See os.h. Every segment is checked before any directory is created. */
+int os_local_open_dir(int *out_fd, const char *root, const char *rel, size_t len, bool create) {
+  *out_fd = -1;
+  for (size_t i = 0; i < len;) { /* validate every segment before creating any */
+    size_t n = 0;
+    while (i + n < len && rel[i + n] != '/') n++;
+    if (n == 0 || (n == 1 && rel[i] == '.') || (n == 2 && rel[i] == '.' && rel[i + 1] == '.') ||
+        (i + n < len && i + n + 1 == len))
+      return errno = EINVAL, -1;
+    i += n + 1;
+  }
+  int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT && create) {
+    char *r = strdup(root);
+    if (!r) return errno = ENOMEM, -1;
+    int m = mkdirs_abs(r);
+    free(r);
+    if (m == 0) fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  }
+  if (fd < 0) return -1;
+  for (size_t i = 0; i < len;) {
+    size_t n = 0;
+    while (i + n < len && rel[i + n] != '/') n++;
+    char seg[256];
+    if (n >= sizeof seg) {
+      close(fd);
+      return errno = ENAMETOOLONG, -1;
+    }
+    memcpy(seg, rel + i, n);
+    seg[n] = 0;
+    int next = openat(fd, seg, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0 && errno == ENOENT && create && (mkdirat(fd, seg, 0777) == 0 || errno == EEXIST))
+      next = openat(fd, seg, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int e = errno;
+    struct stat sb;
+    if (next < 0 && e == ENOTDIR && fstatat(fd, seg, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode))
+      e = ELOOP; /* O_DIRECTORY reports a symlink as "not a directory" */
+    close(fd);
+    if (next < 0) return errno = e, -1;
+    fd = next;
+    i += n + 1;
+  }
+  *out_fd = fd;
+  return 0;
+}
+
+/* rel (relative to the root, or absolute under it) split for a confined call: *dir_len
+ * bytes of directory and the base name; NULL (DD_EPERM set) when outside the root. */
+static const char *confined_rel(const local_impl *li, const char *rel, size_t *dir_len,
+                                const char **base) {
+  if (strncmp(rel, "file://", 7) == 0) rel += 7;
+  else if (strncmp(rel, "file:", 5) == 0) rel += 5;
+  if (rel[0] == '/') {
+    size_t n = strlen(li->root);
+    if (n == 1) rel++;
+    else if (!strncmp(rel, li->root, n) && rel[n] == '/') rel += n + 1;
+    else return dd_err_set(DD_EPERM, "%s is outside %s", rel, li->root), NULL;
+  }
+  const char *slash = strrchr(rel, '/');
+  *dir_len = slash ? (size_t)(slash - rel) : 0;
+  *base = slash ? slash + 1 : rel;
+  return rel;
+}
+
+static int walk_err(const local_impl *li, const char *what, const char *rel) {
+  int e = errno;
+  if (e == ELOOP || e == EINVAL || e == ENAMETOOLONG)
+    return dd_err_set(DD_EPERM, "%s %s/%s: %s", what, li->root, rel,
+                      e == ELOOP ? "a symlink on the way (not followed)"
+                      : e == EINVAL ? "empty, '.' or '..' path segment" : strerror(e));
+  errno = e;
+  char *p = NULL;
+  if (asprintf(&p, "%s/%s", li->root, rel) < 0) p = NULL;
+  int rc = sys_err(what, p ? p : rel);
+  free(p);
+  return rc;
+}
+
+/* Opens the directory holding rel's last segment; *base points into rel. */
+static int open_parent(const local_impl *li, const char *rel_in, bool create, int *fd,
+                       const char **base, const char **rel_out) {
+  size_t dl;
+  const char *rel = confined_rel(li, rel_in, &dl, base);
+  if (!rel) return DD_EPERM;
+  *rel_out = rel;
+  if (!**base || !strcmp(*base, ".") || !strcmp(*base, ".."))
+    return dd_err_set(DD_EPERM, "%s: empty, '.' or '..' path segment", rel_in);
+  return os_local_open_dir(fd, li->root, rel, dl, create) ? walk_err(li, "open", rel) : 0;
 }
 
 /* ---------- reads ---------- */
@@ -126,103 +246,85 @@ static int local_stat(void *impl, const char *rel, os_stat *out) {
   return rc;
 }
 
-static int local_list(void *impl, const char *rel, os_list *out) {
+static int local_list(void *impl, const char *rel_in, os_list *out) {
+  const local_impl *li = impl;
   out->entries = NULL;
   out->count = 0;
-  int rc = 0;
-  size_t cap = 0;
-  DIR *d = NULL;
-  char *path = local_path(impl, rel);
-  if (!path) return dd_err_set(DD_ENOMEM, "out of memory");
-  d = opendir(path);
-  if (!d) { rc = sys_err("list", path); goto cleanup; }
+  int rc = 0, fd = -1;
+  size_t cap = 0, dl;
+  const char *base, *rel = confined_rel(li, rel_in, &dl, &base);
+  if (!rel) return DD_EPERM;
+  if (os_local_open_dir(&fd, li->root, rel, strlen(rel), false)) return walk_err(li, "list", rel);
+  DIR *d = fdopendir(fd);
+  if (!d) {
+    rc = walk_err(li, "list", rel);
+    close(fd);
+    return rc;
+  }
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
     struct stat sb;
-    if (fstatat(dirfd(d), e->d_name, &sb, 0) != 0) continue; /* raced with a delete */
+    if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0) continue; /* raced with a delete */
     int64_t mtime_ms = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
     if ((rc = os_list_add(out, &cap, e->d_name, (int64_t)sb.st_size, mtime_ms,
                           S_ISDIR(sb.st_mode))))
       goto cleanup;
+    out->entries[out->count - 1].is_link = S_ISLNK(sb.st_mode);
   }
   os_list_sort(out);
 cleanup:
-  if (d) closedir(d);
+  closedir(d);
   if (rc) os_list_free(out);
-  free(path);
   return rc;
 }
 
 /* ---------- writes ---------- */
 
-static int mkdirs_abs(char *path) {
-  size_t n = strlen(path);
-  for (size_t i = 1; i <= n; i++) {
-    if (path[i] != '/' && path[i] != 0) continue;
-    char c = path[i];
-    path[i] = 0;
-    int r = mkdir(path, 0777);
-    int e = errno;
-    path[i] = c;
-    if (r != 0 && e != EEXIST) {
-      errno = e;
-      return -1;
-    }
-  }
-  return 0;
-}
-
-/* Writes data to a fresh temp file beside `path`; returns its malloc'ed name or NULL. */
-static int write_temp(const char *path, const void *data, size_t len, char **out_tmp) {
+/* Writes data to a fresh temp file in dirfd beside `base`; returns its malloc'ed name. */
+static int write_temp(int dirfd, const char *shown, const char *base, const void *data,
+                      size_t len, char **out_tmp) {
   *out_tmp = NULL;
   int rc = 0, fd = -1;
-  char *tmp = NULL, *dir = strdup(path);
-  if (!dir) return dd_err_set(DD_ENOMEM, "out of memory");
-  char *slash = strrchr(dir, '/');
-  const char *base = slash ? slash + 1 : path;
-  if (slash) *slash = 0;
-  if (slash && mkdirs_abs(dir) != 0) { rc = sys_err("mkdir", dir); goto cleanup; }
+  char *tmp = NULL;
   unsigned long n = atomic_fetch_add(&g_tmp_counter, 1);
-  if (asprintf(&tmp, "%s/.%s.%ld.%lu.tmp", slash ? dir : ".", base, (long)getpid(), n) < 0) {
-    tmp = NULL;
-    rc = dd_err_set(DD_ENOMEM, "out of memory");
-    goto cleanup;
-  }
-  fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) { rc = sys_err("create", tmp); goto cleanup; }
+  if (asprintf(&tmp, ".%s.%ld.%lu.tmp", base, (long)getpid(), n) < 0)
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0) { rc = sys_err("create temp file for", shown); goto cleanup; }
   size_t put = 0;
   while (put < len) {
     ssize_t w = write(fd, (const char *)data + put, len - put);
     if (w < 0 && errno == EINTR) continue;
-    if (w < 0) { rc = sys_err("write", tmp); goto cleanup; }
+    if (w < 0) { rc = sys_err("write", shown); goto cleanup; }
     put += (size_t)w;
   }
-  if (fsync(fd) != 0) { rc = sys_err("fsync", tmp); goto cleanup; }
+  if (fsync(fd) != 0) { rc = sys_err("fsync", shown); goto cleanup; }
   *out_tmp = tmp;
   tmp = NULL;
 cleanup:
   if (fd >= 0) close(fd);
-  if (tmp) { unlink(tmp); free(tmp); }
-  free(dir);
+  if (tmp) { unlinkat(dirfd, tmp, 0); free(tmp); }
   return rc;
 }
 
-static int local_put_common(void *impl, const char *rel, const void *data, size_t len,
+static int local_put_common(void *impl, const char *rel_in, const void *data, size_t len,
                             bool replace) {
-  char *tmp = NULL, *path = local_path(impl, rel);
-  if (!path) return dd_err_set(DD_ENOMEM, "out of memory");
-  int rc = write_temp(path, data, len, &tmp);
-  if (rc) goto cleanup;
+  const local_impl *li = impl;
+  const char *base, *rel;
+  char *tmp = NULL;
+  int dirfd = -1, rc = open_parent(li, rel_in, true, &dirfd, &base, &rel);
+  if (rc) return rc;
+  if ((rc = write_temp(dirfd, rel, base, data, len, &tmp))) goto cleanup;
   if (replace) {
-    if (rename(tmp, path) != 0) rc = sys_err("rename to", path);
-  } else if (link(tmp, path) != 0) {
-    if (errno == EEXIST) rc = dd_err_set(DD_EEXISTS, "%s already exists", path);
-    else rc = sys_err("link to", path);
+    if (renameat(dirfd, tmp, dirfd, base) != 0) rc = walk_err(li, "rename to", rel);
+  } else if (linkat(dirfd, tmp, dirfd, base, 0) != 0) {
+    if (errno == EEXIST) rc = dd_err_set(DD_EEXISTS, "%s/%s already exists", li->root, rel);
+    else rc = walk_err(li, "link to", rel);
   }
 cleanup:
-  if (tmp) { unlink(tmp); free(tmp); }
-  free(path);
+  if (tmp) { unlinkat(dirfd, tmp, 0); free(tmp); }
+  close(dirfd);
   return rc;
 }
 
@@ -234,28 +336,30 @@ static int local_put(void *impl, const char *rel, const void *data, size_t len) 
   return local_put_common(impl, rel, data, len, true);
 }
 
-static int local_del(void *impl, const char *rel) {
-  char *path = local_path(impl, rel);
-  if (!path) return dd_err_set(DD_ENOMEM, "out of memory");
-  int rc = unlink(path) != 0 ? sys_err("delete", path) : 0;
-  free(path);
+static int unlink_confined(const local_impl *li, const char *rel_in, int flags, const char *what) {
+  const char *base, *rel;
+  int dirfd = -1, rc = open_parent(li, rel_in, false, &dirfd, &base, &rel);
+  if (rc) return rc;
+  if (unlinkat(dirfd, base, flags) != 0) rc = walk_err(li, what, rel);
+  close(dirfd);
   return rc;
 }
 
-static int local_mkdirs(void *impl, const char *rel) {
-  char *path = local_path(impl, rel);
-  if (!path) return dd_err_set(DD_ENOMEM, "out of memory");
-  int rc = mkdirs_abs(path) != 0 ? sys_err("mkdir", path) : 0;
-  free(path);
-  return rc;
-}
+static int local_del(void *impl, const char *rel) { return unlink_confined(impl, rel, 0, "delete"); }
 
 static int local_rmdir(void *impl, const char *rel) {
-  char *path = local_path(impl, rel);
-  if (!path) return dd_err_set(DD_ENOMEM, "out of memory");
-  int rc = rmdir(path) != 0 ? sys_err("rmdir", path) : 0;
-  free(path);
-  return rc;
+  return unlink_confined(impl, rel, AT_REMOVEDIR, "rmdir");
+}
+
+static int local_mkdirs(void *impl, const char *rel_in) {
+  const local_impl *li = impl;
+  size_t dl;
+  const char *base, *rel = confined_rel(li, rel_in, &dl, &base);
+  if (!rel) return DD_EPERM;
+  int fd = -1;
+  if (os_local_open_dir(&fd, li->root, rel, strlen(rel), true)) return walk_err(li, "mkdir", rel);
+  close(fd);
+  return 0;
 }
 
 static void local_free(void *impl) {

@@ -74,6 +74,7 @@ int os_list_add(os_list *l, size_t *cap, const char *name, int64_t size, int64_t
   e->size = size;
   e->mtime_ms = mtime_ms;
   e->is_dir = is_dir;
+  e->is_link = false;
   l->count++;
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/err.h"
@@ -105,10 +106,16 @@ static void test_absolute_paths(void **state) {
   assert_int_equal(os_local_open(&st, "/nonexistent-root"), 0);
   char path[512];
   snprintf(path, sizeof path, "file://%s/abs.bin", g_dir);
-  assert_int_equal(os_put(st, path, "abc", 3), 0);
+  /* Writes stay under the root; reads of absolute paths (deletion vectors) work. */
+  assert_int_equal(os_put(st, path, "abc", 3), DD_EPERM);
+  FILE *f = fopen(path + 7, "w");
+  assert_non_null(f);
+  fputs("abc", f);
+  fclose(f);
   uint8_t *buf = NULL;
   size_t len = 0;
   snprintf(path, sizeof path, "%s/abs.bin", g_dir);
+  assert_int_equal(os_delete(st, path), DD_EPERM);
   assert_int_equal(os_read_all(st, path, &buf, &len), 0);
   assert_int_equal(len, 3);
   free(buf);
@@ -117,12 +124,62 @@ static void test_absolute_paths(void **state) {
   os_store_free(NULL);
 }
 
+/* Writes, deletes, mkdirs and listings never go through a symlink below the root, nor
+ * through "..". A symlink entry is listed as a link, not a directory; deleting it removes
+ * the link only. An absolute path under the root is fine. */
+static void test_confined(void **state) {
+  (void)state;
+  char root[600], out[600], p[700];
+  snprintf(root, sizeof root, "%s/root", g_dir);
+  snprintf(out, sizeof out, "%s/out", g_dir);
+  assert_int_equal(mkdir(root, 0777), 0);
+  assert_int_equal(mkdir(out, 0777), 0);
+  snprintf(p, sizeof p, "%s/victim", out);
+  FILE *f = fopen(p, "w");
+  assert_non_null(f);
+  fclose(f);
+  snprintf(p, sizeof p, "%s/link", root);
+  assert_int_equal(symlink(out, p), 0);
+  os_store *st = NULL;
+  assert_int_equal(os_local_open(&st, root), 0);
+  assert_int_equal(os_put(st, "link/new", "x", 1), DD_EPERM);
+  assert_int_equal(os_put_if_absent(st, "link/new", "x", 1), DD_EPERM);
+  assert_int_equal(os_delete(st, "link/victim"), DD_EPERM);
+  assert_int_equal(os_mkdirs(st, "link/sub"), DD_EPERM);
+  assert_int_equal(os_rmdir(st, "link/.."), DD_EPERM);
+  os_list l = {0};
+  assert_int_equal(os_list_dir(st, "link", &l), DD_EPERM);
+  assert_int_equal(os_put(st, "../escaped", "x", 1), DD_EPERM);
+  assert_int_equal(os_put(st, "a/../../escaped", "x", 1), DD_EPERM);
+  assert_int_equal(os_put(st, "a//b", "x", 1), DD_EPERM);
+  snprintf(p, sizeof p, "%s/escaped", g_dir);
+  struct stat sb;
+  assert_int_not_equal(stat(p, &sb), 0);
+  snprintf(p, sizeof p, "%s/out/new", g_dir);
+  assert_int_not_equal(stat(p, &sb), 0);
+  snprintf(p, sizeof p, "%s/sub/abs", root);
+  assert_int_equal(os_put(st, p, "x", 1), 0);
+  assert_int_equal(os_list_dir(st, "", &l), 0);
+  assert_int_equal(l.count, 2);
+  assert_string_equal(l.entries[0].name, "link");
+  assert_true(l.entries[0].is_link);
+  assert_false(l.entries[0].is_dir);
+  assert_true(l.entries[1].is_dir);
+  assert_false(l.entries[1].is_link);
+  os_list_free(&l);
+  assert_int_equal(os_delete(st, "link"), 0); /* the link, not its target */
+  snprintf(p, sizeof p, "%s/victim", out);
+  assert_int_equal(stat(p, &sb), 0);
+  os_store_free(st);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_put_read_stat, setup, teardown),
       cmocka_unit_test_setup_teardown(test_put_if_absent, setup, teardown),
       cmocka_unit_test_setup_teardown(test_list_sorted_delete_rmdir, setup, teardown),
       cmocka_unit_test_setup_teardown(test_absolute_paths, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_confined, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
