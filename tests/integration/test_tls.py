@@ -46,6 +46,7 @@ def wait_line(lines, text, timeout=10):
 class TlsCase(unittest.TestCase):
     """One TLS deltad per class; subclasses say which client certificate mode."""
     client_auth = None
+    extra_args = []
 
     @classmethod
     def setUpClass(cls):
@@ -61,7 +62,7 @@ class TlsCase(unittest.TestCase):
         args = ["--tls-cert-file", cls.cert_file, "--tls-key-file", cls.key_file]
         if cls.client_auth:
             args += ["--tls-client-auth", cls.client_auth, "--tls-client-ca-file", cls.certs.ca_cert]
-        cls.server = h.Server(extra_args=args).start()
+        cls.server = h.Server(extra_args=args + cls.extra_args).start()
         cls.grpc_port = int(cls.server.grpc_target.rsplit(":", 1)[1])
         cls.rest_port = int(cls.server.http_base.rsplit(":", 1)[1])
 
@@ -254,6 +255,16 @@ class OptionalClientCertificate(TlsCase):
         rc, code, text = self.curl("/api/v1/catalogs", "--cacert", self.certs.ca_cert,
                                    "--cert", self.rogue_client[0], "--key", self.rogue_client[1])
         self.assertEqual((rc, code), (0, 401), text)
+
+
+class ServerCertificateEpoll(ServerCertificate):
+    """The same over the REST epoll pool (--http-threads 2: connections suspended and
+    resumed, the sharing query streamed and file URLs served from the pool)."""
+    extra_args = ["--http-threads", "2"]
+
+
+class RequiredClientCertificateEpoll(RequiredClientCertificate):
+    extra_args = ["--http-threads", "2"]
 
 
 class StartupRefused(unittest.TestCase):
