@@ -19,4 +19,9 @@ typedef struct dd_tls_pem {
   dd_tls_client_auth client_auth;
 } dd_tls_pem;
 
+/* 0 when pem has a certificate and a key, and a CA when client_auth asks for one; for a
+ * reload, serving names the mode the server runs with and client_auth must equal it (NULL
+ * at start). Else DD_EINVAL. */
+int dd_tls_pem_check(const dd_tls_pem *pem, const dd_tls_client_auth *serving);
+
 #endif

@@ -17,10 +17,10 @@ static grpc_ssl_client_certificate_request_type tls__request_type(dd_tls_client_
   }
 }
 
-static int tls__config(const dd_tls_pem *pem, grpc_ssl_server_certificate_config **out) {
-  if (!pem->cert_pem || !pem->key_pem) return dd_err_set(DD_EINVAL, "TLS needs a certificate and a key");
-  if (pem->client_auth != DD_TLS_CLIENT_NONE && !pem->client_ca_pem)
-    return dd_err_set(DD_EINVAL, "client certificate authentication needs a CA");
+static int tls__config(const dd_tls_pem *pem, const dd_tls_client_auth *serving,
+                       grpc_ssl_server_certificate_config **out) {
+  int rc = dd_tls_pem_check(pem, serving);
+  if (rc) return rc;
   grpc_ssl_pem_key_cert_pair pair = {pem->key_pem, pem->cert_pem};
   /* gRPC 1.51 asserts that a fetched config has root certificates even when no client
    * certificate is requested; then they are never used, so the server's own chain serves. */
@@ -58,7 +58,7 @@ int dd_grpc__credentials(dd_grpc_server *s, const dd_tls_pem *tls, grpc_server_c
     return *out ? 0 : dd_err_set(DD_EINTERNAL, "cannot create gRPC credentials");
   }
   grpc_ssl_server_certificate_config *cfg = NULL;
-  int rc = tls__config(tls, &cfg);
+  int rc = tls__config(tls, NULL, &cfg);
   if (rc) return rc;
   tls__offer(s, cfg); /* the first fetch, when the port is added, takes it */
   s->tls_on = true;
@@ -72,12 +72,9 @@ int dd_grpc__credentials(dd_grpc_server *s, const dd_tls_pem *tls, grpc_server_c
 }
 
 int dd_grpc_server_set_tls(dd_grpc_server *s, const dd_tls_pem *pem) {
-  if (!s || !pem) return dd_err_set(DD_EINVAL, "bad arguments");
-  if (!s->tls_on) return dd_err_set(DD_EINVAL, "the gRPC port runs without TLS");
-  if (pem->client_auth != s->tls_client_auth)
-    return dd_err_set(DD_EINVAL, "the client certificate mode cannot change while serving");
+  if (!s || !s->tls_on) return dd_err_set(DD_EINVAL, "the gRPC port runs without TLS");
   grpc_ssl_server_certificate_config *cfg = NULL;
-  int rc = tls__config(pem, &cfg);
+  int rc = tls__config(pem, &s->tls_client_auth, &cfg);
   if (rc) return rc;
   tls__offer(s, cfg);
   return 0;

@@ -57,14 +57,12 @@ static gnutls_datum_t tls__datum(const char *pem) {
   return d;
 }
 
-static int tls__keys_new(const dd_tls_pem *pem, http_tls_keys **out) {
+static int tls__keys_new(const dd_tls_pem *pem, const dd_tls_client_auth *serving, http_tls_keys **out) {
   *out = NULL;
-  if (!pem->cert_pem || !pem->key_pem) return dd_err_set(DD_EINVAL, "TLS needs a certificate and a key");
-  if (pem->client_auth != DD_TLS_CLIENT_NONE && !pem->client_ca_pem)
-    return dd_err_set(DD_EINVAL, "client certificate authentication needs a CA");
+  int rc = dd_tls_pem_check(pem, serving), g;
+  if (rc) return rc;
   http_tls_keys *k = calloc(1, sizeof *k);
   if (!k) return dd_err_set(DD_ENOMEM, "out of memory");
-  int rc = 0, g;
   gnutls_datum_t d = tls__datum(pem->cert_pem);
   k->n_pcert = TLS__MAX_CHAIN;
   if ((g = gnutls_pcert_list_import_x509_raw(k->pcert, &k->n_pcert, &d, GNUTLS_X509_FMT_PEM, 0)) < 0) {
@@ -156,7 +154,7 @@ int http__tls_check_client(dd_http_server *s, struct MHD_Connection *c) {
 int http__tls_init(dd_http_server *s, const dd_tls_pem *pem) {
   if (!pem) return 0;
   http_tls_keys *k = NULL;
-  int rc = tls__keys_new(pem, &k);
+  int rc = tls__keys_new(pem, NULL, &k);
   if (rc) return rc;
   if (pem->client_ca_pem && pem->client_auth != DD_TLS_CLIENT_NONE &&
       !(s->tls_ca_pem = strdup(pem->client_ca_pem))) {
@@ -186,12 +184,9 @@ int http__tls_options(dd_http_server *s, struct MHD_OptionItem *items, unsigned 
 }
 
 int dd_http_server_set_tls(dd_http_server *s, const dd_tls_pem *pem) {
-  if (!s || !pem) return dd_err_set(DD_EINVAL, "bad arguments");
-  if (!s->tls_keys) return dd_err_set(DD_EINVAL, "the REST port runs without TLS");
-  if (pem->client_auth != s->tls_client_auth)
-    return dd_err_set(DD_EINVAL, "the client certificate mode cannot change while serving");
+  if (!s || !s->tls_keys) return dd_err_set(DD_EINVAL, "the REST port runs without TLS");
   http_tls_keys *k = NULL;
-  int rc = tls__keys_new(pem, &k);
+  int rc = tls__keys_new(pem, &s->tls_client_auth, &k);
   if (rc) return rc;
   pthread_mutex_lock(&tls__mu);
   k->older = s->tls_keys;

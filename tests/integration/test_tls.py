@@ -43,7 +43,7 @@ def wait_line(lines, text, timeout=10):
     return False
 
 
-class TlsCase(unittest.TestCase):
+class TlsCase(h.ServerTest):
     """One TLS deltad per class; subclasses say which client certificate mode."""
     client_auth = None
     extra_args = []
@@ -62,17 +62,16 @@ class TlsCase(unittest.TestCase):
         args = ["--tls-cert-file", cls.cert_file, "--tls-key-file", cls.key_file]
         if cls.client_auth:
             args += ["--tls-client-auth", cls.client_auth, "--tls-client-ca-file", cls.certs.ca_cert]
-        cls.server = h.Server(extra_args=args + cls.extra_args).start()
+        cls.server_args = args + cls.extra_args
+        super().setUpClass()
         cls.grpc_port = int(cls.server.grpc_target.rsplit(":", 1)[1])
         cls.rest_port = int(cls.server.http_base.rsplit(":", 1)[1])
 
     @classmethod
     def tearDownClass(cls):
         try:
-            code = cls.server.stop()
-            assert code == 0, "deltad exited with %r after SIGTERM" % code
+            super().tearDownClass()
         finally:
-            cls.server.cleanup()
             shutil.rmtree(cls.tmp, ignore_errors=True)
 
     # ---- clients ----
@@ -231,6 +230,7 @@ class RequiredClientCertificate(TlsCase):
         self.curl_ok("/api/v1/catalogs", "--cert", self.client[0], "--key", self.client[1])
         rc, code, text = self.curl("/api/v1/catalogs", "--cacert", self.certs.ca_cert)
         self.assertEqual((rc, code), (0, 401), text)
+        self.assertEqual(json.loads(text)["code"], 16)  # UNAUTHENTICATED
         self.assertIn("client certificate is required", text)
         rc, code, text = self.curl("/api/v1/catalogs", "--cacert", self.certs.ca_cert,
                                    "--cert", self.rogue_client[0], "--key", self.rogue_client[1])
