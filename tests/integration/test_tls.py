@@ -34,10 +34,11 @@ def catalog_stubs():
     return catalog_pb2, catalog_pb2_grpc
 
 
-def wait_line(lines, text, timeout=10):
+def wait_line(lines, text, timeout=10, count=1):
+    """True once `count` of lines contain text."""
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if any(text in l for l in lines):
+        if sum(text in l for l in lines) >= count:
             return True
         time.sleep(0.05)
     return False
@@ -61,7 +62,9 @@ class TlsCase(h.ServerTest):
         cls.rogue_client = cls.rogue.client("mallory", 66)
         args = ["--tls-cert-file", cls.cert_file, "--tls-key-file", cls.key_file]
         if cls.client_auth:
-            args += ["--tls-client-auth", cls.client_auth, "--tls-client-ca-file", cls.certs.ca_cert]
+            cls.ca_file = os.path.join(cls.tmp, "live-ca.pem")
+            shutil.copy(cls.certs.ca_cert, cls.ca_file)
+            args += ["--tls-client-auth", cls.client_auth, "--tls-client-ca-file", cls.ca_file]
         cls.server_args = args + cls.extra_args
         super().setUpClass()
         cls.grpc_port = int(cls.server.grpc_target.rsplit(":", 1)[1])
@@ -239,6 +242,31 @@ class RequiredClientCertificate(TlsCase):
         # the refusal comes before the route: an unknown path is 401 too, not 404
         rc, code, _ = self.curl("/nowhere", "--cacert", self.certs.ca_cert)
         self.assertEqual(code, 401)
+
+    def reload(self):
+        n = sum("TLS certificate reloaded" in l for l in self.server.stdout_lines)
+        self.server.proc.send_signal(1)
+        self.assertTrue(wait_line(self.server.stdout_lines, "TLS certificate reloaded", count=n + 1),
+                        self.server.stderr_lines)
+
+    def test_client_ca_reload(self):
+        """SIGHUP re-reads the client CA too: after swapping in the other CA, new
+        connections with its certificate are served and those with the old one refused."""
+        alice = ("--cert", self.client[0], "--key", self.client[1])
+        mallory = ("--cert", self.rogue_client[0], "--key", self.rogue_client[1])
+        shutil.copy(self.rogue.ca_cert, self.ca_file)
+        try:
+            self.reload()
+            self.list_catalogs(self.secure_channel(client=self.rogue_client))
+            self.assert_grpc_refused(self.secure_channel(client=self.client))
+            self.curl_ok("/api/v1/catalogs", *mallory)
+            rc, code, text = self.curl("/api/v1/catalogs", "--cacert", self.certs.ca_cert, *alice)
+            self.assertEqual((rc, code), (0, 401), text)
+        finally:
+            shutil.copy(self.certs.ca_cert, self.ca_file)
+            self.reload()
+        self.list_catalogs(self.secure_channel(client=self.client))
+        self.curl_ok("/api/v1/catalogs", *alice)
 
 
 class OptionalClientCertificate(TlsCase):
