@@ -112,6 +112,9 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   if (tls)
     printf("deltad: TLS on both ports (certificate serial %s, expires %s; client certificates %s)\n",
            tls->serial, tls->not_after, main_client_auth_name(cfg->tls_client_auth));
+  if (tls && strncmp(cfg->public_url, "http://", 7) == 0)
+    fprintf(stderr, "deltad: warning: TLS is on but public-url is http://: profiles and file URLs "
+                    "will point clients at a plaintext address\n");
   dd_tls_files_free(tls); /* the transports keep copies */
   tls = NULL;
   printf("deltad: data directory %s\n", cfg->data_dir);
