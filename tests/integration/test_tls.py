@@ -97,6 +97,12 @@ class TlsCase(h.ServerTest):
             self.list_catalogs(channel)
         self.assertEqual(e.exception.code(), grpc.StatusCode.UNAVAILABLE, e.exception.details())
 
+    def deltactl(self, *args):
+        out = subprocess.run([os.environ["DELTACTL_BIN"], "--server", self.server.grpc_target,
+                              "--token", self.server.token, "--timeout", "10"] + list(args) +
+                             ["catalog", "list"], capture_output=True, text=True, timeout=60)
+        return out.returncode, out.stderr
+
     def curl(self, path, *extra, scheme="https", method="GET", body=None):
         """(curl exit code, http status or 0, body text)."""
         url = "%s://127.0.0.1:%d%s" % (scheme, self.rest_port, path)
@@ -126,6 +132,18 @@ class ServerCertificate(TlsCase):
         self.assert_grpc_refused(grpc.insecure_channel(self.server.grpc_target))
         self.assert_grpc_refused(self.secure_channel(ca=self.rogue.ca_cert))
         self.list_catalogs(self.secure_channel())  # the server is still fine
+
+    def test_deltactl_over_tls(self):
+        rc, err = self.deltactl("--tls-ca-file", self.certs.ca_cert)
+        self.assertEqual(rc, 0, err)
+        rc, err = self.deltactl()  # plaintext
+        self.assertEqual(rc, 1)
+        self.assertIn("UNAVAILABLE", err)
+        rc, err = self.deltactl("--tls-ca-file", self.rogue.ca_cert)
+        self.assertEqual(rc, 1)
+        rc, err = self.deltactl("--tls-ca-file", self.certs.ca_cert + ".missing")
+        self.assertEqual(rc, 3)
+        self.assertIn("cannot read", err)
 
     def test_rest_over_tls(self):
         self.assertEqual(self.curl_ok("/api/v1/catalogs"), {})
@@ -228,6 +246,14 @@ class RequiredClientCertificate(TlsCase):
         self.list_catalogs(self.secure_channel(client=self.client))
         self.assert_grpc_refused(self.secure_channel())
         self.assert_grpc_refused(self.secure_channel(client=self.rogue_client))
+
+    def test_deltactl(self):
+        ca = ("--tls-ca-file", self.certs.ca_cert)
+        rc, err = self.deltactl(*ca, "--tls-cert-file", self.client[0], "--tls-key-file", self.client[1])
+        self.assertEqual(rc, 0, err)
+        rc, err = self.deltactl(*ca)
+        self.assertEqual(rc, 1)
+        self.assertIn("UNAVAILABLE", err)
 
     def test_rest(self):
         self.curl_ok("/api/v1/catalogs", "--cert", self.client[0], "--key", self.client[1])
