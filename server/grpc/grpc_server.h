@@ -5,7 +5,9 @@
  * method is DD_METHOD_PUBLIC), decodes the request with protobuf-c, calls the handler on
  * one of its worker threads and sends the response or the handler's status and message.
  * It also serves grpc.health.v1.Health and grpc.reflection.v1alpha.ServerReflection,
- * both public. How it works inside: grpc_int.h.
+ * both public. With opts.tls it listens with TLS only (grpc_tls.c: optional client
+ * certificates, certificate swap with dd_grpc_server_set_tls). How it works inside:
+ * grpc_int.h.
  *
  * Threads: start, port, shutdown and free are called by the owner (one thread at a time;
  * shutdown may also race with itself). Handlers run on the server's threads: a unary

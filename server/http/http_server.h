@@ -15,6 +15,9 @@
  * called). HEAD is served as GET without the body. Authentication: "Authorization: Bearer <token>" or "x-api-key: <token>" through
  * opts.auth, except for DD_METHOD_PUBLIC methods.
  *
+ * With opts.tls the port speaks HTTPS only (http_tls.c: GnuTLS through libmicrohttpd,
+ * certificate swap with dd_http_server_set_tls, client certificates checked per request).
+ *
  * Protocols that must control every byte (Delta Sharing, Lance Namespace) register a
  * native handler for a path prefix; it sees the raw request and writes the raw reply.
  *
