@@ -321,6 +321,16 @@ class RequiredClientCertificateEpoll(RequiredClientCertificate):
     extra_args = ["--http-threads", "2"]
 
 
+class PlaintextSighup(h.ServerTest):
+    def test_sighup_without_tls(self):
+        """SIGHUP on a plaintext deltad says there is nothing to reload and serves on."""
+        self.server.proc.send_signal(1)
+        self.assertTrue(wait_line(self.server.stdout_lines, "TLS is not configured, nothing to reload"))
+        code, body = self.server.curl("GET", "/catalogs")
+        self.assertEqual(code, 200, body)
+        self.assertTrue(self.server.http_base.startswith("http://"))
+
+
 class StartupRefused(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
