@@ -3,6 +3,7 @@
  * gRPC statuses to the DD_E* error model. */
 #include "cmd/client.h"
 
+#include <errno.h>
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
@@ -78,6 +79,59 @@ int dd_client_code_from_grpc(int grpc_status) {
 
 int dd_client_last_status(const dd_client *c) { return c ? c->last_status : 0; }
 
+/* ---- TLS ----------------------------------------------------------------------------- */
+
+/* The whole of a PEM file, NUL-terminated, or NULL with the error set. */
+static char *client__read_pem(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    dd_err_set(DD_EINVAL, "cannot read %s: %s", path, strerror(errno));
+    return NULL;
+  }
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&buf, &len);
+  char chunk[4096];
+  size_t n;
+  while (mem && (n = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, n, mem);
+  int bad = !mem || ferror(f);
+  if (mem) fclose(mem);
+  fclose(f);
+  if (bad || len == 0) {
+    free(buf);
+    dd_err_set(DD_EINVAL, "cannot read %s", path);
+    return NULL;
+  }
+  return buf;
+}
+
+/* Insecure credentials, or TLS ones from opts' files. */
+static int client__credentials(const dd_client_opts *o, grpc_channel_credentials **out) {
+  *out = NULL;
+  if (!o->tls_ca_file || !o->tls_ca_file[0]) {
+    if (o->tls_cert_file || o->tls_key_file)
+      return dd_err_set(DD_EINVAL, "a client certificate needs TLS (a CA file)");
+    *out = grpc_insecure_credentials_create();
+    return 0;
+  }
+  if (!o->tls_cert_file != !o->tls_key_file)
+    return dd_err_set(DD_EINVAL, "a client certificate needs both its certificate and key file");
+  char *ca = client__read_pem(o->tls_ca_file), *cert = NULL, *key = NULL;
+  int rc = ca ? 0 : DD_EINVAL;
+  if (!rc && o->tls_cert_file && (!(cert = client__read_pem(o->tls_cert_file)) ||
+                                  !(key = client__read_pem(o->tls_key_file))))
+    rc = DD_EINVAL;
+  if (!rc) {
+    grpc_ssl_pem_key_cert_pair pair = {key, cert};
+    *out = grpc_ssl_credentials_create(ca, cert ? &pair : NULL, NULL, NULL); /* copies */
+    if (!*out) rc = dd_err_set(DD_EINVAL, "cannot create TLS credentials");
+  }
+  free(ca);
+  free(cert);
+  free(key);
+  return rc;
+}
+
 /* ---- open / free -------------------------------------------------------------------- */
 
 int dd_client_open(dd_client **out, const dd_client_opts *opts) {
@@ -99,7 +153,11 @@ int dd_client_open(dd_client **out, const dd_client_opts *opts) {
   arg.key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
   arg.value.integer = CLIENT_MAX_RECV_BYTES;
   grpc_channel_args args = {1, &arg};
-  grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+  grpc_channel_credentials *creds = NULL;
+  if (client__credentials(opts, &creds) != 0) {
+    dd_client_free(c);
+    return DD_EINVAL;
+  }
   c->ch = grpc_channel_create(opts->target ? opts->target : CLIENT_DEFAULT_TARGET, creds, &args);
   grpc_channel_credentials_release(creds);
   c->cq = grpc_completion_queue_create_for_pluck(NULL);

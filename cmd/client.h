@@ -19,11 +19,16 @@ typedef struct dd_client_opts {
   const char *target; /* "HOST:PORT"; NULL = "127.0.0.1:50051" */
   const char *token;  /* bearer token; NULL or "" = send no authorization */
   int64_t timeout_ms; /* per-call deadline; 0 = 30 s */
+  /* TLS: on when tls_ca_file is set (PEM CA the server's certificate must chain to);
+   * tls_cert_file and tls_key_file (PEM, both or neither) present a client certificate. */
+  const char *tls_ca_file;
+  const char *tls_cert_file;
+  const char *tls_key_file;
 } dd_client_opts;
-#define DD_CLIENT_OPTS_INIT {NULL, NULL, 0}
+#define DD_CLIENT_OPTS_INIT {NULL, NULL, 0, NULL, NULL, NULL}
 
 /* Creates the channel (connection happens lazily on the first call). Copies what it needs
- * from opts. */
+ * from opts (the TLS files are read here: DD_EINVAL naming a file that cannot be read). */
 int dd_client_open(dd_client **out, const dd_client_opts *opts);
 /* Closes the channel. Accepts NULL. */
 void dd_client_free(dd_client *c);

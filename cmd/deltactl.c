@@ -11,7 +11,8 @@
 
 static const char dctl__usage[] =
     "usage: deltactl [--server HOST:PORT] [--token T | --token-file F]\n"
-    "                [--output table|json] [--timeout SECONDS] GROUP VERB [ARGS...]\n"
+    "                [--output table|json] [--timeout SECONDS]\n"
+    "                [--tls-ca-file F [--tls-cert-file F --tls-key-file F]] GROUP VERB [ARGS...]\n"
     "groups:\n"
     "  catalog      catalogs: list, create, get, update, delete\n"
     "  schema       schemas inside a catalog: list, create, get, update, delete\n"
@@ -29,6 +30,9 @@ static const char dctl__usage[] =
     "  --token-file F       read the token from the first line of F\n"
     "  --output FORMAT      table (aligned text, the default) or json (proto3 JSON)\n"
     "  --timeout SECONDS    deadline of each call (default 30)\n"
+    "  --tls-ca-file F      TLS: the server's certificate must chain to the CA in F\n"
+    "                       (default $DELTAD_TLS_CA_FILE; without either, plaintext)\n"
+    "  --tls-cert-file F, --tls-key-file F  a client certificate (deltad's tls-client-auth)\n"
     "  --help               this text; 'deltactl GROUP --help', 'deltactl GROUP VERB --help'\n"
     "exit status:\n"
     "  0  success\n"
@@ -63,6 +67,9 @@ static int dctl__set_global(dctl_globals *g, const char *name, const char *val) 
   if (strcmp(name, "--server") == 0) g->server = val;
   else if (strcmp(name, "--token") == 0) g->token = val;
   else if (strcmp(name, "--token-file") == 0) g->token_file = val;
+  else if (strcmp(name, "--tls-ca-file") == 0) g->tls_ca_file = val;
+  else if (strcmp(name, "--tls-cert-file") == 0) g->tls_cert_file = val;
+  else if (strcmp(name, "--tls-key-file") == 0) g->tls_key_file = val;
   else if (strcmp(name, "--output") == 0 || strcmp(name, "-o") == 0) {
     if (strcmp(val, "json") == 0) g->output = DCTL_OUT_JSON;
     else if (strcmp(val, "table") == 0) g->output = DCTL_OUT_TABLE;

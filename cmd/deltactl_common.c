@@ -13,7 +13,7 @@
 #define DCTL_TOKEN_MAX 4096
 #define DCTL_MAX_PAGES 100000
 
-static dctl_globals dctl__globals = {NULL, NULL, NULL, DCTL_OUT_TABLE, 30000};
+static dctl_globals dctl__globals = {NULL, NULL, NULL, DCTL_OUT_TABLE, 30000, NULL, NULL, NULL};
 static dd_client *dctl__client;
 static char dctl__token[DCTL_TOKEN_MAX];
 
@@ -79,6 +79,10 @@ int dctl_client_get(dd_client **out) {
     if (!opts.target || !opts.target[0]) opts.target = getenv("DELTAD_SERVER");
     if (opts.target && !opts.target[0]) opts.target = NULL;
     opts.timeout_ms = dctl__globals.timeout_ms;
+    opts.tls_ca_file = dctl__globals.tls_ca_file;
+    if (!opts.tls_ca_file || !opts.tls_ca_file[0]) opts.tls_ca_file = getenv("DELTAD_TLS_CA_FILE");
+    opts.tls_cert_file = dctl__globals.tls_cert_file;
+    opts.tls_key_file = dctl__globals.tls_key_file;
     if (dd_client_open(&dctl__client, &opts) != 0)
       return dctl_fail(DCTL_EXIT_LOCAL, "%s", dd_err_msg());
   }

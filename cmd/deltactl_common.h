@@ -32,6 +32,9 @@ typedef struct dctl_globals {
   const char *token_file; /* --token-file */
   dctl_output output;     /* --output */
   int64_t timeout_ms;     /* --timeout SECONDS; default 30 s */
+  const char *tls_ca_file;   /* --tls-ca-file, else $DELTAD_TLS_CA_FILE: TLS on */
+  const char *tls_cert_file; /* --tls-cert-file / --tls-key-file: a client certificate */
+  const char *tls_key_file;
 } dctl_globals;
 
 /* The process's global flags; main fills them before dispatching. */

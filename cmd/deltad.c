@@ -1,7 +1,8 @@
 /* deltad.c: the server's main: reads the configuration, opens the application (LMDB store,
  * keys, admin token), starts the gRPC and REST transports on the same method table, prints
  * where they listen, and on SIGINT/SIGTERM shuts down gracefully (stop accepting, finish
- * in-flight calls, flush LMDB) and exits 0. */
+ * in-flight calls, flush LMDB) and exits 0. With TLS configured, SIGHUP re-reads the
+ * certificate, key and client CA files; a reload that fails keeps the old ones. */
 #include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include "cmd/deltad_config.h"
 #include "cmd/deltad_demo.h"
+#include "cmd/deltad_tls.h"
 #include "common/err.h"
 #include "server/grpc/grpc_server.h"
 #include "server/http/http_server.h"
@@ -26,14 +28,43 @@ static void main_host_of(char *out, size_t cap, const char *listen) {
   if (strcmp(out, "0.0.0.0") == 0 || out[0] == '\0') snprintf(out, cap, "127.0.0.1");
 }
 
+/* ---- TLS ---- */
+
+static const char *main_client_auth_name(dd_tls_client_auth a) {
+  return a == DD_TLS_CLIENT_REQUIRE ? "required" : a == DD_TLS_CLIENT_OPTIONAL ? "optional" : "not asked for";
+}
+
+/* SIGHUP: re-reads the TLS files and hands them to both transports (REST first: it parses
+ * them again with GnuTLS and can still refuse them; gRPC's swap does not fail). */
+static void main_reload_tls(const dd_config *cfg, dd_http_server *http, dd_grpc_server *grpc) {
+  if (!cfg->tls_cert_file[0]) {
+    printf("deltad: SIGHUP received; TLS is not configured, nothing to reload\n");
+    fflush(stdout);
+    return;
+  }
+  dd_tls_files *f = NULL;
+  int rc = dd_tls_files_load(&f, cfg);
+  if (!rc) rc = dd_http_server_set_tls(http, &f->pem);
+  if (!rc) rc = dd_grpc_server_set_tls(grpc, &f->pem);
+  if (rc)
+    fprintf(stderr, "deltad: SIGHUP: TLS reload failed, the current certificate stays: %s\n", dd_err_msg());
+  else
+    printf("deltad: SIGHUP: TLS certificate reloaded (serial %s, expires %s)\n", f->serial, f->not_after);
+  fflush(stdout);
+  fflush(stderr);
+  dd_tls_files_free(f);
+}
+
 static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   dd_app *app = NULL;
   dd_grpc_server *grpc = NULL;
   dd_http_server *http = NULL;
   char *token_path = NULL;
+  dd_tls_files *tls = NULL;
   char host[256], public_url[600];
   int rc;
 
+  if ((rc = dd_tls_files_load(&tls, cfg)) != 0) goto cleanup; /* before anything opens */
   main_host_of(host, sizeof host, cfg->http_listen);
   dd_app_opts aopts = DD_APP_OPTS_INIT;
   aopts.data_dir = cfg->data_dir;
@@ -53,6 +84,7 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   hopts.app = app;
   hopts.auth = dd_app_auth;
   hopts.shutdown_grace_ms = cfg->shutdown_grace_ms;
+  hopts.tls = tls ? &tls->pem : NULL;
   if ((rc = dd_http_server_new(&http, &hopts, methods, n_methods)) != 0) goto cleanup;
   if ((rc = lance_rest_register(http, app)) != 0) goto cleanup; /* Lance Namespace REST */
   if ((rc = dd_sharing_rest_register(http, app, cfg->base_path)) != 0) goto cleanup;
@@ -60,7 +92,8 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   if (cfg->public_url[0]) {
     snprintf(public_url, sizeof public_url, "%s", cfg->public_url);
   } else {
-    snprintf(public_url, sizeof public_url, "http://%s:%d", host, dd_http_server_port(http));
+    snprintf(public_url, sizeof public_url, "%s://%s:%d", tls ? "https" : "http", host,
+             dd_http_server_port(http));
     dd_app_set_public_url(app, public_url);
   }
 
@@ -71,10 +104,19 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   gopts.app = app;
   gopts.auth = dd_app_auth;
   gopts.shutdown_grace_ms = cfg->shutdown_grace_ms;
+  gopts.tls = tls ? &tls->pem : NULL;
   if ((rc = dd_grpc_server_start(&grpc, &gopts, methods, n_methods)) != 0) goto cleanup;
 
   printf("deltad: gRPC listening on %s:%d\n", host, dd_grpc_server_port(grpc));
   printf("deltad: REST listening on %s%s\n", public_url, cfg->base_path);
+  if (tls)
+    printf("deltad: TLS on both ports (certificate serial %s, expires %s; client certificates %s)\n",
+           tls->serial, tls->not_after, main_client_auth_name(cfg->tls_client_auth));
+  if (tls && strncmp(cfg->public_url, "http://", 7) == 0)
+    fprintf(stderr, "deltad: warning: TLS is on but public-url is http://: profiles and file URLs "
+                    "will point clients at a plaintext address\n");
+  dd_tls_files_free(tls); /* the transports keep copies */
+  tls = NULL;
   printf("deltad: data directory %s\n", cfg->data_dir);
   if (token_path)
     printf("deltad: admin token written to %s (mode 0600)\n", token_path);
@@ -87,7 +129,7 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   fflush(stdout);
 
   int sig = 0;
-  sigwait(sigs, &sig);
+  while (sigwait(sigs, &sig) == 0 && sig == SIGHUP) main_reload_tls(cfg, http, grpc);
   printf("deltad: %s received, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
   fflush(stdout);
 
@@ -97,6 +139,7 @@ cleanup:
   dd_grpc_server_free(grpc);
   dd_http_server_free(http);
   dd_app_close(app);
+  dd_tls_files_free(tls);
   free(token_path);
   return rc;
 }
@@ -109,11 +152,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "deltad: %s\n", dd_err_msg());
     return 2;
   }
-  /* Block the stop signals in every thread; main waits for them with sigwait. */
+  /* Block the stop and reload signals in every thread; main waits for them with sigwait. */
   sigset_t sigs;
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGINT);
   sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGHUP); /* reloads the TLS files */
   pthread_sigmask(SIG_BLOCK, &sigs, NULL);
   signal(SIGPIPE, SIG_IGN);
 

@@ -32,6 +32,10 @@ void dd_config_usage(void) {
       "  --shutdown-grace-ms N  how long in-flight calls may finish on SIGTERM (default 5000)\n"
       "  --url-expiry-seconds N lifetime of Delta Sharing file URLs (default 3600)\n"
       "  --demo                 create the demo catalog, schema and table on start\n"
+      "  --tls-cert-file FILE   serve TLS on both ports with this PEM certificate chain\n"
+      "  --tls-key-file FILE    the certificate's PEM private key (re-read on SIGHUP)\n"
+      "  --tls-client-ca-file FILE  CA that client certificates must chain to\n"
+      "  --tls-client-auth MODE none (default), optional or require\n"
       "  --config FILE          read options from FILE first; flags override it\n"
       "  --help, --version\n"
       "\n"
@@ -57,10 +61,47 @@ static int cfg_int(long *out, const char *key, const char *val, long lo, long hi
   return 0;
 }
 
+/* ---- TLS options ---- */
+
+static int cfg_set_tls(dd_config *cfg, const char *key, const char *val) {
+  if (strcmp(key, "tls-cert-file") == 0)
+    return cfg_copy(cfg->tls_cert_file, sizeof cfg->tls_cert_file, key, val);
+  if (strcmp(key, "tls-key-file") == 0)
+    return cfg_copy(cfg->tls_key_file, sizeof cfg->tls_key_file, key, val);
+  if (strcmp(key, "tls-client-ca-file") == 0)
+    return cfg_copy(cfg->tls_client_ca_file, sizeof cfg->tls_client_ca_file, key, val);
+  if (strcmp(key, "tls-client-auth") == 0) {
+    static const char *const modes[] = {"none", "optional", "require"}; /* dd_tls_client_auth */
+    for (int i = 0; i < 3; i++)
+      if (strcmp(val, modes[i]) == 0) {
+        cfg->tls_client_auth = (dd_tls_client_auth)i;
+        return 0;
+      }
+    return dd_err_set(DD_EINVAL, "tls-client-auth: expected none, optional or require, got '%s'", val);
+  }
+  return dd_err_set(DD_EINVAL, "unknown option '%s' (see --help)", key);
+}
+
+/* The TLS options make sense together (the files themselves are read at start). */
+static int cfg_check_tls(const dd_config *cfg) {
+  if (!cfg->tls_cert_file[0] != !cfg->tls_key_file[0])
+    return dd_err_set(DD_EINVAL, "tls-cert-file and tls-key-file go together: set both or neither");
+  if (!cfg->tls_cert_file[0] && (cfg->tls_client_ca_file[0] || cfg->tls_client_auth != DD_TLS_CLIENT_NONE))
+    return dd_err_set(DD_EINVAL, "client certificates need TLS: set tls-cert-file and tls-key-file");
+  if (cfg->tls_client_auth != DD_TLS_CLIENT_NONE && !cfg->tls_client_ca_file[0])
+    return dd_err_set(DD_EINVAL, "tls-client-auth = %s needs tls-client-ca-file",
+                      cfg->tls_client_auth == DD_TLS_CLIENT_REQUIRE ? "require" : "optional");
+  if (cfg->tls_client_auth == DD_TLS_CLIENT_NONE && cfg->tls_client_ca_file[0])
+    return dd_err_set(DD_EINVAL, "tls-client-ca-file is set but tls-client-auth is none "
+                                 "(set it to optional or require)");
+  return 0;
+}
+
 /* Applies one setting; key has no leading dashes. */
 static int cfg_set(dd_config *cfg, const char *key, const char *val) {
   long n = 0;
   int rc = 0;
+  if (strncmp(key, "tls-", 4) == 0) return cfg_set_tls(cfg, key, val);
   if (strcmp(key, "data-dir") == 0) return cfg_copy(cfg->data_dir, sizeof cfg->data_dir, key, val);
   if (strcmp(key, "grpc-listen") == 0)
     return cfg_copy(cfg->grpc_listen, sizeof cfg->grpc_listen, key, val);
@@ -111,10 +152,16 @@ static char *cfg_trim(char *s) {
 static int cfg_read_file(dd_config *cfg, const char *path) {
   FILE *f = fopen(path, "r");
   if (!f) return dd_err_set(DD_EINVAL, "cannot read config file %s: %s", path, strerror(errno));
-  char line[2048];
+  char *line = NULL; /* any length: getline grows it */
+  size_t cap = 0;
+  ssize_t len;
   int lineno = 0, rc = 0;
-  while (rc == 0 && fgets(line, sizeof line, f)) {
+  while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
     lineno++;
+    if (memchr(line, '\0', (size_t)len)) {
+      rc = dd_err_set(DD_EINVAL, "%s:%d: NUL byte in the line", path, lineno);
+      break;
+    }
     char *s = cfg_trim(line);
     if (*s == '\0' || *s == '#') continue;
     char *eq = strchr(s, '=');
@@ -126,6 +173,8 @@ static int cfg_read_file(dd_config *cfg, const char *path) {
     if ((rc = cfg_set(cfg, cfg_trim(s), cfg_trim(eq + 1))) != 0)
       rc = dd_err_wrap(rc, "%s:%d", path, lineno);
   }
+  if (rc == 0 && ferror(f)) rc = dd_err_set(DD_EIO, "cannot read config file %s: %s", path, strerror(errno));
+  free(line);
   fclose(f);
   return rc;
 }
@@ -183,6 +232,8 @@ int dd_config_load(dd_config *cfg, int argc, char **argv) {
     int rc = cfg_set(cfg, name, val);
     if (rc) return rc;
   }
+  int rc = cfg_check_tls(cfg);
+  if (rc) return rc;
   if (cfg->threads == 0) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     cfg->threads = n > 0 ? (int)n : 2;

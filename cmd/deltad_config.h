@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "common/tls.h"
+
 typedef struct dd_config {
   char data_dir[1024];
   char grpc_listen[256];
@@ -17,6 +19,11 @@ typedef struct dd_config {
   int demo;               /* create the demo catalog and table on start */
   int shutdown_grace_ms;
   int url_expiry_seconds; /* Delta Sharing file URLs (default 3600) */
+  /* TLS on both ports (cmd/deltad_tls.c reads the files); "" = off */
+  char tls_cert_file[1024];
+  char tls_key_file[1024];
+  char tls_client_ca_file[1024];
+  dd_tls_client_auth tls_client_auth;
 } dd_config;
 
 /* Fills *cfg with defaults, then the config file named by --config (if any), then flags.

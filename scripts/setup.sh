@@ -9,7 +9,7 @@ PKGS=(
   protobuf-compiler-grpc
   liblmdb-dev lmdb-utils libssl-dev libcmocka-dev libjansson-dev libmicrohttpd-dev
   libsnappy-dev libzstd-dev zlib1g-dev libcurl4-openssl-dev
-  python3 python3-grpcio python3-grpc-tools python3-protobuf python3-requests python3-botocore
+  python3 python3-venv python3-grpcio python3-grpc-tools python3-protobuf python3-requests python3-botocore
   curl wrk
 )
 

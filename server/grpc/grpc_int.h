@@ -42,6 +42,7 @@
 
 #include <grpc/byte_buffer.h>
 #include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -144,7 +145,19 @@ struct dd_grpc_server {
   pthread_cond_t cv;
   int state; /* 0 running, 1 shutting down, 2 done */
   dd_grpc__call *streams;
+  /* TLS (grpc_tls.c) */
+  bool tls_on;
+  dd_tls_client_auth tls_client_auth;
+  pthread_mutex_t tls_mu;                        /* guards tls_next */
+  grpc_ssl_server_certificate_config *tls_next; /* handed to gRPC at the next handshake */
 };
+
+/* ---- grpc_tls.c: TLS credentials with a certificate fetcher ---- */
+/* *out: server credentials for the listening port (the caller releases them once the port
+ * is added): insecure when tls is NULL, else SSL credentials whose certificate config is
+ * fetched before each handshake. Called once, before the port is added. */
+int dd_grpc__credentials(dd_grpc_server *s, const dd_tls_pem *tls, grpc_server_credentials **out);
+void dd_grpc__tls_free(dd_grpc_server *s);
 
 /* ---- grpc_worker.c: slots, the worker loop ---- */
 int dd_grpc__post(dd_grpc__worker *w, const dd_grpc__method *method);

@@ -113,7 +113,10 @@ static int srv__create_grpc(dd_grpc_server *s) {
 }
 
 static int srv__listen(dd_grpc_server *s) {
-  grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
+  grpc_server_credentials *creds = NULL;
+  int rc = dd_grpc__credentials(s, s->opts.tls, &creds);
+  s->opts.tls = NULL; /* borrowed for start only */
+  if (rc) return rc;
   s->port = grpc_server_add_http2_port(s->gs, s->listen, creds);
   grpc_server_credentials_release(creds);
   if (s->port <= 0) return dd_err_set(DD_EIO, "cannot listen on %s (address in use or invalid)", s->listen);
@@ -200,6 +203,7 @@ static void srv__free_memory(dd_grpc_server *s) {
   free(s->listen);
   pthread_cond_destroy(&s->cv);
   pthread_mutex_destroy(&s->mu);
+  dd_grpc__tls_free(s);
   if (s->grpc_inited) grpc_shutdown();
   free(s);
 }
@@ -213,6 +217,7 @@ int dd_grpc_server_start(dd_grpc_server **out, const dd_grpc_opts *opts, const d
   if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv, NULL);
+  pthread_mutex_init(&s->tls_mu, NULL);
   s->t_shutdown.op = DD_GRPC__T_SHUTDOWN;
   if ((rc = srv__init_opts(s, opts))) goto cleanup;
   if ((rc = srv__build_methods(s, methods, n_methods))) goto cleanup;

@@ -5,7 +5,9 @@
  * method is DD_METHOD_PUBLIC), decodes the request with protobuf-c, calls the handler on
  * one of its worker threads and sends the response or the handler's status and message.
  * It also serves grpc.health.v1.Health and grpc.reflection.v1alpha.ServerReflection,
- * both public. How it works inside: grpc_int.h.
+ * both public. With opts.tls it listens with TLS only (grpc_tls.c: optional client
+ * certificates, certificate swap with dd_grpc_server_set_tls). How it works inside:
+ * grpc_int.h.
  *
  * Threads: start, port, shutdown and free are called by the owner (one thread at a time;
  * shutdown may also race with itself). Handlers run on the server's threads: a unary
@@ -16,6 +18,7 @@
 
 #include <stddef.h>
 
+#include "common/tls.h"
 #include "server/service/handler.h"
 
 typedef struct dd_grpc_server dd_grpc_server;
@@ -27,8 +30,9 @@ typedef struct dd_grpc_opts {
   void *app;                /* given to handlers as dd_call.app and to auth */
   dd_auth_fn auth;          /* NULL: every non-public method answers UNAUTHENTICATED */
   int shutdown_grace_ms;    /* how long shutdown lets calls finish before cancelling */
+  const dd_tls_pem *tls;    /* NULL: plaintext; else TLS (borrowed during start only) */
 } dd_grpc_opts;
-#define DD_GRPC_OPTS_INIT {"127.0.0.1:50051", 0, 16u << 20, NULL, NULL, 5000}
+#define DD_GRPC_OPTS_INIT {"127.0.0.1:50051", 0, 16u << 20, NULL, NULL, 5000, NULL}
 
 /* Registers methods[0..n_methods) (the table must outlive the server), listens on
  * opts->listen and starts the worker threads. Returns DD_EINVAL for bad options or a
@@ -39,6 +43,14 @@ int dd_grpc_server_start(dd_grpc_server **out, const dd_grpc_opts *opts, const d
 
 /* The bound TCP port (the chosen one when the listen address said port 0). */
 int dd_grpc_server_port(const dd_grpc_server *s);
+
+/* TLS (opts.tls set): replaces the certificate, key and client CA for handshakes that
+ * start from now on; connections already open keep theirs. The client_auth mode must be
+ * the one the server started with. The PEM text is copied. The caller checks that the
+ * key matches the certificate first: gRPC only finds out at the next handshake, logs it
+ * and keeps the previous certificate. DD_EINVAL when the server runs without TLS or the
+ * mode differs. Any thread, any time before shutdown. */
+int dd_grpc_server_set_tls(dd_grpc_server *s, const dd_tls_pem *pem);
 
 /* Graceful shutdown: stops accepting calls, ends health Watch and reflection streams,
  * lets in-flight calls finish for up to opts.shutdown_grace_ms, then cancels the rest

@@ -26,6 +26,7 @@
 #include "server/http/http_server.h"
 
 typedef struct http_stream http_stream; /* http_stream.c */
+typedef struct http_tls_keys http_tls_keys; /* http_tls.c */
 
 typedef struct http_native {
   char *prefix;
@@ -58,6 +59,10 @@ struct dd_http_server {
   pthread_cond_t jobs_cv;
   http_stream *jobs_head, *jobs_tail;
   int jobs_stop;
+  /* TLS (http_tls.c); tls_keys is NULL on a plaintext server */
+  http_tls_keys *tls_keys; /* the current set; replaced under http_tls.c's lock */
+  dd_tls_client_auth tls_client_auth;
+  char *tls_ca_pem; /* the client CA at start, for MHD's certificate request */
 };
 
 typedef struct http_req {
@@ -71,6 +76,16 @@ typedef struct http_req {
   int answered;    /* dispatched (or answered early): later calls only drain uploads */
   http_stream *st; /* a streaming call waiting for its first line (see http_stream.c) */
 } http_req;
+
+/* http_tls.c: TLS key sets, the certificate callback, client certificate checks. */
+int http__tls_init(dd_http_server *s, const dd_tls_pem *pem); /* pem NULL: plaintext */
+/* Fills items (room for 3) with the daemon's TLS options, END-terminated; adds MHD_USE_TLS. */
+int http__tls_options(dd_http_server *s, struct MHD_OptionItem *items, unsigned *flags);
+/* 0, or DD_EUNAUTH when the request's connection lacks a client certificate that the
+ * mode requires, or presents one that does not verify. */
+int http__tls_check_client(dd_http_server *s, struct MHD_Connection *c);
+void http__tls_stop(dd_http_server *s);
+void http__tls_free(dd_http_server *s);
 
 /* http_dispatch.c: serves a generated route; path is relative to the base path. */
 enum MHD_Result http__dispatch_route(http_req *rq, const char *path);

@@ -116,6 +116,10 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
   if (!rq) {
     if (!(rq = req_new(cls, c, method, url))) return MHD_NO;
     *con_cls = rq;
+    if (http__tls_check_client(rq->srv, c) != 0) { /* before anything else is looked at */
+      rq->answered = 1;
+      return http__queue_error(c, DD_EUNAUTH, 401, dd_err_msg());
+    }
     return first_call(rq);
   }
   if (rq->answered) {
@@ -169,6 +173,8 @@ int dd_http_server_new(dd_http_server **out, const dd_http_opts *opts, const dd_
     if (s->opts.max_body_bytes == 0) s->opts.max_body_bytes = 16u << 20;
     rc = collect_routes(s, methods, n);
   }
+  if (rc == 0) rc = http__tls_init(s, opts->tls);
+  s->opts.tls = NULL; /* borrowed for _new only */
   if (rc != 0) {
     dd_http_server_free(s);
     return rc;
@@ -225,16 +231,23 @@ int dd_http_server_start(dd_http_server *s) {
   if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
   flags |= s->opts.threads > 0 ? MHD_USE_EPOLL : (MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL);
   unsigned pool = s->opts.threads > 0 ? (unsigned)s->opts.threads : 0;
+  struct MHD_OptionItem tls[3];
+  if ((rc = http__tls_options(s, tls, &flags)) != 0) return rc;
   s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, access_handler, s,
+                            MHD_OPTION_ARRAY, tls,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
                             MHD_OPTION_NOTIFY_COMPLETED, req_completed, s,
                             MHD_OPTION_UNESCAPE_CALLBACK, http_no_unescape, NULL,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
                             pool ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, pool,
                             MHD_OPTION_END);
-  if (!s->mhd) return dd_err_set(DD_EIO, "cannot listen on %s", s->listen);
+  if (!s->mhd) {
+    http__tls_stop(s);
+    return dd_err_set(DD_EIO, "cannot listen on %s", s->listen);
+  }
   if (pool && (rc = http__workers_start(s)) != 0) {
     MHD_stop_daemon(s->mhd);
+    http__tls_stop(s);
     s->mhd = NULL;
     return rc;
   }
@@ -281,6 +294,7 @@ void dd_http_server_stop(dd_http_server *s) {
   http__streams_cancel_all(s);
   MHD_stop_daemon(s->mhd);
   s->mhd = NULL;
+  http__tls_stop(s);
   if (fd != MHD_INVALID_SOCKET) close(fd);
   pthread_mutex_lock(&s->mu);
   wait_zero(s, &s->producers, NULL);
@@ -298,6 +312,7 @@ void dd_http_server_free(dd_http_server *s) {
   free(s->methods);
   free(s->listen);
   free(s->base_path);
+  http__tls_free(s);
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->idle);
   pthread_mutex_destroy(&s->jobs_mu);

@@ -15,6 +15,9 @@
  * called). HEAD is served as GET without the body. Authentication: "Authorization: Bearer <token>" or "x-api-key: <token>" through
  * opts.auth, except for DD_METHOD_PUBLIC methods.
  *
+ * With opts.tls the port speaks HTTPS only (http_tls.c: GnuTLS through libmicrohttpd,
+ * certificate swap with dd_http_server_set_tls, client certificates checked per request).
+ *
  * Protocols that must control every byte (Delta Sharing, Lance Namespace) register a
  * native handler for a path prefix; it sees the raw request and writes the raw reply.
  *
@@ -32,6 +35,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/tls.h"
 #include "server/service/handler.h"
 
 typedef struct dd_http_server dd_http_server;
@@ -44,8 +48,9 @@ typedef struct dd_http_opts {
   void *app;             /* given to handlers as dd_call.app and to auth */
   dd_auth_fn auth;       /* NULL: no authentication (principal NONE for every call) */
   int shutdown_grace_ms; /* on stop, how long requests (and replies being sent) may finish */
+  const dd_tls_pem *tls; /* NULL: plaintext; else HTTPS (borrowed during _new only) */
 } dd_http_opts;
-#define DD_HTTP_OPTS_INIT {"127.0.0.1:8080", "/api/v1", 0, 16u << 20, NULL, NULL, 30000}
+#define DD_HTTP_OPTS_INIT {"127.0.0.1:8080", "/api/v1", 0, 16u << 20, NULL, NULL, 30000, NULL}
 
 /* ---- native handlers ----------------------------------------------------------------- */
 
@@ -101,6 +106,12 @@ int dd_http_add_native(dd_http_server *s, const char *prefix, dd_http_native_fn 
 int dd_http_server_start(dd_http_server *s);
 /* The bound port (after start), or -1. */
 int dd_http_server_port(const dd_http_server *s);
+/* HTTPS (opts.tls set): replaces the certificate, key and client CA for handshakes that
+ * start from now on; open connections keep theirs. The client_auth mode must be the one
+ * the server was built with. PEM text is copied. DD_EINVAL for unreadable PEM (the
+ * current certificate stays), a plaintext server or another mode. Any thread. One HTTPS
+ * server per process (the GnuTLS certificate callback has no user pointer). */
+int dd_http_server_set_tls(dd_http_server *s, const dd_tls_pem *pem);
 /* Stops accepting and waits for in-flight requests to finish. */
 void dd_http_server_stop(dd_http_server *s);
 /* Stops if needed and frees. Accepts NULL. */

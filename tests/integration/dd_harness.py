@@ -84,7 +84,7 @@ class Server:
             m = re.match(r"deltad: gRPC listening on ([\d.]+):(\d+)", line)
             if m:
                 self.grpc_target = "%s:%s" % (m.group(1), m.group(2))
-            m = re.match(r"deltad: REST listening on (http://[\d.]+:\d+)(\S*)", line)
+            m = re.match(r"deltad: REST listening on (https?://[\d.]+:\d+)(\S*)", line)
             if m:
                 self.http_base = m.group(1)
                 self.rest = m.group(1) + m.group(2)

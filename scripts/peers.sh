@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the integration tests' PyPI peers (scripts/peers.txt: the official delta-sharing
+# client and what it needs) into a virtualenv under the build folder, by default
+# build-test/venv. Idempotent: does nothing when the venv already holds exactly that list.
+# Debian's system Python makes the venv (python3-venv, in scripts/setup.sh).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv=${1:-"$root/build-test/venv"}
+req="$root/scripts/peers.txt"
+stamp="$venv/.peers.txt"
+if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && cmp -s "$req" "$stamp"; then
+  exit 0
+fi
+echo "peers: installing $(grep -vc '^#' "$req") pinned packages into ${venv#$root/}"
+[ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$req"
+cp "$req" "$stamp"
