@@ -7,7 +7,7 @@ PKGS=(
   build-essential cmake pkg-config clang libclang-rt-14-dev
   libgrpc-dev protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libprotobuf-dev
   protobuf-compiler-grpc
-  liblmdb-dev lmdb-utils libssl-dev libcmocka-dev libjansson-dev libmicrohttpd-dev
+  liblmdb-dev lmdb-utils libssl-dev libcmocka-dev libjansson-dev libmicrohttpd-dev libgnutls28-dev
   libsnappy-dev libzstd-dev zlib1g-dev libcurl4-openssl-dev
   python3 python3-venv python3-grpcio python3-grpc-tools python3-protobuf python3-requests python3-botocore
   curl wrk
