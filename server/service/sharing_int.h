@@ -43,7 +43,9 @@ int shr_page_decode(char kind, const char *scope, const char *token, char *pos, 
 /* ---- tables (sharing_table.c) ------------------------------------------------------- */
 
 /* The local directory of a shared table, malloc'ed, or DD_EUNSUPPORTED for remote ones
- * when remote_url is NULL; for a remote table *remote_url gets the table URL instead. */
+ * when remote_url is NULL; for a remote table *remote_url gets the table URL instead.
+ * DD_EPERM when the table is not under a registered storage location or overlaps the
+ * data directory (cat_location_confine). */
 int shr_table_root(dd_call *call, const cat_shared_table *t, char **out_root,
                    char **remote_url);
 

@@ -47,6 +47,13 @@ int shr_table_root(dd_call *call, const cat_shared_table *t, char **out_root,
     protobuf_c_message_free_unpacked(&loc->base, NULL);
   }
   if (!url) return dd_err_set(DD_ENOMEM, "out of memory");
+  /* every shared table lies under a registered storage location, away from the data
+   * directory (checked when it is added, and again here: locations can be deleted) */
+  int crc = cat_location_confine(svc_store(call), NULL, "shared table", url);
+  if (crc) {
+    free(url);
+    return crc;
+  }
   if (!shr_is_file_url(url) && url[0] != '/') {
     if (remote_url) {
       *remote_url = url;

@@ -128,12 +128,16 @@ struct cat_store {
   MDB_env *env;
   MDB_dbi dbi[CAT__DB_COUNT]; /* opened once in cat_store_open; read-only afterwards */
   unsigned char key[32];      /* secrets key; cleansed on close */
+  char *data_real;            /* realpath of the data directory (cat_confine.c) */
 };
 
 /* ---- transactions and LMDB errors (cat_env.c) ----------------------------------------- */
 
 /* Translates an LMDB / errno code into DD_E* and sets the message "what: reason". */
 int cat__mdb_err(int rc, const char *what);
+/* As cat__mdb_err, but an EIO / ENOSPC from a write is checked against the free space of
+ * the file system holding env (statvfs): when it is (nearly) full the message says so. */
+int cat__mdb_env_err(MDB_env *env, int rc, const char *what);
 int cat__txn_begin(cat_store *s, MDB_txn **out, bool write);
 /* Commits (the txn is gone afterwards either way). */
 int cat__txn_commit(MDB_txn *txn);

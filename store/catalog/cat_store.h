@@ -114,6 +114,32 @@ int cat_location_delete(cat_store *s, const char *name);
 int cat_location_list(cat_store *s,
                       Deltad__Credentials__V1__ListStorageLocationsResponse **out,
                       const Deltad__Credentials__V1__ListStorageLocationsRequest *req);
+/* Calls fn(arg, location) for every storage location in name order (loc is borrowed for
+ * the call). A non-zero return from fn stops the walk and is returned (1: "found"). */
+typedef int (*cat_location_walk_fn)(void *arg, const cat_location *loc);
+int cat_location_walk(cat_store *s, cat_location_walk_fn fn, void *arg);
+
+/* ---- confinement (cat_confine.c) ------------------------------------------------------
+ * What the server may touch: a table location (an absolute path, a file:// URL or an
+ * object-store URL) must lie under a registered storage location, and a local one must not
+ * overlap the data directory (neither inside it nor containing it). Local paths are
+ * compared by real path (the realpath of the longest existing prefix), object-store URLs
+ * by text at '/' boundaries ("." and ".." segments refused). */
+
+/* 0 when url is covered; *out_location (may be NULL) gets the covering location's name
+ * (malloc'ed). DD_EPERM "<what> '<url>' is not under any registered storage location ..."
+ * naming the file:// URL a LOCAL location would need to cover; DD_EPERM when it overlaps
+ * the data directory; DD_EINVAL for a relative path or "."/".." in an object URL. */
+int cat_location_confine(cat_store *s, char **out_location, const char *what, const char *url);
+/* DD_EPERM when the real path `real` is inside the data directory or contains it. */
+int cat_data_dir_overlap(cat_store *s, const char *real);
+/* The real paths of every local storage location (NULL-terminated array of n). Free with
+ * cat_roots_free. */
+int cat_location_local_roots(cat_store *s, char ***out, size_t *n);
+void cat_roots_free(char **roots, size_t n);
+/* realpath of the longest existing prefix of the absolute path, with the missing rest
+ * appended (DD_EINVAL when that rest has "." or ".."). *out malloc'ed. */
+int cat_real_prefix(char **out, const char *path);
 
 /* ---- API tokens (only SHA-256 hashes are kept) ---------------------------------------- */
 

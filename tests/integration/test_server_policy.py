@@ -1,0 +1,270 @@
+#!/usr/bin/python3
+"""test_server_policy.py: what the server lets an admin touch, and how it says no.
+
+Maintenance (DeltaConnectService over gRPC and REST) and shared tables (AddTable) work only
+on tables under a registered storage location, never on the data directory (inside it or
+containing it; real paths, so symlinks do not help); catalog names resolve to their
+registered location and pass the same check. Durations that would overflow are
+INVALID_ARGUMENT; storage locations holding user:password@ are refused; the start-up line
+about DELTAD_ADMIN_TOKEN shows only when the variable was used.
+"""
+import os
+import shutil
+import tempfile
+
+import grpc
+import requests
+
+import dd_harness as h
+
+FIX = h.FIXTURES
+INT64_MAX = 9223372036854775807
+
+
+def pb():
+    h.stubs_dir()
+    from delta.connect import base_pb2, commands_pb2, relations_pb2
+    from deltad.connect.v1 import connect_pb2_grpc
+    from deltad.sharing.v1 import sharing_pb2, sharing_pb2_grpc
+    return base_pb2, commands_pb2, relations_pb2, connect_pb2_grpc, sharing_pb2, sharing_pb2_grpc
+
+
+def copy_fixture(parent, name="simple_table"):
+    dst = os.path.join(parent, name)
+    shutil.copytree(os.path.join(FIX, "delta-rs-data", name), dst)
+    return dst
+
+
+class Confinement(h.ServerTest):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.tmp = tempfile.mkdtemp(prefix="dd-policy-")
+        cls.t = copy_fixture(cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+        super().tearDownClass()
+
+    def setUp(self):
+        self.base, self.cmd, self.rel, cg, self.spb, sg = pb()
+        self.stub = cg.DeltaConnectServiceStub(self.server.channel())
+        self.ext = sg.DeltaSharingExtensionServiceStub(self.server.channel())
+        self.md = self.server.md()
+
+    def table(self, path):
+        return self.base.DeltaTable(path=self.base.DeltaTable.Path(path=path))
+
+    def detail(self, path):
+        return self.rel.DeltaRelation(describe_detail=self.rel.DescribeDetail(table=self.table(path)))
+
+    def vacuum_dry(self, path):
+        conf = self.base.DeltaTable.Path(path=path, hadoop_conf={"deltad.vacuum.dryRun": "true"})
+        return self.cmd.DeltaCommand(vacuum_table=self.cmd.VacuumTable(
+            table=self.base.DeltaTable(path=conf)))
+
+    def code_of(self, fn, req):
+        with self.assertRaises(grpc.RpcError) as cm:
+            list(fn(req, metadata=self.md, timeout=30))
+        return cm.exception.code(), cm.exception.details()
+
+    def denied(self, fn, req, needle):
+        code, msg = self.code_of(fn, req)
+        self.assertEqual(code, grpc.StatusCode.PERMISSION_DENIED, msg)
+        self.assertIn(needle, msg)
+        return msg
+
+    def test_registered_location_works(self):
+        rows = list(self.stub.ExecuteRelation(self.detail(self.t), metadata=self.md, timeout=30))
+        self.assertEqual(rows[0].WhichOneof("result"), "schema")
+
+    def test_path_outside_every_location(self):
+        msg = self.denied(self.stub.ExecuteCommand, self.vacuum_dry("/etc"), "file:///etc")
+        self.assertIn("storage location", msg)
+        self.denied(self.stub.ExecuteRelation, self.detail("/etc"), "file:///etc")
+        self.denied(self.stub.ExecuteRelation, self.rel.DeltaRelation(
+            is_delta_table=self.rel.IsDeltaTable(path="file:///usr")), "file:///usr")
+        code, body = self.server.curl("POST", "/delta/relations",
+                                      {"describeDetail": {"table": {"path": {"path": "/etc"}}}})
+        self.assertEqual(code, 403, body)
+
+    def test_data_directory_is_never_a_table(self):
+        data = os.path.realpath(self.server.data_dir)
+        for req in (self.vacuum_dry(data), self.vacuum_dry(data + "/catalog.mdb"),
+                    self.vacuum_dry(os.path.dirname(data))):
+            self.denied(self.stub.ExecuteCommand, req, "data directory")
+        # a shallow clone into the data directory (or over it) is refused before writing
+        for target in (data + "/clone", os.path.dirname(data)):
+            req = self.cmd.DeltaCommand(clone_table=self.cmd.CloneTable(
+                table=self.table(self.t), target=target, is_shallow=True))
+            self.denied(self.stub.ExecuteCommand, req, "data directory")
+        self.assertFalse(os.path.exists(data + "/clone"))
+        self.assertTrue(os.path.exists(os.path.join(data, "secret.key")))
+
+    def test_symlink_out_of_a_location(self):
+        d = tempfile.mkdtemp(prefix="dd-policy-link-")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.symlink("/etc", os.path.join(d, "etc"))
+        os.symlink(os.path.realpath(self.server.data_dir), os.path.join(d, "data"))
+        self.denied(self.stub.ExecuteCommand, self.vacuum_dry(os.path.join(d, "etc")), "file:///etc")
+        self.denied(self.stub.ExecuteCommand, self.vacuum_dry(os.path.join(d, "data")),
+                    "data directory")
+        self.denied(self.stub.ExecuteRelation, self.detail(os.path.join(d, "etc", "..", "..", "etc")),
+                    "file:///etc")
+
+    def test_catalog_name_passes_the_same_check(self):
+        srv = self.server
+        self.assertEqual(srv.curl("POST", "/catalogs", {"name": "pol"})[0], 200)
+        self.assertEqual(srv.curl("POST", "/schemas", {"name": "s", "catalogName": "pol"})[0], 200)
+        for name, loc in (("etc", "file:///etc"), ("data", "file://" + srv.data_dir)):
+            code, body = srv.curl("POST", srv.http_base + "/v1/table/pol$s$%s/register" % name,
+                                  {"location": loc})
+            self.assertEqual(code, 200, body)
+            req = self.rel.DeltaRelation(describe_detail=self.rel.DescribeDetail(
+                table=self.base.DeltaTable(table_or_view_name="pol.s." + name)))
+            self.denied(self.stub.ExecuteRelation, req, "file:///etc" if name == "etc" else "data directory")
+
+    def test_add_table_is_confined(self):
+        srv = self.server
+        self.assertEqual(srv.curl("POST", "/shares", {"name": "pol"})[0], 200)
+        self.assertEqual(srv.curl("POST", "/shares/pol/schemas", {"name": "s"})[0], 200)
+        d = tempfile.mkdtemp(prefix="dd-policy-share-")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.symlink("/etc", os.path.join(d, "etc"))
+        self.assertEqual(srv.curl("POST", "/locations", {"name": "pol-loc", "url": "file://" + d})[0], 200)
+        for body in ({"name": "a", "url": "file:///etc"},
+                     {"name": "b", "url": "file://" + srv.data_dir},
+                     {"name": "c", "url": "file://" + os.path.join(srv.data_dir, "tables", "x")},
+                     {"name": "d", "location": "pol-loc", "path": "etc"}):
+            code, got = srv.curl("POST", "/shares/pol/schemas/s/tables", body)
+            self.assertEqual(code, 403, (body, got))
+        code, got = srv.curl("POST", "/shares/pol/schemas/s/tables",
+                             {"name": "ok", "url": "file://" + self.t})
+        self.assertEqual(code, 200, got)
+        info = self.ext.GetShareInfo(self.spb.GetShareInfoRequest(name="pol"), metadata=self.md)
+        self.assertEqual([t.name for t in info.schemas[0].tables], ["ok"])
+
+
+class Unregistered(h.ServerTest):
+    """Without a storage location nothing is reachable; registering one opens exactly it."""
+
+    @classmethod
+    def setUpClass(cls):
+        h.stubs_dir()
+        cls.server = h.Server(register_locations=False).start()
+
+    def test_needs_a_location(self):
+        base, cmd, rel, cg, _, _ = pb()
+        stub = cg.DeltaConnectServiceStub(self.server.channel())
+        tmp = tempfile.mkdtemp(prefix="dd-policy-unreg-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        t = copy_fixture(tmp)
+        req = rel.DeltaRelation(describe_detail=rel.DescribeDetail(
+            table=base.DeltaTable(path=base.DeltaTable.Path(path=t))))
+        with self.assertRaises(grpc.RpcError) as cm:
+            list(stub.ExecuteRelation(req, metadata=self.server.md(), timeout=30))
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.PERMISSION_DENIED)
+        self.assertIn("file://" + os.path.realpath(t), cm.exception.details())
+        code, body = self.server.curl("POST", "/locations", {"name": "mine", "url": "file://" + tmp,
+                                                             "type": "LOCAL"})
+        self.assertEqual(code, 200, body)
+        rows = list(stub.ExecuteRelation(req, metadata=self.server.md(), timeout=30))
+        self.assertEqual(rows[0].WhichOneof("result"), "schema")
+
+
+class Limits(h.ServerTest):
+    def setUp(self):
+        self.base, self.cmd, self.rel, cg, self.spb, sg = pb()
+        self.ext = sg.DeltaSharingExtensionServiceStub(self.server.channel())
+        self.connect = cg.DeltaConnectServiceStub(self.server.channel())
+        self.md = self.server.md()
+
+    def invalid(self, fn, req):
+        with self.assertRaises(grpc.RpcError) as cm:
+            r = fn(req, metadata=self.md, timeout=30)
+            if not hasattr(r, "ByteSize"):
+                list(r)
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, cm.exception.details())
+        return cm.exception.details()
+
+    def test_rotate_with_huge_expiry(self):
+        p = self.spb
+        made = self.ext.CreateRecipient(p.CreateRecipientRequest(name="big"), metadata=self.md)
+        old = made.bearer_token
+        msg = self.invalid(self.ext.RotateRecipientToken, p.RotateRecipientTokenRequest(
+            name="big", existing_token_expire_in_seconds=INT64_MAX))
+        self.assertIn("existing_token_expire_in_seconds", msg)
+        self.invalid(self.ext.RotateRecipientToken, p.RotateRecipientTokenRequest(
+            name="big", existing_token_expire_in_seconds=-1))
+        self.invalid(self.ext.RotateRecipientToken, p.RotateRecipientTokenRequest(
+            name="big", token_lifetime_seconds=INT64_MAX))
+        self.invalid(self.ext.CreateRecipient, p.CreateRecipientRequest(
+            name="big2", token_lifetime_seconds=INT64_MAX))
+        # the old token was not cut off
+        r = requests.get(self.server.rest + "/shares", headers={"Authorization": "Bearer " + old})
+        self.assertEqual(r.status_code, 200, r.text)
+        # a long but valid overlap keeps the old token too
+        self.ext.RotateRecipientToken(p.RotateRecipientTokenRequest(
+            name="big", existing_token_expire_in_seconds=50 * 365 * 24 * 3600), metadata=self.md)
+        r = requests.get(self.server.rest + "/shares", headers={"Authorization": "Bearer " + old})
+        self.assertEqual(r.status_code, 200, r.text)
+
+    def test_vacuum_retention_bounds(self):
+        tmp = tempfile.mkdtemp(prefix="dd-policy-ret-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        t = copy_fixture(tmp)
+        for hours in (1e300, float("inf"), float("nan"), -1.0):
+            req = self.cmd.DeltaCommand(vacuum_table=self.cmd.VacuumTable(
+                table=self.base.DeltaTable(path=self.base.DeltaTable.Path(path=t)),
+                retention_hours=hours))
+            self.invalid(self.connect.ExecuteCommand, req)
+
+    def test_location_with_userinfo_refused(self):
+        srv = self.server
+        code, body = srv.curl("POST", "/credentials", {"name": "ui-aws", "aws": {
+            "accessKeyId": "AKID", "secretAccessKey": "s", "region": "us-east-1"}})
+        self.assertEqual(code, 200, body)
+        for loc in ({"name": "u1", "url": "s3://user:hunter2@bucket/x", "credential": "ui-aws"},
+                    {"name": "u2", "url": "s3://bucket/x", "credential": "ui-aws",
+                     "properties": {"endpoint": "http://user:hunter2@127.0.0.1:9000"}},
+                    {"name": "u3", "url": "s3://bucket/x", "credential": "ui-aws",
+                     "properties": {"endpoint": "http://user@127.0.0.1:9000"}},
+                    {"name": "u4", "url": "file://me:pw@localhost/tmp", "type": "LOCAL"}):
+            code, body = srv.curl("POST", "/locations", loc)
+            self.assertEqual(code, 400, (loc, body))
+            self.assertNotIn("hunter2", str(body))
+        code, body = srv.curl("POST", "/locations", {"name": "u5", "url": "s3://bucket/x",
+                                                     "credential": "ui-aws", "properties": {
+                                                         "endpoint": "http://127.0.0.1:9000"}})
+        self.assertEqual(code, 200, body)
+
+
+class AdminTokenLine(h.ServerTest):
+    @classmethod
+    def setUpClass(cls):
+        h.stubs_dir()
+
+    @classmethod
+    def tearDownClass(cls):
+        pass
+
+    def test_env_line_only_when_used(self):
+        env = {"DELTAD_ADMIN_TOKEN": "policy-token-0123456789abcdef"}
+        s = h.Server(env=env)
+        try:
+            s.start()
+            self.assertTrue(any("taken from DELTAD_ADMIN_TOKEN" in l for l in s.stdout_lines))
+            self.assertEqual(s.stop(), 0)
+            n = len(s.stdout_lines)
+            s.start()  # same data directory, variable still set: not read again
+            again = s.stdout_lines[n:]
+            self.assertFalse(any("DELTAD_ADMIN_TOKEN" in l for l in again), again)
+            self.assertTrue(any("kept from an earlier start" in l for l in again), again)
+            self.assertEqual(s.stop(), 0)
+        finally:
+            s.cleanup()
+
+
+if __name__ == "__main__":
+    h.main()
