@@ -10,7 +10,9 @@ about DELTAD_ADMIN_TOKEN shows only when the variable was used.
 """
 import os
 import shutil
+import subprocess
 import tempfile
+import unittest
 
 import grpc
 import requests
@@ -238,6 +240,68 @@ class Limits(h.ServerTest):
                                                      "credential": "ui-aws", "properties": {
                                                          "endpoint": "http://127.0.0.1:9000"}})
         self.assertEqual(code, 200, body)
+
+
+class CatalogDiskFull(h.ServerTest):
+    """The data directory on a small tmpfs, filled up: writes are refused saying the disk is
+    full, nothing partial is stored, the server stays up, and works again once space is
+    freed. Needs root (mount); skipped otherwise."""
+
+    @classmethod
+    def setUpClass(cls):
+        h.stubs_dir()
+        cls.mnt = tempfile.mkdtemp(prefix="dd-policy-tmpfs-")
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", cls.mnt],
+                           capture_output=True)
+        if r.returncode != 0:
+            os.rmdir(cls.mnt)
+            raise unittest.SkipTest("cannot mount a tmpfs: %s" % r.stderr.decode().strip())
+        cls.server = h.Server(data_dir=os.path.join(cls.mnt, "data")).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            code = cls.server.stop()
+            assert code == 0, "deltad exited with %r after SIGTERM" % code
+        finally:
+            cls.server.cleanup()
+            subprocess.run(["umount", cls.mnt], check=False)
+            os.rmdir(cls.mnt)
+
+    def test_full_then_freed(self):
+        from deltad.catalog.v1 import catalog_pb2 as c, catalog_pb2_grpc as cg
+        stub = cg.CatalogServiceStub(self.server.channel())
+        md = self.server.md()
+        filler = os.path.join(self.mnt, "filler")
+        with open(filler, "wb") as f:  # everything but about 1 MiB
+            try:
+                while True:
+                    f.write(b"x" * 65536)
+                    f.flush()
+            except OSError:
+                pass
+        os.truncate(filler, max(0, os.path.getsize(filler) - (1 << 20)))
+        big = {"k%d" % i: "v" * 4000 for i in range(60)}
+        failed = None
+        for i in range(200):
+            try:
+                stub.CreateCatalog(c.CreateCatalogRequest(name="full%d" % i, properties=big),
+                                   metadata=md, timeout=30)
+            except grpc.RpcError as e:
+                failed = ("full%d" % i, e.code(), e.details())
+                break
+        self.assertIsNotNone(failed, "the disk never filled")
+        name, code, msg = failed
+        self.assertEqual(code, grpc.StatusCode.UNAVAILABLE, msg)
+        self.assertIn("no space left", msg)
+        with self.assertRaises(grpc.RpcError) as cm:  # nothing partial was stored
+            stub.GetCatalog(c.GetCatalogRequest(name=name), metadata=md, timeout=30)
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.NOT_FOUND)
+        os.unlink(filler)
+        stub.CreateCatalog(c.CreateCatalogRequest(name=name, properties=big), metadata=md,
+                           timeout=30)
+        got = stub.GetCatalog(c.GetCatalogRequest(name=name), metadata=md, timeout=30)
+        self.assertEqual(len(got.properties), 60)
 
 
 class AdminTokenLine(h.ServerTest):
