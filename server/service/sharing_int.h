@@ -72,7 +72,10 @@ int shr_remote_can_sign(const shr_remote *r);
 
 /* ---- local file URLs (sharing_files.c) ----------------------------------------------- */
 
-/* The table id in local file URLs: "<share id>.<table id>". */
-#define SHR_FILE_TABLE_ID_MAX 80
+/* The table id in local file URLs, signed with the rest of the URL:
+ * "<share id>.<table id>.<recipient id>.<grant generation>" (cat_grant_generation), or
+ * "<share id>.<table id>.-.-" for URLs made for an admin. Serving a recipient's URL checks
+ * that the same grant still exists, so a revoke or a deleted recipient ends it at once. */
+#define SHR_FILE_TABLE_ID_MAX 160
 
 #endif

@@ -175,7 +175,14 @@ static int shr_open_table(dd_call *call, shr_open *o, const char *share, const c
   o->sctx.key = dd_app_url_key(app);
   snprintf(o->sctx.base, sizeof o->sctx.base, "%s%s", ao->public_url ? ao->public_url : "",
            dd_app_base_path(app));
-  snprintf(o->sctx.table_id, sizeof o->sctx.table_id, "%s.%s", o->share->id, o->t->id);
+  /* file URLs are bound to the recipient and its grant (sharing_files.c checks both) */
+  char gen[40] = "-";
+  const dd_principal *who = call->principal;
+  bool rcpt = who->kind == DD_PRINCIPAL_RECIPIENT;
+  if (rcpt && (rc = cat_grant_generation(svc_store(call), o->share->id, who->id, gen)))
+    return rc == DD_ENOTFOUND ? dd_err_set(DD_ENOTFOUND, "share '%s' not found", share) : rc;
+  snprintf(o->sctx.table_id, sizeof o->sctx.table_id, "%s.%s.%s.%s", o->share->id, o->t->id,
+           rcpt ? who->id : "-", gen);
   o->sctx.root = o->root;
   o->sctx.expires_ms = shr_now_ms() + ttl_ms;
   o->sctx.ttl_s = dd_app_url_expiry_s(app);

@@ -35,6 +35,7 @@ static const char *const cat__dbi_names[CAT__DB_COUNT] = {
     [CAT__DB_RECIPIENT_NAMES] = "recipient_names",
     [CAT__DB_SHARE_GRANTS] = "share_grants",
     [CAT__DB_RECIPIENT_GRANTS] = "recipient_grants",
+    [CAT__DB_GRANT_GENS] = "grant_gens",
     /* Lance Namespace API (cat_namespace.c, cat_table.c) */
     [CAT__DB_NAMESPACES] = "namespaces",
     [CAT__DB_NAMESPACE_NAMES] = "namespace_names",

@@ -57,6 +57,10 @@
  *                 recipient_id "/" share_lname -> share_id    what a recipient may read,
  *                                                             in share-name order (paging);
  *                                                             rewritten when a share is renamed
+ *   grant_gens    share_id "/" recipient_id -> generation    a fresh UUID per grant, written
+ *                 when a grant is made (a revoke deletes it): signed file URLs carry it, so
+ *                 a URL dies with its grant and does not come back with a new one. Entries
+ *                 left by deleted shares or recipients match no live grant.
  *   (Lance Namespace API, cat_namespace.c / cat_table.c; levels 1 and 2 of a Lance path are
  *   the catalogs and schemas above, so these hold only what lies below or beside them)
  *   namespaces    id -> NamespaceInfo (packed)          a namespace at level 3 or deeper
@@ -110,6 +114,7 @@ enum {
   CAT__DB_RECIPIENT_NAMES,
   CAT__DB_SHARE_GRANTS,
   CAT__DB_RECIPIENT_GRANTS,
+  CAT__DB_GRANT_GENS,
   /* Lance Namespace API (cat_namespace.c, cat_table.c) */
   CAT__DB_NAMESPACES,
   CAT__DB_NAMESPACE_NAMES,

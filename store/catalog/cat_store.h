@@ -232,6 +232,12 @@ int cat_recipient_rotate(cat_store *s, cat_recipient **out, const char *name,
  * does not exist is DD_ENOTFOUND. */
 int cat_grant_add(cat_store *s, const char *share, const char *recipient);
 int cat_grant_remove(cat_store *s, const char *share, const char *recipient);
+/* The generation of the grant of share_id to recipient_id (ids, not names): a UUID made
+ * when the grant was made ("0" for grants older than generations). DD_ENOTFOUND when
+ * there is no such grant (revoked, or the share or recipient is gone). One read
+ * transaction; signed file URLs carry the generation and are checked with this. */
+int cat_grant_generation(cat_store *s, const char *share_id, const char *recipient_id,
+                         char gen[40]);
 /* Grants of a share (share != "") or of a recipient. */
 int cat_grant_list(cat_store *s, Deltad__Sharing__V1__ListGrantsResponse **out,
                    const char *share, const char *recipient);

@@ -8,6 +8,7 @@ registered location and pass the same check. Durations that would overflow are
 INVALID_ARGUMENT; storage locations holding user:password@ are refused; the start-up line
 about DELTAD_ADMIN_TOKEN shows only when the variable was used.
 """
+import json
 import os
 import shutil
 import subprocess
@@ -240,6 +241,78 @@ class Limits(h.ServerTest):
                                                      "credential": "ui-aws", "properties": {
                                                          "endpoint": "http://127.0.0.1:9000"}})
         self.assertEqual(code, 200, body)
+
+
+class SignedUrlsFollowTheGrant(h.ServerTest):
+    """A local signed file URL works only while the grant it was made under exists: revoke,
+    re-grant (a new grant does not revive old URLs) and DeleteRecipient end it before its
+    expiry. Rotating the recipient's token does not (URLs are bound to the grant)."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.tmp = tempfile.mkdtemp(prefix="dd-policy-url-")
+        cls.t = copy_fixture(cls.tmp)
+        s = cls.server
+        for path, body in (("/shares", {"name": "u"}), ("/shares/u/schemas", {"name": "s"}),
+                           ("/shares/u/schemas/s/tables", {"name": "t", "url": "file://" + cls.t})):
+            code, got = s.curl("POST", path, body)
+            assert code == 200, (path, got)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+        super().tearDownClass()
+
+    def recipient(self, name):
+        code, got = self.server.curl("POST", "/recipients", {"name": name})
+        self.assertEqual(code, 200, got)
+        self.assertEqual(self.server.curl("POST", "/recipients/%s/grants/u" % name)[0], 200)
+        return got["bearerToken"]
+
+    def file_url(self, token):
+        r = requests.post(self.server.rest + "/shares/u/schemas/s/tables/t/query", json={},
+                          headers={"Authorization": "Bearer " + token})
+        self.assertEqual(r.status_code, 200, r.text)
+        urls = [json.loads(l)["file"]["url"] for l in r.text.splitlines() if '"file"' in l]
+        self.assertTrue(urls)
+        return urls[0]
+
+    def fetch(self, url):
+        return requests.get(url).status_code
+
+    def test_revoke_and_regrant(self):
+        tok = self.recipient("ua")
+        url = self.file_url(tok)
+        self.assertEqual(self.fetch(url), 200)
+        self.assertEqual(self.server.curl("DELETE", "/recipients/ua/grants/u")[0], 200)
+        self.assertEqual(self.fetch(url), 404)
+        self.assertEqual(self.server.curl("POST", "/recipients/ua/grants/u")[0], 200)
+        self.assertEqual(self.fetch(url), 404)  # a new grant, not the old one
+        self.assertEqual(self.fetch(self.file_url(tok)), 200)
+
+    def test_delete_recipient(self):
+        url = self.file_url(self.recipient("ub"))
+        self.assertEqual(self.fetch(url), 200)
+        self.assertEqual(self.server.curl("DELETE", "/recipients/ub")[0], 200)
+        self.assertEqual(self.fetch(url), 404)
+
+    def test_rotation_keeps_urls(self):
+        url = self.file_url(self.recipient("uc"))
+        code, got = self.server.curl("POST", "/recipients/uc/rotate-token",
+                                     {"existingTokenExpireInSeconds": "0"})
+        self.assertEqual(code, 200, got)
+        self.assertEqual(self.fetch(url), 200)
+
+    def test_admin_urls(self):
+        url = self.file_url(self.server.token)
+        self.assertEqual(self.fetch(url), 200)
+        # the binding is signed: another recipient id in the same URL is a bad signature
+        parts = url.split("/files/", 1)
+        tid, rest = parts[1].split("/", 1)
+        forged = tid.split(".")
+        forged[2] = "00000000-0000-4000-8000-000000000000"
+        self.assertEqual(self.fetch(parts[0] + "/files/" + ".".join(forged) + "/" + rest), 403)
 
 
 class CatalogDiskFull(h.ServerTest):
