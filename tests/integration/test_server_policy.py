@@ -10,9 +10,11 @@ about DELTAD_ADMIN_TOKEN shows only when the variable was used.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 
 import grpc
@@ -313,6 +315,108 @@ class SignedUrlsFollowTheGrant(h.ServerTest):
         forged = tid.split(".")
         forged[2] = "00000000-0000-4000-8000-000000000000"
         self.assertEqual(self.fetch(parts[0] + "/files/" + ".".join(forged) + "/" + rest), 403)
+
+
+class RecipientErrors(h.ServerTest):
+    """A recipient sees a generic message and a request id for what goes wrong on the
+    provider's side (a shared table that is not a Delta table, a store that cannot be
+    reached); the log has the detail under the same id; an admin sees the detail.
+    Missing and ungranted shares still answer the same 404."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        s = cls.server
+        cls.tmp = tempfile.mkdtemp(prefix="dd-policy-err-")
+        cls.notdelta = os.path.join(cls.tmp, "plain")
+        os.mkdir(cls.notdelta)
+        for path, body in (
+                ("/credentials", {"name": "e-aws", "aws": {"accessKeyId": "AKID",
+                                                           "secretAccessKey": "s3cr3tvalue",
+                                                           "region": "us-east-1"}}),
+                ("/locations", {"name": "e-dead", "url": "s3://bucket/t", "credential": "e-aws",
+                                "properties": {"endpoint": "http://127.0.0.1:1",
+                                               "path_style": "true"}}),
+                ("/shares", {"name": "e"}), ("/shares", {"name": "e-other"}),
+                ("/shares/e/schemas", {"name": "s"}),
+                ("/shares/e/schemas/s/tables", {"name": "plain", "url": "file://" + cls.notdelta}),
+                ("/shares/e/schemas/s/tables", {"name": "dead", "location": "e-dead",
+                                                "path": "x"})):
+            code, got = s.curl("POST", path, body)
+            assert code == 200, (path, got)
+        code, got = s.curl("POST", "/recipients", {"name": "erin"})
+        assert code == 200, got
+        cls.rt = got["bearerToken"]
+        assert s.curl("POST", "/recipients/erin/grants/e")[0] == 200
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+        super().tearDownClass()
+
+    def rest(self, token, table, what="version"):
+        url = "%s/shares/e/schemas/s/tables/%s/%s" % (self.server.rest, table, what)
+        hd = {"Authorization": "Bearer " + token}
+        return requests.post(url, json={}, headers=hd) if what == "query" else requests.get(url, headers=hd)
+
+    def logged(self, rid):
+        for _ in range(50):
+            lines = [l for l in self.server.stderr_lines if rid in l]
+            if lines:
+                return " ".join(lines)
+            time.sleep(0.05)
+        self.fail("request id %s not in the log" % rid)
+
+    def generic(self, msg, secret_bits):
+        m = re.search(r"request id ([0-9a-f]{16})", msg)
+        self.assertTrue(m, msg)
+        for bit in secret_bits:
+            self.assertNotIn(bit, msg)
+        return m.group(1)
+
+    def test_rest_recipient_gets_request_id(self):
+        for table, what, detail in (("plain", "version", "not a Delta table"),
+                                    ("plain", "query", "not a Delta table"),
+                                    ("plain", "metadata", "not a Delta table"),
+                                    ("dead", "version", "127.0.0.1:1"),
+                                    ("dead", "query", "127.0.0.1:1")):
+            with self.subTest(table=table, what=what):
+                r = self.rest(self.rt, table, what)
+                self.assertGreaterEqual(r.status_code, 400, r.text)
+                body = r.json()
+                rid = self.generic(body["message"], [self.notdelta, "127.0.0.1", "bucket"])
+                self.assertIn(detail, self.logged(rid))
+                # the admin keeps the detail
+                a = self.rest(self.server.token, table, what)
+                self.assertIn(detail, a.json()["message"])
+
+    def test_grpc_recipient_gets_request_id(self):
+        from deltad.sharing.v1 import sharing_pb2 as p, sharing_pb2_grpc as g
+        stub = g.DeltaSharingServiceStub(self.server.channel())
+        for table in ("plain", "dead"):
+            with self.assertRaises(grpc.RpcError) as cm:
+                stub.GetTableVersion(p.GetTableVersionRequest(share="e", schema="s", table=table),
+                                     metadata=self.server.md(self.rt), timeout=30)
+            rid = self.generic(cm.exception.details(), [self.notdelta, "127.0.0.1"])
+            self.logged(rid)
+            with self.assertRaises(grpc.RpcError) as cm:
+                list(stub.QueryTable(p.QueryTableRequest(share="e", schema="s", table=table),
+                                     metadata=self.server.md(self.rt), timeout=30))
+            self.generic(cm.exception.details(), [self.notdelta, "127.0.0.1"])
+            with self.assertRaises(grpc.RpcError) as cm:
+                stub.GetTableVersion(p.GetTableVersionRequest(share="e", schema="s", table=table),
+                                     metadata=self.server.md(), timeout=30)
+            self.assertNotIn("request id", cm.exception.details())
+
+    def test_missing_and_ungranted_still_alike(self):
+        miss = self.rest(self.rt, "plain").url.replace("/shares/e/", "/shares/nope/")
+        r1 = requests.get(miss, headers={"Authorization": "Bearer " + self.rt})
+        r2 = requests.get(miss.replace("/shares/nope/", "/shares/e-other/"),
+                          headers={"Authorization": "Bearer " + self.rt})
+        self.assertEqual(r1.status_code, 404)
+        self.assertEqual(r2.status_code, 404)
+        self.assertEqual(r1.json()["message"].replace("nope", "X"),
+                         r2.json()["message"].replace("e-other", "X"))
 
 
 class CatalogDiskFull(h.ServerTest):
