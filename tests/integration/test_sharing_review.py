@@ -255,8 +255,6 @@ class ReviewS3(h.ServerTest):
         self.assertIn("endpoint", self.pw_refused["message"])
         r = requests.get("%s/locations/pw" % self.server.rest, headers=self.A)
         self.assertEqual(r.status_code, 404, r.text)
-                self.assertEqual(r.json()["message"], "")  # 500s show no detail
-                self.assertNotIn(PASSWORD, r.text + json.dumps(dict(r.headers)))
 
 
 def raw_request(u, path, auth, body="{}", method="POST"):
