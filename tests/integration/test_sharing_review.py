@@ -288,26 +288,39 @@ class ReviewStream(h.ServerTest):
         cls.tmp = tempfile.mkdtemp(prefix="dd-review-stream-")
         big = os.path.join(cls.tmp, "big")
         subprocess.run(["/usr/bin/python3", GEN, big, str(cls.NFILES), "10"], check=True)
-        # the same table with one bad path near its end: the failure comes mid-stream
+        # the same table with one file near its end that a parquet client cannot read (a
+        # deletion vector): the failure comes mid-stream
         bad = os.path.join(cls.tmp, "bad")
-        shutil.copytree(big, bad)
-        c0 = os.path.join(bad, "_delta_log", "%020d.json" % 0)
-        with open(c0) as f:
-            lines = f.read().splitlines()
-        a = json.loads(lines[-50])
-        a["add"]["path"] = "../../../etc/passwd"
-        lines[-50] = json.dumps(a)
-        with open(c0, "w") as f:
-            f.write("\n".join(lines) + "\n")
+        cls.bad_line(big, bad, lambda a: a["add"].update(deletionVector={
+            "storageType": "i", "pathOrInlineDv": "wi5b=000010000siXQKl0rr91000f",
+            "sizeInBytes": 40, "cardinality": 1}))
+        # ... and one with an escaping path: refused before the first line
+        escape = os.path.join(cls.tmp, "escape")
+        cls.bad_line(big, escape, lambda a: a["add"].update(path="../../../etc/passwd"))
         cls.A = {"Authorization": "Bearer " + cls.server.token}
         B = cls.server.rest
         for path, body in (("/shares", {"name": "s"}), ("/shares/s/schemas", {"name": "m"}),
                            ("/shares/s/schemas/m/tables", {"name": "big", "url": "file://" + big}),
-                           ("/shares/s/schemas/m/tables", {"name": "bad", "url": "file://" + bad})):
+                           ("/shares/s/schemas/m/tables", {"name": "bad", "url": "file://" + bad}),
+                           ("/shares/s/schemas/m/tables", {"name": "escape",
+                                                           "url": "file://" + escape})):
             r = requests.post(B + path, json=body, headers=cls.A)
             assert r.status_code == 200, r.text
         cls.q = B + "/shares/s/schemas/m/tables/big/query"
         cls.u = urllib.parse.urlparse(cls.q)
+
+    @staticmethod
+    def bad_line(src, dst, change):
+        """A copy of src whose 50th add from the end is changed in place by change()."""
+        shutil.copytree(src, dst)
+        c0 = os.path.join(dst, "_delta_log", "%020d.json" % 0)
+        with open(c0) as f:
+            lines = f.read().splitlines()
+        a = json.loads(lines[-50])
+        change(a)
+        lines[-50] = json.dumps(a)
+        with open(c0, "w") as f:
+            f.write("\n".join(lines) + "\n")
 
     @classmethod
     def tearDownClass(cls):
@@ -336,6 +349,30 @@ class ReviewStream(h.ServerTest):
                               stream=True)
             for _ in r.iter_content(1 << 16):
                 pass
+        self.assert_alive()
+
+    def test_failure_mid_stream_ends_with_an_error_line(self):
+        """A client that asked for endStreamAction gets the failure as its last line (the
+        protocol's errorMessage) and a complete reply."""
+        r = requests.post(self.q.replace("/big/", "/bad/"), data="{}", stream=True, headers=dict(
+            self.A, **{"delta-sharing-capabilities": "includeendstreamaction=true"}))
+        self.assertEqual(r.status_code, 200)
+        lines = r.content.decode().splitlines()  # raises if the stream was cut
+        self.assertGreater(len(lines), 1000)
+        last = json.loads(lines[-1])
+        self.assertIn("errorMessage", last["endStreamAction"], lines[-1])
+        self.assertNotIn("endStreamAction", lines[-2])
+        self.assert_alive()
+
+    def test_escaping_path_fails_before_the_first_line(self):
+        for caps in (None, "includeendstreamaction=true", "responseformat=delta"):
+            hd = dict(self.A)
+            if caps:
+                hd["delta-sharing-capabilities"] = caps
+            r = requests.post(self.q.replace("/big/", "/escape/"), data="{}", headers=hd)
+            self.assertEqual(r.status_code, 400, r.text[:300])
+            self.assertIn("errorCode", r.json())
+            self.assertNotIn("/etc/passwd", r.text)
         self.assert_alive()
 
     def test_hang_up_before_the_first_line(self):
