@@ -28,6 +28,66 @@ static int resolve_confined(char **out, const char *name, bool allow_parquet, co
   return rc;
 }
 
+/* Where paths read from a table's log may point beyond the table itself (a shallow
+ * clone's files live in its source): in the server, anything under a local storage
+ * location and away from the data directory (cat_roots_cover); with --local (no catalog),
+ * nowhere but the table. */
+typedef struct {
+  char **roots;
+  size_t n;
+} exec__roots;
+
+static int exec__roots_load(exec__roots *r) {
+  r->roots = NULL;
+  r->n = 0;
+  return exec__store ? cat_location_local_roots(exec__store, &r->roots, &r->n) : 0;
+}
+
+static void exec__roots_free(exec__roots *r) { cat_roots_free(r->roots, r->n); }
+
+#ifdef DOP_ROOTS_INIT /* store/deltaops with the confinement contract */
+static bool exec__allow(void *ctx, const char *abs_path) {
+  const exec__roots *r = ctx;
+  return exec__store && cat_roots_cover(exec__store, r->roots, r->n, abs_path);
+}
+
+static dop_roots exec__dop_roots(exec__roots *r) {
+  dop_roots d = DOP_ROOTS_INIT;
+  d.allow = exec__allow;
+  d.ctx = r;
+  return d;
+}
+#else
+/* TODO(confine): store/deltaops has no allowed-roots API in this tree yet; until it lands,
+ * clone, restore and generate use their own rules for absolute paths in a log. */
+#endif
+
+static int exec__restore(dop_result **out, const char *loc, int64_t version, const char *ts) {
+#ifdef DOP_ROOTS_INIT
+  exec__roots r;
+  int rc = exec__roots_load(&r);
+  dop_roots d = exec__dop_roots(&r);
+  if (!rc) rc = dop_restore_in(out, loc, version, ts, exec__store ? &d : NULL);
+  exec__roots_free(&r);
+  return rc;
+#else
+  return dop_restore(out, loc, version, ts);
+#endif
+}
+
+static int exec__generate(dop_result **out, const char *loc, const char *mode) {
+#ifdef DOP_ROOTS_INIT
+  exec__roots r;
+  int rc = exec__roots_load(&r);
+  dop_roots d = exec__dop_roots(&r);
+  if (!rc) rc = dop_generate_in(out, loc, mode, exec__store ? &d : NULL);
+  exec__roots_free(&r);
+  return rc;
+#else
+  return dop_generate(out, loc, mode);
+#endif
+}
+
 /* `catalog.schema.table` (three plain parts) -> the location registered in the catalog. */
 static int table_from_catalog(char **out, const char *name) {
   char *copy = strdup(name), *parts[3] = {NULL, NULL, NULL};
@@ -178,7 +238,13 @@ static int run_clone(dop_result **out, const Delta__Connect__CloneTable *c) {
   char *src = NULL, *dst = NULL;
   const char **k = NULL, **v = NULL;
   dop_clone_opts o = DOP_CLONE_OPTS_INIT;
-  int rc = table_location(&src, c->table);
+  exec__roots roots;
+  int rc = exec__roots_load(&roots);
+#ifdef DOP_ROOTS_INIT
+  dop_roots allowed = exec__dop_roots(&roots);
+  if (exec__store) o.allowed_roots = &allowed;
+#endif
+  if (!rc) rc = table_location(&src, c->table);
   if (!rc) rc = resolve_confined(&dst, c->target, false, "clone target");
   if (!rc) rc = kv_arrays(&k, &v, c->n_properties, (void **)c->properties);
   if (!rc) {
@@ -196,6 +262,7 @@ static int run_clone(dop_result **out, const Delta__Connect__CloneTable *c) {
     o.property_values = v;
   }
   if (!rc) rc = dop_clone(out, src, &o);
+  exec__roots_free(&roots);
   free(k);
   free(v);
   free(src);
@@ -308,7 +375,7 @@ static int exec__command(dop_result **out, const Delta__Connect__DeltaCommand *c
       break;
     }
     case DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_GENERATE:
-      if (!(rc = table_location(&loc, cmd->generate->table))) rc = dop_generate(out, loc, cmd->generate->mode);
+      if (!(rc = table_location(&loc, cmd->generate->table))) rc = exec__generate(out, loc, cmd->generate->mode);
       break;
     case DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_ADD_FEATURE_SUPPORT:
       if (!(rc = table_location(&loc, cmd->add_feature_support->table)))
@@ -363,8 +430,8 @@ static int exec__relation(dop_result **out, const Delta__Connect__DeltaRelation 
         rc = dd_err_set(DD_EINVAL, "restore: version must be >= 0");
       if (!rc && !(rc = table_location(&loc, r->table)))
         rc = r->version_or_timestamp_case == DELTA__CONNECT__RESTORE_TABLE__VERSION_OR_TIMESTAMP_VERSION
-                 ? dop_restore(out, loc, r->version, NULL)
-                 : dop_restore(out, loc, -1, r->timestamp);
+                 ? exec__restore(out, loc, r->version, NULL)
+                 : exec__restore(out, loc, -1, r->timestamp);
       break;
     }
     case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_CONVERT_TO_DELTA: {

@@ -214,3 +214,17 @@ void cat_roots_free(char **roots, size_t n) {
   for (size_t i = 0; roots && i < n; i++) free(roots[i]);
   free(roots);
 }
+
+int cat_roots_cover(cat_store *s, char *const *roots, size_t n, const char *path) {
+  const char *lp = cat__local_path(path);
+  char *real = NULL;
+  if (!lp || cat_real_prefix(&real, lp)) {
+    dd_err_clear();
+    return 0;
+  }
+  int ok = 0;
+  for (size_t i = 0; !ok && i < n; i++) ok = cat__path_under(real, roots[i]);
+  if (ok && cat_data_dir_overlap(s, real)) ok = 0, dd_err_clear();
+  free(real);
+  return ok;
+}

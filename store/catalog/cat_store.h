@@ -137,6 +137,10 @@ int cat_data_dir_overlap(cat_store *s, const char *real);
  * cat_roots_free. */
 int cat_location_local_roots(cat_store *s, char ***out, size_t *n);
 void cat_roots_free(char **roots, size_t n);
+/* 1 when the absolute path (or file:// URL) lies, by real path, under one of roots (from
+ * cat_location_local_roots) and away from the data directory; else 0. For checking many
+ * paths (a clone's files) without walking the locations each time. */
+int cat_roots_cover(cat_store *s, char *const *roots, size_t n, const char *path);
 /* realpath of the longest existing prefix of the absolute path, with the missing rest
  * appended (DD_EINVAL when that rest has "." or ".."). *out malloc'ed. */
 int cat_real_prefix(char **out, const char *path);
