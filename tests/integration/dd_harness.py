@@ -188,11 +188,13 @@ class ServerTest(unittest.TestCase):
     """A TestCase with one deltad for the whole class."""
     server_env = None
     server_args = None
+    register_locations = True  # the LOCAL locations dd-test-tmp and dd-test-fixtures
 
     @classmethod
     def setUpClass(cls):
         stubs_dir()
-        cls.server = Server(env=cls.server_env, extra_args=cls.server_args).start()
+        cls.server = Server(env=cls.server_env, extra_args=cls.server_args,
+                            register_locations=cls.register_locations).start()
 
     @classmethod
     def tearDownClass(cls):

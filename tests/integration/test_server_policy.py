@@ -154,10 +154,7 @@ class Confinement(h.ServerTest):
 class Unregistered(h.ServerTest):
     """Without a storage location nothing is reachable; registering one opens exactly it."""
 
-    @classmethod
-    def setUpClass(cls):
-        h.stubs_dir()
-        cls.server = h.Server(register_locations=False).start()
+    register_locations = False
 
     def test_needs_a_location(self):
         base, cmd, rel, cg, _, _ = pb()
@@ -438,10 +435,8 @@ class CatalogDiskFull(h.ServerTest):
     @classmethod
     def tearDownClass(cls):
         try:
-            code = cls.server.stop()
-            assert code == 0, "deltad exited with %r after SIGTERM" % code
+            super().tearDownClass()
         finally:
-            cls.server.cleanup()
             subprocess.run(["umount", cls.mnt], check=False)
             os.rmdir(cls.mnt)
 
