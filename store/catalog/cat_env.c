@@ -77,7 +77,7 @@ int cat__mdb_env_err(MDB_env *env, int rc, const char *what) {
   struct statvfs vfs;
   if ((rc == EIO || rc == ENOSPC) && env && mdb_env_get_path(env, &path) == 0 && path &&
       statvfs(path, &vfs) == 0 &&
-      (unsigned long long)vfs.f_bavail * vfs.f_frsize < CAT__DISK_LOW_BYTES)
+      (rc == ENOSPC || (unsigned long long)vfs.f_bavail * vfs.f_frsize < CAT__DISK_LOW_BYTES))
     return dd_err_set(DD_EIO, "%s: no space left on the disk holding the catalog store (%s: "
                       "%llu bytes free); nothing was written, free some space and retry",
                       what, path, (unsigned long long)vfs.f_bavail * vfs.f_frsize);

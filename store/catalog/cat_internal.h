@@ -140,8 +140,8 @@ struct cat_store {
 
 /* Translates an LMDB / errno code into DD_E* and sets the message "what: reason". */
 int cat__mdb_err(int rc, const char *what);
-/* As cat__mdb_err, but an EIO / ENOSPC from a write is checked against the free space of
- * the file system holding env (statvfs): when it is (nearly) full the message says so. */
+/* As cat__mdb_err, but an ENOSPC, or an EIO while the file system holding env has less
+ * than 4 MiB free (statvfs; LMDB often reports a full disk as EIO), says the disk is full. */
 int cat__mdb_env_err(MDB_env *env, int rc, const char *what);
 int cat__txn_begin(cat_store *s, MDB_txn **out, bool write);
 /* Commits (the txn is gone afterwards either way). */

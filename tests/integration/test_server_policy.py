@@ -175,6 +175,63 @@ class Unregistered(h.ServerTest):
         self.assertEqual(rows[0].WhichOneof("result"), "schema")
 
 
+@unittest.skipUnless(os.path.exists(os.path.join(h.ROOT, "store", "deltaops", "dop_path.c")),
+                     "store/deltaops has no allowed-roots API in this tree yet")
+class CloneRoots(h.ServerTest):
+    """A clone follows absolute paths of its source's log only under a local storage
+    location, and never into the data directory (even under a location containing it)."""
+    register_locations = False
+
+    def setUp(self):
+        self.base, self.cmd, _, cg, _, _ = pb()
+        self.stub = cg.DeltaConnectServiceStub(self.server.channel())
+        self.tmp = tempfile.mkdtemp(prefix="dd-policy-roots-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        for d in ("a", "b", "c"):
+            os.mkdir(os.path.join(self.tmp, d))
+            with open(os.path.join(self.tmp, d, "x.parquet"), "w") as f:
+                f.write("x")
+        for name, d in (("roots-a", "a"), ("roots-b", "b")):
+            code, body = self.server.curl("POST", "/locations", {
+                "name": name, "url": "file://" + os.path.join(self.tmp, d), "type": "LOCAL"})
+            self.assertIn(code, (200, 409), body)
+
+    def clone(self, abs_path, target):
+        src = os.path.join(self.tmp, "a", "src%d" % len(os.listdir(os.path.join(self.tmp, "a"))))
+        shutil.copytree(os.path.join(FIX, "delta-rs-data", "simple_table"), src)
+        log = os.path.join(src, "_delta_log")
+        v = max(int(n[:20]) for n in os.listdir(log) if n.endswith(".json")) + 1
+        with open(os.path.join(log, "%020d.json" % v), "w") as f:
+            f.write(json.dumps({"commitInfo": {"timestamp": int(time.time() * 1000)}}) + "\n")
+            f.write(json.dumps({"add": {"path": abs_path, "partitionValues": {}, "size": 1,
+                                        "modificationTime": 1, "dataChange": True}}) + "\n")
+        req = self.cmd.DeltaCommand(clone_table=self.cmd.CloneTable(
+            table=self.base.DeltaTable(path=self.base.DeltaTable.Path(path=src)),
+            target=target, is_shallow=True))
+        return list(self.stub.ExecuteCommand(req, metadata=self.server.md(), timeout=30))
+
+    def test_roots_are_the_locations(self):
+        self.clone("file://" + os.path.join(self.tmp, "b", "x.parquet"),
+                   os.path.join(self.tmp, "a", "t1"))
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.clone("file://" + os.path.join(self.tmp, "c", "x.parquet"),
+                       os.path.join(self.tmp, "a", "t2"))
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.PERMISSION_DENIED)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "a", "t2", "_delta_log")))
+
+    def test_never_into_the_data_directory(self):
+        data = os.path.realpath(self.server.data_dir)
+        code, body = self.server.curl("POST", "/locations", {
+            "name": "roots-all", "url": "file://" + os.path.dirname(data), "type": "LOCAL"})
+        self.assertIn(code, (200, 409), body)
+        self.addCleanup(self.server.curl, "DELETE", "/locations/roots-all")
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.clone("file://" + os.path.join(data, "secret.key"),
+                       os.path.join(self.tmp, "a", "t3"))
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.PERMISSION_DENIED)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "a", "t3", "_delta_log")))
+
+
 class Limits(h.ServerTest):
     def setUp(self):
         self.base, self.cmd, self.rel, cg, self.spb, sg = pb()
