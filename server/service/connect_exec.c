@@ -357,8 +357,10 @@ static int exec__command(dop_result **out, const Delta__Connect__DeltaCommand *c
       o.has_retention = v->_retention_hours_case != 0;
       o.retention_hours = v->retention_hours;
       /* bounded so that hours -> milliseconds cannot overflow (NaN fails the test too) */
-      if (o.has_retention && !(v->retention_hours >= 0 && v->retention_hours <= CONNECT_MAX_RETENTION_HOURS)) {
-        rc = dd_err_set(DD_EINVAL, "retention_hours: must be between 0 and %d", CONNECT_MAX_RETENTION_HOURS);
+      if (o.has_retention &&
+          !(v->retention_hours >= 0 && v->retention_hours <= CONNECT_MAX_RETENTION_HOURS)) {
+        rc = dd_err_set(DD_EINVAL, "retention_hours: must be between 0 and %d",
+                        CONNECT_MAX_RETENTION_HOURS);
         break;
       }
       o.retention_check = eo.retention_check;
@@ -375,7 +377,8 @@ static int exec__command(dop_result **out, const Delta__Connect__DeltaCommand *c
       break;
     }
     case DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_GENERATE:
-      if (!(rc = table_location(&loc, cmd->generate->table))) rc = exec__generate(out, loc, cmd->generate->mode);
+      if (!(rc = table_location(&loc, cmd->generate->table)))
+        rc = exec__generate(out, loc, cmd->generate->mode);
       break;
     case DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_ADD_FEATURE_SUPPORT:
       if (!(rc = table_location(&loc, cmd->add_feature_support->table)))
@@ -420,7 +423,8 @@ static int exec__relation(dop_result **out, const Delta__Connect__DeltaRelation 
       if (!(rc = table_location(&loc, rel->describe_detail->table))) rc = dop_detail(out, loc);
       break;
     case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_IS_DELTA_TABLE:
-      if (!(rc = resolve_confined(&loc, rel->is_delta_table->path, false, "path"))) rc = dop_is_delta(out, loc);
+      if (!(rc = resolve_confined(&loc, rel->is_delta_table->path, false, "path")))
+        rc = dop_is_delta(out, loc);
       break;
     case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_RESTORE_TABLE: {
       const Delta__Connect__RestoreTable *r = rel->restore_table;

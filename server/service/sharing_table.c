@@ -251,9 +251,9 @@ int shr_get_table_version(dd_call *call, const ProtobufCMessage *in, ProtobufCMe
   int64_t v = -1;
   int rc = shr_open_table(call, &o, req->share, req->schema, req->table);
   if (!rc)
-    rc = shr_engine_error(call, shq_table_version(
-                                    &v, o.dl, *req->starting_timestamp ? req->starting_timestamp : NULL,
-                                    &o.opts));
+    rc = shr_engine_error(call, shq_table_version(&v, o.dl, *req->starting_timestamp
+                                                                  ? req->starting_timestamp
+                                                                  : NULL, &o.opts));
   shr_close(&o);
   if (rc) return svc_recipient_error(call, rc, false);
   Deltad__Sharing__V1__GetTableVersionResponse *resp = malloc(sizeof *resp);

@@ -31,7 +31,8 @@ static const char *cat__local_path(const char *loc) {
 
 int cat_real_prefix(char **out, const char *path) {
   *out = NULL;
-  if (!path || path[0] != '/') return dd_err_set(DD_EINVAL, "'%s' is not an absolute path", path ? path : "");
+  if (!path || path[0] != '/')
+    return dd_err_set(DD_EINVAL, "'%s' is not an absolute path", path ? path : "");
   char *head = strdup(path), *tail = strdup("");
   int rc = head && tail ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
   while (!rc) {

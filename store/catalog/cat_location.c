@@ -45,7 +45,8 @@ static bool cat__has_userinfo(const char *url, bool http) {
 
 /* Credentials belong in a credential object, never in a URL (which is listed, logged and
  * echoed in errors). */
-static int cat__location_userinfo_check(const Deltad__Credentials__V1__CreateStorageLocationRequest *req) {
+static int cat__location_userinfo_check(
+    const Deltad__Credentials__V1__CreateStorageLocationRequest *req) {
   if (cat__has_userinfo(req->url, false))
     return dd_err_set(DD_EINVAL, "url: must not carry a user name or password "
                       "(user:password@); put secrets in a credential");
