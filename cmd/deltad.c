@@ -120,11 +120,11 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   printf("deltad: data directory %s\n", cfg->data_dir);
   if (token_path)
     printf("deltad: admin token written to %s (mode 0600)\n", token_path);
-  else if (getenv("DELTAD_ADMIN_TOKEN"))
-    printf("deltad: admin token taken from DELTAD_ADMIN_TOKEN at first start\n");
+  else if (dd_app_admin_token_from_env(app))
+    printf("deltad: admin token taken from DELTAD_ADMIN_TOKEN\n");
   else
-    printf("deltad: admin token was created at first start (see %s/admin.token)\n",
-           cfg->data_dir);
+    printf("deltad: admin token kept from an earlier start (%s/admin.token when it was "
+           "generated)\n", cfg->data_dir);
   printf("deltad: ready\n");
   fflush(stdout);
 

@@ -1,10 +1,12 @@
 /* deltad_demo.c: creates the demo objects for `deltad --demo` by calling the service
  * handlers in-process as the admin (the same code path as a gRPC or REST call):
- *   catalog `demo`, schema `demo.default`, storage location `demo-tables` (LOCAL, at
- *   DATA_DIR/tables), and the Delta table DATA_DIR/tables/trips (deltad_demo_table.c).
- *   Objects that already exist are kept. */
+ *   catalog `demo`, schema `demo.default`, storage location `demo-tables` (LOCAL, at the
+ *   directory `lake` beside the data directory: ./lake for ./data), and the Delta table
+ *   lake/trips (deltad_demo_table.c). Tables never live inside the data directory (the
+ *   server refuses them there). Objects that already exist are kept. */
 #include "cmd/deltad_demo.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,8 +51,13 @@ int dd_demo_setup(dd_app *app, const char *data_dir) {
     return dd_err_wrap(rc, "demo schema");
 
   if (!realpath(data_dir, abs_dir)) return dd_err_set(DD_EIO, "demo: cannot resolve %s", data_dir);
-  snprintf(tables, sizeof tables, "%s/tables", abs_dir);
-  mkdir(tables, 0700);
+  char *slash = strrchr(abs_dir, '/');
+  if (!slash || slash == abs_dir)
+    return dd_err_set(DD_EINVAL, "demo: the data directory %s has no parent for ./lake", abs_dir);
+  *slash = 0;
+  snprintf(tables, sizeof tables, "%s/lake", abs_dir);
+  if (mkdir(tables, 0700) != 0 && errno != EEXIST)
+    return dd_err_set(DD_EIO, "demo: create %s: %s", tables, strerror(errno));
   snprintf(url, sizeof url, "file://%s", tables);
   Deltad__Credentials__V1__CreateStorageLocationRequest loc =
       DELTAD__CREDENTIALS__V1__CREATE_STORAGE_LOCATION_REQUEST__INIT;

@@ -1,6 +1,6 @@
-/* deltad_demo_table.c: writes the demo Delta table of `deltad --demo`: DATA_DIR/tables/trips,
- * partitioned by city, change data feed on, two commits (a CREATE TABLE AS SELECT-like first
- * write of two files, then an append). Written with this project's own Parquet writer and
+/* deltad_demo_table.c: writes the demo Delta table of `deltad --demo`: lake/trips (beside
+ * the data directory), partitioned by city, change data feed on, two commits (a CREATE
+ * TABLE AS SELECT-like first write of two files, then an append). Written with this project's own Parquet writer and
  * Delta log engine, so the demo needs nothing from outside the repository. */
 #include "cmd/deltad_demo.h"
 

@@ -22,6 +22,7 @@ struct dd_app {
   cat_store *store;
   sign_local_key url_key; /* Delta Sharing file URLs */
   dl_cache *delta_cache;  /* latest snapshots of shared tables */
+  int admin_token_from_env; /* DELTAD_ADMIN_TOKEN created the admin token at this open */
 };
 
 #define APP_DELTA_CACHE_BYTES (1024u * 1024u * 1024u)
@@ -83,7 +84,8 @@ int dd_app_open(dd_app **out, const dd_app_opts *opts, char **out_admin_token_pa
   int rc = app_copy_opts(&app->opts, opts);
   if (!rc) rc = app_mkdirs(opts->data_dir);
   if (!rc) rc = cat_store_open(&app->store, opts->data_dir, &so);
-  if (!rc) rc = dd_auth_bootstrap(app->store, opts->data_dir, out_admin_token_path);
+  if (!rc) rc = dd_auth_bootstrap(app->store, opts->data_dir, out_admin_token_path,
+                                   &app->admin_token_from_env);
   if (!rc) rc = app_url_key(app);
   if (!rc) rc = dl_cache_new(&app->delta_cache, APP_DELTA_CACHE_BYTES);
   if (rc) {
@@ -168,3 +170,5 @@ void dd_app_set_public_url(dd_app *app, const char *url) {
   free((char *)app->opts.public_url);
   app->opts.public_url = copy;
 }
+
+bool dd_app_admin_token_from_env(const dd_app *app) { return app->admin_token_from_env != 0; }

@@ -5,6 +5,8 @@
 #ifndef DD_SERVER_SERVICE_APP_H
 #define DD_SERVER_SERVICE_APP_H
 
+#include <stdbool.h>
+
 #include "server/service/handler.h"
 
 typedef struct dd_app dd_app;
@@ -25,6 +27,9 @@ typedef struct dd_app_opts {
  * random token is written to <data_dir>/admin.token (mode 0600). *out_admin_token_path is
  * set to that path when a token file was written this time (else NULL); caller frees. */
 int dd_app_open(dd_app **out, const dd_app_opts *opts, char **out_admin_token_path);
+/* True when this open created the admin token from DELTAD_ADMIN_TOKEN (the variable is
+ * read at the first start of a data directory only). */
+bool dd_app_admin_token_from_env(const dd_app *app);
 /* Flushes and closes the store. Accepts NULL. */
 void dd_app_close(dd_app *app);
 

@@ -57,14 +57,20 @@ static int auth_store_admin(cat_store *store, const char *token, size_t len) {
   return rc ? rc : cat_token_put(store, hash, &rec);
 }
 
-int dd_auth_bootstrap(cat_store *store, const char *data_dir, char **out_path) {
+int dd_auth_bootstrap(cat_store *store, const char *data_dir, char **out_path,
+                      int *out_from_env) {
   char token[DD_AUTH_TOKEN_CHARS + 1], path[4096];
   int have = 0;
   if (out_path) *out_path = NULL;
+  if (out_from_env) *out_from_env = 0;
   int rc = cat_token_has_kind(store, &have, CAT_TOKEN_ADMIN);
   if (rc || have) return rc;
   const char *env = getenv(AUTH_ENV);
-  if (env && *env) return auth_store_admin(store, env, strlen(env));
+  if (env && *env) {
+    rc = auth_store_admin(store, env, strlen(env));
+    if (!rc && out_from_env) *out_from_env = 1;
+    return rc;
+  }
   if ((size_t)snprintf(path, sizeof path, "%s/admin.token", data_dir) >= sizeof path)
     return dd_err_set(DD_EINVAL, "data directory path too long");
   /* The file first: a crash before the hash is stored only means a new token next time. */

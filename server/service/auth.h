@@ -13,8 +13,10 @@
 
 /* Creates the admin token unless one is stored: from DELTAD_ADMIN_TOKEN when set (nothing
  * written to disk), else random and written to <data_dir>/admin.token (mode 0600), whose
- * path then goes to *out_path (malloc'ed; NULL otherwise; out_path may be NULL). */
-int dd_auth_bootstrap(cat_store *store, const char *data_dir, char **out_path);
+ * path then goes to *out_path (malloc'ed; NULL otherwise; out_path may be NULL).
+ * *out_from_env (may be NULL) is set to 1 when DELTAD_ADMIN_TOKEN was used this time. */
+int dd_auth_bootstrap(cat_store *store, const char *data_dir, char **out_path,
+                      int *out_from_env);
 /* Fills *out for a valid, unexpired token; DD_EUNAUTH "invalid or expired token" else. */
 int dd_auth_check(cat_store *store, const char *token, size_t len, dd_principal *out);
 /* Writes a fresh random token (DD_AUTH_TOKEN_CHARS hex digits and a NUL). */

@@ -2,6 +2,7 @@
  * produces: string, bigint, int, double, boolean, binary, date, timestamp,
  * array<T>, map<K,V>, struct<name:T,...>. */
 #include <jansson.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -256,7 +257,10 @@ static int append_cell(arw_batch *b, const afield *f, const dop_cell *c) {
     case DOP_BOOL: return arw_append_bool(b, f->id, c->i64 != 0);
     case DOP_I64: return f->t->k == T_I32 ? arw_append_i32(b, f->id, (int32_t)c->i64) : arw_append_i64(b, f->id, c->i64);
     case DOP_F64: return arw_append_f64(b, f->id, c->f64);
-    case DOP_TS_MS: return arw_append_i64(b, f->id, c->i64 * 1000);
+    case DOP_TS_MS: /* ms -> us, saturated (a table's log may hold any timestamp) */
+      return arw_append_i64(b, f->id, c->i64 > INT64_MAX / 1000   ? INT64_MAX
+                                      : c->i64 < INT64_MIN / 1000 ? INT64_MIN
+                                                                  : c->i64 * 1000);
     case DOP_STR: return arw_append_str(b, f->id, c->str, strlen(c->str));
     case DOP_JSON: {
       json_t *v = json_loads(c->str, JSON_DECODE_ANY, NULL);

@@ -17,6 +17,77 @@
  * name a table need not carry it), NULL otherwise. */
 static _Thread_local struct cat_store *exec__store;
 
+/* Resolves a table name or path to its location and, in the server (a catalog is set),
+ * confines it: the location must lie under a registered storage location and away from the
+ * data directory (cat_location_confine). The CLI's --local mode has no catalog: there only
+ * the library's own rules apply. */
+static int resolve_confined(char **out, const char *name, bool allow_parquet, const char *what) {
+  int rc = dop_resolve_table(out, name, allow_parquet);
+  if (!rc && exec__store) rc = cat_location_confine(exec__store, NULL, what, *out);
+  if (rc) free(*out), *out = NULL;
+  return rc;
+}
+
+/* Where paths read from a table's log may point beyond the table itself (a shallow
+ * clone's files live in its source): in the server, anything under a local storage
+ * location and away from the data directory (cat_roots_cover); with --local (no catalog),
+ * nowhere but the table. */
+typedef struct {
+  char **roots;
+  size_t n;
+} exec__roots;
+
+static int exec__roots_load(exec__roots *r) {
+  r->roots = NULL;
+  r->n = 0;
+  return exec__store ? cat_location_local_roots(exec__store, &r->roots, &r->n) : 0;
+}
+
+static void exec__roots_free(exec__roots *r) { cat_roots_free(r->roots, r->n); }
+
+#ifdef DOP_ROOTS_INIT /* store/deltaops with the confinement contract */
+static bool exec__allow(void *ctx, const char *abs_path) {
+  const exec__roots *r = ctx;
+  return exec__store && cat_roots_cover(exec__store, r->roots, r->n, abs_path);
+}
+
+static dop_roots exec__dop_roots(exec__roots *r) {
+  dop_roots d = DOP_ROOTS_INIT;
+  d.allow = exec__allow;
+  d.ctx = r;
+  return d;
+}
+#else
+/* TODO(confine): store/deltaops has no allowed-roots API in this tree yet; until it lands,
+ * clone, restore and generate use their own rules for absolute paths in a log. */
+#endif
+
+static int exec__restore(dop_result **out, const char *loc, int64_t version, const char *ts) {
+#ifdef DOP_ROOTS_INIT
+  exec__roots r;
+  int rc = exec__roots_load(&r);
+  dop_roots d = exec__dop_roots(&r);
+  if (!rc) rc = dop_restore_in(out, loc, version, ts, exec__store ? &d : NULL);
+  exec__roots_free(&r);
+  return rc;
+#else
+  return dop_restore(out, loc, version, ts);
+#endif
+}
+
+static int exec__generate(dop_result **out, const char *loc, const char *mode) {
+#ifdef DOP_ROOTS_INIT
+  exec__roots r;
+  int rc = exec__roots_load(&r);
+  dop_roots d = exec__dop_roots(&r);
+  if (!rc) rc = dop_generate_in(out, loc, mode, exec__store ? &d : NULL);
+  exec__roots_free(&r);
+  return rc;
+#else
+  return dop_generate(out, loc, mode);
+#endif
+}
+
 /* `catalog.schema.table` (three plain parts) -> the location registered in the catalog. */
 static int table_from_catalog(char **out, const char *name) {
   char *copy = strdup(name), *parts[3] = {NULL, NULL, NULL};
@@ -26,13 +97,13 @@ static int table_from_catalog(char **out, const char *name) {
   for (; p && n < 3; p = strtok_r(NULL, ".", &save)) parts[n++] = p;
   int rc;
   if (n != 3 || p) {
-    rc = dop_resolve_table(out, name, false); /* not a 3-part name: the library's answer */
+    rc = resolve_confined(out, name, false, "table"); /* not a 3-part name: the library's answer */
   } else {
     cat_lance_table *tbl = NULL;
     rc = cat_lance_table_get(exec__store, &tbl, (const char *const *)parts, 3);
     if (rc == DD_ENOTFOUND)
       rc = dd_err_set(DD_ENOTFOUND, "table '%s' is not registered in the catalog", name);
-    else if (!rc) rc = dop_resolve_table(out, tbl->location, false);
+    else if (!rc) rc = resolve_confined(out, tbl->location, false, "table location");
     if (tbl) protobuf_c_message_free_unpacked(&tbl->base, NULL);
   }
   free(copy);
@@ -44,12 +115,12 @@ static int table_location(char **out, const Delta__Connect__DeltaTable *t) {
   switch (t->access_type_case) {
     case DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_PATH:
       if (!t->path || !t->path->path || !*t->path->path) return dd_err_set(DD_EINVAL, "table.path: required");
-      return dop_resolve_table(out, t->path->path, false);
+      return resolve_confined(out, t->path->path, false, "table");
     case DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_TABLE_OR_VIEW_NAME:
       if (exec__store && t->table_or_view_name && !strchr(t->table_or_view_name, '`') &&
           t->table_or_view_name[0] != '/')
         return table_from_catalog(out, t->table_or_view_name);
-      return dop_resolve_table(out, t->table_or_view_name, false);
+      return resolve_confined(out, t->table_or_view_name, false, "table");
     default: return dd_err_set(DD_EINVAL, "table: a path or a table name is required");
   }
 }
@@ -167,8 +238,14 @@ static int run_clone(dop_result **out, const Delta__Connect__CloneTable *c) {
   char *src = NULL, *dst = NULL;
   const char **k = NULL, **v = NULL;
   dop_clone_opts o = DOP_CLONE_OPTS_INIT;
-  int rc = table_location(&src, c->table);
-  if (!rc) rc = dop_resolve_table(&dst, c->target, false);
+  exec__roots roots;
+  int rc = exec__roots_load(&roots);
+#ifdef DOP_ROOTS_INIT
+  dop_roots allowed = exec__dop_roots(&roots);
+  if (exec__store) o.allowed_roots = &allowed;
+#endif
+  if (!rc) rc = table_location(&src, c->table);
+  if (!rc) rc = resolve_confined(&dst, c->target, false, "clone target");
   if (!rc) rc = kv_arrays(&k, &v, c->n_properties, (void **)c->properties);
   if (!rc) {
     o.target = dst;
@@ -185,6 +262,7 @@ static int run_clone(dop_result **out, const Delta__Connect__CloneTable *c) {
     o.property_values = v;
   }
   if (!rc) rc = dop_clone(out, src, &o);
+  exec__roots_free(&roots);
   free(k);
   free(v);
   free(src);
@@ -201,8 +279,8 @@ static int run_create(dop_result **out, const Delta__Connect__CreateDeltaTable *
   int rc = cols && types ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
   if (!rc && c->mode == DELTA__CONNECT__CREATE_DELTA_TABLE__MODE__MODE_UNSPECIFIED)
     rc = dd_err_set(DD_EINVAL, "mode: required");
-  if (!rc && c->_location_case) rc = dop_resolve_table(&loc, c->location, false);
-  else if (!rc && c->_table_name_case) rc = dop_resolve_table(&loc, c->table_name, false);
+  if (!rc && c->_location_case) rc = resolve_confined(&loc, c->location, false, "location");
+  else if (!rc && c->_table_name_case) rc = resolve_confined(&loc, c->table_name, false, "table");
   else if (!rc) rc = dd_err_set(DD_EINVAL, "create: a location or table name is required");
   for (size_t i = 0; !rc && i < c->n_columns; i++) {
     const Delta__Connect__CreateDeltaTable__Column *col = c->columns[i];
@@ -278,6 +356,13 @@ static int exec__command(dop_result **out, const Delta__Connect__DeltaCommand *c
       dop_vacuum_opts o = DOP_VACUUM_OPTS_INIT;
       o.has_retention = v->_retention_hours_case != 0;
       o.retention_hours = v->retention_hours;
+      /* bounded so that hours -> milliseconds cannot overflow (NaN fails the test too) */
+      if (o.has_retention &&
+          !(v->retention_hours >= 0 && v->retention_hours <= CONNECT_MAX_RETENTION_HOURS)) {
+        rc = dd_err_set(DD_EINVAL, "retention_hours: must be between 0 and %d",
+                        CONNECT_MAX_RETENTION_HOURS);
+        break;
+      }
       o.retention_check = eo.retention_check;
       const char *conf = table_conf(v->table, CONNECT_RETENTION_CHECK_CONF);
       if (conf && !strcasecmp(conf, "false")) o.retention_check = false;
@@ -292,7 +377,8 @@ static int exec__command(dop_result **out, const Delta__Connect__DeltaCommand *c
       break;
     }
     case DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_GENERATE:
-      if (!(rc = table_location(&loc, cmd->generate->table))) rc = dop_generate(out, loc, cmd->generate->mode);
+      if (!(rc = table_location(&loc, cmd->generate->table)))
+        rc = exec__generate(out, loc, cmd->generate->mode);
       break;
     case DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_ADD_FEATURE_SUPPORT:
       if (!(rc = table_location(&loc, cmd->add_feature_support->table)))
@@ -337,7 +423,8 @@ static int exec__relation(dop_result **out, const Delta__Connect__DeltaRelation 
       if (!(rc = table_location(&loc, rel->describe_detail->table))) rc = dop_detail(out, loc);
       break;
     case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_IS_DELTA_TABLE:
-      if (!(rc = dop_resolve_table(&loc, rel->is_delta_table->path, false))) rc = dop_is_delta(out, loc);
+      if (!(rc = resolve_confined(&loc, rel->is_delta_table->path, false, "path")))
+        rc = dop_is_delta(out, loc);
       break;
     case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_RESTORE_TABLE: {
       const Delta__Connect__RestoreTable *r = rel->restore_table;
@@ -347,8 +434,8 @@ static int exec__relation(dop_result **out, const Delta__Connect__DeltaRelation 
         rc = dd_err_set(DD_EINVAL, "restore: version must be >= 0");
       if (!rc && !(rc = table_location(&loc, r->table)))
         rc = r->version_or_timestamp_case == DELTA__CONNECT__RESTORE_TABLE__VERSION_OR_TIMESTAMP_VERSION
-                 ? dop_restore(out, loc, r->version, NULL)
-                 : dop_restore(out, loc, -1, r->timestamp);
+                 ? exec__restore(out, loc, r->version, NULL)
+                 : exec__restore(out, loc, -1, r->timestamp);
       break;
     }
     case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_CONVERT_TO_DELTA: {
@@ -358,6 +445,7 @@ static int exec__relation(dop_result **out, const Delta__Connect__DeltaRelation 
         ps = c->partition_schema_string;
       else if (c->partition_schema_case == DELTA__CONNECT__CONVERT_TO_DELTA__PARTITION_SCHEMA_PARTITION_SCHEMA_STRUCT)
         rc = struct_columns_ddl(&ddl, c->partition_schema_struct), ps = ddl;
+      if (!rc && exec__store) rc = resolve_confined(&loc, c->identifier, true, "table");
       if (!rc) rc = dop_convert(out, c->identifier, ps, NULL, NULL);
       break;
     }

@@ -29,6 +29,8 @@ typedef struct connect_exec_opts {
  * conf key above ("false"), and this one ("true") for a vacuum dry run (the Delta Connect
  * VacuumTable message has no dry-run field). */
 #define CONNECT_DRY_RUN_CONF "deltad.vacuum.dryRun"
+/* The longest vacuum retention accepted (100 years), so hours -> ms cannot overflow. */
+#define CONNECT_MAX_RETENTION_HOURS 876000
 
 int connect_exec_command(dop_result **out, const Delta__Connect__DeltaCommand *cmd,
                          const connect_exec_opts *opts);

@@ -12,6 +12,7 @@
 #include "server/service/svc_util.h"
 
 #define SHR_DEFAULT_TOKEN_LIFETIME_S (30LL * 24 * 3600)
+#define SHR_MAX_LIFETIME_S (100LL * 365 * 24 * 3600)
 
 typedef Deltad__Sharing__V1__RecipientTokenResponse shr_token_resp;
 
@@ -74,9 +75,30 @@ static int shr_delete_schema(dd_call *call, const ProtobufCMessage *in, Protobuf
   return svc_reply_empty(out, rc);
 }
 
+/* The table an AddTable names must be confined like every shared table (shr_table_root
+ * checks it); a missing location is left to the store's own NOT_FOUND. */
+static int shr_add_confine(dd_call *call, const Deltad__Sharing__V1__AddTableRequest *req) {
+  if (!(req->url && *req->url) && !(req->location && *req->location)) return 0;
+  if ((req->url && *req->url && req->location && *req->location) ||
+      (req->path && (req->path[0] == '/' || strstr(req->path, ".."))))
+    return 0; /* malformed: the store's validation answers */
+  cat_shared_table view = DELTAD__SHARING__V1__SHARED_TABLE__INIT;
+  view.name = req->name;
+  view.url = req->url;
+  view.location = req->location;
+  view.path = req->path;
+  char *root = NULL, *remote = NULL;
+  int rc = shr_table_root(call, &view, &root, &remote);
+  if (rc == DD_ENOTFOUND && !(req->url && *req->url)) rc = 0, dd_err_clear();
+  free(root);
+  free(remote);
+  return rc;
+}
+
 static int shr_add_table(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
   cat_shared_table *t = NULL;
   int rc = svc_require_admin(call);
+  if (!rc) rc = shr_add_confine(call, (const void *)in);
   if (!rc) rc = cat_share_table_add(svc_store(call), &t, svc_actor(call), (const void *)in);
   return svc_reply(out, t ? &t->base : NULL, rc);
 }
@@ -122,14 +144,24 @@ static char *shr_profile(const dd_call *call, const char *token, int64_t expiry_
   return out;
 }
 
-static int shr_lifetime(int64_t *expiry_ms, bool has, int64_t seconds) {
-  if (has && seconds < 0)
-    return dd_err_set(DD_EINVAL, "token_lifetime_seconds: must not be negative");
-  if (has && seconds > 100LL * 365 * 24 * 3600)
-    return dd_err_set(DD_EINVAL, "token_lifetime_seconds: too large");
-  int64_t s = has ? seconds : SHR_DEFAULT_TOKEN_LIFETIME_S;
-  *expiry_ms = s == 0 ? 0 : shr_admin_now_ms() + s * 1000;
+/* A duration in seconds from now as an epoch-ms instant; DD_EINVAL naming field when it is
+ * negative or beyond SHR_MAX_LIFETIME_S (so the arithmetic cannot overflow). */
+static int shr_deadline(int64_t *out_ms, const char *field, int64_t seconds) {
+  if (seconds < 0) return dd_err_set(DD_EINVAL, "%s: must not be negative", field);
+  if (seconds > SHR_MAX_LIFETIME_S)
+    return dd_err_set(DD_EINVAL, "%s: at most %lld seconds (100 years)", field,
+                      (long long)SHR_MAX_LIFETIME_S);
+  *out_ms = shr_admin_now_ms() + seconds * 1000;
   return 0;
+}
+
+static int shr_lifetime(int64_t *expiry_ms, bool has, int64_t seconds) {
+  int64_t s = has ? seconds : SHR_DEFAULT_TOKEN_LIFETIME_S;
+  if (s == 0) {
+    *expiry_ms = 0;
+    return 0;
+  }
+  return shr_deadline(expiry_ms, "token_lifetime_seconds", s);
 }
 
 /* Builds the reply that shows a new token once. Takes r. */
@@ -172,18 +204,17 @@ static int shr_rotate_token(dd_call *call, const ProtobufCMessage *in, ProtobufC
   const Deltad__Sharing__V1__RotateRecipientTokenRequest *req = (const void *)in;
   char token[DD_AUTH_TOKEN_CHARS + 1];
   unsigned char hash[CAT_TOKEN_HASH_LEN];
-  int64_t expiry = 0;
+  int64_t expiry = 0, old_expiry = 0;
   cat_recipient *r = NULL;
   int rc = svc_require_admin(call);
-  if (!rc && req->existing_token_expire_in_seconds < 0)
-    rc = dd_err_set(DD_EINVAL, "existing_token_expire_in_seconds: must not be negative");
+  if (!rc) rc = shr_deadline(&old_expiry, "existing_token_expire_in_seconds",
+                             req->existing_token_expire_in_seconds);
   if (!rc) rc = shr_lifetime(&expiry, req->_token_lifetime_seconds_case != 0,
                              req->token_lifetime_seconds);
   if (!rc) rc = dd_auth_random_token(token);
   if (!rc) rc = cat_token_hash(hash, token, strlen(token));
   if (!rc)
-    rc = cat_recipient_rotate(svc_store(call), &r, req->name, hash, expiry,
-                              shr_admin_now_ms() + req->existing_token_expire_in_seconds * 1000);
+    rc = cat_recipient_rotate(svc_store(call), &r, req->name, hash, expiry, old_expiry);
   if (!rc) rc = shr_token_reply(call, out, r, token, expiry);
   memset(token, 0, sizeof token);
   return rc;

@@ -1,7 +1,9 @@
 /* sharing_files.c: the file side of local signed URLs. A URL names
- * "<share id>.<table id>/<path in the table>" and carries expires + sig (store/sign); this
- * checks the signature and expiry first, then that the table is still shared, then opens
- * the file strictly beneath the table root. Also the protocol's error codes. */
+ * "<share id>.<table id>.<recipient id>.<grant generation>/<path in the table>" and
+ * carries expires + sig (store/sign); this checks the signature and expiry first, then
+ * that the grant the URL was made under still exists (one read transaction), then that
+ * the table is still shared, then opens the file strictly beneath the table root. Also
+ * the protocol's error codes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,13 +26,23 @@ int dd_sharing_open_file(dd_app *app, const char *raw_path, const char *expires,
   }
   rc = sign_local_verify(dd_app_url_key(app), tid, rel, expires, sig, now_ms);
   if (rc) goto cleanup;
-  char *dot = strchr(tid, '.');
-  if (!dot) {
+  char *part[4] = {tid, NULL, NULL, NULL};
+  for (int i = 1; i < 4; i++) {
+    char *dot = part[i - 1] ? strchr(part[i - 1], '.') : NULL;
+    if (dot) *dot = '\0', part[i] = dot + 1;
+  }
+  if (!part[3] || strchr(part[3], '.')) {
     rc = dd_err_set(DD_ENOTFOUND, "table not found");
     goto cleanup;
   }
-  *dot = '\0';
-  rc = cat_share_table_find(dd_app_store(app), &t, tid, dot + 1);
+  if (strcmp(part[2], "-") != 0) { /* made for a recipient: its grant must be the same */
+    char gen[40];
+    rc = cat_grant_generation(dd_app_store(app), part[0], part[2], gen);
+    if (!rc && strcmp(gen, part[3]) != 0) rc = DD_ENOTFOUND;
+    if (rc == DD_ENOTFOUND) rc = dd_err_set(DD_ENOTFOUND, "table not found");
+    if (rc) goto cleanup;
+  }
+  rc = cat_share_table_find(dd_app_store(app), &t, part[0], part[1]);
   if (rc) goto cleanup;
   dd_principal admin = {.kind = DD_PRINCIPAL_ADMIN};
   dd_call call = {.principal = &admin, .app = app};

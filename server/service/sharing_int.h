@@ -43,7 +43,9 @@ int shr_page_decode(char kind, const char *scope, const char *token, char *pos, 
 /* ---- tables (sharing_table.c) ------------------------------------------------------- */
 
 /* The local directory of a shared table, malloc'ed, or DD_EUNSUPPORTED for remote ones
- * when remote_url is NULL; for a remote table *remote_url gets the table URL instead. */
+ * when remote_url is NULL; for a remote table *remote_url gets the table URL instead.
+ * DD_EPERM when the table is not under a registered storage location or overlaps the
+ * data directory (cat_location_confine). */
 int shr_table_root(dd_call *call, const cat_shared_table *t, char **out_root,
                    char **remote_url);
 
@@ -70,7 +72,10 @@ int shr_remote_can_sign(const shr_remote *r);
 
 /* ---- local file URLs (sharing_files.c) ----------------------------------------------- */
 
-/* The table id in local file URLs: "<share id>.<table id>". */
-#define SHR_FILE_TABLE_ID_MAX 80
+/* The table id in local file URLs, signed with the rest of the URL:
+ * "<share id>.<table id>.<recipient id>.<grant generation>" (cat_grant_generation), or
+ * "<share id>.<table id>.-.-" for URLs made for an admin. Serving a recipient's URL checks
+ * that the same grant still exists, so a revoke or a deleted recipient ends it at once. */
+#define SHR_FILE_TABLE_ID_MAX 160
 
 #endif

@@ -60,7 +60,7 @@ static int shr_share_collect(void *arg, const char *lname, const char *id) {
   return rc;
 }
 
-static int shr_list_shares(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
+static int shr_list_shares_run(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
   const Deltad__Sharing__V1__ListSharesRequest *req = (const void *)in;
   char after[256];
   shr_share_walk w = {.store = svc_store(call)};
@@ -84,7 +84,7 @@ static int shr_list_shares(dd_call *call, const ProtobufCMessage *in, ProtobufCM
   return svc_reply(out, &w.resp->base, rc);
 }
 
-static int shr_get_share(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
+static int shr_get_share_run(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
   const Deltad__Sharing__V1__GetShareRequest *req = (const void *)in;
   cat_share *sh = NULL;
   int rc = shr_share_visible(call, req->share, &sh);
@@ -101,7 +101,7 @@ static int shr_get_share(dd_call *call, const ProtobufCMessage *in, ProtobufCMes
 
 /* ---- ListSchemas ---------------------------------------------------------------------- */
 
-static int shr_list_schemas(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
+static int shr_list_schemas_run(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
   const Deltad__Sharing__V1__ListSchemasRequest *req = (const void *)in;
   cat_share *sh = NULL;
   char after[256], low[256];
@@ -212,7 +212,7 @@ static int shr_tables_begin(shr_tables *t, bool has_max, int32_t max) {
   return 0;
 }
 
-static int shr_list_tables(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
+static int shr_list_tables_run(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
   const Deltad__Sharing__V1__ListTablesRequest *req = (const void *)in;
   cat_share *sh = NULL;
   char after[600], scope[300];
@@ -235,7 +235,7 @@ static int shr_list_tables(dd_call *call, const ProtobufCMessage *in, ProtobufCM
   return rc;
 }
 
-static int shr_list_all_tables(dd_call *call, const ProtobufCMessage *in,
+static int shr_list_all_tables_run(dd_call *call, const ProtobufCMessage *in,
                                ProtobufCMessage **out) {
   const Deltad__Sharing__V1__ListAllTablesRequest *req = (const void *)in;
   cat_share *sh = NULL;
@@ -267,6 +267,20 @@ cleanup:
   if (sh) protobuf_c_message_free_unpacked(&sh->base, NULL);
   return rc;
 }
+
+/* ---- what recipients see ---------------------------------------------------------------- */
+
+/* Every handler answers through svc_recipient_error: a recipient never sees the server's
+ * own failures (storage, corrupt data), only a request id the log holds the detail under. */
+#define SHR_RECIPIENT_SAFE(name)                                                           \
+  static int name(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {    \
+    return svc_recipient_error(call, name##_run(call, in, out), false);                   \
+  }
+SHR_RECIPIENT_SAFE(shr_list_shares)
+SHR_RECIPIENT_SAFE(shr_get_share)
+SHR_RECIPIENT_SAFE(shr_list_schemas)
+SHR_RECIPIENT_SAFE(shr_list_tables)
+SHR_RECIPIENT_SAFE(shr_list_all_tables)
 
 /* ---- method table ------------------------------------------------------------------------ */
 

@@ -26,40 +26,31 @@ static size_t shr_prefix_len(const char *base, const char *url) {
   return url[n] == '/' || url[n] == 0 ? n : 0;
 }
 
+typedef struct {
+  const char *url;
+  char *best;
+  size_t best_len;
+} shr_loc_pick;
+
+static int shr_loc_pick_fn(void *arg, const cat_location *loc) {
+  shr_loc_pick *p = arg;
+  size_t n = shr_prefix_len(loc->url, p->url);
+  if (n <= p->best_len) return 0;
+  free(p->best);
+  p->best_len = n;
+  return (p->best = strdup(loc->name)) ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
+}
+
 /* The location of a table added by URL: the longest prefix among all locations. */
 static int shr_location_for_url(cat_store *cs, const char *url, cat_location **out) {
-  Deltad__Credentials__V1__ListStorageLocationsRequest rq =
-      DELTAD__CREDENTIALS__V1__LIST_STORAGE_LOCATIONS_REQUEST__INIT;
-  char *best = NULL, *tok = NULL;
-  size_t best_len = 0;
-  int rc = 0;
+  shr_loc_pick p = {url, NULL, 0};
   *out = NULL;
-  do {
-    Deltad__Credentials__V1__ListStorageLocationsResponse *page = NULL;
-    rq.page_token = tok ? tok : (char *)"";
-    if ((rc = cat_location_list(cs, &page, &rq))) break;
-    for (size_t i = 0; !rc && i < page->n_storage_locations; i++) {
-      size_t n = shr_prefix_len(page->storage_locations[i]->url, url);
-      if (n > best_len) {
-        free(best);
-        best = strdup(page->storage_locations[i]->name);
-        best_len = n;
-        if (!best) rc = dd_err_set(DD_ENOMEM, "out of memory");
-      }
-    }
-    free(tok);
-    tok = NULL;
-    if (!rc && page->next_page_token && *page->next_page_token &&
-        !(tok = strdup(page->next_page_token)))
-      rc = dd_err_set(DD_ENOMEM, "out of memory");
-    protobuf_c_message_free_unpacked(&page->base, NULL);
-  } while (!rc && tok);
-  free(tok);
-  if (!rc && !best)
+  int rc = cat_location_walk(cs, shr_loc_pick_fn, &p);
+  if (!rc && !p.best)
     rc = dd_err_set(DD_EPRECOND, "no storage location covers %s: create one with its credential",
                     url);
-  if (!rc) rc = cat_location_get(cs, out, best);
-  free(best);
+  if (!rc) rc = cat_location_get(cs, out, p.best);
+  free(p.best);
   return rc;
 }
 

@@ -47,6 +47,13 @@ int shr_table_root(dd_call *call, const cat_shared_table *t, char **out_root,
     protobuf_c_message_free_unpacked(&loc->base, NULL);
   }
   if (!url) return dd_err_set(DD_ENOMEM, "out of memory");
+  /* every shared table lies under a registered storage location, away from the data
+   * directory (checked when it is added, and again here: locations can be deleted) */
+  int crc = cat_location_confine(svc_store(call), NULL, "shared table", url);
+  if (crc) {
+    free(url);
+    return crc;
+  }
   if (!shr_is_file_url(url) && url[0] != '/') {
     if (remote_url) {
       *remote_url = url;
@@ -135,12 +142,11 @@ static void shr_close(shr_open *o) {
   if (o->share) protobuf_c_message_free_unpacked(&o->share->base, NULL);
 }
 
-static int shr_open_table(dd_call *call, shr_open *o, const char *share, const char *schema,
-                          const char *table) {
-  memset(o, 0, sizeof *o);
-  int rc = shr_table_visible(call, share, schema, table, &o->share, &o->t);
+/* Opens the log of the shared table o->t (found and visible) and sets up its signer;
+ * o->name and o->sctx.table_id are set by the caller. */
+static int shr_open_found(dd_call *call, shr_open *o) {
   char *remote_url = NULL;
-  if (!rc) rc = shr_table_root(call, o->t, &o->root, &remote_url);
+  int rc = shr_table_root(call, o->t, &o->root, &remote_url);
   if (!rc && remote_url) {
     os_store *st = NULL;
     rc = shr_remote_open(call, o->t, remote_url, &o->rem, &st);
@@ -154,7 +160,6 @@ static int shr_open_table(dd_call *call, shr_open *o, const char *share, const c
   const dd_app *app = call->app;
   const dd_app_opts *ao = dd_app_options(app);
   int64_t ttl_ms = (int64_t)dd_app_url_expiry_s(app) * 1000;
-  snprintf(o->name, sizeof o->name, "%s.%s.%s", share, schema, table);
   shq_table_opts opts = SHQ_TABLE_OPTS_INIT;
   opts.history_shared = o->t->history_shared;
   opts.start_version = o->t->_start_version_case ? o->t->start_version : -1;
@@ -168,7 +173,6 @@ static int shr_open_table(dd_call *call, shr_open *o, const char *share, const c
   o->sctx.key = dd_app_url_key(app);
   snprintf(o->sctx.base, sizeof o->sctx.base, "%s%s", ao->public_url ? ao->public_url : "",
            dd_app_base_path(app));
-  snprintf(o->sctx.table_id, sizeof o->sctx.table_id, "%s.%s", o->share->id, o->t->id);
   o->sctx.root = o->root;
   o->sctx.expires_ms = shr_now_ms() + ttl_ms;
   o->sctx.ttl_s = dd_app_url_expiry_s(app);
@@ -176,6 +180,24 @@ static int shr_open_table(dd_call *call, shr_open *o, const char *share, const c
   o->signer.sign = shr_sign;
   o->signer.ctx = &o->sctx;
   return 0;
+}
+
+static int shr_open_table(dd_call *call, shr_open *o, const char *share, const char *schema,
+                          const char *table) {
+  memset(o, 0, sizeof *o);
+  int rc = shr_table_visible(call, share, schema, table, &o->share, &o->t);
+  if (rc) return rc;
+  snprintf(o->name, sizeof o->name, "%s.%s.%s", share, schema, table);
+  /* file URLs are bound to the recipient and its grant (sharing_files.c checks both) */
+  char gen[40] = "-";
+  const dd_principal *who = call->principal;
+  bool rcpt = who->kind == DD_PRINCIPAL_RECIPIENT;
+  if (rcpt && (rc = cat_grant_generation(svc_store(call), o->share->id, who->id, gen)))
+    return rc == DD_ENOTFOUND ? dd_err_set(DD_ENOTFOUND, "share '%s' not found", share) : rc;
+  snprintf(o->sctx.table_id, sizeof o->sctx.table_id, "%s.%s.%s.%s", o->share->id, o->t->id,
+           rcpt ? who->id : "-", gen);
+  /* the table was found: what goes wrong reading it is the provider's business */
+  return svc_recipient_error(call, shr_open_found(call, o), true);
 }
 
 /* ---- streaming lines ------------------------------------------------------------------ */
@@ -217,16 +239,23 @@ static int shr_caps(dd_call *call, shq_caps *caps) {
 
 /* ---- handlers --------------------------------------------------------------------------- */
 
+/* A failure of the query engine as a recipient may see it. The engine never says NOT_FOUND
+ * itself: one from below means the table's data is missing, the provider's business. */
+static int shr_engine_error(dd_call *call, int rc) {
+  return svc_recipient_error(call, rc, rc == DD_ENOTFOUND);
+}
+
 int shr_get_table_version(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
   const Deltad__Sharing__V1__GetTableVersionRequest *req = (const void *)in;
   shr_open o;
   int64_t v = -1;
   int rc = shr_open_table(call, &o, req->share, req->schema, req->table);
   if (!rc)
-    rc = shq_table_version(&v, o.dl, *req->starting_timestamp ? req->starting_timestamp : NULL,
-                           &o.opts);
+    rc = shr_engine_error(call, shq_table_version(&v, o.dl, *req->starting_timestamp
+                                                                  ? req->starting_timestamp
+                                                                  : NULL, &o.opts));
   shr_close(&o);
-  if (rc) return rc;
+  if (rc) return svc_recipient_error(call, rc, false);
   Deltad__Sharing__V1__GetTableVersionResponse *resp = malloc(sizeof *resp);
   if (!resp) return dd_err_set(DD_ENOMEM, "out of memory");
   deltad__sharing__v1__get_table_version_response__init(resp);
@@ -246,11 +275,11 @@ int shr_get_table_metadata(dd_call *call, const ProtobufCMessage *in, ProtobufCM
   if (!rc) rc = shr_open_table(call, &o, req->share, req->schema, req->table);
   else memset(&o, 0, sizeof o);
   if (!rc)
-    rc = shq_table_metadata(o.dl, req->_version_case ? req->version : -1,
-                      *req->timestamp ? req->timestamp : NULL, &caps, &o.opts, &res,
-                      shr_send_line, &st);
+    rc = shr_engine_error(call, shq_table_metadata(o.dl, req->_version_case ? req->version : -1,
+                                                   *req->timestamp ? req->timestamp : NULL,
+                                                   &caps, &o.opts, &res, shr_send_line, &st));
   shr_close(&o);
-  return rc;
+  return svc_recipient_error(call, rc, false);
 }
 
 /* The QueryTable request as the engine's shq_query (strings borrowed from req). */
@@ -286,9 +315,10 @@ int shr_query_table(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage 
   else memset(&o, 0, sizeof o);
   if (!rc && o.is_remote) rc = shr_remote_can_sign(&o.rem);
   if (!rc)
-    rc = shq_query_table(o.dl, &q, &caps, &o.opts, &o.signer, shr_now_ms(), &res, shr_send_line, &st);
+    rc = shr_engine_error(call, shq_query_table(o.dl, &q, &caps, &o.opts, &o.signer, shr_now_ms(),
+                                                &res, shr_send_line, &st));
   shr_close(&o);
-  return rc;
+  return svc_recipient_error(call, rc, false);
 }
 
 int shr_get_table_changes(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
@@ -311,8 +341,8 @@ int shr_get_table_changes(dd_call *call, const ProtobufCMessage *in, ProtobufCMe
   else memset(&o, 0, sizeof o);
   if (!rc && o.is_remote) rc = shr_remote_can_sign(&o.rem);
   if (!rc)
-    rc = shq_table_changes(o.dl, &c, &caps, &o.opts, &o.signer, shr_now_ms(), &res,
-                           shr_send_line, &st);
+    rc = shr_engine_error(call, shq_table_changes(o.dl, &c, &caps, &o.opts, &o.signer,
+                                                  shr_now_ms(), &res, shr_send_line, &st));
   shr_close(&o);
-  return rc;
+  return svc_recipient_error(call, rc, false);
 }

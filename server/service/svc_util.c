@@ -1,7 +1,9 @@
 /* svc_util.c: helpers shared by the service handlers (see svc_util.h). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/err.h"
+#include "common/log.h"
 #include "google/protobuf/empty.pb-c.h"
 #include "server/service/svc_util.h"
 
@@ -35,4 +37,22 @@ int svc_reply_empty(ProtobufCMessage **out, int rc) {
   google__protobuf__empty__init(e);
   *out = &e->base;
   return 0;
+}
+
+#define SVC_GENERIC_MSG "the server could not complete the request"
+
+int svc_recipient_error(const dd_call *call, int rc, bool all) {
+  if (rc >= 0 || call->principal->kind == DD_PRINCIPAL_ADMIN) return rc;
+  if (rc == DD_ECANCELLED || rc == DD_EUNAUTH) return rc;
+  bool server_side = rc == DD_EIO || rc == DD_ECORRUPT || rc == DD_EINTERNAL ||
+                     rc == DD_ENOMEM || rc == DD_EPERM;
+  if (!all && !server_side) return rc;
+  if (!strncmp(dd_err_msg(), SVC_GENERIC_MSG, strlen(SVC_GENERIC_MSG))) return rc; /* done */
+  char id[DD_REQUEST_ID_LEN + 1];
+  dd_request_id(id);
+  dd_log(DD_LOG_ERROR, "request %s: %s '%s': %s: %s", id,
+         call->principal->kind == DD_PRINCIPAL_RECIPIENT ? "recipient" : "caller",
+         call->principal->name, dd_err_name(rc), dd_err_msg());
+  return dd_err_set(rc, SVC_GENERIC_MSG " (request id %s); the data provider can look it up",
+                    id);
 }

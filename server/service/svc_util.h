@@ -3,6 +3,8 @@
 #ifndef DD_SERVER_SERVICE_SVC_UTIL_H
 #define DD_SERVER_SERVICE_SVC_UTIL_H
 
+#include <stdbool.h>
+
 #include "server/service/app.h"
 #include "store/catalog/cat_store.h"
 
@@ -17,5 +19,13 @@ const char *svc_actor(const dd_call *call);
 int svc_reply(ProtobufCMessage **out, ProtobufCMessage *msg, int rc);
 /* Replies google.protobuf.Empty when rc == 0; returns rc. */
 int svc_reply_empty(ProtobufCMessage **out, int rc);
+/* What a recipient (or an unauthenticated caller) may learn of a failure; admins keep every
+ * message as it is. For the others, a failure of the server's own (storage, corrupt data,
+ * internal, memory, a path the server may not use), or any failure at all when `all` (used
+ * once a shared table has been found: what goes wrong reading it is the provider's
+ * business), is written to the log with a fresh request id, and the message is replaced by
+ * a generic one carrying that id. The code is kept; a cancelled call and a missing or bad
+ * token are never rewritten. Returns rc. */
+int svc_recipient_error(const dd_call *call, int rc, bool all);
 
 #endif

@@ -168,6 +168,10 @@ void shq__out_init(shq_out *o, dl_table *t, const shq_table_opts *opts, const sh
  * rules); sets o->format and o->client_dv. */
 int shq__choose_format(shq_out *o, const dl_snapshot *s, const shq_caps *caps);
 int shq__write_protocol(shq_out *o, const dl_snapshot *s);
+/* Checks that every file of the snapshot (and its on-disk deletion vector) would be
+ * signable, i.e. lies in the table: done before the first line, so a log with an escaping
+ * path gives an error reply instead of a stream cut short. */
+int shq__check_paths(const shq_out *o, const dl_snapshot *s);
 /* version < 0: no "version" field; with_size adds size/numFiles. */
 int shq__write_metadata(shq_out *o, const dl_snapshot *s, int64_t version, bool with_size);
 /* Historical protocol (delta format) from a commit's protocol action JSON. */

@@ -254,7 +254,8 @@ static int table_relative(const shq_out *o, const char *path, const char **out) 
     const char *slash = strchr(seg, '/');
     size_t len = slash ? (size_t)(slash - seg) : strlen(seg);
     if (len == 2 && seg[0] == '.' && seg[1] == '.')
-      return dd_err_set(DD_EPRECOND, "table file path '%s' leaves the table", path);
+      return dd_err_set(DD_EPRECOND,
+                        "table containing paths that leave the table cannot be shared");
     seg = slash ? slash + 1 : NULL;
   }
   if (!*rel) return dd_err_set(DD_ECORRUPT, "empty file path in the log");
@@ -293,6 +294,21 @@ static void put_vt(shq_buf *b, int64_t version, int64_t ts) {
 }
 
 /* ======================= snapshot files ======================= */
+
+static int check_cb(void *ctx, const dl_file *f) {
+  const shq_out *o = ctx;
+  const char *rel;
+  int rc = table_relative(o, f->path, &rel);
+  if (rc || !f->dv || f->dv->storage_type == 'i') return rc;
+  char *path = NULL;
+  if (!(rc = dl_dv_path(&path, f->dv))) rc = table_relative(o, path, &rel);
+  free(path);
+  return rc;
+}
+
+int shq__check_paths(const shq_out *o, const dl_snapshot *s) {
+  return dl_snapshot_files(s, check_cb, (void *)o);
+}
 
 /* The DV descriptor with an on-disk DV's location replaced by a signed URL. */
 static int put_dv(shq_out *o, const dl_dv *dv) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <openssl/crypto.h>
 
@@ -34,6 +35,7 @@ static const char *const cat__dbi_names[CAT__DB_COUNT] = {
     [CAT__DB_RECIPIENT_NAMES] = "recipient_names",
     [CAT__DB_SHARE_GRANTS] = "share_grants",
     [CAT__DB_RECIPIENT_GRANTS] = "recipient_grants",
+    [CAT__DB_GRANT_GENS] = "grant_gens",
     /* Lance Namespace API (cat_namespace.c, cat_table.c) */
     [CAT__DB_NAMESPACES] = "namespaces",
     [CAT__DB_NAMESPACE_NAMES] = "namespace_names",
@@ -66,14 +68,31 @@ int cat__mdb_err(int rc, const char *what) {
   }
 }
 
+/* Below this much free space a failed write is reported as a full disk: LMDB needs room
+ * for the pages a commit copies, more than the few bytes a file system may have left. */
+#define CAT__DISK_LOW_BYTES (4u * 1024u * 1024u)
+
+int cat__mdb_env_err(MDB_env *env, int rc, const char *what) {
+  const char *path = NULL;
+  struct statvfs vfs;
+  if ((rc == EIO || rc == ENOSPC) && env && mdb_env_get_path(env, &path) == 0 && path &&
+      statvfs(path, &vfs) == 0 &&
+      (rc == ENOSPC || (unsigned long long)vfs.f_bavail * vfs.f_frsize < CAT__DISK_LOW_BYTES))
+    return dd_err_set(DD_EIO, "%s: no space left on the disk holding the catalog store (%s: "
+                      "%llu bytes free); nothing was written, free some space and retry",
+                      what, path, (unsigned long long)vfs.f_bavail * vfs.f_frsize);
+  return cat__mdb_err(rc, what);
+}
+
 int cat__txn_begin(cat_store *s, MDB_txn **out, bool write) {
   int rc = mdb_txn_begin(s->env, NULL, write ? 0 : MDB_RDONLY, out);
-  return rc ? cat__mdb_err(rc, "catalog store: begin transaction") : 0;
+  return rc ? cat__mdb_env_err(s->env, rc, "catalog store: begin transaction") : 0;
 }
 
 int cat__txn_commit(MDB_txn *txn) {
+  MDB_env *env = mdb_txn_env(txn);
   int rc = mdb_txn_commit(txn);
-  return rc ? cat__mdb_err(rc, "catalog store: commit") : 0;
+  return rc ? cat__mdb_env_err(env, rc, "catalog store: commit") : 0;
 }
 
 /* ---- open / close ----------------------------------------------------------------------- */
@@ -136,6 +155,8 @@ int cat_store_open(cat_store **out, const char *data_dir, const cat_store_opts *
   cat_store *s = calloc(1, sizeof *s);
   if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
   int rc = cat__secret_key_load(s, data_dir);
+  if (!rc && !(s->data_real = realpath(data_dir, NULL)))
+    rc = dd_err_set(DD_EIO, "data directory %s: %s", data_dir, strerror(errno));
   if (!rc) rc = cat__open_env(s, data_dir, opts ? opts->map_bytes : 0);
   if (!rc) rc = cat__open_dbis(s);
   if (rc) {
@@ -153,5 +174,6 @@ void cat_store_close(cat_store *s) {
     mdb_env_close(s->env);
   }
   OPENSSL_cleanse(s->key, sizeof s->key);
+  free(s->data_real);
   free(s);
 }

@@ -57,6 +57,10 @@
  *                 recipient_id "/" share_lname -> share_id    what a recipient may read,
  *                                                             in share-name order (paging);
  *                                                             rewritten when a share is renamed
+ *   grant_gens    share_id "/" recipient_id -> generation    a fresh UUID per grant, written
+ *                 when a grant is made (a revoke deletes it): signed file URLs carry it, so
+ *                 a URL dies with its grant and does not come back with a new one. Entries
+ *                 left by deleted shares or recipients match no live grant.
  *   (Lance Namespace API, cat_namespace.c / cat_table.c; levels 1 and 2 of a Lance path are
  *   the catalogs and schemas above, so these hold only what lies below or beside them)
  *   namespaces    id -> NamespaceInfo (packed)          a namespace at level 3 or deeper
@@ -110,6 +114,7 @@ enum {
   CAT__DB_RECIPIENT_NAMES,
   CAT__DB_SHARE_GRANTS,
   CAT__DB_RECIPIENT_GRANTS,
+  CAT__DB_GRANT_GENS,
   /* Lance Namespace API (cat_namespace.c, cat_table.c) */
   CAT__DB_NAMESPACES,
   CAT__DB_NAMESPACE_NAMES,
@@ -128,12 +133,16 @@ struct cat_store {
   MDB_env *env;
   MDB_dbi dbi[CAT__DB_COUNT]; /* opened once in cat_store_open; read-only afterwards */
   unsigned char key[32];      /* secrets key; cleansed on close */
+  char *data_real;            /* realpath of the data directory (cat_confine.c) */
 };
 
 /* ---- transactions and LMDB errors (cat_env.c) ----------------------------------------- */
 
 /* Translates an LMDB / errno code into DD_E* and sets the message "what: reason". */
 int cat__mdb_err(int rc, const char *what);
+/* As cat__mdb_err, but an ENOSPC, or an EIO while the file system holding env has less
+ * than 4 MiB free (statvfs; LMDB often reports a full disk as EIO), says the disk is full. */
+int cat__mdb_env_err(MDB_env *env, int rc, const char *what);
 int cat__txn_begin(cat_store *s, MDB_txn **out, bool write);
 /* Commits (the txn is gone afterwards either way). */
 int cat__txn_commit(MDB_txn *txn);

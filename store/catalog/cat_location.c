@@ -1,6 +1,7 @@
 /* cat_location.c: storage locations in the store: a named URL, its storage type and the
  * credential that reaches it (recorded in credential_uses so that credential cannot be
  * deleted while the location exists). */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -30,6 +31,33 @@ static cat__stype cat__type_of_url(const char *url) {
   return DELTAD__CREDENTIALS__V1__STORAGE_TYPE__STORAGE_TYPE_UNSPECIFIED;
 }
 
+/* The authority of url ("scheme://authority/...") carries user information: any '@' for
+ * an http(s) endpoint, "user:password@" elsewhere (Azure URLs name container@account). */
+static bool cat__has_userinfo(const char *url, bool http) {
+  const char *p = strstr(url, "://");
+  if (!p) return false;
+  p += 3;
+  size_t n = strcspn(p, "/?#");
+  const char *at = memchr(p, '@', n);
+  if (!at) return false;
+  return http || memchr(p, ':', (size_t)(at - p)) != NULL;
+}
+
+/* Credentials belong in a credential object, never in a URL (which is listed, logged and
+ * echoed in errors). */
+static int cat__location_userinfo_check(
+    const Deltad__Credentials__V1__CreateStorageLocationRequest *req) {
+  if (cat__has_userinfo(req->url, false))
+    return dd_err_set(DD_EINVAL, "url: must not carry a user name or password "
+                      "(user:password@); put secrets in a credential");
+  for (size_t i = 0; i < req->n_properties; i++)
+    if (!strcasecmp(req->properties[i]->key, "endpoint") && req->properties[i]->value &&
+        cat__has_userinfo(req->properties[i]->value, true))
+      return dd_err_set(DD_EINVAL, "properties.endpoint: must not carry a user name or "
+                        "password (user:password@); put secrets in a credential");
+  return 0;
+}
+
 static int cat__location_check(const Deltad__Credentials__V1__CreateStorageLocationRequest *req,
                                cat__stype *type) {
   int rc = cat_name_check("name", req->name, 1);
@@ -50,6 +78,7 @@ static int cat__location_check(const Deltad__Credentials__V1__CreateStorageLocat
     return dd_err_set(DD_EINVAL, "credential: required for a non-local storage location");
   if (req->credential && *req->credential && (rc = cat_name_check("credential", req->credential, 1)))
     return rc;
+  if ((rc = cat__location_userinfo_check(req))) return rc;
   return cat__props_check("properties", req->n_properties, (void *const *)req->properties);
 }
 
@@ -196,5 +225,27 @@ int cat_location_delete(cat_store *s, const char *name) {
   if (!rc) rc = cat__txn_commit(txn);
   else if (txn) mdb_txn_abort(txn);
   if (cur) protobuf_c_message_free_unpacked(&cur->base, NULL);
+  return rc;
+}
+
+int cat_location_walk(cat_store *s, cat_location_walk_fn fn, void *arg) {
+  Deltad__Credentials__V1__ListStorageLocationsRequest rq =
+      DELTAD__CREDENTIALS__V1__LIST_STORAGE_LOCATIONS_REQUEST__INIT;
+  char *tok = NULL;
+  int rc = 0;
+  do {
+    Deltad__Credentials__V1__ListStorageLocationsResponse *page = NULL;
+    rq.page_token = tok ? tok : (char *)"";
+    if ((rc = cat_location_list(s, &page, &rq))) break;
+    for (size_t i = 0; !rc && i < page->n_storage_locations; i++)
+      rc = fn(arg, page->storage_locations[i]);
+    free(tok);
+    tok = NULL;
+    if (!rc && page->next_page_token && *page->next_page_token &&
+        !(tok = strdup(page->next_page_token)))
+      rc = dd_err_set(DD_ENOMEM, "out of memory");
+    protobuf_c_message_free_unpacked(&page->base, NULL);
+  } while (!rc && tok);
+  free(tok);
   return rc;
 }

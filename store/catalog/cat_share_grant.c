@@ -78,6 +78,10 @@ int cat_grant_add(cat_store *s, const char *share, const char *recipient) {
   if (!rc) rc = cat__grant_ids(s, txn, share, recipient, sid, rid);
   if (!rc) rc = cat__name_put(s, txn, CAT__DB_SHARE_GRANTS, sid, rid, rid);
   if (!rc) rc = cat__name_put(s, txn, CAT__DB_RECIPIENT_GRANTS, rid, share, sid);
+  char gen[CAT__ID_LEN + 1];
+  if (!rc) rc = cat__uuid(gen);
+  if (!rc) rc = cat__name_del(s, txn, CAT__DB_GRANT_GENS, sid, rid);
+  if (!rc) rc = cat__name_put(s, txn, CAT__DB_GRANT_GENS, sid, rid, gen);
   if (rc == DD_EEXISTS) { /* granted already: nothing to do */
     mdb_txn_abort(txn);
     return 0;
@@ -100,6 +104,7 @@ int cat_grant_remove(cat_store *s, const char *share, const char *recipient) {
   }
   if (!rc) rc = cat__name_del(s, txn, CAT__DB_SHARE_GRANTS, sid, rid);
   if (!rc) rc = cat__name_del(s, txn, CAT__DB_RECIPIENT_GRANTS, rid, share);
+  if (!rc) rc = cat__name_del(s, txn, CAT__DB_GRANT_GENS, sid, rid);
   if (!rc) return cat__txn_commit(txn);
   if (txn) mdb_txn_abort(txn);
   return rc;
@@ -114,6 +119,24 @@ int cat_grant_check(cat_store *s, const char *recipient_id, const char *share_na
   rc = cat__name_get(s, txn, CAT__DB_RECIPIENT_GRANTS, recipient_id, share_name, share_id);
   mdb_txn_abort(txn);
   if (rc == DD_ENOTFOUND) return dd_err_set(DD_ENOTFOUND, "share '%s' not found", share_name);
+  return rc;
+}
+
+int cat_grant_generation(cat_store *s, const char *share_id, const char *recipient_id,
+                         char gen[40]) {
+  MDB_txn *txn = NULL;
+  char got[CAT__ID_LEN + 1];
+  if (strlen(share_id) != CAT__ID_LEN || strlen(recipient_id) != CAT__ID_LEN)
+    return dd_err_set(DD_ENOTFOUND, "no such grant");
+  int rc = cat__txn_begin(s, &txn, false);
+  if (rc) return rc;
+  rc = cat__name_get(s, txn, CAT__DB_SHARE_GRANTS, share_id, recipient_id, got);
+  if (!rc) {
+    rc = cat__name_get(s, txn, CAT__DB_GRANT_GENS, share_id, recipient_id, gen);
+    if (rc == DD_ENOTFOUND) rc = 0, strcpy(gen, "0"); /* granted before generations existed */
+  }
+  mdb_txn_abort(txn);
+  if (rc == DD_ENOTFOUND) return dd_err_set(DD_ENOTFOUND, "no such grant");
   return rc;
 }
 

@@ -114,6 +114,36 @@ int cat_location_delete(cat_store *s, const char *name);
 int cat_location_list(cat_store *s,
                       Deltad__Credentials__V1__ListStorageLocationsResponse **out,
                       const Deltad__Credentials__V1__ListStorageLocationsRequest *req);
+/* Calls fn(arg, location) for every storage location in name order (loc is borrowed for
+ * the call). A non-zero return from fn stops the walk and is returned (1: "found"). */
+typedef int (*cat_location_walk_fn)(void *arg, const cat_location *loc);
+int cat_location_walk(cat_store *s, cat_location_walk_fn fn, void *arg);
+
+/* ---- confinement (cat_confine.c) ------------------------------------------------------
+ * What the server may touch: a table location (an absolute path, a file:// URL or an
+ * object-store URL) must lie under a registered storage location, and a local one must not
+ * overlap the data directory (neither inside it nor containing it). Local paths are
+ * compared by real path (the realpath of the longest existing prefix), object-store URLs
+ * by text at '/' boundaries ("." and ".." segments refused). */
+
+/* 0 when url is covered; *out_location (may be NULL) gets the covering location's name
+ * (malloc'ed). DD_EPERM "<what> '<url>' is not under any registered storage location ..."
+ * naming the file:// URL a LOCAL location would need to cover; DD_EPERM when it overlaps
+ * the data directory; DD_EINVAL for a relative path or "."/".." in an object URL. */
+int cat_location_confine(cat_store *s, char **out_location, const char *what, const char *url);
+/* DD_EPERM when the real path `real` is inside the data directory or contains it. */
+int cat_data_dir_overlap(cat_store *s, const char *real);
+/* The real paths of every local storage location (NULL-terminated array of n). Free with
+ * cat_roots_free. */
+int cat_location_local_roots(cat_store *s, char ***out, size_t *n);
+void cat_roots_free(char **roots, size_t n);
+/* 1 when the absolute path (or file:// URL) lies, by real path, under one of roots (from
+ * cat_location_local_roots) and away from the data directory; else 0. For checking many
+ * paths (a clone's files) without walking the locations each time. */
+int cat_roots_cover(cat_store *s, char *const *roots, size_t n, const char *path);
+/* realpath of the longest existing prefix of the absolute path, with the missing rest
+ * appended (DD_EINVAL when that rest has "." or ".."). *out malloc'ed. */
+int cat_real_prefix(char **out, const char *path);
 
 /* ---- API tokens (only SHA-256 hashes are kept) ---------------------------------------- */
 
@@ -206,6 +236,12 @@ int cat_recipient_rotate(cat_store *s, cat_recipient **out, const char *name,
  * does not exist is DD_ENOTFOUND. */
 int cat_grant_add(cat_store *s, const char *share, const char *recipient);
 int cat_grant_remove(cat_store *s, const char *share, const char *recipient);
+/* The generation of the grant of share_id to recipient_id (ids, not names): a UUID made
+ * when the grant was made ("0" for grants older than generations). DD_ENOTFOUND when
+ * there is no such grant (revoked, or the share or recipient is gone). One read
+ * transaction; signed file URLs carry the generation and are checked with this. */
+int cat_grant_generation(cat_store *s, const char *share_id, const char *recipient_id,
+                         char gen[40]);
 /* Grants of a share (share != "") or of a recipient. */
 int cat_grant_list(cat_store *s, Deltad__Sharing__V1__ListGrantsResponse **out,
                    const char *share, const char *recipient);

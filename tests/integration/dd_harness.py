@@ -5,6 +5,11 @@ free loopback ports (it is started on 127.0.0.1:0 and the ports are read from wh
 prints), with a fresh data directory, and stops it with SIGTERM, asserting a clean exit
 (exit code 0 and no sanitizer report on stderr). Python gRPC stubs are generated from
 proto/ into a scratch folder with Debian's grpc_tools the first time they are needed.
+
+deltad touches tables only under registered storage locations (never inside its data
+directory), so a started Server registers two LOCAL locations, for the temporary directory
+(where tests make their tables) and the fixtures: `dd-test-tmp` and `dd-test-fixtures`
+(register_locations=False starts without them).
 """
 import json
 import os
@@ -56,8 +61,15 @@ def load_pb2(relpath):
     return mod
 
 
+FIXTURES = os.path.realpath(os.environ.get("DD_FIXTURES",
+                                           os.path.join(ROOT, "..", "shared", "fixtures")))
+TEST_LOCATIONS = (("dd-test-tmp", os.path.realpath(tempfile.gettempdir())),
+                  ("dd-test-fixtures", FIXTURES))
+
+
 class Server:
-    def __init__(self, data_dir=None, env=None, extra_args=None):
+    def __init__(self, data_dir=None, env=None, extra_args=None, register_locations=True):
+        self.register_locations = register_locations
         self.owns_dir = data_dir is None
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="deltad-test-")
         self.env = dict(os.environ)
@@ -92,10 +104,21 @@ class Server:
                 threading.Thread(target=self._drain, args=(self.proc.stdout, self.stdout_lines),
                                  daemon=True).start()
                 self.token = self.read_token()
+                if self.register_locations:
+                    self.add_test_locations()
                 return self
         self.proc.kill()
         raise RuntimeError("deltad did not start: %s %s" % (self.stdout_lines,
                                                            self.stderr_lines))
+
+    def add_test_locations(self):
+        """Registers the LOCAL storage locations tests put their tables in (kept on a restart
+        with the same data directory)."""
+        for name, path in TEST_LOCATIONS:
+            code, body = self.curl("POST", "/locations", {"name": name, "url": "file://" + path,
+                                                          "type": "LOCAL"})
+            if code not in (200, 409):
+                raise RuntimeError("cannot register location %s: %s %s" % (name, code, body))
 
     def read_token(self):
         if "DELTAD_ADMIN_TOKEN" in self.env:
@@ -165,11 +188,13 @@ class ServerTest(unittest.TestCase):
     """A TestCase with one deltad for the whole class."""
     server_env = None
     server_args = None
+    register_locations = True  # the LOCAL locations dd-test-tmp and dd-test-fixtures
 
     @classmethod
     def setUpClass(cls):
         stubs_dir()
-        cls.server = Server(env=cls.server_env, extra_args=cls.server_args).start()
+        cls.server = Server(env=cls.server_env, extra_args=cls.server_args,
+                            register_locations=cls.register_locations).start()
 
     @classmethod
     def tearDownClass(cls):

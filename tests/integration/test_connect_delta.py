@@ -215,7 +215,9 @@ class ConnectDelta(ServerTest):
         C, R = self.cmd, self.rel
         cases = [
             (self.stub.ExecuteRelation, R.DeltaRelation(describe_history=R.DescribeHistory(
-                table=self.table("/nonexistent/table"))), grpc.StatusCode.NOT_FOUND),
+                table=self.table(os.path.join(os.path.dirname(t), "nonexistent")))), grpc.StatusCode.NOT_FOUND),
+            (self.stub.ExecuteRelation, R.DeltaRelation(describe_history=R.DescribeHistory(
+                table=self.table("/nonexistent/table"))), grpc.StatusCode.PERMISSION_DENIED),
             (self.stub.ExecuteRelation, R.DeltaRelation(describe_history=R.DescribeHistory(
                 table=self.table(os.path.dirname(t)))), grpc.StatusCode.NOT_FOUND),
             (self.stub.ExecuteRelation, R.DeltaRelation(describe_detail=R.DescribeDetail(
@@ -259,8 +261,11 @@ class ConnectDelta(ServerTest):
                                       {"addFeatureSupport": {"table": {"path": {"path": t}}, "featureName": "nope"}})
         self.assertEqual(code, 400, body)
         code, body = self.server.curl("POST", "/delta/relations",
-                                      {"describeDetail": {"table": {"path": {"path": "/no/such"}}}})
+                                      {"describeDetail": {"table": {"path": {"path": t + "/no/such"}}}})
         self.assertEqual(code, 404, body)
+        code, body = self.server.curl("POST", "/delta/relations",
+                                      {"describeDetail": {"table": {"path": {"path": "/no/such"}}}})
+        self.assertEqual(code, 403, body)
 
 
 if __name__ == "__main__":

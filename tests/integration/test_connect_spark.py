@@ -218,8 +218,11 @@ class ConnectSpark(ServerTest):
             scan=self.rel.Scan(table=self.table(t)))))
         self.assertEqual(code, grpc.StatusCode.UNIMPLEMENTED)
         code, _ = self.code_of(self.execute, self.rel_plan(self.rel.DeltaRelation(
-            describe_history=self.rel.DescribeHistory(table=self.table("/no/such/table")))))
+            describe_history=self.rel.DescribeHistory(table=self.table(t + "/no/such/table")))))
         self.assertEqual(code, grpc.StatusCode.NOT_FOUND)
+        code, _ = self.code_of(self.execute, self.rel_plan(self.rel.DeltaRelation(
+            describe_history=self.rel.DescribeHistory(table=self.table("/no/such/table")))))
+        self.assertEqual(code, grpc.StatusCode.PERMISSION_DENIED)
         self.assertEqual(latest(t), 4)
         intr = self.stub.Interrupt(self.sb.InterruptRequest(
             session_id=self.session, interrupt_type=self.sb.InterruptRequest.INTERRUPT_TYPE_ALL), metadata=self.md)

@@ -4,6 +4,7 @@ DELTAD_ADMIN_TOKEN variable), restart persistence, SIGTERM/SIGINT shutdown with 
 health and reflection without a token, malformed and oversized protobuf messages, and
 configuration errors."""
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -133,14 +134,18 @@ class ServerProcess(unittest.TestCase):
         self.assertEqual(s.stop(), 0)
 
     def test_demo_objects_and_table(self):
-        s = self.start(extra_args=["--demo"])
+        base = tempfile.mkdtemp(prefix="deltad-demo-")
+        self.addCleanup(shutil.rmtree, base, True)
+        s = self.start(data_dir=os.path.join(base, "data"), extra_args=["--demo"])
         code, body = s.curl("GET", "/catalogs/demo")
         self.assertEqual(code, 200, body)
         code, body = s.curl("GET", "/schemas/demo.default")
         self.assertEqual(code, 200, body)
         code, body = s.curl("GET", "/locations/demo-tables")
         self.assertEqual((code, body["type"]), (200, "LOCAL"))
-        table = os.path.join(s.data_dir, "tables", "trips")
+        # the demo table lies beside the data directory, under the location demo-tables
+        self.assertEqual(body["url"], "file://" + os.path.realpath(os.path.join(base, "lake")))
+        table = os.path.join(base, "lake", "trips")
         out = subprocess.run([os.environ["DELTACTL_BIN"], "table", "detail", table, "--local",
                               "--output", "json"], capture_output=True, text=True)
         self.assertEqual(out.returncode, 0, out.stderr)

@@ -138,12 +138,15 @@ class SharingAzure(h.ServerTest):
                    "url": "abfss://lake@%s.dfs.core.windows.net/tables/parts" % ACCOUNT})
         for name, body in (
                 ("missing", {"location": "lake", "path": "nothing-here"}),
-                ("nocred", {"url": "abfss://other@%s.dfs.core.windows.net/t" % ACCOUNT}),
                 ("wrongkey", {"location": "wrongkey", "path": "parts"}),
                 ("down", {"location": "down", "path": "parts"}),
                 ("sasnoopt", {"location": "sasnoopt", "path": "parts"})):
             body["name"] = name
             cls.admin("POST", "/shares/azkey/schemas/main/tables", body)
+        # a URL no storage location covers is refused when it is added
+        cls.nocred_refused = cls.admin("POST", "/shares/azkey/schemas/main/tables", {
+            "name": "nocred", "url": "abfss://other@%s.dfs.core.windows.net/t" % ACCOUNT},
+            expect=403)
         r = cls.admin("POST", "/recipients", {"name": "bob"})
         cls.R = {"Authorization": "Bearer " + r["bearerToken"]}
         for share in SHARES + ("local",):
@@ -161,8 +164,8 @@ class SharingAzure(h.ServerTest):
         self.assertIn("sas_to_recipients=true", r.json()["message"])
         self.assertEqual(self.call("azkey", "sasnoopt", "metadata", method="GET").status_code, 200)
 
-    def call(self, share, table, what, body=None, caps=None, method="POST"):
-        hd = dict(self.R)
+    def call(self, share, table, what, body=None, caps=None, method="POST", token=None):
+        hd = dict(self.R) if token is None else {"Authorization": "Bearer " + token}
         if caps:
             hd["delta-sharing-capabilities"] = caps
         url = "%s/shares/%s/schemas/main/tables/%s/%s" % (self.server.rest, share, table, what)
@@ -312,21 +315,29 @@ class SharingAzure(h.ServerTest):
         r = self.call("azkey", "missing", "query")
         self.assertIn(r.status_code, (400, 404), r.text)
         self.assertIn("errorCode", r.json())
-        r = self.call("azkey", "nocred", "query")
-        self.assertEqual(r.status_code, 400, r.text)
-        self.assertIn("no storage location covers abfss://other@", r.json()["message"])
-        # Azurite refuses the wrong key's signatures: a permission error naming the 403
-        r = self.call("azkey", "wrongkey", "query")
+        self.assertIn("abfss://other@", self.nocred_refused["message"])
+        self.assertIn("not under any registered storage location", self.nocred_refused["message"])
+        # Azurite refuses the wrong key's signatures: a permission error naming the 403 (for
+        # the admin; the recipient gets a request id, the log the detail)
+        r = self.call("azkey", "wrongkey", "query", token=self.server.token)
         self.assertEqual(r.status_code, 403, r.text)
         self.assertIn("403", r.json()["message"])
         self.assertRegex(r.json()["message"], "AuthorizationFailure|AuthenticationFailed")
+        r = self.call("azkey", "wrongkey", "query")
+        self.assertEqual(r.status_code, 403, r.text)
+        self.assertIn("request id", r.json()["message"])
+        self.assertNotRegex(r.json()["message"], "AuthorizationFailure|AuthenticationFailed")
         # nobody listening: an error, after bounded retries
         t0 = time.time()
-        r = self.call("azkey", "down", "version", method="GET")
+        r = self.call("azkey", "down", "version", method="GET", token=self.server.token)
         self.assertEqual(r.status_code, 503, r.text)
         self.assertEqual(r.json()["errorCode"], "TEMPORARILY_UNAVAILABLE")
-        self.assertIn("127.0.0.1", r.json()["message"])  # names the store ...
+        self.assertIn("127.0.0.1", r.json()["message"])  # names the store (to the admin) ...
         self.assertNotIn("sig=", r.json()["message"])    # ... never a signature
+        r = self.call("azkey", "down", "version", method="GET")
+        self.assertEqual(r.status_code, 503, r.text)
+        self.assertNotIn("127.0.0.1", r.json()["message"])  # a recipient: a request id only
+        self.assertIn("request id", r.json()["message"])
         # gRPC says what happened: the store is unavailable, and where
         import grpc
         h.stubs_dir()
@@ -335,7 +346,7 @@ class SharingAzure(h.ServerTest):
             with self.assertRaises(grpc.RpcError) as e:
                 sg.DeltaSharingServiceStub(ch).GetTableVersion(
                     spb.GetTableVersionRequest(share="azkey", schema="main", table="down"),
-                    metadata=self.server.md(self.R["Authorization"][7:]))
+                    metadata=self.server.md())
         self.assertEqual(e.exception.code(), grpc.StatusCode.UNAVAILABLE)
         self.assertIn("127.0.0.1:9/%s/lake" % ACCOUNT, e.exception.details())
         self.assertNotIn("sig=", e.exception.details())

@@ -101,8 +101,10 @@ class SharingS3(h.ServerTest):
         # nothing there, and a bucket no location covers
         cls.admin("POST", "/shares/s3/schemas/main/tables",
                   {"name": "missing", "location": "lake", "path": "nothing-here"})
-        cls.admin("POST", "/shares/s3/schemas/main/tables",
-                  {"name": "nocred", "url": "s3://other-bucket/t"})
+        # a URL no storage location covers is refused when it is added
+        cls.nocred_refused = cls.admin("POST", "/shares/s3/schemas/main/tables",
+                                       {"name": "nocred", "url": "s3://other-bucket/t"},
+                                       expect=403)
         r = cls.admin("POST", "/recipients", {"name": "bob"})
         cls.R = {"Authorization": "Bearer " + r["bearerToken"]}
         cls.admin("POST", "/recipients/bob/grants/s3", None)
@@ -221,9 +223,8 @@ class SharingS3(h.ServerTest):
         r = self.call("s3", "missing", "query")
         self.assertIn(r.status_code, (400, 404), r.text)
         self.assertIn("errorCode", r.json())
-        r = self.call("s3", "nocred", "query")
-        self.assertEqual(r.status_code, 400, r.text)
-        self.assertIn("no storage location covers s3://other-bucket/t", r.json()["message"])
+        self.assertIn("s3://other-bucket/t", self.nocred_refused["message"])
+        self.assertIn("not under any registered storage location", self.nocred_refused["message"])
         # the server is still up and serving
         self.assertEqual(self.call("s3", "parts", "version", method="GET").status_code, 200)
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "common/log.h"
 #include "server/http/native/files_rest.h"
 #include "server/service/sharing_files.h"
 
@@ -25,6 +26,15 @@ static int files_error(dd_http_reply *rep, int status, const char *code, const c
   dd_http_reply_status(rep, status);
   dd_http_reply_header(rep, "Content-Type", "application/json; charset=utf-8");
   return dd_http_reply_body(rep, body, (size_t)n);
+}
+
+/* A 500 whose detail goes to the log under a request id; the body carries only the id. */
+static int files_internal(dd_http_reply *rep, int rc, const char *detail) {
+  char id[DD_REQUEST_ID_LEN + 1], msg[96];
+  dd_request_id(id);
+  dd_log(DD_LOG_ERROR, "request %s: file URL: %s: %s", id, dd_err_name(rc), detail);
+  snprintf(msg, sizeof msg, "the server could not read the file (request id %s)", id);
+  return files_error(rep, 500, "INTERNAL_ERROR", msg);
 }
 
 /* Parses "bytes=a-b", "bytes=a-", "bytes=-n" against size into [*lo, *hi]. Returns 1 for
@@ -68,11 +78,11 @@ static int files_serve(void *ctx, const dd_http_request *req, dd_http_reply *rep
   if (rc == DD_EPERM) return files_error(rep, 403, "PERMISSION_DENIED", "forbidden");
   if (rc == DD_ENOTFOUND) return files_error(rep, 404, "RESOURCE_DOES_NOT_EXIST", "not found");
   if (rc == DD_EINVAL) return files_error(rep, 400, "MALFORMED_REQUEST", "malformed file URL");
-  if (rc) return files_error(rep, 500, "INTERNAL_ERROR", "");
+  if (rc) return files_internal(rep, rc, dd_err_msg());
   struct stat st;
   if (fstat(fd, &st) != 0) {
     close(fd);
-    return files_error(rep, 500, "INTERNAL_ERROR", "");
+    return files_internal(rep, DD_EIO, "fstat failed");
   }
   int64_t size = st.st_size, lo = 0, hi = size - 1;
   char cr[96];

@@ -36,7 +36,9 @@ static int sr_error(dd_http_reply *rep, const char *method, int rc, const char *
   const char *code = dd_sharing_error_code(rc, &status);
   dd_http_reply_status(rep, status);
   if (strcmp(method, "HEAD") == 0) return 0;
-  json_t *j = json_pack("{s:s,s:s}", "errorCode", code, "message", status == 500 ? "" : msg);
+  /* msg is fit to show: the handlers leave a recipient only a generic message with a
+   * request id for the server's own failures (svc_recipient_error) */
+  json_t *j = json_pack("{s:s,s:s}", "errorCode", code, "message", msg);
   if (!j) /* the message echoes request bytes that are not UTF-8 */
     j = json_pack("{s:s,s:s}", "errorCode", code, "message", "the request names an invalid object");
   char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <jansson.h>
+
 #include "common/err.h"
 #include "deltad/sharing/v1/sharing.pb-c.h"
 #include "server/http/http_server.h"
@@ -75,6 +77,22 @@ static int srs_send(dd_call *call, const ProtobufCMessage *msg) {
   return rc;
 }
 
+/* A failure after the first line (the 200 is out) reaches a client that asked for an
+ * endStreamAction as the protocol says: a last line {"endStreamAction":{"errorMessage":..}},
+ * after which the reply ends normally. Other clients see the stream cut (no last chunk).
+ * Called under s->mu; returns 0 when the error line went out. */
+static int srs_error_line(srs_stream *s, const char *msg) {
+  if (s->lines == 0 || !strstr(s->caps_out, "includeendstreamaction=true")) return -1;
+  json_t *j = json_pack("{s:{s:s}}", "endStreamAction", "errorMessage", msg);
+  if (!j) j = json_pack("{s:{s:s}}", "endStreamAction", "errorMessage", "the query failed");
+  char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
+  json_decref(j);
+  int rc = line ? srs_append(s, line, strlen(line)) : -1;
+  if (!rc) rc = srs_append(s, "\n", 1);
+  free(line);
+  return rc;
+}
+
 static void *srs_main(void *arg) {
   srs_stream *s = arg;
   ProtobufCMessage *out = NULL;
@@ -83,6 +101,7 @@ static void *srs_main(void *arg) {
   protobuf_c_message_free_unpacked(out, NULL);
   pthread_mutex_lock(&s->mu);
   s->done = 1;
+  if (rc && rc != DD_ECANCELLED && !s->cancelled && srs_error_line(s, dd_err_msg()) == 0) rc = 0;
   s->rc = rc;
   if (rc) snprintf(s->errmsg, sizeof s->errmsg, "%s", dd_err_msg());
   pthread_cond_broadcast(&s->cv);
