@@ -45,7 +45,6 @@ static int exec__roots_load(exec__roots *r) {
 
 static void exec__roots_free(exec__roots *r) { cat_roots_free(r->roots, r->n); }
 
-#ifdef DOP_ROOTS_INIT /* store/deltaops with the confinement contract */
 static bool exec__allow(void *ctx, const char *abs_path) {
   const exec__roots *r = ctx;
   return exec__store && cat_roots_cover(exec__store, r->roots, r->n, abs_path);
@@ -57,35 +56,23 @@ static dop_roots exec__dop_roots(exec__roots *r) {
   d.ctx = r;
   return d;
 }
-#else
-/* TODO(confine): store/deltaops has no allowed-roots API in this tree yet; until it lands,
- * clone, restore and generate use their own rules for absolute paths in a log. */
-#endif
 
 static int exec__restore(dop_result **out, const char *loc, int64_t version, const char *ts) {
-#ifdef DOP_ROOTS_INIT
   exec__roots r;
   int rc = exec__roots_load(&r);
   dop_roots d = exec__dop_roots(&r);
   if (!rc) rc = dop_restore_in(out, loc, version, ts, exec__store ? &d : NULL);
   exec__roots_free(&r);
   return rc;
-#else
-  return dop_restore(out, loc, version, ts);
-#endif
 }
 
 static int exec__generate(dop_result **out, const char *loc, const char *mode) {
-#ifdef DOP_ROOTS_INIT
   exec__roots r;
   int rc = exec__roots_load(&r);
   dop_roots d = exec__dop_roots(&r);
   if (!rc) rc = dop_generate_in(out, loc, mode, exec__store ? &d : NULL);
   exec__roots_free(&r);
   return rc;
-#else
-  return dop_generate(out, loc, mode);
-#endif
 }
 
 /* `catalog.schema.table` (three plain parts) -> the location registered in the catalog. */
@@ -240,10 +227,8 @@ static int run_clone(dop_result **out, const Delta__Connect__CloneTable *c) {
   dop_clone_opts o = DOP_CLONE_OPTS_INIT;
   exec__roots roots;
   int rc = exec__roots_load(&roots);
-#ifdef DOP_ROOTS_INIT
   dop_roots allowed = exec__dop_roots(&roots);
   if (exec__store) o.allowed_roots = &allowed;
-#endif
   if (!rc) rc = table_location(&src, c->table);
   if (!rc) rc = resolve_confined(&dst, c->target, false, "clone target");
   if (!rc) rc = kv_arrays(&k, &v, c->n_properties, (void **)c->properties);

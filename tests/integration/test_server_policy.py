@@ -175,8 +175,6 @@ class Unregistered(h.ServerTest):
         self.assertEqual(rows[0].WhichOneof("result"), "schema")
 
 
-@unittest.skipUnless(os.path.exists(os.path.join(h.ROOT, "store", "deltaops", "dop_path.c")),
-                     "store/deltaops has no allowed-roots API in this tree yet")
 class CloneRoots(h.ServerTest):
     """A clone follows absolute paths of its source's log only under a local storage
     location, and never into the data directory (even under a location containing it)."""
