@@ -17,6 +17,8 @@ typedef struct dd_config {
   int demo;               /* create the demo catalog and table on start */
   int shutdown_grace_ms;
   int url_expiry_seconds; /* Delta Sharing file URLs (default 3600) */
+  /* request limits (server/service/req_guard.h) */
+  long req_max_depth, req_max_elements, req_max_memory, req_max_requests, req_max_per_principal;
 } dd_config;
 
 /* Fills *cfg with defaults, then the config file named by --config (if any), then flags.
