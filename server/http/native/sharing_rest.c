@@ -468,8 +468,9 @@ static int sr_split(char *buf, sr_route *r) {
   while (p) {
     char *slash = strchr(p, '/');
     if (slash) *slash = '\0';
-    if (r->n == SR_SEGS || !*p || dd_http_pct_decode(p, 0) != 0)
-      return dd_err_set(DD_ENOTFOUND, "no such resource");
+    if (r->n == SR_SEGS || !*p) return dd_err_set(DD_ENOTFOUND, "no such resource");
+    if (dd_http_pct_decode(p, 0) != 0)
+      return dd_err_set(DD_EINVAL, "path: a malformed percent-escape or an encoded NUL (%%00)");
     r->seg[r->n++] = p;
     p = slash ? slash + 1 : NULL;
   }
