@@ -174,6 +174,42 @@ class RequestGuard(h.ServerTest):
         code, _ = self.call_code("/deltad.sharing.v1.DeltaSharingService/ListShares", b"", self.rmd)
         self.assertEqual(code, grpc.StatusCode.OK)
 
+    def all_methods(self):
+        import importlib
+        mods = ["deltad.catalog.v1.catalog_pb2", "deltad.credentials.v1.credentials_pb2",
+                "deltad.sharing.v1.sharing_pb2", "deltad.lance.v1.lance_pb2",
+                "deltad.system.v1.system_pb2", "deltad.connect.v1.connect_pb2", "spark.connect.base_pb2"]
+        out = []
+        for name in mods:
+            for svc in importlib.import_module(name).DESCRIPTOR.services_by_name.values():
+                for m in svc.methods:
+                    out.append(("/%s/%s" % (svc.full_name, m.name), m.server_streaming, svc.full_name))
+        return out
+
+    def test_method_matrix(self):
+        # every served gRPC method x {no token, wrong token, recipient, admin}, with an empty
+        # request and with bytes that are no message: the auth outcome comes first
+        open_to_recipients = {"deltad.sharing.v1.DeltaSharingService", "deltad.system.v1.SystemService"}
+        methods = self.all_methods()
+        self.assertEqual(len(methods), 67)
+        for path, stream, svc in methods:
+            for body in (b"", b"\xff\xff"):
+                for md in ((), self.server.md("0" * 64)):
+                    code, msg = self.call_code(path, body, md, stream)
+                    self.assertEqual(code, grpc.StatusCode.UNAUTHENTICATED, (path, msg))
+                code, msg = self.call_code(path, body, self.rmd, stream)
+                if svc in open_to_recipients:
+                    self.assertNotIn(code, (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED),
+                                     (path, msg))
+                else:
+                    self.assertEqual(code, grpc.StatusCode.PERMISSION_DENIED, (path, msg))
+                    self.assertEqual(msg, "permission denied: 'eve' is not an administrator")
+                code, msg = self.call_code(path, body, self.md, stream)
+                self.assertNotEqual(code, grpc.StatusCode.UNAUTHENTICATED, (path, msg))
+                if svc not in open_to_recipients:
+                    self.assertNotEqual(code, grpc.StatusCode.PERMISSION_DENIED, (path, msg))
+        self.assert_alive()
+
     def test_rest_deep_json(self):
         deep = "[" * 1280 + "]" * 1280  # 10x the bound
         code, body = self.server.curl("POST", "/catalogs", '{"name":"x","properties":%s}' % deep)
