@@ -38,7 +38,7 @@ void dd_config_usage(void) {
       "  --max-request-elements N        fields and list items per request (default 1000000)\n"
       "  --max-request-memory N          decoded bytes per request (default 268435456)\n"
       "  --max-requests N                requests in flight, 0 = no cap (default 256)\n"
-      "  --max-requests-per-principal N  in flight per token, 0 = no cap (default 32)\n"
+      "  --max-requests-per-principal N  in flight per recipient, 0 = no cap (default 32)\n"
       "  --config FILE          read options from FILE first; flags override it\n"
       "  --help, --version\n"
       "\n"

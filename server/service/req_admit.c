@@ -45,7 +45,8 @@ int rg_admit(rg_ticket *t, const dd_principal *p) {
   if (lim->max_requests && rg__total >= lim->max_requests)
     rc = dd_err_set(DD_ENOMEM, "server busy: %u requests in flight (max-requests); retry later",
                     rg__total);
-  else if (i < 0 || (lim->max_requests_per_principal && rg__slots[i].n >= lim->max_requests_per_principal))
+  else if (i < 0 || (lim->max_requests_per_principal && p->kind != DD_PRINCIPAL_ADMIN &&
+                     rg__slots[i].n >= lim->max_requests_per_principal))
     rc = dd_err_set(DD_ENOMEM, "too many concurrent requests from '%s' (max-requests-per-principal "
                     "is %u); retry later", p->name, lim->max_requests_per_principal);
   if (!rc) {

@@ -9,8 +9,9 @@
  *    max_memory is DD_ENOMEM (RESOURCE_EXHAUSTED / 429). protobuf-c and the handlers
  *    recurse once per nesting level, so max_depth is what keeps their stacks bounded.
  * 2. Admission (rg_admit): at most max_requests requests in flight in the process and
- *    max_requests_per_principal per token holder; over either cap a request is refused at
- *    once with DD_ENOMEM (RESOURCE_EXHAUSTED / 429 with Retry-After).
+ *    max_requests_per_principal per recipient (the administrator, trusted, has only the
+ *    process cap); over either cap a request is refused at once with DD_ENOMEM
+ *    (RESOURCE_EXHAUSTED / 429 with Retry-After).
  *
  * The limits are one process-wide value (rg_configure, called by main before serving;
  * read-only afterwards). Every function here is thread-safe. */
@@ -39,7 +40,7 @@ typedef struct rg_limits {
   size_t max_elements;       /* fields and repeated items (JSON: values), whole request */
   size_t max_memory;         /* estimated bytes of the decoded request */
   unsigned max_requests;     /* in flight, whole process; 0: no cap */
-  unsigned max_requests_per_principal; /* in flight per token holder; 0: no cap */
+  unsigned max_requests_per_principal; /* in flight per recipient; 0: no cap */
 } rg_limits;
 
 #define RG_LIMITS_INIT                                                                       \
