@@ -74,9 +74,10 @@ static int plan_decode(plan *out, const Spark__Connect__Plan *p) {
   /* the Any's bytes are a second message: bounded like the request (req_guard.h) */
   bool is_cmd = !strcmp(want, DELTA_COMMAND_URL);
   ProtobufCMessage *m = NULL;
-  int rc = rg_pb_unpack(&m, is_cmd ? &delta__connect__delta_command__descriptor : &delta__connect__delta_relation__descriptor,
-                        a->value.data, a->value.len);
-  if (rc) return dd_err_wrap(rc, "malformed Any (%s)", want);
+  const ProtobufCMessageDescriptor *d =
+      is_cmd ? &delta__connect__delta_command__descriptor : &delta__connect__delta_relation__descriptor;
+  int rc = rg_pb_unpack(&m, d, a->value.data, a->value.len);
+  if (rc) return dd_err_wrap(rc, "the plan's extension (Any %s)", want);
   if (is_cmd) out->cmd = (Delta__Connect__DeltaCommand *)m;
   else out->rel = (Delta__Connect__DeltaRelation *)m;
   return 0;
