@@ -334,6 +334,37 @@ class RequestGuard(h.ServerTest):
         answers = self.burst("/api/v1/catalogs", self.server.token)
         self.assertEqual({a.split(b" ", 2)[1] for a in answers}, {b"200"})
 
+    def test_concurrent_grpc_calls_capped(self):
+        s = self.s
+        codes = []
+
+        def one():
+            try:
+                for _ in self.svc.GetTableMetadata(s.GetTableMetadataRequest(share="g1", schema="sc", table="parts"),
+                                                   metadata=self.rmd, timeout=60):
+                    pass
+                codes.append(grpc.StatusCode.OK)
+            except grpc.RpcError as e:
+                codes.append(e.code())
+                if e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    self.assertIn("max-requests-per-principal", e.details())
+
+        # gRPC serves a worker's calls one at a time: the recipient's REST requests in
+        # flight at the same moment hold its one slot
+        rest = threading.Thread(target=self.burst,
+                                args=("/api/v1/shares/g1/schemas/sc/tables/parts/metadata", self.rtoken))
+        rest.start()
+        while rest.is_alive():
+            ts = [threading.Thread(target=one) for _ in range(8)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+        rest.join()
+        self.assertTrue(set(codes) <= {grpc.StatusCode.OK, grpc.StatusCode.RESOURCE_EXHAUSTED}, codes)
+        self.assertIn(grpc.StatusCode.RESOURCE_EXHAUSTED, codes)
+        self.assertIn(grpc.StatusCode.OK, codes)
+
     def burst(self, path, token):
         """5 rounds of 24 simultaneous raw HTTP requests; the answers."""
         port = int(self.server.http_base.rsplit(":", 1)[1])
