@@ -194,6 +194,8 @@ static int rg__field(rg__walk *w, const uint8_t **p) {
 
 int rg_pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len) {
   const rg_limits *lim = rg_limits_get();
+  if (!buf) buf = (const uint8_t *)""; /* an empty bytes field (an Any with no value) */
+  if (!len) return 0;
   rg__walk w = {.lim = lim, .memory = rg__alloc(d->sizeof_message), .len = len};
   if (!(w.st = malloc(lim->max_depth * sizeof *w.st))) return dd_err_set(DD_ENOMEM, "out of memory");
   w.st[0] = (rg__frame){d, buf + len};
@@ -222,7 +224,7 @@ int rg_pb_unpack(ProtobufCMessage **out, const ProtobufCMessageDescriptor *d, co
   *out = NULL;
   int rc = rg_pb_check(d, buf, len);
   if (rc) return rc;
-  *out = protobuf_c_message_unpack(d, NULL, len, buf);
+  *out = protobuf_c_message_unpack(d, NULL, len, buf ? buf : (const uint8_t *)"");
   if (!*out) return dd_err_set(DD_EINVAL, "malformed request: %zu bytes are not a valid %s", len, d->name);
   return 0;
 }

@@ -64,7 +64,9 @@ def delta_deep_datatype(levels):
 
 def spark_any_plan(delta_relation_bytes):
     """ExecutePlanRequest whose root relation is extension = Any(DeltaRelation)."""
-    anyb = ld(1, b"type.googleapis.com/delta.connect.DeltaRelation") + ld(2, delta_relation_bytes)
+    anyb = ld(1, b"type.googleapis.com/delta.connect.DeltaRelation")
+    if delta_relation_bytes is not None:
+        anyb += ld(2, delta_relation_bytes)
     rel = ld(998, anyb)  # Relation.extension
     return ld(1, b"00112233-4455-6677-8899-aabbccddeeff") + ld(3, ld(1, rel))
 
@@ -153,6 +155,10 @@ class RequestGuard(h.ServerTest):
         code, msg = self.call_code(SPARK + "ExecutePlan", spark_any_plan(delta_deep_alias(20000)), self.md, True)
         self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT, msg)
         self.assertIn("nested too deeply", msg)
+        self.assert_alive()
+        # an Any with no value field (found by fuzz.request_decode: a NULL buffer)
+        code, msg = self.call_code(SPARK + "ExecutePlan", spark_any_plan(None), self.md, True)
+        self.assertNotIn(code, (grpc.StatusCode.OK, grpc.StatusCode.UNKNOWN, grpc.StatusCode.UNAVAILABLE), msg)
         self.assert_alive()
 
     def test_under_the_bound_is_decoded(self):

@@ -104,8 +104,12 @@ static void test_elements_memory_and_wire(void **state) {
   set_limits(RG_DEFAULT_MAX_DEPTH, 999, RG_DEFAULT_MAX_MEMORY);
   assert_int_equal(rg_pb_check(CREATE, b, sizeof b), DD_EINVAL);
   assert_non_null(strstr(dd_err_msg(), "more than 999 fields"));
+  set_limits(RG_DEFAULT_MAX_DEPTH, 100, RG_DEFAULT_MAX_MEMORY); /* 10x the bound */
+  assert_int_equal(rg_pb_check(CREATE, b, sizeof b), DD_EINVAL);
   set_limits(RG_DEFAULT_MAX_DEPTH, 1000, RG_DEFAULT_MAX_MEMORY);
   assert_int_equal(rg_pb_check(CREATE, b, sizeof b), 0);
+  set_limits(RG_DEFAULT_MAX_DEPTH, 1000, 3200); /* 10x the bound */
+  assert_int_equal(rg_pb_check(CREATE, b, sizeof b), DD_ENOMEM);
   set_limits(RG_DEFAULT_MAX_DEPTH, 1000, 1u << 14); /* 1000 string copies of 32 bytes each */
   assert_int_equal(rg_pb_check(CREATE, b, sizeof b), DD_ENOMEM);
   set_limits(RG_DEFAULT_MAX_DEPTH, RG_DEFAULT_MAX_ELEMENTS, RG_DEFAULT_MAX_MEMORY);
