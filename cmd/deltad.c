@@ -18,6 +18,7 @@
 #include "server/http/native/lance_rest.h"
 #include "server/http/native/sharing_rest.h"
 #include "server/service/app.h"
+#include "server/service/req_guard.h"
 
 static void main_host_of(char *out, size_t cap, const char *listen) {
   const char *colon = strrchr(listen, ':');
@@ -71,6 +72,10 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   aopts.public_url = cfg->public_url[0] ? cfg->public_url : NULL;
   aopts.base_path = cfg->base_path;
   aopts.url_expiry_seconds = cfg->url_expiry_seconds;
+  rg_limits limits = {(unsigned)cfg->req_max_depth, (size_t)cfg->req_max_elements,
+                      (size_t)cfg->req_max_memory, (unsigned)cfg->req_max_requests,
+                      (unsigned)cfg->req_max_per_principal};
+  if ((rc = rg_configure(&limits)) != 0) goto cleanup;
   if ((rc = dd_app_open(&app, &aopts, &token_path)) != 0) goto cleanup;
   if (cfg->demo && (rc = dd_demo_setup(app, cfg->data_dir)) != 0) goto cleanup;
 

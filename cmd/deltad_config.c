@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,12 @@ void dd_config_usage(void) {
       "  --tls-key-file FILE    the certificate's PEM private key (re-read on SIGHUP)\n"
       "  --tls-client-ca-file FILE  CA that client certificates must chain to\n"
       "  --tls-client-auth MODE none (default), optional or require\n"
+      "request limits (docs/configuration.md):\n"
+      "  --max-request-depth N           message / JSON nesting levels (default 128)\n"
+      "  --max-request-elements N        fields and list items per request (default 1000000)\n"
+      "  --max-request-memory N          decoded bytes per request (default 268435456)\n"
+      "  --max-requests N                requests in flight, 0 = no cap (default 256)\n"
+      "  --max-requests-per-principal N  in flight per recipient, 0 = no cap (default 32)\n"
       "  --config FILE          read options from FILE first; flags override it\n"
       "  --help, --version\n"
       "\n"
@@ -97,10 +104,40 @@ static int cfg_check_tls(const dd_config *cfg) {
   return 0;
 }
 
+/* ---- request limits (req_guard.h) ---- */
+
+static int cfg_set_limit(dd_config *cfg, const char *key, const char *val) {
+  static const struct {
+    const char *key;
+    size_t off;
+    long lo, hi;
+  } opts[] = {
+      {"max-request-depth", offsetof(dd_config, req_max_depth), 1, 1000},
+      {"max-request-elements", offsetof(dd_config, req_max_elements), 16, 1L << 30},
+      {"max-request-memory", offsetof(dd_config, req_max_memory), 1L << 16, 1L << 40},
+      {"max-requests", offsetof(dd_config, req_max_requests), 0, 1L << 20},
+      {"max-requests-per-principal", offsetof(dd_config, req_max_per_principal), 0, 1L << 20},
+  };
+  for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+    if (strcmp(key, opts[i].key) == 0)
+      return cfg_int((long *)((char *)cfg + opts[i].off), key, val, opts[i].lo, opts[i].hi);
+  return 1; /* not a limit */
+}
+
+static void cfg_limit_defaults(dd_config *cfg) {
+  cfg->req_max_depth = 128;
+  cfg->req_max_elements = 1000000;
+  cfg->req_max_memory = 256L << 20;
+  cfg->req_max_requests = 256;
+  cfg->req_max_per_principal = 32;
+}
+
 /* Applies one setting; key has no leading dashes. */
 static int cfg_set(dd_config *cfg, const char *key, const char *val) {
   long n = 0;
-  int rc = 0;
+  int rc = cfg_set_limit(cfg, key, val);
+  if (rc != 1) return rc;
+  rc = 0;
   if (strncmp(key, "tls-", 4) == 0) return cfg_set_tls(cfg, key, val);
   if (strcmp(key, "data-dir") == 0) return cfg_copy(cfg->data_dir, sizeof cfg->data_dir, key, val);
   if (strcmp(key, "grpc-listen") == 0)
@@ -188,6 +225,7 @@ static void cfg_defaults(dd_config *cfg) {
   cfg->max_message_bytes = 16u << 20;
   cfg->shutdown_grace_ms = 5000;
   cfg->url_expiry_seconds = 3600;
+  cfg_limit_defaults(cfg);
 }
 
 int dd_config_load(dd_config *cfg, int argc, char **argv) {

@@ -24,6 +24,8 @@ typedef struct dd_config {
   char tls_key_file[1024];
   char tls_client_ca_file[1024];
   dd_tls_client_auth tls_client_auth;
+  /* request limits (server/service/req_guard.h) */
+  long req_max_depth, req_max_elements, req_max_memory, req_max_requests, req_max_per_principal;
 } dd_config;
 
 /* Fills *cfg with defaults, then the config file named by --config (if any), then flags.

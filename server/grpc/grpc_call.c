@@ -1,6 +1,7 @@
 /* grpc_call.c: what every call needs before and after its handler: the handler's dd_call
  * (request metadata copied into NUL-terminated strings, the deadline in epoch ms),
- * authentication, request decoding, response encoding and the status op; and the two
+ * authentication and authorization, admission, request decoding (bounded by
+ * req_guard.h), response encoding and the status op; and the two
  * fully asynchronous paths: unary methods and methods nobody registered. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,8 @@ static const char *call__bearer(const char *v, size_t *len) {
   return n ? v : NULL;
 }
 
+/* Authenticates the caller and authorizes the method for it (handler.h), both before the
+ * request is decoded. */
 int dd_grpc__authenticate(dd_grpc__call *c) {
   if (c->method->m.flags & DD_METHOD_PUBLIC) return 0;
   const char *v = call__header(&c->ctx, "authorization");
@@ -103,7 +106,8 @@ int dd_grpc__authenticate(dd_grpc__call *c) {
   dd_err_clear();
   int rc = c->srv->opts.auth(c->srv->opts.app, token, len, &c->principal);
   if (rc && !*dd_err_msg()) dd_err_set(rc, "invalid bearer token");
-  return rc;
+  if (!rc) rc = dd_method_authorize(&c->method->m, &c->principal);
+  return rc ? rc : rg_admit(&c->admit, &c->principal);
 }
 
 int dd_grpc__decode(dd_grpc__call *c, ProtobufCMessage **out) {
@@ -115,11 +119,9 @@ int dd_grpc__decode(dd_grpc__call *c, ProtobufCMessage **out) {
     return dd_err_set(DD_EINVAL, "malformed request: cannot decompress the message");
   grpc_slice s = grpc_byte_buffer_reader_readall(&r);
   grpc_byte_buffer_reader_destroy(&r);
-  size_t len = GRPC_SLICE_LENGTH(s);
-  *out = protobuf_c_message_unpack(d, NULL, len, GRPC_SLICE_START_PTR(s));
+  int rc = rg_pb_unpack(out, d, GRPC_SLICE_START_PTR(s), GRPC_SLICE_LENGTH(s));
   grpc_slice_unref(s);
-  if (!*out) return dd_err_set(DD_EINVAL, "malformed request: %zu bytes are not a valid %s", len, d->name);
-  return 0;
+  return rc;
 }
 
 int dd_grpc__encode(dd_grpc__call *c, const ProtobufCMessage *msg, grpc_byte_buffer **out) {

@@ -48,6 +48,7 @@
 #include <stdbool.h>
 
 #include "server/grpc/grpc_server.h"
+#include "server/service/req_guard.h"
 
 #define DD_GRPC__PREPOST 64         /* slots per table method per worker */
 #define DD_GRPC__PREPOST_BUILTIN 8  /* health, reflection */
@@ -109,6 +110,7 @@ struct dd_grpc__call {
   /* The handler's view. */
   dd_call ctx;
   dd_principal principal;
+  rg_ticket admit; /* admission (req_guard.h), held from authentication until freed */
   char **hdr; /* 2*n_hdr strings: name, value, ...; one allocation */
   size_t n_hdr;
   /* In flight. */

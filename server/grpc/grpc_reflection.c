@@ -236,8 +236,10 @@ int dd_grpc__reflection_reply(const uint8_t *req, size_t len, uint8_t **out, siz
   *out_len = 0;
   refl__out o;
   memset(&o, 0, sizeof o);
-  refl_req *q = grpc__reflection__v1alpha__server_reflection_request__unpack(NULL, len, req);
-  if (!q) return dd_err_set(DD_EINVAL, "malformed request: %zu bytes are not a ServerReflectionRequest", len);
+  ProtobufCMessage *m = NULL; /* bounded like every request (req_guard.h) */
+  int rc = rg_pb_unpack(&m, &grpc__reflection__v1alpha__server_reflection_request__descriptor, req, len);
+  if (rc) return rc;
+  refl_req *q = (refl_req *)m;
   /* The echoed request leaves out fields we do not know: protobuf-c keeps them as they
    * came, and re-sending junk (a field number 0, say) would make the reply unparsable. */
   refl_req echo = *q;
@@ -254,7 +256,7 @@ int dd_grpc__reflection_reply(const uint8_t *req, size_t len, uint8_t **out, siz
   refl_resp r = GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_RESPONSE__INIT;
   r.valid_host = q->host;
   r.original_request = &echo;
-  int rc = refl__answer(q, &r, &o);
+  rc = refl__answer(q, &r, &o);
   if (!rc) {
     size_t n = grpc__reflection__v1alpha__server_reflection_response__get_packed_size(&r);
     if (!(*out = malloc(n ? n : 1))) rc = dd_err_set(DD_ENOMEM, "out of memory");

@@ -53,6 +53,7 @@ void dd_grpc__call_free(dd_grpc__call *c) {
   if (c->recv_bb) grpc_byte_buffer_destroy(c->recv_bb);
   if (c->has_status_details) grpc_slice_unref(c->status_details);
   if (c->has_mu) pthread_mutex_destroy(&c->mu);
+  rg_release(&c->admit);
   free(c->hdr);
   free(c);
 }

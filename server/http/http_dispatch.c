@@ -20,6 +20,7 @@ enum MHD_Result http__queue_body(struct MHD_Connection *c, int status, const cha
     return MHD_NO;
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+  if (status == 429) MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
   enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, r);
   MHD_destroy_response(r);
   return ok;
@@ -71,6 +72,9 @@ int http__authenticate(dd_http_server *srv, struct MHD_Connection *c, dd_princip
 
 static int parse_body(const http_req *rq, json_t **out) {
   json_error_t e;
+  *out = NULL;
+  int rc = rg_json_check(rq->body ? rq->body : "", rq->len); /* before jansson allocates */
+  if (rc) return rc;
   *out = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &e);
   if (!*out)
     return dd_err_set(DD_EINVAL, "invalid JSON: %s (line %d, column %d, position %d)", e.text,
@@ -229,6 +233,11 @@ enum MHD_Result http__dispatch_route(http_req *rq, const char *path) {
     goto cleanup;
   }
   if (method->flags & DD_METHOD_PUBLIC) memset(&who, 0, sizeof who);
+  if ((rc = dd_method_authorize(method, &who)) != 0 || /* before the body is parsed */
+      (!(method->flags & DD_METHOD_PUBLIC) && (rc = rg_admit(&rq->admit, &who)) != 0)) {
+    r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
+    goto cleanup;
+  }
   if ((rc = build_request(rq, route, method, &m, &req)) != 0) {
     r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
     goto cleanup;

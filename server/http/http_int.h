@@ -24,6 +24,7 @@
 
 #include "server/http/http_route.h"
 #include "server/http/http_server.h"
+#include "server/service/req_guard.h"
 
 typedef struct http_stream http_stream; /* http_stream.c */
 typedef struct http_tls_keys http_tls_keys; /* http_tls.c */
@@ -75,6 +76,7 @@ typedef struct http_req {
   int too_large;
   int answered;    /* dispatched (or answered early): later calls only drain uploads */
   http_stream *st; /* a streaming call waiting for its first line (see http_stream.c) */
+  rg_ticket admit; /* admission (req_guard.h), held until the request completes */
 } http_req;
 
 /* http_tls.c: TLS key sets, the certificate callback, client certificate checks. */

@@ -61,7 +61,8 @@ const uint8_t *dd_http_req_body(const dd_http_request *r, size_t *len) {
 }
 
 int dd_http_req_auth(const dd_http_request *r, dd_principal *out) {
-  return http__authenticate(r->rq->srv, r->rq->conn, out);
+  int rc = http__authenticate(r->rq->srv, r->rq->conn, out);
+  return rc ? rc : rg_admit(&r->rq->admit, out);
 }
 
 /* ---- reply builder ------------------------------------------------------------------- */
@@ -157,6 +158,8 @@ static struct MHD_Response *make_response(dd_http_reply *rep) {
   }
   for (size_t i = 0; resp && i < rep->n_headers; i++)
     MHD_add_response_header(resp, rep->names[i], rep->values[i]);
+  if (resp && rep->status == 429 && !MHD_get_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER))
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
   return resp;
 }
 

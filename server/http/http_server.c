@@ -69,6 +69,7 @@ static void req_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   http_req *rq = *con_cls;
   if (!rq) return;
   http__stream_request_done(rq);
+  rg_release(&rq->admit);
   free(rq->body);
   free(rq);
   *con_cls = NULL;
@@ -82,7 +83,7 @@ static enum MHD_Result first_call(http_req *rq) {
   const char *cl = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
   if (cl && strtoull(cl, NULL, 10) > rq->srv->opts.max_body_bytes) {
     rq->answered = 1;
-    return http__queue_error(rq->conn, DD_EINVAL, 413, "request body too large");
+    return http__queue_error(rq->conn, DD_ENOMEM, 413, "request body too large");
   }
   return MHD_YES;
 }
@@ -97,7 +98,7 @@ static enum MHD_Result take_upload(http_req *rq, const char *data, size_t n) {
 
 static enum MHD_Result dispatch(http_req *rq) {
   dd_http_server *s = rq->srv;
-  if (rq->too_large) return http__queue_error(rq->conn, DD_EINVAL, 413, "request body too large");
+  if (rq->too_large) return http__queue_error(rq->conn, DD_ENOMEM, 413, "request body too large");
   const http_native *nat = find_native(s, rq->url);
   if (nat) return http__dispatch_native(rq, nat);
   size_t bl = strlen(s->base_path);

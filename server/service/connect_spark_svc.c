@@ -19,6 +19,7 @@
 #include "server/service/connect_arrow.h"
 #include "server/service/connect_exec.h"
 #include "server/service/connect_session.h"
+#include "server/service/req_guard.h"
 #include "server/service/svc_util.h"
 #include "spark/connect/base.pb-c.h"
 
@@ -70,11 +71,15 @@ static int plan_decode(plan *out, const Spark__Connect__Plan *p) {
   if (!any_is(a, want))
     return dd_err_set(DD_EUNSUPPORTED, "deltad serves only Delta Connect operations: extension '%s' is not "
                       "type.googleapis.com/%s", a && a->type_url ? a->type_url : "", want);
-  if (!strcmp(want, DELTA_COMMAND_URL))
-    out->cmd = delta__connect__delta_command__unpack(NULL, a->value.len, a->value.data);
-  else
-    out->rel = delta__connect__delta_relation__unpack(NULL, a->value.len, a->value.data);
-  if (!out->cmd && !out->rel) return dd_err_set(DD_EINVAL, "malformed Any: the bytes are not a valid %s", want);
+  /* the Any's bytes are a second message: bounded like the request (req_guard.h) */
+  bool is_cmd = !strcmp(want, DELTA_COMMAND_URL);
+  ProtobufCMessage *m = NULL;
+  const ProtobufCMessageDescriptor *d =
+      is_cmd ? &delta__connect__delta_command__descriptor : &delta__connect__delta_relation__descriptor;
+  int rc = rg_pb_unpack(&m, d, a->value.data, a->value.len);
+  if (rc) return dd_err_wrap(rc, "the plan's extension (Any %s)", want);
+  if (is_cmd) out->cmd = (Delta__Connect__DeltaCommand *)m;
+  else out->rel = (Delta__Connect__DeltaRelation *)m;
   return 0;
 }
 

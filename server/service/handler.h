@@ -51,6 +51,7 @@ typedef int (*dd_handler_fn)(dd_call *call, const ProtobufCMessage *req, Protobu
 enum {
   DD_METHOD_STREAMING = 1u << 0, /* server-streaming reply */
   DD_METHOD_PUBLIC = 1u << 1,    /* needs no token */
+  DD_METHOD_RECIPIENT = 1u << 2, /* a recipient may call it (else: administrators only) */
 };
 
 typedef struct dd_method {
@@ -65,6 +66,11 @@ typedef struct dd_method {
  * returns DD_EUNAUTH. Implemented by the services; the transports call it through this
  * pointer so they never learn where tokens are kept. */
 typedef int (*dd_auth_fn)(void *app, const char *token, size_t len, dd_principal *out);
+
+/* Whether principal p may call m at all, decided from m->flags alone before the request is
+ * decoded: 0, or DD_EPERM (same message as svc_require_admin) for a non-administrator
+ * calling a method without DD_METHOD_RECIPIENT. Handlers still check what they serve. */
+int dd_method_authorize(const dd_method *m, const dd_principal *p);
 
 /* gRPC status code (grpc_status_code values) for a DD_E* code. */
 int dd_status_grpc(int code);

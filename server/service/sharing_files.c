@@ -69,6 +69,7 @@ const char *dd_sharing_error_code(int rc, int *out_status) {
   case DD_EEXISTS: *out_status = 409; return "RESOURCE_ALREADY_EXISTS";
   case DD_ECONFLICT: *out_status = 409; return "ABORTED";
   case DD_EIO: *out_status = 503; return "TEMPORARILY_UNAVAILABLE"; /* storage unreachable */
+  case DD_ENOMEM: *out_status = 429; return "RESOURCE_EXHAUSTED"; /* limits (req_guard.h) */
   default: *out_status = 500; return "INTERNAL_ERROR";
   }
 }

@@ -286,7 +286,7 @@ SHR_RECIPIENT_SAFE(shr_list_all_tables)
 
 #define SHR_M(name, fn, in, o, flags) \
   {"/deltad.sharing.v1.DeltaSharingService/" name, &deltad__sharing__v1__##in##__descriptor, \
-   &deltad__sharing__v1__##o##__descriptor, fn, flags}
+   &deltad__sharing__v1__##o##__descriptor, fn, (flags) | DD_METHOD_RECIPIENT}
 
 extern int shr_get_table_version(dd_call *, const ProtobufCMessage *, ProtobufCMessage **);
 extern int shr_get_table_metadata(dd_call *, const ProtobufCMessage *, ProtobufCMessage **);

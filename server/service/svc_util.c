@@ -1,4 +1,5 @@
-/* svc_util.c: helpers shared by the service handlers (see svc_util.h). */
+/* svc_util.c: helpers shared by the service handlers (see svc_util.h), and the method
+ * authorization both transports run before decoding a request (handler.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,14 +8,20 @@
 #include "google/protobuf/empty.pb-c.h"
 #include "server/service/svc_util.h"
 
-int svc_require_admin(const dd_call *call) {
-  switch (call->principal->kind) {
+static int svc__not_admin(const dd_principal *p) {
+  switch (p->kind) {
   case DD_PRINCIPAL_ADMIN: return 0;
   case DD_PRINCIPAL_NONE: return dd_err_set(DD_EUNAUTH, "authentication required");
-  default:
-    return dd_err_set(DD_EPERM, "permission denied: '%s' is not an administrator",
-                      call->principal->name);
+  default: return dd_err_set(DD_EPERM, "permission denied: '%s' is not an administrator", p->name);
   }
+}
+
+int svc_require_admin(const dd_call *call) { return svc__not_admin(call->principal); }
+
+int dd_method_authorize(const dd_method *m, const dd_principal *p) {
+  if (m->flags & DD_METHOD_PUBLIC) return 0;
+  if ((m->flags & DD_METHOD_RECIPIENT) && p->kind == DD_PRINCIPAL_RECIPIENT) return 0;
+  return svc__not_admin(p);
 }
 
 cat_store *svc_store(const dd_call *call) { return dd_app_store(call->app); }

@@ -33,7 +33,7 @@ static int sys_info(dd_call *call, const ProtobufCMessage *req, ProtobufCMessage
 }
 
 #define SYS_METHOD(name, fn, in, outd) \
-  {"/deltad.system.v1.SystemService/" name, &in, &outd, fn, 0}
+  {"/deltad.system.v1.SystemService/" name, &in, &outd, fn, DD_METHOD_RECIPIENT}
 
 const dd_method dd_system_methods[] = {
     SYS_METHOD("Ping", sys_ping, deltad__system__v1__ping_request__descriptor,

@@ -100,9 +100,25 @@ static int get_bool(const json_t *v, const char *field, bool *out) {
   return 0;
 }
 
+static int too_many_hints(size_t n) {
+  return dd_err_set(DD_EINVAL, "predicateHints: %zu hints; at most %d are accepted", n,
+                    SHQ_MAX_PREDICATE_HINTS);
+}
+
+int shq_query_check_hints(const shq_query *q) {
+  if (q->num_predicate_hints > SHQ_MAX_PREDICATE_HINTS) return too_many_hints(q->num_predicate_hints);
+  for (size_t i = 0; i < q->num_predicate_hints; i++)
+    if (strlen(q->predicate_hints[i]) > SHQ_MAX_HINT_BYTES)
+      return dd_err_set(DD_EINVAL, "predicateHints: a hint of more than %d bytes", SHQ_MAX_HINT_BYTES);
+  if (q->json_predicate_hints && strlen(q->json_predicate_hints) > SHQ_MAX_JSON_HINTS_BYTES)
+    return dd_err_set(DD_EINVAL, "jsonPredicateHints: more than %d bytes", SHQ_MAX_JSON_HINTS_BYTES);
+  return 0;
+}
+
 static int get_hints(const json_t *v, shq_query *q) {
   if (!json_is_array(v)) return bad_type("predicateHints", "an array of strings");
   size_t n = json_array_size(v);
+  if (n > SHQ_MAX_PREDICATE_HINTS) return too_many_hints(n);
   if (n && !(q->predicate_hints = calloc(n, sizeof(char *))))
     return dd_err_set(DD_ENOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) {
@@ -168,6 +184,7 @@ int shq_query_parse_json(shq_query *out, const char *body, size_t len) {
   json_object_foreach(root, k, v) {
     if ((rc = query_field(out, k, v))) goto cleanup;
   }
+  rc = shq_query_check_hints(out);
 cleanup:
   json_decref(root);
   if (rc) shq_query_clear(out);

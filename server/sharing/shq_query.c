@@ -142,6 +142,8 @@ cleanup:
 /* ======================= query checks ======================= */
 
 static int query_check(const shq_query *q, const shq_table_opts *opts) {
+  int rc = shq_query_check_hints(q); /* gRPC requests come here without shq_query_parse_json */
+  if (rc) return rc;
   int n = (q->version >= 0) + (q->timestamp != NULL) + (q->starting_version >= 0);
   if (n > 1)
     return dd_err_set(DD_EINVAL, "Please only provide one of: version,timestamp,startingVersion");

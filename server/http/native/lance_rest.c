@@ -10,6 +10,7 @@
 #include "server/http/native/lance_rest.h"
 #include "server/http/native/lance_rest_id.h"
 #include "server/http/native/lance_rest_json.h"
+#include "server/service/req_guard.h"
 
 /* Lance error codes (lance-namespace docs/src/namespace/operations/errors.md). */
 enum {
@@ -153,9 +154,11 @@ static int lr_fill_body(ProtobufCMessage *m, const dd_http_request *req, int *ha
   json_error_t jerr;
   *had_id = 0;
   if (len == 0) return 0;
+  int rc = rg_json_check((const char *)body, len); /* before jansson allocates */
+  if (rc) return rc;
   json_t *j = json_loadb((const char *)body, len, JSON_REJECT_DUPLICATES, &jerr);
   if (!j) return dd_err_set(DD_EINVAL, "request body: malformed JSON: %s", jerr.text);
-  int rc = lance_json_to_msg(m, j);
+  rc = lance_json_to_msg(m, j);
   const json_t *id = json_is_object(j) ? json_object_get(j, "id") : NULL;
   *had_id = id && !json_is_null(id);
   json_decref(j);
@@ -226,7 +229,8 @@ static int lr_run(void *app, const lr_req *q, const lr_route *r, const dd_princi
                   const char *raw_id, size_t id_len) {
   const dd_method *m = &dd_lance_methods[r->method];
   ProtobufCMessage *msg = NULL, *resp = NULL;
-  int rc = lr_build(&msg, m, r, q->req, raw_id, id_len);
+  int rc = dd_method_authorize(m, who); /* before the body is parsed */
+  if (!rc) rc = lr_build(&msg, m, r, q->req, raw_id, id_len);
   if (rc) return lr_error(q, rc, LANCE_SUBJECT_NONE);
   dd_call call = {.principal = who, .app = app, .send = lr_no_stream, .header = lr_header,
                   .transport = (void *)q->req};
@@ -243,7 +247,7 @@ static int lr_serve(void *app, const lr_req *q, const lr_route *routes, const ch
   const lr_route *r = NULL;
   size_t id_len = 0;
   int rc = dd_http_req_auth(q->req, &who);
-  if (rc) return lr_error(q, DD_EUNAUTH, LANCE_SUBJECT_NONE);
+  if (rc) return lr_error(q, rc == DD_ENOMEM ? rc : DD_EUNAUTH, LANCE_SUBJECT_NONE);
   if ((rc = lr_route_find(routes, path, &r, &id_len))) return lr_error(q, rc, LANCE_SUBJECT_NONE);
   if (strcmp(dd_http_req_method(q->req), r->verb) != 0) {
     rc = dd_err_set(DD_EINVAL, "%s takes %s, not %s", r->action, r->verb, dd_http_req_method(q->req));

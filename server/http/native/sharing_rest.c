@@ -18,6 +18,7 @@
 #include "server/http/native/sharing_stream.h"
 #include "server/http/native/sharing_rest.h"
 #include "server/http/pbjson.h"
+#include "server/service/req_guard.h"
 #include "server/service/sharing_files.h"
 #include "server/sharing/shq_request.h"
 
@@ -92,7 +93,8 @@ static int sr_invoke(sr_call *c, const char *path, const ProtobufCMessage *in,
   *out = NULL;
   if (!m) return dd_err_set(DD_EINTERNAL, "method %s not served", path);
   dd_err_clear();
-  return m->fn(&c->call, in, out);
+  int rc = dd_method_authorize(m, c->call.principal);
+  return rc ? rc : m->fn(&c->call, in, out);
 }
 
 /* ---- request parsing ----------------------------------------------------------------- */
@@ -260,7 +262,9 @@ static int sr_ndjson(sr_call *c, dd_http_reply *rep, const char *path,
   int64_t version = 0;
   char caps[128], v[32];
   int lines = 0;
-  int rc = srs_start(&s, m, in, c->call.principal, c->call.app,
+  int rc = dd_method_authorize(m, c->call.principal);
+  if (rc) return rc;
+  rc = srs_start(&s, m, in, c->call.principal, c->call.app,
                      sr_header(&c->call, "delta-sharing-capabilities"));
   if (!rc) rc = srs_wait_first(s, &version, caps, sizeof caps, &lines);
   if (rc) {
@@ -308,7 +312,8 @@ static int sr_query(sr_call *c, dd_http_reply *rep, const sr_route *r) {
   shq_query q = SHQ_QUERY_INIT;
   size_t len = 0;
   const uint8_t *body = dd_http_req_body(c->req, &len);
-  int rc = shq_query_parse_json(&q, (const char *)body, len);
+  int rc = rg_json_check((const char *)body, len); /* before jansson allocates */
+  if (!rc) rc = shq_query_parse_json(&q, (const char *)body, len);
   if (rc) return rc;
   sr_query_msg(&m, &q);
   m.share = (char *)r->seg[0];
@@ -367,6 +372,8 @@ static int sr_admin_msg(sr_call *c, const ProtobufCMessageDescriptor *desc, cons
   size_t len = 0;
   const uint8_t *body = dd_http_req_body(c->req, &len);
   json_error_t jerr;
+  int rc = rg_json_check((const char *)body, len); /* before jansson allocates */
+  if (rc) return rc;
   json_t *j = len ? json_loadb((const char *)body, len, 0, &jerr) : json_object();
   if (!j) return dd_err_set(DD_EINVAL, "invalid JSON body: %s", jerr.text);
   if (!json_is_object(j)) {
@@ -374,7 +381,7 @@ static int sr_admin_msg(sr_call *c, const ProtobufCMessageDescriptor *desc, cons
     return dd_err_set(DD_EINVAL, "the body must be a JSON object");
   }
   for (; kv && kv[0]; kv += 2) json_object_set_new(j, kv[0], json_string(kv[1]));
-  int rc = pbjson_to_msg(out, desc, j);
+  rc = pbjson_to_msg(out, desc, j);
   json_decref(j);
   return rc;
 }
@@ -382,7 +389,10 @@ static int sr_admin_msg(sr_call *c, const ProtobufCMessageDescriptor *desc, cons
 static int sr_admin(sr_call *c, dd_http_reply *rep, const char *method,
                     const ProtobufCMessageDescriptor *desc, const char *const *kv) {
   ProtobufCMessage *in = NULL, *out = NULL;
-  int rc = sr_admin_msg(c, desc, kv, &in);
+  const dd_method *m = sr_method(method);
+  int rc = m ? dd_method_authorize(m, c->call.principal) /* before the body is parsed */
+             : dd_err_set(DD_EINTERNAL, "method %s not served", method);
+  if (!rc) rc = sr_admin_msg(c, desc, kv, &in);
   const char *force = dd_http_req_query(c->req, "force");
   if (!rc && force && strcasecmp(force, "true") == 0) rc = pbjson_set_path_field(in, "force", "true");
   if (!rc) rc = sr_invoke(c, method, in, &out);
@@ -460,8 +470,9 @@ static int sr_split(char *buf, sr_route *r) {
   while (p) {
     char *slash = strchr(p, '/');
     if (slash) *slash = '\0';
-    if (r->n == SR_SEGS || !*p || dd_http_pct_decode(p, 0) != 0)
-      return dd_err_set(DD_ENOTFOUND, "no such resource");
+    if (r->n == SR_SEGS || !*p) return dd_err_set(DD_ENOTFOUND, "no such resource");
+    if (dd_http_pct_decode(p, 0) != 0)
+      return dd_err_set(DD_EINVAL, "path: a malformed percent-escape or an encoded NUL (%%00)");
     r->seg[r->n++] = p;
     p = slash ? slash + 1 : NULL;
   }
@@ -475,8 +486,9 @@ static int sr_serve(void *ctx, const dd_http_request *req, dd_http_reply *rep) {
   sr_call c = {.req = req};
   sr_route r;
   char path[4096];
-  if (dd_http_req_auth(req, &who) != 0)
-    return sr_error(rep, m, DD_EUNAUTH, "The bearer token is missing or incorrect.");
+  int arc = dd_http_req_auth(req, &who);
+  if (arc == DD_ENOMEM) return sr_error(rep, m, arc, dd_err_msg()); /* admission (req_guard.h) */
+  if (arc) return sr_error(rep, m, DD_EUNAUTH, "The bearer token is missing or incorrect.");
   c.call.principal = &who;
   c.call.app = x->app;
   c.call.send = sr_send;
