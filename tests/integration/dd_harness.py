@@ -68,8 +68,10 @@ TEST_LOCATIONS = (("dd-test-tmp", os.path.realpath(tempfile.gettempdir())),
 
 
 class Server:
-    def __init__(self, data_dir=None, env=None, extra_args=None, register_locations=True):
+    def __init__(self, data_dir=None, env=None, extra_args=None, register_locations=True,
+                 curl_args=None):
         self.register_locations = register_locations
+        self.curl_args = list(curl_args or [])  # e.g. --cacert for a TLS server
         self.owns_dir = data_dir is None
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="deltad-test-")
         self.env = dict(os.environ)
@@ -162,7 +164,7 @@ class Server:
     def curl(self, method, path, body=None, token="admin", headers=()):
         """Runs real curl against the REST port; returns (status, parsed JSON or text)."""
         url = self.rest + path if path.startswith("/") else path
-        args = ["curl", "-sS", "-X", method, "-o", "-", "-w", "\n%{http_code}", url]
+        args = ["curl", "-sS", "-X", method, "-o", "-", "-w", "\n%{http_code}", url] + self.curl_args
         if token == "admin":
             token = self.token
         if token:
@@ -189,12 +191,14 @@ class ServerTest(unittest.TestCase):
     server_env = None
     server_args = None
     register_locations = True  # the LOCAL locations dd-test-tmp and dd-test-fixtures
+    server_curl_args = None    # extra curl arguments of Server.curl (TLS servers)
 
     @classmethod
     def setUpClass(cls):
         stubs_dir()
         cls.server = Server(env=cls.server_env, extra_args=cls.server_args,
-                            register_locations=cls.register_locations).start()
+                            register_locations=cls.register_locations,
+                            curl_args=cls.server_curl_args).start()
 
     @classmethod
     def tearDownClass(cls):

@@ -66,6 +66,9 @@ class TlsCase(h.ServerTest):
             shutil.copy(cls.certs.ca_cert, cls.ca_file)
             args += ["--tls-client-auth", cls.client_auth, "--tls-client-ca-file", cls.ca_file]
         cls.server_args = args + cls.extra_args
+        # The harness registers its storage locations over REST: as a trusted client.
+        cls.server_curl_args = ["--cacert", cls.certs.ca_cert, "--cert", cls.client[0],
+                                "--key", cls.client[1]]
         super().setUpClass()
         cls.grpc_port = int(cls.server.grpc_target.rsplit(":", 1)[1])
         cls.rest_port = int(cls.server.http_base.rsplit(":", 1)[1])
