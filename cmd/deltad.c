@@ -2,6 +2,7 @@
  * keys, admin token), starts the gRPC and REST transports on the same method table, prints
  * where they listen, and on SIGINT/SIGTERM shuts down gracefully (stop accepting, finish
  * in-flight calls, flush LMDB) and exits 0. */
+#include <limits.h>
 #include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -24,6 +25,27 @@ static void main_host_of(char *out, size_t cap, const char *listen) {
   memcpy(out, listen, n);
   out[n] = '\0';
   if (strcmp(out, "0.0.0.0") == 0 || out[0] == '\0') snprintf(out, cap, "127.0.0.1");
+}
+
+/* Connection limits and timeouts: the config's seconds into each transport's options. */
+static void main_http_limits(dd_http_opts *o, const dd_config *cfg) {
+  o->idle_timeout_s = cfg->http_idle_timeout_s;
+  o->header_timeout_s = cfg->http_header_timeout_s;
+  o->body_timeout_s = cfg->http_body_timeout_s;
+  o->max_connections = (unsigned)cfg->http_max_connections;
+  o->max_connections_per_ip = (unsigned)cfg->http_max_connections_per_ip;
+}
+
+static int main_ms(int seconds) { return seconds > INT_MAX / 1000 ? INT_MAX : seconds * 1000; }
+
+static void main_grpc_limits(dd_grpc_opts *o, const dd_config *cfg) {
+  o->keepalive_time_ms = main_ms(cfg->grpc_keepalive_time_s);
+  o->keepalive_timeout_ms = main_ms(cfg->grpc_keepalive_timeout_s);
+  o->handshake_timeout_ms = main_ms(cfg->grpc_handshake_timeout_s);
+  o->max_connection_idle_ms = main_ms(cfg->grpc_max_connection_idle_s);
+  o->max_connection_age_ms = main_ms(cfg->grpc_max_connection_age_s);
+  o->max_connection_age_grace_ms = main_ms(cfg->grpc_max_connection_age_grace_s);
+  o->max_concurrent_streams = cfg->grpc_max_concurrent_streams;
 }
 
 static int main_run(const dd_config *cfg, const sigset_t *sigs) {
@@ -53,6 +75,7 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   hopts.app = app;
   hopts.auth = dd_app_auth;
   hopts.shutdown_grace_ms = cfg->shutdown_grace_ms;
+  main_http_limits(&hopts, cfg);
   if ((rc = dd_http_server_new(&http, &hopts, methods, n_methods)) != 0) goto cleanup;
   if ((rc = lance_rest_register(http, app)) != 0) goto cleanup; /* Lance Namespace REST */
   if ((rc = dd_sharing_rest_register(http, app, cfg->base_path)) != 0) goto cleanup;
@@ -71,6 +94,7 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   gopts.app = app;
   gopts.auth = dd_app_auth;
   gopts.shutdown_grace_ms = cfg->shutdown_grace_ms;
+  main_grpc_limits(&gopts, cfg);
   if ((rc = dd_grpc_server_start(&grpc, &gopts, methods, n_methods)) != 0) goto cleanup;
 
   printf("deltad: gRPC listening on %s:%d\n", host, dd_grpc_server_port(grpc));

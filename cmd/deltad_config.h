@@ -17,6 +17,12 @@ typedef struct dd_config {
   int demo;               /* create the demo catalog and table on start */
   int shutdown_grace_ms;
   int url_expiry_seconds; /* Delta Sharing file URLs (default 3600) */
+  /* Connection limits and timeouts (cfg_set_limits; 0 = none), in seconds. */
+  int http_idle_timeout_s, http_header_timeout_s, http_body_timeout_s;
+  int http_max_connections, http_max_connections_per_ip;
+  int grpc_keepalive_time_s, grpc_keepalive_timeout_s, grpc_handshake_timeout_s;
+  int grpc_max_connection_idle_s, grpc_max_connection_age_s, grpc_max_connection_age_grace_s;
+  int grpc_max_concurrent_streams;
 } dd_config;
 
 /* Fills *cfg with defaults, then the config file named by --config (if any), then flags.

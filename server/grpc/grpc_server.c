@@ -78,17 +78,40 @@ static int srv__build_services(dd_grpc_server *s) {
 
 /* ---- gRPC objects ---- */
 
+static void srv__int_arg(grpc_arg *args, size_t *n, const char *key, int value) {
+  memset(&args[*n], 0, sizeof args[*n]);
+  args[*n].type = GRPC_ARG_INTEGER;
+  args[*n].key = (char *)key;
+  args[*n].value.integer = value;
+  (*n)++;
+}
+
+/* The connection limits of the options (those set, i.e. > 0); at most 8 args. */
+static void srv__limit_args(const dd_grpc_opts *o, grpc_arg *args, size_t *n) {
+  const struct {
+    const char *key;
+    int value;
+  } limits[] = {
+      {GRPC_ARG_KEEPALIVE_TIME_MS, o->keepalive_time_ms},
+      {GRPC_ARG_KEEPALIVE_TIMEOUT_MS, o->keepalive_timeout_ms},
+      {GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, o->handshake_timeout_ms},
+      {GRPC_ARG_MAX_CONNECTION_IDLE_MS, o->max_connection_idle_ms},
+      {GRPC_ARG_MAX_CONNECTION_AGE_MS, o->max_connection_age_ms},
+      {GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, o->max_connection_age_grace_ms},
+      {GRPC_ARG_MAX_CONCURRENT_STREAMS, o->max_concurrent_streams},
+  };
+  for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++)
+    if (limits[i].value > 0) srv__int_arg(args, n, limits[i].key, limits[i].value);
+}
+
 static int srv__create_grpc(dd_grpc_server *s) {
-  grpc_arg args[3];
-  memset(args, 0, sizeof args);
-  args[0].type = args[1].type = args[2].type = GRPC_ARG_INTEGER;
-  args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-  args[0].value.integer = (int)s->opts.max_message_bytes;
-  args[1].key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
-  args[1].value.integer = (int)s->opts.max_message_bytes;
-  args[2].key = (char *)GRPC_ARG_ALLOW_REUSEPORT; /* a port in use must fail, not be shared */
-  args[2].value.integer = 0;
-  grpc_channel_args ca = {3, args};
+  grpc_arg args[12];
+  size_t n = 0;
+  srv__int_arg(args, &n, GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, (int)s->opts.max_message_bytes);
+  srv__int_arg(args, &n, GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, (int)s->opts.max_message_bytes);
+  srv__int_arg(args, &n, GRPC_ARG_ALLOW_REUSEPORT, 0); /* a port in use must fail, not be shared */
+  srv__limit_args(&s->opts, args, &n);
+  grpc_channel_args ca = {n, args};
   if (!(s->gs = grpc_server_create(&ca, NULL)))
     return dd_err_set(DD_EINTERNAL, "grpc_server_create failed");
   if (!(s->shutdown_cq = grpc_completion_queue_create_for_next(NULL)))
