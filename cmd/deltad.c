@@ -112,12 +112,17 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
 
   int sig = 0;
   sigwait(sigs, &sig);
+  /* Both ports stop taking new calls at the same moment; in-flight ones share one grace. */
+  dd_http_server_drain(http);
+  dd_grpc_server_drain(grpc);
   printf("deltad: %s received, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
   fflush(stdout);
 
 cleanup:
-  dd_http_server_stop(http);
+  dd_http_server_drain(http);
+  dd_grpc_server_drain(grpc);
   dd_grpc_server_shutdown(grpc);
+  dd_http_server_stop(http);
   dd_grpc_server_free(grpc);
   dd_http_server_free(http);
   dd_app_close(app);

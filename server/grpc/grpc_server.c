@@ -261,13 +261,27 @@ cleanup:
 
 int dd_grpc_server_port(const dd_grpc_server *s) { return s ? s->port : 0; }
 
-/* Stops the gRPC server: no new calls, streams ended, in-flight calls get the grace
- * period, then are cancelled. Returns when gRPC reports every call finished. */
+void dd_grpc_server_drain(dd_grpc_server *s) {
+  if (!s) return;
+  pthread_mutex_lock(&s->mu);
+  if (!atomic_load(&s->draining)) {
+    s->drain_at = gpr_now(GPR_CLOCK_MONOTONIC);
+    atomic_store(&s->draining, true);
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* Stops the gRPC server: after the GOAWAY delay (see grpc_int.h) no new calls, streams
+ * ended, in-flight calls get what is left of the grace counted from the drain, then are
+ * cancelled. Returns when gRPC reports every call finished. */
 static void srv__stop(dd_grpc_server *s) {
+  int delay = s->opts.shutdown_grace_ms < DD_GRPC__GOAWAY_DELAY_MS ? s->opts.shutdown_grace_ms
+                                                                   : DD_GRPC__GOAWAY_DELAY_MS;
+  gpr_sleep_until(gpr_time_add(s->drain_at, gpr_time_from_millis(delay, GPR_TIMESPAN)));
   grpc_server_shutdown_and_notify(s->gs, s->shutdown_cq, &s->t_shutdown);
   dd_grpc__astream_end_all(s);
-  gpr_timespec until = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
-                                    gpr_time_from_millis(s->opts.shutdown_grace_ms, GPR_TIMESPAN));
+  gpr_timespec until =
+      gpr_time_add(s->drain_at, gpr_time_from_millis(s->opts.shutdown_grace_ms, GPR_TIMESPAN));
   grpc_event ev = grpc_completion_queue_next(s->shutdown_cq, until, NULL);
   if (ev.type == GRPC_QUEUE_TIMEOUT) {
     grpc_server_cancel_all_calls(s->gs);
@@ -284,6 +298,9 @@ void dd_grpc_server_shutdown(dd_grpc_server *s) {
     return;
   }
   s->state = 1;
+  pthread_mutex_unlock(&s->mu);
+  dd_grpc_server_drain(s);
+  pthread_mutex_lock(&s->mu);
   atomic_store(&s->stopping, true);
   pthread_mutex_unlock(&s->mu);
 

@@ -60,8 +60,14 @@ int dd_grpc_server_start(dd_grpc_server **out, const dd_grpc_opts *opts, const d
 /* The bound TCP port (the chosen one when the listen address said port 0). */
 int dd_grpc_server_port(const dd_grpc_server *s);
 
-/* Graceful shutdown: stops accepting calls, ends health Watch and reflection streams,
- * lets in-flight calls finish for up to opts.shutdown_grace_ms, then cancels the rest
+/* Begins draining, at once and without blocking: every call that has not started yet
+ * is answered UNAVAILABLE "server shutting down"; calls being served go on. The grace of
+ * shutdown counts from here. Idempotent; shutdown drains first if this was not called. */
+void dd_grpc_server_drain(dd_grpc_server *s);
+
+/* Graceful shutdown: drains, sends GOAWAY 200 ms after the drain began (calls already on
+ * the wire are refused, not cancelled), ends health Watch and reflection streams,
+ * lets in-flight calls finish until opts.shutdown_grace_ms after the drain, then cancels the rest
  * (a streaming handler's send then returns DD_ECANCELLED), and joins the threads.
  * Idempotent; blocks until done. A handler that never returns blocks it forever, and a
  * handler must not call it (it waits for that very call and joins its thread). */
