@@ -105,12 +105,13 @@ void http__conn_phase(dd_http_server *s, struct MHD_Connection *c, http_phase ph
   pthread_mutex_unlock(&s->conns_mu);
 }
 
-/* In thread-per-connection mode a handler or a stream callback may block on the
- * connection's thread; MHD counts that time as inactivity and would close the connection
- * as soon as it returns. Re-arming the timeout restarts the count (MHD sets the last
- * activity when a timeout is set on a connection that had none). */
+/* A handler or a stream callback may block on the thread serving the connection (its own
+ * thread, or in the epoll pool a native handler); MHD counts that time as inactivity and
+ * would close the connection as soon as the callback returns. Re-arming the timeout
+ * restarts the count (MHD sets the last activity when a timeout is set on a connection
+ * that had none). Called on the connection's thread, from inside MHD's callbacks. */
 void http__conn_touch(dd_http_server *s, struct MHD_Connection *c, int64_t since_ms) {
-  if (s->opts.threads > 0 || s->opts.idle_timeout_s <= 0 || !c) return;
+  if (s->opts.idle_timeout_s <= 0 || !c) return;
   if (http__mono_ms() - since_ms < 1000) return; /* too short to matter; spare MHD's lock */
   MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
   MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)s->opts.idle_timeout_s);

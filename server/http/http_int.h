@@ -133,7 +133,7 @@ void http__conn_notify(void *cls, struct MHD_Connection *c, void **socket_contex
 enum MHD_Result http__conn_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen);
 void http__conn_phase(dd_http_server *s, struct MHD_Connection *c, http_phase phase);
 /* Re-arms c's idle timeout if a callback blocked its thread since since_ms for 1 s or
- * more (thread-per-connection mode only). */
+ * more. */
 void http__conn_touch(dd_http_server *s, struct MHD_Connection *c, int64_t since_ms);
 int64_t http__mono_ms(void); /* CLOCK_MONOTONIC in ms */
 void http__conns_close_idle(dd_http_server *s);
