@@ -22,6 +22,8 @@ REST_THREADS = 6
 
 
 class Drain(unittest.TestCase):
+    args = []
+
     def setUp(self):
         dd_harness.stubs_dir()
         from deltad.catalog.v1 import catalog_pb2, catalog_pb2_grpc
@@ -34,7 +36,7 @@ class Drain(unittest.TestCase):
             s.cleanup()
 
     def start(self):
-        s = Server(data_dir=self.data).start()
+        s = Server(data_dir=self.data, extra_args=self.args).start()
         self.servers.append(s)
         return s
 
@@ -138,6 +140,11 @@ class Drain(unittest.TestCase):
         missing = [n for n in acked if n not in names]
         self.assertEqual(missing, [], "acknowledged creates lost")
         self.assertEqual(s2.stop(), 0)
+
+
+class DrainPool(Drain):
+    """The same with the REST epoll pool (--http-threads 2)."""
+    args = ["--http-threads", "2"]
 
 
 if __name__ == "__main__":

@@ -141,6 +141,11 @@ class Timeouts(Harness):
         self.wait_all_closed([s], 5)  # then idle: closed
 
 
+class TimeoutsPool(Timeouts):
+    """The same with the epoll pool (--http-threads 2) instead of a thread per connection."""
+    args = Timeouts.args + ["--http-threads", "2"]
+
+
 class Caps(Harness):
     args = ["--http-max-connections", "40", "--http-max-connections-per-ip", "30"]
 
