@@ -101,7 +101,6 @@ void http__conn_phase(dd_http_server *s, struct MHD_Connection *c, http_phase ph
   pthread_mutex_lock(&s->conns_mu);
   k->phase = phase;
   k->since_ms = http__mono_ms();
-  if (phase == HTTP__PH_HEAD && atomic_load(&s->draining)) conn_kill(k); /* reply sent */
   pthread_mutex_unlock(&s->conns_mu);
 }
 

@@ -291,6 +291,10 @@ void dd_http_server_drain(dd_http_server *s) {
   if (!s || !s->mhd || s->drained) return;
   s->drained = 1;
   s->quiesced_fd = MHD_quiesce_daemon(s->mhd);
+  /* Closing the descriptor must wait for stop (MHD's threads may still hold it), but on
+   * Linux shutdown() makes it stop listening now: new clients are refused at once
+   * instead of waiting in the backlog until the grace ends. */
+  if (s->quiesced_fd != MHD_INVALID_SOCKET) (void)shutdown(s->quiesced_fd, SHUT_RDWR);
   clock_gettime(CLOCK_REALTIME, &s->drain_until);
   int grace = s->opts.shutdown_grace_ms > 0 ? s->opts.shutdown_grace_ms : 0;
   s->drain_until.tv_sec += grace / 1000;

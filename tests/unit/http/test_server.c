@@ -748,6 +748,34 @@ static void test_graceful_stop(void **state) {
   dd_http_server_stop(s); /* twice is fine */
 }
 
+/* drain() while a slow request runs: it finishes (200); the request pipelined behind it
+ * is answered 503 with Connection: close and not run; then the connection is closed and
+ * no new one is accepted. */
+static void test_drain_pipelined(void **state) {
+  dd_http_server *s = *state;
+  __atomic_store_n(&slow_started, 0, __ATOMIC_SEQ_CST);
+  int fd = conn_open();
+  assert_true(fd >= 0);
+  const char *two = "GET /api/v1/schemas/slow.one HTTP/1.1\r\nHost: t\r\n" AUTH "\r\n"
+                    "DELETE /api/v1/catalogs/x HTTP/1.1\r\nHost: t\r\n" AUTH "\r\n";
+  assert_int_equal(write(fd, two, strlen(two)), (ssize_t)strlen(two));
+  for (int i = 0; i < 500 && !__atomic_load_n(&slow_started, __ATOMIC_SEQ_CST); i++) usleep(10 * 1000);
+  dd_http_server_drain(s);
+  rbuf b = {0};
+  resp r;
+  assert_int_equal(read_resp(fd, &b, &r), 0);
+  assert_int_equal(r.status, 200);
+  free(r.body);
+  assert_int_equal(read_resp(fd, &b, &r), 0);
+  assert_int_equal(r.status, 503); /* not 404: the handler never ran */
+  assert_non_null(strstr(r.headers, "Connection: close"));
+  free(r.body);
+  char c;
+  assert_int_equal(read(fd, &c, 1), 0);
+  close(fd);
+  assert_int_equal(conn_open(), -1);
+}
+
 /* With an idle timeout of 1 s, replies whose handler or producer is quiet for 2.2 s still
  * arrive whole (the client is waiting, not idle); a silent client is closed. */
 static void test_slow_reply_not_idle(void **state) {
@@ -804,7 +832,8 @@ int main(void) {
       BOTH(test_bad_requests), BOTH(test_status_codes), BOTH(test_streaming),
       BOTH(test_stream_large), BOTH(test_stream_not_buffered), BOTH(test_stream_client_gone),
       BOTH(test_stream_stop), BOTH(test_native), BOTH(test_keep_alive), BOTH(test_concurrent),
-      BOTH(test_slow_handler_isolation), BOTH(test_graceful_stop), cmocka_unit_test(test_bad_listen),
+      BOTH(test_slow_handler_isolation), BOTH(test_graceful_stop), BOTH(test_drain_pipelined),
+      cmocka_unit_test(test_bad_listen),
       cmocka_unit_test_setup_teardown(test_slow_reply_not_idle, setup_tpc_idle, teardown),
       cmocka_unit_test_setup_teardown(test_slow_reply_not_idle, setup_pool_idle, teardown),
   };
