@@ -5,7 +5,10 @@ that stalls; all are closed within the configured timeouts (2 s here) while a no
 client is still served and the server's thread count (/proc/PID/status) stays bounded.
 Over the connection cap (in all, and per client address) new connections are closed at
 once and the server stays up."""
+import os
 import socket
+import subprocess
+import tempfile
 import time
 import unittest
 
@@ -174,6 +177,33 @@ class Caps(Harness):
             except AssertionError:
                 time.sleep(0.2)
         self.normal_request_ok()
+
+
+class Options(unittest.TestCase):
+    def test_bad_values_refused(self):
+        binary = os.environ["DELTAD_BIN"]
+        for flag, val in (("--http-max-connections", "-1"), ("--http-idle-timeout-seconds", "soon"),
+                          ("--grpc-max-concurrent-streams", "99999999999")):
+            out = subprocess.run([binary, flag, val], capture_output=True, text=True)
+            self.assertEqual(out.returncode, 2, (flag, out.stderr))
+            self.assertIn(flag[2:], out.stderr)
+        out = subprocess.run([binary, "--help"], capture_output=True, text=True)
+        self.assertIn("--http-header-timeout-seconds", out.stdout)
+        self.assertIn("--grpc-max-connection-idle-seconds", out.stdout)
+
+
+class ConfigFile(Harness):
+    """The limits are read from the config file like every option."""
+    cfg = tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False)
+    cfg.write("http-max-connections-per-ip = 1\nhttp-header-timeout-seconds = 1\n")
+    cfg.close()
+    args = ["--config", cfg.name]
+
+    def test_limits_from_config_file(self):
+        first = self.connect()
+        second = self.connect()
+        self.wait_all_closed([second], 2)  # over the per-address cap of 1
+        self.wait_all_closed([first], 4)  # no headers within 1 s
 
 
 if __name__ == "__main__":
