@@ -1,8 +1,10 @@
 /* http_int.h: the REST listener's insides, shared by its files and nothing else.
  *
  * Life of a request (libmicrohttpd calls http_server.c's access handler several times):
- *  1. first call: an http_req is made and counted in srv->in_flight; a declared
- *     Content-Length over the limit is answered 413 at once;
+ *  1. first call (headers complete): an http_req is made and counted in srv->in_flight;
+ *     a draining server answers 503, ambiguous framing (http_framing.c) 400 or 501, both
+ *     with Connection: close; a declared Content-Length over the limit is answered 413 at
+ *     once (an answer in the first call makes MHD close the connection after it);
  *  2. upload calls: the body is appended to rq->body (past the limit it is dropped and
  *     413 is answered at the end);
  *  3. last call: the request goes to a native handler (http_native.c) when a registered
@@ -10,6 +12,8 @@
  *     one queued MHD response;
  *  4. MHD's completion callback frees the http_req and signals stop() waiting for
  *     in-flight requests.
+ * Alongside, http_conn.c tracks each connection's phase (headers, body, busy) for the
+ * header and body deadlines the watchdog enforces; the steps above move it along.
  * Streaming methods run on their own thread and are pulled by MHD (http_stream.c). Unary
  * handlers run in the connection's own thread in thread-per-connection mode; in the epoll
  * pool they too run on their own thread while the connection is suspended, so a slow
@@ -64,13 +68,13 @@ struct dd_http_server {
   http_stream *jobs_head, *jobs_tail;
   int jobs_stop;
   /* connections, caps and deadlines (http_conn.c) */
-  pthread_mutex_t conns_mu; /* guards conns, n_conns, draining, watchdog_stop, each phase */
+  pthread_mutex_t conns_mu; /* guards conns, n_conns, watchdog_stop, each conn's phase */
   pthread_cond_t conns_cv;
   http_conn *conns;
   long n_conns;
   atomic_int draining; /* drain() began: new requests get 503 and close */
   struct timespec drain_until; /* CLOCK_REALTIME end of the grace, set by drain() */
-  int drained;
+  int drained; /* drain() ran (owner's thread only, like start and stop) */
   MHD_socket quiesced_fd; /* the listening socket MHD gave back at drain(); closed at stop */
   pthread_t watchdog;
   int watchdog_started, watchdog_stop;
