@@ -135,5 +135,10 @@ class Framing(ServerTest):
         self.assertIn("framing-ok", self.catalogs())
 
 
+class FramingPool(Framing):
+    """The same with the REST epoll pool (--http-threads 2)."""
+    server_args = ["--http-threads", "2"]
+
+
 if __name__ == "__main__":
     dd_harness.main()

@@ -792,7 +792,28 @@ static void test_slow_reply_not_idle(void **state) {
   assert_int_equal(r.status, 200);
   assert_string_equal(r.body, "{\"chunk\":100}\n{\"chunk\":101}\n{\"chunk\":102}\n");
   free(r.body);
-  int fd = conn_open();
+  /* a client reading a large stream slowly, through a small window, makes progress */
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int small = 8192;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+  send_req(fd, "GET", "/api/v1/schemas?maxResults=20000", AUTH "Connection: close\r\n", NULL);
+  char buf[4096];
+  size_t total = 0;
+  ssize_t n;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while ((n = read(fd, buf, sizeof buf)) > 0) {
+    total += (size_t)n;
+    usleep(15 * 1000);
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  close(fd);
+  if (t1.tv_sec - t0.tv_sec < 2) fail_msg("the slow read took under 2 s; it proves nothing");
+  assert_true(total > 20000u * 30u); /* every line arrived (each is over 30 bytes) */
+  fd = conn_open();
   assert_true(fd >= 0);
   struct timeval tv = {.tv_sec = 5};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
