@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "server/http/http_server.h"
 
 #define DELTAD_VERSION "0.1.0"
 
@@ -37,8 +38,8 @@ void dd_config_usage(void) {
       "  --http-idle-timeout-seconds N     no byte moved on a connection (default 30)\n"
       "  --http-header-timeout-seconds N   request line and headers (default 30)\n"
       "  --http-body-timeout-seconds N     request body (default 60)\n"
-      "  --http-max-connections N          open REST connections (default 1024)\n"
-      "  --http-max-connections-per-ip N   from one address (default 256)\n"
+      "  --http-max-connections N          open REST connections (default 512)\n"
+      "  --http-max-connections-per-ip N   from one address (default 128)\n"
       "  --grpc-keepalive-time-seconds N   ping an idle transport after (default 120)\n"
       "  --grpc-keepalive-timeout-seconds N  close when the ping is not acked (default 20)\n"
       "  --grpc-handshake-timeout-seconds N  HTTP/2 preface and settings (default 20)\n"
@@ -102,11 +103,11 @@ static int cfg_set_limits(dd_config *cfg, const char *key, const char *val) {
 }
 
 static void cfg_defaults_limits(dd_config *cfg) {
-  cfg->http_idle_timeout_s = 30;
-  cfg->http_header_timeout_s = 30;
-  cfg->http_body_timeout_s = 60;
-  cfg->http_max_connections = 1024;
-  cfg->http_max_connections_per_ip = 256;
+  cfg->http_idle_timeout_s = DD_HTTP_IDLE_TIMEOUT_S;
+  cfg->http_header_timeout_s = DD_HTTP_HEADER_TIMEOUT_S;
+  cfg->http_body_timeout_s = DD_HTTP_BODY_TIMEOUT_S;
+  cfg->http_max_connections = DD_HTTP_MAX_CONNECTIONS;
+  cfg->http_max_connections_per_ip = DD_HTTP_MAX_CONNECTIONS_PER_IP;
   cfg->grpc_keepalive_time_s = 120;
   cfg->grpc_keepalive_timeout_s = 20;
   cfg->grpc_handshake_timeout_s = 20;

@@ -65,8 +65,8 @@ typedef struct dd_http_opts {
 #define DD_HTTP_IDLE_TIMEOUT_S 30
 #define DD_HTTP_HEADER_TIMEOUT_S 30
 #define DD_HTTP_BODY_TIMEOUT_S 60
-#define DD_HTTP_MAX_CONNECTIONS 1024
-#define DD_HTTP_MAX_CONNECTIONS_PER_IP 256
+#define DD_HTTP_MAX_CONNECTIONS 512 /* below the usual open-files limit of 1024 */
+#define DD_HTTP_MAX_CONNECTIONS_PER_IP 128
 
 /* ---- native handlers ----------------------------------------------------------------- */
 
