@@ -91,9 +91,9 @@ class Timeouts(Harness):
     def test_idle_partial_header_and_stalled_body_are_closed(self):
         pid = self.server.proc.pid
         base = threads(pid)
-        idle = [self.connect() for _ in range(N)]
-        trickled = [self.connect() for _ in range(N)]
-        stalled = [self.connect() for _ in range(N)]
+        idle = [self.connect("127.0.0.2") for _ in range(N)]  # each kind from its own
+        trickled = [self.connect("127.0.0.3") for _ in range(N)]  # address: under the
+        stalled = [self.connect("127.0.0.4") for _ in range(N)]  # default per-address cap
         req = b"GET /api/v1/catalogs HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 1000
         pos = {s: 0 for s in trickled}
 
@@ -113,13 +113,13 @@ class Timeouts(Harness):
         took = self.wait_all_closed(idle + trickled + stalled, 8, trickle=None)
         # the trickled ones kept sending until closed: run them again with trickling
         self.assertLess(took, 8)
-        more = [self.connect() for _ in range(N)]
+        more = [self.connect("127.0.0.5") for _ in range(N)]
         for s in more:
             pos[s] = 0
             one_byte(s)
         took = self.wait_all_closed(more, 8, trickle=one_byte)
         self.assertLess(took, 5.5, "a header trickled byte by byte outlived the 2 s deadline")
-        bodies = [self.connect() for _ in range(N)]
+        bodies = [self.connect("127.0.0.6") for _ in range(N)]
         for s in bodies:
             s.sendall(("POST /api/v1/catalogs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
                        "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
