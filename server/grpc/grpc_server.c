@@ -86,7 +86,7 @@ static void srv__int_arg(grpc_arg *args, size_t *n, const char *key, int value) 
   (*n)++;
 }
 
-/* The connection limits of the options (those set, i.e. > 0); at most 8 args. */
+/* The connection limits of the options (those set, i.e. > 0): at most 7 args. */
 static void srv__limit_args(const dd_grpc_opts *o, grpc_arg *args, size_t *n) {
   const struct {
     const char *key;
