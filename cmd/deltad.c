@@ -3,6 +3,7 @@
  * where they listen, and on SIGINT/SIGTERM shuts down gracefully (stop accepting, finish
  * in-flight calls, flush LMDB) and exits 0. With TLS configured, SIGHUP re-reads the
  * certificate, key and client CA files; a reload that fails keeps the old ones. */
+#include <limits.h>
 #include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -56,6 +57,27 @@ static void main_reload_tls(const dd_config *cfg, dd_http_server *http, dd_grpc_
   dd_tls_files_free(f);
 }
 
+/* Connection limits and timeouts: the config's seconds into each transport's options. */
+static void main_http_limits(dd_http_opts *o, const dd_config *cfg) {
+  o->idle_timeout_s = cfg->http_idle_timeout_s;
+  o->header_timeout_s = cfg->http_header_timeout_s;
+  o->body_timeout_s = cfg->http_body_timeout_s;
+  o->max_connections = (unsigned)cfg->http_max_connections;
+  o->max_connections_per_ip = (unsigned)cfg->http_max_connections_per_ip;
+}
+
+static int main_ms(int seconds) { return seconds > INT_MAX / 1000 ? INT_MAX : seconds * 1000; }
+
+static void main_grpc_limits(dd_grpc_opts *o, const dd_config *cfg) {
+  o->keepalive_time_ms = main_ms(cfg->grpc_keepalive_time_s);
+  o->keepalive_timeout_ms = main_ms(cfg->grpc_keepalive_timeout_s);
+  o->handshake_timeout_ms = main_ms(cfg->grpc_handshake_timeout_s);
+  o->max_connection_idle_ms = main_ms(cfg->grpc_max_connection_idle_s);
+  o->max_connection_age_ms = main_ms(cfg->grpc_max_connection_age_s);
+  o->max_connection_age_grace_ms = main_ms(cfg->grpc_max_connection_age_grace_s);
+  o->max_concurrent_streams = cfg->grpc_max_concurrent_streams;
+}
+
 static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   dd_app *app = NULL;
   dd_grpc_server *grpc = NULL;
@@ -90,6 +112,7 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   hopts.auth = dd_app_auth;
   hopts.shutdown_grace_ms = cfg->shutdown_grace_ms;
   hopts.tls = tls ? &tls->pem : NULL;
+  main_http_limits(&hopts, cfg);
   if ((rc = dd_http_server_new(&http, &hopts, methods, n_methods)) != 0) goto cleanup;
   if ((rc = lance_rest_register(http, app)) != 0) goto cleanup; /* Lance Namespace REST */
   if ((rc = dd_sharing_rest_register(http, app, cfg->base_path)) != 0) goto cleanup;
@@ -110,6 +133,7 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   gopts.auth = dd_app_auth;
   gopts.shutdown_grace_ms = cfg->shutdown_grace_ms;
   gopts.tls = tls ? &tls->pem : NULL;
+  main_grpc_limits(&gopts, cfg);
   if ((rc = dd_grpc_server_start(&grpc, &gopts, methods, n_methods)) != 0) goto cleanup;
 
   printf("deltad: gRPC listening on %s:%d\n", host, dd_grpc_server_port(grpc));
@@ -135,12 +159,17 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
 
   int sig = 0;
   while (sigwait(sigs, &sig) == 0 && sig == SIGHUP) main_reload_tls(cfg, http, grpc);
+  /* Both ports stop taking new calls at the same moment; in-flight ones share one grace. */
+  dd_http_server_drain(http);
+  dd_grpc_server_drain(grpc);
   printf("deltad: %s received, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
   fflush(stdout);
 
 cleanup:
-  dd_http_server_stop(http);
+  dd_http_server_drain(http);
+  dd_grpc_server_drain(grpc);
   dd_grpc_server_shutdown(grpc);
+  dd_http_server_stop(http);
   dd_grpc_server_free(grpc);
   dd_http_server_free(http);
   dd_app_close(app);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "server/http/http_server.h"
 
 #define DELTAD_VERSION "0.1.0"
 
@@ -43,6 +44,19 @@ void dd_config_usage(void) {
       "  --max-request-memory N          decoded bytes per request (default 268435456)\n"
       "  --max-requests N                requests in flight, 0 = no cap (default 256)\n"
       "  --max-requests-per-principal N  in flight per recipient, 0 = no cap (default 32)\n"
+      "connection limits and timeouts (seconds; 0 = none; see docs/configuration.md):\n"
+      "  --http-idle-timeout-seconds N     no byte moved on a connection (default 30)\n"
+      "  --http-header-timeout-seconds N   request line and headers (default 30)\n"
+      "  --http-body-timeout-seconds N     request body (default 60)\n"
+      "  --http-max-connections N          open REST connections (default 512)\n"
+      "  --http-max-connections-per-ip N   from one address (default 128)\n"
+      "  --grpc-keepalive-time-seconds N   ping an idle transport after (default 120)\n"
+      "  --grpc-keepalive-timeout-seconds N  close when the ping is not acked (default 20)\n"
+      "  --grpc-handshake-timeout-seconds N  HTTP/2 preface and settings (default 20)\n"
+      "  --grpc-max-connection-idle-seconds N  no call in flight (default 300)\n"
+      "  --grpc-max-connection-age-seconds N   any connection (default 0 = none)\n"
+      "  --grpc-max-connection-age-grace-seconds N  calls after the age (default 60)\n"
+      "  --grpc-max-concurrent-streams N   calls at once on one connection (default 128)\n"
       "  --config FILE          read options from FILE first; flags override it\n"
       "  --help, --version\n"
       "\n"
@@ -106,7 +120,7 @@ static int cfg_check_tls(const dd_config *cfg) {
 
 /* ---- request limits (req_guard.h) ---- */
 
-static int cfg_set_limit(dd_config *cfg, const char *key, const char *val) {
+static int cfg_set_request_limit(dd_config *cfg, const char *key, const char *val) {
   static const struct {
     const char *key;
     size_t off;
@@ -124,7 +138,7 @@ static int cfg_set_limit(dd_config *cfg, const char *key, const char *val) {
   return 1; /* not a limit */
 }
 
-static void cfg_limit_defaults(dd_config *cfg) {
+static void cfg_request_limit_defaults(dd_config *cfg) {
   cfg->req_max_depth = 128;
   cfg->req_max_elements = 1000000;
   cfg->req_max_memory = 256L << 20;
@@ -132,10 +146,55 @@ static void cfg_limit_defaults(dd_config *cfg) {
   cfg->req_max_per_principal = 32;
 }
 
+/* The connection limits and timeouts; 1 when key is not one of them. */
+static int cfg_set_conn_limit(dd_config *cfg, const char *key, const char *val) {
+  static const struct {
+    const char *name;
+    size_t off;
+    long hi;
+  } limits[] = {
+      {"http-idle-timeout-seconds", offsetof(dd_config, http_idle_timeout_s), 86400},
+      {"http-header-timeout-seconds", offsetof(dd_config, http_header_timeout_s), 86400},
+      {"http-body-timeout-seconds", offsetof(dd_config, http_body_timeout_s), 86400},
+      {"http-max-connections", offsetof(dd_config, http_max_connections), 1000000},
+      {"http-max-connections-per-ip", offsetof(dd_config, http_max_connections_per_ip), 1000000},
+      {"grpc-keepalive-time-seconds", offsetof(dd_config, grpc_keepalive_time_s), 86400},
+      {"grpc-keepalive-timeout-seconds", offsetof(dd_config, grpc_keepalive_timeout_s), 86400},
+      {"grpc-handshake-timeout-seconds", offsetof(dd_config, grpc_handshake_timeout_s), 86400},
+      {"grpc-max-connection-idle-seconds", offsetof(dd_config, grpc_max_connection_idle_s), 1000000},
+      {"grpc-max-connection-age-seconds", offsetof(dd_config, grpc_max_connection_age_s), 1000000},
+      {"grpc-max-connection-age-grace-seconds", offsetof(dd_config, grpc_max_connection_age_grace_s), 1000000},
+      {"grpc-max-concurrent-streams", offsetof(dd_config, grpc_max_concurrent_streams), 1000000},
+  };
+  for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+    if (strcmp(key, limits[i].name) != 0) continue;
+    long n = 0;
+    int rc = cfg_int(&n, key, val, 0, limits[i].hi);
+    if (rc == 0) *(int *)((char *)cfg + limits[i].off) = (int)n;
+    return rc;
+  }
+  return 1;
+}
+
+static void cfg_conn_limit_defaults(dd_config *cfg) {
+  cfg->http_idle_timeout_s = DD_HTTP_IDLE_TIMEOUT_S;
+  cfg->http_header_timeout_s = DD_HTTP_HEADER_TIMEOUT_S;
+  cfg->http_body_timeout_s = DD_HTTP_BODY_TIMEOUT_S;
+  cfg->http_max_connections = DD_HTTP_MAX_CONNECTIONS;
+  cfg->http_max_connections_per_ip = DD_HTTP_MAX_CONNECTIONS_PER_IP;
+  cfg->grpc_keepalive_time_s = 120;
+  cfg->grpc_keepalive_timeout_s = 20;
+  cfg->grpc_handshake_timeout_s = 20;
+  cfg->grpc_max_connection_idle_s = 300;
+  cfg->grpc_max_connection_age_s = 0;
+  cfg->grpc_max_connection_age_grace_s = 60;
+  cfg->grpc_max_concurrent_streams = 128;
+}
+
 /* Applies one setting; key has no leading dashes. */
 static int cfg_set(dd_config *cfg, const char *key, const char *val) {
   long n = 0;
-  int rc = cfg_set_limit(cfg, key, val);
+  int rc = cfg_set_request_limit(cfg, key, val);
   if (rc != 1) return rc;
   rc = 0;
   if (strncmp(key, "tls-", 4) == 0) return cfg_set_tls(cfg, key, val);
@@ -170,6 +229,7 @@ static int cfg_set(dd_config *cfg, const char *key, const char *val) {
     if ((rc = cfg_int(&n, key, val, 1, 7 * 24 * 3600)) == 0) cfg->url_expiry_seconds = (int)n;
     return rc;
   }
+  if ((rc = cfg_set_conn_limit(cfg, key, val)) != 1) return rc;
   if (strcmp(key, "demo") == 0) {
     if (strcmp(val, "true") == 0 || strcmp(val, "1") == 0) cfg->demo = 1;
     else if (strcmp(val, "false") == 0 || strcmp(val, "0") == 0) cfg->demo = 0;
@@ -225,7 +285,8 @@ static void cfg_defaults(dd_config *cfg) {
   cfg->max_message_bytes = 16u << 20;
   cfg->shutdown_grace_ms = 5000;
   cfg->url_expiry_seconds = 3600;
-  cfg_limit_defaults(cfg);
+  cfg_request_limit_defaults(cfg);
+  cfg_conn_limit_defaults(cfg);
 }
 
 int dd_config_load(dd_config *cfg, int argc, char **argv) {

@@ -210,3 +210,21 @@ void dd_grpc__serve_unknown(dd_grpc__call *c) {
   ops[2].data.recv_close_on_server.cancelled = &c->cancelled;
   if (grpc_call_start_batch(c->call, ops, 3, &c->t_done, NULL) != GRPC_CALL_OK) dd_grpc__call_free(c);
 }
+
+/* A call matched after the drain began: UNAVAILABLE, the handler never runs. A stream's
+ * batches complete on the worker's pluck queue, the others' on its NEXT queue (T_DONE). */
+void dd_grpc__serve_refused(dd_grpc__call *c) {
+  grpc_op ops[3];
+  call__op(&ops[0], GRPC_OP_SEND_INITIAL_METADATA);
+  dd_grpc__status_op_code(c, GRPC_STATUS_UNAVAILABLE, "server shutting down", &ops[1]);
+  call__op(&ops[2], GRPC_OP_RECV_CLOSE_ON_SERVER);
+  ops[2].data.recv_close_on_server.cancelled = &c->cancelled;
+  bool plucked = c->method && c->method->kind == DD_GRPC__K_STREAM;
+  if (grpc_call_start_batch(c->call, ops, 3, &c->t_done, NULL) != GRPC_CALL_OK) {
+    dd_grpc__call_free(c);
+    return;
+  }
+  if (!plucked) return; /* freed on T_DONE */
+  grpc_completion_queue_pluck(c->w->pluck, &c->t_done, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+  dd_grpc__call_free(c);
+}

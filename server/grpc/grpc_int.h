@@ -32,11 +32,20 @@
  * them; the call is freed by whoever drops refs to 0 (it sets `finished` first; lock
  * order: server mu, then call mu).
  *
- * Shutdown (grpc_server.c): set `stopping`, grpc_server_shutdown_and_notify (tag on a
- * queue of its own), end the streams with UNAVAILABLE, wait up to shutdown_grace_ms for the
- * notification, else grpc_server_cancel_all_calls and wait again; destroy the server,
- * shut the queues down, the workers drain them (failed slots are freed) and are joined.
- * A worker never posts after its last call ended, so nothing touches the destroyed server. */
+ * Drain and shutdown (grpc_server.c). Draining sets `draining`: from then on a worker
+ * answers every call it is handed UNAVAILABLE "server shutting down" without running the
+ * handler (dd_grpc__serve_refused), while calls already being served go on; the grace
+ * counts from here. Shutdown then waits until DD_GRPC__GOAWAY_DELAY_MS after the drain
+ * before grpc_server_shutdown_and_notify: gRPC core 1.51 sends a graceful GOAWAY, so
+ * the client may still open streams until it has seen it, and the server surface
+ * cancels every call that reaches it after shutdown was called (Server::CallData's
+ * "zombie" path: the client sees CANCELLED). That window is what made a call begun just
+ * before SIGTERM end CANCELLED; during the delay such calls get our UNAVAILABLE instead.
+ * Then: set `stopping`, shutdown_and_notify (tag on a queue of its own), end the streams
+ * with UNAVAILABLE, wait for the notification until the grace ends, else
+ * grpc_server_cancel_all_calls and wait again; destroy the server, shut the queues down,
+ * the workers drain them (failed slots are freed) and are joined. A worker never posts
+ * after its last call ended, so nothing touches the destroyed server. */
 #ifndef DD_SERVER_GRPC_GRPC_INT_H
 #define DD_SERVER_GRPC_GRPC_INT_H
 
@@ -54,6 +63,7 @@
 #define DD_GRPC__PREPOST_BUILTIN 8  /* health, reflection */
 #define DD_GRPC__PREPOST_UNKNOWN 8  /* calls to methods nobody registered */
 #define DD_GRPC__DEFAULT_MAX_MSG (16u << 20)
+#define DD_GRPC__GOAWAY_DELAY_MS 200 /* from drain to GOAWAY (see Drain and shutdown) */
 
 typedef enum {
   DD_GRPC__K_UNARY,
@@ -143,6 +153,8 @@ struct dd_grpc_server {
   dd_grpc__tag t_shutdown;
   bool grpc_inited, started;
   atomic_bool stopping; /* set (under mu) once shutdown begins: no more posts */
+  atomic_bool draining; /* set by drain: new calls are refused */
+  gpr_timespec drain_at; /* GPR_CLOCK_MONOTONIC, when draining was set (under mu) */
   pthread_mutex_t mu;   /* guards the fields below */
   pthread_cond_t cv;
   int state; /* 0 running, 1 shutting down, 2 done */
@@ -177,6 +189,7 @@ void dd_grpc__status_op(dd_grpc__call *c, int rc, grpc_op *op);
 void dd_grpc__status_op_code(dd_grpc__call *c, grpc_status_code code, const char *msg, grpc_op *op);
 void dd_grpc__serve_unary(dd_grpc__call *c);
 void dd_grpc__serve_unknown(dd_grpc__call *c);
+void dd_grpc__serve_refused(dd_grpc__call *c);
 
 /* ---- grpc_stream.c: server-streaming calls (synchronous on the worker) ---- */
 void dd_grpc__serve_stream(dd_grpc__call *c);

@@ -78,17 +78,40 @@ static int srv__build_services(dd_grpc_server *s) {
 
 /* ---- gRPC objects ---- */
 
+static void srv__int_arg(grpc_arg *args, size_t *n, const char *key, int value) {
+  memset(&args[*n], 0, sizeof args[*n]);
+  args[*n].type = GRPC_ARG_INTEGER;
+  args[*n].key = (char *)key;
+  args[*n].value.integer = value;
+  (*n)++;
+}
+
+/* The connection limits of the options (those set, i.e. > 0): at most 7 args. */
+static void srv__limit_args(const dd_grpc_opts *o, grpc_arg *args, size_t *n) {
+  const struct {
+    const char *key;
+    int value;
+  } limits[] = {
+      {GRPC_ARG_KEEPALIVE_TIME_MS, o->keepalive_time_ms},
+      {GRPC_ARG_KEEPALIVE_TIMEOUT_MS, o->keepalive_timeout_ms},
+      {GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, o->handshake_timeout_ms},
+      {GRPC_ARG_MAX_CONNECTION_IDLE_MS, o->max_connection_idle_ms},
+      {GRPC_ARG_MAX_CONNECTION_AGE_MS, o->max_connection_age_ms},
+      {GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, o->max_connection_age_grace_ms},
+      {GRPC_ARG_MAX_CONCURRENT_STREAMS, o->max_concurrent_streams},
+  };
+  for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++)
+    if (limits[i].value > 0) srv__int_arg(args, n, limits[i].key, limits[i].value);
+}
+
 static int srv__create_grpc(dd_grpc_server *s) {
-  grpc_arg args[3];
-  memset(args, 0, sizeof args);
-  args[0].type = args[1].type = args[2].type = GRPC_ARG_INTEGER;
-  args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-  args[0].value.integer = (int)s->opts.max_message_bytes;
-  args[1].key = (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH;
-  args[1].value.integer = (int)s->opts.max_message_bytes;
-  args[2].key = (char *)GRPC_ARG_ALLOW_REUSEPORT; /* a port in use must fail, not be shared */
-  args[2].value.integer = 0;
-  grpc_channel_args ca = {3, args};
+  grpc_arg args[12];
+  size_t n = 0;
+  srv__int_arg(args, &n, GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, (int)s->opts.max_message_bytes);
+  srv__int_arg(args, &n, GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, (int)s->opts.max_message_bytes);
+  srv__int_arg(args, &n, GRPC_ARG_ALLOW_REUSEPORT, 0); /* a port in use must fail, not be shared */
+  srv__limit_args(&s->opts, args, &n);
+  grpc_channel_args ca = {n, args};
   if (!(s->gs = grpc_server_create(&ca, NULL)))
     return dd_err_set(DD_EINTERNAL, "grpc_server_create failed");
   if (!(s->shutdown_cq = grpc_completion_queue_create_for_next(NULL)))
@@ -243,13 +266,27 @@ cleanup:
 
 int dd_grpc_server_port(const dd_grpc_server *s) { return s ? s->port : 0; }
 
-/* Stops the gRPC server: no new calls, streams ended, in-flight calls get the grace
- * period, then are cancelled. Returns when gRPC reports every call finished. */
+void dd_grpc_server_drain(dd_grpc_server *s) {
+  if (!s) return;
+  pthread_mutex_lock(&s->mu);
+  if (!atomic_load(&s->draining)) {
+    s->drain_at = gpr_now(GPR_CLOCK_MONOTONIC);
+    atomic_store(&s->draining, true);
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* Stops the gRPC server: after the GOAWAY delay (see grpc_int.h) no new calls, streams
+ * ended, in-flight calls get what is left of the grace counted from the drain, then are
+ * cancelled. Returns when gRPC reports every call finished. */
 static void srv__stop(dd_grpc_server *s) {
+  int delay = s->opts.shutdown_grace_ms < DD_GRPC__GOAWAY_DELAY_MS ? s->opts.shutdown_grace_ms
+                                                                   : DD_GRPC__GOAWAY_DELAY_MS;
+  gpr_sleep_until(gpr_time_add(s->drain_at, gpr_time_from_millis(delay, GPR_TIMESPAN)));
   grpc_server_shutdown_and_notify(s->gs, s->shutdown_cq, &s->t_shutdown);
   dd_grpc__astream_end_all(s);
-  gpr_timespec until = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
-                                    gpr_time_from_millis(s->opts.shutdown_grace_ms, GPR_TIMESPAN));
+  gpr_timespec until =
+      gpr_time_add(s->drain_at, gpr_time_from_millis(s->opts.shutdown_grace_ms, GPR_TIMESPAN));
   grpc_event ev = grpc_completion_queue_next(s->shutdown_cq, until, NULL);
   if (ev.type == GRPC_QUEUE_TIMEOUT) {
     grpc_server_cancel_all_calls(s->gs);
@@ -266,6 +303,9 @@ void dd_grpc_server_shutdown(dd_grpc_server *s) {
     return;
   }
   s->state = 1;
+  pthread_mutex_unlock(&s->mu);
+  dd_grpc_server_drain(s);
+  pthread_mutex_lock(&s->mu);
   atomic_store(&s->stopping, true);
   pthread_mutex_unlock(&s->mu);
 

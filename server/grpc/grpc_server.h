@@ -31,8 +31,28 @@ typedef struct dd_grpc_opts {
   dd_auth_fn auth;          /* NULL: every non-public method answers UNAUTHENTICATED */
   int shutdown_grace_ms;    /* how long shutdown lets calls finish before cancelling */
   const dd_tls_pem *tls;    /* NULL: plaintext; else TLS (borrowed during start only) */
+  /* Connections (gRPC core channel args; 0 = gRPC's default, which for idle and age is
+   * "never"). keepalive: ping a transport after keepalive_time_ms without activity and
+   * close it when the ack takes over keepalive_timeout_ms; handshake: the HTTP/2 preface
+   * (and TLS) must complete within handshake_timeout_ms; a connection with no call in
+   * flight for max_connection_idle_ms, or older than max_connection_age_ms, gets GOAWAY
+   * (calls still running get max_connection_age_grace_ms more); at most
+   * max_concurrent_streams calls at once per connection. gRPC core 1.51 has no cap on
+   * the number of connections. */
+  int keepalive_time_ms;
+  int keepalive_timeout_ms;
+  int handshake_timeout_ms;
+  int max_connection_idle_ms;
+  int max_connection_age_ms;
+  int max_connection_age_grace_ms;
+  int max_concurrent_streams;
 } dd_grpc_opts;
-#define DD_GRPC_OPTS_INIT {"127.0.0.1:50051", 0, 16u << 20, NULL, NULL, 5000, NULL}
+#define DD_GRPC_OPTS_INIT                                                                   \
+  {.listen = "127.0.0.1:50051", .threads = 0, .max_message_bytes = 16u << 20, .app = NULL, \
+   .auth = NULL, .shutdown_grace_ms = 5000, .keepalive_time_ms = 120000,                   \
+   .keepalive_timeout_ms = 20000, .handshake_timeout_ms = 20000,                           \
+   .max_connection_idle_ms = 300000, .max_connection_age_ms = 0,                           \
+   .max_connection_age_grace_ms = 60000, .max_concurrent_streams = 128}
 
 /* Registers methods[0..n_methods) (the table must outlive the server), listens on
  * opts->listen and starts the worker threads. Returns DD_EINVAL for bad options or a
@@ -52,8 +72,14 @@ int dd_grpc_server_port(const dd_grpc_server *s);
  * mode differs. Any thread, any time before shutdown. */
 int dd_grpc_server_set_tls(dd_grpc_server *s, const dd_tls_pem *pem);
 
-/* Graceful shutdown: stops accepting calls, ends health Watch and reflection streams,
- * lets in-flight calls finish for up to opts.shutdown_grace_ms, then cancels the rest
+/* Begins draining, at once and without blocking: every call that has not started yet
+ * is answered UNAVAILABLE "server shutting down"; calls being served go on. The grace of
+ * shutdown counts from here. Idempotent; shutdown drains first if this was not called. */
+void dd_grpc_server_drain(dd_grpc_server *s);
+
+/* Graceful shutdown: drains, sends GOAWAY 200 ms after the drain began (calls already on
+ * the wire are refused, not cancelled), ends health Watch and reflection streams,
+ * lets in-flight calls finish until opts.shutdown_grace_ms after the drain, then cancels the rest
  * (a streaming handler's send then returns DD_ECANCELLED), and joins the threads.
  * Idempotent; blocks until done. A handler that never returns blocks it forever, and a
  * handler must not call it (it waits for that very call and joins its thread). */

@@ -62,6 +62,10 @@ static void worker__serve(dd_grpc__worker *w, dd_grpc__call *c) {
   /* Keep the slot count: a new request for this method before this call is served.
    * After shutdown began, a post fails harmlessly (its slot comes back !ok). */
   if (!atomic_load(&w->srv->stopping)) (void)dd_grpc__post(w, c->method);
+  if (atomic_load(&w->srv->draining)) {
+    dd_grpc__serve_refused(c);
+    return;
+  }
   switch (c->method ? c->method->kind : DD_GRPC__K_UNKNOWN) {
   case DD_GRPC__K_UNARY: dd_grpc__serve_unary(c); break;
   case DD_GRPC__K_STREAM: dd_grpc__serve_stream(c); break;

@@ -1,8 +1,10 @@
 /* http_int.h: the REST listener's insides, shared by its files and nothing else.
  *
  * Life of a request (libmicrohttpd calls http_server.c's access handler several times):
- *  1. first call: an http_req is made and counted in srv->in_flight; a declared
- *     Content-Length over the limit is answered 413 at once;
+ *  1. first call (headers complete): an http_req is made and counted in srv->in_flight;
+ *     a draining server answers 503, ambiguous framing (http_framing.c) 400 or 501, both
+ *     with Connection: close; a declared Content-Length over the limit is answered 413 at
+ *     once (an answer in the first call makes MHD close the connection after it);
  *  2. upload calls: the body is appended to rq->body (past the limit it is dropped and
  *     413 is answered at the end);
  *  3. last call: the request goes to a native handler (http_native.c) when a registered
@@ -10,6 +12,8 @@
  *     one queued MHD response;
  *  4. MHD's completion callback frees the http_req and signals stop() waiting for
  *     in-flight requests.
+ * Alongside, http_conn.c tracks each connection's phase (headers, body, busy) for the
+ * header and body deadlines the watchdog enforces; the steps above move it along.
  * Streaming methods run on their own thread and are pulled by MHD (http_stream.c). Unary
  * handlers run in the connection's own thread in thread-per-connection mode; in the epoll
  * pool they too run on their own thread while the connection is suspended, so a slow
@@ -21,6 +25,7 @@
 
 #include <microhttpd.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "server/http/http_route.h"
 #include "server/http/http_server.h"
@@ -28,6 +33,10 @@
 
 typedef struct http_stream http_stream; /* http_stream.c */
 typedef struct http_tls_keys http_tls_keys; /* http_tls.c */
+typedef struct http_conn http_conn;     /* http_conn.c */
+
+/* Where a connection is in its current request (http_conn.c). */
+typedef enum { HTTP__PH_HEAD, HTTP__PH_BODY, HTTP__PH_BUSY } http_phase;
 
 typedef struct http_native {
   char *prefix;
@@ -64,6 +73,17 @@ struct dd_http_server {
   http_tls_keys *tls_keys; /* the current set; replaced under http_tls.c's lock */
   dd_tls_client_auth tls_client_auth;
   char *tls_ca_pem; /* the client CA at start, for MHD's certificate request */
+  /* connections, caps and deadlines (http_conn.c) */
+  pthread_mutex_t conns_mu; /* guards conns, n_conns, watchdog_stop, each conn's phase */
+  pthread_cond_t conns_cv;
+  http_conn *conns;
+  long n_conns;
+  atomic_int draining; /* drain() began: new requests get 503 and close */
+  struct timespec drain_until; /* CLOCK_REALTIME end of the grace, set by drain() */
+  int drained; /* drain() ran (owner's thread only, like start and stop) */
+  MHD_socket quiesced_fd; /* the listening socket MHD gave back at drain(); closed at stop */
+  pthread_t watchdog;
+  int watchdog_started, watchdog_stop;
 };
 
 typedef struct http_req {
@@ -125,6 +145,34 @@ enum MHD_Result http__queue_body(struct MHD_Connection *c, int status, const cha
 const char *http__token(struct MHD_Connection *c, size_t *len);
 /* Authenticates the request through srv->opts.auth (principal NONE when auth is NULL). */
 int http__authenticate(dd_http_server *srv, struct MHD_Connection *c, dd_principal *out);
+
+/* http_conn.c: MHD's connection notification (tracks every connection), the accept
+ * policy (the total cap), phase changes from the access handler, the timeout re-arm after
+ * a blocking callback, closing idle connections when draining, and the watchdog. */
+void http__conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                       enum MHD_ConnectionNotificationCode code);
+enum MHD_Result http__conn_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen);
+void http__conn_phase(dd_http_server *s, struct MHD_Connection *c, http_phase phase);
+/* Re-arms c's idle timeout if a callback blocked its thread since since_ms for 1 s or
+ * more. */
+void http__conn_touch(dd_http_server *s, struct MHD_Connection *c, int64_t since_ms);
+int64_t http__mono_ms(void); /* CLOCK_MONOTONIC in ms */
+void http__conns_close_idle(dd_http_server *s);
+/* Fills o (room for 4) with the MHD options of the caps and the idle timeout, ending
+ * with MHD_OPTION_END, for MHD_OPTION_ARRAY; returns how many. */
+size_t http__conn_options(const dd_http_server *s, struct MHD_OptionItem *o);
+int http__conns_start(dd_http_server *s);
+void http__conns_stop(dd_http_server *s);
+
+/* http_framing.c: 0 when the request's framing and header block are unambiguous, else a
+ * DD_E* code (message set) with the HTTP status to answer in *status (400 or 501).
+ * method and version are the access handler's (they anchor the header block). */
+int http__framing_check(struct MHD_Connection *c, const char *method, const char *version,
+                        int *status);
+/* Queues the JSON error with "Connection: close": nothing after it on the connection is
+ * read. */
+enum MHD_Result http__refuse_close(struct MHD_Connection *c, int code, int http_status,
+                                   const char *msg);
 
 /* Appends n bytes to a growing buffer; 0 or DD_ENOMEM. */
 int http__append(char **buf, size_t *len, size_t *cap, const void *data, size_t n);

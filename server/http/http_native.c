@@ -121,11 +121,15 @@ typedef struct stream_state {
   dd_http_stream_fn fn;
   void *cls;
   void (*free_cls)(void *);
+  dd_http_server *srv;
+  struct MHD_Connection *conn;
 } stream_state;
 
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
   stream_state *st = cls;
+  int64_t t0 = http__mono_ms();
   ssize_t n = st->fn(st->cls, pos, buf, max);
+  http__conn_touch(st->srv, st->conn, t0); /* a slow producer is not an idle client */
   if (n == DD_HTTP_STREAM_END) return MHD_CONTENT_READER_END_OF_STREAM;
   if (n <= 0) return MHD_CONTENT_READER_END_WITH_ERROR;
   return n;
@@ -138,12 +142,12 @@ static void stream_free(void *cls) {
 }
 
 /* The MHD response for a filled reply; the stream (if any) moves into it. */
-static struct MHD_Response *make_response(dd_http_reply *rep) {
+static struct MHD_Response *make_response(http_req *rq, dd_http_reply *rep) {
   struct MHD_Response *resp;
   if (rep->stream) {
     stream_state *st = malloc(sizeof *st);
     if (!st) return NULL;
-    *st = (stream_state){rep->stream, rep->stream_cls, rep->stream_free};
+    *st = (stream_state){rep->stream, rep->stream_cls, rep->stream_free, rq->srv, rq->conn};
     rep->stream_free = NULL;
     resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, st, stream_free);
     if (!resp) stream_free(st);
@@ -172,7 +176,7 @@ enum MHD_Result http__dispatch_native(http_req *rq, const http_native *nat) {
   if (rc != 0) {
     r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
   } else {
-    struct MHD_Response *resp = make_response(&rep);
+    struct MHD_Response *resp = make_response(rq, &rep);
     r = resp ? MHD_queue_response(rq->conn, (unsigned)rep.status, resp) : MHD_NO;
     if (resp) MHD_destroy_response(resp);
   }

@@ -63,10 +63,10 @@ static http_req *req_new(dd_http_server *s, struct MHD_Connection *c, const char
 
 static void req_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                           enum MHD_RequestTerminationCode toe) {
-  (void)c;
   (void)toe;
   dd_http_server *s = cls;
   http_req *rq = *con_cls;
+  http__conn_phase(s, c, HTTP__PH_HEAD); /* the next request's headers are due */
   if (!rq) return;
   http__stream_request_done(rq);
   rg_release(&rq->admit);
@@ -78,8 +78,22 @@ static void req_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   pthread_mutex_unlock(&s->mu);
 }
 
-/* First call: a declared body over the limit is refused before it is read. */
-static enum MHD_Result first_call(http_req *rq) {
+/* First call: a request on a draining server, ambiguous framing, or a declared body over
+ * the limit is refused before the body is read. Answering now makes MHD close the
+ * connection after the reply, so nothing after the request is parsed. */
+static enum MHD_Result first_call(http_req *rq, const char *version) {
+  int status = 0;
+  if (atomic_load(&rq->srv->draining)) {
+    rq->answered = 1;
+    http__conn_phase(rq->srv, rq->conn, HTTP__PH_BUSY);
+    return http__refuse_close(rq->conn, DD_EIO, 503, "server shutting down");
+  }
+  if (http__framing_check(rq->conn, rq->method, version, &status) != 0) {
+    rq->answered = 1;
+    http__conn_phase(rq->srv, rq->conn, HTTP__PH_BUSY);
+    return http__refuse_close(rq->conn, status == 501 ? DD_EUNSUPPORTED : DD_EINVAL, status, dd_err_msg());
+  }
+  http__conn_phase(rq->srv, rq->conn, HTTP__PH_BODY);
   const char *cl = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
   if (cl && strtoull(cl, NULL, 10) > rq->srv->opts.max_body_bytes) {
     rq->answered = 1;
@@ -109,10 +123,20 @@ static enum MHD_Result dispatch(http_req *rq) {
   return http__dispatch_route(rq, rq->url[bl] ? rq->url + bl : "/");
 }
 
+/* The request is complete: serve it. A handler that held the connection's thread for
+ * long must not make MHD take the connection for idle (http__conn_touch). */
+static enum MHD_Result serve(http_req *rq) {
+  rq->answered = 1;
+  http__conn_phase(rq->srv, rq->conn, HTTP__PH_BUSY);
+  int64_t t0 = http__mono_ms();
+  enum MHD_Result r = dispatch(rq);
+  http__conn_touch(rq->srv, rq->conn, t0);
+  return r;
+}
+
 static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const char *url,
                                       const char *method, const char *version,
                                       const char *upload, size_t *upload_size, void **con_cls) {
-  (void)version;
   http_req *rq = *con_cls;
   if (!rq) {
     if (!(rq = req_new(cls, c, method, url))) return MHD_NO;
@@ -121,7 +145,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
       rq->answered = 1;
       return http__queue_error(c, DD_EUNAUTH, 401, dd_err_msg());
     }
-    return first_call(rq);
+    return first_call(rq, version);
   }
   if (rq->answered) {
     if (rq->st) return http__stream_answer(rq); /* resumed while waiting for a stream */
@@ -133,8 +157,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
     *upload_size = 0;
     return r;
   }
-  rq->answered = 1;
-  return dispatch(rq);
+  return serve(rq);
 }
 
 /* ---- lifecycle ----------------------------------------------------------------------- */
@@ -163,8 +186,11 @@ int dd_http_server_new(dd_http_server **out, const dd_http_opts *opts, const dd_
   pthread_cond_init(&s->idle, NULL);
   pthread_mutex_init(&s->jobs_mu, NULL);
   pthread_cond_init(&s->jobs_cv, NULL);
+  pthread_mutex_init(&s->conns_mu, NULL);
+  pthread_cond_init(&s->conns_cv, NULL);
   s->opts = *opts;
   s->port = -1;
+  s->quiesced_fd = MHD_INVALID_SOCKET;
   s->listen = strdup(opts->listen ? opts->listen : "127.0.0.1:8080");
   s->base_path = strdup(opts->base_path ? opts->base_path : "");
   int rc = (!s->listen || !s->base_path) ? dd_err_set(DD_ENOMEM, "out of memory") : 0;
@@ -234,22 +260,26 @@ int dd_http_server_start(dd_http_server *s) {
   unsigned pool = s->opts.threads > 0 ? (unsigned)s->opts.threads : 0;
   struct MHD_OptionItem tls[3];
   if ((rc = http__tls_options(s, tls, &flags)) != 0) return rc;
-  s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, access_handler, s,
+  struct MHD_OptionItem limits[4];
+  http__conn_options(s, limits);
+  s->mhd = MHD_start_daemon(flags, 0, http__conn_accept, s, access_handler, s,
                             MHD_OPTION_ARRAY, tls,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
                             MHD_OPTION_NOTIFY_COMPLETED, req_completed, s,
+                            MHD_OPTION_NOTIFY_CONNECTION, http__conn_notify, s,
                             MHD_OPTION_UNESCAPE_CALLBACK, http_no_unescape, NULL,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+                            MHD_OPTION_ARRAY, limits,
                             pool ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, pool,
                             MHD_OPTION_END);
   if (!s->mhd) {
     http__tls_stop(s);
     return dd_err_set(DD_EIO, "cannot listen on %s", s->listen);
   }
-  if (pool && (rc = http__workers_start(s)) != 0) {
+  if ((pool && (rc = http__workers_start(s)) != 0) || (rc = http__conns_start(s)) != 0) {
     MHD_stop_daemon(s->mhd);
     http__tls_stop(s);
     s->mhd = NULL;
+    http__workers_stop(s);
     return rc;
   }
   const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_LISTEN_FD);
@@ -271,32 +301,45 @@ static void wait_zero(dd_http_server *s, const int *count, const struct timespec
   }
 }
 
+void dd_http_server_drain(dd_http_server *s) {
+  if (!s || !s->mhd || s->drained) return;
+  s->drained = 1;
+  s->quiesced_fd = MHD_quiesce_daemon(s->mhd);
+  /* Closing the descriptor must wait for stop (MHD's threads may still hold it), but on
+   * Linux shutdown() makes it stop listening now: new clients are refused at once
+   * instead of waiting in the backlog until the grace ends. */
+  if (s->quiesced_fd != MHD_INVALID_SOCKET) (void)shutdown(s->quiesced_fd, SHUT_RDWR);
+  clock_gettime(CLOCK_REALTIME, &s->drain_until);
+  int grace = s->opts.shutdown_grace_ms > 0 ? s->opts.shutdown_grace_ms : 0;
+  s->drain_until.tv_sec += grace / 1000;
+  s->drain_until.tv_nsec += (long)(grace % 1000) * 1000000L;
+  if (s->drain_until.tv_nsec >= 1000000000L) {
+    s->drain_until.tv_sec++;
+    s->drain_until.tv_nsec -= 1000000000L;
+  }
+  atomic_store(&s->draining, 1);
+  http__conns_close_idle(s);
+}
+
 void dd_http_server_stop(dd_http_server *s) {
   if (!s || !s->mhd) return;
-  MHD_socket fd = MHD_quiesce_daemon(s->mhd);
-  /* Requests being served finish (bounded, so a stuck handler cannot hang shutdown);
-   * then streams still running are cancelled and their connections resumed, since MHD
-   * must not be stopped with suspended connections; idle keep-alive connections are
-   * closed by MHD_stop_daemon; last, streaming handler threads are waited for, as they
-   * use the application object the caller frees next. */
-  /* a client that stopped reading keeps its reply "in flight": wait only the grace */
-  struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  int grace = s->opts.shutdown_grace_ms > 0 ? s->opts.shutdown_grace_ms : 0;
-  until.tv_sec += grace / 1000;
-  until.tv_nsec += (long)(grace % 1000) * 1000000L;
-  if (until.tv_nsec >= 1000000000L) {
-    until.tv_sec++;
-    until.tv_nsec -= 1000000000L;
-  }
+  dd_http_server_drain(s);
+  /* Requests being served finish (bounded by the grace counted from the drain, so a
+   * stuck handler or a client that stopped reading cannot hang shutdown); then streams
+   * still running are cancelled and their connections resumed, since MHD must not be
+   * stopped with suspended connections; MHD_stop_daemon closes what is left; last,
+   * streaming handler threads are waited for, as they use the application object the
+   * caller frees next. */
   pthread_mutex_lock(&s->mu);
-  wait_zero(s, &s->in_flight, &until);
+  wait_zero(s, &s->in_flight, &s->drain_until);
   pthread_mutex_unlock(&s->mu);
   http__streams_cancel_all(s);
   MHD_stop_daemon(s->mhd);
   s->mhd = NULL;
   http__tls_stop(s);
-  if (fd != MHD_INVALID_SOCKET) close(fd);
+  if (s->quiesced_fd != MHD_INVALID_SOCKET) close(s->quiesced_fd);
+  s->quiesced_fd = MHD_INVALID_SOCKET;
+  http__conns_stop(s);
   pthread_mutex_lock(&s->mu);
   wait_zero(s, &s->producers, NULL);
   pthread_mutex_unlock(&s->mu);
@@ -318,5 +361,7 @@ void dd_http_server_free(dd_http_server *s) {
   pthread_cond_destroy(&s->idle);
   pthread_mutex_destroy(&s->jobs_mu);
   pthread_cond_destroy(&s->jobs_cv);
+  pthread_mutex_destroy(&s->conns_mu);
+  pthread_cond_destroy(&s->conns_cv);
   free(s);
 }

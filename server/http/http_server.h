@@ -49,8 +49,29 @@ typedef struct dd_http_opts {
   dd_auth_fn auth;       /* NULL: no authentication (principal NONE for every call) */
   int shutdown_grace_ms; /* on stop, how long requests (and replies being sent) may finish */
   const dd_tls_pem *tls; /* NULL: plaintext; else HTTPS (borrowed during _new only) */
+  /* Connections: caps and timeouts (0 = none). A connection on which no byte moved for
+   * idle_timeout_s is closed (a reply still being produced does not count as idle); the
+   * request line and headers must arrive within header_timeout_s of the accept or of the
+   * end of the previous reply (so it also bounds an idle keep-alive connection), the
+   * body within body_timeout_s of the headers. Over max_connections (in all) or
+   * max_connections_per_ip (from one address) a new connection is closed at accept. */
+  int idle_timeout_s;
+  int header_timeout_s;
+  int body_timeout_s;
+  unsigned max_connections;
+  unsigned max_connections_per_ip;
 } dd_http_opts;
-#define DD_HTTP_OPTS_INIT {"127.0.0.1:8080", "/api/v1", 0, 16u << 20, NULL, NULL, 30000, NULL}
+#define DD_HTTP_OPTS_INIT                                                                  \
+  {.listen = "127.0.0.1:8080", .base_path = "/api/v1", .threads = 0,                       \
+   .max_body_bytes = 16u << 20, .app = NULL, .auth = NULL, .shutdown_grace_ms = 30000,     \
+   .idle_timeout_s = DD_HTTP_IDLE_TIMEOUT_S, .header_timeout_s = DD_HTTP_HEADER_TIMEOUT_S, \
+   .body_timeout_s = DD_HTTP_BODY_TIMEOUT_S, .max_connections = DD_HTTP_MAX_CONNECTIONS,   \
+   .max_connections_per_ip = DD_HTTP_MAX_CONNECTIONS_PER_IP}
+#define DD_HTTP_IDLE_TIMEOUT_S 30
+#define DD_HTTP_HEADER_TIMEOUT_S 30
+#define DD_HTTP_BODY_TIMEOUT_S 60
+#define DD_HTTP_MAX_CONNECTIONS 512 /* below the usual open-files limit of 1024 */
+#define DD_HTTP_MAX_CONNECTIONS_PER_IP 128
 
 /* ---- native handlers ----------------------------------------------------------------- */
 
@@ -112,7 +133,13 @@ int dd_http_server_port(const dd_http_server *s);
  * current certificate stays), a plaintext server or another mode. Any thread. One HTTPS
  * server per process (the GnuTLS certificate callback has no user pointer). */
 int dd_http_server_set_tls(dd_http_server *s, const dd_tls_pem *pem);
-/* Stops accepting and waits for in-flight requests to finish. */
+/* Begins draining, at once: no new connections; a new request on a kept-alive
+ * connection is answered 503 with "Connection: close"; connections idle between
+ * requests are closed. Requests being served go on. The grace of stop() counts from
+ * here. Idempotent; stop() drains first if this was not called. */
+void dd_http_server_drain(dd_http_server *s);
+/* Drains, waits for in-flight requests (up to the grace counted from the drain), then
+ * stops. */
 void dd_http_server_stop(dd_http_server *s);
 /* Stops if needed and frees. Accepts NULL. */
 void dd_http_server_free(dd_http_server *s);

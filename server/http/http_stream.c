@@ -249,6 +249,7 @@ void http__workers_stop(dd_http_server *s) {
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
   (void)pos;
   http_stream *st = cls;
+  int64_t t0 = http__mono_ms();
   pthread_mutex_lock(&st->mu);
   for (;;) {
     if (st->len > st->off) {
@@ -256,7 +257,9 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
       memcpy(buf, st->buf + st->off, n);
       st->off += n;
       pthread_cond_broadcast(&st->cv); /* room for the producer */
+      struct MHD_Connection *conn = st->blocking ? st->conn : NULL;
       pthread_mutex_unlock(&st->mu);
+      if (conn) http__conn_touch(st->srv, conn, t0); /* a slow producer is not an idle client */
       return (ssize_t)n;
     }
     if (st->cancelled) break;

@@ -632,6 +632,38 @@ static void test_graceful_shutdown_finishes_calls(void **state) {
   dd_grpc_server_free(s);
 }
 
+/* After drain, a new unary or streaming call is UNAVAILABLE without reaching its handler,
+ * while the call already running completes; shutdown then ends normally. */
+static void test_drain_refuses_new_calls(void **state) {
+  (void)state;
+  dd_grpc_server *s = NULL;
+  assert_int_equal(start_server(&s, 2, 5000), 0);
+  grpc_channel *ch = open_channel(dd_grpc_server_port(s));
+  bg_call slow = {0};
+  long calls = atomic_load(&gt_handler_calls);
+  bg_start(&slow, ch, "/dd.test.v1.Test/Sleep", catalog_req("600"));
+  wait_above(&gt_handler_calls, calls);
+  dd_grpc_server_drain(s);
+  long after = atomic_load(&gt_handler_calls);
+  tc_result r;
+  tc_opts o = {.authorization = BEARER, .timeout_ms = 2000};
+  call1(ch, "/dd.test.v1.Test/Echo", &o, catalog_req("x"), &r);
+  assert_int_equal(r.status, GRPC_STATUS_UNAVAILABLE);
+  assert_non_null(strstr(r.details, "shutting down"));
+  tc_result_free(&r);
+  call1(ch, "/dd.test.v1.Test/Count", &o, count_req(3, ""), &r);
+  assert_int_equal(r.status, GRPC_STATUS_UNAVAILABLE);
+  assert_int_equal(r.n_msgs, 0);
+  tc_result_free(&r);
+  assert_int_equal(atomic_load(&gt_handler_calls), after); /* no handler ran */
+  pthread_join(slow.t, NULL);
+  assert_int_equal(slow.r.status, GRPC_STATUS_OK);
+  tc_result_free(&slow.r);
+  dd_grpc_server_shutdown(s);
+  grpc_channel_destroy(ch);
+  dd_grpc_server_free(s);
+}
+
 static void test_shutdown_cancels_after_grace(void **state) {
   (void)state;
   dd_grpc_server *s = NULL;
@@ -672,6 +704,7 @@ int main(void) {
       cmocka_unit_test(test_start_errors),
       cmocka_unit_test(test_graceful_shutdown_finishes_calls),
       cmocka_unit_test(test_shutdown_cancels_after_grace),
+      cmocka_unit_test(test_drain_refuses_new_calls),
   };
   int failed = cmocka_run_group_tests(tests, group_setup, group_teardown);
   grpc_shutdown();

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -79,6 +80,11 @@ static int h_stream_special(dd_call *call, const char *mode) {
       if (i % 100 == 0) usleep(1000);
     }
   }
+  if (strcmp(mode, "gap") == 0) { /* quiet for longer than the idle timeout of 1 s */
+    int rc = send_schema(call, 0);
+    usleep(2200 * 1000);
+    return rc != 0 ? rc : send_schema(call, 1);
+  }
   int rc = send_schema(call, 0);
   int open = 0;
   for (int i = 0; rc == 0 && i < 300 && !(open = __atomic_load_n(&latch_open, __ATOMIC_SEQ_CST)); i++)
@@ -91,7 +97,8 @@ static int h_stream_special(dd_call *call, const char *mode) {
 static int h_stream(dd_call *call, const ProtobufCMessage *req, ProtobufCMessage **out) {
   (void)out;
   const Deltad__Catalog__V1__ListSchemasRequest *l = (const void *)req;
-  if (strcmp(l->page_token, "infinite") == 0 || strcmp(l->page_token, "latch") == 0)
+  if (strcmp(l->page_token, "infinite") == 0 || strcmp(l->page_token, "latch") == 0 ||
+      strcmp(l->page_token, "gap") == 0)
     return h_stream_special(call, l->page_token);
   for (int i = 0; i < l->max_results; i++) {
     Deltad__Catalog__V1__SchemaInfo si = DELTAD__CATALOG__V1__SCHEMA_INFO__INIT;
@@ -110,7 +117,8 @@ static int slow_started; /* atomic: h_slow is running */
 
 static int h_slow(dd_call *call, const ProtobufCMessage *req, ProtobufCMessage **out) {
   __atomic_store_n(&slow_started, 1, __ATOMIC_SEQ_CST);
-  usleep(400 * 1000);
+  const Deltad__Catalog__V1__GetSchemaRequest *g = (const void *)req;
+  usleep(strcmp(g->full_name, "long") == 0 ? 2200 * 1000 : 400 * 1000);
   return h_echo(call, req, out);
 }
 
@@ -162,7 +170,8 @@ static int fake_auth(void *app, const char *token, size_t len, dd_principal *out
 static ssize_t native_chunks(void *cls, uint64_t pos, char *buf, size_t max) {
   int *n = cls;
   (void)pos;
-  if (*n == 3) return DD_HTTP_STREAM_END;
+  if (*n == 3 || *n == 103) return DD_HTTP_STREAM_END;
+  if (*n == 101) usleep(2200 * 1000); /* /native/slowstream: quiet past the idle timeout */
   int w = snprintf(buf, max, "{\"chunk\":%d}\n", (*n)++);
   return w;
 }
@@ -171,8 +180,10 @@ static int native_fn(void *ctx, const dd_http_request *req, dd_http_reply *rep) 
   assert_ptr_equal(ctx, (void *)0xabc);
   const char *path = dd_http_req_path(req);
   if (strcmp(path, "fail") == 0) return dd_err_set(DD_EPERM, "no sharing for you");
-  if (strcmp(path, "stream") == 0) {
+  if (strcmp(path, "slow") == 0) usleep(2200 * 1000); /* past the idle timeout of 1 s */
+  if (strcmp(path, "stream") == 0 || strcmp(path, "slowstream") == 0) {
     int *n = calloc(1, sizeof *n);
+    if (n && path[0] == 's' && path[1] == 'l') *n = 100;
     dd_http_reply_header(rep, "Content-Type", "application/x-ndjson");
     return dd_http_reply_stream(rep, native_chunks, n, free);
   }
@@ -340,10 +351,11 @@ static void expect(resp r, int status, const char *json_body) {
 
 /* ---- fixture ------------------------------------------------------------------------- */
 
-static dd_http_server *start_server(int threads) {
+static dd_http_server *start_server_idle(int threads, int idle_timeout_s) {
   dd_http_opts o = DD_HTTP_OPTS_INIT;
   o.listen = "127.0.0.1:0";
   o.threads = threads;
+  o.idle_timeout_s = idle_timeout_s;
   o.max_body_bytes = 4096;
   o.app = (void *)0x5eed;
   o.auth = fake_auth;
@@ -357,6 +369,16 @@ static dd_http_server *start_server(int threads) {
   return s;
 }
 
+static dd_http_server *start_server(int threads) { return start_server_idle(threads, DD_HTTP_IDLE_TIMEOUT_S); }
+
+static int setup_tpc_idle(void **state) {
+  *state = start_server_idle(0, 1);
+  return 0;
+}
+static int setup_pool_idle(void **state) {
+  *state = start_server_idle(2, 1);
+  return 0;
+}
 static int setup_tpc(void **state) {
   *state = start_server(0);
   return 0;
@@ -726,6 +748,80 @@ static void test_graceful_stop(void **state) {
   dd_http_server_stop(s); /* twice is fine */
 }
 
+/* drain() while a slow request runs: it finishes (200); the request pipelined behind it
+ * is answered 503 with Connection: close and not run; then the connection is closed and
+ * no new one is accepted. */
+static void test_drain_pipelined(void **state) {
+  dd_http_server *s = *state;
+  __atomic_store_n(&slow_started, 0, __ATOMIC_SEQ_CST);
+  int fd = conn_open();
+  assert_true(fd >= 0);
+  const char *two = "GET /api/v1/schemas/slow.one HTTP/1.1\r\nHost: t\r\n" AUTH "\r\n"
+                    "DELETE /api/v1/catalogs/x HTTP/1.1\r\nHost: t\r\n" AUTH "\r\n";
+  assert_int_equal(write(fd, two, strlen(two)), (ssize_t)strlen(two));
+  for (int i = 0; i < 500 && !__atomic_load_n(&slow_started, __ATOMIC_SEQ_CST); i++) usleep(10 * 1000);
+  dd_http_server_drain(s);
+  rbuf b = {0};
+  resp r;
+  assert_int_equal(read_resp(fd, &b, &r), 0);
+  assert_int_equal(r.status, 200);
+  free(r.body);
+  assert_int_equal(read_resp(fd, &b, &r), 0);
+  assert_int_equal(r.status, 503); /* not 404: the handler never ran */
+  assert_non_null(strstr(r.headers, "Connection: close"));
+  free(r.body);
+  char c;
+  assert_int_equal(read(fd, &c, 1), 0);
+  close(fd);
+  assert_int_equal(conn_open(), -1);
+}
+
+/* With an idle timeout of 1 s, replies whose handler or producer is quiet for 2.2 s still
+ * arrive whole (the client is waiting, not idle); a silent client is closed. */
+static void test_slow_reply_not_idle(void **state) {
+  (void)state;
+  resp r = http("GET", "/api/v1/schemas?pageToken=gap", AUTH, NULL);
+  assert_int_equal(r.status, 200);
+  assert_string_equal(r.body, "{\"name\":\"s0\"}\n{\"name\":\"s1\",\"createAt\":\"1\"}\n");
+  free(r.body);
+  expect(http("GET", "/api/v1/schemas/long", AUTH, NULL), 200, "{\"fullName\":\"long\"}");
+  r = http("GET", "/native/slow", NULL, NULL);
+  assert_int_equal(r.status, 202);
+  free(r.body);
+  r = http("GET", "/native/slowstream", NULL, NULL);
+  assert_int_equal(r.status, 200);
+  assert_string_equal(r.body, "{\"chunk\":100}\n{\"chunk\":101}\n{\"chunk\":102}\n");
+  free(r.body);
+  /* a client reading a large stream slowly, through a small window, makes progress */
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int small = 8192;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+  send_req(fd, "GET", "/api/v1/schemas?maxResults=20000", AUTH "Connection: close\r\n", NULL);
+  char buf[4096];
+  size_t total = 0;
+  ssize_t n;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while ((n = read(fd, buf, sizeof buf)) > 0) {
+    total += (size_t)n;
+    usleep(15 * 1000);
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  close(fd);
+  if (t1.tv_sec - t0.tv_sec < 2) fail_msg("the slow read took under 2 s; it proves nothing");
+  assert_true(total > 20000u * 30u); /* every line arrived (each is over 30 bytes) */
+  fd = conn_open();
+  assert_true(fd >= 0);
+  struct timeval tv = {.tv_sec = 5};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char c;
+  assert_int_equal(read(fd, &c, 1), 0); /* closed by the server, not by the 5 s timeout */
+  close(fd);
+}
+
 static void test_bad_listen(void **state) {
   (void)state;
   dd_http_opts o = DD_HTTP_OPTS_INIT;
@@ -757,7 +853,10 @@ int main(void) {
       BOTH(test_bad_requests), BOTH(test_status_codes), BOTH(test_streaming),
       BOTH(test_stream_large), BOTH(test_stream_not_buffered), BOTH(test_stream_client_gone),
       BOTH(test_stream_stop), BOTH(test_native), BOTH(test_keep_alive), BOTH(test_concurrent),
-      BOTH(test_slow_handler_isolation), BOTH(test_graceful_stop), cmocka_unit_test(test_bad_listen),
+      BOTH(test_slow_handler_isolation), BOTH(test_graceful_stop), BOTH(test_drain_pipelined),
+      cmocka_unit_test(test_bad_listen),
+      cmocka_unit_test_setup_teardown(test_slow_reply_not_idle, setup_tpc_idle, teardown),
+      cmocka_unit_test_setup_teardown(test_slow_reply_not_idle, setup_pool_idle, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
