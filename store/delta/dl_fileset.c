@@ -159,7 +159,8 @@ static const char *intern_pv(dl__fileset *fs, const char *pv) {
 static void count(dl__fileset *fs, const dl__entry *e, int sign) {
   if (e->kind == DL__E_ADD) {
     fs->n_add += (size_t)sign;
-    fs->add_bytes += sign * (e->size > 0 ? e->size : 0);
+    int64_t d = sign * (e->size > 0 ? e->size : 0); /* sizes come from the log: saturate */
+    if (__builtin_add_overflow(fs->add_bytes, d, &fs->add_bytes)) fs->add_bytes = d > 0 ? INT64_MAX : INT64_MIN;
   } else {
     fs->n_remove += (size_t)sign;
   }
