@@ -16,6 +16,14 @@
 
 static char dir[64], log_dir[96], cp_path[160], commit_path[160];
 
+/* The scratch table goes at exit (a crash leaves it in /tmp for a look). */
+static void remove_table(void) {
+  unlink(cp_path);
+  unlink(commit_path);
+  rmdir(log_dir);
+  rmdir(dir);
+}
+
 static int write_file(const char *path, const uint8_t *d, size_t n) {
   FILE *f = fopen(path, "wb");
   if (!f) return -1;
@@ -52,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     snprintf(cp_path, sizeof cp_path, "%s/00000000000000000001.checkpoint.parquet", log_dir);
     snprintf(commit_path, sizeof commit_path, "%s/00000000000000000002.json", log_dir);
     if (mkdir(log_dir, 0700) != 0) abort();
+    atexit(remove_table);
   }
   if (size < 4 || size > 1 << 20) return 0;
   uint32_t n = (uint32_t)data[0] | (uint32_t)data[1] << 8 | (uint32_t)data[2] << 16 | (uint32_t)data[3] << 24;
