@@ -62,10 +62,12 @@ static int parse_type(lex *l, json_t **out, int depth);
 static int parse_field(lex *l, json_t **out, bool colon, int depth) {
   char name[DOP__DDL_MAX_NAME + 1];
   if (!ident(l, name, sizeof name)) return bad(l, "expected a field name (of at most 255 bytes)");
+  json_t *nm = json_string(name);
+  if (!nm) return bad(l, "field name is not valid UTF-8");
   if (colon) eat(l, ':');
   json_t *t = NULL;
   int rc = parse_type(l, &t, depth);
-  if (rc) return rc;
+  if (rc) return json_decref(nm), rc;
   bool nullable = true;
   json_t *md = json_object();
   for (;;) {
@@ -75,14 +77,21 @@ static int parse_field(lex *l, json_t **out, bool colon, int depth) {
       l->p += 7;
       ws(l);
       char q = *l->p;
-      if (q != '\'' && q != '"') { json_decref(t); json_decref(md); return bad(l, "expected a quoted comment"); }
-      const char *s = ++l->p;
-      while (*l->p && *l->p != q) l->p++;
-      json_object_set_new(md, "comment", json_stringn(s, (size_t)(l->p - s)));
+      json_t *c = NULL;
+      if (q == '\'' || q == '"') {
+        const char *s = ++l->p;
+        while (*l->p && *l->p != q) l->p++;
+        c = json_stringn(s, (size_t)(l->p - s));
+      }
+      if (!c) {
+        json_decref(nm), json_decref(t), json_decref(md);
+        return bad(l, q == '\'' || q == '"' ? "comment is not valid UTF-8" : "expected a quoted comment");
+      }
+      json_object_set_new(md, "comment", c);
       if (*l->p) l->p++;
     } else break;
   }
-  *out = json_pack("{s:s,s:o,s:b,s:o}", "name", name, "type", t, "nullable", nullable, "metadata", md);
+  *out = json_pack("{s:o,s:o,s:b,s:o}", "name", nm, "type", t, "nullable", nullable, "metadata", md);
   return *out ? 0 : DOP_OOM();
 }
 

@@ -123,12 +123,32 @@ static void test_long_names_refused(void **st) {
   free(ddl);
 }
 
+/* Invalid UTF-8 is refused as bad input (it was "out of memory"), a comment in it is not
+ * dropped silently, and a COMMENT keyword at the end of the text reads nothing past it. */
+static void test_utf8_and_comments(void **st) {
+  (void)st;
+  char *j = NULL;
+  assert_int_equal(dop_ddl_type_json(&j, "struct<`a\xff`:int>"), DD_EINVAL);
+  assert_non_null(strstr(dd_err_msg(), "not valid UTF-8"));
+  json_t *f = NULL;
+  assert_int_equal(dop__ddl_fields(&f, "a INT COMMENT 'caf\xe9'"), DD_EINVAL);
+  assert_non_null(strstr(dd_err_msg(), "not valid UTF-8"));
+  assert_null(f);
+  assert_int_equal(dop__ddl_fields(&f, "a INT COMMENT"), DD_EINVAL);
+  assert_non_null(strstr(dd_err_msg(), "expected a quoted comment"));
+  assert_int_equal(dop__ddl_fields(&f, "a INT COMMENT 'caf\xc3\xa9'"), 0);
+  assert_string_equal(json_string_value(json_object_get(json_object_get(json_array_get(f, 0), "metadata"), "comment")),
+                      "caf\xc3\xa9");
+  json_decref(f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_depth_bound),
       cmocka_unit_test(test_depth_at_bound_is_readable),
       cmocka_unit_test(test_quoted_names),
       cmocka_unit_test(test_long_names_refused),
+      cmocka_unit_test(test_utf8_and_comments),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
