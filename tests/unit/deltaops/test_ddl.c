@@ -16,21 +16,10 @@
 #include "store/delta/dl.h"
 #include "store/deltaops/dop.h"
 #include "store/deltaops/dop_int.h"
-
-/* levels x open, the innermost type, levels x close (malloc'ed). */
-static char *nested(const char *open, const char *inner, const char *close, size_t levels) {
-  size_t lo = strlen(open), li = strlen(inner), lc = strlen(close);
-  char *s = malloc(levels * (lo + lc) + li + 1), *p = s;
-  assert_non_null(s);
-  for (size_t i = 0; i < levels; i++) memcpy(p, open, lo), p += lo;
-  memcpy(p, inner, li), p += li;
-  for (size_t i = 0; i < levels; i++) memcpy(p, close, lc), p += lc;
-  *p = '\0';
-  return s;
-}
+#include "tests/unit/nested_text.h"
 
 static void expect_too_deep(const char *open, const char *close, size_t levels) {
-  char *ddl = nested(open, "int", close, levels), *j = NULL;
+  char *ddl = tu_nested(open, "int", close, levels), *j = NULL;
   assert_int_equal(dop_ddl_type_json(&j, ddl), DD_EINVAL);
   assert_null(j);
   assert_non_null(strstr(dd_err_msg(), "nested more than 64 levels"));
@@ -39,7 +28,7 @@ static void expect_too_deep(const char *open, const char *close, size_t levels) 
 
 static void test_depth_bound(void **st) {
   (void)st;
-  char *j = NULL, *ddl = nested("array<", "int", ">", DOP__DDL_MAX_DEPTH - 1); /* 64 levels */
+  char *j = NULL, *ddl = tu_nested("array<", "int", ">", DOP__DDL_MAX_DEPTH - 1); /* 64 levels */
   assert_int_equal(dop_ddl_type_json(&j, ddl), 0);
   free(j);
   free(ddl);
@@ -51,12 +40,12 @@ static void test_depth_bound(void **st) {
   expect_too_deep("struct<a:", ">", 10 * DOP__DDL_MAX_DEPTH);
   expect_too_deep("struct<a:", ">", 200000);
   /* unbalanced: the bound holds before the missing '>' is noticed */
-  ddl = nested("array<", "", "", 200000);
+  ddl = tu_nested("array<", "", "", 200000);
   assert_int_equal(dop_ddl_type_json(&j, ddl), DD_EINVAL);
   free(ddl);
   /* a column list descends through the same bound */
   json_t *f = NULL;
-  char *type = nested("array<", "int", ">", 10 * DOP__DDL_MAX_DEPTH), *list = NULL;
+  char *type = tu_nested("array<", "int", ">", 10 * DOP__DDL_MAX_DEPTH), *list = NULL;
   assert_true(asprintf(&list, "a %s", type) > 0);
   assert_int_equal(dop__ddl_fields(&f, list), DD_EINVAL);
   assert_null(f);
@@ -67,7 +56,7 @@ static void test_depth_bound(void **st) {
 /* The deepest accepted column type makes a table store/delta opens (the two bounds agree). */
 static void test_depth_at_bound_is_readable(void **st) {
   (void)st;
-  char *base = tu_tmpdir(), *loc = NULL, *type = nested("array<", "int", ">", DOP__DDL_MAX_DEPTH - 1);
+  char *base = tu_tmpdir(), *loc = NULL, *type = tu_nested("array<", "int", ">", DOP__DDL_MAX_DEPTH - 1);
   assert_true(asprintf(&loc, "%s/t", base) > 0);
   dop_column col = {.name = "deep", .type = type, .nullable = true};
   dop_create_opts o = {.mode = DOP_CREATE, .location = loc, .num_columns = 1, .columns = &col};

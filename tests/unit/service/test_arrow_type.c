@@ -12,19 +12,9 @@
 
 #include "common/err.h"
 #include "server/service/connect_arrow.h"
+#include "tests/unit/nested_text.h"
 
 enum { BOUND = 64 };
-
-static char *nested(const char *open, const char *inner, const char *close, int n) {
-  size_t lo = strlen(open), li = strlen(inner), lc = strlen(close);
-  char *s = malloc((size_t)n * (lo + lc) + li + 1), *p = s;
-  assert_non_null(s);
-  for (int i = 0; i < n; i++) memcpy(p, open, lo), p += lo;
-  memcpy(p, inner, li), p += li;
-  for (int i = 0; i < n; i++) memcpy(p, close, lc), p += lc;
-  *p = '\0';
-  return s;
-}
 
 /* Both consumers of the type text on a one-column, one-row result. */
 static int convert(const char *type, const char *cell_json) {
@@ -43,16 +33,16 @@ static int convert(const char *type, const char *cell_json) {
 
 static void test_depth_bound(void **st) {
   (void)st;
-  char *t = nested("array<", "bigint", ">", BOUND - 1);
+  char *t = tu_nested("array<", "bigint", ">", BOUND - 1);
   assert_int_equal(convert(t, "[[[1]]]"), 0);
   free(t);
-  t = nested("array<", "bigint", ">", BOUND);
+  t = tu_nested("array<", "bigint", ">", BOUND);
   assert_int_not_equal(convert(t, NULL), 0);
   assert_non_null(strstr(dd_err_msg(), "nested more than 64 levels"));
   free(t);
   const char *forms[][2] = {{"array<", ">"}, {"map<string,", ">"}, {"struct<a:", ">"}};
   for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
-    t = nested(forms[i][0], "int", forms[i][1], 10 * BOUND);
+    t = tu_nested(forms[i][0], "int", forms[i][1], 10 * BOUND);
     assert_int_not_equal(convert(t, NULL), 0);
     assert_non_null(strstr(dd_err_msg(), "nested more than 64 levels"));
     free(t);

@@ -12,31 +12,21 @@
 
 #include "common/err.h"
 #include "server/sharing/shq_internal.h"
+#include "tests/unit/nested_text.h"
 
 enum { BOUND = 64 };
-
-static char *repeat3(const char *open, const char *inner, const char *close, int n) {
-  size_t lo = strlen(open), li = strlen(inner), lc = strlen(close);
-  char *s = malloc((size_t)n * (lo + lc) + li + 1), *p = s;
-  assert_non_null(s);
-  for (int i = 0; i < n; i++) memcpy(p, open, lo), p += lo;
-  memcpy(p, inner, li), p += li;
-  for (int i = 0; i < n; i++) memcpy(p, close, lc), p += lc;
-  *p = '\0';
-  return s;
-}
 
 #define LEAF "{\"op\":\"isNull\",\"children\":[{\"op\":\"column\",\"name\":\"a\",\"valueType\":\"int\"}]}"
 
 static void test_json_hints(void **st) {
   (void)st;
   shq_pred *p = NULL;
-  char *ok = repeat3("{\"op\":\"not\",\"children\":[", LEAF, "]}", BOUND - 2);
+  char *ok = tu_nested("{\"op\":\"not\",\"children\":[", LEAF, "]}", BOUND - 2);
   assert_int_equal(shq__pred_parse_json(&p, ok, strlen(ok)), 0);
   shq__pred_free(p);
   free(ok);
   p = NULL;
-  char *deep = repeat3("{\"op\":\"not\",\"children\":[", LEAF, "]}", 10 * BOUND);
+  char *deep = tu_nested("{\"op\":\"not\",\"children\":[", LEAF, "]}", 10 * BOUND);
   assert_int_equal(shq__pred_parse_json(&p, deep, strlen(deep)), DD_EINVAL);
   assert_null(p);
   assert_non_null(strstr(dd_err_msg(), "too deep"));
@@ -52,13 +42,13 @@ static void test_sql_hints(void **st) {
   shq_pred *p = NULL;
   const char *forms[][2] = {{"(", ")"}, {"not ", ""}, {"not (", ")"}};
   for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
-    char *deep = repeat3(forms[i][0], "a = 1", forms[i][1], 10 * BOUND);
+    char *deep = tu_nested(forms[i][0], "a = 1", forms[i][1], 10 * BOUND);
     assert_int_equal(shq__pred_parse_sql(&p, deep, schema), DD_EINVAL);
     assert_null(p);
     assert_non_null(strstr(dd_err_msg(), "too deeply nested"));
     free(deep);
   }
-  char *ok = repeat3("(", "a = 1", ")", BOUND / 2);
+  char *ok = tu_nested("(", "a = 1", ")", BOUND / 2);
   assert_int_equal(shq__pred_parse_sql(&p, ok, schema), 0);
   shq__pred_free(p);
   free(ok);
@@ -68,11 +58,11 @@ static void test_sql_hints(void **st) {
 static void test_stats_lookup(void **st) {
   (void)st;
   shq_col_stats cs;
-  char *inner = repeat3("[", "1", "]", 10 * BOUND), *stats = NULL;
+  char *inner = tu_nested("[", "1", "]", 10 * BOUND), *stats = NULL;
   assert_true(asprintf(&stats, "{\"numRecords\":1,\"x\":%s,\"minValues\":{\"a\":1}}", inner) > 0);
   assert_false(shq__stats_lookup(stats, "a", &cs));
   free(stats);
-  char *path = repeat3("{\"a\":", "1", "}", 10 * BOUND);
+  char *path = tu_nested("{\"a\":", "1", "}", 10 * BOUND);
   assert_true(asprintf(&stats, "{\"minValues\":%s}", path) > 0);
   assert_false(shq__stats_lookup(stats, "a.a.a", &cs));
   free(stats);
