@@ -15,8 +15,6 @@
 
 static char path[64];
 
-static void remove_file(void) { unlink(path); }
-
 static void check(const dd_config *c) {
   if (!memchr(c->data_dir, 0, sizeof c->data_dir) || !memchr(c->grpc_listen, 0, sizeof c->grpc_listen) ||
       !memchr(c->http_listen, 0, sizeof c->http_listen) || !memchr(c->base_path, 0, sizeof c->base_path) ||
@@ -30,7 +28,6 @@ static void check(const dd_config *c) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!path[0]) {
     snprintf(path, sizeof path, "/tmp/dd-fuzz-config-%d.conf", (int)getpid());
-    atexit(remove_file);
   }
   if (size > 1 << 16) return 0;
   const uint8_t *sep = NULL;
@@ -58,6 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   argv[argc] = NULL;
   dd_config cfg;
   if (dd_config_load(&cfg, argc, argv) == 0) check(&cfg);
+  unlink(path); /* after each input: libFuzzer may exit without atexit handlers */
   dd_err_clear();
   free(flags);
   return 0;

@@ -16,7 +16,17 @@
 
 static char dir[64], log_dir[96], cp_path[160], commit_path[160];
 
-/* The scratch table goes at exit (a crash leaves it in /tmp for a look). */
+/* The scratch table is made for each input and removed after it (libFuzzer may end the
+ * process without running atexit handlers); a crash leaves it in /tmp for a look. */
+static void make_table(void) {
+  strcpy(dir, "/tmp/dd-fuzz-cp-XXXXXX");
+  if (!mkdtemp(dir)) abort();
+  snprintf(log_dir, sizeof log_dir, "%s/_delta_log", dir);
+  snprintf(cp_path, sizeof cp_path, "%s/00000000000000000001.checkpoint.parquet", log_dir);
+  snprintf(commit_path, sizeof commit_path, "%s/00000000000000000002.json", log_dir);
+  if (mkdir(log_dir, 0700) != 0) abort();
+}
+
 static void remove_table(void) {
   unlink(cp_path);
   unlink(commit_path);
@@ -53,16 +63,8 @@ static int on_file(void *ctx, const dl_file *f) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (!dir[0]) {
-    strcpy(dir, "/tmp/dd-fuzz-cp-XXXXXX");
-    if (!mkdtemp(dir)) abort();
-    snprintf(log_dir, sizeof log_dir, "%s/_delta_log", dir);
-    snprintf(cp_path, sizeof cp_path, "%s/00000000000000000001.checkpoint.parquet", log_dir);
-    snprintf(commit_path, sizeof commit_path, "%s/00000000000000000002.json", log_dir);
-    if (mkdir(log_dir, 0700) != 0) abort();
-    atexit(remove_table);
-  }
   if (size < 4 || size > 1 << 20) return 0;
+  make_table();
   uint32_t n = (uint32_t)data[0] | (uint32_t)data[1] << 8 | (uint32_t)data[2] << 16 | (uint32_t)data[3] << 24;
   if (n > size - 4) n = (uint32_t)(size - 4);
   if (write_file(cp_path, data + 4, n) != 0 || write_file(commit_path, data + 4 + n, size - 4 - n) != 0) abort();
@@ -81,6 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     dl_snapshot_free(s);
   }
   dl_table_free(t);
+  remove_table();
   dd_err_clear();
   return 0;
 }
