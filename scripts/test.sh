@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets everything up and runs every test: installs Debian packages, builds with
 # ASan+UBSan and -Werror into build-test/, checks generated/ is current, runs ctest.
-# DD_LONG=1 also runs the long suites (fuzzing for minutes instead of seconds).
+# DD_LONG=1 also runs the long fuzz run (tests/fuzz/run_long.sh: every libFuzzer target for
+# DD_FUZZ_SECONDS, default 600, with clang in build-fuzz/); without it only the committed
+# corpora are replayed (fuzz.*.replay), which takes seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -19,3 +21,6 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target deltad deltactl
 cd build-test
 ctest --output-on-failure -j"$(nproc)" --timeout 600
+if [ "${DD_LONG:-0}" = 1 ]; then
+  cd .. && bash tests/fuzz/run_long.sh
+fi

@@ -1,6 +1,7 @@
 /* connect_arrow.c: see connect_arrow.h. The type text grammar is the one store/deltaops
  * produces: string, bigint, int, double, boolean, binary, date, timestamp,
- * array<T>, map<K,V>, struct<name:T,...>. */
+ * array<T>, map<K,V>, struct<name:T,...>, nested at most CONNECT_TYPE_MAX_DEPTH levels (the
+ * bound store/delta puts on a schema; checked before each descent). */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "server/service/connect_arrow.h"
 
 #define OOM() dd_err_set(DD_ENOMEM, "out of memory")
+#define CONNECT_TYPE_MAX_DEPTH 64
 
 /* ======================= type text ======================= */
 
@@ -34,22 +36,27 @@ static void ttype_free(ttype *t) {
   free(t);
 }
 
-static int parse(const char **p, ttype **out);
+static int parse(const char **p, ttype **out, int depth);
 
 static int add_child(ttype *t, ttype *c, char *name) {
   ttype **nc = realloc(t->c, (t->n + 1) * sizeof *nc);
-  char **nn = t->k == T_STRUCT ? realloc(t->names, (t->n + 1) * sizeof *nn) : NULL;
+  if (nc) t->c = nc; /* the old block may be gone even if the names' realloc fails */
+  char **nn = nc && t->k == T_STRUCT ? realloc(t->names, (t->n + 1) * sizeof *nn) : NULL;
+  if (nn) t->names = nn;
   if (!nc || (t->k == T_STRUCT && !nn)) return free(name), ttype_free(c), OOM();
-  t->c = nc;
-  if (nn) t->names = nn, nn[t->n] = name;
+  if (nn) nn[t->n] = name;
   nc[t->n++] = c;
   return 0;
 }
 
-static int parse(const char **p, ttype **out) {
+/* The type at *p, at nesting level depth (a column's own type is level 1); *out is set even
+ * on failure (parse frees it). */
+static int parse_one(const char **p, ttype **out, int depth) {
   static const struct { const char *s; tkind k; } prim[] = {
       {"string", T_STR}, {"bigint", T_I64}, {"int", T_I32}, {"double", T_F64}, {"boolean", T_BOOL},
       {"binary", T_BIN}, {"date", T_DATE}, {"timestamp", T_TS}};
+  if (depth > CONNECT_TYPE_MAX_DEPTH)
+    return dd_err_set(DD_EINTERNAL, "result type nested more than %d levels", CONNECT_TYPE_MAX_DEPTH);
   ttype *t = calloc(1, sizeof *t);
   if (!t) return OOM();
   *out = t;
@@ -57,13 +64,13 @@ static int parse(const char **p, ttype **out) {
   if (!strncmp(*p, "array<", 6)) {
     t->k = T_ARRAY, *p += 6;
     ttype *e = NULL;
-    if (!(rc = parse(p, &e))) rc = add_child(t, e, NULL);
+    if (!(rc = parse(p, &e, depth + 1))) rc = add_child(t, e, NULL);
   } else if (!strncmp(*p, "map<", 4)) {
     t->k = T_MAP, *p += 4;
     ttype *k = NULL, *v = NULL;
-    if (!(rc = parse(p, &k))) rc = add_child(t, k, NULL);
+    if (!(rc = parse(p, &k, depth + 1))) rc = add_child(t, k, NULL);
     if (!rc && **p == ',') (*p)++;
-    if (!rc && !(rc = parse(p, &v))) rc = add_child(t, v, NULL);
+    if (!rc && !(rc = parse(p, &v, depth + 1))) rc = add_child(t, v, NULL);
   } else if (!strncmp(*p, "struct<", 7)) {
     t->k = T_STRUCT, *p += 7;
     while (!rc && **p && **p != '>') {
@@ -72,7 +79,7 @@ static int parse(const char **p, ttype **out) {
       char *name = strndup(*p, (size_t)(colon - *p));
       *p = colon + 1;
       ttype *f = NULL;
-      if (!(rc = parse(p, &f))) rc = add_child(t, f, name);
+      if (!(rc = parse(p, &f, depth + 1))) rc = add_child(t, f, name);
       else free(name);
       if (**p == ',') (*p)++;
     }
@@ -91,12 +98,17 @@ static int parse(const char **p, ttype **out) {
   return rc;
 }
 
-static int parse_type(const char *text, ttype **out) {
+/* parse_one, *out freed and NULL on failure (so a failing child leaks nothing). */
+static int parse(const char **p, ttype **out, int depth) {
   *out = NULL;
-  const char *p = text;
-  int rc = parse(&p, out);
+  int rc = parse_one(p, out, depth);
   if (rc) ttype_free(*out), *out = NULL;
   return rc;
+}
+
+static int parse_type(const char *text, ttype **out) {
+  const char *p = text;
+  return parse(&p, out, 1);
 }
 
 /* ======================= DataType ======================= */

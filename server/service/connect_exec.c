@@ -124,9 +124,21 @@ static const char *table_conf(const Delta__Connect__DeltaTable *t, const char *k
 
 static int ddl_append(char **buf, size_t *len, FILE *f, const Spark__Connect__DataType *t);
 
+/* A name as a DDL quoted identifier: `name`, a backtick inside doubled (Spark's rule). */
+static void ddl_quoted(FILE *f, const char *name) {
+  fputc('`', f);
+  for (const char *c = name ? name : ""; *c; c++) {
+    if (*c == '`') fputc('`', f);
+    fputc(*c, f);
+  }
+  fputc('`', f);
+}
+
 static int ddl_struct(FILE *f, char **buf, size_t *len, const Spark__Connect__DataType__Struct *s, bool colon) {
   for (size_t i = 0; i < s->n_fields; i++) {
-    fprintf(f, "%s`%s`%s", i ? ", " : "", s->fields[i]->name, colon ? ":" : " ");
+    if (i) fputs(", ", f);
+    ddl_quoted(f, s->fields[i]->name);
+    fputs(colon ? ":" : " ", f);
     int rc = ddl_append(buf, len, f, s->fields[i]->data_type);
     if (rc) return rc;
     if (!colon && !s->fields[i]->nullable) fputs(" NOT NULL", f);

@@ -238,6 +238,9 @@ typedef struct dl__listing {
 } dl__listing;
 
 int dl__list_log(dl__listing *out, const os_store *st);
+/* dl__list_log on a listing already made (sorted by name, as os_list_dir gives it); st is
+ * only read for _last_checkpoint. */
+int dl__list_entries(dl__listing *out, const os_list *ls, const os_store *st);
 void dl__listing_free(dl__listing *l);
 /* Index of commit v in l, or -1. */
 ssize_t dl__listing_find(const dl__listing *l, int64_t v);

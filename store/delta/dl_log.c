@@ -105,6 +105,7 @@ static int add_multipart(dl__listing *l, const os_list *ls, size_t from, size_t 
     int64_t vv;
     int part, parts;
     if (classify(ls->entries[i].name, &vv, &part, &parts) != N_MULTI || part != 1) continue;
+    if ((size_t)parts > to - from) continue; /* cannot be complete: allocate nothing */
     char **names = calloc((size_t)parts, sizeof *names);
     if (!names) return dd_err_set(DD_ENOMEM, "out of memory");
     int found = 0;
@@ -131,10 +132,18 @@ int dl__list_log(dl__listing *out, const os_store *st) {
   if (rc == DD_ENOTFOUND)
     return dd_err_set(DD_ENOTFOUND, "%s is not a Delta table (no %s directory)",
                       os_store_location(st), DL__LOG);
-  if (rc) return rc;
+  if (!rc) rc = dl__list_entries(out, &ls, st);
+  os_list_free(&ls);
+  return rc;
+}
+
+int dl__list_entries(dl__listing *out, const os_list *ls, const os_store *st) {
+  memset(out, 0, sizeof *out);
+  out->last_cp_hint = -1;
+  int rc = 0;
   size_t cap = 0;
-  for (size_t i = 0; i < ls.count && !rc; i++) {
-    const os_entry *e = &ls.entries[i];
+  for (size_t i = 0; i < ls->count && !rc; i++) {
+    const os_entry *e = &ls->entries[i];
     if (e->is_dir) continue;
     int64_t v;
     int part = 0, parts = 0;
@@ -158,16 +167,16 @@ int dl__list_log(dl__listing *out, const os_store *st) {
       size_t to = i;
       int64_t v2;
       int p2, ps2;
-      while (to < ls.count && classify(ls.entries[to].name, &v2, &p2, &ps2) != N_OTHER && v2 == v)
+      while (to < ls->count && classify(ls->entries[to].name, &v2, &p2, &ps2) != N_OTHER && v2 == v)
         to++;
       size_t from = i;
-      while (from > 0 && classify(ls.entries[from - 1].name, &v2, &p2, &ps2) != N_OTHER &&
+      while (from > 0 && classify(ls->entries[from - 1].name, &v2, &p2, &ps2) != N_OTHER &&
              v2 == v)
         from--;
       bool first = true; /* handle each version's group once */
       for (size_t j = from; j < i; j++)
-        if (classify(ls.entries[j].name, &v2, &p2, &ps2) == N_MULTI && p2 == 1) first = false;
-      if (first) rc = add_multipart(out, &ls, from, to, v);
+        if (classify(ls->entries[j].name, &v2, &p2, &ps2) == N_MULTI && p2 == 1) first = false;
+      if (first) rc = add_multipart(out, ls, from, to, v);
     } else if (!strcmp(e->name, "_last_checkpoint")) {
       uint8_t *data = NULL;
       size_t len = 0;
@@ -179,7 +188,6 @@ int dl__list_log(dl__listing *out, const os_store *st) {
       dd_err_clear();
     }
   }
-  os_list_free(&ls);
   if (rc) dl__listing_free(out);
   return rc;
 }

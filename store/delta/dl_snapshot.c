@@ -77,7 +77,7 @@ int dl__snapshot_finish(dl_snapshot *s) {
     const dl__entry *b = dl__fileset_find(s->base, &s->over->ents[i]);
     if (b && b->kind == DL__E_ADD) {
       s->num_files--;
-      s->size_bytes -= b->size > 0 ? b->size : 0;
+      if (__builtin_sub_overflow(s->size_bytes, b->size > 0 ? b->size : 0, &s->size_bytes)) s->size_bytes = INT64_MIN;
     }
   }
   s->num_files += s->over->n_add;

@@ -94,6 +94,10 @@ int dop__copy_file(int in_fd, const char *src, const char *dst_root, const char 
                    bool *created);
 
 /* ---- DDL types (dop_ddl.c) ---- */
+/* Deepest type accepted (array<array<...>> levels; a column's own type is level 1), the
+ * same bound store/delta puts on a table's schema, and the longest field name in bytes. */
+#define DOP__DDL_MAX_DEPTH 64
+#define DOP__DDL_MAX_NAME 255
 /* A DDL type ("decimal(10,2)", "array<int>") as Delta's JSON type value (new reference). */
 int dop__ddl_type(json_t **out, const char *ddl);
 /* A DDL column list ("a INT, b STRING NOT NULL") as an array of Delta struct fields. */

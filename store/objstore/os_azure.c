@@ -188,8 +188,8 @@ static int az_list_blob(os_list *l, size_t *cap, const char *blk, const char *pf
                       dir);
 }
 
-/* Adds the entries of one List Blobs page; *next gets the marker of the next page or "". */
-static int az_list_page(os_list *l, size_t *cap, const char *xml, const char *pfx, char *next,
+/* See os_http.h. */
+int os__azure_list_page(os_list *l, size_t *cap, const char *xml, const char *pfx, char *next,
                         size_t next_cap) {
   int rc = 0;
   const char *p = xml;
@@ -209,8 +209,8 @@ static int az_list_page(os_list *l, size_t *cap, const char *xml, const char *pf
     if (!after) break;
     size_t nl = strlen(name);
     if (nl > pl && strncmp(name, pfx, pl) == 0 && name[nl - 1] == '/') {
-      name[nl - 1] = 0;
-      rc = os_list_add(l, cap, name + pl, 0, -1, true);
+      name[nl - 1] = 0; /* one level below pfx only: a store could answer anything */
+      if (name[pl] && !strchr(name + pl, '/')) rc = os_list_add(l, cap, name + pl, 0, -1, true);
     }
     p = after;
   }
@@ -259,7 +259,7 @@ static int az_list(void *impl, const char *dir, os_list *out) {
     memcpy(prev, marker, sizeof marker);
     rc = az_send(s, "GET", "", ps, marker[0] ? 5 : 4, NULL, NULL, &r);
     if (!rc && r.status != 200) rc = az_status_err(&r, "LIST", pfx);
-    if (!rc) rc = az_list_page(out, &cap, (const char *)r.body, pfx, marker, sizeof marker);
+    if (!rc) rc = os__azure_list_page(out, &cap, (const char *)r.body, pfx, marker, sizeof marker);
     if (!rc && marker[0] && strcmp(marker, prev) == 0)
       rc = dd_err_set(DD_ECORRUPT, "Azure listing of '%s' repeats its marker", pfx);
     os__http_resp_free(&r);

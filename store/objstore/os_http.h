@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store/objstore/os.h"
+
 typedef struct os__http_req {
   const char *method;          /* "GET", "HEAD", "PUT", "DELETE" */
   const char *url;             /* fully signed URL */
@@ -73,6 +75,14 @@ bool os__key_under(const char *key, const char *prefix);
 /* Whether a path relative to a store's root has a ".." segment ('/' or '\\' separated):
  * such a path would leave the root once an HTTP client or a store normalises it. */
 bool os__rel_has_dotdot(const char *rel);
+
+/* os_s3.c: adds the entries of one ListObjectsV2 page (XML body) under the key prefix pfx
+ * to l (cap: its capacity, os_list_add's); *next gets the continuation token or "". */
+int os__s3_list_page(os_list *l, size_t *cap, const char *xml, const char *pfx, char *next,
+                     size_t next_cap);
+/* os_azure.c: the same for one List Blobs page; *next gets the next marker or "". */
+int os__azure_list_page(os_list *l, size_t *cap, const char *xml, const char *pfx, char *next,
+                        size_t next_cap);
 
 /* Parses an HTTP date (RFC 1123, "Sun, 29 Nov 2026 20:45:02 GMT") to epoch ms; -1 when
  * malformed. */

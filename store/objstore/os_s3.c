@@ -142,9 +142,9 @@ static int s3_read_range(void *impl, const char *path, uint64_t offset, size_t l
 
 /* ---- listing -------------------------------------------------------------------------- */
 
-/* Adds the entries of one ListObjectsV2 page; *next gets the continuation token or "". */
-static int s3_list_page(os_list *l, size_t *cap, const char *xml, const char *pfx,
-                        char *next, size_t next_cap) {
+/* See os_http.h. */
+int os__s3_list_page(os_list *l, size_t *cap, const char *xml, const char *pfx,
+                     char *next, size_t next_cap) {
   size_t pl = strlen(pfx);
   char key[S3_KEY_MAX], num[64], when[64];
   int rc = 0;
@@ -170,8 +170,8 @@ static int s3_list_page(os_list *l, size_t *cap, const char *xml, const char *pf
     if (!after) break;
     size_t kl = strlen(key);
     if (kl > pl && strncmp(key, pfx, pl) == 0 && key[kl - 1] == '/') {
-      key[kl - 1] = 0;
-      rc = os_list_add(l, cap, key + pl, 0, -1, true);
+      key[kl - 1] = 0; /* one level below pfx only: a store could answer anything */
+      if (key[pl] && !strchr(key + pl, '/')) rc = os_list_add(l, cap, key + pl, 0, -1, true);
     }
     p = after;
   }
@@ -209,7 +209,7 @@ static int s3_list_raw(s3_impl *s, const char *dir, os_list *out) {
     rc = s3_send(s, "GET", "", ps, n, NULL, &r);
     if (!rc && r.status != 200) rc = s3_status_err(s, &r, "LIST", pfx);
     memcpy(prev, token, sizeof prev);
-    if (!rc) rc = s3_list_page(out, &cap, (const char *)r.body, pfx, token, sizeof token);
+    if (!rc) rc = os__s3_list_page(out, &cap, (const char *)r.body, pfx, token, sizeof token);
     /* a store that hands back the token it was given would be listed forever */
     if (!rc && token[0] && strcmp(token, prev) == 0)
       rc = dd_err_set(DD_ECORRUPT, "S3 listing of '%s' repeats its continuation token", pfx);

@@ -12,6 +12,7 @@
 #include "common/err.h"
 #include "common/log.h"
 #include "server/http/native/files_rest.h"
+#include "server/http/native/native_int.h"
 #include "server/service/sharing_files.h"
 
 static int64_t files_now_ms(void) {
@@ -37,10 +38,8 @@ static int files_internal(dd_http_reply *rep, int rc, const char *detail) {
   return files_error(rep, 500, "INTERNAL_ERROR", msg);
 }
 
-/* Parses "bytes=a-b", "bytes=a-", "bytes=-n" against size into [*lo, *hi]. Returns 1 for
- * a satisfiable range, 0 when the header should be ignored (absent or not one byte
- * range), -1 when unsatisfiable (416). */
-static int files_range(const char *h, int64_t size, int64_t *lo, int64_t *hi) {
+/* See native_int.h. */
+int dd_http__files_range(const char *h, int64_t size, int64_t *lo, int64_t *hi) {
   if (!h || strncmp(h, "bytes=", 6) != 0 || strchr(h, ',')) return 0;
   const char *p = h + 6;
   char *end;
@@ -86,7 +85,7 @@ static int files_serve(void *ctx, const dd_http_request *req, dd_http_reply *rep
   }
   int64_t size = st.st_size, lo = 0, hi = size - 1;
   char cr[96];
-  int r = files_range(dd_http_req_header(req, "Range"), size, &lo, &hi);
+  int r = dd_http__files_range(dd_http_req_header(req, "Range"), size, &lo, &hi);
   dd_http_reply_header(rep, "Accept-Ranges", "bytes");
   if (r < 0) {
     close(fd);

@@ -10,6 +10,7 @@
 #include "server/http/native/lance_rest.h"
 #include "server/http/native/lance_rest_id.h"
 #include "server/http/native/lance_rest_json.h"
+#include "server/http/native/native_int.h"
 #include "server/service/req_guard.h"
 
 /* Lance error codes (lance-namespace docs/src/namespace/operations/errors.md). */
@@ -126,6 +127,13 @@ static int lr_route_find(const lr_route *routes, const char *path, const lr_rout
     }
   }
   return dd_err_set(DD_EUNSUPPORTED, "unsupported Lance operation '%.200s'", slash + 1);
+}
+
+int dd_http__lance_route(int table, const char *path, const char **action, size_t *id_len) {
+  const lr_route *r = NULL;
+  int rc = lr_route_find(table ? lr_table_routes : lr_namespace_routes, path, &r, id_len);
+  if (!rc) *action = r->action;
+  return rc;
 }
 
 /* ---- requests ---------------------------------------------------------------------------- */

@@ -15,6 +15,7 @@
 #include "deltad/sharing/v1/sharing.pb-c.h"
 #include "server/http/http_route.h"
 #include "server/http/native/files_rest.h"
+#include "server/http/native/native_int.h"
 #include "server/http/native/sharing_stream.h"
 #include "server/http/native/sharing_rest.h"
 #include "server/http/pbjson.h"
@@ -24,7 +25,7 @@
 
 #define SR_JSON "application/json; charset=utf-8"
 #define SR_NDJSON "application/x-ndjson; charset=utf-8"
-#define SR_SEGS 8
+#define SR_SEGS DD_HTTP__SR_SEGS
 
 typedef struct sr_ctx {
   dd_app *app;
@@ -112,15 +113,21 @@ static int sr_int(const char *name, const char *s, int64_t lo, int64_t hi, int64
 }
 
 /* maxResults / pageToken into a list request (fields named max_results, page_token). */
+int dd_http__sr_max_results(const char *s, int32_t *max) {
+  int64_t v = 0;
+  int rc = sr_int("maxResults", s, INT64_MIN, INT64_MAX, &v);
+  if (rc) return rc;
+  /* out of int32: clamped, so the service's range check names the accepted values */
+  *max = (int32_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
+  return 0;
+}
+
 static int sr_page_params(const dd_http_request *req, int *has, int32_t *max, char **token) {
   const char *m = dd_http_req_query(req, "maxResults"), *t = dd_http_req_query(req, "pageToken");
-  int64_t v = 0;
   *has = m != NULL;
   if (m) {
-    int rc = sr_int("maxResults", m, INT64_MIN, INT64_MAX, &v);
+    int rc = dd_http__sr_max_results(m, max);
     if (rc) return rc;
-    /* out of int32: clamped, so the service's range check names the accepted values */
-    *max = (int32_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
   }
   *token = (char *)(t ? t : "");
   return 0;
@@ -177,10 +184,7 @@ static json_t *sr_list_json(const char *kind, const ProtobufCMessage *out) {
 #define SR_SVC "/deltad.sharing.v1.DeltaSharingService/"
 #define SR_EXT "/deltad.sharing.v1.DeltaSharingExtensionService/"
 
-typedef struct sr_route {
-  const char *seg[SR_SEGS]; /* decoded path segments */
-  int n;
-} sr_route;
+typedef dd_http__sr_route sr_route; /* native_int.h */
 
 static int sr_unary_list(sr_call *c, dd_http_reply *rep, const char *method,
                          ProtobufCMessage *in, const char *kind) {
@@ -460,8 +464,8 @@ static int sr_dispatch(sr_call *c, dd_http_reply *rep, const char *m, const sr_r
   return rc;
 }
 
-/* Splits the path after the prefix into decoded segments (in buf). */
-static int sr_split(char *buf, sr_route *r) {
+/* See native_int.h. */
+int dd_http__sr_split(char *buf, sr_route *r) {
   r->n = 0;
   if (!*buf) return 0;
   if (*buf != '/') return dd_err_set(DD_ENOTFOUND, "no such resource");
@@ -496,7 +500,7 @@ static int sr_serve(void *ctx, const dd_http_request *req, dd_http_reply *rep) {
   c.call.transport = &c;
   int rc = snprintf(path, sizeof path, "%s", dd_http_req_path(req)) >= (int)sizeof path
                ? dd_err_set(DD_ENOTFOUND, "no such resource")
-               : sr_split(path, &r);
+               : dd_http__sr_split(path, &r);
   if (!rc) rc = sr_dispatch(&c, rep, m, &r);
   if (rc) {
     /* reply headers set before the failure are dropped by starting a fresh error reply */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #define F(n, k, nul) {n, k, nul, 0, 0, 0, NULL}
+#define FIXED(n, len) {n, PQ_W_FIXED, true, len, 0, 0, NULL}
 #define G(n, k, nul, kids) {n, k, nul, 0, 0, sizeof kids / sizeof kids[0], kids}
 
 static const pq_wfield list_elem[] = {F("element", PQ_W_STRING, true)};
@@ -24,11 +25,10 @@ static const pq_wfield dv[] = {F("storageType", PQ_W_STRING, false),
 static const pq_wfield add[] = {F("path", PQ_W_STRING, false), F("size", PQ_W_INT64, false),
                                 G("partitionValues", PQ_W_MAP, false, map_kv),
                                 G("deletionVector", PQ_W_STRUCT, true, dv)};
-static const pq_wfield fixed4 = {"fixed", PQ_W_FIXED, true, 4, 0, 0, NULL};
 static const pq_wfield top[] = {
     F("id", PQ_W_INT64, false), F("name", PQ_W_STRING, true), F("flag", PQ_W_BOOL, true),
     F("i32", PQ_W_INT32, true), F("f", PQ_W_FLOAT, true), F("d", PQ_W_DOUBLE, true),
-    F("bin", PQ_W_BINARY, true), fixed4, F("date", PQ_W_DATE, true),
+    F("bin", PQ_W_BINARY, true), FIXED("fixed", 4), F("date", PQ_W_DATE, true),
     F("ts", PQ_W_TIMESTAMP_MICROS, true), G("tags", PQ_W_LIST, true, list_elem),
     G("props", PQ_W_MAP, true, map_kv), G("nested", PQ_W_STRUCT, true, nested),
     G("add", PQ_W_STRUCT, true, add)};
