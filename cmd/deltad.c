@@ -59,14 +59,15 @@ static void main_reload_tls(const dd_config *cfg, dd_http_server *http, dd_grpc_
 
 /* Connection limits and timeouts: the config's seconds into each transport's options. */
 static void main_http_limits(dd_http_opts *o, const dd_config *cfg) {
-  o->idle_timeout_s = cfg->http_idle_timeout_s;
-  o->header_timeout_s = cfg->http_header_timeout_s;
-  o->body_timeout_s = cfg->http_body_timeout_s;
+  o->idle_timeout_s = (int)cfg->http_idle_timeout_s;
+  o->header_timeout_s = (int)cfg->http_header_timeout_s;
+  o->body_timeout_s = (int)cfg->http_body_timeout_s;
   o->max_connections = (unsigned)cfg->http_max_connections;
   o->max_connections_per_ip = (unsigned)cfg->http_max_connections_per_ip;
 }
 
-static int main_ms(int seconds) { return seconds > INT_MAX / 1000 ? INT_MAX : seconds * 1000; }
+/* Options are at most 1,000,000 s (cfg_limits), so the product fits; saturate anyway. */
+static int main_ms(long seconds) { return seconds > INT_MAX / 1000 ? INT_MAX : (int)seconds * 1000; }
 
 static void main_grpc_limits(dd_grpc_opts *o, const dd_config *cfg) {
   o->keepalive_time_ms = main_ms(cfg->grpc_keepalive_time_s);
@@ -75,7 +76,7 @@ static void main_grpc_limits(dd_grpc_opts *o, const dd_config *cfg) {
   o->max_connection_idle_ms = main_ms(cfg->grpc_max_connection_idle_s);
   o->max_connection_age_ms = main_ms(cfg->grpc_max_connection_age_s);
   o->max_connection_age_grace_ms = main_ms(cfg->grpc_max_connection_age_grace_s);
-  o->max_concurrent_streams = cfg->grpc_max_concurrent_streams;
+  o->max_concurrent_streams = (int)cfg->grpc_max_concurrent_streams;
 }
 
 static int main_run(const dd_config *cfg, const sigset_t *sigs) {

@@ -118,83 +118,54 @@ static int cfg_check_tls(const dd_config *cfg) {
   return 0;
 }
 
-/* ---- request limits (req_guard.h) ---- */
+/* ---- numeric limits: request limits (req_guard.h), connection limits and timeouts ---- */
 
-static int cfg_set_request_limit(dd_config *cfg, const char *key, const char *val) {
-  static const struct {
-    const char *key;
-    size_t off;
-    long lo, hi;
-  } opts[] = {
-      {"max-request-depth", offsetof(dd_config, req_max_depth), 1, 1000},
-      {"max-request-elements", offsetof(dd_config, req_max_elements), 16, 1L << 30},
-      {"max-request-memory", offsetof(dd_config, req_max_memory), 1L << 16, 1L << 40},
-      {"max-requests", offsetof(dd_config, req_max_requests), 0, 1L << 20},
-      {"max-requests-per-principal", offsetof(dd_config, req_max_per_principal), 0, 1L << 20},
-  };
-  for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
-    if (strcmp(key, opts[i].key) == 0)
-      return cfg_int((long *)((char *)cfg + opts[i].off), key, val, opts[i].lo, opts[i].hi);
-  return 1; /* not a limit */
-}
+/* One row per option: its field (a long in dd_config), range and default. */
+static const struct {
+  const char *key;
+  size_t off;
+  long lo, hi, def;
+} cfg_limits[] = {
+    {"max-request-depth", offsetof(dd_config, req_max_depth), 1, 1000, 128},
+    {"max-request-elements", offsetof(dd_config, req_max_elements), 16, 1L << 30, 1000000},
+    {"max-request-memory", offsetof(dd_config, req_max_memory), 1L << 16, 1L << 40, 256L << 20},
+    {"max-requests", offsetof(dd_config, req_max_requests), 0, 1L << 20, 256},
+    {"max-requests-per-principal", offsetof(dd_config, req_max_per_principal), 0, 1L << 20, 32},
+    {"http-idle-timeout-seconds", offsetof(dd_config, http_idle_timeout_s), 0, 86400, DD_HTTP_IDLE_TIMEOUT_S},
+    {"http-header-timeout-seconds", offsetof(dd_config, http_header_timeout_s), 0, 86400, DD_HTTP_HEADER_TIMEOUT_S},
+    {"http-body-timeout-seconds", offsetof(dd_config, http_body_timeout_s), 0, 86400, DD_HTTP_BODY_TIMEOUT_S},
+    {"http-max-connections", offsetof(dd_config, http_max_connections), 0, 1000000, DD_HTTP_MAX_CONNECTIONS},
+    {"http-max-connections-per-ip", offsetof(dd_config, http_max_connections_per_ip), 0, 1000000,
+     DD_HTTP_MAX_CONNECTIONS_PER_IP},
+    {"grpc-keepalive-time-seconds", offsetof(dd_config, grpc_keepalive_time_s), 0, 86400, 120},
+    {"grpc-keepalive-timeout-seconds", offsetof(dd_config, grpc_keepalive_timeout_s), 0, 86400, 20},
+    {"grpc-handshake-timeout-seconds", offsetof(dd_config, grpc_handshake_timeout_s), 0, 86400, 20},
+    {"grpc-max-connection-idle-seconds", offsetof(dd_config, grpc_max_connection_idle_s), 0, 1000000, 300},
+    {"grpc-max-connection-age-seconds", offsetof(dd_config, grpc_max_connection_age_s), 0, 1000000, 0},
+    {"grpc-max-connection-age-grace-seconds", offsetof(dd_config, grpc_max_connection_age_grace_s), 0,
+     1000000, 60},
+    {"grpc-max-concurrent-streams", offsetof(dd_config, grpc_max_concurrent_streams), 0, 1000000, 128},
+};
+#define CFG_N_LIMITS (sizeof cfg_limits / sizeof cfg_limits[0])
 
-static void cfg_request_limit_defaults(dd_config *cfg) {
-  cfg->req_max_depth = 128;
-  cfg->req_max_elements = 1000000;
-  cfg->req_max_memory = 256L << 20;
-  cfg->req_max_requests = 256;
-  cfg->req_max_per_principal = 32;
-}
+static long *cfg_limit_field(dd_config *cfg, size_t i) { return (long *)((char *)cfg + cfg_limits[i].off); }
 
-/* The connection limits and timeouts; 1 when key is not one of them. */
-static int cfg_set_conn_limit(dd_config *cfg, const char *key, const char *val) {
-  static const struct {
-    const char *name;
-    size_t off;
-    long hi;
-  } limits[] = {
-      {"http-idle-timeout-seconds", offsetof(dd_config, http_idle_timeout_s), 86400},
-      {"http-header-timeout-seconds", offsetof(dd_config, http_header_timeout_s), 86400},
-      {"http-body-timeout-seconds", offsetof(dd_config, http_body_timeout_s), 86400},
-      {"http-max-connections", offsetof(dd_config, http_max_connections), 1000000},
-      {"http-max-connections-per-ip", offsetof(dd_config, http_max_connections_per_ip), 1000000},
-      {"grpc-keepalive-time-seconds", offsetof(dd_config, grpc_keepalive_time_s), 86400},
-      {"grpc-keepalive-timeout-seconds", offsetof(dd_config, grpc_keepalive_timeout_s), 86400},
-      {"grpc-handshake-timeout-seconds", offsetof(dd_config, grpc_handshake_timeout_s), 86400},
-      {"grpc-max-connection-idle-seconds", offsetof(dd_config, grpc_max_connection_idle_s), 1000000},
-      {"grpc-max-connection-age-seconds", offsetof(dd_config, grpc_max_connection_age_s), 1000000},
-      {"grpc-max-connection-age-grace-seconds", offsetof(dd_config, grpc_max_connection_age_grace_s), 1000000},
-      {"grpc-max-concurrent-streams", offsetof(dd_config, grpc_max_concurrent_streams), 1000000},
-  };
-  for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
-    if (strcmp(key, limits[i].name) != 0) continue;
-    long n = 0;
-    int rc = cfg_int(&n, key, val, 0, limits[i].hi);
-    if (rc == 0) *(int *)((char *)cfg + limits[i].off) = (int)n;
-    return rc;
-  }
+/* Sets the limit named key; 1 when key is not a limit. */
+static int cfg_set_limit(dd_config *cfg, const char *key, const char *val) {
+  for (size_t i = 0; i < CFG_N_LIMITS; i++)
+    if (strcmp(key, cfg_limits[i].key) == 0)
+      return cfg_int(cfg_limit_field(cfg, i), key, val, cfg_limits[i].lo, cfg_limits[i].hi);
   return 1;
 }
 
-static void cfg_conn_limit_defaults(dd_config *cfg) {
-  cfg->http_idle_timeout_s = DD_HTTP_IDLE_TIMEOUT_S;
-  cfg->http_header_timeout_s = DD_HTTP_HEADER_TIMEOUT_S;
-  cfg->http_body_timeout_s = DD_HTTP_BODY_TIMEOUT_S;
-  cfg->http_max_connections = DD_HTTP_MAX_CONNECTIONS;
-  cfg->http_max_connections_per_ip = DD_HTTP_MAX_CONNECTIONS_PER_IP;
-  cfg->grpc_keepalive_time_s = 120;
-  cfg->grpc_keepalive_timeout_s = 20;
-  cfg->grpc_handshake_timeout_s = 20;
-  cfg->grpc_max_connection_idle_s = 300;
-  cfg->grpc_max_connection_age_s = 0;
-  cfg->grpc_max_connection_age_grace_s = 60;
-  cfg->grpc_max_concurrent_streams = 128;
+static void cfg_limit_defaults(dd_config *cfg) {
+  for (size_t i = 0; i < CFG_N_LIMITS; i++) *cfg_limit_field(cfg, i) = cfg_limits[i].def;
 }
 
 /* Applies one setting; key has no leading dashes. */
 static int cfg_set(dd_config *cfg, const char *key, const char *val) {
   long n = 0;
-  int rc = cfg_set_request_limit(cfg, key, val);
+  int rc = cfg_set_limit(cfg, key, val);
   if (rc != 1) return rc;
   rc = 0;
   if (strncmp(key, "tls-", 4) == 0) return cfg_set_tls(cfg, key, val);
@@ -229,7 +200,6 @@ static int cfg_set(dd_config *cfg, const char *key, const char *val) {
     if ((rc = cfg_int(&n, key, val, 1, 7 * 24 * 3600)) == 0) cfg->url_expiry_seconds = (int)n;
     return rc;
   }
-  if ((rc = cfg_set_conn_limit(cfg, key, val)) != 1) return rc;
   if (strcmp(key, "demo") == 0) {
     if (strcmp(val, "true") == 0 || strcmp(val, "1") == 0) cfg->demo = 1;
     else if (strcmp(val, "false") == 0 || strcmp(val, "0") == 0) cfg->demo = 0;
@@ -285,8 +255,7 @@ static void cfg_defaults(dd_config *cfg) {
   cfg->max_message_bytes = 16u << 20;
   cfg->shutdown_grace_ms = 5000;
   cfg->url_expiry_seconds = 3600;
-  cfg_request_limit_defaults(cfg);
-  cfg_conn_limit_defaults(cfg);
+  cfg_limit_defaults(cfg);
 }
 
 int dd_config_load(dd_config *cfg, int argc, char **argv) {

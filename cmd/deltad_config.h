@@ -26,12 +26,12 @@ typedef struct dd_config {
   dd_tls_client_auth tls_client_auth;
   /* request limits (server/service/req_guard.h) */
   long req_max_depth, req_max_elements, req_max_memory, req_max_requests, req_max_per_principal;
-  /* Connection limits and timeouts (cfg_set_conn_limit; 0 = none), in seconds. */
-  int http_idle_timeout_s, http_header_timeout_s, http_body_timeout_s;
-  int http_max_connections, http_max_connections_per_ip;
-  int grpc_keepalive_time_s, grpc_keepalive_timeout_s, grpc_handshake_timeout_s;
-  int grpc_max_connection_idle_s, grpc_max_connection_age_s, grpc_max_connection_age_grace_s;
-  int grpc_max_concurrent_streams;
+  /* Connection limits and timeouts (cfg_limits in deltad_config.c; 0 = none), in seconds. */
+  long http_idle_timeout_s, http_header_timeout_s, http_body_timeout_s;
+  long http_max_connections, http_max_connections_per_ip;
+  long grpc_keepalive_time_s, grpc_keepalive_timeout_s, grpc_handshake_timeout_s;
+  long grpc_max_connection_idle_s, grpc_max_connection_age_s, grpc_max_connection_age_grace_s;
+  long grpc_max_concurrent_streams;
 } dd_config;
 
 /* Fills *cfg with defaults, then the config file named by --config (if any), then flags.
