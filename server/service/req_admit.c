@@ -1,7 +1,8 @@
 /* req_admit.c: the admission counts of req_guard.h: requests in flight in the process and
  * per principal. The per-principal counts live in a table of RG__SLOTS slots, one per
  * principal with a request in flight, keyed by a 64-bit hash of the principal's kind and
- * name (a full table refuses, like a cap); one mutex, held only to count, guards both. */
+ * name and found by open addressing (a full table refuses, like a cap); one mutex, held
+ * only to count, guards both. */
 #include <pthread.h>
 #include <string.h>
 
@@ -22,15 +23,20 @@ static unsigned rg__total;             /* guarded by rg__mu */
 static uint64_t rg__key(const dd_principal *p) {
   uint64_t h = 1469598103934665603ull ^ (uint64_t)p->kind; /* FNV-1a */
   for (const char *s = p->name; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
-  return h;
+  return h ? h : 1; /* 0 marks a slot never used */
 }
 
-/* The slot of key, or a free one; -1 when the table is full. Under rg__mu. */
+/* The slot of key, or a free one; -1 when the table is full. Under rg__mu.
+ * Open addressing from key % RG__SLOTS: a slot keeps the key it was given when its count
+ * drops to 0 (so the probe for a key passes it), until another key reuses it; the probe
+ * ends at a slot never used (key 0). The first free slot met is the one handed out. */
 static int rg__find(uint64_t key) {
   int free_slot = -1;
-  for (int i = 0; i < RG__SLOTS; i++) {
-    if (rg__slots[i].n && rg__slots[i].key == key) return i;
+  for (unsigned k = 0; k < RG__SLOTS; k++) {
+    int i = (int)((key + k) % RG__SLOTS);
+    if (rg__slots[i].key == key && (rg__slots[i].n || free_slot < 0)) return i;
     if (!rg__slots[i].n && free_slot < 0) free_slot = i;
+    if (!rg__slots[i].key) break; /* never used: key is nowhere further */
   }
   return free_slot;
 }

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -170,8 +171,46 @@ static void test_admission(void **state) {
   assert_int_equal(rg_in_flight(), 0);
 }
 
+/* Slots are reused after many principals came and went: each principal still has one count
+ * (its cap holds), and the table never fills up. */
+static void test_admission_churn(void **state) {
+  (void)state;
+  rg_limits l = RG_LIMITS_INIT;
+  l.max_requests = 0, l.max_requests_per_principal = 2;
+  assert_int_equal(rg_configure(&l), 0);
+  dd_principal p = {.kind = DD_PRINCIPAL_RECIPIENT};
+  rg_ticket t[3];
+  for (int round = 0; round < 5000; round++) {
+    snprintf(p.name, sizeof p.name, "r%d", round % 3000);
+    memset(t, 0, sizeof t);
+    assert_int_equal(rg_admit(&t[0], &p), 0);
+    assert_int_equal(rg_admit(&t[1], &p), 0);
+    assert_int_equal(rg_admit(&t[2], &p), DD_ENOMEM);
+    rg_release(&t[0]);
+    assert_int_equal(rg_admit(&t[2], &p), 0);
+    assert_int_equal(rg_admit(&t[0], &p), DD_ENOMEM);
+    rg_release(&t[1]), rg_release(&t[2]);
+  }
+  /* many at once: 700 principals hold two requests each, then each is at its cap */
+  static rg_ticket held[700][2];
+  memset(held, 0, sizeof held);
+  for (int i = 0; i < 700; i++) {
+    snprintf(p.name, sizeof p.name, "h%d", i);
+    assert_int_equal(rg_admit(&held[i][0], &p), 0);
+    assert_int_equal(rg_admit(&held[i][1], &p), 0);
+  }
+  for (int i = 0; i < 700; i++) {
+    snprintf(p.name, sizeof p.name, "h%d", i);
+    rg_ticket extra = {0};
+    assert_int_equal(rg_admit(&extra, &p), DD_ENOMEM);
+    rg_release(&held[i][0]), rg_release(&held[i][1]);
+  }
+  assert_int_equal(rg_in_flight(), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_admission_churn),
       cmocka_unit_test(test_depth),  cmocka_unit_test(test_strings),
       cmocka_unit_test(test_elements_memory_and_wire), cmocka_unit_test(test_json),
       cmocka_unit_test(test_admission),
