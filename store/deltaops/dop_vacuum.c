@@ -19,7 +19,9 @@
  * store, which never follows a symlink below the root (os_local.c); a symlink (to a file
  * or a directory) is neither walked, listed nor deleted. Paths in the log outside the
  * table keep nothing. Stale temp files of killed log writers are removed too
- * (dl_log_clean_temps). */
+ * (dl_log_clean_temps), and so are deltad's own temp files in the data directories (a deep
+ * clone or a write killed half way: ".<name>.<pid>.<n>.tmp" or "...copy.tmp"), which are
+ * hidden names but candidates like any other unkept file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,9 +95,26 @@ static int keep_snapshot(vac *v, const dl_snapshot *s) {
 
 /* ---- the walk ---- */
 
+/* A temp file deltad itself writes (os_local.c, dop_util.c): ".<name>.<pid>.<n>.tmp" or
+ * ".<name>.<pid>.<n>.copy.tmp", with <pid> and <n> decimal. */
+static bool own_temp(const char *name) {
+  size_t n = strlen(name);
+  if (name[0] != '.' || n < 9 || strcmp(name + n - 4, ".tmp")) return false;
+  n -= 4;
+  if (n > 5 && !strncmp(name + n - 5, ".copy", 5)) n -= 5;
+  for (int field = 0; field < 2; field++) { /* <n>, then <pid> */
+    size_t digits = 0;
+    while (n > 1 && name[n - 1] >= '0' && name[n - 1] <= '9') n--, digits++;
+    if (!digits || name[n - 1] != '.') return false;
+    n--;
+  }
+  return n > 1; /* a non-empty <name> */
+}
+
 static bool hidden(const vac *v, const char *name, bool at_root) {
   if (name[0] != '_' && name[0] != '.') return false;
   if (at_root && !strcmp(name, "_change_data")) return false;
+  if (own_temp(name)) return false;
   const dl_metadata *m = dl_snapshot_metadata(v->snap);
   for (size_t i = 0; i < m->num_partition_columns; i++) {
     size_t n = strlen(m->partition_columns[i]);

@@ -108,6 +108,32 @@ static void test_vacuum_symlinks(void **st) {
   free(out);
 }
 
+/* deltad's own temp files left in data directories by a killed clone or write go once
+ * older than the retention; other hidden files and fresh temp files stay. */
+static void test_vacuum_stale_own_temps(void **st) {
+  (void)st;
+  char *d = tu_copy_fixture("simple_table");
+  tu_write(d, ".part-0.parquet.4242.7.copy.tmp", 10);
+  tu_write(d, "sub/.part-1.parquet.4242.8.tmp", 10);
+  tu_write(d, ".part-0.parquet.crc", 10);      /* a writer's checksum file: hidden */
+  tu_write(d, ".notours.4242.tmp", 10);        /* one number only: not our pattern */
+  tu_write(d, "..4242.9.tmp", 10);             /* no name: not our pattern */
+  tu_age(d, 30);
+  tu_write(d, ".part-2.parquet.4242.10.copy.tmp", 10); /* a clone still copying */
+  dop_result *r = NULL;
+  dop_vacuum_opts o = DOP_VACUUM_OPTS_INIT;
+  assert_int_equal(dop_vacuum(&r, d, &o, NULL), 0);
+  dop_result_free(r);
+  assert_false(lexists(d, ".part-0.parquet.4242.7.copy.tmp"));
+  assert_false(lexists(d, "sub/.part-1.parquet.4242.8.tmp"));
+  assert_true(lexists(d, ".part-0.parquet.crc"));
+  assert_true(lexists(d, ".notours.4242.tmp"));
+  assert_true(lexists(d, "..4242.9.tmp"));
+  assert_true(lexists(d, ".part-2.parquet.4242.10.copy.tmp"));
+  tu_rmrf(d);
+  free(d);
+}
+
 /* Retentions beyond int64 milliseconds keep everything; out-of-range intervals are
  * refused; neither overflows. */
 static void test_vacuum_retention_edges(void **st) {
@@ -475,6 +501,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vacuum_symlinks),
       cmocka_unit_test(test_vacuum_retention_edges),
+      cmocka_unit_test(test_vacuum_stale_own_temps),
       cmocka_unit_test(test_clone_hostile_paths),
       cmocka_unit_test(test_clone_allowed_roots),
       cmocka_unit_test(test_clone_target_symlink),
