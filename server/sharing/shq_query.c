@@ -41,24 +41,6 @@ static int latest_version(dl_table *t, const shq_table_opts *opts, int64_t *out)
   return rc;
 }
 
-/* A timestamp after the last commit is refused, as Delta's time travel does (a snapshot
- * "as of" a time that has not happened yet could change under the reader). */
-static int check_not_future(dl_table *t, const char *timestamp, int64_t ts_ms,
-                            const dl_snapshot *s, const shq_table_opts *opts) {
-  int64_t latest, *vs = NULL, *ts = NULL;
-  size_t n = 0;
-  int rc = latest_version(t, opts, &latest);
-  if (rc || dl_snapshot_version(s) < latest) return rc;
-  if (!(rc = dl_commit_timestamps(t, &vs, &ts, &n)) && n && ts_ms > ts[n - 1])
-    rc = dd_err_set(DD_ERANGE, "The provided timestamp (%s) is after the latest version %lld "
-                    "of the table (committed at %lld ms). Please use a timestamp less than "
-                    "or equal to it, or query the latest version without a timestamp.",
-                    timestamp, (long long)vs[n - 1], (long long)ts[n - 1]);
-  free(vs);
-  free(ts);
-  return rc;
-}
-
 int shq__open_snapshot(dl_snapshot **out, dl_table *t, int64_t version, const char *timestamp,
                        const shq_table_opts *opts) {
   dl_snapshot_opts so = DL_SNAPSHOT_OPTS_INIT;
@@ -73,13 +55,7 @@ int shq__open_snapshot(dl_snapshot **out, dl_table *t, int64_t version, const ch
                         "beyond the latest version %lld", (long long)version, (long long)latest);
   }
   if (version < 0 && !timestamp && opts->cache) return dl_cache_get(opts->cache, t, out);
-  rc = dl_snapshot_open(out, t, &so);
-  if (!rc && version < 0 && timestamp &&
-      (rc = check_not_future(t, timestamp, so.timestamp_ms, *out, opts))) {
-    dl_snapshot_free(*out);
-    *out = NULL;
-  }
-  return rc;
+  return dl_snapshot_open(out, t, &so); /* refuses a timestamp after the latest commit */
 }
 
 /* ======================= table version ======================= */

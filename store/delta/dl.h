@@ -106,7 +106,8 @@ const char *dl_table_location(const dl_table *t);
 
 typedef struct dl_snapshot_opts {
   int64_t version;      /* >= 0: that version; -1: latest (or as of timestamp_ms) */
-  int64_t timestamp_ms; /* INT64_MIN: none; else the latest version committed at or before */
+  int64_t timestamp_ms; /* INT64_MIN: none; else the latest version committed at or before it
+                         * (DD_ERANGE before the first commit or after the latest one) */
   bool skip_protocol_check; /* open even when reader features are unsupported (tools only) */
 } dl_snapshot_opts;
 #define DL_SNAPSHOT_OPTS_INIT {.version = -1, .timestamp_ms = INT64_MIN}

@@ -253,7 +253,8 @@ int dl__last_cp_parse(dl__last_cp *out, const char *data, size_t len);
 /* ---------- replay (dl_replay.c) ---------- */
 
 /* Loads checkpoint cp into st/fs. */
-int dl__checkpoint_load(dl_table *t, const dl__cp *cp, dl__state *st, dl__fileset *fs);
+int dl__checkpoint_load(dl_table *t, const dl__cp *cp, dl__state *st, dl__fileset *fs,
+                        bool *lacks_actions);
 /* Applies commit file v (read from the store) to st/fs; sets *ict to its inCommitTimestamp. */
 int dl__replay_commit(dl_table *t, int64_t v, dl__state *st, dl__fileset *fs, int64_t *ict);
 /* Commit timestamps for listing l under the table's ICT settings in st. ts[i] matches

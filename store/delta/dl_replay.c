@@ -97,7 +97,9 @@ static int load_file(dl_table *t, const char *path, apply_ctx *c) {
   return dl__parquet_actions(t, path, apply_cb, c);
 }
 
-int dl__checkpoint_load(dl_table *t, const dl__cp *cp, dl__state *st, dl__fileset *fs) {
+int dl__checkpoint_load(dl_table *t, const dl__cp *cp, dl__state *st, dl__fileset *fs,
+                        bool *lacks_actions) {
+  *lacks_actions = false;
   apply_ctx c = {.st = st, .fs = fs, .ict = -1, .in_checkpoint = true};
   int rc = 0;
   for (size_t i = 0; i < cp->nfiles && !rc; i++) {
@@ -120,9 +122,12 @@ int dl__checkpoint_load(dl_table *t, const dl__cp *cp, dl__state *st, dl__filese
     if (rc) rc = dd_err_wrap(rc, "sidecar %s", sc);
     free(path);
   }
-  if (!rc && (!st->has_proto || !st->has_md))
-    rc = dd_err_set(DD_ECORRUPT, "checkpoint of version %lld lacks protocol or metaData",
-                    (long long)cp->version);
+  if (!rc && (!st->has_proto || !st->has_md)) {
+    *lacks_actions = true;
+    rc = dd_err_set(DD_ECORRUPT, "checkpoint %s (version %lld) has no %s action",
+                    cp->nfiles ? cp->files[0] : "?", (long long)cp->version,
+                    st->has_proto ? "metaData" : "protocol");
+  }
   for (size_t i = 0; i < c.n_sidecars; i++) free(c.sidecars[i]);
   free(c.sidecars);
   return rc;

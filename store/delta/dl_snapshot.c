@@ -124,14 +124,17 @@ static int build_at(dl_snapshot *s, const dl__listing *l, int64_t target) {
     if (cp->version > target) continue;
     if ((rc = check_range(l, cp->version + 1, target))) return rc;
     if (!s->base) return dd_err_set(DD_ENOMEM, "out of memory");
-    rc = dl__checkpoint_load(s->table, cp, &s->st, s->base);
+    bool lacks = false;
+    rc = dl__checkpoint_load(s->table, cp, &s->st, s->base, &lacks);
     if (!rc) {
       start = cp->version + 1;
       s->checkpoint_version = cp->version;
       break;
     }
-    if (rc == DD_ENOMEM) return rc;
-    cp_rc = rc; /* unreadable or incomplete: fall back to an older one */
+    /* A checkpoint that reads but has no protocol or metaData is a damaged table, as Delta
+     * and delta-kernel-rs see it; only one that cannot be read falls back to an older one. */
+    if (rc == DD_ENOMEM || lacks) return rc;
+    cp_rc = rc; /* unreadable: fall back to an older one */
     reset(s);
   }
   if (start < 0) {
@@ -184,7 +187,13 @@ static int version_at_time(dl_table *t, const dl__listing *l, const dl_snapshot 
   int64_t v = -1;
   for (size_t i = 0; i < l->n_commits; i++)
     if (ts[i] <= ts_ms) v = l->commits[i].version;
-  if (v < 0) {
+  if (l->n_commits && ts_ms > ts[l->n_commits - 1]) { /* as Delta's time travel refuses it */
+    rc = dd_err_set(DD_ERANGE, "The provided timestamp (%lld ms) is after the latest version "
+                    "%lld of the table (committed at %lld ms). Please use a timestamp less "
+                    "than or equal to it, or read the latest version without a timestamp.",
+                    (long long)ts_ms, (long long)l->commits[l->n_commits - 1].version,
+                    (long long)ts[l->n_commits - 1]);
+  } else if (v < 0) {
     rc = l->n_commits ? dd_err_set(DD_ERANGE, "timestamp %lld is before the earliest commit "
                                    "(version %lld at %lld)", (long long)ts_ms,
                                    (long long)l->commits[0].version, (long long)ts[0])

@@ -203,11 +203,29 @@ static void test_commit_parse(void **state) {
   assert_int_equal(dl__parse_commit("{x", 2, "t", count_cb, counts), DD_ECORRUPT);
 }
 
+/* Writer features this engine honours on write: identity tables (writer 7 with
+ * identityColumns, as Spark writes them) are writable for log operations; an unknown
+ * writer feature still is not. */
+static void test_writer_features(void **state) {
+  (void)state;
+  const char *const rf[] = {"deletionVectors"};
+  const char *const wf[] = {"deletionVectors", "identityColumns", "invariants"};
+  dl_protocol p = {3, 7, 1, 3, rf, wf};
+  assert_int_equal(dl_protocol_check(&p, true), 0);
+  const char *const bad[] = {"identityColumns", "someFutureFeature"};
+  p.writer_features = bad;
+  p.num_writer_features = 2;
+  assert_int_equal(dl_protocol_check(&p, true), DD_EUNSUPPORTED);
+  assert_non_null(strstr(dd_err_msg(), "someFutureFeature"));
+  assert_int_equal(dl_protocol_check(&p, false), 0); /* reading ignores writer features */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_schema),          cmocka_unit_test(test_partition_values),
       cmocka_unit_test(test_timestamps_stats_kv), cmocka_unit_test(test_z85_and_dv),
       cmocka_unit_test(test_last_checkpoint), cmocka_unit_test(test_commit_parse),
+      cmocka_unit_test(test_writer_features),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

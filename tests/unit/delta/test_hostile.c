@@ -212,10 +212,10 @@ static void test_version_edges(void **state) {
   o.version = INT64_MAX;
   assert_int_equal(dl_snapshot_open(&s, t, &o), DD_ERANGE);
   o.version = -1;
-  o.timestamp_ms = INT64_MAX; /* after the last commit: the latest version */
-  assert_int_equal(dl_snapshot_open(&s, t, &o), 0);
-  assert_int_equal(dl_snapshot_version(s), 0);
-  dl_snapshot_free(s);
+  o.timestamp_ms = INT64_MAX; /* after the last commit: refused, as Delta's time travel does */
+  assert_int_equal(dl_snapshot_open(&s, t, &o), DD_ERANGE);
+  assert_non_null(strstr(dd_err_msg(), "after the latest version 0"));
+  assert_null(s);
   o.timestamp_ms = INT64_MIN + 1;
   assert_int_equal(dl_snapshot_open(&s, t, &o), DD_ERANGE);
   /* A log retention that overflows milliseconds, and a clock at the edge: nothing goes. */
@@ -232,6 +232,66 @@ static void test_version_edges(void **state) {
   assert_int_equal(deleted, 0);
   dl_snapshot_free(s);
   dl_table_free(t);
+}
+
+/* Time travel by timestamp: at or before the latest commit opens the version committed
+ * then; one millisecond after it is DD_ERANGE (it was the latest version before). */
+static void test_timestamp_after_latest(void **state) {
+  (void)state;
+  put("_delta_log/00000000000000000000.json", V0);
+  put("_delta_log/00000000000000000001.json", ADD("a.parquet", "10"));
+  age("_delta_log/00000000000000000000.json", 7200);
+  age("_delta_log/00000000000000000001.json", 3600);
+  dl_table *t = NULL;
+  dl_snapshot *s = NULL;
+  assert_int_equal(dl_table_open(&t, g_dir), 0);
+  int64_t *vs = NULL, *ts = NULL;
+  size_t n = 0;
+  assert_int_equal(dl_commit_timestamps(t, &vs, &ts, &n), 0);
+  assert_int_equal(n, 2);
+  dl_snapshot_opts o = DL_SNAPSHOT_OPTS_INIT;
+  o.timestamp_ms = ts[1];
+  assert_int_equal(dl_snapshot_open(&s, t, &o), 0);
+  assert_int_equal(dl_snapshot_version(s), 1);
+  dl_snapshot_free(s);
+  o.timestamp_ms = ts[1] - 1;
+  assert_int_equal(dl_snapshot_open(&s, t, &o), 0);
+  assert_int_equal(dl_snapshot_version(s), 0);
+  dl_snapshot_free(s);
+  o.timestamp_ms = ts[1] + 1;
+  assert_int_equal(dl_snapshot_open(&s, t, &o), DD_ERANGE);
+  assert_non_null(strstr(dd_err_msg(), "after the latest version 1"));
+  free(vs);
+  free(ts);
+  dl_table_free(t);
+}
+
+/* A checkpoint that reads but has no metaData (or no protocol) is DATA_LOSS naming it, as
+ * Delta and delta-kernel-rs treat it; the commits before it are not replayed instead. A
+ * checkpoint that cannot be read at all still falls back to the commits. */
+static void test_checkpoint_without_metadata(void **state) {
+  (void)state;
+  put("_delta_log/00000000000000000000.json", V0);
+  put("_delta_log/00000000000000000001.json", ADD("a.parquet", "10"));
+  put("_delta_log/00000000000000000001.checkpoint.80a083e8-7026-4e79-81be-64bd76c43a11.json",
+      "{\"protocol\":{\"minReaderVersion\":1,\"minWriterVersion\":2}}\n"
+      "{\"checkpointMetadata\":{\"version\":1}}\n" ADD("a.parquet", "10"));
+  dl_snapshot *s = NULL;
+  assert_int_equal(open_latest(&s), DD_ECORRUPT);
+  assert_non_null(strstr(dd_err_msg(), "00000000000000000001.checkpoint.80a083e8"));
+  assert_non_null(strstr(dd_err_msg(), "has no metaData"));
+  assert_null(s);
+  put("_delta_log/00000000000000000001.checkpoint.80a083e8-7026-4e79-81be-64bd76c43a11.json",
+      "{\"metaData\":{\"id\":\"x\",\"format\":{\"provider\":\"parquet\",\"options\":{}},"
+      "\"schemaString\":\"{\\\"type\\\":\\\"struct\\\",\\\"fields\\\":[]}\","
+      "\"partitionColumns\":[],\"configuration\":{},\"createdTime\":1}}\n" ADD("a.parquet", "10"));
+  assert_int_equal(open_latest(&s), DD_ECORRUPT);
+  assert_non_null(strstr(dd_err_msg(), "has no protocol"));
+  put("_delta_log/00000000000000000001.checkpoint.80a083e8-7026-4e79-81be-64bd76c43a11.json",
+      "not json\n");
+  assert_int_equal(open_latest(&s), 0); /* unreadable: the commits rebuild version 1 */
+  assert_int_equal(dl_snapshot_num_files(s), 1);
+  dl_snapshot_free(s);
 }
 
 /* The last in-commit timestamp at INT64_MAX: the next commit cannot be later. */
@@ -283,6 +343,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_size_overflow_json, setup, teardown),
       cmocka_unit_test_setup_teardown(test_size_overflow_two_commits, setup, teardown),
       cmocka_unit_test_setup_teardown(test_size_overflow_checkpoint, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_timestamp_after_latest, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_checkpoint_without_metadata, setup, teardown),
       cmocka_unit_test_setup_teardown(test_size_overflow_cache, setup, teardown),
       cmocka_unit_test_setup_teardown(test_negative_size, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stale_temps, setup, teardown),
