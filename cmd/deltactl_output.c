@@ -2,6 +2,7 @@
  * JSON codec (pbjson_from_msg); the text form walks the protobuf-c descriptors: one object
  * as aligned `key: value` lines (empty fields left out), a list as aligned columns. */
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,12 +11,7 @@
 
 #include "cmd/deltactl_common.h"
 #include "common/err.h"
-
-#ifdef DD_HAVE_PBJSON
-#include <jansson.h>
-
 #include "server/http/pbjson.h"
-#endif
 
 /* ---- a growing string ----------------------------------------------------------------- */
 
@@ -250,7 +246,6 @@ static int dctl__print_kv(const ProtobufCMessage *msg) {
 /* ---- JSON ----------------------------------------------------------------------------- */
 
 static int dctl__print_json(const ProtobufCMessage *msg) {
-#ifdef DD_HAVE_PBJSON
   json_t *j = pbjson_from_msg(msg);
   if (!j) return dctl_fail(DCTL_EXIT_LOCAL, "cannot encode %s as JSON: %s", msg->descriptor->name, dd_err_msg());
   char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -259,9 +254,6 @@ static int dctl__print_json(const ProtobufCMessage *msg) {
   puts(s);
   free(s);
   return 0;
-#else
-  return dctl_fail(DCTL_EXIT_LOCAL, "JSON output is not available in this build (%s)", msg->descriptor->name);
-#endif
 }
 
 int dctl_print_msg(const ProtobufCMessage *msg) {

@@ -6,7 +6,7 @@
 #ifndef DD_SERVER_SERVICE_CONNECT_ARROW_H
 #define DD_SERVER_SERVICE_CONNECT_ARROW_H
 
-#include "server/arrow/arrow.h"
+#include "store/arrow/arrow.h"
 #include "spark/connect/types.pb-c.h"
 #include "store/deltaops/dop.h"
 

@@ -10,7 +10,7 @@
 #include "common/err.h"
 #include "server/service/sharing_files.h"
 #include "server/service/sharing_int.h"
-#include "server/sharing/shq.h"
+#include "store/sharing/shq.h"
 #include "store/sign/sign.h"
 
 int dd_sharing_open_file(dd_app *app, const char *raw_path, const char *expires,

@@ -14,7 +14,7 @@
 #include "common/err.h"
 #include "server/service/sharing_int.h"
 #include "server/service/svc_util.h"
-#include "server/sharing/shq.h"
+#include "store/sharing/shq.h"
 #include "store/sign/sign.h"
 
 typedef Deltad__Sharing__V1__TableLine shr_line_msg;

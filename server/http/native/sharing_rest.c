@@ -21,7 +21,7 @@
 #include "server/http/pbjson.h"
 #include "server/service/req_guard.h"
 #include "server/service/sharing_files.h"
-#include "server/sharing/shq_request.h"
+#include "store/sharing/shq_request.h"
 
 #define SR_JSON "application/json; charset=utf-8"
 #define SR_NDJSON "application/x-ndjson; charset=utf-8"

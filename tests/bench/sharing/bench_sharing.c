@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "common/err.h"
-#include "server/sharing/shq.h"
+#include "store/sharing/shq.h"
 
 static double clock_ms(clockid_t id) {
   struct timespec ts;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "server/arrow/arrow.h"
+#include "store/arrow/arrow.h"
 
 /* Field ids of the cross-check schema. */
 typedef struct ids {

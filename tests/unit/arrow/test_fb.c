@@ -1,4 +1,4 @@
-/* test_fb.c: the flatbuffer builder of dd_arrow (server/arrow/fb.c): tables, defaults,
+/* test_fb.c: the flatbuffer builder of dd_arrow (store/arrow/fb.c): tables, defaults,
  * strings, vectors, nesting, growth and alignment, checked by reading the result back
  * with the independent reader in fbread.h. */
 #include <setjmp.h>
@@ -7,7 +7,7 @@
 #include <cmocka.h>
 #include <stdio.h>
 
-#include "server/arrow/fb.h"
+#include "store/arrow/fb.h"
 #include "tests/unit/arrow/fbread.h"
 
 static void test_table_scalars_and_string(void **state) {

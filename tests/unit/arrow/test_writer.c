@@ -1,5 +1,5 @@
 /* test_writer.c: the Arrow IPC stream framing and message contents written by dd_arrow
- * (server/arrow/writer.c, batch.c, schema.c): continuation markers, 8-byte alignment of
+ * (store/arrow/writer.c, batch.c, schema.c): continuation markers, 8-byte alignment of
  * metadata, body and every buffer, the Message/Schema/RecordBatch flatbuffers (read back
  * with fbread.h), validity bitmaps and values, and the errors callers get for misuse. */
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "server/arrow/arrow.h"
+#include "store/arrow/arrow.h"
 #include "tests/unit/arrow/fbread.h"
 
 /* One framed message of a stream. */
