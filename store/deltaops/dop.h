@@ -218,8 +218,13 @@ int dop_convert(dop_result **out, const char *identifier, const char *partition_
 int dop_is_delta(dop_result **out, const char *location);
 /* DESCRIBE HISTORY: newest first; limit 0 = all. */
 int dop_history(dop_result **out, const char *location, size_t limit);
-/* DESCRIBE DETAIL: one row. */
+/* DESCRIBE DETAIL: one row, the columns of Delta on Spark (format ... tableFeatures) and
+ * then "version", the snapshot's version. The one description of a table's detail: the
+ * server's DescribeDetail and `deltactl table detail` (both paths) print these columns. */
 int dop_detail(dop_result **out, const char *location);
+/* The same for the snapshot at version (>= 0) or, when version < 0, at timestamp (epoch ms
+ * or ISO-8601; NULL: the latest). DD_ERANGE outside the table's history. */
+int dop_detail_at(dop_result **out, const char *location, int64_t version, const char *timestamp);
 
 /* ======================= helpers shared with callers ======================= */
 
