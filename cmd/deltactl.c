@@ -22,7 +22,7 @@ static const char dctl__usage[] =
     "  share        Delta Sharing shares, their schemas and tables\n"
     "  recipient    Delta Sharing recipients (create writes a profile file)\n"
     "  grant        grants of shares to recipients\n"
-    "  table        Delta table commands (detail, files, history, changes)\n"
+    "  table        Delta tables: detail, history, files, changes and maintenance verbs\n"
     "global flags:\n"
     "  --server HOST:PORT   gRPC endpoint (default $DELTAD_SERVER, else 127.0.0.1:50051)\n"
     "  --token T            bearer token (default --token-file, then $DELTAD_TOKEN,\n"

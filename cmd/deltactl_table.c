@@ -1,6 +1,7 @@
-/* deltactl_table.c: `deltactl table detail|files|history|changes PATH ...`: parses the
- * arguments, runs the Delta engine in-process (--local) and hands the result to the
- * printers of deltactl_table_print.c. Errors go to stderr with the engine's message. */
+/* deltactl_table.c: `deltactl table files|history|changes PATH --local ...`: parses the
+ * arguments, runs the Delta engine in-process and hands the result to the printers of
+ * deltactl_table_print.c. Errors go to stderr with the engine's message. (detail and the
+ * maintenance verbs, which also run on a server, are in deltactl_tableops.c.) */
 #include "cmd/deltactl_table.h"
 
 #include <stdio.h>
@@ -13,18 +14,18 @@
 static void usage(FILE *out) {
   fprintf(out,
           "usage: deltactl table VERB PATH [options]\n"
-          "verbs:\n"
-          "  detail    version, protocol, metadata, schema, file count and size\n"
+          "verbs read in this process (--local):\n"
           "  files     active files (path, size, partition values, deleted rows)\n"
           "  history   commits, newest first\n"
           "  changes   change data feed between --from and --to\n"
           "options:\n"
-          "  --version V         read version V\n"
-          "  --timestamp TS      read the version current at TS (epoch ms or ISO-8601)\n"
+          "  --version V         read version V (files)\n"
+          "  --timestamp TS      read the version current at TS (epoch ms or ISO-8601; files)\n"
           "  --from V --to V     version range for changes (--to defaults to latest)\n"
-          "  --local             run the engine in this process (the only mode for now)\n"
+          "  --local             run the engine in this process (required for these verbs)\n"
           "  --output json|table output format (default table)\n"
-          "  --help              this text\n");
+          "  --help              this text\n"
+          "detail, history and the maintenance verbs (server or --local): deltactl table detail --help\n");
 }
 
 typedef struct args {
@@ -87,8 +88,7 @@ static int parse_args(int argc, char **argv, args *a) {
     usage(stderr);
     return 2;
   }
-  if (strcmp(a->verb, "detail") && strcmp(a->verb, "files") && strcmp(a->verb, "history") &&
-      strcmp(a->verb, "changes")) {
+  if (strcmp(a->verb, "files") && strcmp(a->verb, "history") && strcmp(a->verb, "changes")) {
     fprintf(stderr, "deltactl table: unknown verb %s\n", a->verb);
     usage(stderr);
     return 2;
@@ -102,7 +102,11 @@ static int parse_args(int argc, char **argv, args *a) {
     return 2;
   }
   if (!a->local) {
-    fprintf(stderr, "deltactl table: server mode is not available yet; use --local\n");
+    if (!strcmp(a->verb, "history"))
+      fprintf(stderr, "deltactl table history: no server named (--server or $DELTAD_SERVER), so "
+                      "server mode is not available; use --local\n");
+    else
+      fprintf(stderr, "deltactl table %s: runs in this process only; use --local\n", a->verb);
     return 2;
   }
   return -1;
@@ -124,7 +128,7 @@ static int run(const args *a) {
     o.version = a->version;
     if (a->timestamp) rc = dl_parse_timestamp(a->timestamp, &o.timestamp_ms);
     if (!rc) rc = dl_snapshot_open(&s, t, &o);
-    if (!rc) rc = !strcmp(a->verb, "detail") ? dctl_print_detail(s, json) : dctl_print_files(s, json);
+    if (!rc) rc = dctl_print_files(s, json);
   }
 cleanup:
   if (rc) fprintf(stderr, "deltactl table %s: %s: %s\n", a->verb, dd_err_name(rc), dd_err_msg());

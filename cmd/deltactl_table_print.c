@@ -1,14 +1,19 @@
 /* deltactl_table_print.c: rendering of `deltactl table` results, as JSON (jansson) or as
- * a plain text table. */
+ * plain text: the engine's operation results (dop_result: detail and the maintenance verbs,
+ * from the server or --local alike), and the active files, history and change feed read
+ * in this process. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd/deltactl_table.h"
 #include "common/err.h"
 #include "store/delta/dl.h"
+#include "store/deltaops/dop.h"
 
 /* ---------- helpers ---------- */
 
@@ -17,13 +22,6 @@ static json_t *kv_json(const char *packed) {
   const char *k, *v, *c = packed;
   while (c && dl_kv_next(&c, &k, &v)) json_object_set_new(o, k, v ? json_string(v) : json_null());
   return o;
-}
-
-static json_t *strv_json(const char *const *v, size_t n) {
-  if (!v) return json_null();
-  json_t *a = json_array();
-  for (size_t i = 0; i < n; i++) json_array_append_new(a, json_string(v[i]));
-  return a;
 }
 
 static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
@@ -48,54 +46,107 @@ static void print_kv_text(const char *packed) {
   if (first) printf("-");
 }
 
-/* ---------- detail ---------- */
+/* ---------- results of the engine's operations (dop_result) ---------- */
 
-static json_t *detail_json(const dl_snapshot *s) {
-  const dl_protocol *p = dl_snapshot_protocol(s);
-  const dl_metadata *m = dl_snapshot_metadata(s);
-  json_t *proto = json_pack("{s:i,s:i,s:o,s:o}", "minReaderVersion", p->min_reader_version,
-                            "minWriterVersion", p->min_writer_version, "readerFeatures",
-                            strv_json(p->reader_features, p->num_reader_features),
-                            "writerFeatures", strv_json(p->writer_features, p->num_writer_features));
-  json_t *schema = json_loads(m->schema_string, 0, NULL);
-  json_t *md = json_pack(
-      "{s:s,s:o,s:o,s:{s:s,s:o},s:s,s:o,s:o,s:o,s:o}", "id", m->id, "name", str_or_null(m->name),
-      "description", str_or_null(m->description), "format", "provider", m->format_provider,
-      "options", kv_json(m->format_options), "schemaString", m->schema_string, "schema",
-      schema ? schema : json_null(), "partitionColumns",
-      strv_json(m->partition_columns, m->num_partition_columns), "createdTime",
-      m->created_time >= 0 ? json_integer(m->created_time) : json_null(), "configuration",
-      kv_json(m->configuration));
-  return json_pack("{s:I,s:I,s:o,s:o,s:o,s:I,s:I,s:o}", "version", (json_int_t)dl_snapshot_version(s),
-                   "timestamp", (json_int_t)dl_snapshot_timestamp(s), "protocol", proto, "metadata",
-                   md, "partitionColumns", strv_json(m->partition_columns, m->num_partition_columns),
-                   "numFiles", (json_int_t)dl_snapshot_num_files(s), "sizeInBytes",
-                   (json_int_t)dl_snapshot_size_bytes(s), "properties", kv_json(m->configuration));
+static void cell_text(FILE *f, const dop_cell *c) {
+  switch (c->kind) {
+    case DOP_NULL: fputs("NULL", f); break;
+    case DOP_BOOL: fputs(c->i64 ? "true" : "false", f); break;
+    case DOP_I64: fprintf(f, "%lld", (long long)c->i64); break;
+    case DOP_F64: fprintf(f, "%g", c->f64); break;
+    case DOP_TS_MS: {
+      time_t s = (time_t)(c->i64 / 1000);
+      struct tm tm;
+      char b[40];
+      gmtime_r(&s, &tm);
+      strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
+      fprintf(f, "%s.%03dZ", b, (int)(c->i64 % 1000));
+      break;
+    }
+    default: fputs(c->str ? c->str : "", f);
+  }
 }
 
-int dctl_print_detail(const dl_snapshot *s, bool json) {
-  if (json) return dump(detail_json(s));
-  const dl_protocol *p = dl_snapshot_protocol(s);
-  const dl_metadata *m = dl_snapshot_metadata(s);
-  printf("version:          %" PRId64 "\n", dl_snapshot_version(s));
-  printf("timestamp:        %" PRId64 "\n", dl_snapshot_timestamp(s));
-  printf("id:               %s\n", m->id);
-  printf("name:             %s\n", m->name ? m->name : "-");
-  printf("description:      %s\n", m->description ? m->description : "-");
-  printf("format:           %s\n", m->format_provider);
-  printf("protocol:         reader %d, writer %d\n", p->min_reader_version, p->min_writer_version);
-  printf("reader features:  ");
-  for (size_t i = 0; i < p->num_reader_features; i++) printf("%s%s", i ? "," : "", p->reader_features[i]);
-  printf("%s\nwriter features:  ", p->num_reader_features ? "" : "-");
-  for (size_t i = 0; i < p->num_writer_features; i++) printf("%s%s", i ? "," : "", p->writer_features[i]);
-  printf("%s\npartition columns: ", p->num_writer_features ? "" : "-");
-  for (size_t i = 0; i < m->num_partition_columns; i++) printf("%s%s", i ? "," : "", m->partition_columns[i]);
-  printf("%s\nnum files:        %zu\n", m->num_partition_columns ? "" : "-", dl_snapshot_num_files(s));
-  printf("size in bytes:    %" PRId64 "\n", dl_snapshot_size_bytes(s));
-  printf("schema:           %s\n", m->schema_string);
-  printf("properties:       ");
-  print_kv_text(m->configuration);
-  printf("\n");
+static json_t *cell_json(const dop_cell *c) {
+  switch (c->kind) {
+    case DOP_NULL: return json_null();
+    case DOP_BOOL: return json_boolean(c->i64);
+    case DOP_I64: return json_integer(c->i64);
+    case DOP_F64: return json_real(c->f64);
+    case DOP_JSON: {
+      json_t *j = json_loads(c->str, JSON_DECODE_ANY, NULL);
+      return j ? j : json_string(c->str);
+    }
+    case DOP_TS_MS: {
+      char *b = NULL;
+      size_t n = 0;
+      FILE *f = open_memstream(&b, &n);
+      if (!f) return json_null();
+      cell_text(f, c);
+      fclose(f);
+      json_t *j = json_string(b);
+      free(b);
+      return j;
+    }
+    default: return json_string(c->str ? c->str : "");
+  }
+}
+
+/* A column name as a text label: camelCase humps become words ("numFiles" -> "num files:");
+ * other names (snake_case metrics) keep their spelling. */
+static void label_text(char *buf, size_t cap, const char *name) {
+  size_t n = 0;
+  for (const char *p = name; *p && n + 3 < cap; p++) {
+    if (p != name && isupper((unsigned char)*p)) {
+      buf[n++] = ' ';
+      buf[n++] = (char)tolower((unsigned char)*p);
+    } else {
+      buf[n++] = *p;
+    }
+  }
+  buf[n++] = ':';
+  buf[n] = '\0';
+}
+
+int dctl_print_result(const dop_result *r, bool json) {
+  if (json) { /* one object a row, one line each */
+    for (size_t i = 0; i < r->nrows; i++) {
+      json_t *o = json_object();
+      for (size_t j = 0; o && j < r->ncols; j++)
+        json_object_set_new(o, r->cols[j].name, cell_json(dop_result_cell(r, i, j)));
+      char *s = o ? json_dumps(o, 0) : NULL;
+      json_decref(o);
+      if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
+      puts(s);
+      free(s);
+    }
+    return 0;
+  }
+  if (!r->ncols) {
+    puts("OK");
+    return 0;
+  }
+  /* One row with many columns (DESCRIBE DETAIL, operation metrics) reads better as
+   * "label: value" lines. */
+  if (r->nrows == 1 && r->ncols > 4) {
+    for (size_t j = 0; j < r->ncols; j++) {
+      char label[128];
+      label_text(label, sizeof label, r->cols[j].name);
+      printf("%-17s ", label);
+      cell_text(stdout, dop_result_cell(r, 0, j));
+      putchar('\n');
+    }
+    return 0;
+  }
+  for (size_t j = 0; j < r->ncols; j++) printf("%s%s", j ? "\t" : "", r->cols[j].name);
+  putchar('\n');
+  for (size_t i = 0; i < r->nrows; i++) {
+    for (size_t j = 0; j < r->ncols; j++) {
+      if (j) putchar('\t');
+      cell_text(stdout, dop_result_cell(r, i, j));
+    }
+    putchar('\n');
+  }
   return 0;
 }
 

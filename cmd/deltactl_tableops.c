@@ -1,14 +1,13 @@
-/* deltactl_tableops.c: `deltactl table <maintenance verb>`. Each verb builds a
- * delta.connect message and either streams it through DeltaConnectService (the default,
- * --server from the global flags) or runs it in-process on store/deltaops (--local). The
- * result (columns + rows) prints as an aligned table or, with --output json, one JSON
- * object per row. On a terminal, long local work shows a progress line on stderr. Exit
- * codes: 0 success, 1 the operation failed, 2 usage, 3 local failure. */
-#include <jansson.h>
+/* deltactl_tableops.c: `deltactl table <maintenance verb>` and `table detail`. Each verb
+ * builds a delta.connect message and either streams it through DeltaConnectService (the
+ * default, --server from the global flags) or runs the same store/deltaops operation
+ * in-process (--local); either way the result (columns + rows, a dop_result) goes to the one
+ * printer, dctl_print_result (deltactl_table_print.c). On a terminal, long local work shows
+ * a progress line on stderr. Exit codes: 0 success, 1 the operation failed, 2 usage, 3 local
+ * failure. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cmd/deltactl_common.h"
@@ -22,87 +21,6 @@
 
 #define CMD_METHOD "/deltad.connect.v1.DeltaConnectService/ExecuteCommand"
 #define REL_METHOD "/deltad.connect.v1.DeltaConnectService/ExecuteRelation"
-
-/* ======================= printing ======================= */
-
-static void cell_text(FILE *f, const dop_cell *c) {
-  switch (c->kind) {
-    case DOP_NULL: fputs("NULL", f); break;
-    case DOP_BOOL: fputs(c->i64 ? "true" : "false", f); break;
-    case DOP_I64: fprintf(f, "%lld", (long long)c->i64); break;
-    case DOP_F64: fprintf(f, "%g", c->f64); break;
-    case DOP_TS_MS: {
-      time_t s = (time_t)(c->i64 / 1000);
-      struct tm tm;
-      char b[40];
-      gmtime_r(&s, &tm);
-      strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%S", &tm);
-      fprintf(f, "%s.%03dZ", b, (int)(c->i64 % 1000));
-      break;
-    }
-    default: fputs(c->str ? c->str : "", f);
-  }
-}
-
-static json_t *cell_json(const dop_cell *c) {
-  switch (c->kind) {
-    case DOP_NULL: return json_null();
-    case DOP_BOOL: return json_boolean(c->i64);
-    case DOP_I64: return json_integer(c->i64);
-    case DOP_F64: return json_real(c->f64);
-    case DOP_JSON: {
-      json_t *j = json_loads(c->str, JSON_DECODE_ANY, NULL);
-      return j ? j : json_string(c->str);
-    }
-    case DOP_TS_MS: {
-      char *b = NULL;
-      size_t n = 0;
-      FILE *f = open_memstream(&b, &n);
-      cell_text(f, c);
-      fclose(f);
-      json_t *j = json_string(b);
-      free(b);
-      return j;
-    }
-    default: return json_string(c->str ? c->str : "");
-  }
-}
-
-static void print_result(const dop_result *r) {
-  if (dctl_globals_get()->output == DCTL_OUT_JSON) {
-    for (size_t i = 0; i < r->nrows; i++) {
-      json_t *o = json_object();
-      for (size_t j = 0; j < r->ncols; j++) json_object_set_new(o, r->cols[j].name, cell_json(dop_result_cell(r, i, j)));
-      char *s = json_dumps(o, JSON_COMPACT);
-      if (s) puts(s);
-      free(s);
-      json_decref(o);
-    }
-    return;
-  }
-  if (!r->ncols) {
-    puts("OK");
-    return;
-  }
-  /* One row with many columns reads better vertically. */
-  if (r->nrows == 1 && r->ncols > 4) {
-    for (size_t j = 0; j < r->ncols; j++) {
-      printf("%-28s ", r->cols[j].name);
-      cell_text(stdout, dop_result_cell(r, 0, j));
-      putchar('\n');
-    }
-    return;
-  }
-  for (size_t j = 0; j < r->ncols; j++) printf("%s%s", j ? "\t" : "", r->cols[j].name);
-  putchar('\n');
-  for (size_t i = 0; i < r->nrows; i++) {
-    for (size_t j = 0; j < r->ncols; j++) {
-      if (j) putchar('\t');
-      cell_text(stdout, dop_result_cell(r, i, j));
-    }
-    putchar('\n');
-  }
-}
 
 static void progress(void *ctx, const char *phase, uint64_t done, uint64_t total) {
   (void)ctx;
@@ -173,7 +91,8 @@ static int run_remote(const char *method, const ProtobufCMessage *req) {
   stream_ctx s = {0};
   int rc = dd_client_stream(c, method, req, &deltad__connect__v1__execute_result__descriptor, on_msg, &s);
   if (rc) code = dctl_report_call_error(c, rc);
-  else print_result(&s.r);
+  else if (dctl_print_result(&s.r, dctl_globals_get()->output == DCTL_OUT_JSON))
+    code = dctl_fail(DCTL_EXIT_LOCAL, "%s", dd_err_msg());
   stream_free(&s);
   return code;
 }
@@ -186,9 +105,11 @@ static int finish_local(int rc, dop_result **rp) {
     fprintf(stderr, "deltactl: %s: %s\n", dd_err_name(rc), dd_err_msg());
     return DCTL_EXIT_SERVER;
   }
-  print_result(r);
+  int code = 0;
+  if (dctl_print_result(r, dctl_globals_get()->output == DCTL_OUT_JSON))
+    code = dctl_fail(DCTL_EXIT_LOCAL, "%s", dd_err_msg());
   dop_result_free(r);
-  return 0;
+  return code;
 }
 
 /* ======================= verbs ======================= */
@@ -239,8 +160,10 @@ static const char USAGE[] =
     "  create PATH --column NAME:TYPE[:not null]... [--partition COL]... [--cluster COL]...\n"
     "         [--property K=V]... [--comment TEXT] [--mode create|if-not-exists|replace|create-or-replace]\n"
     "  convert PATH [--partition-schema 'a INT, b STRING']\n"
-    "  is-delta PATH | history PATH [--limit N] | detail PATH\n"
-    "--local runs in this process; otherwise the global --server is called (DeltaConnectService).\n";
+    "  is-delta PATH | history PATH [--limit N]\n"
+    "  detail PATH [--version N | --timestamp TS (with --local)]\n"
+    "--local runs in this process; otherwise the global --server is called (DeltaConnectService).\n"
+    "Both print the same: one object a row with --output json, else text.\n";
 
 static const char *const VERBS[] = {"vacuum", "restore", "clone", "upgrade", "add-feature", "drop-feature",
                                     "generate", "create", "convert", "is-delta", "history", "detail", NULL};
@@ -443,13 +366,38 @@ static int verb_simple_cmd(common *c, const char *verb, const char *path, const 
   return run_remote(CMD_METHOD, &cmd.base);
 }
 
+/* True when a server was named (--server or $DELTAD_SERVER). */
+static bool server_named(void) {
+  const char *env = getenv("DELTAD_SERVER");
+  return dctl_globals_get()->server || (env && *env);
+}
+
+/* detail reads a past snapshot (--version, --timestamp) in this process only: DescribeDetail
+ * has no version. */
+static int check_detail(const common *c, int64_t *version) {
+  *version = -1;
+  if (c->version && c->timestamp) return dctl_usage_error(USAGE, "give --version or --timestamp, not both");
+  if (c->version && (!parse_i64(c->version, version) || *version < 0))
+    return dctl_usage_error(USAGE, "--version wants a number >= 0");
+  if (!c->local && (c->version || c->timestamp))
+    return dctl_usage_error(USAGE, "detail --version and --timestamp need --local");
+  if (!c->local && !server_named())
+    return dctl_usage_error(USAGE, "no server named (--server or $DELTAD_SERVER), so server mode is "
+                                   "not available; use --local");
+  return DCTL_CONTINUE;
+}
+
 static int verb_describe(common *c, const char *verb, const char *path) {
   dop_result *r = NULL;
-  int64_t limit = 0;
+  int64_t limit = 0, version = -1;
   if (c->limit && (!parse_i64(c->limit, &limit) || limit < 0)) return dctl_usage_error(USAGE, "--limit wants a number");
+  if (!strcmp(verb, "detail")) {
+    int code = check_detail(c, &version);
+    if (code != DCTL_CONTINUE) return code;
+  }
   if (c->local) {
     if (!strcmp(verb, "history")) return finish_local(dop_history(&r, path, (size_t)limit), &r);
-    if (!strcmp(verb, "detail")) return finish_local(dop_detail(&r, path), &r);
+    if (!strcmp(verb, "detail")) return finish_local(dop_detail_at(&r, path, version, c->timestamp), &r);
     if (!strcmp(verb, "is-delta")) return finish_local(dop_is_delta(&r, path), &r);
     return finish_local(dop_convert(&r, path, c->schema, isatty(2) ? progress : NULL, NULL), &r);
   }
@@ -591,15 +539,13 @@ int dctl_tableops_main(int argc, char **argv) {
   return code;
 }
 
-/* detail and history exist in both: the engine's (deltactl_table.c, --local, with
- * --version/--timestamp) keeps them unless a server was named (--server or $DELTAD_SERVER)
- * and --local is absent. */
+/* history has two: the engine's listing (deltactl_table.c) with --local or when no server
+ * was named, DESCRIBE HISTORY on the server otherwise. */
 static bool engine_verb(int argc, char **argv) {
-  if (strcmp(argv[1], "detail") && strcmp(argv[1], "history")) return false;
+  if (strcmp(argv[1], "history")) return false;
   bool local = false;
   for (int i = 2; i < argc; i++) local |= !strcmp(argv[i], "--local");
-  const char *env = getenv("DELTAD_SERVER");
-  return local || (!dctl_globals_get()->server && !(env && *env));
+  return local || !server_named();
 }
 
 int dctl_tableops_dispatch(int argc, char **argv) {

@@ -10,8 +10,8 @@
 int dctl_tableops_main(int argc, char **argv);
 /* True for the verbs dctl_tableops_main serves. */
 bool dctl_tableops_has_verb(const char *verb);
-/* Temporary dispatch of `table` (this branch): maintenance verbs here, the rest (files,
- * changes; detail and history with --local or without a server) to dctl_table_main. */
+/* Dispatch of `table`: detail and the maintenance verbs here, the rest (files, changes;
+ * history with --local or without a server) to dctl_table_main. */
 int dctl_tableops_dispatch(int argc, char **argv);
 
 #endif

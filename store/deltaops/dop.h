@@ -11,8 +11,8 @@
  * TBLPROPERTIES, DROP FEATURE, CREATE TABLE, CONVERT).
  *
  * Tables are named by a location: a local directory, file:// URL, or "delta.`/path`"
- * (dop_resolve_table). Three-part catalog names are NOT_FOUND: the catalog has no table
- * registry yet.
+ * (dop_resolve_table). Three-part catalog names are NOT_FOUND: the catalog keeps no table
+ * registry.
  *
  * Errors (common/err.h): DD_EINVAL bad arguments (unknown feature, bad type text),
  * DD_ENOTFOUND no table / not a Delta table, DD_EPRECOND state forbids it (retention
@@ -101,8 +101,8 @@ typedef struct dop_roots {
 
 /* Turns a table name into a location: "/abs/path", "file:///abs/path" and
  * "delta.`/abs/path`" become the path; "parquet.`/p`" is accepted when allow_parquet.
- * A 3-part name "catalog.schema.table" gives DD_ENOTFOUND (no catalog table registry
- * yet). *out malloc'ed. */
+ * A 3-part name "catalog.schema.table" gives DD_ENOTFOUND (the catalog keeps no table
+ * registry). *out malloc'ed. */
 int dop_resolve_table(char **out, const char *name, bool allow_parquet);
 
 /* ======================= operations ======================= */
@@ -218,8 +218,13 @@ int dop_convert(dop_result **out, const char *identifier, const char *partition_
 int dop_is_delta(dop_result **out, const char *location);
 /* DESCRIBE HISTORY: newest first; limit 0 = all. */
 int dop_history(dop_result **out, const char *location, size_t limit);
-/* DESCRIBE DETAIL: one row. */
+/* DESCRIBE DETAIL: one row, the columns of Delta on Spark (format ... tableFeatures) and
+ * then "version", the snapshot's version. The one description of a table's detail: the
+ * server's DescribeDetail and `deltactl table detail` (both paths) print these columns. */
 int dop_detail(dop_result **out, const char *location);
+/* The same for the snapshot at version (>= 0) or, when version < 0, at timestamp (epoch ms
+ * or ISO-8601; NULL: the latest). DD_ERANGE outside the table's history. */
+int dop_detail_at(dop_result **out, const char *location, int64_t version, const char *timestamp);
 
 /* ======================= helpers shared with callers ======================= */
 

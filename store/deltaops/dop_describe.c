@@ -1,6 +1,7 @@
 /* dop_describe.c: the read-only relations: IsDeltaTable, DESCRIBE HISTORY (columns as Delta
  * on Spark returns them, from each commit's commitInfo) and DESCRIBE DETAIL (format, id,
- * name, location, sizes, partitioning, clustering, properties, protocol and features). */
+ * name, location, sizes, partitioning, clustering, properties, protocol and features, and
+ * the snapshot's version). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,6 +125,7 @@ static const dop_col DETAIL_COLS[] = {
     {"minReaderVersion", "int", true},
     {"minWriterVersion", "int", true},
     {"tableFeatures", "array<string>", true},
+    {"version", "bigint", false},
 };
 #define NDETAIL (sizeof DETAIL_COLS / sizeof DETAIL_COLS[0])
 
@@ -180,12 +182,16 @@ static json_t *kv_json(const char *packed) {
 }
 
 int dop_detail(dop_result **out, const char *location) {
+  return dop_detail_at(out, location, -1, NULL);
+}
+
+int dop_detail_at(dop_result **out, const char *location, int64_t version, const char *timestamp) {
   *out = NULL;
   dl_table *t = NULL;
   dl_snapshot *s = NULL;
   dop_result *r = NULL;
   dop_cell *row;
-  int rc = dop__open_latest(&t, &s, location);
+  int rc = dop__open_at(&t, &s, location, version, timestamp);
   if (!rc) rc = dop__result_new(&r, DETAIL_COLS, NDETAIL);
   if (!rc) rc = dop__result_row(r, &row);
   if (rc) goto cleanup;
@@ -209,6 +215,7 @@ int dop_detail(dop_result **out, const char *location) {
   dop__cell_i64(&row[12], p->min_reader_version);
   dop__cell_i64(&row[13], p->min_writer_version);
   if (!rc) rc = dop__cell_json(&row[14], table_features(p));
+  dop__cell_i64(&row[15], dl_snapshot_version(s));
   if (!rc) *out = r, r = NULL;
 cleanup:
   dop_result_free(r);

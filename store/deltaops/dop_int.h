@@ -36,6 +36,10 @@ void dop__set_free(dop__set *s);
 /* Opens t at location and its latest snapshot; DD_ENOTFOUND "not a Delta table" when it
  * has no log. */
 int dop__open_latest(dl_table **t, dl_snapshot **s, const char *location);
+/* The same for the snapshot at version (>= 0) or at timestamp (epoch ms or ISO-8601, when
+ * version < 0; DD_EINVAL when unparsable); the latest when version < 0 and timestamp is NULL. */
+int dop__open_at(dl_table **t, dl_snapshot **s, const char *location, int64_t version,
+                 const char *timestamp);
 /* True when location has a _delta_log with a commit or checkpoint. */
 bool dop__has_log(const char *location);
 int64_t dop__now_ms(void);

@@ -177,15 +177,24 @@ bool dop__has_log(const char *location) {
 }
 
 int dop__open_latest(dl_table **t, dl_snapshot **s, const char *location) {
+  return dop__open_at(t, s, location, -1, NULL);
+}
+
+int dop__open_at(dl_table **t, dl_snapshot **s, const char *location, int64_t version,
+                 const char *timestamp) {
   *t = NULL;
   *s = NULL;
+  dl_snapshot_opts o = DL_SNAPSHOT_OPTS_INIT;
+  o.version = version;
+  if (version < 0 && timestamp && dl_parse_timestamp(timestamp, &o.timestamp_ms))
+    return dd_err_set(DD_EINVAL, "bad timestamp '%s' (want epoch ms or ISO-8601)", timestamp);
   struct stat sb;
   if (stat(location, &sb) != 0)
     return dd_err_set(DD_ENOTFOUND, "table %s does not exist", location);
   if (!dop__has_log(location))
     return dd_err_set(DD_ENOTFOUND, "%s is not a Delta table (no _delta_log commits)", location);
   int rc = dl_table_open(t, location);
-  if (!rc) rc = dl_snapshot_open(s, *t, NULL);
+  if (!rc) rc = dl_snapshot_open(s, *t, &o);
   if (rc) {
     dl_table_free(*t);
     *t = NULL;

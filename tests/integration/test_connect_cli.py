@@ -98,6 +98,33 @@ class ConnectCli(ServerTest):
         code, out, err = self.ctl("table", "restore", t)
         self.assertEqual(code, 2)
 
+    def test_detail_same_fields_both_paths(self):
+        """`table detail` over the server and with --local: one engine builds the fields and
+        one printer prints them, so both paths print the same JSON object and the same text."""
+        t = copy_fixture("simple_table")
+        got = {}
+        for local in (False, True):
+            extra = ["--local"] if local else []
+            code, js, err = self.ctl("table", "detail", t, "--output", "json", *extra, local=local)
+            self.assertEqual(code, 0, err)
+            code, text, err = self.ctl("table", "detail", t, *extra, local=local)
+            self.assertEqual(code, 0, err)
+            got[local] = (json.loads(js), text)
+        self.assertEqual(got[False][0], got[True][0])
+        self.assertEqual(got[False][1], got[True][1])
+        d = got[True][0]
+        self.assertEqual((d["format"], d["location"], d["version"], d["numFiles"]), ("delta", t, 4, 5))
+        self.assertEqual((d["minReaderVersion"], d["minWriterVersion"]), (1, 2))
+        self.assertIn("num files:        5\n", got[True][1])
+        # --version reads an older snapshot, in this process only
+        code, js, err = self.ctl("table", "detail", t, "--version", "1", "--output", "json", "--local",
+                                 local=True)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(json.loads(js)["version"], 1)
+        code, js, err = self.ctl("table", "detail", t, "--version", "1")
+        self.assertEqual(code, 2)
+        self.assertIn("--local", err)
+
     def test_convert_local(self):
         t = copy_fixture("delta-0.8.0-partitioned")
         shutil.rmtree(os.path.join(t, "_delta_log"))

@@ -10,7 +10,11 @@
  * usage: dd_grpc_load [--server HOST:PORT] [--token T | --token-file F] [--threads N]
  *          [--concurrency N] [--duration S] [--warmup S] [--rounds R] [--catalog NAME]
  *          [--call LABEL:/pkg.Service/Method[:field=value,...]]... [--no-header]
- *          [--server-pid PID]
+ *          [--server-pid PID] [--base-server HOST:PORT [--base-pid PID] [--base-label L]]
+ * With --base-server (a baseline deltad with the same token and catalog) every call also
+ * runs against the baseline, right before or after the candidate in each round (the order
+ * flips every round), each side pooled on its own; the report adds a row per call for the
+ * baseline and the ratios candidate / baseline of QPS, server CPU per call, p50 and p99.
  * With --server-pid (deltad on the same host) it also reports the server's CPU time per
  * call, read from /proc during the measured window: on a shared or small machine that is
  * steadier than QPS, and Ping's CPU per call over another call's is the QPS ratio the
@@ -37,6 +41,7 @@ typedef struct load_call {
   load_result total; /* pooled over rounds */
   double round_qps[LOAD_MAX_ROUNDS];
   int rounds;
+  int base; /* 1: runs against --base-server (the mirror of calls[i - n_calls / 2]) */
 } load_call;
 
 static const ProtobufCServiceDescriptor *const load__services[] = {
@@ -50,7 +55,8 @@ static int load__usage(const char *why) {
           "usage: dd_grpc_load [--server HOST:PORT] [--token T | --token-file F] [--threads N]\n"
           "         [--concurrency N] [--duration S] [--warmup S] [--rounds R] [--catalog NAME]\n"
           "         [--call LABEL:/pkg.Service/Method[:field=value,...]]... [--no-header]\n"
-          "         [--server-pid PID]\n", why);
+          "         [--server-pid PID] [--base-server HOST:PORT [--base-pid PID] [--base-label L]]\n",
+          why);
   return 2;
 }
 
@@ -153,10 +159,11 @@ static double load__cpu_us(const load_result *r) {
   return r->server_cpu_s > 0 && r->ok ? r->server_cpu_s * 1e6 / (double)r->ok : 0;
 }
 
-static void load__row(load_call *c, const load_opts *o) {
+static void load__row(load_call *c, const load_opts *o, const char *base_label) {
   load_result *r = &c->total;
   qsort(r->lat_ns, r->ok, sizeof *r->lat_ns, load__cmp);
-  printf("| %s | gRPC `%s` | %d x %d | %.0f | %.3f | %.3f | %llu | ", c->label, c->method,
+  printf("| %s%s%s | gRPC `%s` | %d x %d | %.0f | %.3f | %.3f | %llu | ", c->label,
+         c->base ? " @" : "", c->base ? base_label : "", c->method,
          o->threads, o->concurrency, load__qps(r), load__pct_ms(r->lat_ns, r->ok, 0.50),
          load__pct_ms(r->lat_ns, r->ok, 0.99), (unsigned long long)r->errors);
   if (load__cpu_us(r) > 0) printf("%.1f | ", load__cpu_us(r));
@@ -170,6 +177,8 @@ static void load__row(load_call *c, const load_opts *o) {
 typedef struct load_cli {
   load_opts o;
   const char *token, *token_file, *catalog;
+  const char *base_target, *base_label; /* --base-server, --base-label */
+  int base_pid;
   int rounds, header;
   load_call calls[LOAD_MAX_CALLS];
   int n_calls;
@@ -217,6 +226,9 @@ static int load__parse(load_cli *cli, int argc, char **argv) {
     else if (strcmp(a, "--rounds") == 0) cli->rounds = atoi(v);
     else if (strcmp(a, "--catalog") == 0) cli->catalog = v;
     else if (strcmp(a, "--server-pid") == 0) cli->o.server_pid = atoi(v);
+    else if (strcmp(a, "--base-server") == 0) cli->base_target = v;
+    else if (strcmp(a, "--base-pid") == 0) cli->base_pid = atoi(v);
+    else if (strcmp(a, "--base-label") == 0) cli->base_label = v;
     else if (strcmp(a, "--call") == 0) {
       if (cli->n_calls == LOAD_MAX_CALLS) return load__usage("too many --call");
       int rc = load__parse_call(&cli->calls[cli->n_calls++], v);
@@ -238,22 +250,50 @@ static int load__default_calls(load_cli *cli) {
   return rc;
 }
 
-/* Runs every call round by round; returns 0, or 1 when a run failed or calls errored. */
+/* With --base-server: appends to every call its mirror against the baseline (the same
+ * request, copied). Returns 0 or an exit code. */
+static int load__add_base(load_cli *cli) {
+  if (!cli->base_target) return 0;
+  if (2 * cli->n_calls > LOAD_MAX_CALLS) return load__usage("too many --call for --base-server");
+  int n = cli->n_calls;
+  for (int i = 0; i < n; i++) {
+    load_call *c = &cli->calls[n + i];
+    *c = cli->calls[i];
+    c->base = 1;
+    c->req = malloc(c->len ? c->len : 1);
+    if (!c->req) return 1;
+    memcpy(c->req, cli->calls[i].req, c->len);
+  }
+  cli->n_calls = 2 * n;
+  return 0;
+}
+
+/* One measured run of c (against the baseline when c->base), pooled into c->total. */
+static int load__run_one(load_cli *cli, load_call *c, int round) {
+  load_opts o = cli->o;
+  if (c->base) o.target = cli->base_target, o.server_pid = cli->base_pid;
+  load_result res;
+  if (load_run(&res, &o, c->method, c->req, c->len) != 0) {
+    fprintf(stderr, "dd_grpc_load: %s: %s\n", c->label, res.first_error);
+    free(res.lat_ns);
+    return 1;
+  }
+  fprintf(stderr, "dd_grpc_load: round %d %s%s%s: %.0f QPS, %llu errors\n", round + 1, c->label,
+          c->base ? " @" : "", c->base ? cli->base_label : "", load__qps(&res),
+          (unsigned long long)res.errors);
+  c->round_qps[c->rounds++] = load__qps(&res);
+  return load__pool(&c->total, &res) != 0;
+}
+
+/* Runs every call round by round; a call and its baseline mirror run back to back, the
+ * candidate first in odd rounds. Returns 0, or 1 when a run failed or calls errored. */
 static int load__run_all(load_cli *cli) {
-  int failed = 0;
+  int failed = 0, n = cli->base_target ? cli->n_calls / 2 : cli->n_calls;
   for (int r = 0; r < cli->rounds; r++) {
-    for (int i = 0; i < cli->n_calls; i++) {
-      load_call *c = &cli->calls[i];
-      load_result res;
-      if (load_run(&res, &cli->o, c->method, c->req, c->len) != 0) {
-        fprintf(stderr, "dd_grpc_load: %s: %s\n", c->label, res.first_error);
-        free(res.lat_ns);
-        return 1;
-      }
-      fprintf(stderr, "dd_grpc_load: round %d %s: %.0f QPS, %llu errors\n", r + 1, c->label,
-              load__qps(&res), (unsigned long long)res.errors);
-      c->round_qps[c->rounds++] = load__qps(&res);
-      if (load__pool(&c->total, &res) != 0) return 1;
+    for (int i = 0; i < n; i++) {
+      int first = cli->base_target && r % 2 ? n + i : i;
+      if (load__run_one(cli, &cli->calls[first], r)) return 1;
+      if (cli->base_target && load__run_one(cli, &cli->calls[first == i ? n + i : i], r)) return 1;
     }
   }
   for (int i = 0; i < cli->n_calls; i++) {
@@ -267,22 +307,53 @@ static int load__run_all(load_cli *cli) {
   return failed;
 }
 
+/* The ratios of calls[from + i] to calls[from] (the no-op), for n calls of one side. */
+static void load__call_ratios(load_cli *cli, int from, int n, const char *side) {
+  load_call *c0 = &cli->calls[from];
+  double base = load__qps(&c0->total);
+  for (int i = 1; i < n && base > 0; i++) {
+    load_call *c = &cli->calls[from + i];
+    double q = load__qps(&c->total);
+    printf("\n%s / %s QPS (gRPC%s): %.3f (%.1f%%)\n", c->label, c0->label, side, q / base,
+           100.0 * q / base);
+    double cb = load__cpu_us(&c0->total), ci = load__cpu_us(&c->total);
+    if (cb > 0 && ci > 0)
+      printf("%s / %s by server CPU per call (gRPC%s): %.3f (%.1f%%)\n", c->label, c0->label,
+             side, cb / ci, 100.0 * cb / ci);
+  }
+}
+
+/* Candidate / baseline per call (after load__row sorted the latencies). */
+static void load__base_ratios(load_cli *cli, int n) {
+  printf("\n");
+  for (int i = 0; i < n; i++) {
+    load_result *c = &cli->calls[i].total, *b = &cli->calls[n + i].total;
+    double bq = load__qps(b), bc = load__cpu_us(b), b50 = load__pct_ms(b->lat_ns, b->ok, 0.50),
+           b99 = load__pct_ms(b->lat_ns, b->ok, 0.99);
+    printf("%s candidate / %s (gRPC): QPS %.3f, server CPU per call %.3f, p50 %.3f, p99 %.3f\n",
+           cli->calls[i].label, cli->base_label, bq > 0 ? load__qps(c) / bq : 0,
+           bc > 0 ? load__cpu_us(c) / bc : 0,
+           b50 > 0 ? load__pct_ms(c->lat_ns, c->ok, 0.50) / b50 : 0,
+           b99 > 0 ? load__pct_ms(c->lat_ns, c->ok, 0.99) / b99 : 0);
+  }
+}
+
 static void load__report(load_cli *cli) {
   if (cli->header) {
     printf("| call | transport | threads x in flight | QPS | p50 (ms) | p99 (ms) | errors | server CPU µs/call | QPS per round |\n");
     printf("|---|---|---|---:|---:|---:|---:|---:|---|\n");
   }
-  for (int i = 0; i < cli->n_calls; i++) load__row(&cli->calls[i], &cli->o);
-  double base = load__qps(&cli->calls[0].total);
-  for (int i = 1; i < cli->n_calls && base > 0; i++) {
-    double q = load__qps(&cli->calls[i].total);
-    printf("\n%s / %s QPS (gRPC): %.3f (%.1f%%)\n", cli->calls[i].label, cli->calls[0].label,
-           q / base, 100.0 * q / base);
-    double cb = load__cpu_us(&cli->calls[0].total), ci = load__cpu_us(&cli->calls[i].total);
-    if (cb > 0 && ci > 0)
-      printf("%s / %s by server CPU per call (gRPC): %.3f (%.1f%%)\n", cli->calls[i].label,
-             cli->calls[0].label, cb / ci, 100.0 * cb / ci);
+  for (int i = 0; i < cli->n_calls; i++) load__row(&cli->calls[i], &cli->o, cli->base_label);
+  if (!cli->base_target) {
+    load__call_ratios(cli, 0, cli->n_calls, "");
+    return;
   }
+  int n = cli->n_calls / 2;
+  char side[80];
+  load__call_ratios(cli, 0, n, "");
+  snprintf(side, sizeof side, " @%s", cli->base_label);
+  load__call_ratios(cli, n, n, side);
+  load__base_ratios(cli, n);
 }
 
 int main(int argc, char **argv) {
@@ -293,9 +364,11 @@ int main(int argc, char **argv) {
   cli.catalog = "bench";
   cli.rounds = 1;
   cli.header = 1;
+  cli.base_label = "base";
   int rc = load__parse(&cli, argc, argv);
   if (!rc) rc = load__token(&cli, auth, sizeof auth);
   if (!rc && cli.n_calls == 0) rc = load__default_calls(&cli);
+  if (!rc) rc = load__add_base(&cli);
   if (rc) return rc;
   grpc_init();
   rc = load__run_all(&cli);

@@ -290,8 +290,20 @@ static void test_history_detail(void **st) {
   assert_int_equal(dop_result_cell(r, 0, 12)->i64, 1);
   assert_int_equal(dop_result_cell(r, 0, 13)->i64, 2);
   assert_string_equal(dop_result_cell(r, 0, 14)->str, "[\"appendOnly\",\"invariants\"]");
+  assert_string_equal(r->cols[15].name, "version");
+  assert_int_equal(dop_result_cell(r, 0, 15)->i64, 4);
   paths_free(&p);
   dop_result_free(r);
+  /* an older snapshot, by version and by timestamp (ERANGE before the first commit) */
+  files_at(&p, d, 1);
+  assert_int_equal(dop_detail_at(&r, d, 1, NULL), 0);
+  assert_int_equal(dop_result_cell(r, 0, 15)->i64, 1);
+  assert_int_equal(dop_result_cell(r, 0, 9)->i64, (int64_t)p.n);
+  paths_free(&p);
+  dop_result_free(r);
+  assert_int_equal(dop_detail_at(&r, d, -1, "2001-01-01T00:00:00Z"), DD_ERANGE);
+  assert_int_equal(dop_detail_at(&r, d, -1, "yesterday"), DD_EINVAL);
+  assert_null(r);
 
   assert_int_equal(dop_is_delta(&r, d), 0);
   assert_int_equal(dop_result_cell(r, 0, 0)->i64, 1);
