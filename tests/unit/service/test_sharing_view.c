@@ -4,7 +4,10 @@
  * the covering location and its credential) begins exactly one LMDB read transaction,
  * counted by cat_store_stats_get. Real handlers through the method table on a real app. */
 #include <sys/stat.h>
+#include <time.h>
 
+#include "server/service/sharing_files.h"
+#include "store/sign/sign.h"
 #include "svc_test_util.h"
 
 #define SHRSVC "/deltad.sharing.v1.DeltaSharingService/"
@@ -206,12 +209,45 @@ static void test_list_calls_one_view(void **state) {
   ST_FREE(tables);
 }
 
+/* Serving a signed file URL: grant generation, the table, its location and confinement. */
+static void test_signed_file_one_view(void **state) {
+  sv_env *v = *state;
+  cat_store *s = dd_app_store(v->e->app);
+  cat_share *sh = NULL;
+  char gen[40], tid[200], *url = NULL;
+  assert_int_equal(cat_share_get(s, &sh, "s1"), 0);
+  assert_int_equal(cat_grant_generation(s, sh->id, v->rcpt.id, gen), 0);
+  snprintf(tid, sizeof tid, "%s.%s.%s.%s", sh->id, sh->schemas[0]->tables[0]->id, v->rcpt.id,
+           gen);
+  assert_string_equal(sh->schemas[0]->tables[0]->name, "t_loc");
+  ST_FREE(sh);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  int64_t now_ms = (int64_t)ts.tv_sec * 1000;
+  assert_int_equal(sign_local_url(&url, dd_app_url_key(v->e->app), "http://h", tid,
+                                  "_delta_log/00000000000000000000.json", now_ms + 60000),
+                   0);
+  char *path = strstr(url, "/files/") + 7, *q = strchr(path, '?');
+  *q = '\0';
+  char *expires = q + strlen("?expires="), *amp = strchr(expires, '&');
+  *amp = '\0';
+  char *sig = amp + strlen("&sig=");
+  int fd = -1;
+  uint64_t before = sv_reads(v);
+  assert_int_equal(dd_sharing_open_file(v->e->app, path, expires, sig, now_ms, &fd), 0);
+  assert_int_equal(sv_reads(v) - before, 1);
+  assert_true(fd >= 0);
+  close(fd);
+  free(url);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_local_table_one_view, sv_setup, sv_teardown),
       cmocka_unit_test_setup_teardown(test_s3_table_one_view, sv_setup, sv_teardown),
       cmocka_unit_test_setup_teardown(test_missing_table_one_view, sv_setup, sv_teardown),
       cmocka_unit_test_setup_teardown(test_list_calls_one_view, sv_setup, sv_teardown),
+      cmocka_unit_test_setup_teardown(test_signed_file_one_view, sv_setup, sv_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
