@@ -145,8 +145,8 @@ int cat_location_list(cat_store *s,
                       const Deltad__Credentials__V1__ListStorageLocationsRequest *req);
 /* Calls fn(arg, location) for every storage location in name order (loc is borrowed for
  * the call), in one cursor walk. A non-zero return from fn stops the walk and is returned
- * (1: "found"). fn runs inside the walk's read transaction: it may read through the same
- * view, and must not wait on a writer. */
+ * (1: "found"). fn runs inside the walk's read transaction and may read through the same
+ * view. */
 typedef int (*cat_location_walk_fn)(void *arg, const cat_location *loc);
 int cat_location_walk(cat_store *s, cat_location_walk_fn fn, void *arg);
 int cat_view_location_walk(cat_view *v, cat_location_walk_fn fn, void *arg);
