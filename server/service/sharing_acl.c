@@ -7,15 +7,13 @@
 
 #include "common/err.h"
 #include "server/service/sharing_int.h"
-#include "server/service/svc_util.h"
 
-int shr_share_visible(const dd_call *call, const char *name, cat_share **out) {
-  cat_store *s = svc_store(call);
+int shr_share_visible(const dd_call *call, cat_view *v, const char *name, cat_share **out) {
   *out = NULL;
   if (!name || !*name || strlen(name) > 255)
     return dd_err_set(DD_ENOTFOUND, "share '%s' not found", name ? name : "");
   if (call->principal->kind == DD_PRINCIPAL_ADMIN) {
-    int rc = cat_share_get(s, out, name);
+    int rc = cat_view_share_get(v, out, name);
     if (rc == DD_ENOTFOUND || rc == DD_EINVAL)
       return dd_err_set(DD_ENOTFOUND, "share '%s' not found", name);
     return rc;
@@ -23,8 +21,8 @@ int shr_share_visible(const dd_call *call, const char *name, cat_share **out) {
   if (call->principal->kind != DD_PRINCIPAL_RECIPIENT)
     return dd_err_set(DD_EUNAUTH, "a bearer token is required");
   char sid[40];
-  int rc = cat_grant_check(s, call->principal->id, name, sid);
-  if (!rc) rc = cat_share_get_by_id(s, out, sid);
+  int rc = cat_view_grant_check(v, call->principal->id, name, sid);
+  if (!rc) rc = cat_view_share_by_id(v, out, sid);
   if (rc == DD_ENOTFOUND) return dd_err_set(DD_ENOTFOUND, "share '%s' not found", name);
   return rc;
 }
@@ -36,13 +34,13 @@ static int shr_table_missing(const char *share, const char *schema, const char *
                     share, schema, table);
 }
 
-int shr_table_visible(const dd_call *call, const char *share, const char *schema,
+int shr_table_visible(const dd_call *call, cat_view *v, const char *share, const char *schema,
                       const char *table, cat_share **out_share,
                       const cat_shared_table **out_table) {
   cat_share *sh = NULL;
   *out_share = NULL;
   *out_table = NULL;
-  int rc = shr_share_visible(call, share, &sh);
+  int rc = shr_share_visible(call, v, share, &sh);
   if (rc == DD_ENOTFOUND) return shr_table_missing(share, schema, table);
   if (rc) return rc;
   for (size_t i = 0; i < sh->n_schemas; i++) {

@@ -88,7 +88,10 @@ static int shr_add_confine(dd_call *call, const Deltad__Sharing__V1__AddTableReq
   view.location = req->location;
   view.path = req->path;
   char *root = NULL, *remote = NULL;
-  int rc = shr_table_root(call, &view, &root, &remote);
+  cat_view *v = NULL;
+  int rc = cat_view_open(svc_store(call), &v);
+  if (!rc) rc = shr_table_root(v, &view, &root, &remote);
+  cat_view_close(v);
   if (rc == DD_ENOTFOUND && !(req->url && *req->url)) rc = 0, dd_err_clear();
   free(root);
   free(remote);

@@ -1,9 +1,9 @@
 /* sharing_files.c: the file side of local signed URLs. A URL names
  * "<share id>.<table id>.<recipient id>.<grant generation>/<path in the table>" and
- * carries expires + sig (store/sign); this checks the signature and expiry first, then
- * that the grant the URL was made under still exists (one read transaction), then that
- * the table is still shared, then opens the file strictly beneath the table root. Also
- * the protocol's error codes. */
+ * carries expires + sig (store/sign); this checks the signature and expiry first, then,
+ * through one catalog read view, that the grant the URL was made under still exists, that
+ * the table is still shared and where it lives, then opens the file strictly beneath the
+ * table root. Also the protocol's error codes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +17,7 @@ int dd_sharing_open_file(dd_app *app, const char *raw_path, const char *expires,
                          const char *sig, int64_t now_ms, int *out_fd) {
   char *tid = NULL, *rel = NULL, *root = NULL;
   cat_shared_table *t = NULL;
+  cat_view *v = NULL;
   *out_fd = -1;
   int rc = sign_local_split_path(&tid, &rel, raw_path);
   if (rc) return rc;
@@ -35,20 +36,21 @@ int dd_sharing_open_file(dd_app *app, const char *raw_path, const char *expires,
     rc = dd_err_set(DD_ENOTFOUND, "table not found");
     goto cleanup;
   }
+  if ((rc = cat_view_open(dd_app_store(app), &v))) goto cleanup;
   if (strcmp(part[2], "-") != 0) { /* made for a recipient: its grant must be the same */
     char gen[40];
-    rc = cat_grant_generation(dd_app_store(app), part[0], part[2], gen);
+    rc = cat_view_grant_generation(v, part[0], part[2], gen);
     if (!rc && strcmp(gen, part[3]) != 0) rc = DD_ENOTFOUND;
     if (rc == DD_ENOTFOUND) rc = dd_err_set(DD_ENOTFOUND, "table not found");
     if (rc) goto cleanup;
   }
-  rc = cat_share_table_find(dd_app_store(app), &t, part[0], part[1]);
-  if (rc) goto cleanup;
-  dd_principal admin = {.kind = DD_PRINCIPAL_ADMIN};
-  dd_call call = {.principal = &admin, .app = app};
-  rc = shr_table_root(&call, t, &root, NULL);
+  rc = cat_view_share_table_find(v, &t, part[0], part[1]);
+  if (!rc) rc = shr_table_root(v, t, &root, NULL);
+  cat_view_close(v);
+  v = NULL;
   if (!rc) rc = sign_open_under(out_fd, root, rel);
 cleanup:
+  cat_view_close(v);
   if (t) protobuf_c_message_free_unpacked(&t->base, NULL);
   free(tid);
   free(rel);

@@ -3,7 +3,12 @@
  *
  * Who sees what: an admin sees every share; a recipient sees the shares granted to it,
  * and a share it was not granted answers exactly as one that does not exist (the same
- * DD_ENOTFOUND and message). Unauthenticated calls never reach these handlers. */
+ * DD_ENOTFOUND and message). Unauthenticated calls never reach these handlers.
+ *
+ * Catalog reads: each handler opens one read view of the catalog per request
+ * (cat_view_open) and passes it to the helpers below, so a request costs one LMDB read
+ * transaction whatever it looks up; the view is closed before a table's log is read or a
+ * reply streams. */
 #ifndef DD_SERVER_SERVICE_SHARING_INT_H
 #define DD_SERVER_SERVICE_SHARING_INT_H
 
@@ -21,12 +26,12 @@
 
 /* ---- visibility (sharing_acl.c) ---------------------------------------------------- */
 
-/* Loads the share named name if the caller may see it (DD_ENOTFOUND "share '<name>' not
- * found" otherwise). */
-int shr_share_visible(const dd_call *call, const char *name, cat_share **out);
+/* Loads the share named name through v if the caller may see it (DD_ENOTFOUND "share
+ * '<name>' not found" otherwise). */
+int shr_share_visible(const dd_call *call, cat_view *v, const char *name, cat_share **out);
 /* Finds share/schema/table for the caller. *out_share is the whole share (free it);
  * *out_table is borrowed from it. DD_ENOTFOUND with the reference server's message. */
-int shr_table_visible(const dd_call *call, const char *share, const char *schema,
+int shr_table_visible(const dd_call *call, cat_view *v, const char *share, const char *schema,
                       const char *table, cat_share **out_share,
                       const cat_shared_table **out_table);
 
@@ -45,9 +50,8 @@ int shr_page_decode(char kind, const char *scope, const char *token, char *pos, 
 /* The local directory of a shared table, malloc'ed, or DD_EUNSUPPORTED for remote ones
  * when remote_url is NULL; for a remote table *remote_url gets the table URL instead.
  * DD_EPERM when the table is not under a registered storage location or overlaps the
- * data directory (cat_location_confine). */
-int shr_table_root(dd_call *call, const cat_shared_table *t, char **out_root,
-                   char **remote_url);
+ * data directory (cat_view_location_confine). */
+int shr_table_root(cat_view *v, const cat_shared_table *t, char **out_root, char **remote_url);
 
 /* ---- tables in object storage (sharing_store.c) -------------------------------------- */
 
@@ -62,7 +66,7 @@ typedef struct shr_remote {
 /* Finds the location and credential of the table at url (t->location, or the location
  * whose URL is the longest prefix of url) and opens its object store in *out_store (the
  * caller's). DD_EPRECOND when no location or credential reaches it. */
-int shr_remote_open(dd_call *call, const cat_shared_table *t, const char *url, shr_remote *r,
+int shr_remote_open(cat_view *v, const cat_shared_table *t, const char *url, shr_remote *r,
                     os_store **out_store);
 void shr_remote_free(shr_remote *r);
 /* 0 when file URLs of r's table may be given to recipients. A stored Azure SAS token would

@@ -1,6 +1,7 @@
 /* sharing_list.c: the list and get calls of deltad.sharing.v1.DeltaSharingService
  * (ListShares, GetShare, ListSchemas, ListTables, ListAllTables): pages of at most
- * maxResults items (0..500, default 500) with a nextPageToken when more remain. */
+ * maxResults items (0..500, default 500) with a nextPageToken when more remain. Each call
+ * reads the catalog through one read view (shr_view_run). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@ static int shr_oom(void) { return dd_err_set(DD_ENOMEM, "out of memory"); }
 /* ---- ListShares / GetShare ----------------------------------------------------------- */
 
 typedef struct {
-  cat_store *store;
+  cat_view *view;
   Deltad__Sharing__V1__ListSharesResponse *resp;
   int limit;
   char last[256];
@@ -50,7 +51,7 @@ static int shr_share_collect(void *arg, const char *lname, const char *id) {
     return 1;
   }
   cat_share *sh = NULL;
-  int rc = cat_share_get_by_id(w->store, &sh, id);
+  int rc = cat_view_share_by_id(w->view, &sh, id);
   if (rc == DD_ENOTFOUND) return 0;
   if (rc) return rc;
   rc = shr_share_new(&w->resp->items[w->resp->n_items], sh);
@@ -60,10 +61,11 @@ static int shr_share_collect(void *arg, const char *lname, const char *id) {
   return rc;
 }
 
-static int shr_list_shares_run(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
+static int shr_list_shares_run(dd_call *call, cat_view *v, const ProtobufCMessage *in,
+                               ProtobufCMessage **out) {
   const Deltad__Sharing__V1__ListSharesRequest *req = (const void *)in;
   char after[256];
-  shr_share_walk w = {.store = svc_store(call)};
+  shr_share_walk w = {.view = v};
   int rc = shr_page_limit(&w.limit, req->_max_results_case != 0, req->max_results);
   if (!rc) rc = shr_page_decode('S', "", req->page_token, after, sizeof after);
   if (rc) return rc;
@@ -73,7 +75,7 @@ static int shr_list_shares_run(dd_call *call, const ProtobufCMessage *in, Protob
   w.resp->items = calloc((size_t)w.limit + 1, sizeof *w.resp->items);
   if (!w.resp->items) rc = shr_oom();
   const char *rid = call->principal->kind == DD_PRINCIPAL_ADMIN ? NULL : call->principal->id;
-  if (!rc) rc = cat_share_walk(w.store, rid, after, shr_share_collect, &w);
+  if (!rc) rc = cat_view_share_walk(v, rid, after, shr_share_collect, &w);
   if (rc == 1) rc = 0;
   if (!rc && w.more) {
     /* maxResults=0: the next page starts where this one did */
@@ -84,10 +86,11 @@ static int shr_list_shares_run(dd_call *call, const ProtobufCMessage *in, Protob
   return svc_reply(out, &w.resp->base, rc);
 }
 
-static int shr_get_share_run(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
+static int shr_get_share_run(dd_call *call, cat_view *v, const ProtobufCMessage *in,
+                             ProtobufCMessage **out) {
   const Deltad__Sharing__V1__GetShareRequest *req = (const void *)in;
   cat_share *sh = NULL;
-  int rc = shr_share_visible(call, req->share, &sh);
+  int rc = shr_share_visible(call, v, req->share, &sh);
   if (rc) return rc;
   Deltad__Sharing__V1__GetShareResponse *resp = malloc(sizeof *resp);
   if (!resp) rc = shr_oom();
@@ -101,13 +104,14 @@ static int shr_get_share_run(dd_call *call, const ProtobufCMessage *in, Protobuf
 
 /* ---- ListSchemas ---------------------------------------------------------------------- */
 
-static int shr_list_schemas_run(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
+static int shr_list_schemas_run(dd_call *call, cat_view *v, const ProtobufCMessage *in,
+                                ProtobufCMessage **out) {
   const Deltad__Sharing__V1__ListSchemasRequest *req = (const void *)in;
   cat_share *sh = NULL;
   char after[256], low[256];
   int limit;
   int rc = shr_page_limit(&limit, req->_max_results_case != 0, req->max_results);
-  if (!rc) rc = shr_share_visible(call, req->share, &sh);
+  if (!rc) rc = shr_share_visible(call, v, req->share, &sh);
   if (!rc) rc = shr_page_decode('C', sh->id, req->page_token, after, sizeof after);
   if (rc) goto cleanup;
   Deltad__Sharing__V1__ListSchemasResponse *resp = malloc(sizeof *resp);
@@ -212,12 +216,13 @@ static int shr_tables_begin(shr_tables *t, bool has_max, int32_t max) {
   return 0;
 }
 
-static int shr_list_tables_run(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {
+static int shr_list_tables_run(dd_call *call, cat_view *v, const ProtobufCMessage *in,
+                               ProtobufCMessage **out) {
   const Deltad__Sharing__V1__ListTablesRequest *req = (const void *)in;
   cat_share *sh = NULL;
   char after[600], scope[300];
   shr_tables t = {.share_arg = req->share, .kind = 'T', .after = after, .scope = scope};
-  int rc = shr_share_visible(call, req->share, &sh);
+  int rc = shr_share_visible(call, v, req->share, &sh);
   const cat_share_schema *sc = NULL;
   for (size_t i = 0; !rc && i < sh->n_schemas && !sc; i++)
     if (strcasecmp(sh->schemas[i]->name, req->schema) == 0) sc = sh->schemas[i];
@@ -235,13 +240,13 @@ static int shr_list_tables_run(dd_call *call, const ProtobufCMessage *in, Protob
   return rc;
 }
 
-static int shr_list_all_tables_run(dd_call *call, const ProtobufCMessage *in,
-                               ProtobufCMessage **out) {
+static int shr_list_all_tables_run(dd_call *call, cat_view *v, const ProtobufCMessage *in,
+                                   ProtobufCMessage **out) {
   const Deltad__Sharing__V1__ListAllTablesRequest *req = (const void *)in;
   cat_share *sh = NULL;
   char after[600];
   shr_tables t = {.share_arg = req->share, .kind = 'A', .after = after};
-  int rc = shr_share_visible(call, req->share, &sh);
+  int rc = shr_share_visible(call, v, req->share, &sh);
   if (!rc) {
     t.sh = sh;
     t.scope = sh->id;
@@ -270,11 +275,24 @@ cleanup:
 
 /* ---- what recipients see ---------------------------------------------------------------- */
 
+typedef int (*shr_view_fn)(dd_call *call, cat_view *v, const ProtobufCMessage *in,
+                           ProtobufCMessage **out);
+
+/* Runs fn with one read view of the catalog for the whole call. */
+static int shr_view_run(shr_view_fn fn, dd_call *call, const ProtobufCMessage *in,
+                        ProtobufCMessage **out) {
+  cat_view *v = NULL;
+  int rc = cat_view_open(svc_store(call), &v);
+  if (!rc) rc = fn(call, v, in, out);
+  cat_view_close(v);
+  return rc;
+}
+
 /* Every handler answers through svc_recipient_error: a recipient never sees the server's
  * own failures (storage, corrupt data), only a request id the log holds the detail under. */
 #define SHR_RECIPIENT_SAFE(name)                                                           \
   static int name(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {    \
-    return svc_recipient_error(call, name##_run(call, in, out), false);                   \
+    return svc_recipient_error(call, shr_view_run(name##_run, call, in, out), false);     \
   }
 SHR_RECIPIENT_SAFE(shr_list_shares)
 SHR_RECIPIENT_SAFE(shr_get_share)

@@ -10,7 +10,6 @@
 
 #include "common/err.h"
 #include "server/service/sharing_int.h"
-#include "server/service/svc_util.h"
 
 static const char *shr_prop(const cat_location *loc, const char *name) {
   for (size_t i = 0; loc && i < loc->n_properties; i++)
@@ -18,39 +17,12 @@ static const char *shr_prop(const cat_location *loc, const char *name) {
   return NULL;
 }
 
-/* url starts with base followed by '/' or its end (a trailing '/' on base is allowed). */
-static size_t shr_prefix_len(const char *base, const char *url) {
-  size_t n = strlen(base);
-  while (n > 0 && base[n - 1] == '/') n--;
-  if (n == 0 || strncmp(base, url, n) != 0) return 0;
-  return url[n] == '/' || url[n] == 0 ? n : 0;
-}
-
-typedef struct {
-  const char *url;
-  char *best;
-  size_t best_len;
-} shr_loc_pick;
-
-static int shr_loc_pick_fn(void *arg, const cat_location *loc) {
-  shr_loc_pick *p = arg;
-  size_t n = shr_prefix_len(loc->url, p->url);
-  if (n <= p->best_len) return 0;
-  free(p->best);
-  p->best_len = n;
-  return (p->best = strdup(loc->name)) ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
-}
-
-/* The location of a table added by URL: the longest prefix among all locations. */
-static int shr_location_for_url(cat_store *cs, const char *url, cat_location **out) {
-  shr_loc_pick p = {url, NULL, 0};
-  *out = NULL;
-  int rc = cat_location_walk(cs, shr_loc_pick_fn, &p);
-  if (!rc && !p.best)
+/* The location of a table added by URL: the one whose URL is the longest prefix of it. */
+static int shr_location_for_url(cat_view *v, const char *url, cat_location **out) {
+  int rc = cat_view_location_covering(v, out, url);
+  if (rc == DD_ENOTFOUND)
     rc = dd_err_set(DD_EPRECOND, "no storage location covers %s: create one with its credential",
                     url);
-  if (!rc) rc = cat_location_get(cs, out, p.best);
-  free(p.best);
   return rc;
 }
 
@@ -89,17 +61,16 @@ static int shr_fill_cred(shr_remote *r, const char *table_url) {
   return dd_err_set(DD_EUNSUPPORTED, "credential '%s' cannot read %s", c->name, table_url);
 }
 
-int shr_remote_open(dd_call *call, const cat_shared_table *t, const char *url, shr_remote *r,
+int shr_remote_open(cat_view *v, const cat_shared_table *t, const char *url, shr_remote *r,
                     os_store **out_store) {
   memset(r, 0, sizeof *r);
   *out_store = NULL;
-  cat_store *cs = svc_store(call);
-  int rc = t->location && *t->location ? cat_location_get(cs, &r->loc, t->location)
-                                       : shr_location_for_url(cs, url, &r->loc);
+  int rc = t->location && *t->location ? cat_view_location_get(v, &r->loc, t->location)
+                                       : shr_location_for_url(v, url, &r->loc);
   if (!rc && !*r->loc->credential)
     rc = dd_err_set(DD_EPRECOND, "storage location '%s' has no credential to read %s",
                     r->loc->name, url);
-  if (!rc) rc = cat_credential_get_secret(cs, &r->cred, r->loc->credential);
+  if (!rc) rc = cat_view_credential_secret(v, &r->cred, r->loc->credential);
   if (!rc) rc = shr_fill_cred(r, url);
   if (!rc) rc = sign_parse_location(&r->where, url);
   if (!rc) rc = os_open_url(out_store, url, &r->sc);

@@ -29,8 +29,7 @@ static int64_t shr_now_ms(void) {
 
 static int shr_is_file_url(const char *u) { return strncasecmp(u, "file://", 7) == 0; }
 
-int shr_table_root(dd_call *call, const cat_shared_table *t, char **out_root,
-                   char **remote_url) {
+int shr_table_root(cat_view *v, const cat_shared_table *t, char **out_root, char **remote_url) {
   char *url = NULL;
   *out_root = NULL;
   if (remote_url) *remote_url = NULL;
@@ -38,7 +37,7 @@ int shr_table_root(dd_call *call, const cat_shared_table *t, char **out_root,
     url = strdup(t->url);
   } else {
     cat_location *loc = NULL;
-    int rc = cat_location_get(svc_store(call), &loc, t->location);
+    int rc = cat_view_location_get(v, &loc, t->location);
     if (rc) return rc;
     size_t n = strlen(loc->url) + strlen(t->path) + 2;
     if ((url = malloc(n)))
@@ -49,7 +48,7 @@ int shr_table_root(dd_call *call, const cat_shared_table *t, char **out_root,
   if (!url) return dd_err_set(DD_ENOMEM, "out of memory");
   /* every shared table lies under a registered storage location, away from the data
    * directory (checked when it is added, and again here: locations can be deleted) */
-  int crc = cat_location_confine(svc_store(call), NULL, "shared table", url);
+  int crc = cat_view_location_confine(v, NULL, "shared table", url);
   if (crc) {
     free(url);
     return crc;
@@ -142,20 +141,25 @@ static void shr_close(shr_open *o) {
   if (o->share) protobuf_c_message_free_unpacked(&o->share->base, NULL);
 }
 
-/* Opens the log of the shared table o->t (found and visible) and sets up its signer;
- * o->name and o->sctx.table_id are set by the caller. */
-static int shr_open_found(dd_call *call, shr_open *o) {
+/* Where the shared table o->t (found and visible) lives: its local root, or its object
+ * store (*out_store, the caller's) with the location and credential in o->rem. */
+static int shr_open_where(cat_view *v, shr_open *o, os_store **out_store) {
   char *remote_url = NULL;
-  int rc = shr_table_root(call, o->t, &o->root, &remote_url);
+  *out_store = NULL;
+  int rc = shr_table_root(v, o->t, &o->root, &remote_url);
   if (!rc && remote_url) {
-    os_store *st = NULL;
-    rc = shr_remote_open(call, o->t, remote_url, &o->rem, &st);
-    if (!rc && (rc = dl_table_open_store(&o->dl, st, true))) os_store_free(st);
+    rc = shr_remote_open(v, o->t, remote_url, &o->rem, out_store);
     o->is_remote = true;
     free(remote_url);
-  } else if (!rc) {
-    rc = dl_table_open(&o->dl, o->root);
   }
+  return rc;
+}
+
+/* Opens the log of the table located by shr_open_where (taking st) and sets up its
+ * signer; o->name and o->sctx.table_id are set by the caller. */
+static int shr_open_log(dd_call *call, shr_open *o, os_store *st) {
+  int rc = o->is_remote ? dl_table_open_store(&o->dl, st, true) : dl_table_open(&o->dl, o->root);
+  if (rc && o->is_remote) os_store_free(st);
   if (rc) return rc;
   const dd_app *app = call->app;
   const dd_app_opts *ao = dd_app_options(app);
@@ -182,22 +186,40 @@ static int shr_open_found(dd_call *call, shr_open *o) {
   return 0;
 }
 
-static int shr_open_table(dd_call *call, shr_open *o, const char *share, const char *schema,
-                          const char *table) {
-  memset(o, 0, sizeof *o);
-  int rc = shr_table_visible(call, share, schema, table, &o->share, &o->t);
+/* The catalog side of opening a table, all through v: the table for the caller, its grant
+ * generation, where it lives. */
+static int shr_open_find(dd_call *call, cat_view *v, shr_open *o, const char *share,
+                         const char *schema, const char *table, os_store **out_store) {
+  int rc = shr_table_visible(call, v, share, schema, table, &o->share, &o->t);
   if (rc) return rc;
   snprintf(o->name, sizeof o->name, "%s.%s.%s", share, schema, table);
   /* file URLs are bound to the recipient and its grant (sharing_files.c checks both) */
   char gen[40] = "-";
   const dd_principal *who = call->principal;
   bool rcpt = who->kind == DD_PRINCIPAL_RECIPIENT;
-  if (rcpt && (rc = cat_grant_generation(svc_store(call), o->share->id, who->id, gen)))
+  if (rcpt && (rc = cat_view_grant_generation(v, o->share->id, who->id, gen)))
     return rc == DD_ENOTFOUND ? dd_err_set(DD_ENOTFOUND, "share '%s' not found", share) : rc;
   snprintf(o->sctx.table_id, sizeof o->sctx.table_id, "%s.%s.%s.%s", o->share->id, o->t->id,
            rcpt ? who->id : "-", gen);
   /* the table was found: what goes wrong reading it is the provider's business */
-  return svc_recipient_error(call, shr_open_found(call, o), true);
+  return svc_recipient_error(call, shr_open_where(v, o, out_store), true);
+}
+
+/* Opens the shared table for the caller: one catalog read view for every lookup, closed
+ * before the log is read. */
+static int shr_open_table(dd_call *call, shr_open *o, const char *share, const char *schema,
+                          const char *table) {
+  cat_view *v = NULL;
+  os_store *st = NULL;
+  memset(o, 0, sizeof *o);
+  int rc = cat_view_open(svc_store(call), &v);
+  if (!rc) rc = shr_open_find(call, v, o, share, schema, table, &st);
+  cat_view_close(v);
+  if (rc) {
+    os_store_free(st);
+    return rc;
+  }
+  return svc_recipient_error(call, shr_open_log(call, o, st), true);
 }
 
 /* ---- streaming lines ------------------------------------------------------------------ */

@@ -83,12 +83,17 @@ static bool cat__path_under(const char *path, const char *root) {
   return strncmp(path, root, n) == 0 && (path[n] == 0 || path[n] == '/');
 }
 
-/* url lies under base (object-store URLs: same text up to a '/' boundary). */
-static bool cat__url_under(const char *url, const char *base) {
+/* How much of url base covers (object-store URLs: the same text up to a '/' of url or its
+ * end; a trailing '/' on base is ignored); 0 when base does not cover url. */
+static size_t cat__url_prefix_len(const char *url, const char *base) {
   size_t n = strlen(base);
   while (n > 0 && base[n - 1] == '/') n--;
-  if (n == 0 || strncmp(base, url, n) != 0) return false;
-  return url[n] == '/' || url[n] == 0;
+  if (n == 0 || strncmp(base, url, n) != 0) return 0;
+  return url[n] == '/' || url[n] == 0 ? n : 0;
+}
+
+static bool cat__url_under(const char *url, const char *base) {
+  return cat__url_prefix_len(url, base) > 0;
 }
 
 /* An object-store URL with "." or ".." segments (or their %-encodings) is refused. */
@@ -142,7 +147,8 @@ int cat_data_dir_overlap(cat_store *s, const char *real) {
   return 0;
 }
 
-int cat_location_confine(cat_store *s, char **out_location, const char *what, const char *url) {
+int cat_view_location_confine(cat_view *v, char **out_location, const char *what,
+                              const char *url) {
   cat__confine_walk w = {.url = url};
   if (out_location) *out_location = NULL;
   if (!url || !*url) return dd_err_set(DD_EINVAL, "%s: a location is required", what);
@@ -150,7 +156,7 @@ int cat_location_confine(cat_store *s, char **out_location, const char *what, co
   int rc = 0;
   if (lp) {
     rc = cat_real_prefix(&w.real, lp);
-    if (!rc) rc = cat_data_dir_overlap(s, w.real);
+    if (!rc) rc = cat_data_dir_overlap(v->s, w.real);
     if (rc) goto cleanup;
   } else if (!strstr(url, "://")) {
     rc = dd_err_set(DD_EINVAL, "%s: '%s' is neither an absolute path nor a URL", what, url);
@@ -158,7 +164,7 @@ int cat_location_confine(cat_store *s, char **out_location, const char *what, co
   } else if ((rc = cat__url_segments_check(url))) {
     goto cleanup;
   }
-  if ((rc = cat_location_walk(s, cat__confine_one, &w)) < 0) goto cleanup;
+  if ((rc = cat_view_location_walk(v, cat__confine_one, &w)) < 0) goto cleanup;
   rc = 0;
   if (!w.found) {
     rc = lp ? dd_err_set(DD_EPERM, "%s '%s' is not under any registered storage location: an "
@@ -174,6 +180,40 @@ cleanup:
   free(w.real);
   free(w.found);
   return rc;
+}
+
+int cat_location_confine(cat_store *s, char **out_location, const char *what, const char *url) {
+  cat_view v;
+  if (out_location) *out_location = NULL;
+  int rc = cat__view_begin(s, &v);
+  if (!rc) rc = cat_view_location_confine(&v, out_location, what, url);
+  return cat__view_end(&v, rc);
+}
+
+/* ---- the covering location ------------------------------------------------------------- */
+
+typedef struct {
+  const char *url;
+  char name[CAT__NAME_MAX + 1]; /* of the longest covering location so far */
+  size_t len;                   /* how much of url it covers; 0: none yet */
+} cat__cover_walk;
+
+static int cat__cover_one(void *arg, const cat_location *loc) {
+  cat__cover_walk *w = arg;
+  size_t n = cat__url_prefix_len(w->url, loc->url);
+  if (n > w->len && strlen(loc->name) < sizeof w->name) {
+    w->len = n;
+    strcpy(w->name, loc->name);
+  }
+  return 0;
+}
+
+int cat_view_location_covering(cat_view *v, cat_location **out, const char *url) {
+  cat__cover_walk w = {.url = url};
+  *out = NULL;
+  int rc = cat_view_location_walk(v, cat__cover_one, &w);
+  if (!rc && !w.len) rc = dd_err_set(DD_ENOTFOUND, "no storage location covers '%s'", url);
+  return rc ? rc : cat_view_location_get(v, out, w.name);
 }
 
 typedef struct {

@@ -207,19 +207,23 @@ static int cat__secret_open(cat_store *s, MDB_txn *txn, const char *id, cat_cred
   return *out ? 0 : dd_err_set(DD_ECORRUPT, "credential %s: secret does not decode", id);
 }
 
-int cat_credential_get_secret(cat_store *s, cat_credential **out, const char *name) {
-  MDB_txn *txn = NULL;
+int cat_view_credential_secret(cat_view *v, cat_credential **out, const char *name) {
   cat_credential *pub = NULL;
   char id[CAT__ID_LEN + 1];
   *out = NULL;
   int rc = cat_name_check("name", name, 1);
-  if (!rc) rc = cat__txn_begin(s, &txn, false);
-  if (rc) return rc;
-  rc = cat__credential_find(s, txn, name, &pub, id);
-  if (!rc) rc = cat__secret_open(s, txn, id, out);
-  mdb_txn_abort(txn);
+  if (!rc) rc = cat__credential_find(v->s, v->txn, name, &pub, id);
+  if (!rc) rc = cat__secret_open(v->s, v->txn, id, out);
   if (pub) protobuf_c_message_free_unpacked(&pub->base, NULL);
   return rc;
+}
+
+int cat_credential_get_secret(cat_store *s, cat_credential **out, const char *name) {
+  cat_view v;
+  *out = NULL;
+  int rc = cat__view_begin(s, &v);
+  if (!rc) rc = cat_view_credential_secret(&v, out, name);
+  return cat__view_end(&v, rc);
 }
 
 int cat_credential_list(cat_store *s, Deltad__Credentials__V1__ListCredentialsResponse **out,

@@ -85,6 +85,7 @@ int cat__mdb_env_err(MDB_env *env, int rc, const char *what) {
 }
 
 int cat__txn_begin(cat_store *s, MDB_txn **out, bool write) {
+  atomic_fetch_add_explicit(write ? &s->write_txns : &s->read_txns, 1, memory_order_relaxed);
   int rc = mdb_txn_begin(s->env, NULL, write ? 0 : MDB_RDONLY, out);
   return rc ? cat__mdb_env_err(s->env, rc, "catalog store: begin transaction") : 0;
 }
@@ -154,6 +155,8 @@ int cat_store_open(cat_store **out, const char *data_dir, const cat_store_opts *
   if (!data_dir || !*data_dir) return dd_err_set(DD_EINVAL, "data directory not set");
   cat_store *s = calloc(1, sizeof *s);
   if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
+  atomic_init(&s->read_txns, 0);
+  atomic_init(&s->write_txns, 0);
   int rc = cat__secret_key_load(s, data_dir);
   if (!rc && !(s->data_real = realpath(data_dir, NULL)))
     rc = dd_err_set(DD_EIO, "data directory %s: %s", data_dir, strerror(errno));
@@ -165,6 +168,14 @@ int cat_store_open(cat_store **out, const char *data_dir, const cat_store_opts *
   }
   *out = s;
   return 0;
+}
+
+cat_store_stats cat_store_stats_get(cat_store *s) {
+  cat_store_stats st = {
+      .read_txns = atomic_load_explicit(&s->read_txns, memory_order_relaxed),
+      .write_txns = atomic_load_explicit(&s->write_txns, memory_order_relaxed),
+  };
+  return st;
 }
 
 void cat_store_close(cat_store *s) {

@@ -76,6 +76,14 @@
  *   table name as `page_token` for its startAfter), not base64; order is by lname as below.
  *   A cascade drop walks these scopes depth first inside the one write transaction.
  *
+ * READ VIEWS
+ *   Every read runs inside a read view (struct cat_view below, cat_view.c): one read-only
+ *   transaction. A handler opens one per request (cat_view_open) and makes all its lookups
+ *   through it; the per-call read functions (cat_share_get, cat_location_get, ...) open a
+ *   view of their own on the stack around the same cat_view_* function, so each lookup has
+ *   one implementation. Walks over locations are one cursor walk inside the view, not pages.
+ *   cat_store_stats_get counts the transactions begun (cat__txn_begin).
+ *
  * NAMES AND PAGINATION
  *   Display names are kept as given; uniqueness is by lname. Names never contain '/' or
  *   control characters, so "/" is a safe separator in composite keys. A list walks a names
@@ -90,6 +98,7 @@
 #define DD_STORE_CATALOG_CAT_INTERNAL_H
 
 #include <lmdb.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "store/catalog/cat_store.h"
@@ -134,6 +143,7 @@ struct cat_store {
   MDB_dbi dbi[CAT__DB_COUNT]; /* opened once in cat_store_open; read-only afterwards */
   unsigned char key[32];      /* secrets key; cleansed on close */
   char *data_real;            /* realpath of the data directory (cat_confine.c) */
+  atomic_uint_fast64_t read_txns, write_txns; /* begun so far (cat__txn_begin) */
 };
 
 /* ---- transactions and LMDB errors (cat_env.c) ----------------------------------------- */
@@ -146,6 +156,18 @@ int cat__mdb_env_err(MDB_env *env, int rc, const char *what);
 int cat__txn_begin(cat_store *s, MDB_txn **out, bool write);
 /* Commits (the txn is gone afterwards either way). */
 int cat__txn_commit(MDB_txn *txn);
+
+/* ---- read views (cat_view.c) ------------------------------------------------------------ */
+
+/* The public cat_view: one read-only transaction of store s. The per-call read functions
+ * keep one on the stack between cat__view_begin and cat__view_end. */
+struct cat_view {
+  cat_store *s;
+  MDB_txn *txn; /* NULL once ended */
+};
+int cat__view_begin(cat_store *s, cat_view *v);
+/* Ends the view (aborts its read transaction; begun or not) and returns rc unchanged. */
+int cat__view_end(cat_view *v, int rc);
 
 /* ---- small utilities (cat_util.c) ------------------------------------------------------ */
 

@@ -170,16 +170,19 @@ static int cat__location_find(cat_store *s, MDB_txn *txn, const char *name, cat_
   return rc;
 }
 
-int cat_location_get(cat_store *s, cat_location **out, const char *name) {
-  MDB_txn *txn = NULL;
+int cat_view_location_get(cat_view *v, cat_location **out, const char *name) {
   char id[CAT__ID_LEN + 1];
   *out = NULL;
   int rc = cat_name_check("name", name, 1);
-  if (!rc) rc = cat__txn_begin(s, &txn, false);
-  if (rc) return rc;
-  rc = cat__location_find(s, txn, name, out, id);
-  mdb_txn_abort(txn);
-  return rc;
+  return rc ? rc : cat__location_find(v->s, v->txn, name, out, id);
+}
+
+int cat_location_get(cat_store *s, cat_location **out, const char *name) {
+  cat_view v;
+  *out = NULL;
+  int rc = cat__view_begin(s, &v);
+  if (!rc) rc = cat_view_location_get(&v, out, name);
+  return cat__view_end(&v, rc);
 }
 
 int cat_location_list(cat_store *s,
@@ -228,24 +231,34 @@ int cat_location_delete(cat_store *s, const char *name) {
   return rc;
 }
 
-int cat_location_walk(cat_store *s, cat_location_walk_fn fn, void *arg) {
-  Deltad__Credentials__V1__ListStorageLocationsRequest rq =
-      DELTAD__CREDENTIALS__V1__LIST_STORAGE_LOCATIONS_REQUEST__INIT;
-  char *tok = NULL;
-  int rc = 0;
-  do {
-    Deltad__Credentials__V1__ListStorageLocationsResponse *page = NULL;
-    rq.page_token = tok ? tok : (char *)"";
-    if ((rc = cat_location_list(s, &page, &rq))) break;
-    for (size_t i = 0; !rc && i < page->n_storage_locations; i++)
-      rc = fn(arg, page->storage_locations[i]);
-    free(tok);
-    tok = NULL;
-    if (!rc && page->next_page_token && *page->next_page_token &&
-        !(tok = strdup(page->next_page_token)))
-      rc = dd_err_set(DD_ENOMEM, "out of memory");
-    protobuf_c_message_free_unpacked(&page->base, NULL);
-  } while (!rc && tok);
-  free(tok);
+/* ---- walking every location ------------------------------------------------------------- */
+
+typedef struct {
+  cat_location_walk_fn fn;
+  void *arg;
+} cat__loc_walk;
+
+static int cat__loc_walk_one(cat_store *s, MDB_txn *txn, const char *lname, const char *id,
+                             void *arg) {
+  cat__loc_walk *w = arg;
+  cat_location *loc = NULL;
+  (void)lname;
+  int rc = cat__rec_get(s, txn, CAT__DB_LOCATIONS, id, CAT__LOC_DESC, (ProtobufCMessage **)&loc);
+  if (rc == DD_ENOTFOUND) rc = dd_err_set(DD_ECORRUPT, "catalog store: dangling index %s", id);
+  if (rc) return rc;
+  rc = w->fn(w->arg, loc);
+  protobuf_c_message_free_unpacked(&loc->base, NULL);
   return rc;
+}
+
+int cat_view_location_walk(cat_view *v, cat_location_walk_fn fn, void *arg) {
+  cat__loc_walk w = {fn, arg};
+  return cat__scope_walk(v->s, v->txn, CAT__DB_LOCATION_NAMES, NULL, cat__loc_walk_one, &w);
+}
+
+int cat_location_walk(cat_store *s, cat_location_walk_fn fn, void *arg) {
+  cat_view v;
+  int rc = cat__view_begin(s, &v);
+  if (!rc) rc = cat_view_location_walk(&v, fn, arg);
+  return cat__view_end(&v, rc);
 }

@@ -148,26 +148,32 @@ cleanup:
   return rc;
 }
 
-int cat_share_get(cat_store *s, cat_share **out, const char *name) {
-  MDB_txn *txn = NULL;
+int cat_view_share_get(cat_view *v, cat_share **out, const char *name) {
   *out = NULL;
-  int rc = cat__txn_begin(s, &txn, false);
-  if (rc) return rc;
-  rc = cat__share_load(s, txn, name, out);
-  mdb_txn_abort(txn);
-  return rc;
+  return cat__share_load(v->s, v->txn, name, out);
+}
+
+int cat_share_get(cat_store *s, cat_share **out, const char *name) {
+  cat_view v;
+  *out = NULL;
+  int rc = cat__view_begin(s, &v);
+  if (!rc) rc = cat_view_share_get(&v, out, name);
+  return cat__view_end(&v, rc);
+}
+
+int cat_view_share_by_id(cat_view *v, cat_share **out, const char *id) {
+  *out = NULL;
+  if (strlen(id) != CAT__ID_LEN) return dd_err_set(DD_ENOTFOUND, "share not found");
+  int rc = cat__rec_get(v->s, v->txn, CAT__DB_SHARES, id, SHARE_DESC, (ProtobufCMessage **)out);
+  return rc == DD_ENOTFOUND ? dd_err_set(DD_ENOTFOUND, "share not found") : rc;
 }
 
 int cat_share_get_by_id(cat_store *s, cat_share **out, const char *id) {
-  MDB_txn *txn = NULL;
+  cat_view v;
   *out = NULL;
-  if (strlen(id) != CAT__ID_LEN) return dd_err_set(DD_ENOTFOUND, "share not found");
-  int rc = cat__txn_begin(s, &txn, false);
-  if (rc) return rc;
-  rc = cat__rec_get(s, txn, CAT__DB_SHARES, id, SHARE_DESC, (ProtobufCMessage **)out);
-  if (rc == DD_ENOTFOUND) rc = dd_err_set(DD_ENOTFOUND, "share not found");
-  mdb_txn_abort(txn);
-  return rc;
+  int rc = cat__view_begin(s, &v);
+  if (!rc) rc = cat_view_share_by_id(&v, out, id);
+  return cat__view_end(&v, rc);
 }
 
 typedef struct {
@@ -369,11 +375,11 @@ int cat_share_schema_delete(cat_store *s, const char *share, const char *name, i
 
 /* ---- finding a table by ids ------------------------------------------------------------ */
 
-int cat_share_table_find(cat_store *s, cat_shared_table **out, const char *share_id,
-                         const char *table_id) {
+int cat_view_share_table_find(cat_view *v, cat_shared_table **out, const char *share_id,
+                              const char *table_id) {
   cat_share *sh = NULL;
   *out = NULL;
-  int rc = cat_share_get_by_id(s, &sh, share_id);
+  int rc = cat_view_share_by_id(v, &sh, share_id);
   if (rc) return rc;
   rc = dd_err_set(DD_ENOTFOUND, "table not found");
   for (size_t i = 0; i < sh->n_schemas && rc == DD_ENOTFOUND; i++)
@@ -384,4 +390,13 @@ int cat_share_table_find(cat_store *s, cat_shared_table **out, const char *share
       }
   protobuf_c_message_free_unpacked(&sh->base, NULL);
   return rc;
+}
+
+int cat_share_table_find(cat_store *s, cat_shared_table **out, const char *share_id,
+                         const char *table_id) {
+  cat_view v;
+  *out = NULL;
+  int rc = cat__view_begin(s, &v);
+  if (!rc) rc = cat_view_share_table_find(&v, out, share_id, table_id);
+  return cat__view_end(&v, rc);
 }

@@ -39,21 +39,25 @@ static int cat__walk_cursor(MDB_cursor *cur, const char *prefix, size_t plen,
   return 0;
 }
 
-int cat_share_walk(cat_store *s, const char *recipient_id, const char *after,
-                   cat_share_walk_fn fn, void *arg) {
-  MDB_txn *txn = NULL;
+int cat_view_share_walk(cat_view *v, const char *recipient_id, const char *after,
+                        cat_share_walk_fn fn, void *arg) {
   MDB_cursor *cur = NULL;
   char prefix[CAT__KEY_MAX];
   size_t plen = recipient_id ? cat__name_key(prefix, recipient_id, "") : 0;
   int db = recipient_id ? CAT__DB_RECIPIENT_GRANTS : CAT__DB_SHARE_NAMES;
-  int rc = cat__txn_begin(s, &txn, false);
-  if (rc) return rc;
-  int mrc = mdb_cursor_open(txn, s->dbi[db], &cur);
+  int rc, mrc = mdb_cursor_open(v->txn, v->s->dbi[db], &cur);
   if (mrc) rc = cat__mdb_err(mrc, "catalog store: open cursor");
   else rc = cat__walk_cursor(cur, prefix, plen, after ? after : "", fn, arg);
   if (cur) mdb_cursor_close(cur);
-  mdb_txn_abort(txn);
   return rc;
+}
+
+int cat_share_walk(cat_store *s, const char *recipient_id, const char *after,
+                   cat_share_walk_fn fn, void *arg) {
+  cat_view v;
+  int rc = cat__view_begin(s, &v);
+  if (!rc) rc = cat_view_share_walk(&v, recipient_id, after, fn, arg);
+  return cat__view_end(&v, rc);
 }
 
 /* ---- grants ---------------------------------------------------------------------------- */
@@ -110,34 +114,43 @@ int cat_grant_remove(cat_store *s, const char *share, const char *recipient) {
   return rc;
 }
 
+int cat_view_grant_check(cat_view *v, const char *recipient_id, const char *share_name,
+                         char share_id[40]) {
+  if (cat_name_check("share", share_name, 1)) return dd_err_set(DD_ENOTFOUND, "share not found");
+  int rc = cat__name_get(v->s, v->txn, CAT__DB_RECIPIENT_GRANTS, recipient_id, share_name,
+                         share_id);
+  if (rc == DD_ENOTFOUND) return dd_err_set(DD_ENOTFOUND, "share '%s' not found", share_name);
+  return rc;
+}
+
 int cat_grant_check(cat_store *s, const char *recipient_id, const char *share_name,
                     char share_id[40]) {
-  MDB_txn *txn = NULL;
-  if (cat_name_check("share", share_name, 1)) return dd_err_set(DD_ENOTFOUND, "share not found");
-  int rc = cat__txn_begin(s, &txn, false);
-  if (rc) return rc;
-  rc = cat__name_get(s, txn, CAT__DB_RECIPIENT_GRANTS, recipient_id, share_name, share_id);
-  mdb_txn_abort(txn);
-  if (rc == DD_ENOTFOUND) return dd_err_set(DD_ENOTFOUND, "share '%s' not found", share_name);
+  cat_view v;
+  int rc = cat__view_begin(s, &v);
+  if (!rc) rc = cat_view_grant_check(&v, recipient_id, share_name, share_id);
+  return cat__view_end(&v, rc);
+}
+
+int cat_view_grant_generation(cat_view *v, const char *share_id, const char *recipient_id,
+                              char gen[40]) {
+  char got[CAT__ID_LEN + 1];
+  if (strlen(share_id) != CAT__ID_LEN || strlen(recipient_id) != CAT__ID_LEN)
+    return dd_err_set(DD_ENOTFOUND, "no such grant");
+  int rc = cat__name_get(v->s, v->txn, CAT__DB_SHARE_GRANTS, share_id, recipient_id, got);
+  if (!rc) {
+    rc = cat__name_get(v->s, v->txn, CAT__DB_GRANT_GENS, share_id, recipient_id, gen);
+    if (rc == DD_ENOTFOUND) rc = 0, strcpy(gen, "0"); /* granted before generations existed */
+  }
+  if (rc == DD_ENOTFOUND) return dd_err_set(DD_ENOTFOUND, "no such grant");
   return rc;
 }
 
 int cat_grant_generation(cat_store *s, const char *share_id, const char *recipient_id,
                          char gen[40]) {
-  MDB_txn *txn = NULL;
-  char got[CAT__ID_LEN + 1];
-  if (strlen(share_id) != CAT__ID_LEN || strlen(recipient_id) != CAT__ID_LEN)
-    return dd_err_set(DD_ENOTFOUND, "no such grant");
-  int rc = cat__txn_begin(s, &txn, false);
-  if (rc) return rc;
-  rc = cat__name_get(s, txn, CAT__DB_SHARE_GRANTS, share_id, recipient_id, got);
-  if (!rc) {
-    rc = cat__name_get(s, txn, CAT__DB_GRANT_GENS, share_id, recipient_id, gen);
-    if (rc == DD_ENOTFOUND) rc = 0, strcpy(gen, "0"); /* granted before generations existed */
-  }
-  mdb_txn_abort(txn);
-  if (rc == DD_ENOTFOUND) return dd_err_set(DD_ENOTFOUND, "no such grant");
-  return rc;
+  cat_view v;
+  int rc = cat__view_begin(s, &v);
+  if (!rc) rc = cat_view_grant_generation(&v, share_id, recipient_id, gen);
+  return cat__view_end(&v, rc);
 }
 
 /* ---- listing grants ---------------------------------------------------------------------- */

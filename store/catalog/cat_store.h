@@ -13,7 +13,11 @@
  *
  * Threads: a cat_store may be used from any number of threads at once (the environment is
  * opened with MDB_NOTLS); writers are serialized by LMDB, readers never block. The key
- * layout and the on-disk format are described in cat_internal.h. */
+ * layout and the on-disk format are described in cat_internal.h.
+ *
+ * Reads: each read call below is one read transaction of its own. A request that makes
+ * several lookups opens a read view (cat_view_open) and makes them through the cat_view_*
+ * functions: one transaction, one consistent state for all of them. */
 #ifndef DD_STORE_CATALOG_CAT_STORE_H
 #define DD_STORE_CATALOG_CAT_STORE_H
 
@@ -39,6 +43,29 @@ typedef struct cat_store_opts {
 int cat_store_open(cat_store **out, const char *data_dir, const cat_store_opts *opts);
 /* Flushes to disk and closes. Accepts NULL. No other call may be running. */
 void cat_store_close(cat_store *store);
+
+/* How many LMDB transactions the store has begun since it was opened (every call and every
+ * read view counts, successful or not). Relaxed atomics: exact once the calls counted have
+ * returned; for tests and diagnostics. */
+typedef struct cat_store_stats {
+  uint64_t read_txns;
+  uint64_t write_txns;
+} cat_store_stats;
+cat_store_stats cat_store_stats_get(cat_store *store);
+
+/* ---- read views ----------------------------------------------------------------------
+ * A read view is one LMDB read transaction: every cat_view_* read sees the state committed
+ * when the view was opened, and begins no transaction of its own. Each cat_view_x behaves
+ * (arguments, errors, ownership) exactly as the per-call function it is named after, which
+ * is implemented over it. Results are heap messages owned by the caller and stay valid after
+ * the view closes. A view is used by one thread at a time (it may move between threads) and
+ * is closed before the store. Keep views short (one request's lookups, not a whole stream):
+ * an open view holds one of the environment's 512 reader slots and keeps the pages it sees
+ * from being reused by writers. */
+typedef struct cat_view cat_view;
+int cat_view_open(cat_store *store, cat_view **out);
+/* Accepts NULL. */
+void cat_view_close(cat_view *view);
 
 /* ---- validation (also used by the services for early checks) ---------------------- */
 
@@ -95,6 +122,7 @@ int cat_credential_get(cat_store *s, cat_credential **out, const char *name);
 /* Internal use (URL signing): the whole credential with its secrets, decrypted. Never
  * return it to a client. DD_ECORRUPT when the ciphertext does not authenticate. */
 int cat_credential_get_secret(cat_store *s, cat_credential **out, const char *name);
+int cat_view_credential_secret(cat_view *v, cat_credential **out, const char *name);
 /* DD_EPRECOND naming a storage location that still uses it. */
 int cat_credential_delete(cat_store *s, const char *name);
 int cat_credential_list(cat_store *s, Deltad__Credentials__V1__ListCredentialsResponse **out,
@@ -110,14 +138,23 @@ int cat_credential_list(cat_store *s, Deltad__Credentials__V1__ListCredentialsRe
 int cat_location_create(cat_store *s, cat_location **out, const char *actor,
                         const Deltad__Credentials__V1__CreateStorageLocationRequest *req);
 int cat_location_get(cat_store *s, cat_location **out, const char *name);
+int cat_view_location_get(cat_view *v, cat_location **out, const char *name);
 int cat_location_delete(cat_store *s, const char *name);
 int cat_location_list(cat_store *s,
                       Deltad__Credentials__V1__ListStorageLocationsResponse **out,
                       const Deltad__Credentials__V1__ListStorageLocationsRequest *req);
 /* Calls fn(arg, location) for every storage location in name order (loc is borrowed for
- * the call). A non-zero return from fn stops the walk and is returned (1: "found"). */
+ * the call), in one cursor walk. A non-zero return from fn stops the walk and is returned
+ * (1: "found"). fn runs inside the walk's read transaction and may read through the same
+ * view. */
 typedef int (*cat_location_walk_fn)(void *arg, const cat_location *loc);
 int cat_location_walk(cat_store *s, cat_location_walk_fn fn, void *arg);
+int cat_view_location_walk(cat_view *v, cat_location_walk_fn fn, void *arg);
+/* The storage location whose url is the longest prefix of url, ending at a '/' of url or
+ * at its end (a trailing '/' on the location's url is ignored); among equally long ones the
+ * first in name order. One walk over the locations. DD_ENOTFOUND "no storage location
+ * covers '<url>'" when none does. */
+int cat_view_location_covering(cat_view *v, cat_location **out, const char *url);
 
 /* ---- confinement (cat_confine.c) ------------------------------------------------------
  * What the server may touch: a table location (an absolute path, a file:// URL or an
@@ -131,6 +168,8 @@ int cat_location_walk(cat_store *s, cat_location_walk_fn fn, void *arg);
  * naming the file:// URL a LOCAL location would need to cover; DD_EPERM when it overlaps
  * the data directory; DD_EINVAL for a relative path or "."/".." in an object URL. */
 int cat_location_confine(cat_store *s, char **out_location, const char *what, const char *url);
+int cat_view_location_confine(cat_view *v, char **out_location, const char *what,
+                              const char *url);
 /* DD_EPERM when the real path `real` is inside the data directory or contains it. */
 int cat_data_dir_overlap(cat_store *s, const char *real);
 /* The real paths of every local storage location (NULL-terminated array of n). Free with
@@ -184,6 +223,7 @@ int cat_share_create(cat_store *s, cat_share **out, const char *actor,
                      const Deltad__Sharing__V1__CreateShareRequest *req);
 /* The whole share, with its schemas and tables. */
 int cat_share_get(cat_store *s, cat_share **out, const char *name);
+int cat_view_share_get(cat_view *v, cat_share **out, const char *name);
 /* Renames (keeping the id and the grants), changes the description / properties. */
 int cat_share_update(cat_store *s, cat_share **out, const char *actor,
                      const Deltad__Sharing__V1__UpdateShareRequest *req);
@@ -206,6 +246,8 @@ int cat_share_table_remove(cat_store *s, const char *share, const char *schema,
  * DD_ENOTFOUND when either is gone. */
 int cat_share_table_find(cat_store *s, cat_shared_table **out, const char *share_id,
                          const char *table_id);
+int cat_view_share_table_find(cat_view *v, cat_shared_table **out, const char *share_id,
+                              const char *table_id);
 
 /* Calls fn(arg, share_lname, share_id) for the shares visible to a principal, in name
  * order, starting strictly after `after` (a lname; "" for the start): every share when
@@ -214,8 +256,12 @@ int cat_share_table_find(cat_store *s, cat_shared_table **out, const char *share
 typedef int (*cat_share_walk_fn)(void *arg, const char *lname, const char *id);
 int cat_share_walk(cat_store *s, const char *recipient_id, const char *after,
                    cat_share_walk_fn fn, void *arg);
+/* fn may read through v (cat_view_share_by_id) while the walk runs. */
+int cat_view_share_walk(cat_view *v, const char *recipient_id, const char *after,
+                        cat_share_walk_fn fn, void *arg);
 /* The share by id (as cat_share_get). */
 int cat_share_get_by_id(cat_store *s, cat_share **out, const char *id);
+int cat_view_share_by_id(cat_view *v, cat_share **out, const char *id);
 
 /* Recipients. The bearer token is made by the caller; only its SHA-256 is given here.
  * expiry_ms 0 means it never expires. */
@@ -238,10 +284,12 @@ int cat_grant_add(cat_store *s, const char *share, const char *recipient);
 int cat_grant_remove(cat_store *s, const char *share, const char *recipient);
 /* The generation of the grant of share_id to recipient_id (ids, not names): a UUID made
  * when the grant was made ("0" for grants older than generations). DD_ENOTFOUND when
- * there is no such grant (revoked, or the share or recipient is gone). One read
- * transaction; signed file URLs carry the generation and are checked with this. */
+ * there is no such grant (revoked, or the share or recipient is gone).
+ * Signed file URLs carry the generation and are checked with this. */
 int cat_grant_generation(cat_store *s, const char *share_id, const char *recipient_id,
                          char gen[40]);
+int cat_view_grant_generation(cat_view *v, const char *share_id, const char *recipient_id,
+                              char gen[40]);
 /* Grants of a share (share != "") or of a recipient. */
 int cat_grant_list(cat_store *s, Deltad__Sharing__V1__ListGrantsResponse **out,
                    const char *share, const char *recipient);
@@ -249,6 +297,8 @@ int cat_grant_list(cat_store *s, Deltad__Sharing__V1__ListGrantsResponse **out,
  * DD_ENOTFOUND otherwise (whether or not the share exists). */
 int cat_grant_check(cat_store *s, const char *recipient_id, const char *share_name,
                     char share_id[40]);
+int cat_view_grant_check(cat_view *v, const char *recipient_id, const char *share_name,
+                         char share_id[40]);
 /* ---- Lance namespaces and tables (cat_namespace.c, cat_table.c) ----------------------------
  * Added for the Lance Namespace API (server/service/lance_svc.c). A namespace is addressed by
  * its path: depth names, one per level; depth 0 is the root, which always exists and holds

@@ -1,0 +1,238 @@
+/* test_view.c: read views of the catalog store (cat_view_*): the lookups a recipient's
+ * query on an S3 table makes cost one read transaction (cat_store_stats_get), results
+ * outlive the view, a view sees one committed state, the covering location is the longest
+ * prefix at a '/' boundary, and walks over many locations are one transaction. */
+#include "cat_test_util.h"
+
+static uint64_t reads(cat_store *s) { return cat_store_stats_get(s).read_txns; }
+
+static void add_aws(cat_store *s, const char *name, const char *secret) {
+  Deltad__Credentials__V1__CreateCredentialRequest req =
+      DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__INIT;
+  Deltad__Credentials__V1__AwsAccessKeyCredential aws =
+      DELTAD__CREDENTIALS__V1__AWS_ACCESS_KEY_CREDENTIAL__INIT;
+  aws.access_key_id = "AKIAVIEWTEST";
+  aws.secret_access_key = (char *)secret;
+  req.name = (char *)name;
+  req.credential_case = DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__CREDENTIAL_AWS;
+  req.aws = &aws;
+  cat_credential *c = NULL;
+  if (cat_credential_create(s, &c, "admin", &req)) fail_msg("credential: %s", dd_err_msg());
+  CT_FREE(c);
+}
+
+/* A storage location; cred NULL makes a LOCAL one. */
+static void add_loc(cat_store *s, const char *name, const char *url, const char *cred) {
+  Deltad__Credentials__V1__CreateStorageLocationRequest req =
+      DELTAD__CREDENTIALS__V1__CREATE_STORAGE_LOCATION_REQUEST__INIT;
+  req.name = (char *)name;
+  req.url = (char *)url;
+  if (cred) req.credential = (char *)cred;
+  else req.type = DELTAD__CREDENTIALS__V1__STORAGE_TYPE__LOCAL;
+  cat_location *l = NULL;
+  if (cat_location_create(s, &l, "admin", &req)) fail_msg("location %s: %s", name, dd_err_msg());
+  CT_FREE(l);
+}
+
+/* Share "sales" granted to recipient "acme" (whose id goes to rid). */
+static void add_granted_share(cat_store *s, char rid[40]) {
+  Deltad__Sharing__V1__CreateShareRequest sr = DELTAD__SHARING__V1__CREATE_SHARE_REQUEST__INIT;
+  cat_share *sh = NULL;
+  sr.name = "sales";
+  assert_int_equal(cat_share_create(s, &sh, "admin", &sr), 0);
+  CT_FREE(sh);
+  unsigned char hash[CAT_TOKEN_HASH_LEN];
+  assert_int_equal(cat_token_hash(hash, "tok", 3), 0);
+  cat_recipient *r = NULL;
+  assert_int_equal(cat_recipient_create(s, &r, "admin", "acme", "", hash, 0), 0);
+  snprintf(rid, 40, "%s", r->id);
+  CT_FREE(r);
+  assert_int_equal(cat_grant_add(s, "sales", "acme"), 0);
+}
+
+/* The S3 lookup sequence of a recipient's query, all through one view: one transaction. */
+static void test_s3_query_lookups_one_txn(void **state) {
+  ct_env *e = *state;
+  char rid[40], sid[40], gen[40], *covering = NULL;
+  add_aws(e->s, "aws_lake", "s3cr3t-lake");
+  add_aws(e->s, "aws_bucket", "s3cr3t-bucket");
+  add_loc(e->s, "bucket", "s3://lake", "aws_bucket");
+  add_loc(e->s, "tables", "s3://lake/tables/", "aws_lake");
+  add_granted_share(e->s, rid);
+  const char *url = "s3://lake/tables/orders";
+  uint64_t before = reads(e->s);
+  cat_view *v = NULL;
+  cat_share *sh = NULL;
+  cat_location *cov = NULL, *loc = NULL;
+  cat_credential *cred = NULL;
+  assert_int_equal(cat_view_open(e->s, &v), 0);
+  assert_int_equal(cat_view_grant_check(v, rid, "SALES", sid), 0);
+  assert_int_equal(cat_view_share_by_id(v, &sh, sid), 0);
+  assert_int_equal(cat_view_grant_generation(v, sid, rid, gen), 0);
+  assert_int_equal(cat_view_location_confine(v, &covering, "table", url), 0);
+  assert_int_equal(cat_view_location_covering(v, &cov, url), 0);
+  assert_int_equal(cat_view_location_get(v, &loc, cov->name), 0);
+  assert_int_equal(cat_view_credential_secret(v, &cred, loc->credential), 0);
+  cat_view_close(v);
+  assert_int_equal(reads(e->s) - before, 1);
+  /* the results are the caller's and outlive the view */
+  assert_string_equal(sh->name, "sales");
+  assert_string_equal(covering, "bucket"); /* confinement takes any covering location */
+  assert_string_equal(cov->name, "tables"); /* the covering location is the longest */
+  assert_string_equal(loc->credential, "aws_lake");
+  assert_string_equal(cred->aws->secret_access_key, "s3cr3t-lake");
+  free(covering);
+  CT_FREE(sh);
+  CT_FREE(cov);
+  CT_FREE(loc);
+  CT_FREE(cred);
+  /* the same lookups, one call each, cost one transaction each */
+  before = reads(e->s);
+  assert_int_equal(cat_grant_check(e->s, rid, "sales", sid), 0);
+  assert_int_equal(cat_share_get_by_id(e->s, &sh, sid), 0);
+  assert_int_equal(cat_location_get(e->s, &loc, "tables"), 0);
+  assert_int_equal(cat_credential_get_secret(e->s, &cred, loc->credential), 0);
+  assert_int_equal(reads(e->s) - before, 4);
+  CT_FREE(sh);
+  CT_FREE(loc);
+  CT_FREE(cred);
+}
+
+/* Errors through a view are the per-call functions' errors, and the view stays usable. */
+static void test_view_errors(void **state) {
+  ct_env *e = *state;
+  char rid[40], sid[40];
+  add_granted_share(e->s, rid);
+  cat_view *v = NULL;
+  cat_share *sh = NULL;
+  cat_location *loc = NULL;
+  cat_credential *cred = NULL;
+  assert_int_equal(cat_view_open(e->s, &v), 0);
+  assert_int_equal(cat_view_grant_check(v, rid, "other", sid), DD_ENOTFOUND);
+  assert_string_equal(dd_err_msg(), "share 'other' not found");
+  assert_int_equal(cat_view_share_by_id(v, &sh, "nope"), DD_ENOTFOUND);
+  assert_null(sh);
+  assert_int_equal(cat_view_location_get(v, &loc, "nope"), DD_ENOTFOUND);
+  assert_null(loc);
+  assert_int_equal(cat_view_location_get(v, &loc, "a/b"), DD_EINVAL);
+  assert_int_equal(cat_view_credential_secret(v, &cred, "nope"), DD_ENOTFOUND);
+  assert_null(cred);
+  assert_int_equal(cat_view_location_covering(v, &loc, "s3://nowhere/x"), DD_ENOTFOUND);
+  assert_string_equal(dd_err_msg(), "no storage location covers 's3://nowhere/x'");
+  assert_int_equal(cat_view_location_confine(v, NULL, "table", "s3://nowhere/x"), DD_EPERM);
+  assert_int_equal(cat_view_grant_check(v, rid, "sales", sid), 0);
+  assert_int_equal(cat_view_share_by_id(v, &sh, sid), 0);
+  cat_view_close(v);
+  CT_FREE(sh);
+  cat_view_close(NULL);
+}
+
+/* A view reads the state committed when it was opened; a later view sees later writes. */
+static void test_view_is_one_state(void **state) {
+  ct_env *e = *state;
+  cat_view *old = NULL, *now = NULL;
+  cat_location *loc = NULL;
+  add_loc(e->s, "first", "file:///srv/first", NULL);
+  assert_int_equal(cat_view_open(e->s, &old), 0);
+  add_loc(e->s, "second", "file:///srv/second", NULL);
+  assert_int_equal(cat_location_delete(e->s, "first"), 0);
+  assert_int_equal(cat_view_location_get(old, &loc, "second"), DD_ENOTFOUND);
+  assert_int_equal(cat_view_location_get(old, &loc, "first"), 0);
+  CT_FREE(loc);
+  assert_int_equal(cat_view_open(e->s, &now), 0);
+  assert_int_equal(cat_view_location_get(now, &loc, "first"), DD_ENOTFOUND);
+  assert_int_equal(cat_view_location_get(now, &loc, "second"), 0);
+  CT_FREE(loc);
+  cat_view_close(old);
+  cat_view_close(now);
+}
+
+/* Longest prefix at a '/' boundary; a trailing '/' on a location is ignored; equally long
+ * ones are decided by name order. */
+static void test_covering_longest_prefix(void **state) {
+  ct_env *e = *state;
+  add_aws(e->s, "aws", "x");
+  add_loc(e->s, "root", "s3://b", "aws");
+  add_loc(e->s, "t", "s3://b/t/", "aws");
+  add_loc(e->s, "tx", "s3://b/tx", "aws");
+  add_loc(e->s, "deep", "s3://b/t/deep", "aws");
+  add_loc(e->s, "dup_b", "s3://c/d", "aws");
+  add_loc(e->s, "dup_a", "s3://c/d/", "aws");
+  static const char *const cases[][2] = {
+      {"s3://b/t/x", "t"},       {"s3://b/tx/x", "tx"},     {"s3://b/txy/x", "root"},
+      {"s3://b/t/deep", "deep"}, {"s3://b/t/deeper", "t"},  {"s3://b", "root"},
+      {"s3://c/d/e", "dup_a"},
+  };
+  cat_view *v = NULL;
+  assert_int_equal(cat_view_open(e->s, &v), 0);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cat_location *loc = NULL;
+    assert_int_equal(cat_view_location_covering(v, &loc, cases[i][0]), 0);
+    assert_string_equal(loc->name, cases[i][1]);
+    CT_FREE(loc);
+  }
+  cat_location *loc = NULL;
+  assert_int_equal(cat_view_location_covering(v, &loc, "s3://bb/t"), DD_ENOTFOUND);
+  assert_null(loc);
+  cat_view_close(v);
+}
+
+typedef struct {
+  int n;
+  char last[64];
+  int sorted;
+} walk_seen;
+
+static int walk_fn(void *arg, const cat_location *loc) {
+  walk_seen *w = arg;
+  if (strcmp(loc->name, w->last) <= 0) w->sorted = 0;
+  snprintf(w->last, sizeof w->last, "%s", loc->name);
+  w->n++;
+  return 0;
+}
+
+/* More locations than a list page (100): a walk, a confinement and a covering search are
+ * one transaction each, not one per page. */
+static void test_walks_one_txn(void **state) {
+  ct_env *e = *state;
+  char name[32], url[64];
+  add_aws(e->s, "aws", "x");
+  for (int i = 0; i < 250; i++) {
+    snprintf(name, sizeof name, "loc%03d", i);
+    snprintf(url, sizeof url, "s3://bucket%03d", i);
+    add_loc(e->s, name, url, "aws");
+  }
+  walk_seen w = {.sorted = 1};
+  uint64_t before = reads(e->s);
+  assert_int_equal(cat_location_walk(e->s, walk_fn, &w), 0);
+  assert_int_equal(reads(e->s) - before, 1);
+  assert_int_equal(w.n, 250);
+  assert_true(w.sorted);
+  char *found = NULL;
+  before = reads(e->s);
+  assert_int_equal(cat_location_confine(e->s, &found, "table", "s3://bucket249/t"), 0);
+  assert_int_equal(reads(e->s) - before, 1);
+  assert_string_equal(found, "loc249");
+  free(found);
+  cat_view *v = NULL;
+  cat_location *loc = NULL;
+  before = reads(e->s);
+  assert_int_equal(cat_view_open(e->s, &v), 0);
+  assert_int_equal(cat_view_location_covering(v, &loc, "s3://bucket249/t"), 0);
+  assert_int_equal(cat_view_location_confine(v, NULL, "table", "s3://bucket249/t"), 0);
+  cat_view_close(v);
+  assert_int_equal(reads(e->s) - before, 1);
+  assert_string_equal(loc->name, "loc249");
+  CT_FREE(loc);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_s3_query_lookups_one_txn, ct_setup, ct_teardown),
+      cmocka_unit_test_setup_teardown(test_view_errors, ct_setup, ct_teardown),
+      cmocka_unit_test_setup_teardown(test_view_is_one_state, ct_setup, ct_teardown),
+      cmocka_unit_test_setup_teardown(test_covering_longest_prefix, ct_setup, ct_teardown),
+      cmocka_unit_test_setup_teardown(test_walks_one_txn, ct_setup, ct_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
