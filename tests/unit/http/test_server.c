@@ -390,6 +390,11 @@ static int setup_tpc(void **state) {
   *state = start_server(0);
   return 0;
 }
+static int setup_pool1(void **state) {
+  *state = start_server(1);
+  return 0;
+}
+
 static int setup_pool(void **state) {
   *state = start_server(2);
   return 0;
@@ -737,6 +742,56 @@ static void test_slow_handler_isolation(void **state) {
   }
 }
 
+/* A grpc-timeout header is the call's deadline: past it the call ends 504 with code 4
+ * (DEADLINE_EXCEEDED) before the handler ran (1n), while a unary handler ran (100 ms
+ * against a 400 ms handler), and as the last line of a stream still being produced;
+ * a malformed value is 400. */
+static void test_deadline(void **state) {
+  (void)state;
+  resp r = http("GET", "/api/v1/catalogs/x", AUTH "grpc-timeout: 1n\r\n", NULL);
+  assert_int_equal(r.status, 504);
+  assert_non_null(strstr(r.body, "\"code\":4"));
+  free(r.body);
+  r = http("GET", "/api/v1/schemas/slow", AUTH "grpc-timeout: 100m\r\n", NULL);
+  assert_int_equal(r.status, 504);
+  assert_non_null(strstr(r.body, "\"code\":4"));
+  free(r.body);
+  stream_cancelled = 0;
+  r = http("GET", "/api/v1/schemas?pageToken=infinite", AUTH "grpc-timeout: 300m\r\n", NULL);
+  assert_int_equal(r.status, 200);
+  const char *last = r.len > 1 ? r.body + r.len - 2 : r.body;
+  while (last > r.body && last[-1] != '\n') last--;
+  if (!strstr(last, "{\"error\":{\"code\":4,")) fail_msg("last line %s", last);
+  free(r.body);
+  wait_cancelled(); /* the handler's send said DD_ECANCELLED at the deadline */
+  expect(http("GET", "/api/v1/catalogs/x", AUTH "grpc-timeout: 10x\r\n", NULL), 400, NULL);
+  expect(http("GET", "/api/v1/catalogs/x", AUTH "grpc-timeout: 5S\r\n", NULL), 200, "{\"name\":\"x\"}");
+}
+
+/* With one epoll thread, streams that do not move (a client that does not read an
+ * endless stream, so its producer waits at the queue's high-water mark; a producer that
+ * waits for the latch) hold no thread: other requests are answered at once. */
+static void test_streams_hold_no_thread(void **state) {
+  (void)state;
+  stream_cancelled = 0;
+  __atomic_store_n(&latch_open, 0, __ATOMIC_SEQ_CST);
+  int slow = conn_open(), waiting = conn_open();
+  assert_true(slow >= 0 && waiting >= 0);
+  send_req(slow, "GET", "/api/v1/schemas?pageToken=infinite", AUTH, NULL);
+  send_req(waiting, "GET", "/api/v1/schemas?pageToken=latch", AUTH, NULL);
+  usleep(300 * 1000); /* the endless stream fills the socket and the queue */
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0; i < 8; i++) expect(http("GET", "/api/v1/catalogs/quick", AUTH, NULL), 200, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+  if (ms > 500) fail_msg("8 requests took %.0f ms beside two idle streams", ms);
+  __atomic_store_n(&latch_open, 1, __ATOMIC_SEQ_CST);
+  close(slow);
+  close(waiting);
+  wait_cancelled();
+}
+
 /* stop() waits for the in-flight slow request, then refuses connections. */
 static void test_graceful_stop(void **state) {
   dd_http_server *s = *state;
@@ -862,6 +917,9 @@ int main(void) {
       BOTH(test_stream_large), BOTH(test_stream_not_buffered), BOTH(test_stream_client_gone),
       BOTH(test_stream_stop), BOTH(test_native), BOTH(test_keep_alive), BOTH(test_concurrent),
       BOTH(test_slow_handler_isolation), BOTH(test_graceful_stop), BOTH(test_drain_pipelined),
+      BOTH(test_deadline),
+      cmocka_unit_test_setup_teardown(test_streams_hold_no_thread, setup_tpc, teardown),
+      cmocka_unit_test_setup_teardown(test_streams_hold_no_thread, setup_pool1, teardown),
       cmocka_unit_test(test_bad_listen),
       cmocka_unit_test_setup_teardown(test_slow_reply_not_idle, setup_tpc_idle, teardown),
       cmocka_unit_test_setup_teardown(test_slow_reply_not_idle, setup_pool_idle, teardown),
