@@ -167,20 +167,21 @@ static struct MHD_Response *make_response(http_req *rq, dd_http_reply *rep) {
   return resp;
 }
 
+/* A native handler as the filler of http__native_reply. */
+typedef struct native_call {
+  const http_native *nat;
+  dd_http_request *req;
+} native_call;
+
+static int native_fill(void *cls, dd_http_reply *rep) {
+  native_call *nc = cls;
+  return nc->nat->fn(nc->nat->ctx, nc->req, rep);
+}
+
 enum MHD_Result http__dispatch_native(http_req *rq, const http_native *nat) {
   dd_http_request req = {.rq = rq, .path = rq->url + nat->len};
-  dd_http_reply rep = {.status = 200, .fd = -1};
-  dd_err_clear();
-  int rc = nat->fn(nat->ctx, &req, &rep);
-  enum MHD_Result r;
-  if (rc != 0) {
-    r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
-  } else {
-    struct MHD_Response *resp = make_response(rq, &rep);
-    r = resp ? MHD_queue_response(rq->conn, (unsigned)rep.status, resp) : MHD_NO;
-    if (resp) MHD_destroy_response(resp);
-  }
-  reply_clear(&rep);
+  native_call nc = {.nat = nat, .req = &req};
+  enum MHD_Result r = http__native_reply(rq, native_fill, &nc);
   for (size_t i = 0; i < req.n_decoded; i++) free(req.decoded[i]);
   return r;
 }
