@@ -886,6 +886,37 @@ static void test_slow_reply_not_idle(void **state) {
   close(fd);
 }
 
+/* bind() makes the port known before anything is served (deltad sets its public URL in
+ * between): a request sent then waits in the backlog and is answered once started. */
+static void test_bind_before_start(void **state) {
+  (void)state;
+  dd_http_opts o = DD_HTTP_OPTS_INIT;
+  o.listen = "127.0.0.1:0";
+  dd_http_server *s;
+  assert_int_equal(dd_http_server_new(&s, &o, test_registry()), 0);
+  assert_int_equal(dd_http_server_port(s), -1);
+  assert_int_equal(dd_http_server_bind(s), 0);
+  port = dd_http_server_port(s);
+  assert_true(port > 0);
+  assert_int_equal(dd_http_server_bind(s), 0); /* once */
+  int fd = conn_open();
+  assert_true(fd >= 0);
+  send_req(fd, "GET", "/api/v1/catalogs/early", AUTH, NULL);
+  assert_int_equal(dd_http_server_start(s), 0);
+  assert_int_equal(dd_http_server_port(s), port);
+  static rbuf b; /* 64 KiB: not on the stack */
+  b.len = b.off = 0;
+  resp r;
+  assert_int_equal(read_resp(fd, &b, &r), 0);
+  close(fd);
+  expect(r, 200, "{\"name\":\"early\"}");
+  dd_http_server_free(s);
+  /* bound but never started: free closes the socket */
+  assert_int_equal(dd_http_server_new(&s, &o, test_registry()), 0);
+  assert_int_equal(dd_http_server_bind(s), 0);
+  dd_http_server_free(s);
+}
+
 static void test_bad_listen(void **state) {
   (void)state;
   dd_http_opts o = DD_HTTP_OPTS_INIT;
@@ -921,6 +952,7 @@ int main(void) {
       BOTH(test_deadline),
       cmocka_unit_test_setup_teardown(test_streams_hold_no_thread, setup_tpc, teardown),
       cmocka_unit_test_setup_teardown(test_streams_hold_no_thread, setup_pool1, teardown),
+      cmocka_unit_test(test_bind_before_start),
       cmocka_unit_test(test_bad_listen),
       cmocka_unit_test_setup_teardown(test_slow_reply_not_idle, setup_tpc_idle, teardown),
       cmocka_unit_test_setup_teardown(test_slow_reply_not_idle, setup_pool_idle, teardown),
