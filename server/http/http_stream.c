@@ -278,11 +278,12 @@ static int codec_fill_reply(void *cls, dd_http_reply *rep) {
   int rc = file ? dd_http_reply_file(rep, f->res->file_fd, f->res->file_off, f->res->file_len) : 0;
   f->res->file_fd = -1; /* the reply's now */
   if (!rc) rc = c->head(c->cls, 0, "", f->res, rep);
-  if (!rc && c->content_type) rc = dd_http_reply_header(rep, MHD_HTTP_HEADER_CONTENT_TYPE, c->content_type);
   if (rc || file) return rc;
   if (!st->unary) {
     f->streamed = 1;
-    return dd_http_reply_stream(rep, codec_read, st, stream_response_free);
+    rc = dd_http_reply_stream(rep, codec_read, st, stream_response_free);
+    if (!rc && c->content_type) rc = dd_http_reply_header(rep, MHD_HTTP_HEADER_CONTENT_TYPE, c->content_type);
+    return rc;
   }
   char chunk[16384];
   ssize_t n;
