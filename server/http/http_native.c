@@ -43,7 +43,7 @@ const char *dd_http_req_query(const dd_http_request *r, const char *name) {
   dd_http_request *w = (dd_http_request *)r; /* the cache is not part of the view */
   if (w->n_decoded == sizeof w->decoded / sizeof w->decoded[0]) return NULL;
   char *v = strdup(raw);
-  if (!v || dd_http_pct_decode(v, 1) != 0) {
+  if (!v || dd_call_pct_decode(v, 1) != 0) {
     free(v);
     return NULL;
   }
@@ -131,8 +131,8 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
   ssize_t n = st->fn(st->cls, pos, buf, max);
   http__conn_touch(st->srv, st->conn, t0); /* a slow producer is not an idle client */
   if (n == DD_HTTP_STREAM_END) return MHD_CONTENT_READER_END_OF_STREAM;
-  if (n <= 0) return MHD_CONTENT_READER_END_WITH_ERROR;
-  return n;
+  if (n < 0) return MHD_CONTENT_READER_END_WITH_ERROR;
+  return n; /* 0: the call core's reader suspended the connection (http_stream.c) */
 }
 
 static void stream_free(void *cls) {
@@ -167,11 +167,30 @@ static struct MHD_Response *make_response(http_req *rq, dd_http_reply *rep) {
   return resp;
 }
 
+/* A native handler as the filler of http__native_reply. */
+typedef struct native_call {
+  const http_native *nat;
+  dd_http_request *req;
+} native_call;
+
+static int native_fill(void *cls, dd_http_reply *rep) {
+  native_call *nc = cls;
+  return nc->nat->fn(nc->nat->ctx, nc->req, rep);
+}
+
 enum MHD_Result http__dispatch_native(http_req *rq, const http_native *nat) {
   dd_http_request req = {.rq = rq, .path = rq->url + nat->len};
+  native_call nc = {.nat = nat, .req = &req};
+  enum MHD_Result r = http__native_reply(rq, native_fill, &nc);
+  for (size_t i = 0; i < req.n_decoded; i++) free(req.decoded[i]);
+  return r;
+}
+
+enum MHD_Result http__native_reply(http_req *rq, int (*fill)(void *cls, dd_http_reply *rep),
+                                   void *cls) {
   dd_http_reply rep = {.status = 200, .fd = -1};
   dd_err_clear();
-  int rc = nat->fn(nat->ctx, &req, &rep);
+  int rc = fill(cls, &rep);
   enum MHD_Result r;
   if (rc != 0) {
     r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
@@ -181,6 +200,5 @@ enum MHD_Result http__dispatch_native(http_req *rq, const http_native *nat) {
     if (resp) MHD_destroy_response(resp);
   }
   reply_clear(&rep);
-  for (size_t i = 0; i < req.n_decoded; i++) free(req.decoded[i]);
   return r;
 }

@@ -1,6 +1,6 @@
 /* sharing_table.c: the table calls of deltad.sharing.v1.DeltaSharingService
  * (GetTableVersion, GetTableMetadata, QueryTable, GetTableChanges). They find the shared
- * table for the caller, open its Delta log, and let the query engine (server/sharing,
+ * table for the caller, open its Delta log, and let the query engine (store/sharing,
  * shq.h) write the protocol lines; each line goes out as one TableLine. File paths become
  * URLs through shr_sign: local tables get deltad's own HMAC-signed, expiring URLs; tables
  * in object storage (sharing_store.c) get presigned S3 or Azure SAS URLs made with their

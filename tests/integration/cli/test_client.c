@@ -27,9 +27,8 @@ static int setup(void **state) {
   dd_grpc_opts o = DD_GRPC_OPTS_INIT;
   o.listen = "127.0.0.1:0";
   o.threads = 2;
-  o.auth = gt_auth;
   o.shutdown_grace_ms = 200;
-  if (dd_grpc_server_start(&srv, &o, gt_methods, gt_methods_len) != 0) return -1;
+  if (dd_grpc_server_start(&srv, &o, gt_registry()) != 0) return -1;
   snprintf(target, sizeof target, "127.0.0.1:%d", dd_grpc_server_port(srv));
   return 0;
 }
@@ -226,7 +225,7 @@ static void test_status_tables(void **state) {
   assert_string_equal(dd_client_status_name(16), "UNAUTHENTICATED");
   assert_string_equal(dd_client_status_name(17), "UNKNOWN");
   assert_string_equal(dd_client_status_name(-1), "UNKNOWN");
-  /* Every DD_E* code survives the trip through its gRPC status (dd_status_grpc's table). */
+  /* Every DD_E* code survives the trip through its gRPC status (dd_call_status_grpc's table). */
   const int codes[] = {DD_EINVAL, DD_ENOTFOUND, DD_EEXISTS, DD_ECONFLICT, DD_EPRECOND,
                        DD_EUNAUTH, DD_EPERM, DD_EUNSUPPORTED, DD_EIO, DD_ENOMEM,
                        DD_ECORRUPT, DD_ERANGE, DD_ECANCELLED, DD_EINTERNAL};
