@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "deltad/sharing/v1/sharing.pb-c.h"
+
 /* files_rest.c: parses "bytes=a-b", "bytes=a-", "bytes=-n" against size into [*lo, *hi].
  * 1 for a satisfiable range, 0 when the header is to be ignored (absent or not one byte
  * range), -1 when unsatisfiable (416). */
@@ -24,6 +26,13 @@ typedef struct dd_http__sr_route {
 int dd_http__sr_split(char *buf, dd_http__sr_route *r);
 /* A maxResults query value, clamped to int32 (DD_EINVAL when not a decimal number). */
 int dd_http__sr_max_results(const char *s, int32_t *max);
+
+/* sharing_query.c: QueryTable's JSON body into a new QueryTableRequest (*out, freed with
+ * protobuf_c_message_free_unpacked; share, schema and table left empty). "" is an empty
+ * query. DD_EINVAL with the reference server's message on bad JSON, a wrong type or a
+ * negative value. */
+int dd_native__query_decode(Deltad__Sharing__V1__QueryTableRequest **out, const char *body,
+                            size_t len);
 
 /* lance_rest.c: finds the route of "{id}/{action}[/]" among the namespace (table 0) or table
  * (table 1) operations: its action name and the length of the raw id before the '/'.

@@ -21,7 +21,6 @@
 #include "server/http/pbjson.h"
 #include "server/service/req_guard.h"
 #include "server/service/sharing_files.h"
-#include "server/sharing/shq_request.h"
 
 #define SR_JSON "application/json; charset=utf-8"
 #define SR_NDJSON "application/x-ndjson; charset=utf-8"
@@ -292,39 +291,20 @@ static int sr_metadata(sr_call *c, dd_http_reply *rep, const sr_route *r) {
   return sr_ndjson(c, rep, SR_SVC "GetTableMetadata", &q.base);
 }
 
-/* The query body, checked by the engine's parser, as a QueryTableRequest (borrowing). */
-static void sr_query_msg(Deltad__Sharing__V1__QueryTableRequest *m, const shq_query *q) {
-  m->predicate_hints = q->predicate_hints;
-  m->n_predicate_hints = q->num_predicate_hints;
-  m->json_predicate_hints = q->json_predicate_hints ? q->json_predicate_hints : "";
-#define SR_OPT(f, cse, val) if (q->f >= 0) { m->_##f##_case = val; m->f = q->f; }
-  SR_OPT(limit_hint, , DELTAD__SHARING__V1__QUERY_TABLE_REQUEST___LIMIT_HINT_LIMIT_HINT);
-  SR_OPT(version, , DELTAD__SHARING__V1__QUERY_TABLE_REQUEST___VERSION_VERSION);
-  SR_OPT(starting_version, , DELTAD__SHARING__V1__QUERY_TABLE_REQUEST___STARTING_VERSION_STARTING_VERSION);
-  SR_OPT(ending_version, , DELTAD__SHARING__V1__QUERY_TABLE_REQUEST___ENDING_VERSION_ENDING_VERSION);
-  SR_OPT(max_files, , DELTAD__SHARING__V1__QUERY_TABLE_REQUEST___MAX_FILES_MAX_FILES);
-#undef SR_OPT
-  m->timestamp = q->timestamp ? q->timestamp : "";
-  m->include_historical_metadata = q->include_historical_metadata;
-  m->page_token = q->page_token ? q->page_token : "";
-  m->include_refresh_token = q->include_refresh_token;
-  m->refresh_token = q->refresh_token ? q->refresh_token : "";
-}
-
+/* The body decoded once into the request (sharing_query.c); the handler checks the rest. */
 static int sr_query(sr_call *c, dd_http_reply *rep, const sr_route *r) {
-  Deltad__Sharing__V1__QueryTableRequest m = DELTAD__SHARING__V1__QUERY_TABLE_REQUEST__INIT;
-  shq_query q = SHQ_QUERY_INIT;
+  Deltad__Sharing__V1__QueryTableRequest *m = NULL;
   size_t len = 0;
   const uint8_t *body = dd_http_req_body(c->req, &len);
   int rc = rg_json_check((const char *)body, len); /* before jansson allocates */
-  if (!rc) rc = shq_query_parse_json(&q, (const char *)body, len);
+  if (!rc) rc = dd_native__query_decode(&m, (const char *)body, len);
   if (rc) return rc;
-  sr_query_msg(&m, &q);
-  m.share = (char *)r->seg[0];
-  m.schema = (char *)r->seg[2];
-  m.table = (char *)r->seg[4];
-  rc = sr_ndjson(c, rep, SR_SVC "QueryTable", &m.base);
-  shq_query_clear(&q);
+  m->share = (char *)r->seg[0]; /* borrowed until the request is freed below */
+  m->schema = (char *)r->seg[2];
+  m->table = (char *)r->seg[4];
+  rc = sr_ndjson(c, rep, SR_SVC "QueryTable", &m->base);
+  m->share = m->schema = m->table = (char *)protobuf_c_empty_string;
+  protobuf_c_message_free_unpacked(&m->base, NULL);
   return rc;
 }
 
