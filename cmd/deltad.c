@@ -19,7 +19,7 @@
 #include "server/http/native/lance_rest.h"
 #include "server/http/native/sharing_rest.h"
 #include "server/service/app.h"
-#include "server/service/req_guard.h"
+#include "server/call/req_guard.h"
 
 static void main_host_of(char *out, size_t cap, const char *listen) {
   const char *colon = strrchr(listen, ':');

@@ -24,7 +24,7 @@ typedef struct dd_config {
   char tls_key_file[1024];
   char tls_client_ca_file[1024];
   dd_tls_client_auth tls_client_auth;
-  /* request limits (server/service/req_guard.h) */
+  /* request limits (server/call/req_guard.h) */
   long req_max_depth, req_max_elements, req_max_memory, req_max_requests, req_max_per_principal;
   /* Connection limits and timeouts (cfg_limits in deltad_config.c; 0 = none), in seconds. */
   long http_idle_timeout_s, http_header_timeout_s, http_body_timeout_s;

@@ -55,6 +55,7 @@ const char *dd_err_name(int code) {
   case DD_ECORRUPT: return "DATA_LOSS";
   case DD_ERANGE: return "OUT_OF_RANGE";
   case DD_ECANCELLED: return "CANCELLED";
+  case DD_EDEADLINE: return "DEADLINE_EXCEEDED";
   default: return "INTERNAL";
   }
 }

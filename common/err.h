@@ -24,7 +24,8 @@ enum {
   DD_ENOMEM = -10,      /* RESOURCE_EXHAUSTED */
   DD_ECORRUPT = -11,    /* data on disk is malformed: DATA_LOSS / 500 */
   DD_ERANGE = -12,      /* OUT_OF_RANGE / 400, e.g. a version beyond the latest */
-  DD_ECANCELLED = -13,  /* deadline passed or caller went away */
+  DD_ECANCELLED = -13,  /* the caller went away (or the server is stopping) */
+  DD_EDEADLINE = -14,   /* the call's deadline passed: DEADLINE_EXCEEDED / 504 */
   DD_EINTERNAL = -99,   /* anything else; see the message */
 };
 

@@ -158,7 +158,7 @@ void dd_grpc__status_op(dd_grpc__call *c, int rc, grpc_op *op) {
     dd_grpc__status_op_code(c, GRPC_STATUS_OK, NULL, op);
     return;
   }
-  grpc_status_code code = (grpc_status_code)dd_status_grpc(rc);
+  grpc_status_code code = (grpc_status_code)dd_call_status_grpc(rc);
   if (rc == DD_ECANCELLED && dd_grpc__deadline_passed(c)) code = GRPC_STATUS_DEADLINE_EXCEEDED;
   dd_grpc__status_op_code(c, code, *dd_err_msg() ? dd_err_msg() : dd_err_name(rc), op);
 }

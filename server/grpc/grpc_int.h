@@ -57,7 +57,7 @@
 #include <stdbool.h>
 
 #include "server/grpc/grpc_server.h"
-#include "server/service/req_guard.h"
+#include "server/call/call.h"
 
 #define DD_GRPC__PREPOST 64         /* slots per table method per worker */
 #define DD_GRPC__PREPOST_BUILTIN 8  /* health, reflection */

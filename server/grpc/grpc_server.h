@@ -1,6 +1,6 @@
 /* grpc_server.h: deltad's gRPC transport, built on gRPC core's C API.
  *
- * It serves a table of dd_method (server/service/handler.h) over HTTP/2: it authenticates
+ * It serves a table of dd_method (server/call/handler.h) over HTTP/2: it authenticates
  * each call (metadata "authorization: Bearer <token>" through opts.auth, unless the
  * method is DD_METHOD_PUBLIC), decodes the request with protobuf-c, calls the handler on
  * one of its worker threads and sends the response or the handler's status and message.
@@ -19,7 +19,7 @@
 #include <stddef.h>
 
 #include "common/tls.h"
-#include "server/service/handler.h"
+#include "server/call/handler.h"
 
 typedef struct dd_grpc_server dd_grpc_server;
 

@@ -27,8 +27,8 @@ enum MHD_Result http__queue_body(struct MHD_Connection *c, int status, const cha
 }
 
 char *http__error_json(int code, const char *msg) {
-  json_t *j = json_pack("{s:i, s:s, s:[]}", "code", dd_status_grpc(code), "message", msg, "details");
-  if (!j) j = json_pack("{s:i, s:s, s:[]}", "code", dd_status_grpc(code), "message", "(message not UTF-8)", "details");
+  json_t *j = json_pack("{s:i, s:s, s:[]}", "code", dd_call_status_grpc(code), "message", msg, "details");
+  if (!j) j = json_pack("{s:i, s:s, s:[]}", "code", dd_call_status_grpc(code), "message", "(message not UTF-8)", "details");
   char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
   json_decref(j);
   return s;
@@ -38,7 +38,7 @@ enum MHD_Result http__queue_error(struct MHD_Connection *c, int code, int http_s
                                   const char *msg) {
   char *body = http__error_json(code, msg);
   if (!body) return MHD_NO;
-  return http__queue_body(c, http_status ? http_status : dd_status_http(code), "application/json",
+  return http__queue_body(c, http_status ? http_status : dd_call_status_http(code), "application/json",
                           body, strlen(body));
 }
 
@@ -115,7 +115,7 @@ static enum MHD_Result apply_query_param(void *cls, enum MHD_ValueKind kind, con
   query_ctx *q = cls;
   char *k = strdup(key), *v = strdup(value ? value : "");
   if (!k || !v) q->rc = dd_err_set(DD_ENOMEM, "out of memory");
-  else if (dd_http_pct_decode(k, 1) != 0 || dd_http_pct_decode(v, 1) != 0)
+  else if (dd_call_pct_decode(k, 1) != 0 || dd_call_pct_decode(v, 1) != 0)
     q->rc = dd_err_set(DD_EINVAL, "malformed percent-escape in query parameter");
   else if ((q->rc = pbjson_set_path_field(q->msg, k, v)) != 0)
     dd_err_wrap(q->rc, "query parameter \"%s\"", k);
@@ -126,9 +126,9 @@ static enum MHD_Result apply_query_param(void *cls, enum MHD_ValueKind kind, con
 
 /* Path variables fill their fields; with body "*" a field the body already set must
  * hold the same value. */
-static int apply_path_vars(ProtobufCMessage *msg, const dd_http_match *m, int whole_body) {
+static int apply_path_vars(ProtobufCMessage *msg, const dd_call_match *m, int whole_body) {
   for (size_t i = 0; i < m->n_vars; i++) {
-    const dd_http_var *v = &m->vars[i];
+    const dd_call_var *v = &m->vars[i];
     if (whole_body) {
       char cur[1024];
       int rc = pbjson_get_path_field(msg, v->field, cur, sizeof cur);
@@ -145,7 +145,7 @@ static int apply_path_vars(ProtobufCMessage *msg, const dd_http_match *m, int wh
 }
 
 static int build_request(http_req *rq, const dd_api_route *route, const dd_method *method,
-                         const dd_http_match *m, ProtobufCMessage **out) {
+                         const dd_call_match *m, ProtobufCMessage **out) {
   int rc = message_from_body(rq, route, method->input, out);
   int whole = strcmp(route->body, "*") == 0;
   if (rc == 0 && !whole) {
@@ -191,7 +191,7 @@ static enum MHD_Result reply_unary(http_req *rq, ProtobufCMessage *out) {
 
 static enum MHD_Result call_handler(http_req *rq, const dd_method *method, const dd_principal *who,
                                     const ProtobufCMessage *req) {
-  dd_call call = {who, 0, rq->srv->opts.app, call_send_unary, call_header, rq};
+  dd_call call = {.principal = who, .app = rq->srv->opts.app, .send = call_send_unary, .header = call_header, .transport = rq};
   ProtobufCMessage *out = NULL;
   dd_err_clear();
   int rc = method->fn(&call, req, &out);
@@ -217,10 +217,10 @@ static enum MHD_Result queue_not_allowed(struct MHD_Connection *c, const char *a
 
 enum MHD_Result http__dispatch_route(http_req *rq, const char *path) {
   dd_http_server *s = rq->srv;
-  dd_http_match m;
+  dd_call_match m;
   /* HEAD is GET without the body (MHD drops the body of a HEAD reply) */
   const char *verb = strcmp(rq->method, "HEAD") == 0 ? "GET" : rq->method;
-  int rc = dd_http_router_match(s->router, verb, path, &m);
+  int rc = dd_call_router_match(s->router, verb, path, &m);
   if (rc == DD_EUNSUPPORTED) return queue_not_allowed(rq->conn, m.allow);
   if (rc != 0) return http__queue_error(rq->conn, rc, 0, dd_err_msg());
   const dd_method *method = s->methods[m.route];
@@ -250,6 +250,6 @@ enum MHD_Result http__dispatch_route(http_req *rq, const char *path) {
   }
 cleanup:
   protobuf_c_message_free_unpacked(req, NULL);
-  dd_http_match_clear(&m);
+  dd_call_match_clear(&m);
   return r;
 }

@@ -27,9 +27,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "server/http/http_route.h"
+#include "server/call/call.h"
 #include "server/http/http_server.h"
-#include "server/service/req_guard.h"
+#include "server/call/req_guard.h"
 
 typedef struct http_stream http_stream; /* http_stream.c */
 typedef struct http_tls_keys http_tls_keys; /* http_tls.c */
@@ -52,7 +52,7 @@ struct dd_http_server {
   dd_api_route *routes;     /* served routes (those whose method is in the table) */
   const dd_method **methods; /* methods[i] serves routes[i] */
   size_t n_routes;
-  dd_http_router *router;
+  dd_call_router *router;
   http_native *natives;
   size_t n_natives;
   struct MHD_Daemon *mhd;
@@ -114,6 +114,29 @@ enum MHD_Result http__dispatch_route(http_req *rq, const char *path);
 /* http_native.c: serves a native handler. */
 enum MHD_Result http__dispatch_native(http_req *rq, const http_native *nat);
 
+/* http_stream.c: how a native codec (http_native.c) answers a method over MHD. The
+ * request is decoded by the codec; the method runs through the call core's stream runner
+ * (so it holds no pool thread while it produces) with these hooks, and the reply is
+ * streamed from the queue. All hooks but encode/encode_error run on the MHD thread. */
+typedef struct dd_http__codec {
+  void *cls; /* the codec's state; freed by free_cls when the request ends */
+  /* producer thread: see dd_call_stream_hooks (content_type is the reply's) */
+  int (*encode)(void *cls, const ProtobufCMessage *msg, size_t index, dd_call_buf *out);
+  int (*encode_error)(void *cls, int code, const char *msg, dd_call_buf *out);
+  /* Once the first bytes or the end are there: rc 0 -> set the reply's status and headers
+   * (the streamed bytes are its body); rc != 0 (nothing was sent) -> fill reply with the
+   * protocol's error for rc, msg and detail. A file reply (res->file_fd >= 0) is taken by
+   * the reply unless the hook put it elsewhere. 0 or DD_ENOMEM. */
+  int (*head)(void *cls, int rc, const char *msg, const dd_call_result *res, dd_http_reply *reply);
+  void (*free_cls)(void *cls);
+  const char *content_type; /* of a successful streamed reply, e.g. "application/x-ndjson" */
+} dd_http__codec;
+/* Runs m on req (taken) for who with the request's deadline (grpc-timeout) and answers
+ * over MHD through codec (copied; its cls is freed when the request ends, also on
+ * failure). The access handler calls http__stream_answer again once resumed. */
+enum MHD_Result dd_http__run_codec(http_req *rq, const dd_method *m, ProtobufCMessage *req,
+                                   const dd_principal *who, const dd_http__codec *codec);
+
 /* http_stream.c: runs a method on its own thread (takes req) and answers NDJSON for a
  * streaming one, JSON for a unary one; http__stream_answer is called again when the connection was suspended waiting
  * for the first line; request_done lets go of a stream never answered; cancel_all is
@@ -135,7 +158,7 @@ int http__reply_json(const ProtobufCMessage *out, char **body);
  * DD_E* code, or NULL. */
 char *http__error_json(int code, const char *msg);
 /* http_dispatch.c: queues {"code","message","details"} for a DD_E* code. http_status 0
- * means dd_status_http(code). */
+ * means dd_call_status_http(code). */
 enum MHD_Result http__queue_error(struct MHD_Connection *c, int code, int http_status,
                                   const char *msg);
 /* Queues a malloc'ed body (ownership passes to MHD) with a content type. */

@@ -43,7 +43,7 @@ const char *dd_http_req_query(const dd_http_request *r, const char *name) {
   dd_http_request *w = (dd_http_request *)r; /* the cache is not part of the view */
   if (w->n_decoded == sizeof w->decoded / sizeof w->decoded[0]) return NULL;
   char *v = strdup(raw);
-  if (!v || dd_http_pct_decode(v, 1) != 0) {
+  if (!v || dd_call_pct_decode(v, 1) != 0) {
     free(v);
     return NULL;
   }

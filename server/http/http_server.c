@@ -174,7 +174,7 @@ static int collect_routes(dd_http_server *s, const dd_method *methods, size_t n)
       break;
     }
   }
-  return dd_http_router_new(&s->router, s->routes, s->n_routes);
+  return dd_call_router_new(&s->router, s->routes, s->n_routes);
 }
 
 int dd_http_server_new(dd_http_server **out, const dd_http_opts *opts, const dd_method *methods,
@@ -351,7 +351,7 @@ void dd_http_server_free(dd_http_server *s) {
   dd_http_server_stop(s);
   for (size_t i = 0; i < s->n_natives; i++) free(s->natives[i].prefix);
   free(s->natives);
-  dd_http_router_free(s->router);
+  dd_call_router_free(s->router);
   free(s->routes);
   free(s->methods);
   free(s->listen);

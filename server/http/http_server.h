@@ -9,7 +9,7 @@
  * them (chunked, never buffered whole; a failure after the first line becomes a last
  * {"error": {...}} line; a client that goes away makes the handler's send fail with
  * DD_ECANCELLED). Errors are
- * {"code": <grpc code>, "message": "...", "details": []} with dd_status_http(code);
+ * {"code": <grpc code>, "message": "...", "details": []} with dd_call_status_http(code);
  * unknown paths 404, a known path with another verb 405 (with Allow), a body over
  * max_body_bytes 413, bad JSON / unknown fields / wrong types 400 (the handler is not
  * called). HEAD is served as GET without the body. Authentication: "Authorization: Bearer <token>" or "x-api-key: <token>" through
@@ -36,7 +36,7 @@
 #include <sys/types.h>
 
 #include "common/tls.h"
-#include "server/service/handler.h"
+#include "server/call/handler.h"
 
 typedef struct dd_http_server dd_http_server;
 
@@ -80,7 +80,7 @@ typedef struct dd_http_reply dd_http_reply;
 
 const char *dd_http_req_method(const dd_http_request *r); /* "GET", ... */
 /* The path after the native prefix, still percent-encoded, without the query ("" when
- * the path equals the prefix). Split it, then decode segments with dd_http_pct_decode. */
+ * the path equals the prefix). Split it, then decode segments with dd_call_pct_decode. */
 const char *dd_http_req_path(const dd_http_request *r);
 /* First value of query parameter name, decoded; NULL when absent. */
 const char *dd_http_req_query(const dd_http_request *r, const char *name);

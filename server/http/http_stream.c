@@ -378,7 +378,8 @@ enum MHD_Result http__stream_start(http_req *rq, const dd_method *method, const 
   st->req = req;
   st->who = *who;
   st->unary = !(method->flags & DD_METHOD_STREAMING);
-  st->call = (dd_call){&st->who, 0, s->opts.app, st->unary ? send_refused : stream_send, stream_header, st};
+  st->call = (dd_call){.principal = &st->who, .app = s->opts.app, .send = st->unary ? send_refused : stream_send,
+                       .header = stream_header, .transport = st};
   MHD_get_connection_values(rq->conn, MHD_HEADER_KIND, copy_header, st);
   pthread_attr_t attr;
   pthread_attr_init(&attr);

@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-#include "server/service/handler.h"
+#include "server/call/handler.h"
 
 typedef struct dd_app dd_app;
 

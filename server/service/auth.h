@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "server/service/handler.h"
+#include "server/call/handler.h"
 #include "store/catalog/cat_store.h"
 
 /* Bytes of a generated token string, without the NUL: 32 random bytes in hex. */

@@ -19,7 +19,7 @@
 #include "server/service/connect_arrow.h"
 #include "server/service/connect_exec.h"
 #include "server/service/connect_session.h"
-#include "server/service/req_guard.h"
+#include "server/call/req_guard.h"
 #include "server/service/svc_util.h"
 #include "spark/connect/base.pb-c.h"
 

@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "server/service/handler.h"
+#include "server/call/handler.h"
 
 /* Index of each operation in dd_lance_methods. */
 typedef enum {

@@ -1,12 +1,13 @@
 /* status.c: maps the DD_E* error codes to gRPC status codes and HTTP statuses, in one
  * place so both transports answer the same failure the same way. */
 #include "common/err.h"
-#include "server/service/handler.h"
+#include "server/call/call.h"
 
-int dd_status_grpc(int code) {
+int dd_call_status_grpc(int code) {
   switch (code) {
   case DD_OK: return 0;            /* OK */
   case DD_ECANCELLED: return 1;    /* CANCELLED */
+  case DD_EDEADLINE: return 4;     /* DEADLINE_EXCEEDED */
   case DD_EINVAL: return 3;        /* INVALID_ARGUMENT */
   case DD_ENOTFOUND: return 5;     /* NOT_FOUND */
   case DD_EEXISTS: return 6;       /* ALREADY_EXISTS */
@@ -23,7 +24,7 @@ int dd_status_grpc(int code) {
   }
 }
 
-int dd_status_http(int code) {
+int dd_call_status_http(int code) {
   switch (code) {
   case DD_OK: return 200;
   case DD_EINVAL:
@@ -36,6 +37,7 @@ int dd_status_http(int code) {
   case DD_ECONFLICT: return 409;
   case DD_ENOMEM: return 429;
   case DD_ECANCELLED: return 499;
+  case DD_EDEADLINE: return 504;
   case DD_EUNSUPPORTED: return 501;
   case DD_EIO: return 503;
   default: return 500;

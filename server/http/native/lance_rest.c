@@ -11,7 +11,7 @@
 #include "server/http/native/lance_rest_id.h"
 #include "server/http/native/lance_rest_json.h"
 #include "server/http/native/native_int.h"
-#include "server/service/req_guard.h"
+#include "server/call/req_guard.h"
 
 /* Lance error codes (lance-namespace docs/src/namespace/operations/errors.md). */
 enum {

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "server/http/http_route.h"
+#include "server/call/call_route.h"
 #include "server/http/native/lance_rest_id.h"
 
 void lance_id_free(lance_id *id) {
@@ -57,7 +57,7 @@ int lance_id_parse(lance_id *out, const char *raw, size_t len, const char *delim
   if (!(s = malloc(len + 1))) return dd_err_set(DD_ENOMEM, "out of memory");
   memcpy(s, raw, len);
   s[len] = '\0';
-  if (dd_http_pct_decode(s, 1) != 0) rc = dd_err_set(DD_EINVAL, "id: bad percent-encoding");
+  if (dd_call_pct_decode(s, 1) != 0) rc = dd_err_set(DD_EINVAL, "id: bad percent-encoding");
   else if (strlen(s) > LANCE_ID_MAX_BYTES)
     rc = dd_err_set(DD_EINVAL, "id: longer than %d bytes", LANCE_ID_MAX_BYTES);
   else if (strcmp(s, delim) != 0) /* the delimiter alone is the root: no parts */

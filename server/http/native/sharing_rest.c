@@ -13,13 +13,13 @@
 
 #include "common/err.h"
 #include "deltad/sharing/v1/sharing.pb-c.h"
-#include "server/http/http_route.h"
+#include "server/call/call_route.h"
 #include "server/http/native/files_rest.h"
 #include "server/http/native/native_int.h"
 #include "server/http/native/sharing_stream.h"
 #include "server/http/native/sharing_rest.h"
 #include "server/http/pbjson.h"
-#include "server/service/req_guard.h"
+#include "server/call/req_guard.h"
 #include "server/service/sharing_files.h"
 
 #define SR_JSON "application/json; charset=utf-8"
@@ -455,7 +455,7 @@ int dd_http__sr_split(char *buf, sr_route *r) {
     char *slash = strchr(p, '/');
     if (slash) *slash = '\0';
     if (r->n == SR_SEGS || !*p) return dd_err_set(DD_ENOTFOUND, "no such resource");
-    if (dd_http_pct_decode(p, 0) != 0)
+    if (dd_call_pct_decode(p, 0) != 0)
       return dd_err_set(DD_EINVAL, "path: a malformed percent-escape or an encoded NUL (%%00)");
     r->seg[r->n++] = p;
     p = slash ? slash + 1 : NULL;

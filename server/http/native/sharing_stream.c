@@ -140,7 +140,7 @@ int srs_start(srs_stream **out, const dd_method *m, const ProtobufCMessage *req,
   s->who = *who;
   int rc = srs_copy(&s->req, m, req);
   if (!rc && caps && !(s->caps_in = strdup(caps))) rc = dd_err_set(DD_ENOMEM, "out of memory");
-  s->call = (dd_call){&s->who, 0, app, srs_send, srs_header, s};
+  s->call = (dd_call){.principal = &s->who, .app = app, .send = srs_send, .header = srs_header, .transport = s};
   if (!rc && pthread_create(&s->th, NULL, srs_main, s) != 0)
     rc = dd_err_set(DD_ENOMEM, "cannot start a thread for the reply");
   if (rc) {

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "server/service/handler.h"
+#include "server/call/handler.h"
 
 #define SRS_HIGH_WATER (1u << 20)
 

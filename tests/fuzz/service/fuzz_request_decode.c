@@ -11,7 +11,7 @@
 #include "delta/connect/commands.pb-c.h"
 #include "delta/connect/relations.pb-c.h"
 #include "server/service/app.h"
-#include "server/service/req_guard.h"
+#include "server/call/req_guard.h"
 #include "spark/connect/base.pb-c.h"
 
 /* The guard accepts a repacked copy of what it accepted (merging can only shrink it). */

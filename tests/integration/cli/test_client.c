@@ -226,7 +226,7 @@ static void test_status_tables(void **state) {
   assert_string_equal(dd_client_status_name(16), "UNAUTHENTICATED");
   assert_string_equal(dd_client_status_name(17), "UNKNOWN");
   assert_string_equal(dd_client_status_name(-1), "UNKNOWN");
-  /* Every DD_E* code survives the trip through its gRPC status (dd_status_grpc's table). */
+  /* Every DD_E* code survives the trip through its gRPC status (dd_call_status_grpc's table). */
   const int codes[] = {DD_EINVAL, DD_ENOTFOUND, DD_EEXISTS, DD_ECONFLICT, DD_EPRECOND,
                        DD_EUNAUTH, DD_EPERM, DD_EUNSUPPORTED, DD_EIO, DD_ENOMEM,
                        DD_ECORRUPT, DD_ERANGE, DD_ECANCELLED, DD_EINTERNAL};

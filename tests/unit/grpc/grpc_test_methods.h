@@ -18,7 +18,7 @@
 
 #include <stdatomic.h>
 
-#include "server/service/handler.h"
+#include "server/call/handler.h"
 
 #define GT_TOKEN "test-token"
 #define GT_PRINCIPAL "tester"

@@ -1,4 +1,4 @@
-/* test_route.c: unit tests of the REST router (server/http/http_route.h) as pure
+/* test_route.c: unit tests of the REST router (server/call/call_route.h) as pure
  * functions: template matching, percent-decoding, literal-over-variable priority, `**`,
  * custom verbs, 404 versus 405, and bad templates. */
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "common/err.h"
-#include "server/http/http_route.h"
+#include "server/call/call_route.h"
 
 static const dd_api_route test_routes[] = {
     {"/s.S/List", "GET", "/catalogs", ""},
@@ -27,22 +27,22 @@ static const dd_api_route test_routes[] = {
 #define N_ROUTES (sizeof test_routes / sizeof test_routes[0])
 
 static int setup(void **state) {
-  dd_http_router *r;
-  if (dd_http_router_new(&r, test_routes, N_ROUTES) != 0) return -1;
+  dd_call_router *r;
+  if (dd_call_router_new(&r, test_routes, N_ROUTES) != 0) return -1;
   *state = r;
   return 0;
 }
 
 static int teardown(void **state) {
-  dd_http_router_free(*state);
+  dd_call_router_free(*state);
   return 0;
 }
 
 /* Matches and checks the route's gRPC method and its variables ("field=value" pairs). */
-static void expect(dd_http_router *r, const char *verb, const char *path, const char *method,
+static void expect(dd_call_router *r, const char *verb, const char *path, const char *method,
                    const char *var1, const char *var2) {
-  dd_http_match m;
-  int rc = dd_http_router_match(r, verb, path, &m);
+  dd_call_match m;
+  int rc = dd_call_router_match(r, verb, path, &m);
   if (rc != 0) fail_msg("%s %s: %s", verb, path, dd_err_msg());
   assert_string_equal(test_routes[m.route].method, method);
   const char *want[] = {var1, var2};
@@ -53,17 +53,17 @@ static void expect(dd_http_router *r, const char *verb, const char *path, const 
     snprintf(got, sizeof got, "%s=%s", m.vars[i].field, m.vars[i].value);
     assert_string_equal(got, want[i]);
   }
-  dd_http_match_clear(&m);
+  dd_call_match_clear(&m);
 }
 
-static void expect_rc(dd_http_router *r, const char *verb, const char *path, int want) {
-  dd_http_match m;
-  assert_int_equal(dd_http_router_match(r, verb, path, &m), want);
+static void expect_rc(dd_call_router *r, const char *verb, const char *path, int want) {
+  dd_call_match m;
+  assert_int_equal(dd_call_router_match(r, verb, path, &m), want);
   assert_int_equal(m.n_vars, 0);
 }
 
 static void test_literals_and_variables(void **state) {
-  dd_http_router *r = *state;
+  dd_call_router *r = *state;
   expect(r, "GET", "/catalogs", "/s.S/List", NULL, NULL);
   expect(r, "POST", "/catalogs", "/s.S/Create", NULL, NULL);
   expect(r, "GET", "/catalogs/foo", "/s.S/Get", "name=foo", NULL);
@@ -72,7 +72,7 @@ static void test_literals_and_variables(void **state) {
 }
 
 static void test_literal_wins(void **state) {
-  dd_http_router *r = *state;
+  dd_call_router *r = *state;
   expect(r, "GET", "/catalogs/special", "/s.S/Special", NULL, NULL);
   expect(r, "GET", "/catalogs/specials", "/s.S/Get", "name=specials", NULL);
   /* the literal route has no DELETE: the variable one serves it */
@@ -81,19 +81,19 @@ static void test_literal_wins(void **state) {
 }
 
 static void test_percent_decoding(void **state) {
-  dd_http_router *r = *state;
+  dd_call_router *r = *state;
   expect(r, "GET", "/catalogs/a%2Fb%20c", "/s.S/Get", "name=a/b c", NULL);
   expect(r, "GET", "/catalogs/caf%C3%A9+x", "/s.S/Get", "name=caf\xc3\xa9+x", NULL);
   expect_rc(r, "GET", "/catalogs/a%2", DD_EINVAL);
   expect_rc(r, "GET", "/catalogs/a%zz", DD_EINVAL);
   expect_rc(r, "GET", "/catalogs/a%00b", DD_EINVAL);
   char s[] = "a%41+b%2b";
-  assert_int_equal(dd_http_pct_decode(s, 1), 0);
+  assert_int_equal(dd_call_pct_decode(s, 1), 0);
   assert_string_equal(s, "aA b+");
 }
 
 static void test_multi_and_verb(void **state) {
-  dd_http_router *r = *state;
+  dd_call_router *r = *state;
   expect(r, "GET", "/files/a/b/c.parquet", "/s.S/File", "path=a/b/c.parquet", NULL);
   expect(r, "GET", "/files/x", "/s.S/File", "path=x", NULL);
   expect_rc(r, "GET", "/files", DD_ENOTFOUND);
@@ -104,15 +104,15 @@ static void test_multi_and_verb(void **state) {
 }
 
 static void test_not_found_and_not_allowed(void **state) {
-  dd_http_router *r = *state;
+  dd_call_router *r = *state;
   expect_rc(r, "GET", "/nope", DD_ENOTFOUND);
   expect_rc(r, "GET", "/catalogs/", DD_ENOTFOUND);
   expect_rc(r, "GET", "/catalogs/a/b", DD_ENOTFOUND);
   expect_rc(r, "GET", "/catalogs//tables/t", DD_ENOTFOUND);
   expect_rc(r, "GET", "/", DD_ENOTFOUND);
   expect_rc(r, "PUT", "/catalogs/foo", DD_EUNSUPPORTED);
-  dd_http_match m;
-  assert_int_equal(dd_http_router_match(r, "PATCH", "/catalogs/special", &m), DD_EUNSUPPORTED);
+  dd_call_match m;
+  assert_int_equal(dd_call_router_match(r, "PATCH", "/catalogs/special", &m), DD_EUNSUPPORTED);
   assert_string_equal(m.allow, "GET, DELETE");
   expect_rc(r, "DELETE", "/catalogs", DD_EUNSUPPORTED);
   char deep[256] = "";
@@ -125,8 +125,8 @@ static void test_bad_templates(void **state) {
   const char *bad[] = {"catalogs", "/a/{", "/a/{}", "/a/{x=y}", "/a/{x=**}/b", "/a//b", "/a/b{x}"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     dd_api_route one = {"/m", "GET", bad[i], ""};
-    dd_http_router *r = (dd_http_router *)1;
-    assert_int_equal(dd_http_router_new(&r, &one, 1), DD_EINVAL);
+    dd_call_router *r = (dd_call_router *)1;
+    assert_int_equal(dd_call_router_new(&r, &one, 1), DD_EINVAL);
     assert_null(r);
   }
 }
@@ -134,15 +134,15 @@ static void test_bad_templates(void **state) {
 /* The real generated table compiles and routes. */
 static void test_generated_table(void **state) {
   (void)state;
-  dd_http_router *r;
-  assert_int_equal(dd_http_router_new(&r, dd_api_routes, dd_api_routes_len), 0);
-  dd_http_match m;
-  assert_int_equal(dd_http_router_match(r, "GET", "/schemas/main.default", &m), 0);
+  dd_call_router *r;
+  assert_int_equal(dd_call_router_new(&r, dd_api_routes, dd_api_routes_len), 0);
+  dd_call_match m;
+  assert_int_equal(dd_call_router_match(r, "GET", "/schemas/main.default", &m), 0);
   assert_string_equal(dd_api_routes[m.route].method, "/deltad.catalog.v1.CatalogService/GetSchema");
   assert_string_equal(m.vars[0].field, "full_name");
   assert_string_equal(m.vars[0].value, "main.default");
-  dd_http_match_clear(&m);
-  dd_http_router_free(r);
+  dd_call_match_clear(&m);
+  dd_call_router_free(r);
 }
 
 int main(void) {

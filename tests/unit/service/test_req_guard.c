@@ -1,4 +1,4 @@
-/* test_req_guard.c: the request guard (server/service/req_guard.h) on hand-built wire
+/* test_req_guard.c: the request guard (server/call/req_guard.h) on hand-built wire
  * bytes: depth at and past the bound, element and memory bounds, UTF-8 and NUL in
  * strings, malformed wire data, the JSON scan, and the admission counts. */
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 #include "common/err.h"
 #include "delta/connect/relations.pb-c.h"
 #include "deltad/catalog/v1/catalog.pb-c.h"
-#include "server/service/req_guard.h"
+#include "server/call/req_guard.h"
 
 #define REL (&delta__connect__delta_relation__descriptor)
 #define CREATE (&deltad__catalog__v1__create_catalog_request__descriptor)

@@ -15,15 +15,15 @@
  *
  * The limits are one process-wide value (rg_configure, called by main before serving;
  * read-only afterwards). Every function here is thread-safe. */
-#ifndef DD_SERVER_SERVICE_REQ_GUARD_H
-#define DD_SERVER_SERVICE_REQ_GUARD_H
+#ifndef DD_SERVER_CALL_REQ_GUARD_H
+#define DD_SERVER_CALL_REQ_GUARD_H
 
 #include <protobuf-c/protobuf-c.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "server/service/handler.h"
+#include "server/call/handler.h"
 
 /* Spark clients build a plan two message levels per DataFrame operation and two per
  * nested expression; 128 levels serve ~60 chained operations (protobuf-java's own default

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "server/service/req_guard.h"
+#include "server/call/req_guard.h"
 
 #define RG__SLOTS 1024
 

@@ -1,24 +1,30 @@
 /* handler.h: the contract between transports and services (DESIGN.md, "the one rule").
  *
  * A handler is a function from a decoded request message and a call context to a status
- * and a response message. The gRPC runtime (server/grpc) and the REST listener
- * (server/http) both serve the same dd_method table; neither knows what a handler does,
- * and no handler sees HTTP or a grpc_call.
+ * and a response message. Every transport (server/grpc, server/http and its native
+ * codecs) runs every method through the call core (server/call/call.h, dd_call_run);
+ * no transport knows what a handler does, and no handler sees HTTP or a grpc_call.
  *
  * Ownership: the request belongs to the transport and is valid during the call. A unary
  * handler returns its response in *out as a heap tree the transport frees with
  * protobuf_c_message_free_unpacked(*out, NULL): every string, array and sub-message in it
  * must be malloc'ed (never a string literal). A streaming handler sends each message with
- * call->send (the handler keeps ownership of what it sends) and leaves *out NULL.
- * Errors: return a DD_E* code with dd_err_set(); the transport maps it with
- * dd_status_grpc()/dd_status_http() and sends dd_err_msg() as the message.
+ * call->send (the handler keeps ownership of what it sends) and leaves *out NULL; send
+ * refuses a unary handler, a message of another type, and a call past its deadline
+ * (DD_EDEADLINE) or whose client went away (DD_ECANCELLED). A unary handler may instead
+ * answer with a file (dd_call_reply_file), leaving *out NULL.
+ * Errors: return a DD_E* code with dd_err_set(); the transport maps it through the one
+ * table of server/call/call.h (dd_call_status_*) and sends dd_err_msg() as the message.
+ * A handler may add a detail (dd_call_set_detail) that a protocol's error code depends on.
  * Threads: handlers run concurrently on every transport thread. */
-#ifndef DD_SERVER_SERVICE_HANDLER_H
-#define DD_SERVER_SERVICE_HANDLER_H
+#ifndef DD_SERVER_CALL_HANDLER_H
+#define DD_SERVER_CALL_HANDLER_H
 
 #include <protobuf-c/protobuf-c.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "common/err.h"
 
 typedef enum {
   DD_PRINCIPAL_NONE = 0, /* not authenticated (only DD_METHOD_PUBLIC methods) */
@@ -44,7 +50,26 @@ struct dd_call {
    * is NUL-terminated and valid during the call. */
   const char *(*header)(dd_call *call, const char *name);
   void *transport; /* the transport's own state; handlers do not touch it */
+  /* Set by the handler through the functions below, read by the call core. */
+  int detail;                  /* protocol detail of an error (DD_CALL_DETAIL_*); 0 none */
+  int has_file;                /* a file reply was set: file_fd (owned) and its range */
+  int file_fd;
+  uint64_t file_off, file_len;
 };
+
+/* Error details a handler may set (read only when the call fails). */
+enum {
+  DD_CALL_DETAIL_NONE = 0,      /* the request itself (bad input, authentication, ...) */
+  DD_CALL_DETAIL_NAMESPACE = 1, /* Lance: the failure is about a namespace */
+  DD_CALL_DETAIL_TABLE = 2,     /* Lance: the failure is about a table */
+};
+
+/* Sets the call's error detail (the last value set counts). */
+void dd_call_set_detail(dd_call *call, int detail);
+/* Answers a unary call with len bytes of the open file fd from off, sent by the transport
+ * (by sendfile where it can). The call owns fd from here, also on error (it replaces and
+ * closes a file set before). The handler returns 0 with *out NULL. 0, or DD_EINVAL. */
+int dd_call_reply_file(dd_call *call, int fd, uint64_t off, uint64_t len);
 
 typedef int (*dd_handler_fn)(dd_call *call, const ProtobufCMessage *req, ProtobufCMessage **out);
 
@@ -71,10 +96,5 @@ typedef int (*dd_auth_fn)(void *app, const char *token, size_t len, dd_principal
  * decoded: 0, or DD_EPERM (same message as svc_require_admin) for a non-administrator
  * calling a method without DD_METHOD_RECIPIENT. Handlers still check what they serve. */
 int dd_method_authorize(const dd_method *m, const dd_principal *p);
-
-/* gRPC status code (grpc_status_code values) for a DD_E* code. */
-int dd_status_grpc(int code);
-/* HTTP status for a DD_E* code. */
-int dd_status_http(int code);
 
 #endif

@@ -1,10 +1,10 @@
-/* http_route.c: compiles google.api.http path templates and matches request paths
- * against them (see http_route.h for the rules). */
+/* call_route.c: compiles google.api.http path templates and matches request paths
+ * against them (see call_route.h for the rules). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/err.h"
-#include "server/http/http_route.h"
+#include "server/call/call_route.h"
 
 #define ROUTE_MAX_SEGS 32
 
@@ -22,7 +22,7 @@ typedef struct route_tmpl {
   char *verb; /* custom ":verb" suffix or NULL */
 } route_tmpl;
 
-struct dd_http_router {
+struct dd_call_router {
   size_t n;
   route_tmpl *tmpls;
 };
@@ -36,7 +36,7 @@ static int hex_value(char c) {
   return -1;
 }
 
-int dd_http_pct_decode(char *s, int plus_is_space) {
+int dd_call_pct_decode(char *s, int plus_is_space) {
   char *o = s;
   for (const char *i = s; *i; i++) {
     if (*i == '%') {
@@ -107,7 +107,7 @@ static int compile_tmpl(route_tmpl *t, const dd_api_route *route) {
   return 0;
 }
 
-void dd_http_router_free(dd_http_router *r) {
+void dd_call_router_free(dd_call_router *r) {
   if (!r) return;
   for (size_t i = 0; i < r->n; i++) {
     for (size_t j = 0; j < r->tmpls[i].n_segs; j++) free(r->tmpls[i].segs[j].text);
@@ -117,9 +117,9 @@ void dd_http_router_free(dd_http_router *r) {
   free(r);
 }
 
-int dd_http_router_new(dd_http_router **out, const dd_api_route *routes, size_t n) {
+int dd_call_router_new(dd_call_router **out, const dd_api_route *routes, size_t n) {
   *out = NULL;
-  dd_http_router *r = calloc(1, sizeof *r);
+  dd_call_router *r = calloc(1, sizeof *r);
   if (!r || !(r->tmpls = calloc(n ? n : 1, sizeof *r->tmpls))) {
     free(r);
     return dd_err_set(DD_ENOMEM, "out of memory");
@@ -127,7 +127,7 @@ int dd_http_router_new(dd_http_router **out, const dd_api_route *routes, size_t 
   for (size_t i = 0; i < n; i++) {
     r->n = i + 1;
     if (compile_tmpl(&r->tmpls[i], &routes[i]) != 0) {
-      dd_http_router_free(r);
+      dd_call_router_free(r);
       return dd_err_set(DD_EINVAL, "bad path template \"%s\"", routes[i].path);
     }
   }
@@ -154,7 +154,7 @@ static int split(split_path *sp, const char *path) {
     sp->segs[sp->n++] = s;
     char *slash = strchr(s, '/');
     if (slash) *slash = '\0';
-    if (dd_http_pct_decode(s, 0) != 0) return -1;
+    if (dd_call_pct_decode(s, 0) != 0) return -1;
     if (!slash) return 0;
     s = slash + 1;
   }
@@ -194,11 +194,11 @@ static int rank_cmp(const int *a, const int *b, size_t n) {
   return 0;
 }
 
-static int fill_vars(const route_tmpl *t, const split_path *sp, dd_http_match *out) {
+static int fill_vars(const route_tmpl *t, const split_path *sp, dd_call_match *out) {
   for (size_t i = 0; i < t->n_segs; i++) {
     const route_seg *g = &t->segs[i];
     if (g->kind == SEG_LIT) continue;
-    if (out->n_vars == DD_HTTP_MAX_VARS) return dd_err_set(DD_EINVAL, "too many path variables");
+    if (out->n_vars == DD_CALL_MAX_VARS) return dd_err_set(DD_EINVAL, "too many path variables");
     size_t len = 0, end = g->kind == SEG_MULTI ? sp->n : i + 1;
     for (size_t k = i; k < end; k++) len += strlen(sp->segs[k]) + 1;
     char *v = malloc(len + 1);
@@ -229,8 +229,8 @@ static void add_allowed(char *allow, size_t cap, const char *verb) {
   memcpy(allow + n, verb, vl + 1);
 }
 
-int dd_http_router_match(const dd_http_router *r, const char *verb, const char *path,
-                         dd_http_match *out) {
+int dd_call_router_match(const dd_call_router *r, const char *verb, const char *path,
+                         dd_call_match *out) {
   memset(out, 0, sizeof *out);
   split_path sp;
   int rc = split(&sp, path);
@@ -263,11 +263,11 @@ int dd_http_router_match(const dd_http_router *r, const char *verb, const char *
   out->route = (size_t)(best - r->tmpls);
   rc = fill_vars(best, &sp, out);
   split_free(&sp);
-  if (rc != 0) dd_http_match_clear(out);
+  if (rc != 0) dd_call_match_clear(out);
   return rc;
 }
 
-void dd_http_match_clear(dd_http_match *m) {
+void dd_call_match_clear(dd_call_match *m) {
   for (size_t i = 0; i < m->n_vars; i++) free(m->vars[i].value);
   m->n_vars = 0;
 }

@@ -3,7 +3,7 @@
  * estimate of what jansson allocates (a value object per value, a copy per string), all
  * before jansson parses anything. Invalid JSON is left for jansson to report. */
 #include "common/err.h"
-#include "server/service/req_guard.h"
+#include "server/call/req_guard.h"
 
 #define RG__JSON_VALUE_BYTES 64 /* a jansson value with its hashtable or array slot */
 

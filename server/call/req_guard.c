@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "server/service/req_guard.h"
+#include "server/call/req_guard.h"
 
 static rg_limits rg__limits = RG_LIMITS_INIT; /* written by rg_configure before serving */
 

@@ -1,4 +1,4 @@
-/* http_route.h: the REST router of server/http: google.api.http path templates matched
+/* call_route.h: the REST router of the call core: google.api.http path templates matched
  * against request paths, as pure functions (no sockets) so they are unit-tested alone.
  *
  * Templates are relative to the base path: "/catalogs", "/catalogs/{name}",
@@ -9,44 +9,44 @@
  * variable. When several templates match, the most specific wins: compared segment by
  * segment, a literal beats a variable, which beats `**`. A path that matches only
  * templates of other HTTP verbs is reported apart (405). */
-#ifndef DD_SERVER_HTTP_HTTP_ROUTE_H
-#define DD_SERVER_HTTP_HTTP_ROUTE_H
+#ifndef DD_SERVER_CALL_CALL_ROUTE_H
+#define DD_SERVER_CALL_CALL_ROUTE_H
 
 #include <stddef.h>
 
 #include "generated/api.h"
 
-#define DD_HTTP_MAX_VARS 8
+#define DD_CALL_MAX_VARS 8
 
-typedef struct dd_http_router dd_http_router;
+typedef struct dd_call_router dd_call_router;
 
-typedef struct dd_http_var {
+typedef struct dd_call_var {
   const char *field; /* proto field path from the template, e.g. "name" (borrowed) */
   char *value;       /* percent-decoded, malloc'ed */
-} dd_http_var;
+} dd_call_var;
 
-typedef struct dd_http_match {
-  size_t route; /* index into the routes given to dd_http_router_new */
+typedef struct dd_call_match {
+  size_t route; /* index into the routes given to dd_call_router_new */
   size_t n_vars;
-  dd_http_var vars[DD_HTTP_MAX_VARS];
+  dd_call_var vars[DD_CALL_MAX_VARS];
   char allow[64]; /* on DD_EUNSUPPORTED: the verbs the path has, "GET, DELETE" */
-} dd_http_match;
+} dd_call_match;
 
 /* Compiles the templates of routes[0..n). routes must outlive the router. DD_EINVAL
  * names a template it cannot parse. */
-int dd_http_router_new(dd_http_router **out, const dd_api_route *routes, size_t n);
-void dd_http_router_free(dd_http_router *r);
+int dd_call_router_new(dd_call_router **out, const dd_api_route *routes, size_t n);
+void dd_call_router_free(dd_call_router *r);
 
 /* Matches verb and path (relative to the base path, starting with '/', no query, still
- * percent-encoded). Returns 0 and fills *out (release it with dd_http_match_clear);
+ * percent-encoded). Returns 0 and fills *out (release it with dd_call_match_clear);
  * DD_ENOTFOUND when no template matches the path; DD_EUNSUPPORTED when templates match
  * the path but none for this verb (HTTP 405); DD_EINVAL for a bad percent-escape. */
-int dd_http_router_match(const dd_http_router *r, const char *verb, const char *path,
-                         dd_http_match *out);
-void dd_http_match_clear(dd_http_match *m);
+int dd_call_router_match(const dd_call_router *r, const char *verb, const char *path,
+                         dd_call_match *out);
+void dd_call_match_clear(dd_call_match *m);
 
 /* Percent-decodes s in place; with plus_is_space, '+' becomes ' ' (query strings).
  * Returns 0, or -1 on a malformed escape or an encoded NUL. */
-int dd_http_pct_decode(char *s, int plus_is_space);
+int dd_call_pct_decode(char *s, int plus_is_space);
 
 #endif
