@@ -14,6 +14,7 @@
 #include "cmd/deltad_demo.h"
 #include "cmd/deltad_tls.h"
 #include "common/err.h"
+#include "server/call/call.h"
 #include "server/grpc/grpc_server.h"
 #include "server/http/http_server.h"
 #include "server/http/native/lance_rest.h"
@@ -83,6 +84,7 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   dd_app *app = NULL;
   dd_grpc_server *grpc = NULL;
   dd_http_server *http = NULL;
+  dd_call_registry *reg = NULL;
   char *token_path = NULL;
   dd_tls_files *tls = NULL;
   char host[256], public_url[600];
@@ -104,20 +106,20 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
 
   size_t n_methods = 0;
   const dd_method *methods = dd_app_methods(&n_methods);
+  if ((rc = dd_call_registry_new(&reg, methods, n_methods, app, dd_app_auth)) != 0) goto cleanup;
   dd_http_opts hopts = DD_HTTP_OPTS_INIT;
   hopts.listen = cfg->http_listen;
   hopts.base_path = cfg->base_path;
   hopts.threads = cfg->http_threads;
   hopts.max_body_bytes = cfg->max_message_bytes;
-  hopts.app = app;
-  hopts.auth = dd_app_auth;
   hopts.shutdown_grace_ms = cfg->shutdown_grace_ms;
   hopts.tls = tls ? &tls->pem : NULL;
   main_http_limits(&hopts, cfg);
-  if ((rc = dd_http_server_new(&http, &hopts, methods, n_methods)) != 0) goto cleanup;
+  if ((rc = dd_http_server_new(&http, &hopts, reg)) != 0) goto cleanup;
   if ((rc = lance_rest_register(http, app)) != 0) goto cleanup; /* Lance Namespace REST */
   if ((rc = dd_sharing_rest_register(http, app, cfg->base_path)) != 0) goto cleanup;
-  if ((rc = dd_http_server_start(http)) != 0) goto cleanup;
+  /* the public URL is set before the first request can arrive: handlers read it */
+  if ((rc = dd_http_server_bind(http)) != 0) goto cleanup;
   if (cfg->public_url[0]) {
     snprintf(public_url, sizeof public_url, "%s", cfg->public_url);
   } else {
@@ -125,17 +127,16 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
              dd_http_server_port(http));
     dd_app_set_public_url(app, public_url);
   }
+  if ((rc = dd_http_server_start(http)) != 0) goto cleanup;
 
   dd_grpc_opts gopts = DD_GRPC_OPTS_INIT;
   gopts.listen = cfg->grpc_listen;
   gopts.threads = cfg->threads;
   gopts.max_message_bytes = cfg->max_message_bytes;
-  gopts.app = app;
-  gopts.auth = dd_app_auth;
   gopts.shutdown_grace_ms = cfg->shutdown_grace_ms;
   gopts.tls = tls ? &tls->pem : NULL;
   main_grpc_limits(&gopts, cfg);
-  if ((rc = dd_grpc_server_start(&grpc, &gopts, methods, n_methods)) != 0) goto cleanup;
+  if ((rc = dd_grpc_server_start(&grpc, &gopts, reg)) != 0) goto cleanup;
 
   printf("deltad: gRPC listening on %s:%d\n", host, dd_grpc_server_port(grpc));
   printf("deltad: REST listening on %s%s\n", public_url, cfg->base_path);
@@ -173,6 +174,7 @@ cleanup:
   dd_http_server_stop(http);
   dd_grpc_server_free(grpc);
   dd_http_server_free(http);
+  dd_call_registry_free(reg);
   dd_app_close(app);
   dd_tls_files_free(tls);
   free(token_path);

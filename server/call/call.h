@@ -78,6 +78,10 @@ typedef enum {
 int dd_call_authenticate(const dd_call_registry *r, const dd_method *m, dd_call_auth_kind kind,
                          const char *authorization, const char *api_key, dd_principal *who,
                          rg_ticket *ticket);
+/* Only the token part of dd_call_authenticate (for a native codec that authorizes and
+ * admits by itself): *who from the token, or DD_EUNAUTH. */
+int dd_call_authenticate_token(const dd_call_registry *r, dd_call_auth_kind kind,
+                               const char *authorization, const char *api_key, dd_principal *who);
 /* The token of a header value "Bearer <token>" (spaces trimmed; *len bytes, not
  * NUL-terminated), or NULL. */
 const char *dd_call_bearer(const char *value, size_t *len);
@@ -165,6 +169,9 @@ typedef struct dd_call_stream_hooks {
    * into the stream. NULL for a blocking transport. */
   void (*suspend)(void *cls);
   void (*resume)(void *cls);
+  /* Called once when the stream is freed (both the producer and the transport are done
+   * with it), or when dd_call_stream_start fails; may be NULL. */
+  void (*release_cls)(void *cls);
 } dd_call_stream_hooks;
 
 typedef struct dd_call_runner dd_call_runner;
@@ -182,7 +189,8 @@ void dd_call_runner_free(dd_call_runner *rn);
 
 /* Starts m on req (taken: freed by the stream) for who (copied), with headers[0..2n)
  * (name, value pairs; copied), the registry's app and deadline_ms. *out is the
- * transport's reference until dd_call_stream_release. On failure req is freed too. */
+ * transport's reference until dd_call_stream_release. On failure req is freed and
+ * hooks->release_cls called too. */
 int dd_call_stream_start(dd_call_stream **out, dd_call_runner *rn, const dd_call_registry *r,
                          const dd_method *m, ProtobufCMessage *req, const dd_principal *who,
                          const char *const *headers, size_t n_headers, int64_t deadline_ms,

@@ -10,8 +10,9 @@
  * protobuf_c_message_free_unpacked(*out, NULL): every string, array and sub-message in it
  * must be malloc'ed (never a string literal). A streaming handler sends each message with
  * call->send (the handler keeps ownership of what it sends) and leaves *out NULL; send
- * refuses a unary handler, a message of another type, and a call past its deadline
- * (DD_EDEADLINE) or whose client went away (DD_ECANCELLED). A unary handler may instead
+ * refuses a unary handler and a message of another type, and returns DD_ECANCELLED once
+ * the client went away or the deadline passed (the handler returns that code; the core
+ * reports DD_EDEADLINE for the latter). A unary handler may instead
  * answer with a file (dd_call_reply_file), leaving *out NULL.
  * Errors: return a DD_E* code with dd_err_set(); the transport maps it through the one
  * table of server/call/call.h (dd_call_status_*) and sends dd_err_msg() as the message.

@@ -1,12 +1,13 @@
-/* grpc_call.c: what every call needs before and after its handler: the handler's dd_call
- * (request metadata copied into NUL-terminated strings, the deadline in epoch ms),
- * authentication and authorization, admission, request decoding (bounded by
- * req_guard.h), response encoding and the status op; and the two
- * fully asynchronous paths: unary methods and methods nobody registered. */
+/* grpc_call.c: what every call needs around the call core (call.h): request metadata
+ * copied into NUL-terminated strings, the deadline in epoch ms, authentication through
+ * dd_call_authenticate, request decoding (bounded by req_guard.h), dd_call_run with a
+ * sink that packs each reply, and the status op; and the two fully asynchronous paths:
+ * unary methods and methods nobody registered. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/slice.h>
@@ -15,19 +16,13 @@
 #include "common/err.h"
 #include "server/grpc/grpc_int.h"
 
-/* ---- the handler's context ---- */
+/* ---- the call's context ---- */
 
-static const char *call__header(dd_call *ctx, const char *name) {
-  dd_grpc__call *c = ctx->transport;
+static const char *call__header(void *cls, const char *name) {
+  dd_grpc__call *c = cls;
   for (size_t i = 0; i < c->n_hdr; i++)
     if (strcasecmp(c->hdr[2 * i], name) == 0) return c->hdr[2 * i + 1];
   return NULL;
-}
-
-static int call__send_unary(dd_call *ctx, const ProtobufCMessage *msg) {
-  (void)ctx;
-  (void)msg;
-  return dd_err_set(DD_EINTERNAL, "send called by a unary handler");
 }
 
 /* Copies the request metadata (slices are not NUL-terminated) into one allocation:
@@ -57,11 +52,12 @@ static bool call__no_deadline(gpr_timespec d) {
   return gpr_time_cmp(d, gpr_inf_future(d.clock_type)) == 0;
 }
 
-/* Server deadlines arrive on GPR_CLOCK_MONOTONIC; handlers get epoch ms (realtime). */
+/* Server deadlines arrive on GPR_CLOCK_MONOTONIC; the call core takes epoch ms (realtime). */
 static int64_t call__deadline_ms(gpr_timespec d) {
   if (call__no_deadline(d)) return 0;
   gpr_timespec rt = gpr_convert_clock_type(d, GPR_CLOCK_REALTIME);
-  return rt.tv_sec * 1000 + rt.tv_nsec / 1000000;
+  int64_t ms = rt.tv_sec * 1000 + rt.tv_nsec / 1000000;
+  return ms > 0 ? ms : 1; /* 0 would mean none */
 }
 
 bool dd_grpc__deadline_passed(const dd_grpc__call *c) {
@@ -72,42 +68,17 @@ bool dd_grpc__deadline_passed(const dd_grpc__call *c) {
 int dd_grpc__ctx_init(dd_grpc__call *c) {
   memset(&c->principal, 0, sizeof c->principal);
   c->principal.kind = DD_PRINCIPAL_NONE;
-  c->ctx.principal = &c->principal;
-  c->ctx.deadline_ms = call__deadline_ms(c->deadline);
-  c->ctx.app = c->srv->opts.app;
-  c->ctx.send = call__send_unary;
-  c->ctx.header = call__header;
-  c->ctx.transport = c;
+  c->deadline_ms = call__deadline_ms(c->deadline);
   return call__copy_headers(c);
 }
 
-/* ---- authentication, decoding, encoding ---- */
+/* ---- authentication, decoding, encoding, running ---- */
 
-static const char *call__bearer(const char *v, size_t *len) {
-  if (strncasecmp(v, "Bearer ", 7) != 0) return NULL;
-  v += 7;
-  while (*v == ' ') v++;
-  size_t n = strlen(v);
-  while (n && v[n - 1] == ' ') n--;
-  *len = n;
-  return n ? v : NULL;
-}
-
-/* Authenticates the caller and authorizes the method for it (handler.h), both before the
- * request is decoded. */
+/* Authenticates the caller, authorizes the method for it and admits the call, all before
+ * the request is decoded (call.h). */
 int dd_grpc__authenticate(dd_grpc__call *c) {
-  if (c->method->m.flags & DD_METHOD_PUBLIC) return 0;
-  const char *v = call__header(&c->ctx, "authorization");
-  if (!v) return dd_err_set(DD_EUNAUTH, "missing 'authorization' metadata (expected 'Bearer <token>')");
-  size_t len = 0;
-  const char *token = call__bearer(v, &len);
-  if (!token) return dd_err_set(DD_EUNAUTH, "'authorization' metadata is not 'Bearer <token>'");
-  if (!c->srv->opts.auth) return dd_err_set(DD_EUNAUTH, "this server accepts no tokens");
-  dd_err_clear();
-  int rc = c->srv->opts.auth(c->srv->opts.app, token, len, &c->principal);
-  if (rc && !*dd_err_msg()) dd_err_set(rc, "invalid bearer token");
-  if (!rc) rc = dd_method_authorize(&c->method->m, &c->principal);
-  return rc ? rc : rg_admit(&c->admit, &c->principal);
+  return dd_call_authenticate(c->srv->reg, &c->method->m, DD_CALL_AUTH_GRPC,
+                              call__header(c, "authorization"), NULL, &c->principal, &c->admit);
 }
 
 int dd_grpc__decode(dd_grpc__call *c, ProtobufCMessage **out) {
@@ -126,10 +97,6 @@ int dd_grpc__decode(dd_grpc__call *c, ProtobufCMessage **out) {
 
 int dd_grpc__encode(dd_grpc__call *c, const ProtobufCMessage *msg, grpc_byte_buffer **out) {
   *out = NULL;
-  const ProtobufCMessageDescriptor *want = c->method->m.output;
-  if (!msg || msg->descriptor != want)
-    return dd_err_set(DD_EINTERNAL, "handler of %s replied with %s, not %s", c->method->m.path,
-                      msg ? msg->descriptor->name : "nothing", want->name);
   size_t n = protobuf_c_message_get_packed_size(msg);
   if (n > c->srv->opts.max_message_bytes)
     return dd_err_set(DD_ENOMEM, "response message of %zu bytes exceeds the limit of %zu bytes", n,
@@ -139,6 +106,24 @@ int dd_grpc__encode(dd_grpc__call *c, const ProtobufCMessage *msg, grpc_byte_buf
   *out = grpc_raw_byte_buffer_create(&s, 1);
   grpc_slice_unref(s);
   return 0;
+}
+
+int dd_grpc__run(dd_grpc__call *c, int (*send)(void *cls, const ProtobufCMessage *msg)) {
+  ProtobufCMessage *req = NULL;
+  dd_call_result res;
+  int rc = dd_grpc__ctx_init(c);
+  if (!rc) rc = dd_grpc__authenticate(c);
+  if (!rc) rc = dd_grpc__decode(c, &req);
+  if (!rc) {
+    dd_call_sink sink = {.cls = c, .header = call__header, .send = send};
+    rc = dd_call_run(c->srv->reg, &c->method->m, req, &c->principal, c->deadline_ms, &sink, &res);
+    if (res.file_fd >= 0) {
+      close(res.file_fd);
+      if (!rc) rc = dd_err_set(DD_EINTERNAL, "%s answered with a file, which gRPC cannot send", c->method->m.path);
+    }
+  }
+  if (req) protobuf_c_message_free_unpacked(req, NULL);
+  return rc;
 }
 
 /* ---- status ---- */
@@ -170,22 +155,15 @@ static void call__op(grpc_op *op, grpc_op_type type) {
 
 /* ---- unary and unknown methods ---- */
 
-static int call__run_unary(dd_grpc__call *c) {
-  ProtobufCMessage *req = NULL, *resp = NULL;
-  int rc = dd_grpc__ctx_init(c);
-  if (!rc && dd_grpc__deadline_passed(c)) rc = dd_err_set(DD_ECANCELLED, "deadline exceeded before the call ran");
-  if (!rc) rc = dd_grpc__authenticate(c);
-  if (!rc) rc = dd_grpc__decode(c, &req);
-  if (!rc) rc = c->method->m.fn(&c->ctx, req, &resp);
-  if (!rc) rc = dd_grpc__encode(c, resp, &c->send_bb);
-  if (req) protobuf_c_message_free_unpacked(req, NULL);
-  if (resp) protobuf_c_message_free_unpacked(resp, NULL);
-  return rc;
+/* The unary reply: packed for the one final batch. */
+static int call__send_unary(void *cls, const ProtobufCMessage *msg) {
+  dd_grpc__call *c = cls;
+  return dd_grpc__encode(c, msg, &c->send_bb);
 }
 
 void dd_grpc__serve_unary(dd_grpc__call *c) {
   dd_err_clear();
-  int rc = call__run_unary(c);
+  int rc = dd_grpc__run(c, call__send_unary);
   grpc_op ops[4];
   size_t n = 0;
   call__op(&ops[n++], GRPC_OP_SEND_INITIAL_METADATA);

@@ -117,8 +117,8 @@ struct dd_grpc__call {
   grpc_byte_buffer *payload;
   grpc_call_details details; /* unknown methods only */
   dd_grpc__tag t_new, t_done, t_send, t_recv, t_close, t_status;
-  /* The handler's view. */
-  dd_call ctx;
+  /* The call's view (call.h). */
+  int64_t deadline_ms; /* epoch ms, 0: none */
   dd_principal principal;
   rg_ticket admit; /* admission (req_guard.h), held from authentication until freed */
   char **hdr; /* 2*n_hdr strings: name, value, ...; one allocation */
@@ -140,6 +140,7 @@ struct dd_grpc__call {
 
 struct dd_grpc_server {
   dd_grpc_opts opts;
+  const dd_call_registry *reg; /* the methods, app and auth (borrowed) */
   char *listen;
   grpc_server *gs;
   int port;
@@ -183,6 +184,9 @@ int dd_grpc__ctx_init(dd_grpc__call *c);
 int dd_grpc__authenticate(dd_grpc__call *c);
 int dd_grpc__decode(dd_grpc__call *c, ProtobufCMessage **out);
 int dd_grpc__encode(dd_grpc__call *c, const ProtobufCMessage *msg, grpc_byte_buffer **out);
+/* Authenticates, decodes and runs the call through dd_call_run; send packs and sends
+ * each reply (the unary one, or each streamed message). 0 or the call's code. */
+int dd_grpc__run(dd_grpc__call *c, int (*send)(void *cls, const ProtobufCMessage *msg));
 bool dd_grpc__deadline_passed(const dd_grpc__call *c);
 /* Fills op with SEND_STATUS_FROM_SERVER for rc (message from dd_err_msg()). */
 void dd_grpc__status_op(dd_grpc__call *c, int rc, grpc_op *op);

@@ -39,7 +39,8 @@ static int srv__add_method(dd_grpc_server *s, const dd_method *m, dd_grpc__kind 
   return 0;
 }
 
-static int srv__build_methods(dd_grpc_server *s, const dd_method *methods, size_t n) {
+static int srv__build_methods(dd_grpc_server *s) {
+  size_t n = dd_call_registry_count(s->reg);
   static const dd_method reflection = {DD_GRPC__REFLECTION_PATH,
                                        &grpc__reflection__v1alpha__server_reflection_request__descriptor,
                                        &grpc__reflection__v1alpha__server_reflection_response__descriptor,
@@ -47,8 +48,9 @@ static int srv__build_methods(dd_grpc_server *s, const dd_method *methods, size_
   s->methods = calloc(n + 3, sizeof *s->methods);
   if (!s->methods) return dd_err_set(DD_ENOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) {
-    dd_grpc__kind kind = methods[i].flags & DD_METHOD_STREAMING ? DD_GRPC__K_STREAM : DD_GRPC__K_UNARY;
-    int rc = srv__add_method(s, &methods[i], kind, DD_GRPC__PREPOST);
+    const dd_method *m = dd_call_registry_method(s->reg, i);
+    dd_grpc__kind kind = m->flags & DD_METHOD_STREAMING ? DD_GRPC__K_STREAM : DD_GRPC__K_UNARY;
+    int rc = srv__add_method(s, m, kind, DD_GRPC__PREPOST);
     if (rc) return rc;
   }
   int rc = srv__add_method(s, &dd_grpc__health_check_method, DD_GRPC__K_UNARY, DD_GRPC__PREPOST_BUILTIN);
@@ -231,10 +233,9 @@ static void srv__free_memory(dd_grpc_server *s) {
   free(s);
 }
 
-int dd_grpc_server_start(dd_grpc_server **out, const dd_grpc_opts *opts, const dd_method *methods,
-                         size_t n_methods) {
+int dd_grpc_server_start(dd_grpc_server **out, const dd_grpc_opts *opts, const dd_call_registry *reg) {
   int rc = 0;
-  if (!out || !opts || (n_methods && !methods)) return dd_err_set(DD_EINVAL, "bad arguments");
+  if (!out || !opts || !reg) return dd_err_set(DD_EINVAL, "bad arguments");
   *out = NULL;
   dd_grpc_server *s = calloc(1, sizeof *s);
   if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
@@ -242,8 +243,9 @@ int dd_grpc_server_start(dd_grpc_server **out, const dd_grpc_opts *opts, const d
   pthread_cond_init(&s->cv, NULL);
   pthread_mutex_init(&s->tls_mu, NULL);
   s->t_shutdown.op = DD_GRPC__T_SHUTDOWN;
+  s->reg = reg;
   if ((rc = srv__init_opts(s, opts))) goto cleanup;
-  if ((rc = srv__build_methods(s, methods, n_methods))) goto cleanup;
+  if ((rc = srv__build_methods(s))) goto cleanup;
   if ((rc = srv__build_services(s))) goto cleanup;
   grpc_init();
   s->grpc_inited = true;

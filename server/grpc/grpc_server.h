@@ -1,9 +1,10 @@
 /* grpc_server.h: deltad's gRPC transport, built on gRPC core's C API.
  *
- * It serves a table of dd_method (server/call/handler.h) over HTTP/2: it authenticates
- * each call (metadata "authorization: Bearer <token>" through opts.auth, unless the
- * method is DD_METHOD_PUBLIC), decodes the request with protobuf-c, calls the handler on
- * one of its worker threads and sends the response or the handler's status and message.
+ * It serves the methods of a call registry (server/call/call.h) over HTTP/2: it
+ * authenticates each call (metadata "authorization: Bearer <token>" through the
+ * registry's auth, unless the method is DD_METHOD_PUBLIC), decodes the request with
+ * protobuf-c, runs it through dd_call_run on one of its worker threads and sends the
+ * response or the call's status and message (DEADLINE_EXCEEDED past the deadline).
  * It also serves grpc.health.v1.Health and grpc.reflection.v1alpha.ServerReflection,
  * both public. With opts.tls it listens with TLS only (grpc_tls.c: optional client
  * certificates, certificate swap with dd_grpc_server_set_tls). How it works inside:
@@ -19,7 +20,7 @@
 #include <stddef.h>
 
 #include "common/tls.h"
-#include "server/call/handler.h"
+#include "server/call/call.h"
 
 typedef struct dd_grpc_server dd_grpc_server;
 
@@ -27,8 +28,6 @@ typedef struct dd_grpc_opts {
   const char *listen;       /* "host:port"; port 0 picks a free one (see _port) */
   int threads;              /* worker threads (one completion queue each); 0 = cores */
   size_t max_message_bytes; /* largest request or response message; 0 = 16 MiB */
-  void *app;                /* given to handlers as dd_call.app and to auth */
-  dd_auth_fn auth;          /* NULL: every non-public method answers UNAUTHENTICATED */
   int shutdown_grace_ms;    /* how long shutdown lets calls finish before cancelling */
   const dd_tls_pem *tls;    /* NULL: plaintext; else TLS (borrowed during start only) */
   /* Connections (gRPC core channel args; 0 = gRPC's default, which for idle and age is
@@ -48,18 +47,17 @@ typedef struct dd_grpc_opts {
   int max_concurrent_streams;
 } dd_grpc_opts;
 #define DD_GRPC_OPTS_INIT                                                                   \
-  {.listen = "127.0.0.1:50051", .threads = 0, .max_message_bytes = 16u << 20, .app = NULL, \
-   .auth = NULL, .shutdown_grace_ms = 5000, .keepalive_time_ms = 120000,                   \
+  {.listen = "127.0.0.1:50051", .threads = 0, .max_message_bytes = 16u << 20,              \
+   .shutdown_grace_ms = 5000, .keepalive_time_ms = 120000,                                 \
    .keepalive_timeout_ms = 20000, .handshake_timeout_ms = 20000,                           \
    .max_connection_idle_ms = 300000, .max_connection_age_ms = 0,                           \
    .max_connection_age_grace_ms = 60000, .max_concurrent_streams = 128}
 
-/* Registers methods[0..n_methods) (the table must outlive the server), listens on
- * opts->listen and starts the worker threads. Returns DD_EINVAL for bad options or a
- * duplicate/invalid method path, DD_EIO "cannot listen on ..." when the address cannot
+/* Registers the methods of reg (which must outlive the server), listens on opts->listen
+ * and starts the worker threads. Returns DD_EINVAL for bad options or an invalid method
+ * path, DD_EIO "cannot listen on ..." when the address cannot
  * be bound (in use, bad host). On success *out belongs to the caller: dd_grpc_server_free. */
-int dd_grpc_server_start(dd_grpc_server **out, const dd_grpc_opts *opts, const dd_method *methods,
-                         size_t n_methods);
+int dd_grpc_server_start(dd_grpc_server **out, const dd_grpc_opts *opts, const dd_call_registry *reg);
 
 /* The bound TCP port (the chosen one when the listen address said port 0). */
 int dd_grpc_server_port(const dd_grpc_server *s);

@@ -25,8 +25,8 @@ static int stream__cancelled(dd_grpc__call *c) {
   return dd_err_set(DD_ECANCELLED, "the call was cancelled");
 }
 
-static int stream__send(dd_call *ctx, const ProtobufCMessage *msg) {
-  dd_grpc__call *c = ctx->transport;
+static int stream__send(void *cls, const ProtobufCMessage *msg) {
+  dd_grpc__call *c = cls;
   if (stream__gone(c)) return stream__cancelled(c);
   grpc_byte_buffer *bb = NULL;
   int rc = dd_grpc__encode(c, msg, &bb);
@@ -48,19 +48,6 @@ static int stream__send(dd_call *ctx, const ProtobufCMessage *msg) {
   return ev.success ? 0 : stream__cancelled(c);
 }
 
-static int stream__run(dd_grpc__call *c) {
-  ProtobufCMessage *req = NULL, *resp = NULL;
-  int rc = dd_grpc__ctx_init(c);
-  c->ctx.send = stream__send;
-  if (!rc && dd_grpc__deadline_passed(c)) rc = dd_err_set(DD_ECANCELLED, "deadline exceeded before the call ran");
-  if (!rc) rc = dd_grpc__authenticate(c);
-  if (!rc) rc = dd_grpc__decode(c, &req);
-  if (!rc) rc = c->method->m.fn(&c->ctx, req, &resp);
-  if (req) protobuf_c_message_free_unpacked(req, NULL);
-  if (resp) protobuf_c_message_free_unpacked(resp, NULL); /* streaming handlers reply by send */
-  return rc;
-}
-
 void dd_grpc__serve_stream(dd_grpc__call *c) {
   grpc_op ops[2];
   memset(ops, 0, sizeof ops);
@@ -70,7 +57,7 @@ void dd_grpc__serve_stream(dd_grpc__call *c) {
   if (!close_started) c->closed = true;
 
   dd_err_clear();
-  int rc = stream__run(c);
+  int rc = dd_grpc__run(c, stream__send);
 
   size_t n = 0;
   memset(ops, 0, sizeof ops);

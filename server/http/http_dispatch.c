@@ -1,10 +1,13 @@
-/* http_dispatch.c: serves the generated routes: authenticates, transcodes the HTTP
- * request into the method's request message (google.api.http rules), calls the handler
- * and turns its reply or its error into the HTTP response (streams: http_stream.c). */
+/* http_dispatch.c: serves the generated routes: finds the route in the call registry,
+ * authenticates (dd_call_authenticate), takes the deadline from grpc-timeout, transcodes
+ * the HTTP request into the method's request message (google.api.http rules), runs it
+ * through the call core and turns its reply or its error into the HTTP response (streams
+ * and the epoll pool: http_stream.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "common/err.h"
 #include "server/http/http_int.h"
@@ -44,28 +47,13 @@ enum MHD_Result http__queue_error(struct MHD_Connection *c, int code, int http_s
 
 /* ---- authentication ------------------------------------------------------------------ */
 
-const char *http__token(struct MHD_Connection *c, size_t *len) {
-  const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-  const char *tok = NULL;
-  if (h && strncasecmp(h, "Bearer ", 7) == 0) tok = h + 7;
-  else tok = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "x-api-key");
-  if (!tok) return NULL;
-  while (*tok == ' ') tok++;
-  size_t n = strlen(tok);
-  while (n > 0 && tok[n - 1] == ' ') n--;
-  *len = n;
-  return n ? tok : NULL;
+static const char *http__hdr(struct MHD_Connection *c, const char *name) {
+  return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
 }
 
 int http__authenticate(dd_http_server *srv, struct MHD_Connection *c, dd_principal *out) {
-  memset(out, 0, sizeof *out);
-  if (!srv->opts.auth) return 0;
-  size_t len = 0;
-  const char *tok = http__token(c, &len);
-  if (!tok) return dd_err_set(DD_EUNAUTH, "missing bearer token (Authorization: Bearer or x-api-key)");
-  int rc = srv->opts.auth(srv->opts.app, tok, len, out);
-  if (rc != 0) return dd_err_set(DD_EUNAUTH, "invalid token");
-  return 0;
+  return dd_call_authenticate_token(srv->reg, DD_CALL_AUTH_REST, http__hdr(c, MHD_HTTP_HEADER_AUTHORIZATION),
+                                    http__hdr(c, "x-api-key"), out);
 }
 
 /* ---- transcoding: HTTP -> request message -------------------------------------------- */
@@ -163,17 +151,6 @@ static int build_request(http_req *rq, const dd_api_route *route, const dd_metho
 
 /* ---- calling the handler ------------------------------------------------------------- */
 
-static const char *call_header(dd_call *call, const char *name) {
-  http_req *rq = call->transport;
-  return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
-}
-
-static int call_send_unary(dd_call *call, const ProtobufCMessage *msg) {
-  (void)call;
-  (void)msg;
-  return dd_err_set(DD_EINTERNAL, "send() called by a unary handler");
-}
-
 int http__reply_json(const ProtobufCMessage *out, char **body) {
   *body = NULL;
   if (!out) return dd_err_set(DD_EINTERNAL, "handler returned no response");
@@ -183,21 +160,42 @@ int http__reply_json(const ProtobufCMessage *out, char **body) {
   return *body ? 0 : dd_err_set(DD_EINTERNAL, "cannot encode the response: %s", dd_err_msg());
 }
 
-static enum MHD_Result reply_unary(http_req *rq, ProtobufCMessage *out) {
+/* The sink of a unary call run on the connection's thread: the reply's JSON text. */
+typedef struct unary_sink {
+  http_req *rq;
   char *body;
-  if (http__reply_json(out, &body) != 0) return http__queue_error(rq->conn, DD_EINTERNAL, 0, dd_err_msg());
-  return http__queue_body(rq->conn, 200, "application/json", body, strlen(body));
+} unary_sink;
+
+static const char *unary_header(void *cls, const char *name) {
+  return http__hdr(((unary_sink *)cls)->rq->conn, name);
 }
 
-static enum MHD_Result call_handler(http_req *rq, const dd_method *method, const dd_principal *who,
-                                    const ProtobufCMessage *req) {
-  dd_call call = {.principal = who, .app = rq->srv->opts.app, .send = call_send_unary, .header = call_header, .transport = rq};
-  ProtobufCMessage *out = NULL;
+static int unary_send(void *cls, const ProtobufCMessage *msg) {
+  return http__reply_json(msg, &((unary_sink *)cls)->body);
+}
+
+static enum MHD_Result call_unary(http_req *rq, const dd_method *method, const dd_principal *who,
+                                  const ProtobufCMessage *req, int64_t deadline_ms) {
+  unary_sink us = {.rq = rq};
+  dd_call_sink sink = {.cls = &us, .header = unary_header, .send = unary_send};
+  dd_call_result res;
   dd_err_clear();
-  int rc = method->fn(&call, req, &out);
-  enum MHD_Result r = rc != 0 ? http__queue_error(rq->conn, rc, 0, dd_err_msg()) : reply_unary(rq, out);
-  protobuf_c_message_free_unpacked(out, NULL);
-  return r;
+  int rc = dd_call_run(rq->srv->reg, method, req, who, deadline_ms, &sink, &res);
+  if (rc) {
+    free(us.body);
+    return http__queue_error(rq->conn, rc, 0, dd_err_msg());
+  }
+  if (res.file_fd >= 0) {
+    struct MHD_Response *r = MHD_create_response_from_fd_at_offset64(res.file_len, res.file_fd, res.file_off);
+    if (!r) {
+      close(res.file_fd);
+      return MHD_NO;
+    }
+    enum MHD_Result ok = MHD_queue_response(rq->conn, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ok;
+  }
+  return http__queue_body(rq->conn, 200, "application/json", us.body, strlen(us.body));
 }
 
 /* 405 with the Allow header RFC 9110 asks for. */
@@ -217,39 +215,33 @@ static enum MHD_Result queue_not_allowed(struct MHD_Connection *c, const char *a
 
 enum MHD_Result http__dispatch_route(http_req *rq, const char *path) {
   dd_http_server *s = rq->srv;
-  dd_call_match m;
+  dd_call_route rt;
   /* HEAD is GET without the body (MHD drops the body of a HEAD reply) */
   const char *verb = strcmp(rq->method, "HEAD") == 0 ? "GET" : rq->method;
-  int rc = dd_call_router_match(s->router, verb, path, &m);
-  if (rc == DD_EUNSUPPORTED) return queue_not_allowed(rq->conn, m.allow);
+  int rc = dd_call_route_match(s->reg, verb, path, &rt);
+  if (rc == DD_EUNSUPPORTED) return queue_not_allowed(rq->conn, rt.match.allow);
   if (rc != 0) return http__queue_error(rq->conn, rc, 0, dd_err_msg());
-  const dd_method *method = s->methods[m.route];
-  const dd_api_route *route = &s->routes[m.route];
+  const dd_method *method = rt.method;
   dd_principal who;
   ProtobufCMessage *req = NULL;
+  int64_t deadline = 0;
   enum MHD_Result r;
-  if (!(method->flags & DD_METHOD_PUBLIC) && (rc = http__authenticate(s, rq->conn, &who)) != 0) {
-    r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
-    goto cleanup;
-  }
-  if (method->flags & DD_METHOD_PUBLIC) memset(&who, 0, sizeof who);
-  if ((rc = dd_method_authorize(method, &who)) != 0 || /* before the body is parsed */
-      (!(method->flags & DD_METHOD_PUBLIC) && (rc = rg_admit(&rq->admit, &who)) != 0)) {
-    r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
-    goto cleanup;
-  }
-  if ((rc = build_request(rq, route, method, &m, &req)) != 0) {
+  /* the token, the method's authorization and admission, all before the body is parsed */
+  if ((rc = dd_call_authenticate(s->reg, method, DD_CALL_AUTH_REST, http__hdr(rq->conn, MHD_HTTP_HEADER_AUTHORIZATION),
+                                 http__hdr(rq->conn, "x-api-key"), &who, &rq->admit)) != 0 ||
+      (rc = dd_call_parse_timeout(http__hdr(rq->conn, "grpc-timeout"), &deadline)) != 0 ||
+      (rc = build_request(rq, rt.route, method, &rt.match, &req)) != 0) {
     r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
     goto cleanup;
   }
   if ((method->flags & DD_METHOD_STREAMING) || s->opts.threads > 0) {
-    r = http__stream_start(rq, method, &who, req); /* takes req; see http_stream.c */
+    r = http__stream_start(rq, method, req, &who, deadline, http__json_codec(method)); /* takes req */
     req = NULL;
   } else {
-    r = call_handler(rq, method, &who, req);
+    r = call_unary(rq, method, &who, req, deadline);
   }
 cleanup:
   protobuf_c_message_free_unpacked(req, NULL);
-  dd_call_match_clear(&m);
+  dd_call_route_clear(&rt);
   return r;
 }

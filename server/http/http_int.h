@@ -14,10 +14,11 @@
  *     in-flight requests.
  * Alongside, http_conn.c tracks each connection's phase (headers, body, busy) for the
  * header and body deadlines the watchdog enforces; the steps above move it along.
- * Streaming methods run on their own thread and are pulled by MHD (http_stream.c). Unary
- * handlers run in the connection's own thread in thread-per-connection mode; in the epoll
- * pool they too run on their own thread while the connection is suspended, so a slow
- * handler holds up no other connection.
+ * Every generated route runs through the call core (call.h): streaming methods on the
+ * runner's producer threads, pulled by MHD (http_stream.c); unary handlers through
+ * dd_call_run on the connection's own thread in thread-per-connection mode, and in the
+ * epoll pool on the runner's workers while the connection is suspended, so a slow
+ * handler holds up no other connection. A grpc-timeout header sets the call's deadline.
  * URL unescaping by MHD is switched off: paths and query strings arrive raw and are
  * decoded here, so "%2F" inside a path variable is not taken for a separator. */
 #ifndef DD_SERVER_HTTP_HTTP_INT_H
@@ -49,26 +50,17 @@ struct dd_http_server {
   dd_http_opts opts;
   char *listen;    /* owned copy of opts.listen */
   char *base_path; /* owned, without a trailing '/' */
-  dd_api_route *routes;     /* served routes (those whose method is in the table) */
-  const dd_method **methods; /* methods[i] serves routes[i] */
-  size_t n_routes;
-  dd_call_router *router;
+  const dd_call_registry *reg; /* methods, routes, app and auth (borrowed) */
+  dd_call_runner *runner;       /* producer threads and the epoll pool's workers */
   http_native *natives;
   size_t n_natives;
   struct MHD_Daemon *mhd;
   int port;
-  pthread_mutex_t mu; /* guards in_flight, producers, streams (and each stream's refs) */
-  pthread_cond_t idle; /* signalled when in_flight or producers drops to 0 */
+  int listen_fd;  /* bound by dd_http_server_bind until MHD takes it at start; -1 */
+  int listen_v6;
+  pthread_mutex_t mu;  /* guards in_flight */
+  pthread_cond_t idle; /* signalled when in_flight drops to 0 */
   int in_flight;       /* requests between their first call and completion */
-  int producers;       /* streaming handler threads still running */
-  http_stream *streams; /* live streams, for stop() */
-  /* epoll pool only: workers running unary handlers (http_stream.c) */
-  pthread_t *workers;
-  size_t n_workers;
-  pthread_mutex_t jobs_mu; /* guards jobs_head, jobs_tail, jobs_stop */
-  pthread_cond_t jobs_cv;
-  http_stream *jobs_head, *jobs_tail;
-  int jobs_stop;
   /* TLS (http_tls.c); tls_keys is NULL on a plaintext server */
   http_tls_keys *tls_keys; /* the current set; replaced under http_tls.c's lock */
   dd_tls_client_auth tls_client_auth;
@@ -132,24 +124,31 @@ typedef struct dd_http__codec {
   const char *content_type; /* of a successful streamed reply, e.g. "application/x-ndjson" */
 } dd_http__codec;
 /* Runs m on req (taken) for who with the request's deadline (grpc-timeout) and answers
- * over MHD through codec (copied; its cls is freed when the request ends, also on
- * failure). The access handler calls http__stream_answer again once resumed. */
+ * over MHD through codec (copied; its cls is freed by free_cls once both the producer and
+ * the HTTP side are done, also on failure). The access handler calls
+ * http__stream_answer again once resumed. */
 enum MHD_Result dd_http__run_codec(http_req *rq, const dd_method *m, ProtobufCMessage *req,
                                    const dd_principal *who, const dd_http__codec *codec);
 
-/* http_stream.c: runs a method on its own thread (takes req) and answers NDJSON for a
- * streaming one, JSON for a unary one; http__stream_answer is called again when the connection was suspended waiting
- * for the first line; request_done lets go of a stream never answered; cancel_all is
- * for stop(). */
-enum MHD_Result http__stream_start(http_req *rq, const dd_method *method, const dd_principal *who,
-                                   ProtobufCMessage *req);
+/* http_stream.c: runs m on req (taken) through the runner with codec (copied; its cls is
+ * freed by codec->free_cls once the stream is done, also on failure) and answers: NDJSON
+ * or a codec's stream for a streaming method, one reply for a unary one.
+ * http__stream_answer is called again when the connection was suspended waiting for
+ * the first bytes; request_done lets go of a stream never answered. */
+enum MHD_Result http__stream_start(http_req *rq, const dd_method *m, ProtobufCMessage *req,
+                                   const dd_principal *who, int64_t deadline_ms,
+                                   const dd_http__codec *codec);
 enum MHD_Result http__stream_answer(http_req *rq);
 void http__stream_request_done(http_req *rq);
-void http__streams_cancel_all(dd_http_server *s);
-/* http_stream.c: the unary-call workers of the epoll pool (4 per pool thread). Stop runs
- * after every queued call has finished. */
-int http__workers_start(dd_http_server *s);
-void http__workers_stop(dd_http_server *s);
+/* The generated routes' codec: proto3 JSON, one line per message for a streaming method. */
+const dd_http__codec *http__json_codec(const dd_method *m);
+/* A codec's answer once ready (takes st). */
+enum MHD_Result http__codec_answer(http_req *rq, http_stream *st, int rc, const char *msg,
+                                   bool queued, dd_call_result *res);
+/* http_native.c: fills a reply with fill (0, or a DD_E* code for the standard JSON error)
+ * and queues it. */
+enum MHD_Result http__native_reply(http_req *rq, int (*fill)(void *cls, dd_http_reply *rep),
+                                   void *cls);
 
 /* http_dispatch.c: the JSON text of a unary reply (malloc'ed) into *body; 0 or
  * DD_EINTERNAL (no reply, or it cannot be encoded). */
@@ -164,9 +163,8 @@ enum MHD_Result http__queue_error(struct MHD_Connection *c, int code, int http_s
 /* Queues a malloc'ed body (ownership passes to MHD) with a content type. */
 enum MHD_Result http__queue_body(struct MHD_Connection *c, int status, const char *ctype,
                                  char *body, size_t len);
-/* The bearer token of the request (Authorization: Bearer, else x-api-key), or NULL. */
-const char *http__token(struct MHD_Connection *c, size_t *len);
-/* Authenticates the request through srv->opts.auth (principal NONE when auth is NULL). */
+/* Authenticates the request's token (Authorization: Bearer, else x-api-key) through the
+ * registry (dd_call_authenticate_token). */
 int http__authenticate(dd_http_server *srv, struct MHD_Connection *c, dd_principal *out);
 
 /* http_conn.c: MHD's connection notification (tracks every connection), the accept

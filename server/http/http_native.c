@@ -131,8 +131,8 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
   ssize_t n = st->fn(st->cls, pos, buf, max);
   http__conn_touch(st->srv, st->conn, t0); /* a slow producer is not an idle client */
   if (n == DD_HTTP_STREAM_END) return MHD_CONTENT_READER_END_OF_STREAM;
-  if (n <= 0) return MHD_CONTENT_READER_END_WITH_ERROR;
-  return n;
+  if (n < 0) return MHD_CONTENT_READER_END_WITH_ERROR;
+  return n; /* 0: the call core's reader suspended the connection (http_stream.c) */
 }
 
 static void stream_free(void *cls) {
@@ -182,5 +182,22 @@ enum MHD_Result http__dispatch_native(http_req *rq, const http_native *nat) {
   }
   reply_clear(&rep);
   for (size_t i = 0; i < req.n_decoded; i++) free(req.decoded[i]);
+  return r;
+}
+
+enum MHD_Result http__native_reply(http_req *rq, int (*fill)(void *cls, dd_http_reply *rep),
+                                   void *cls) {
+  dd_http_reply rep = {.status = 200, .fd = -1};
+  dd_err_clear();
+  int rc = fill(cls, &rep);
+  enum MHD_Result r;
+  if (rc != 0) {
+    r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
+  } else {
+    struct MHD_Response *resp = make_response(rq, &rep);
+    r = resp ? MHD_queue_response(rq->conn, (unsigned)rep.status, resp) : MHD_NO;
+    if (resp) MHD_destroy_response(resp);
+  }
+  reply_clear(&rep);
   return r;
 }

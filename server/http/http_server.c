@@ -162,34 +162,18 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
 
 /* ---- lifecycle ----------------------------------------------------------------------- */
 
-static int collect_routes(dd_http_server *s, const dd_method *methods, size_t n) {
-  s->routes = calloc(dd_api_routes_len ? dd_api_routes_len : 1, sizeof *s->routes);
-  s->methods = calloc(dd_api_routes_len ? dd_api_routes_len : 1, sizeof *s->methods);
-  if (!s->routes || !s->methods) return dd_err_set(DD_ENOMEM, "out of memory");
-  for (size_t i = 0; i < dd_api_routes_len; i++) {
-    for (size_t j = 0; j < n; j++) {
-      if (strcmp(methods[j].path, dd_api_routes[i].method) != 0) continue;
-      s->routes[s->n_routes] = dd_api_routes[i];
-      s->methods[s->n_routes++] = &methods[j];
-      break;
-    }
-  }
-  return dd_call_router_new(&s->router, s->routes, s->n_routes);
-}
-
-int dd_http_server_new(dd_http_server **out, const dd_http_opts *opts, const dd_method *methods,
-                       size_t n) {
+int dd_http_server_new(dd_http_server **out, const dd_http_opts *opts, const dd_call_registry *reg) {
   *out = NULL;
   dd_http_server *s = calloc(1, sizeof *s);
   if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->idle, NULL);
-  pthread_mutex_init(&s->jobs_mu, NULL);
-  pthread_cond_init(&s->jobs_cv, NULL);
   pthread_mutex_init(&s->conns_mu, NULL);
   pthread_cond_init(&s->conns_cv, NULL);
   s->opts = *opts;
+  s->reg = reg;
   s->port = -1;
+  s->listen_fd = -1;
   s->quiesced_fd = MHD_INVALID_SOCKET;
   s->listen = strdup(opts->listen ? opts->listen : "127.0.0.1:8080");
   s->base_path = strdup(opts->base_path ? opts->base_path : "");
@@ -198,7 +182,6 @@ int dd_http_server_new(dd_http_server **out, const dd_http_opts *opts, const dd_
     size_t bl = strlen(s->base_path);
     while (bl > 0 && s->base_path[bl - 1] == '/') s->base_path[--bl] = '\0';
     if (s->opts.max_body_bytes == 0) s->opts.max_body_bytes = 16u << 20;
-    rc = collect_routes(s, methods, n);
   }
   if (rc == 0) rc = http__tls_init(s, opts->tls);
   s->opts.tls = NULL; /* borrowed for _new only */
@@ -248,14 +231,34 @@ static int resolve_listen(const char *listen, struct sockaddr_storage *ss, sockl
   return 0;
 }
 
-int dd_http_server_start(dd_http_server *s) {
+int dd_http_server_bind(dd_http_server *s) {
+  if (s->listen_fd >= 0) return 0;
   struct sockaddr_storage ss;
   socklen_t sl;
   int rc = resolve_listen(s->listen, &ss, &sl);
   if (rc != 0) return rc;
+  int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+  struct sockaddr_storage bound;
+  socklen_t bl = sizeof bound;
+  if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+      bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, SOMAXCONN) != 0 ||
+      getsockname(fd, (struct sockaddr *)&bound, &bl) != 0) {
+    if (fd >= 0) close(fd);
+    return dd_err_set(DD_EIO, "cannot listen on %s", s->listen);
+  }
+  s->listen_fd = fd;
+  s->listen_v6 = ss.ss_family == AF_INET6;
+  s->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                              : ((struct sockaddr_in *)&bound)->sin_port);
+  return 0;
+}
+
+int dd_http_server_start(dd_http_server *s) {
+  int rc = dd_http_server_bind(s);
+  if (rc != 0) return rc;
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
   if (s->opts.threads > 0) flags |= MHD_ALLOW_SUSPEND_RESUME;
-  if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+  if (s->listen_v6) flags |= MHD_USE_IPv6;
   flags |= s->opts.threads > 0 ? MHD_USE_EPOLL : (MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL);
   unsigned pool = s->opts.threads > 0 ? (unsigned)s->opts.threads : 0;
   struct MHD_OptionItem tls[3];
@@ -264,7 +267,7 @@ int dd_http_server_start(dd_http_server *s) {
   http__conn_options(s, limits);
   s->mhd = MHD_start_daemon(flags, 0, http__conn_accept, s, access_handler, s,
                             MHD_OPTION_ARRAY, tls,
-                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+                            MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
                             MHD_OPTION_NOTIFY_COMPLETED, req_completed, s,
                             MHD_OPTION_NOTIFY_CONNECTION, http__conn_notify, s,
                             MHD_OPTION_UNESCAPE_CALLBACK, http_no_unescape, NULL,
@@ -273,21 +276,18 @@ int dd_http_server_start(dd_http_server *s) {
                             MHD_OPTION_END);
   if (!s->mhd) {
     http__tls_stop(s);
-    return dd_err_set(DD_EIO, "cannot listen on %s", s->listen);
+    return dd_err_set(DD_EIO, "cannot serve on %s", s->listen);
   }
-  if ((pool && (rc = http__workers_start(s)) != 0) || (rc = http__conns_start(s)) != 0) {
+  s->listen_fd = -1; /* MHD's now (closed by MHD_stop_daemon, or returned by quiesce) */
+  /* the epoll pool runs unary handlers on 4 workers per pool thread (http_stream.c) */
+  if ((rc = dd_call_runner_new(&s->runner, 4 * (size_t)pool)) != 0 || (rc = http__conns_start(s)) != 0) {
     MHD_stop_daemon(s->mhd);
     http__tls_stop(s);
     s->mhd = NULL;
-    http__workers_stop(s);
+    dd_call_runner_free(s->runner);
+    s->runner = NULL;
     return rc;
   }
-  const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_LISTEN_FD);
-  struct sockaddr_storage bound;
-  socklen_t bl = sizeof bound;
-  if (info && getsockname(info->listen_fd, (struct sockaddr *)&bound, &bl) == 0)
-    s->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-                                                : ((struct sockaddr_in *)&bound)->sin_port);
   return 0;
 }
 
@@ -333,34 +333,28 @@ void dd_http_server_stop(dd_http_server *s) {
   pthread_mutex_lock(&s->mu);
   wait_zero(s, &s->in_flight, &s->drain_until);
   pthread_mutex_unlock(&s->mu);
-  http__streams_cancel_all(s);
+  dd_call_runner_cancel_all(s->runner);
   MHD_stop_daemon(s->mhd);
   s->mhd = NULL;
   http__tls_stop(s);
   if (s->quiesced_fd != MHD_INVALID_SOCKET) close(s->quiesced_fd);
   s->quiesced_fd = MHD_INVALID_SOCKET;
   http__conns_stop(s);
-  pthread_mutex_lock(&s->mu);
-  wait_zero(s, &s->producers, NULL);
-  pthread_mutex_unlock(&s->mu);
-  http__workers_stop(s);
+  dd_call_runner_free(s->runner); /* waits for every handler */
+  s->runner = NULL;
 }
 
 void dd_http_server_free(dd_http_server *s) {
   if (!s) return;
   dd_http_server_stop(s);
+  if (s->listen_fd >= 0) close(s->listen_fd); /* bound, never started */
   for (size_t i = 0; i < s->n_natives; i++) free(s->natives[i].prefix);
   free(s->natives);
-  dd_call_router_free(s->router);
-  free(s->routes);
-  free(s->methods);
   free(s->listen);
   free(s->base_path);
   http__tls_free(s);
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->idle);
-  pthread_mutex_destroy(&s->jobs_mu);
-  pthread_cond_destroy(&s->jobs_cv);
   pthread_mutex_destroy(&s->conns_mu);
   pthread_cond_destroy(&s->conns_cv);
   free(s);

@@ -9,11 +9,13 @@
  * them (chunked, never buffered whole; a failure after the first line becomes a last
  * {"error": {...}} line; a client that goes away makes the handler's send fail with
  * DD_ECANCELLED). Errors are
- * {"code": <grpc code>, "message": "...", "details": []} with dd_call_status_http(code);
+ * {"code": <grpc code>, "message": "...", "details": []} with dd_call_status_http(code)
+ * (a call past the deadline of its grpc-timeout header: 504, code 4 DEADLINE_EXCEEDED);
  * unknown paths 404, a known path with another verb 405 (with Allow), a body over
  * max_body_bytes 413, bad JSON / unknown fields / wrong types 400 (the handler is not
- * called). HEAD is served as GET without the body. Authentication: "Authorization: Bearer <token>" or "x-api-key: <token>" through
- * opts.auth, except for DD_METHOD_PUBLIC methods.
+ * called). HEAD is served as GET without the body. Authentication: "Authorization: Bearer <token>"
+ * or "x-api-key: <token>" through the registry's auth, except for DD_METHOD_PUBLIC
+ * methods.
  *
  * With opts.tls the port speaks HTTPS only (http_tls.c: GnuTLS through libmicrohttpd,
  * certificate swap with dd_http_server_set_tls, client certificates checked per request).
@@ -36,7 +38,7 @@
 #include <sys/types.h>
 
 #include "common/tls.h"
-#include "server/call/handler.h"
+#include "server/call/call.h"
 
 typedef struct dd_http_server dd_http_server;
 
@@ -45,8 +47,6 @@ typedef struct dd_http_opts {
   const char *base_path; /* prefix of every generated route, "/api/v1"; "" for none */
   int threads;           /* 0: a thread per connection; > 0: epoll thread pool size */
   size_t max_body_bytes; /* larger request bodies get 413 */
-  void *app;             /* given to handlers as dd_call.app and to auth */
-  dd_auth_fn auth;       /* NULL: no authentication (principal NONE for every call) */
   int shutdown_grace_ms; /* on stop, how long requests (and replies being sent) may finish */
   const dd_tls_pem *tls; /* NULL: plaintext; else HTTPS (borrowed during _new only) */
   /* Connections: caps and timeouts (0 = none). A connection on which no byte moved for
@@ -63,7 +63,7 @@ typedef struct dd_http_opts {
 } dd_http_opts;
 #define DD_HTTP_OPTS_INIT                                                                  \
   {.listen = "127.0.0.1:8080", .base_path = "/api/v1", .threads = 0,                       \
-   .max_body_bytes = 16u << 20, .app = NULL, .auth = NULL, .shutdown_grace_ms = 30000,     \
+   .max_body_bytes = 16u << 20, .shutdown_grace_ms = 30000,                                \
    .idle_timeout_s = DD_HTTP_IDLE_TIMEOUT_S, .header_timeout_s = DD_HTTP_HEADER_TIMEOUT_S, \
    .body_timeout_s = DD_HTTP_BODY_TIMEOUT_S, .max_connections = DD_HTTP_MAX_CONNECTIONS,   \
    .max_connections_per_ip = DD_HTTP_MAX_CONNECTIONS_PER_IP}
@@ -117,15 +117,19 @@ typedef int (*dd_http_native_fn)(void *ctx, const dd_http_request *req, dd_http_
 
 /* ---- the server ---------------------------------------------------------------------- */
 
-/* Builds a server for methods[0..n) (borrowed; must outlive the server). */
-int dd_http_server_new(dd_http_server **out, const dd_http_opts *opts, const dd_method *methods,
-                       size_t n);
+/* Builds a server for the routes of reg (borrowed; must outlive the server), whose app
+ * and auth serve every call. */
+int dd_http_server_new(dd_http_server **out, const dd_http_opts *opts, const dd_call_registry *reg);
 /* Requests whose path starts with prefix (e.g. "/delta-sharing/", "/v1/namespace/") go to
  * fn, before the generated routes; the longest matching prefix wins. Call before start. */
 int dd_http_add_native(dd_http_server *s, const char *prefix, dd_http_native_fn fn, void *ctx);
-/* Binds and starts serving. DD_EIO when the address cannot be bound. */
+/* Binds and listens without serving yet, so the port is known (and, say, the public
+ * URL set) before any request can arrive. DD_EIO when the address cannot be bound.
+ * Optional: start binds if this was not called. */
+int dd_http_server_bind(dd_http_server *s);
+/* Binds (if needed) and starts serving. DD_EIO when the address cannot be bound. */
 int dd_http_server_start(dd_http_server *s);
-/* The bound port (after start), or -1. */
+/* The bound port (after bind or start), or -1. */
 int dd_http_server_port(const dd_http_server *s);
 /* HTTPS (opts.tls set): replaces the certificate, key and client CA for handshakes that
  * start from now on; open connections keep theirs. The client_auth mode must be the one

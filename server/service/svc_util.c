@@ -1,5 +1,4 @@
-/* svc_util.c: helpers shared by the service handlers (see svc_util.h), and the method
- * authorization both transports run before decoding a request (handler.h). */
+/* svc_util.c: helpers shared by the service handlers (see svc_util.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,12 +16,6 @@ static int svc__not_admin(const dd_principal *p) {
 }
 
 int svc_require_admin(const dd_call *call) { return svc__not_admin(call->principal); }
-
-int dd_method_authorize(const dd_method *m, const dd_principal *p) {
-  if (m->flags & DD_METHOD_PUBLIC) return 0;
-  if ((m->flags & DD_METHOD_RECIPIENT) && p->kind == DD_PRINCIPAL_RECIPIENT) return 0;
-  return svc__not_admin(p);
-}
 
 cat_store *svc_store(const dd_call *call) { return dd_app_store(call->app); }
 

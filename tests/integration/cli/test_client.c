@@ -27,9 +27,8 @@ static int setup(void **state) {
   dd_grpc_opts o = DD_GRPC_OPTS_INIT;
   o.listen = "127.0.0.1:0";
   o.threads = 2;
-  o.auth = gt_auth;
   o.shutdown_grace_ms = 200;
-  if (dd_grpc_server_start(&srv, &o, gt_methods, gt_methods_len) != 0) return -1;
+  if (dd_grpc_server_start(&srv, &o, gt_registry()) != 0) return -1;
   snprintf(target, sizeof target, "127.0.0.1:%d", dd_grpc_server_port(srv));
   return 0;
 }

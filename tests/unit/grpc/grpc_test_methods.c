@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -138,3 +139,15 @@ const dd_method gt_methods[] = {
     GT_TEST("Count", gt_count, deltad__catalog__v1__list_catalogs_request__descriptor, DD_METHOD_STREAMING),
 };
 const size_t gt_methods_len = sizeof gt_methods / sizeof gt_methods[0];
+
+static dd_call_registry *gt__reg;
+
+static void gt__build_registry(void) {
+  if (dd_call_registry_new(&gt__reg, gt_methods, gt_methods_len, NULL, gt_auth) != 0) abort();
+}
+
+const dd_call_registry *gt_registry(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, gt__build_registry);
+  return gt__reg;
+}

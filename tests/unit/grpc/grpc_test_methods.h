@@ -18,7 +18,7 @@
 
 #include <stdatomic.h>
 
-#include "server/call/handler.h"
+#include "server/call/call.h"
 
 #define GT_TOKEN "test-token"
 #define GT_PRINCIPAL "tester"
@@ -32,5 +32,7 @@ extern atomic_long gt_stream_cancelled;
 
 /* Accepts GT_TOKEN as an admin named GT_PRINCIPAL. */
 int gt_auth(void *app, const char *token, size_t len, dd_principal *out);
+/* The call registry of gt_methods with gt_auth, built once (lives for the process). */
+const dd_call_registry *gt_registry(void);
 
 #endif

@@ -12,10 +12,9 @@
 int main(void) {
   dd_grpc_opts o = DD_GRPC_OPTS_INIT;
   o.listen = "127.0.0.1:0";
-  o.auth = gt_auth;
   o.max_message_bytes = 64u << 10;
   dd_grpc_server *s = NULL;
-  if (dd_grpc_server_start(&s, &o, gt_methods, gt_methods_len) != 0) {
+  if (dd_grpc_server_start(&s, &o, gt_registry()) != 0) {
     fprintf(stderr, "grpc_test_server: %s\n", dd_err_msg());
     return 1;
   }

@@ -56,9 +56,8 @@ static int start_server(dd_grpc_server **out, int threads, int grace_ms) {
   o.listen = "127.0.0.1:0";
   o.threads = threads;
   o.max_message_bytes = MAX_MSG;
-  o.auth = gt_auth;
   o.shutdown_grace_ms = grace_ms;
-  return dd_grpc_server_start(out, &o, gt_methods, gt_methods_len);
+  return dd_grpc_server_start(out, &o, gt_registry());
 }
 
 static tc_bytes catalog_req(const char *name) {
@@ -553,17 +552,21 @@ static void test_start_errors(void **state) {
   o.listen = listen;
   o.threads = 1;
   dd_grpc_server *s = (dd_grpc_server *)1;
-  assert_int_equal(dd_grpc_server_start(&s, &o, gt_methods, gt_methods_len), DD_EIO);
+  assert_int_equal(dd_grpc_server_start(&s, &o, gt_registry()), DD_EIO);
   assert_null(s);
   assert_non_null(strstr(dd_err_msg(), "cannot listen on"));
 
   o.listen = "127.0.0.1:0";
   dd_method twice[2] = {gt_methods[0], gt_methods[0]};
-  assert_int_equal(dd_grpc_server_start(&s, &o, twice, 2), DD_EINVAL);
+  dd_call_registry *reg = (dd_call_registry *)1;
+  assert_int_equal(dd_call_registry_new(&reg, twice, 2, NULL, gt_auth), DD_EINVAL);
   assert_non_null(strstr(dd_err_msg(), "registered twice"));
+  assert_null(reg);
   dd_method bad = gt_methods[0];
   bad.path = "NoSlash";
-  assert_int_equal(dd_grpc_server_start(&s, &o, &bad, 1), DD_EINVAL);
+  assert_int_equal(dd_call_registry_new(&reg, &bad, 1, NULL, gt_auth), 0);
+  assert_int_equal(dd_grpc_server_start(&s, &o, reg), DD_EINVAL);
+  dd_call_registry_free(reg);
   dd_grpc_server_free(NULL);
 }
 

@@ -151,7 +151,7 @@ static const dd_method test_methods[] = {
     {CAT("GetSchema"), &deltad__catalog__v1__get_schema_request__descriptor,
      &deltad__catalog__v1__get_schema_request__descriptor, h_slow, 0},
     {"/deltad.system.v1.SystemService/Ping", &deltad__system__v1__ping_request__descriptor,
-     &deltad__system__v1__ping_response__descriptor, h_echo, DD_METHOD_PUBLIC},
+     &deltad__system__v1__ping_request__descriptor, h_echo, DD_METHOD_PUBLIC},
     {"/deltad.system.v1.SystemService/GetServerInfo",
      &deltad__system__v1__get_server_info_request__descriptor,
      &deltad__system__v1__get_server_info_response__descriptor, h_info, 0},
@@ -351,16 +351,23 @@ static void expect(resp r, int status, const char *json_body) {
 
 /* ---- fixture ------------------------------------------------------------------------- */
 
+/* The registry of test_methods (app 0x5eed, fake_auth), built once for the process. */
+static const dd_call_registry *test_registry(void) {
+  static dd_call_registry *reg;
+  if (!reg)
+    assert_int_equal(dd_call_registry_new(&reg, test_methods, sizeof test_methods / sizeof test_methods[0],
+                                          (void *)0x5eed, fake_auth), 0);
+  return reg;
+}
+
 static dd_http_server *start_server_idle(int threads, int idle_timeout_s) {
   dd_http_opts o = DD_HTTP_OPTS_INIT;
   o.listen = "127.0.0.1:0";
   o.threads = threads;
   o.idle_timeout_s = idle_timeout_s;
   o.max_body_bytes = 4096;
-  o.app = (void *)0x5eed;
-  o.auth = fake_auth;
   dd_http_server *s;
-  assert_int_equal(dd_http_server_new(&s, &o, test_methods, sizeof test_methods / sizeof test_methods[0]), 0);
+  assert_int_equal(dd_http_server_new(&s, &o, test_registry()), 0);
   assert_int_equal(dd_http_add_native(s, "/native/", native_fn, (void *)0xabc), 0);
   assert_int_equal(dd_http_server_start(s), 0);
   assert_int_equal(dd_http_add_native(s, "/late/", native_fn, NULL), DD_EINVAL);
@@ -383,6 +390,11 @@ static int setup_tpc(void **state) {
   *state = start_server(0);
   return 0;
 }
+static int setup_pool1(void **state) {
+  *state = start_server(1);
+  return 0;
+}
+
 static int setup_pool(void **state) {
   *state = start_server(2);
   return 0;
@@ -573,9 +585,10 @@ static void test_stream_not_buffered(void **state) {
   __atomic_store_n(&latch_open, 0, __ATOMIC_SEQ_CST);
   int fd = stream_until("/api/v1/schemas?pageToken=latch", "{\"name\":\"s0\"}\n");
   __atomic_store_n(&latch_open, 1, __ATOMIC_SEQ_CST);
-  char buf[4096];
+  char buf[4096] = "";
   size_t len = 0;
-  while (len < sizeof buf - 1 && !strstr(buf, "\"s1\"")) {
+  /* up to the end of line 2 (MHD may send a chunk in two writes) */
+  while (len < sizeof buf - 1 && !strstr(buf, "\"createAt\":\"1\"}")) {
     ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
     if (n <= 0) break;
     len += (size_t)n;
@@ -729,6 +742,56 @@ static void test_slow_handler_isolation(void **state) {
   }
 }
 
+/* A grpc-timeout header is the call's deadline: past it the call ends 504 with code 4
+ * (DEADLINE_EXCEEDED) before the handler ran (1n), while a unary handler ran (100 ms
+ * against a 400 ms handler), and as the last line of a stream still being produced;
+ * a malformed value is 400. */
+static void test_deadline(void **state) {
+  (void)state;
+  resp r = http("GET", "/api/v1/catalogs/x", AUTH "grpc-timeout: 1n\r\n", NULL);
+  assert_int_equal(r.status, 504);
+  assert_non_null(strstr(r.body, "\"code\":4"));
+  free(r.body);
+  r = http("GET", "/api/v1/schemas/slow", AUTH "grpc-timeout: 100m\r\n", NULL);
+  assert_int_equal(r.status, 504);
+  assert_non_null(strstr(r.body, "\"code\":4"));
+  free(r.body);
+  stream_cancelled = 0;
+  r = http("GET", "/api/v1/schemas?pageToken=infinite", AUTH "grpc-timeout: 300m\r\n", NULL);
+  assert_int_equal(r.status, 200);
+  const char *last = r.len > 1 ? r.body + r.len - 2 : r.body;
+  while (last > r.body && last[-1] != '\n') last--;
+  if (!strstr(last, "{\"error\":{\"code\":4,")) fail_msg("last line %s", last);
+  free(r.body);
+  wait_cancelled(); /* the handler's send said DD_ECANCELLED at the deadline */
+  expect(http("GET", "/api/v1/catalogs/x", AUTH "grpc-timeout: 10x\r\n", NULL), 400, NULL);
+  expect(http("GET", "/api/v1/catalogs/x", AUTH "grpc-timeout: 5S\r\n", NULL), 200, "{\"name\":\"x\"}");
+}
+
+/* With one epoll thread, streams that do not move (a client that does not read an
+ * endless stream, so its producer waits at the queue's high-water mark; a producer that
+ * waits for the latch) hold no thread: other requests are answered at once. */
+static void test_streams_hold_no_thread(void **state) {
+  (void)state;
+  stream_cancelled = 0;
+  __atomic_store_n(&latch_open, 0, __ATOMIC_SEQ_CST);
+  int slow = conn_open(), waiting = conn_open();
+  assert_true(slow >= 0 && waiting >= 0);
+  send_req(slow, "GET", "/api/v1/schemas?pageToken=infinite", AUTH, NULL);
+  send_req(waiting, "GET", "/api/v1/schemas?pageToken=latch", AUTH, NULL);
+  usleep(300 * 1000); /* the endless stream fills the socket and the queue */
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0; i < 8; i++) expect(http("GET", "/api/v1/catalogs/quick", AUTH, NULL), 200, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+  if (ms > 500) fail_msg("8 requests took %.0f ms beside two idle streams", ms);
+  __atomic_store_n(&latch_open, 1, __ATOMIC_SEQ_CST);
+  close(slow);
+  close(waiting);
+  wait_cancelled();
+}
+
 /* stop() waits for the in-flight slow request, then refuses connections. */
 static void test_graceful_stop(void **state) {
   dd_http_server *s = *state;
@@ -827,17 +890,17 @@ static void test_bad_listen(void **state) {
   dd_http_opts o = DD_HTTP_OPTS_INIT;
   dd_http_server *s;
   o.listen = "nonsense";
-  assert_int_equal(dd_http_server_new(&s, &o, test_methods, 1), 0);
+  assert_int_equal(dd_http_server_new(&s, &o, test_registry()), 0);
   assert_int_equal(dd_http_server_start(s), DD_EINVAL);
   dd_http_server_free(s);
   o.listen = "127.0.0.1:0";
   dd_http_server *a, *b2;
-  assert_int_equal(dd_http_server_new(&a, &o, test_methods, 1), 0);
+  assert_int_equal(dd_http_server_new(&a, &o, test_registry()), 0);
   assert_int_equal(dd_http_server_start(a), 0);
   char addr[64];
   snprintf(addr, sizeof addr, "127.0.0.1:%d", dd_http_server_port(a));
   o.listen = addr;
-  assert_int_equal(dd_http_server_new(&b2, &o, test_methods, 1), 0);
+  assert_int_equal(dd_http_server_new(&b2, &o, test_registry()), 0);
   assert_int_equal(dd_http_server_start(b2), DD_EIO);
   dd_http_server_free(b2);
   dd_http_server_free(a);
@@ -854,6 +917,9 @@ int main(void) {
       BOTH(test_stream_large), BOTH(test_stream_not_buffered), BOTH(test_stream_client_gone),
       BOTH(test_stream_stop), BOTH(test_native), BOTH(test_keep_alive), BOTH(test_concurrent),
       BOTH(test_slow_handler_isolation), BOTH(test_graceful_stop), BOTH(test_drain_pipelined),
+      BOTH(test_deadline),
+      cmocka_unit_test_setup_teardown(test_streams_hold_no_thread, setup_tpc, teardown),
+      cmocka_unit_test_setup_teardown(test_streams_hold_no_thread, setup_pool1, teardown),
       cmocka_unit_test(test_bad_listen),
       cmocka_unit_test_setup_teardown(test_slow_reply_not_idle, setup_tpc_idle, teardown),
       cmocka_unit_test_setup_teardown(test_slow_reply_not_idle, setup_pool_idle, teardown),

@@ -210,11 +210,11 @@ static void test_rest_wire(void **state) {
   size_t n;
   const dd_method *methods = dd_app_methods(&n);
   dd_http_server *srv = NULL;
+  dd_call_registry *reg = NULL;
   dd_http_opts o = DD_HTTP_OPTS_INIT;
   o.listen = "127.0.0.1:0";
-  o.app = e->app;
-  o.auth = test_auth;
-  assert_int_equal(dd_http_server_new(&srv, &o, methods, n), 0);
+  assert_int_equal(dd_call_registry_new(&reg, methods, n, e->app, test_auth), 0);
+  assert_int_equal(dd_http_server_new(&srv, &o, reg), 0);
   assert_int_equal(lance_rest_register(srv, e->app), 0);
   assert_int_equal(dd_http_server_start(srv), 0);
   int port = dd_http_server_port(srv);
@@ -236,6 +236,7 @@ static void test_rest_wire(void **state) {
   assert_non_null(strstr(buf, "\"code\":0"));
   assert_int_equal(http(port, "POST", "/v1/transactionx", adm, "{}", buf, sizeof buf), 404); /* not ours */
   dd_http_server_free(srv);
+  dd_call_registry_free(reg);
 }
 
 int main(void) {
