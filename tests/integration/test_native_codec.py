@@ -9,6 +9,8 @@ The server runs with `--http-threads 1`: one epoll thread serves every REST conn
 - QueryTable's body is decoded once, into the request message: a bad body gets the same
   400 and message as ever, before the table is looked up; the bound on predicate hints,
   which the handler checks, still applies (also before the table is looked up).
+- Errors carry the errorCode of the call core's status table: a table with deletion
+  vectors asked for without that capability is UNSUPPORTED_OPERATION (400).
 """
 import json
 import os
@@ -24,6 +26,8 @@ import requests
 import dd_harness as h
 
 GEN = os.path.join(h.ROOT, "tests", "bench", "sharing_rest", "gen_table.py")
+FIX = os.path.realpath(os.environ.get("DD_FIXTURES", os.path.join(h.ROOT, "..", "shared", "fixtures")))
+DV = os.path.join(FIX, "delta-rs-data", "table-with-dv-small")
 NFILES = 30000
 
 
@@ -46,6 +50,9 @@ class NativeCodecPool(h.ServerTest):
             r = requests.post(B + "/shares/s/schemas/m/tables",
                               json={"name": name, "url": "file://" + table}, headers=cls.A)
             assert r.status_code == 200, r.text
+        r = requests.post(B + "/shares/s/schemas/m/tables",
+                          json={"name": "dv", "url": "file://" + DV}, headers=cls.A)
+        assert r.status_code == 200, r.text
         cls.base = B + "/shares/s/schemas/m/tables/"
 
     @classmethod
@@ -55,6 +62,52 @@ class NativeCodecPool(h.ServerTest):
 
     def query(self, table, body):
         return requests.post(self.base + table + "/query", data=body, headers=self.A)
+
+    # ---- a streamed reply does not hold the pool thread ----------------------------------
+
+    def slow_query(self, table, got, stop):
+        """POSTs a query on a raw socket and reads it 4 KiB at a time, slowly."""
+        host, port = self.server.rest.split("//")[1].split("/")[0].split(":")
+        s = socket.create_connection((host, int(port)))
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        path = "/" + self.base.split("/", 3)[3] + table + "/query"
+        s.sendall(("POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+                   "Content-Length: 2\r\n\r\n{}" % (path, self.server.token)).encode())
+        try:
+            while not stop.is_set():
+                b = s.recv(4096)
+                if not b:
+                    break
+                got.append(len(b))
+                time.sleep(0.02)
+        finally:
+            s.close()
+
+    def test_slow_streamed_reply_does_not_stall_the_pool(self):
+        got, stop = [], threading.Event()
+        t = threading.Thread(target=self.slow_query, args=("slow", got, stop))
+        t.start()
+        try:
+            worst = 0.0
+            deadline = time.monotonic() + 4
+            n = 0
+            while time.monotonic() < deadline:
+                t0 = time.monotonic()
+                r = requests.get(self.server.rest + "/shares", headers=self.A, timeout=30)
+                worst = max(worst, time.monotonic() - t0)
+                self.assertEqual(r.status_code, 200, r.text)
+                n += 1
+                time.sleep(0.05)
+            self.assertTrue(got, "the streamed reply sent nothing")
+            self.assertLess(worst, 0.75, "a list call waited %.2f s behind a streamed reply "
+                            "(%d calls)" % (worst, n))
+        finally:
+            stop.set()
+            t.join()
+        # the server is still whole: the same table answers completely
+        r = self.query("slow", "{}")
+        self.assertEqual(r.status_code, 200)
+        self.assertEqual(len(r.text.splitlines()), NFILES + 2)
 
     def test_streamed_replies_complete_on_the_pool(self):
         """Two big queries at once on the one pool thread both come back whole."""
@@ -110,6 +163,15 @@ class NativeCodecPool(h.ServerTest):
         r = self.query("big1", '{"a": 1, "a": 2}')
         self.assertEqual(r.status_code, 400)
         self.assertTrue(r.json()["message"].startswith("Invalid QueryTable request: "), r.text)
+
+    def test_engine_errors_keep_their_codes(self):
+        r = self.query("dv", "{}")
+        self.assertEqual(r.status_code, 400, r.text)
+        self.assertEqual(r.json(), {"errorCode": "UNSUPPORTED_OPERATION",
+                                    "message": "Unsupported Delta Table Properties"})
+        r = requests.head(self.base + "nosuch/version", headers=self.A)
+        self.assertEqual(r.status_code, 404)
+        self.assertEqual(r.content, b"")
 
     def test_hint_bounds_still_apply(self):
         too_many = json.dumps({"predicateHints": ["id = %d" % i for i in range(101)]})
