@@ -234,7 +234,7 @@ static int resolve_listen(const char *listen, struct sockaddr_storage *ss, sockl
 int dd_http_server_bind(dd_http_server *s) {
   if (s->listen_fd >= 0) return 0;
   struct sockaddr_storage ss;
-  socklen_t sl;
+  socklen_t sl = 0;
   int rc = resolve_listen(s->listen, &ss, &sl);
   if (rc != 0) return rc;
   int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
