@@ -220,22 +220,32 @@ static struct MHD_Response *make_response(http_req *rq, dd_http_reply *rep) {
   return resp;
 }
 
+/* Queues the filled reply, or the standard JSON error when rc != 0; clears rep. */
+static enum MHD_Result native_queue(http_req *rq, int rc, dd_http_reply *rep) {
+  enum MHD_Result r;
+  if (rc != 0) {
+    r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
+  } else {
+    struct MHD_Response *resp = make_response(rq, rep);
+    r = resp ? MHD_queue_response(rq->conn, (unsigned)rep->status, resp) : MHD_NO;
+    if (resp) MHD_destroy_response(resp);
+  }
+  reply_clear(rep);
+  return r;
+}
+
 enum MHD_Result http__dispatch_native(http_req *rq, const http_native *nat) {
   dd_http_request req = {.rq = rq, .path = rq->url + nat->len};
   dd_http_reply rep = {.status = 200, .fd = -1};
   dd_err_clear();
   int rc = nat->fn(nat->ctx, &req, &rep);
   enum MHD_Result r;
-  if (req.run_m) { /* the codec's reply comes from its head hook */
+  if (req.run_m) { /* a codec's call: its reply comes from its head hook */
+    reply_clear(&rep);
     r = dd_http__run_codec(rq, req.run_m, req.run_msg, &req.run_who, &req.run_codec);
-  } else if (rc != 0) {
-    r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
   } else {
-    struct MHD_Response *resp = make_response(rq, &rep);
-    r = resp ? MHD_queue_response(rq->conn, (unsigned)rep.status, resp) : MHD_NO;
-    if (resp) MHD_destroy_response(resp);
+    r = native_queue(rq, rc, &rep);
   }
-  reply_clear(&rep);
   for (size_t i = 0; i < req.n_decoded; i++) free(req.decoded[i]);
   return r;
 }
@@ -245,14 +255,5 @@ enum MHD_Result http__native_reply(http_req *rq, int (*fill)(void *cls, dd_http_
   dd_http_reply rep = {.status = 200, .fd = -1};
   dd_err_clear();
   int rc = fill(cls, &rep);
-  enum MHD_Result r;
-  if (rc != 0) {
-    r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
-  } else {
-    struct MHD_Response *resp = make_response(rq, &rep);
-    r = resp ? MHD_queue_response(rq->conn, (unsigned)rep.status, resp) : MHD_NO;
-    if (resp) MHD_destroy_response(resp);
-  }
-  reply_clear(&rep);
-  return r;
+  return native_queue(rq, rc, &rep);
 }
