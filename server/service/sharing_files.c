@@ -81,10 +81,12 @@ static int shr_open_file(dd_call *call, const ProtobufCMessage *in, ProtobufCMes
   return dd_call_reply_file(call, fd, 0, (uint64_t)st.st_size);
 }
 
-/* The signature is the authorization: no token is needed. */
+/* Over REST the signature is the authorization: the file server runs OpenFile for an
+ * unauthenticated caller (server/http/native/files_rest.c). Its flags make gRPC, which
+ * cannot send a file anyway, ask for an administrator's token like any other method. */
 const dd_method dd_sharing_file_methods[] = {
     {"/deltad.sharing.v1.DeltaSharingFileService/OpenFile",
      &deltad__sharing__v1__open_file_request__descriptor,
-     &deltad__sharing__v1__open_file_response__descriptor, shr_open_file, DD_METHOD_PUBLIC},
+     &deltad__sharing__v1__open_file_response__descriptor, shr_open_file, 0},
 };
 const size_t dd_sharing_file_methods_len = 1;
