@@ -156,14 +156,14 @@ static void call__op(grpc_op *op, grpc_op_type type) {
 /* ---- unary and unknown methods ---- */
 
 /* The unary reply: packed for the one final batch. */
-static int call__send_unary(void *cls, const ProtobufCMessage *msg) {
+static int call__pack_reply(void *cls, const ProtobufCMessage *msg) {
   dd_grpc__call *c = cls;
   return dd_grpc__encode(c, msg, &c->send_bb);
 }
 
 void dd_grpc__serve_unary(dd_grpc__call *c) {
   dd_err_clear();
-  int rc = dd_grpc__run(c, call__send_unary);
+  int rc = dd_grpc__run(c, call__pack_reply);
   grpc_op ops[4];
   size_t n = 0;
   call__op(&ops[n++], GRPC_OP_SEND_INITIAL_METADATA);

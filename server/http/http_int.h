@@ -116,12 +116,13 @@ typedef struct dd_http__codec {
   int (*encode)(void *cls, const ProtobufCMessage *msg, size_t index, dd_call_buf *out);
   int (*encode_error)(void *cls, int code, const char *msg, dd_call_buf *out);
   /* Once the first bytes or the end are there: rc 0 -> set the reply's status and headers
-   * (the streamed bytes are its body); rc != 0 (nothing was sent) -> fill reply with the
-   * protocol's error for rc, msg and detail. A file reply (res->file_fd >= 0) is taken by
-   * the reply unless the hook put it elsewhere. 0 or DD_ENOMEM. */
+   * (the streamed bytes, the unary reply's bytes, or the handler's file, already set with
+   * dd_http_reply_file, are its body); rc != 0 (nothing was sent) -> fill reply with the
+   * protocol's error for rc, msg and res->detail. 0 or DD_ENOMEM. */
   int (*head)(void *cls, int rc, const char *msg, const dd_call_result *res, dd_http_reply *reply);
   void (*free_cls)(void *cls);
-  const char *content_type; /* of a successful streamed reply, e.g. "application/x-ndjson" */
+  const char *content_type; /* added to a successful streamed reply ("application/x-ndjson");
+                             * NULL: head sets it */
 } dd_http__codec;
 /* Runs m on req (taken) for who with the request's deadline (grpc-timeout) and answers
  * over MHD through codec (copied; its cls is freed by free_cls once both the producer and

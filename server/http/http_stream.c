@@ -26,8 +26,6 @@
 #include "server/http/http_int.h"
 #include "server/http/pbjson.h"
 
-#define STREAM__MAX_HEADERS 64
-
 /* The runner's side: what the hooks need (freed by the runner, see release_cls). */
 typedef struct http__hooks {
   struct MHD_Connection *conn; /* used only while the HTTP side holds the stream */
@@ -186,15 +184,19 @@ void http__stream_request_done(http_req *rq) {
   rq->st = NULL;
 }
 
+typedef struct header_list {
+  const char **kv; /* name, value, ... (MHD's strings, valid during the request) */
+  size_t n, cap;
+} header_list;
+
 static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const char *key,
                                       const char *value) {
   (void)kind;
-  const char **h = cls;
-  size_t n = (size_t)(uintptr_t)h[0];
-  if (n == STREAM__MAX_HEADERS) return MHD_NO;
-  h[1 + 2 * n] = key;
-  h[2 + 2 * n] = value ? value : "";
-  h[0] = (const char *)(uintptr_t)(n + 1);
+  header_list *h = cls;
+  if (h->n == h->cap) return MHD_NO;
+  h->kv[2 * h->n] = key;
+  h->kv[2 * h->n + 1] = value ? value : "";
+  h->n++;
   return MHD_YES;
 }
 
@@ -217,10 +219,17 @@ enum MHD_Result http__stream_start(http_req *rq, const dd_method *m, ProtobufCMe
   dd_call_stream_hooks hooks = {.cls = hk, .encode = hk_encode, .encode_error = hk_encode_error,
                                 .suspend = st->blocking ? NULL : hk_suspend,
                                 .resume = st->blocking ? NULL : hk_resume, .release_cls = hk_release};
-  const char *h[1 + 2 * STREAM__MAX_HEADERS] = {0}; /* h[0]: count; then name, value, ... */
-  MHD_get_connection_values(rq->conn, MHD_HEADER_KIND, collect_header, h);
-  int rc = dd_call_stream_start(&st->cs, s->runner, s->reg, m, req, who, h + 1, (size_t)(uintptr_t)h[0],
-                                deadline_ms, &hooks);
+  header_list h = {.cap = (size_t)MHD_get_connection_values(rq->conn, MHD_HEADER_KIND, NULL, NULL)};
+  int rc;
+  if (!(h.kv = calloc(2 * h.cap + 1, sizeof *h.kv))) {
+    protobuf_c_message_free_unpacked(req, NULL);
+    hk_release(hk);
+    rc = dd_err_set(DD_ENOMEM, "out of memory");
+  } else {
+    MHD_get_connection_values(rq->conn, MHD_HEADER_KIND, collect_header, &h);
+    rc = dd_call_stream_start(&st->cs, s->runner, s->reg, m, req, who, h.kv, h.n, deadline_ms, &hooks);
+    free(h.kv); /* the stream copied the strings */
+  }
   if (rc) {
     free(st);
     return http__queue_error(rq->conn, rc, 0, dd_err_msg());
@@ -269,11 +278,12 @@ static int codec_fill_reply(void *cls, dd_http_reply *rep) {
   int rc = file ? dd_http_reply_file(rep, f->res->file_fd, f->res->file_off, f->res->file_len) : 0;
   f->res->file_fd = -1; /* the reply's now */
   if (!rc) rc = c->head(c->cls, 0, "", f->res, rep);
-  if (!rc && c->content_type) rc = dd_http_reply_header(rep, MHD_HTTP_HEADER_CONTENT_TYPE, c->content_type);
   if (rc || file) return rc;
   if (!st->unary) {
     f->streamed = 1;
-    return dd_http_reply_stream(rep, codec_read, st, stream_response_free);
+    rc = dd_http_reply_stream(rep, codec_read, st, stream_response_free);
+    if (!rc && c->content_type) rc = dd_http_reply_header(rep, MHD_HTTP_HEADER_CONTENT_TYPE, c->content_type);
+    return rc;
   }
   char chunk[16384];
   ssize_t n;

@@ -196,7 +196,9 @@ static int lr_head(void *cls, int rc, const char *msg, const dd_call_result *res
                    dd_http_reply *rep) {
   lr_op *op = cls;
   if (rc) return lr_error_body(rep, rc, res->detail, msg, op->instance);
-  return dd_http_reply_status(rep, 200);
+  rc = dd_http_reply_status(rep, 200);
+  if (!rc && !op->exists) rc = dd_http_reply_header(rep, "Content-Type", "application/json");
+  return rc;
 }
 
 /* Runs route r for an authenticated principal. */
@@ -215,8 +217,7 @@ static int lr_run(const lr_req *q, const lr_route *r, const dd_principal *who, c
   }
   op->exists = r->exists;
   lr_instance(q, op->instance, sizeof op->instance);
-  dd_http__codec c = {.cls = op, .encode = lr_encode, .head = lr_head, .free_cls = free,
-                      .content_type = r->exists ? NULL : "application/json"};
+  dd_http__codec c = {.cls = op, .encode = lr_encode, .head = lr_head, .free_cls = free};
   return dd_native__run(q->req, m, msg, who, &c);
 }
 

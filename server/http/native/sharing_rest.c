@@ -163,7 +163,7 @@ static int sr_head(void *cls, int rc, const char *msg, const dd_call_result *res
     snprintf(v, sizeof v, "%lld", (long long)op->version);
     rc = dd_http_reply_header(rep, "Delta-Table-Version", v);
     return rc ? rc : dd_http_reply_header(rep, "delta-sharing-capabilities", op->caps);
-  default: return 0;
+  default: return dd_http_reply_header(rep, "Content-Type", SR_JSON); /* a one-line JSON body */
   }
 }
 
@@ -190,7 +190,7 @@ static int sr_run(const sr_req *q, const char *path, ProtobufCMessage *msg, sr_k
   op->head = q->head;
   dd_http__codec c = {.cls = op, .encode = sr_encode, .encode_error = sr_encode_error,
                       .head = sr_head, .free_cls = free,
-                      .content_type = kind == SR_LINES ? SR_NDJSON : kind == SR_VERSION ? NULL : SR_JSON};
+                      .content_type = kind == SR_LINES ? SR_NDJSON : NULL};
   return dd_native__run(q->req, m, msg, q->who, &c);
 }
 
