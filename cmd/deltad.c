@@ -116,8 +116,8 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   hopts.tls = tls ? &tls->pem : NULL;
   main_http_limits(&hopts, cfg);
   if ((rc = dd_http_server_new(&http, &hopts, reg)) != 0) goto cleanup;
-  if ((rc = lance_rest_register(http, app)) != 0) goto cleanup; /* Lance Namespace REST */
-  if ((rc = dd_sharing_rest_register(http, app, cfg->base_path)) != 0) goto cleanup;
+  if ((rc = dd_native_lance_register(http)) != 0) goto cleanup; /* Lance Namespace REST */
+  if ((rc = dd_native_sharing_register(http, cfg->base_path)) != 0) goto cleanup;
   /* the public URL is set before the first request can arrive: handlers read it */
   if ((rc = dd_http_server_bind(http)) != 0) goto cleanup;
   if (cfg->public_url[0]) {

@@ -1,12 +1,16 @@
 /* http_native.c: native handlers (protocols that control their bytes exactly): the
- * request view and reply builder of http_server.h, and turning a reply into an MHD
- * response (buffered, a file sent by the kernel, or streamed from a callback). */
+ * request view and reply builder of http_server.h, turning a reply into an MHD
+ * response (buffered, a file sent by the kernel, or streamed from a callback), and the
+ * native codecs' way into the call core (dd_native__run, server/http/native/native_int.h):
+ * the call a handler asks for is made once it returns, through dd_http__run_codec. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "common/err.h"
 #include "server/http/http_int.h"
+#include "server/http/native/native_int.h"
 
 #define NATIVE_MAX_HEADERS 32
 
@@ -15,6 +19,11 @@ struct dd_http_request {
   const char *path;
   char *decoded[16]; /* decoded query values handed out, freed after the call */
   size_t n_decoded;
+  /* the call dd_native__run asked for (run_m NULL: none), made after the handler */
+  const dd_method *run_m;
+  ProtobufCMessage *run_msg; /* owned until handed to dd_http__run_codec */
+  dd_principal run_who;
+  dd_http__codec run_codec;
 };
 
 struct dd_http_reply {
@@ -65,6 +74,37 @@ int dd_http_req_auth(const dd_http_request *r, dd_principal *out) {
   return rc ? rc : rg_admit(&r->rq->admit, out);
 }
 
+/* ---- the call (native_int.h) ---------------------------------------------------------- */
+
+const dd_method *dd_native__method(const dd_http_request *r, const char *path) {
+  return dd_call_find(r->rq->srv->reg, path, strlen(path));
+}
+
+int dd_native__run(const dd_http_request *r, const dd_method *m, ProtobufCMessage *msg,
+                   const dd_principal *who, const dd_http__codec *codec) {
+  dd_http_request *w = (dd_http_request *)r; /* the pending call is not part of the view */
+  assert(!w->run_m); /* one call per request */
+  if (w->run_m || !m) {
+    protobuf_c_message_free_unpacked(msg, NULL);
+    if (codec->free_cls) codec->free_cls(codec->cls);
+    return dd_err_set(DD_EINTERNAL, w->run_m ? "a second call for one request" : "no method");
+  }
+  w->run_m = m;
+  w->run_msg = msg;
+  w->run_who = *who;
+  w->run_codec = *codec;
+  return 0;
+}
+
+int dd_native__append_json(dd_call_buf *out, json_t *j) {
+  char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+  json_decref(j);
+  if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
+  int rc = dd_call_buf_append(out, s, strlen(s));
+  free(s);
+  return rc;
+}
+
 /* ---- reply builder ------------------------------------------------------------------- */
 
 int dd_http_reply_status(dd_http_reply *r, int status) {
@@ -95,6 +135,19 @@ int dd_http_reply_file(dd_http_reply *r, int fd, uint64_t off, uint64_t len) {
   r->fd_off = off;
   r->fd_len = len;
   return 0;
+}
+
+int dd_native__reply_file_range(dd_http_reply *r, uint64_t off, uint64_t len) {
+  if (r->fd < 0 || off < r->fd_off || len > r->fd_len - (off - r->fd_off))
+    return dd_err_set(DD_EINTERNAL, "file range outside the reply's file");
+  r->fd_off = off;
+  r->fd_len = len;
+  return 0;
+}
+
+void dd_native__reply_drop_file(dd_http_reply *r) {
+  if (r->fd >= 0) close(r->fd);
+  r->fd = -1;
 }
 
 int dd_http_reply_stream(dd_http_reply *r, dd_http_stream_fn fn, void *cls, void (*free_cls)(void *)) {
@@ -167,21 +220,32 @@ static struct MHD_Response *make_response(http_req *rq, dd_http_reply *rep) {
   return resp;
 }
 
-/* A native handler as the filler of http__native_reply. */
-typedef struct native_call {
-  const http_native *nat;
-  dd_http_request *req;
-} native_call;
-
-static int native_fill(void *cls, dd_http_reply *rep) {
-  native_call *nc = cls;
-  return nc->nat->fn(nc->nat->ctx, nc->req, rep);
+/* Queues the filled reply, or the standard JSON error when rc != 0; clears rep. */
+static enum MHD_Result native_queue(http_req *rq, int rc, dd_http_reply *rep) {
+  enum MHD_Result r;
+  if (rc != 0) {
+    r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
+  } else {
+    struct MHD_Response *resp = make_response(rq, rep);
+    r = resp ? MHD_queue_response(rq->conn, (unsigned)rep->status, resp) : MHD_NO;
+    if (resp) MHD_destroy_response(resp);
+  }
+  reply_clear(rep);
+  return r;
 }
 
 enum MHD_Result http__dispatch_native(http_req *rq, const http_native *nat) {
   dd_http_request req = {.rq = rq, .path = rq->url + nat->len};
-  native_call nc = {.nat = nat, .req = &req};
-  enum MHD_Result r = http__native_reply(rq, native_fill, &nc);
+  dd_http_reply rep = {.status = 200, .fd = -1};
+  dd_err_clear();
+  int rc = nat->fn(nat->ctx, &req, &rep);
+  enum MHD_Result r;
+  if (req.run_m) { /* a codec's call: its reply comes from its head hook */
+    reply_clear(&rep);
+    r = dd_http__run_codec(rq, req.run_m, req.run_msg, &req.run_who, &req.run_codec);
+  } else {
+    r = native_queue(rq, rc, &rep);
+  }
   for (size_t i = 0; i < req.n_decoded; i++) free(req.decoded[i]);
   return r;
 }
@@ -191,14 +255,5 @@ enum MHD_Result http__native_reply(http_req *rq, int (*fill)(void *cls, dd_http_
   dd_http_reply rep = {.status = 200, .fd = -1};
   dd_err_clear();
   int rc = fill(cls, &rep);
-  enum MHD_Result r;
-  if (rc != 0) {
-    r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
-  } else {
-    struct MHD_Response *resp = make_response(rq, &rep);
-    r = resp ? MHD_queue_response(rq->conn, (unsigned)rep.status, resp) : MHD_NO;
-    if (resp) MHD_destroy_response(resp);
-  }
-  reply_clear(&rep);
-  return r;
+  return native_queue(rq, rc, &rep);
 }

@@ -13,6 +13,7 @@
 #include "common/err.h"
 #include "server/service/app.h"
 #include "server/service/auth.h"
+#include "server/service/sharing_files.h"
 #include "store/catalog/cat_store.h"
 #include "store/delta/dl.h"
 #include "store/sign/sign.h"
@@ -139,6 +140,7 @@ static void app_methods_build(void) {
       {dd_credential_methods, dd_credential_methods_len},
       {dd_sharing_methods, dd_sharing_methods_len},
       {dd_sharing_ext_methods, dd_sharing_ext_methods_len},
+      {dd_sharing_file_methods, dd_sharing_file_methods_len}, /* sharing_files.c */
       {dd_lance_methods, dd_lance_methods_len}, /* Lance Namespace API (lance_svc.c) */
       {dd_connect_delta_methods, dd_connect_delta_methods_len},
       {dd_connect_spark_methods, dd_connect_spark_methods_len},

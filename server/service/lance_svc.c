@@ -14,15 +14,11 @@
 #define LS_PATH(req) (const char *const *)(req)->id, (req)->n_id
 #define LS_INIT(type, up, var) Deltad__Lance__V1__##type var = DELTAD__LANCE__V1__##up##__INIT
 
-static _Thread_local lance_subject ls_subject;
-
-lance_subject lance_svc_subject(void) { return ls_subject; }
-
-/* Starts a handler: records its default subject and checks the caller. */
-static int ls_begin(dd_call *call, lance_subject subject) {
-  ls_subject = subject;
+/* Starts a handler: records what a failure is about by default (a namespace or a table:
+ * the call's error detail, which picks Lance's error code) and checks the caller. */
+static int ls_begin(dd_call *call, int detail) {
   int rc = svc_require_admin(call);
-  if (rc) ls_subject = LANCE_SUBJECT_NONE;
+  dd_call_set_detail(call, rc ? DD_CALL_DETAIL_NONE : detail);
   return rc;
 }
 
@@ -39,8 +35,15 @@ int lance_svc_parse_mode(int *out, const char *field, const char *value, const c
   norm[k] = '\0';
   for (size_t i = 0; i < n && strlen(value) < sizeof norm; i++)
     if (strcmp(norm, names[i]) == 0) return *out = (int)i, 0;
-  ls_subject = LANCE_SUBJECT_NONE;
   return dd_err_set(DD_EINVAL, "%s: unknown value '%.64s'", field, value);
+}
+
+/* lance_svc_parse_mode for a handler: a bad value is about the request itself. */
+static int ls_mode(dd_call *call, int *out, const char *field, const char *value,
+                   const char *const *names, size_t n, int dflt) {
+  int rc = lance_svc_parse_mode(out, field, value, names, n, dflt);
+  if (rc) dd_call_set_detail(call, DD_CALL_DETAIL_NONE);
+  return rc;
 }
 
 static const char *const ls_create_modes[] = {"create", "existok", "overwrite"};
@@ -112,8 +115,8 @@ static int ls_create_namespace(dd_call *call, const ProtobufCMessage *msg, Proto
   LS_REQ(CreateNamespaceRequest);
   cat_namespace *ns = NULL;
   int mode;
-  int rc = ls_begin(call, LANCE_SUBJECT_NAMESPACE);
-  if (!rc) rc = lance_svc_parse_mode(&mode, "mode", req->mode, ls_create_modes, 3, CAT_NS_CREATE);
+  int rc = ls_begin(call, DD_CALL_DETAIL_NAMESPACE);
+  if (!rc) rc = ls_mode(call, &mode, "mode", req->mode, ls_create_modes, 3, CAT_NS_CREATE);
   if (!rc) rc = cat_ns_create(svc_store(call), &ns, svc_actor(call), LS_PATH(req), mode,
                               req->n_properties, (void *const *)req->properties);
   if (!rc) {
@@ -127,7 +130,7 @@ static int ls_create_namespace(dd_call *call, const ProtobufCMessage *msg, Proto
 static int ls_list_namespaces(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessage **out) {
   LS_REQ(ListNamespacesRequest);
   Deltad__Lance__V1__ListNamespacesResponse *r = NULL;
-  int rc = ls_begin(call, LANCE_SUBJECT_NAMESPACE);
+  int rc = ls_begin(call, DD_CALL_DETAIL_NAMESPACE);
   if (!rc) rc = cat_ns_list(svc_store(call), &r, LS_PATH(req), req->limit, req->page_token);
   return svc_reply(out, r ? &r->base : NULL, rc);
 }
@@ -135,7 +138,7 @@ static int ls_list_namespaces(dd_call *call, const ProtobufCMessage *msg, Protob
 static int ls_describe_namespace(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessage **out) {
   LS_REQ(DescribeNamespaceRequest);
   cat_namespace *ns = NULL;
-  int rc = ls_begin(call, LANCE_SUBJECT_NAMESPACE);
+  int rc = ls_begin(call, DD_CALL_DETAIL_NAMESPACE);
   if (!rc) rc = cat_ns_get(svc_store(call), &ns, LS_PATH(req));
   if (!rc) {
     LS_INIT(DescribeNamespaceResponse, DESCRIBE_NAMESPACE_RESPONSE, r);
@@ -149,9 +152,9 @@ static int ls_drop_namespace(dd_call *call, const ProtobufCMessage *msg, Protobu
   LS_REQ(DropNamespaceRequest);
   cat_namespace *ns = NULL;
   int skip = 0, cascade = 0;
-  int rc = ls_begin(call, LANCE_SUBJECT_NAMESPACE);
-  if (!rc) rc = lance_svc_parse_mode(&skip, "mode", req->mode, ls_drop_modes, 2, 0);
-  if (!rc) rc = lance_svc_parse_mode(&cascade, "behavior", req->behavior, ls_behaviors, 2, 0);
+  int rc = ls_begin(call, DD_CALL_DETAIL_NAMESPACE);
+  if (!rc) rc = ls_mode(call, &skip, "mode", req->mode, ls_drop_modes, 2, 0);
+  if (!rc) rc = ls_mode(call, &cascade, "behavior", req->behavior, ls_behaviors, 2, 0);
   if (!rc) rc = cat_ns_drop(svc_store(call), &ns, LS_PATH(req), cascade);
   if (rc == DD_ENOTFOUND && skip) { /* Skip: a missing namespace is a success */
     dd_err_clear();
@@ -168,7 +171,7 @@ static int ls_drop_namespace(dd_call *call, const ProtobufCMessage *msg, Protobu
 static int ls_namespace_exists(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessage **out) {
   LS_REQ(NamespaceExistsRequest);
   cat_namespace *ns = NULL;
-  int rc = ls_begin(call, LANCE_SUBJECT_NAMESPACE);
+  int rc = ls_begin(call, DD_CALL_DETAIL_NAMESPACE);
   if (!rc) rc = cat_ns_get(svc_store(call), &ns, LS_PATH(req));
   if (ns) protobuf_c_message_free_unpacked(&ns->base, NULL);
   if (rc) return rc;
@@ -178,7 +181,7 @@ static int ls_namespace_exists(dd_call *call, const ProtobufCMessage *msg, Proto
 static int ls_list_tables(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessage **out) {
   LS_REQ(ListTablesRequest);
   Deltad__Lance__V1__ListTablesResponse *r = NULL;
-  int rc = ls_begin(call, LANCE_SUBJECT_NAMESPACE);
+  int rc = ls_begin(call, DD_CALL_DETAIL_NAMESPACE);
   /* include_declared: every table here is registered at a location, none only declared */
   if (!rc) rc = cat_lance_table_list(svc_store(call), &r, LS_PATH(req), req->limit, req->page_token);
   return svc_reply(out, r ? &r->base : NULL, rc);
@@ -195,7 +198,7 @@ static int ls_table_failed(dd_call *call, int rc, const char *const *path, size_
   strncpy(msg, dd_err_msg(), sizeof msg - 1);
   msg[sizeof msg - 1] = '\0';
   if (cat_ns_get(svc_store(call), &ns, path, depth - 1) == DD_ENOTFOUND)
-    ls_subject = LANCE_SUBJECT_NAMESPACE;
+    dd_call_set_detail(call, DD_CALL_DETAIL_NAMESPACE);
   if (ns) protobuf_c_message_free_unpacked(&ns->base, NULL);
   return dd_err_set(rc, "%s", msg);
 }
@@ -204,13 +207,13 @@ static int ls_register_table(dd_call *call, const ProtobufCMessage *msg, Protobu
   LS_REQ(RegisterTableRequest);
   cat_lance_table *t = NULL;
   int overwrite = 0;
-  int rc = ls_begin(call, LANCE_SUBJECT_TABLE);
-  if (!rc) rc = lance_svc_parse_mode(&overwrite, "mode", req->mode, ls_register_modes, 2, 0);
+  int rc = ls_begin(call, DD_CALL_DETAIL_TABLE);
+  if (!rc) rc = ls_mode(call, &overwrite, "mode", req->mode, ls_register_modes, 2, 0);
   if (!rc) rc = cat_lance_table_register(svc_store(call), &t, svc_actor(call), LS_PATH(req),
                                          req->location, overwrite, req->n_properties,
                                          (void *const *)req->properties);
   if (rc) {
-    if (rc == DD_EINVAL) ls_subject = LANCE_SUBJECT_NONE;
+    if (rc == DD_EINVAL) dd_call_set_detail(call, DD_CALL_DETAIL_NONE);
     return ls_table_failed(call, rc, LS_PATH(req));
   }
   LS_INIT(RegisterTableResponse, REGISTER_TABLE_RESPONSE, r);
@@ -248,9 +251,9 @@ static int ls_describe_reply(ProtobufCMessage **out, const Deltad__Lance__V1__De
 static int ls_describe_table(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessage **out) {
   LS_REQ(DescribeTableRequest);
   cat_lance_table *t = NULL;
-  int rc = ls_begin(call, LANCE_SUBJECT_TABLE);
+  int rc = ls_begin(call, DD_CALL_DETAIL_TABLE);
   if (!rc && req->_load_detailed_metadata_case && req->load_detailed_metadata) {
-    ls_subject = LANCE_SUBJECT_NONE;
+    dd_call_set_detail(call, DD_CALL_DETAIL_NONE);
     rc = dd_err_set(DD_EUNSUPPORTED, "load_detailed_metadata: deltad does not open Lance datasets; "
                                      "open the table at its location");
   }
@@ -264,7 +267,7 @@ static int ls_describe_table(dd_call *call, const ProtobufCMessage *msg, Protobu
 static int ls_table_exists(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessage **out) {
   LS_REQ(TableExistsRequest);
   cat_lance_table *t = NULL;
-  int rc = ls_begin(call, LANCE_SUBJECT_TABLE);
+  int rc = ls_begin(call, DD_CALL_DETAIL_TABLE);
   if (!rc) rc = cat_lance_table_get(svc_store(call), &t, LS_PATH(req));
   if (t) protobuf_c_message_free_unpacked(&t->base, NULL);
   if (rc) return ls_table_failed(call, rc, LS_PATH(req));
@@ -277,7 +280,7 @@ static int ls_remove_table(dd_call *call, const ProtobufCMessage *msg, ProtobufC
                            const ProtobufCMessageDescriptor *resp_desc) {
   LS_REQ(DeregisterTableRequest); /* DropTableRequest has the same fields */
   cat_lance_table *t = NULL;
-  int rc = ls_begin(call, LANCE_SUBJECT_TABLE);
+  int rc = ls_begin(call, DD_CALL_DETAIL_TABLE);
   if (!rc) rc = cat_lance_table_deregister(svc_store(call), &t, LS_PATH(req));
   if (rc) return ls_table_failed(call, rc, LS_PATH(req));
   LS_INIT(DeregisterTableResponse, DEREGISTER_TABLE_RESPONSE, r);

@@ -1,12 +1,11 @@
 /* lance_svc.h: deltad.lance.v1.NamespaceService, the Lance Namespace operations over the
- * catalog store (handlers follow handler.h; the gRPC runtime serves them from the app's
- * method table and the Lance REST adapter, server/http/native/lance_rest.c, calls the same
- * entries of dd_lance_methods by index).
+ * catalog store (handlers follow handler.h; every transport runs them from the app's
+ * method table through the call core, the Lance REST codec of server/http/native too).
  *
- * Besides the status, a failed handler records on its thread what the failure was about
- * (a namespace or a table), which the REST adapter needs to choose between Lance's
- * NamespaceNotFound and TableNotFound, NamespaceAlreadyExists and TableAlreadyExists. It is
- * per thread like dd_err_msg() and valid until the next Lance handler runs on the thread. */
+ * Besides the status, a failed handler records what the failure was about in the call's
+ * error detail (dd_call_set_detail: DD_CALL_DETAIL_NAMESPACE or _TABLE, _NONE for the
+ * request itself), which picks between Lance's NamespaceNotFound and TableNotFound,
+ * NamespaceAlreadyExists and TableAlreadyExists (dd_call_status_lance). */
 #ifndef DD_SERVER_SERVICE_LANCE_SVC_H
 #define DD_SERVER_SERVICE_LANCE_SVC_H
 
@@ -32,15 +31,6 @@ typedef enum {
 
 extern const dd_method dd_lance_methods[LANCE_M_COUNT];
 extern const size_t dd_lance_methods_len;
-
-typedef enum {
-  LANCE_SUBJECT_NONE = 0, /* the request itself (bad input, authentication, ...) */
-  LANCE_SUBJECT_NAMESPACE,
-  LANCE_SUBJECT_TABLE
-} lance_subject;
-
-/* What the last failure of a Lance handler on this thread was about. */
-lance_subject lance_svc_subject(void);
 
 /* Parses a Lance mode / behavior string, case-insensitive, PascalCase or snake_case
  * ("ExistOk", "exist_ok", "EXISTOK"): *out is the index of the matching name in

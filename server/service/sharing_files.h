@@ -1,6 +1,6 @@
-/* sharing_files.h: what the native Delta Sharing REST adapters (server/http/native/) need
- * from the sharing service besides its handler table: opening the file behind a signed
- * local URL, and the reference server's error codes. */
+/* sharing_files.h: the file side of local signed URLs: opening the file behind one, and
+ * the method that answers with it (DeltaSharingFileService/OpenFile, served natively by
+ * server/http/native/files_rest.c). */
 #ifndef DD_SERVER_SERVICE_SHARING_FILES_H
 #define DD_SERVER_SERVICE_SHARING_FILES_H
 
@@ -14,8 +14,8 @@
 int dd_sharing_open_file(dd_app *app, const char *raw_path, const char *expires,
                          const char *sig, int64_t now_ms, int *out_fd);
 
-/* The Delta Sharing errorCode for a DD_E* code from the sharing handlers, and its HTTP
- * status in *out_status (e.g. RESOURCE_DOES_NOT_EXIST / 404). */
-const char *dd_sharing_error_code(int rc, int *out_status);
+/* DeltaSharingFileService (in dd_app_methods). */
+extern const dd_method dd_sharing_file_methods[];
+extern const size_t dd_sharing_file_methods_len;
 
 #endif

@@ -332,7 +332,8 @@ int shr_query_table(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage 
   shr_stream st = {call, &res, true};
   (void)out;
   shr_query_of(&q, req);
-  int rc = shr_caps(call, &caps);
+  int rc = shq_query_check_hints(&q); /* before the table is looked up, as a bad body is */
+  if (!rc) rc = shr_caps(call, &caps);
   if (!rc) rc = shr_open_table(call, &o, req->share, req->schema, req->table);
   else memset(&o, 0, sizeof o);
   if (!rc && o.is_remote) rc = shr_remote_can_sign(&o.rem);

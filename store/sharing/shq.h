@@ -14,7 +14,6 @@
  *   DD_EPRECOND the table needs a capability the client did not declare: "Unsupported Delta
  *               Table Properties" / "Deletion Vector property disabled"
  *               (UNSUPPORTED_OPERATION, 400)
- * shq_error_code() names the reference errorCode of a code.
  * Threads: every function is reentrant; a dl_table may be shared. */
 #ifndef DD_SERVER_SHARING_SHQ_H
 #define DD_SERVER_SHARING_SHQ_H
@@ -145,8 +144,6 @@ int shq_table_changes(dl_table *t, const shq_changes *c, const shq_caps *caps,
 /* Parses a protocol timestamp: ISO-8601 ("2022-01-01T00:00:00Z", fraction and offset
  * allowed) or "yyyy-[m]m-[d]d hh:mm:ss[.f...]" (UTC). DD_EINVAL on anything else. */
 int shq_parse_timestamp(const char *s, int64_t *out_ms);
-/* The reference server's errorCode for a code returned here. */
-const char *shq_error_code(int rc);
 /* Writes {"endStreamAction":{"errorMessage":...}}: how a failure after the first line
  * (HTTP 200 already sent) is reported to a client that asked for endStreamAction. */
 int shq_write_stream_error(const char *message, shq_line_fn fn, void *ctx);

@@ -305,15 +305,3 @@ int shq__param_rc(int rc) {
   snprintf(msg, sizeof msg, "%s", dd_err_msg());
   return dd_err_set(DD_EINVAL, "%s", msg);
 }
-
-const char *shq_error_code(int rc) {
-  switch (rc) {
-  case DD_EINVAL:
-  case DD_ERANGE: return "INVALID_PARAMETER_VALUE";
-  case DD_EPRECOND:
-  case DD_EUNSUPPORTED: return "UNSUPPORTED_OPERATION";
-  case DD_ENOTFOUND: return "RESOURCE_DOES_NOT_EXIST";
-  case DD_ECORRUPT: return "MALFORMED_REQUEST";
-  default: return "INTERNAL_ERROR";
-  }
-}

@@ -6,7 +6,7 @@
 #include "server/call/call_route.h"
 #include "server/http/native/lance_rest_id.h"
 
-void lance_id_free(lance_id *id) {
+void dd_native__lance_id_free(dd_native__lance_id *id) {
   if (!id) return;
   for (size_t i = 0; i < id->n; i++) free(id->parts[i]);
   free(id->parts);
@@ -17,13 +17,13 @@ void lance_id_free(lance_id *id) {
 static int id_check_delim(const char *d) {
   size_t n = strlen(d);
   if (n == 0) return dd_err_set(DD_EINVAL, "delimiter: must not be empty");
-  if (n > LANCE_ID_MAX_DELIM)
-    return dd_err_set(DD_EINVAL, "delimiter: longer than %d bytes", LANCE_ID_MAX_DELIM);
+  if (n > DD_NATIVE__LANCE_ID_MAX_DELIM)
+    return dd_err_set(DD_EINVAL, "delimiter: longer than %d bytes", DD_NATIVE__LANCE_ID_MAX_DELIM);
   return 0;
 }
 
 /* Appends s[0..n) as a new part. */
-static int id_push(lance_id *out, const char *s, size_t n) {
+static int id_push(dd_native__lance_id *out, const char *s, size_t n) {
   if (n == 0) return dd_err_set(DD_EINVAL, "id: empty part at position %zu", out->n);
   char **np = realloc(out->parts, (out->n + 1) * sizeof *np);
   if (!np) return dd_err_set(DD_ENOMEM, "out of memory");
@@ -35,7 +35,7 @@ static int id_push(lance_id *out, const char *s, size_t n) {
 }
 
 /* Splits the decoded id on delim. */
-static int id_split(lance_id *out, const char *s, const char *delim) {
+static int id_split(dd_native__lance_id *out, const char *s, const char *delim) {
   size_t dl = strlen(delim);
   for (;;) {
     const char *hit = strstr(s, delim);
@@ -45,29 +45,29 @@ static int id_split(lance_id *out, const char *s, const char *delim) {
   }
 }
 
-int lance_id_parse(lance_id *out, const char *raw, size_t len, const char *delimiter) {
+int dd_native__lance_id_parse(dd_native__lance_id *out, const char *raw, size_t len, const char *delimiter) {
   const char *delim = delimiter ? delimiter : "$";
   char *s = NULL;
-  *out = (lance_id)LANCE_ID_INIT;
+  *out = (dd_native__lance_id)DD_NATIVE__LANCE_ID_INIT;
   int rc = id_check_delim(delim);
   if (rc) return rc;
   if (len == 0) return dd_err_set(DD_EINVAL, "id: must not be empty");
-  if (len > 3 * LANCE_ID_MAX_BYTES)
-    return dd_err_set(DD_EINVAL, "id: longer than %d bytes", LANCE_ID_MAX_BYTES);
+  if (len > 3 * DD_NATIVE__LANCE_ID_MAX_BYTES)
+    return dd_err_set(DD_EINVAL, "id: longer than %d bytes", DD_NATIVE__LANCE_ID_MAX_BYTES);
   if (!(s = malloc(len + 1))) return dd_err_set(DD_ENOMEM, "out of memory");
   memcpy(s, raw, len);
   s[len] = '\0';
   if (dd_call_pct_decode(s, 1) != 0) rc = dd_err_set(DD_EINVAL, "id: bad percent-encoding");
-  else if (strlen(s) > LANCE_ID_MAX_BYTES)
-    rc = dd_err_set(DD_EINVAL, "id: longer than %d bytes", LANCE_ID_MAX_BYTES);
+  else if (strlen(s) > DD_NATIVE__LANCE_ID_MAX_BYTES)
+    rc = dd_err_set(DD_EINVAL, "id: longer than %d bytes", DD_NATIVE__LANCE_ID_MAX_BYTES);
   else if (strcmp(s, delim) != 0) /* the delimiter alone is the root: no parts */
     rc = id_split(out, s, delim);
   free(s);
-  if (rc) lance_id_free(out);
+  if (rc) dd_native__lance_id_free(out);
   return rc;
 }
 
-int lance_id_equal(const lance_id *id, char *const *parts, size_t n) {
+int dd_native__lance_id_equal(const dd_native__lance_id *id, char *const *parts, size_t n) {
   if (id->n != n) return 0;
   for (size_t i = 0; i < n; i++)
     if (strcmp(id->parts[i], parts[i]) != 0) return 0;

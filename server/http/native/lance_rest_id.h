@@ -9,23 +9,23 @@
 #include <stddef.h>
 
 enum {
-  LANCE_ID_MAX_BYTES = 4096, /* decoded id, delimiters included */
-  LANCE_ID_MAX_DELIM = 16
+  DD_NATIVE__LANCE_ID_MAX_BYTES = 4096, /* decoded id, delimiters included */
+  DD_NATIVE__LANCE_ID_MAX_DELIM = 16
 };
 
-typedef struct lance_id {
+typedef struct dd_native__lance_id {
   char **parts; /* malloc'ed, each malloc'ed */
   size_t n;
-} lance_id;
-#define LANCE_ID_INIT {NULL, 0}
+} dd_native__lance_id;
+#define DD_NATIVE__LANCE_ID_INIT {NULL, 0}
 
 /* Parses raw[0..len) (still percent-encoded). DD_EINVAL with a message for a bad escape, an
- * empty id or part, a decoded id over LANCE_ID_MAX_BYTES, or a delimiter that is empty or
- * over LANCE_ID_MAX_DELIM bytes. delimiter NULL means "$". */
-int lance_id_parse(lance_id *out, const char *raw, size_t len, const char *delimiter);
+ * empty id or part, a decoded id over DD_NATIVE__LANCE_ID_MAX_BYTES, or a delimiter that is empty or
+ * over DD_NATIVE__LANCE_ID_MAX_DELIM bytes. delimiter NULL means "$". */
+int dd_native__lance_id_parse(dd_native__lance_id *out, const char *raw, size_t len, const char *delimiter);
 /* 1 when id has exactly the n parts given. */
-int lance_id_equal(const lance_id *id, char *const *parts, size_t n);
+int dd_native__lance_id_equal(const dd_native__lance_id *id, char *const *parts, size_t n);
 /* Frees the parts. Accepts NULL and an empty id. */
-void lance_id_free(lance_id *id);
+void dd_native__lance_id_free(dd_native__lance_id *id);
 
 #endif

@@ -111,7 +111,7 @@ static int lj_field(ProtobufCMessage *m, const ProtobufCFieldDescriptor *f, cons
   }
 }
 
-int lance_json_to_msg(ProtobufCMessage *msg, const json_t *obj) {
+int dd_native__lance_json_to_msg(ProtobufCMessage *msg, const json_t *obj) {
   const ProtobufCMessageDescriptor *d = msg->descriptor;
   if (!json_is_object(obj)) return dd_err_set(DD_EINVAL, "request body: expected a JSON object");
   for (unsigned i = 0; i < d->n_fields; i++) {
@@ -122,7 +122,7 @@ int lance_json_to_msg(ProtobufCMessage *msg, const json_t *obj) {
   return 0;
 }
 
-int lance_query_to_field(ProtobufCMessage *msg, const char *field, const char *value) {
+int dd_native__lance_query_to_field(ProtobufCMessage *msg, const char *field, const char *value) {
   const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field_by_name(msg->descriptor, field);
   if (!f || f->label == PROTOBUF_C_LABEL_REPEATED)
     return dd_err_set(DD_EINTERNAL, "%s: not a scalar field", field);
@@ -193,7 +193,7 @@ static json_t *lj_emit_field(const ProtobufCMessage *m, const ProtobufCFieldDesc
   }
 }
 
-json_t *lance_msg_to_json(const ProtobufCMessage *msg) {
+json_t *dd_native__lance_msg_to_json(const ProtobufCMessage *msg) {
   const ProtobufCMessageDescriptor *d = msg->descriptor;
   json_t *o = json_object();
   for (unsigned i = 0; o && i < d->n_fields; i++) {

@@ -17,11 +17,11 @@
 
 /* Sets the fields of msg (a heap message whose every part is malloc'ed, freed with
  * protobuf_c_message_free_unpacked) from obj, a JSON object. */
-int lance_json_to_msg(ProtobufCMessage *msg, const json_t *obj);
+int dd_native__lance_json_to_msg(ProtobufCMessage *msg, const json_t *obj);
 /* Sets one scalar field from a query-string value (string, bool "true"/"false", integer).
  * DD_EINVAL naming the field when the value does not parse. */
-int lance_query_to_field(ProtobufCMessage *msg, const char *field, const char *value);
+int dd_native__lance_query_to_field(ProtobufCMessage *msg, const char *field, const char *value);
 /* The JSON object for msg (new reference), or NULL when out of memory. */
-json_t *lance_msg_to_json(const ProtobufCMessage *msg);
+json_t *dd_native__lance_msg_to_json(const ProtobufCMessage *msg);
 
 #endif

@@ -1,43 +1,55 @@
-/* sharing_rest.c: the Delta Sharing REST protocol, native (sharing_rest.h). It turns a
- * request into the request message of a DeltaSharingService / ExtensionService method,
- * calls the same handler gRPC calls, and writes what PROTOCOL.md says byte for byte:
- * one-line JSON lists with items/nextPageToken, NDJSON (protocol line first) with
- * Delta-Table-Version and delta-sharing-capabilities headers, and errors as
- * {"errorCode","message"} with the reference server's codes and statuses. */
-#include <ctype.h>
+/* sharing_rest.c: the Delta Sharing REST protocol as a native codec (sharing_rest.h).
+ * decode: a request under <base>/shares becomes the request message of one
+ * DeltaSharingService / ExtensionService method, built once from the path segments, the
+ * query string and the JSON body; the method runs through the call core
+ * (dd_native__run). encode: each reply is written as PROTOCOL.md says, byte for byte:
+ * one-line JSON lists with items/nextPageToken, NDJSON (protocol line first) with the
+ * Delta-Table-Version and delta-sharing-capabilities headers of the first line, an
+ * endStreamAction line for a late failure when the client asked for one (else the reply
+ * is cut), and errors as {"errorCode","message"} from the call core's status table. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/err.h"
-#include "deltad/sharing/v1/sharing.pb-c.h"
 #include "server/call/call_route.h"
+#include "server/call/req_guard.h"
 #include "server/http/native/files_rest.h"
 #include "server/http/native/native_int.h"
-#include "server/http/native/sharing_stream.h"
 #include "server/http/native/sharing_rest.h"
 #include "server/http/pbjson.h"
-#include "server/call/req_guard.h"
-#include "server/service/sharing_files.h"
-#include "store/sharing/shq_request.h"
 
 #define SR_JSON "application/json; charset=utf-8"
 #define SR_NDJSON "application/x-ndjson; charset=utf-8"
-#define SR_SEGS DD_HTTP__SR_SEGS
+#define SR_SVC "/deltad.sharing.v1.DeltaSharingService/"
+#define SR_EXT "/deltad.sharing.v1.DeltaSharingExtensionService/"
 
-typedef struct sr_ctx {
-  dd_app *app;
-} sr_ctx;
+typedef dd_native__sr_route sr_route; /* native_int.h */
 
-/* ---- replies ------------------------------------------------------------------------ */
+/* How a reply is encoded. */
+typedef enum { SR_SHARES, SR_SCHEMAS, SR_TABLES, SR_SHARE, SR_VERSION, SR_LINES, SR_ADMIN } sr_kind;
 
-static int sr_error(dd_http_reply *rep, const char *method, int rc, const char *msg) {
+/* One request's codec state: the hooks' cls. The producer thread writes lines, version
+ * and caps while it encodes; the head hook reads them once the call core says the first
+ * bytes or the end are there (the core's lock orders the two). */
+typedef struct sr_op {
+  sr_kind kind;
+  int head;      /* a HEAD request: errors carry no body */
+  size_t lines;  /* NDJSON lines encoded */
+  int64_t version;
+  char caps[128]; /* the capabilities the first line answers with */
+} sr_op;
+
+/* ---- encoding errors ------------------------------------------------------------------ */
+
+static int sr_error(dd_http_reply *rep, int head, int rc, const char *msg) {
   int status = 500;
-  const char *code = dd_sharing_error_code(rc, &status);
+  const char *code = dd_call_status_sharing(rc, &status);
   dd_http_reply_status(rep, status);
-  if (strcmp(method, "HEAD") == 0) return 0;
+  if (head) return 0;
   /* msg is fit to show: the handlers leave a recipient only a generic message with a
    * request id for the server's own failures (svc_recipient_error) */
   json_t *j = json_pack("{s:s,s:s}", "errorCode", code, "message", msg);
@@ -51,89 +63,7 @@ static int sr_error(dd_http_reply *rep, const char *method, int rc, const char *
   return 0;
 }
 
-static int sr_json(dd_http_reply *rep, json_t *j) {
-  char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
-  json_decref(j);
-  if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
-  dd_http_reply_header(rep, "Content-Type", SR_JSON);
-  int rc = dd_http_reply_body(rep, s, strlen(s));
-  free(s);
-  return rc;
-}
-
-/* ---- calling a handler -------------------------------------------------------------- */
-
-typedef struct sr_call {
-  dd_call call;
-  const dd_http_request *req;
-} sr_call;
-
-static const char *sr_header(dd_call *call, const char *name) {
-  return dd_http_req_header(((sr_call *)call->transport)->req, name);
-}
-
-/* Unary handlers never send; the NDJSON ones run in sharing_stream.c with their own send. */
-static int sr_send(dd_call *call, const ProtobufCMessage *msg) {
-  (void)call;
-  (void)msg;
-  return dd_err_set(DD_EINTERNAL, "send() called by a unary handler");
-}
-
-static const dd_method *sr_method(const char *path) {
-  size_t n = 0;
-  const dd_method *m = dd_app_methods(&n);
-  for (size_t i = 0; i < n; i++)
-    if (strcmp(m[i].path, path) == 0) return &m[i];
-  return NULL;
-}
-
-/* Runs the handler named path; *out is its reply (unary). */
-static int sr_invoke(sr_call *c, const char *path, const ProtobufCMessage *in,
-                     ProtobufCMessage **out) {
-  const dd_method *m = sr_method(path);
-  *out = NULL;
-  if (!m) return dd_err_set(DD_EINTERNAL, "method %s not served", path);
-  dd_err_clear();
-  int rc = dd_method_authorize(m, c->call.principal);
-  return rc ? rc : m->fn(&c->call, in, out);
-}
-
-/* ---- request parsing ----------------------------------------------------------------- */
-
-/* Strict decimal; DD_EINVAL with the reference server's message, naming the parameter. */
-static int sr_int(const char *name, const char *s, int64_t lo, int64_t hi, int64_t *out) {
-  char *end;
-  errno = 0;
-  long long v = s && *s ? strtoll(s, &end, 10) : 0;
-  if (!s || !*s || *end || errno || v < lo || v > hi)
-    return dd_err_set(DD_EINVAL, "%s: expected a number but the string didn't have the "
-                      "appropriate format", name);
-  *out = v;
-  return 0;
-}
-
-/* maxResults / pageToken into a list request (fields named max_results, page_token). */
-int dd_http__sr_max_results(const char *s, int32_t *max) {
-  int64_t v = 0;
-  int rc = sr_int("maxResults", s, INT64_MIN, INT64_MAX, &v);
-  if (rc) return rc;
-  /* out of int32: clamped, so the service's range check names the accepted values */
-  *max = (int32_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
-  return 0;
-}
-
-static int sr_page_params(const dd_http_request *req, int *has, int32_t *max, char **token) {
-  const char *m = dd_http_req_query(req, "maxResults"), *t = dd_http_req_query(req, "pageToken");
-  *has = m != NULL;
-  if (m) {
-    int rc = dd_http__sr_max_results(m, max);
-    if (rc) return rc;
-  }
-  *token = (char *)(t ? t : "");
-  return 0;
-}
-
-/* ---- the protocol's list replies ----------------------------------------------------- */
+/* ---- encoding replies ----------------------------------------------------------------- */
 
 static json_t *sr_items_json(json_t *items, const char *next) {
   json_t *j = json_object();
@@ -144,6 +74,20 @@ static json_t *sr_items_json(json_t *items, const char *next) {
 
 static json_t *sr_share_json(const Deltad__Sharing__V1__Share *s) {
   return json_pack("{s:s,s:s}", "name", s->name, "id", s->id);
+}
+
+static json_t *sr_shares_json(const Deltad__Sharing__V1__ListSharesResponse *r) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < r->n_items; i++) json_array_append_new(a, sr_share_json(r->items[i]));
+  return sr_items_json(a, r->next_page_token);
+}
+
+static json_t *sr_schemas_json(const Deltad__Sharing__V1__ListSchemasResponse *r) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < r->n_items; i++)
+    json_array_append_new(a, json_pack("{s:s,s:s}", "name", r->items[i]->name, "share",
+                                       r->items[i]->share));
+  return sr_items_json(a, r->next_page_token);
 }
 
 static json_t *sr_tables_json(const Deltad__Sharing__V1__ListTablesResponse *r) {
@@ -157,175 +101,236 @@ static json_t *sr_tables_json(const Deltad__Sharing__V1__ListTablesResponse *r) 
   return sr_items_json(a, r->next_page_token);
 }
 
-static json_t *sr_list_json(const char *kind, const ProtobufCMessage *out) {
-  if (strcmp(kind, "shares") == 0) {
-    const Deltad__Sharing__V1__ListSharesResponse *r = (const void *)out;
-    json_t *a = json_array();
-    for (size_t i = 0; i < r->n_items; i++) json_array_append_new(a, sr_share_json(r->items[i]));
-    return sr_items_json(a, r->next_page_token);
+/* One NDJSON line; the first tells the version and capabilities of the reply. */
+static int sr_encode_line(sr_op *op, const Deltad__Sharing__V1__TableLine *l, dd_call_buf *out) {
+  if (op->lines == 0) {
+    op->version = l->version;
+    snprintf(op->caps, sizeof op->caps, "%s", l->capabilities ? l->capabilities : "");
   }
-  if (strcmp(kind, "schemas") == 0) {
-    const Deltad__Sharing__V1__ListSchemasResponse *r = (const void *)out;
-    json_t *a = json_array();
-    for (size_t i = 0; i < r->n_items; i++)
-      json_array_append_new(a, json_pack("{s:s,s:s}", "name", r->items[i]->name, "share",
-                                         r->items[i]->share));
-    return sr_items_json(a, r->next_page_token);
-  }
-  if (strcmp(kind, "share") == 0) {
-    const Deltad__Sharing__V1__GetShareResponse *r = (const void *)out;
-    return json_pack("{s:o}", "share", sr_share_json(r->share));
-  }
-  return sr_tables_json((const void *)out);
-}
-
-/* ---- routes --------------------------------------------------------------------------- */
-
-#define SR_SVC "/deltad.sharing.v1.DeltaSharingService/"
-#define SR_EXT "/deltad.sharing.v1.DeltaSharingExtensionService/"
-
-typedef dd_http__sr_route sr_route; /* native_int.h */
-
-static int sr_unary_list(sr_call *c, dd_http_reply *rep, const char *method,
-                         ProtobufCMessage *in, const char *kind) {
-  ProtobufCMessage *out = NULL;
-  int rc = sr_invoke(c, method, in, &out);
-  if (!rc) rc = sr_json(rep, sr_list_json(kind, out));
-  if (out) protobuf_c_message_free_unpacked(out, NULL);
+  int rc = dd_call_buf_append(out, l->line, strlen(l->line));
+  if (!rc) rc = dd_call_buf_append(out, "\n", 1);
+  if (!rc) op->lines++;
   return rc;
 }
 
-static int sr_list(sr_call *c, dd_http_reply *rep, const sr_route *r) {
-  int has = 0, rc;
-  int32_t max = 0;
-  char *tok;
-  if ((rc = sr_page_params(c->req, &has, &max, &tok))) return rc;
-  if (r->n == 0) {
-    Deltad__Sharing__V1__ListSharesRequest q = DELTAD__SHARING__V1__LIST_SHARES_REQUEST__INIT;
-    q._max_results_case = has ? DELTAD__SHARING__V1__LIST_SHARES_REQUEST___MAX_RESULTS_MAX_RESULTS : 0;
-    q.max_results = max;
-    q.page_token = tok;
-    return sr_unary_list(c, rep, SR_SVC "ListShares", &q.base, "shares");
+static int sr_encode(void *cls, const ProtobufCMessage *msg, size_t index, dd_call_buf *out) {
+  sr_op *op = cls;
+  (void)index;
+  switch (op->kind) {
+  case SR_SHARES: return dd_native__append_json(out, sr_shares_json((const void *)msg));
+  case SR_SCHEMAS: return dd_native__append_json(out, sr_schemas_json((const void *)msg));
+  case SR_TABLES: return dd_native__append_json(out, sr_tables_json((const void *)msg));
+  case SR_SHARE: {
+    const Deltad__Sharing__V1__GetShareResponse *r = (const void *)msg;
+    return dd_native__append_json(out, json_pack("{s:o}", "share", sr_share_json(r->share)));
   }
-  if (r->n == 2 && strcmp(r->seg[1], "schemas") == 0) {
-    Deltad__Sharing__V1__ListSchemasRequest q = DELTAD__SHARING__V1__LIST_SCHEMAS_REQUEST__INIT;
-    q.share = (char *)r->seg[0];
-    q._max_results_case = has ? DELTAD__SHARING__V1__LIST_SCHEMAS_REQUEST___MAX_RESULTS_MAX_RESULTS : 0;
-    q.max_results = max;
-    q.page_token = tok;
-    return sr_unary_list(c, rep, SR_SVC "ListSchemas", &q.base, "schemas");
+  case SR_VERSION:
+    op->version = ((const Deltad__Sharing__V1__GetTableVersionResponse *)msg)->version;
+    return 0; /* the answer is a header */
+  case SR_LINES: return sr_encode_line(op, (const void *)msg, out);
+  case SR_ADMIN: return dd_native__append_json(out, pbjson_from_msg(msg));
   }
-  if (r->n == 2) {
-    Deltad__Sharing__V1__ListAllTablesRequest q = DELTAD__SHARING__V1__LIST_ALL_TABLES_REQUEST__INIT;
-    q.share = (char *)r->seg[0];
-    q._max_results_case = has ? DELTAD__SHARING__V1__LIST_ALL_TABLES_REQUEST___MAX_RESULTS_MAX_RESULTS : 0;
-    q.max_results = max;
-    q.page_token = tok;
-    return sr_unary_list(c, rep, SR_SVC "ListAllTables", &q.base, "tables");
-  }
-  Deltad__Sharing__V1__ListTablesRequest q = DELTAD__SHARING__V1__LIST_TABLES_REQUEST__INIT;
-  q.share = (char *)r->seg[0];
-  q.schema = (char *)r->seg[2];
-  q._max_results_case = has ? DELTAD__SHARING__V1__LIST_TABLES_REQUEST___MAX_RESULTS_MAX_RESULTS : 0;
-  q.max_results = max;
-  q.page_token = tok;
-  return sr_unary_list(c, rep, SR_SVC "ListTables", &q.base, "tables");
+  return dd_err_set(DD_EINTERNAL, "unknown sharing reply");
 }
 
-static int sr_get_share(sr_call *c, dd_http_reply *rep, const sr_route *r) {
-  Deltad__Sharing__V1__GetShareRequest q = DELTAD__SHARING__V1__GET_SHARE_REQUEST__INIT;
-  q.share = (char *)r->seg[0];
-  return sr_unary_list(c, rep, SR_SVC "GetShare", &q.base, "share");
+/* A failure after the first line (the 200 is out) reaches a client that asked for an
+ * endStreamAction as the protocol says: a last line {"endStreamAction":{"errorMessage":..}},
+ * after which the reply ends normally. Other clients see the reply cut (no last chunk). */
+static int sr_encode_error(void *cls, int code, const char *msg, dd_call_buf *out) {
+  sr_op *op = cls;
+  (void)code;
+  if (op->kind != SR_LINES || op->lines == 0 || !strstr(op->caps, "includeendstreamaction=true"))
+    return -1;
+  json_t *j = json_pack("{s:{s:s}}", "endStreamAction", "errorMessage", msg);
+  if (!j) j = json_pack("{s:{s:s}}", "endStreamAction", "errorMessage", "the query failed");
+  int rc = dd_native__append_json(out, j);
+  if (!rc) rc = dd_call_buf_append(out, "\n", 1);
+  return rc;
 }
 
-static int sr_version(sr_call *c, dd_http_reply *rep, const sr_route *r) {
-  Deltad__Sharing__V1__GetTableVersionRequest q = DELTAD__SHARING__V1__GET_TABLE_VERSION_REQUEST__INIT;
-  ProtobufCMessage *out = NULL;
-  const char *ts = dd_http_req_query(c->req, "startingTimestamp");
-  q.share = (char *)r->seg[0];
-  q.schema = (char *)r->seg[2];
-  q.table = (char *)r->seg[4];
-  q.starting_timestamp = (char *)(ts ? ts : "");
-  int rc = sr_invoke(c, SR_SVC "GetTableVersion", &q.base, &out);
-  if (rc) return rc;
+static int sr_head(void *cls, int rc, const char *msg, const dd_call_result *res,
+                   dd_http_reply *rep) {
+  sr_op *op = cls;
   char v[32];
-  snprintf(v, sizeof v, "%lld",
-           (long long)((Deltad__Sharing__V1__GetTableVersionResponse *)out)->version);
-  protobuf_c_message_free_unpacked(out, NULL);
-  return dd_http_reply_header(rep, "Delta-Table-Version", v);
+  (void)res;
+  if (rc) return sr_error(rep, op->head, rc, msg);
+  switch (op->kind) {
+  case SR_VERSION:
+    snprintf(v, sizeof v, "%lld", (long long)op->version);
+    return dd_http_reply_header(rep, "Delta-Table-Version", v);
+  case SR_LINES:
+    if (!op->lines) return 0; /* an empty reply names no version */
+    snprintf(v, sizeof v, "%lld", (long long)op->version);
+    rc = dd_http_reply_header(rep, "Delta-Table-Version", v);
+    return rc ? rc : dd_http_reply_header(rep, "delta-sharing-capabilities", op->caps);
+  default: return dd_http_reply_header(rep, "Content-Type", SR_JSON); /* a one-line JSON body */
+  }
 }
 
-/* Runs the NDJSON handler at path (metadata, query, changes) on its own thread and
- * streams its lines (sharing_stream.h); errors before the first line are returned as
- * usual, the headers come from the first line. */
-static int sr_ndjson(sr_call *c, dd_http_reply *rep, const char *path,
-                     const ProtobufCMessage *in) {
-  const dd_method *m = sr_method(path);
-  if (!m) return dd_err_set(DD_EINTERNAL, "method %s not served", path);
-  srs_stream *s = NULL;
-  int64_t version = 0;
-  char caps[128], v[32];
-  int lines = 0;
-  int rc = dd_method_authorize(m, c->call.principal);
-  if (rc) return rc;
-  rc = srs_start(&s, m, in, c->call.principal, c->call.app,
-                     sr_header(&c->call, "delta-sharing-capabilities"));
-  if (!rc) rc = srs_wait_first(s, &version, caps, sizeof caps, &lines);
+/* ---- running a method ------------------------------------------------------------------ */
+
+typedef struct sr_req {
+  const dd_http_request *req;
+  const dd_principal *who;
+  int head;
+} sr_req;
+
+/* Runs the method at path on msg (taken) and answers with the encoding of kind. */
+static int sr_run(const sr_req *q, const char *path, ProtobufCMessage *msg, sr_kind kind) {
+  const dd_method *m = dd_native__method(q->req, path);
+  int rc = m ? dd_method_authorize(m, q->who)
+             : dd_err_set(DD_EINTERNAL, "method %s not served", path);
+  sr_op *op = rc ? NULL : calloc(1, sizeof *op);
+  if (!rc && !op) rc = dd_err_set(DD_ENOMEM, "out of memory");
   if (rc) {
-    srs_release(s);
+    protobuf_c_message_free_unpacked(msg, NULL);
     return rc;
   }
-  snprintf(v, sizeof v, "%lld", (long long)version);
-  dd_http_reply_header(rep, "Content-Type", SR_NDJSON);
-  if (lines) {
-    dd_http_reply_header(rep, "Delta-Table-Version", v);
-    dd_http_reply_header(rep, "delta-sharing-capabilities", caps);
-  }
-  return dd_http_reply_stream(rep, srs_read, s, srs_release);
+  op->kind = kind;
+  op->head = q->head;
+  dd_http__codec c = {.cls = op, .encode = sr_encode, .encode_error = sr_encode_error,
+                      .head = sr_head, .free_cls = free,
+                      .content_type = kind == SR_LINES ? SR_NDJSON : NULL};
+  return dd_native__run(q->req, m, msg, q->who, &c);
 }
 
-static int sr_metadata(sr_call *c, dd_http_reply *rep, const sr_route *r) {
-  Deltad__Sharing__V1__GetTableMetadataRequest q = DELTAD__SHARING__V1__GET_TABLE_METADATA_REQUEST__INIT;
-  q.share = (char *)r->seg[0];
-  q.schema = (char *)r->seg[2];
-  q.table = (char *)r->seg[4];
-  return sr_ndjson(c, rep, SR_SVC "GetTableMetadata", &q.base);
+/* ---- decoding ------------------------------------------------------------------------- */
+
+static ProtobufCMessage *sr_new(const ProtobufCMessageDescriptor *d) {
+  ProtobufCMessage *m = malloc(d->sizeof_message);
+  if (m) d->message_init(m);
+  return m;
 }
 
-/* The query body, checked by the engine's parser, as a QueryTableRequest (borrowing). */
-static void sr_query_msg(Deltad__Sharing__V1__QueryTableRequest *m, const shq_query *q) {
-  m->predicate_hints = q->predicate_hints;
-  m->n_predicate_hints = q->num_predicate_hints;
-  m->json_predicate_hints = q->json_predicate_hints ? q->json_predicate_hints : "";
-#define SR_OPT(f, cse, val) if (q->f >= 0) { m->_##f##_case = val; m->f = q->f; }
-  SR_OPT(limit_hint, , DELTAD__SHARING__V1__QUERY_TABLE_REQUEST___LIMIT_HINT_LIMIT_HINT);
-  SR_OPT(version, , DELTAD__SHARING__V1__QUERY_TABLE_REQUEST___VERSION_VERSION);
-  SR_OPT(starting_version, , DELTAD__SHARING__V1__QUERY_TABLE_REQUEST___STARTING_VERSION_STARTING_VERSION);
-  SR_OPT(ending_version, , DELTAD__SHARING__V1__QUERY_TABLE_REQUEST___ENDING_VERSION_ENDING_VERSION);
-  SR_OPT(max_files, , DELTAD__SHARING__V1__QUERY_TABLE_REQUEST___MAX_FILES_MAX_FILES);
-#undef SR_OPT
-  m->timestamp = q->timestamp ? q->timestamp : "";
-  m->include_historical_metadata = q->include_historical_metadata;
-  m->page_token = q->page_token ? q->page_token : "";
-  m->include_refresh_token = q->include_refresh_token;
-  m->refresh_token = q->refresh_token ? q->refresh_token : "";
+/* Sets the string field name of m to a copy of s (NULL: left as it is, and name need
+ * not be a field of m). */
+static int sr_set(ProtobufCMessage *m, const char *name, const char *s) {
+  if (!s) return 0;
+  const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field_by_name(m->descriptor, name);
+  if (!f || f->type != PROTOBUF_C_TYPE_STRING) return dd_err_set(DD_EINTERNAL, "no field %s", name);
+  char *c = strdup(s), **slot = (char **)((char *)m + f->offset);
+  if (!c) return dd_err_set(DD_ENOMEM, "out of memory");
+  if (*slot && *slot != f->default_value && *slot != protobuf_c_empty_string) free(*slot);
+  *slot = c;
+  return 0;
 }
 
-static int sr_query(sr_call *c, dd_http_reply *rep, const sr_route *r) {
-  Deltad__Sharing__V1__QueryTableRequest m = DELTAD__SHARING__V1__QUERY_TABLE_REQUEST__INIT;
-  shq_query q = SHQ_QUERY_INIT;
-  size_t len = 0;
-  const uint8_t *body = dd_http_req_body(c->req, &len);
-  int rc = rg_json_check((const char *)body, len); /* before jansson allocates */
-  if (!rc) rc = shq_query_parse_json(&q, (const char *)body, len);
-  if (rc) return rc;
-  sr_query_msg(&m, &q);
-  m.share = (char *)r->seg[0];
-  m.schema = (char *)r->seg[2];
-  m.table = (char *)r->seg[4];
-  rc = sr_ndjson(c, rep, SR_SVC "QueryTable", &m.base);
-  shq_query_clear(&q);
+/* A new message of d with the string fields kv[0] = kv[1], ... (NULL-terminated). */
+static int sr_msg(ProtobufCMessage **out, const ProtobufCMessageDescriptor *d, const char *const *kv) {
+  ProtobufCMessage *m = sr_new(d);
+  int rc = m ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
+  for (; !rc && kv && kv[0]; kv += 2) rc = sr_set(m, kv[0], kv[1]);
+  if (rc && m) protobuf_c_message_free_unpacked(m, NULL);
+  *out = rc ? NULL : m;
   return rc;
+}
+
+/* Strict decimal; DD_EINVAL with the reference server's message, naming the parameter. */
+static int sr_int(const char *name, const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = s && *s ? strtoll(s, &end, 10) : 0;
+  if (!s || !*s || *end || errno || v < lo || v > hi)
+    return dd_err_set(DD_EINVAL, "%s: expected a number but the string didn't have the "
+                      "appropriate format", name);
+  *out = v;
+  return 0;
+}
+
+/* See native_int.h. */
+int dd_native__sr_max_results(const char *s, int32_t *max) {
+  int64_t v = 0;
+  int rc = sr_int("maxResults", s, INT64_MIN, INT64_MAX, &v);
+  if (rc) return rc;
+  /* out of int32: clamped, so the service's range check names the accepted values */
+  *max = (int32_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
+  return 0;
+}
+
+/* The four list requests share their layout after the path fields: a oneof
+ * _max_results and page_token. They are set through the descriptor. */
+static int sr_page(ProtobufCMessage *m, const dd_http_request *req) {
+  const char *mr = dd_http_req_query(req, "maxResults");
+  int rc = sr_set(m, "page_token", dd_http_req_query(req, "pageToken"));
+  if (rc || !mr) return rc;
+  int32_t max = 0;
+  if ((rc = dd_native__sr_max_results(mr, &max))) return rc;
+  const ProtobufCFieldDescriptor *f =
+      protobuf_c_message_descriptor_get_field_by_name(m->descriptor, "max_results");
+  if (!f || !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
+    return dd_err_set(DD_EINTERNAL, "no oneof max_results");
+  memcpy((char *)m + f->offset, &max, sizeof max);
+  uint32_t id = f->id; /* a oneof's case is the number of its set member */
+  memcpy((char *)m + f->quantifier_offset, &id, sizeof id);
+  return 0;
+}
+
+#define SR_D(x) (&deltad__sharing__v1__##x##__descriptor)
+
+static int sr_list(const sr_req *q, const sr_route *r) {
+  static const struct {
+    const char *method;
+    const ProtobufCMessageDescriptor *d;
+    sr_kind kind;
+  } lists[] = {{SR_SVC "ListShares", SR_D(list_shares_request), SR_SHARES},
+               {SR_SVC "ListSchemas", SR_D(list_schemas_request), SR_SCHEMAS},
+               {SR_SVC "ListAllTables", SR_D(list_all_tables_request), SR_TABLES},
+               {SR_SVC "ListTables", SR_D(list_tables_request), SR_TABLES}};
+  int i = r->n == 0 ? 0 : r->n == 2 && !strcmp(r->seg[1], "schemas") ? 1 : r->n == 2 ? 2 : 3;
+  ProtobufCMessage *m = NULL;
+  int rc = sr_msg(&m, lists[i].d,
+                  (const char *[]){"share", r->n ? r->seg[0] : NULL, "schema",
+                                   i == 3 ? r->seg[2] : NULL, NULL});
+  if (!rc) rc = sr_page(m, q->req);
+  if (rc) {
+    if (m) protobuf_c_message_free_unpacked(m, NULL);
+    return rc;
+  }
+  return sr_run(q, lists[i].method, m, lists[i].kind);
+}
+
+static int sr_table_msg(ProtobufCMessage **out, const ProtobufCMessageDescriptor *d, const sr_route *r) {
+  return sr_msg(out, d, (const char *[]){"share", r->seg[0], "schema", r->seg[2], "table", r->seg[4], NULL});
+}
+
+static int sr_get_share(const sr_req *q, const sr_route *r) {
+  ProtobufCMessage *m = NULL;
+  int rc = sr_msg(&m, SR_D(get_share_request), (const char *[]){"share", r->seg[0], NULL});
+  return rc ? rc : sr_run(q, SR_SVC "GetShare", m, SR_SHARE);
+}
+
+static int sr_version(const sr_req *q, const sr_route *r) {
+  ProtobufCMessage *m = NULL;
+  int rc = sr_table_msg(&m, SR_D(get_table_version_request), r);
+  if (!rc) rc = sr_set(m, "starting_timestamp", dd_http_req_query(q->req, "startingTimestamp"));
+  if (rc) {
+    if (m) protobuf_c_message_free_unpacked(m, NULL);
+    return rc;
+  }
+  return sr_run(q, SR_SVC "GetTableVersion", m, SR_VERSION);
+}
+
+static int sr_metadata(const sr_req *q, const sr_route *r) {
+  ProtobufCMessage *m = NULL;
+  int rc = sr_table_msg(&m, SR_D(get_table_metadata_request), r);
+  return rc ? rc : sr_run(q, SR_SVC "GetTableMetadata", m, SR_LINES);
+}
+
+/* The body decoded once into the request (sharing_query.c); the handler checks the rest. */
+static int sr_query(const sr_req *q, const sr_route *r) {
+  Deltad__Sharing__V1__QueryTableRequest *m = NULL;
+  size_t len = 0;
+  const uint8_t *body = dd_http_req_body(q->req, &len);
+  int rc = rg_json_check((const char *)body, len); /* before jansson allocates */
+  if (!rc) rc = dd_native__query_decode(&m, (const char *)body, len);
+  if (rc) return rc;
+  const char *kv[] = {"share", r->seg[0], "schema", r->seg[2], "table", r->seg[4], NULL};
+  for (size_t i = 0; !rc && kv[i]; i += 2) rc = sr_set(&m->base, kv[i], kv[i + 1]);
+  if (rc) {
+    protobuf_c_message_free_unpacked(&m->base, NULL);
+    return rc;
+  }
+  return sr_run(q, SR_SVC "QueryTable", &m->base, SR_LINES);
 }
 
 static int sr_bool(const char *s, protobuf_c_boolean *out) {
@@ -336,45 +341,48 @@ static int sr_bool(const char *s, protobuf_c_boolean *out) {
   return 0;
 }
 
-static int sr_changes(sr_call *c, dd_http_reply *rep, const sr_route *r) {
-  Deltad__Sharing__V1__GetTableChangesRequest q = DELTAD__SHARING__V1__GET_TABLE_CHANGES_REQUEST__INIT;
-  const dd_http_request *h = c->req;
+static int sr_changes_query(Deltad__Sharing__V1__GetTableChangesRequest *c, const dd_http_request *h) {
   const char *sv = dd_http_req_query(h, "startingVersion"), *ev = dd_http_req_query(h, "endingVersion");
-  const char *st = dd_http_req_query(h, "startingTimestamp"), *et = dd_http_req_query(h, "endingTimestamp");
-  const char *mf = dd_http_req_query(h, "maxFiles"), *pt = dd_http_req_query(h, "pageToken");
+  const char *mf = dd_http_req_query(h, "maxFiles");
   int64_t v = 0;
   int rc = 0;
-  q.share = (char *)r->seg[0];
-  q.schema = (char *)r->seg[2];
-  q.table = (char *)r->seg[4];
   if (sv && !(rc = sr_int("startingVersion", sv, 0, INT64_MAX, &v))) {
-    q._starting_version_case = DELTAD__SHARING__V1__GET_TABLE_CHANGES_REQUEST___STARTING_VERSION_STARTING_VERSION;
-    q.starting_version = v;
+    c->_starting_version_case = DELTAD__SHARING__V1__GET_TABLE_CHANGES_REQUEST___STARTING_VERSION_STARTING_VERSION;
+    c->starting_version = v;
   }
   if (!rc && ev && !(rc = sr_int("endingVersion", ev, 0, INT64_MAX, &v))) {
-    q._ending_version_case = DELTAD__SHARING__V1__GET_TABLE_CHANGES_REQUEST___ENDING_VERSION_ENDING_VERSION;
-    q.ending_version = v;
+    c->_ending_version_case = DELTAD__SHARING__V1__GET_TABLE_CHANGES_REQUEST___ENDING_VERSION_ENDING_VERSION;
+    c->ending_version = v;
   }
   if (!rc && mf && !(rc = sr_int("maxFiles", mf, 0, INT64_MAX, &v))) {
-    q._max_files_case = DELTAD__SHARING__V1__GET_TABLE_CHANGES_REQUEST___MAX_FILES_MAX_FILES;
-    q.max_files = v;
+    c->_max_files_case = DELTAD__SHARING__V1__GET_TABLE_CHANGES_REQUEST___MAX_FILES_MAX_FILES;
+    c->max_files = v;
   }
-  if (!rc) rc = sr_bool(dd_http_req_query(h, "includeHistoricalMetadata"),
-                        &q.include_historical_metadata);
-  if (rc) return rc;
-  q.starting_timestamp = (char *)(st ? st : "");
-  q.ending_timestamp = (char *)(et ? et : "");
-  q.page_token = (char *)(pt ? pt : "");
-  return sr_ndjson(c, rep, SR_SVC "GetTableChanges", &q.base);
+  if (!rc) rc = sr_bool(dd_http_req_query(h, "includeHistoricalMetadata"), &c->include_historical_metadata);
+  if (!rc) rc = sr_set(&c->base, "starting_timestamp", dd_http_req_query(h, "startingTimestamp"));
+  if (!rc) rc = sr_set(&c->base, "ending_timestamp", dd_http_req_query(h, "endingTimestamp"));
+  if (!rc) rc = sr_set(&c->base, "page_token", dd_http_req_query(h, "pageToken"));
+  return rc;
+}
+
+static int sr_changes(const sr_req *q, const sr_route *r) {
+  ProtobufCMessage *m = NULL;
+  int rc = sr_table_msg(&m, SR_D(get_table_changes_request), r);
+  if (!rc) rc = sr_changes_query((void *)m, q->req);
+  if (rc) {
+    if (m) protobuf_c_message_free_unpacked(m, NULL);
+    return rc;
+  }
+  return sr_run(q, SR_SVC "GetTableChanges", m, SR_LINES);
 }
 
 /* ---- admin routes (ExtensionService) ---------------------------------------------------- */
 
 /* Parses the JSON body (empty: {}) into desc after setting path fields. */
-static int sr_admin_msg(sr_call *c, const ProtobufCMessageDescriptor *desc, const char *const *kv,
-                        ProtobufCMessage **out) {
+static int sr_admin_msg(const dd_http_request *req, const ProtobufCMessageDescriptor *desc,
+                        const char *const *kv, ProtobufCMessage **out) {
   size_t len = 0;
-  const uint8_t *body = dd_http_req_body(c->req, &len);
+  const uint8_t *body = dd_http_req_body(req, &len);
   json_error_t jerr;
   int rc = rg_json_check((const char *)body, len); /* before jansson allocates */
   if (rc) return rc;
@@ -390,48 +398,46 @@ static int sr_admin_msg(sr_call *c, const ProtobufCMessageDescriptor *desc, cons
   return rc;
 }
 
-static int sr_admin(sr_call *c, dd_http_reply *rep, const char *method,
-                    const ProtobufCMessageDescriptor *desc, const char *const *kv) {
-  ProtobufCMessage *in = NULL, *out = NULL;
-  const dd_method *m = sr_method(method);
-  int rc = m ? dd_method_authorize(m, c->call.principal) /* before the body is parsed */
+static int sr_admin(const sr_req *q, const char *method, const ProtobufCMessageDescriptor *desc,
+                    const char *const *kv) {
+  ProtobufCMessage *in = NULL;
+  const dd_method *m = dd_native__method(q->req, method);
+  int rc = m ? dd_method_authorize(m, q->who) /* before the body is parsed */
              : dd_err_set(DD_EINTERNAL, "method %s not served", method);
-  if (!rc) rc = sr_admin_msg(c, desc, kv, &in);
-  const char *force = dd_http_req_query(c->req, "force");
+  if (!rc) rc = sr_admin_msg(q->req, desc, kv, &in);
+  const char *force = dd_http_req_query(q->req, "force");
   if (!rc && force && strcasecmp(force, "true") == 0) rc = pbjson_set_path_field(in, "force", "true");
-  if (!rc) rc = sr_invoke(c, method, in, &out);
-  if (!rc) rc = sr_json(rep, pbjson_from_msg(out));
-  if (in) protobuf_c_message_free_unpacked(in, NULL);
-  if (out) protobuf_c_message_free_unpacked(out, NULL);
-  return rc;
+  if (rc) {
+    if (in) protobuf_c_message_free_unpacked(in, NULL);
+    return rc;
+  }
+  return sr_run(q, method, in, SR_ADMIN);
 }
 
-#define SR_D(x) (&deltad__sharing__v1__##x##__descriptor)
-
-static int sr_route_admin(sr_call *c, dd_http_reply *rep, const char *m, const sr_route *r) {
+static int sr_route_admin(const sr_req *q, const char *m, const sr_route *r) {
   const char *const *s = r->seg;
   if (r->n == 0 && !strcmp(m, "POST"))
-    return sr_admin(c, rep, SR_EXT "CreateShare", SR_D(create_share_request), NULL);
+    return sr_admin(q, SR_EXT "CreateShare", SR_D(create_share_request), NULL);
   if (r->n == 1 && !strcmp(m, "DELETE"))
-    return sr_admin(c, rep, SR_EXT "DeleteShare", SR_D(delete_share_request),
+    return sr_admin(q, SR_EXT "DeleteShare", SR_D(delete_share_request),
                     (const char *[]){"name", s[0], NULL});
   if (r->n == 1 && !strcmp(m, "PATCH"))
-    return sr_admin(c, rep, SR_EXT "UpdateShare", SR_D(update_share_request),
+    return sr_admin(q, SR_EXT "UpdateShare", SR_D(update_share_request),
                     (const char *[]){"name", s[0], NULL});
   if (r->n == 2 && !strcmp(s[1], "schemas") && !strcmp(m, "POST"))
-    return sr_admin(c, rep, SR_EXT "CreateSharingSchema", SR_D(create_sharing_schema_request),
+    return sr_admin(q, SR_EXT "CreateSharingSchema", SR_D(create_sharing_schema_request),
                     (const char *[]){"share", s[0], NULL});
   if (r->n == 3 && !strcmp(s[1], "schemas") && !strcmp(m, "DELETE"))
-    return sr_admin(c, rep, SR_EXT "DeleteSharingSchema", SR_D(delete_sharing_schema_request),
+    return sr_admin(q, SR_EXT "DeleteSharingSchema", SR_D(delete_sharing_schema_request),
                     (const char *[]){"share", s[0], "name", s[2], NULL});
   if (r->n == 4 && !strcmp(m, "POST"))
-    return sr_admin(c, rep, SR_EXT "AddTable", SR_D(add_table_request),
+    return sr_admin(q, SR_EXT "AddTable", SR_D(add_table_request),
                     (const char *[]){"share", s[0], "schema", s[2], NULL});
   if (r->n == 5 && !strcmp(m, "PATCH"))
-    return sr_admin(c, rep, SR_EXT "UpdateTable", SR_D(update_table_request),
+    return sr_admin(q, SR_EXT "UpdateTable", SR_D(update_table_request),
                     (const char *[]){"share", s[0], "schema", s[2], "name", s[4], NULL});
   if (r->n == 5 && !strcmp(m, "DELETE"))
-    return sr_admin(c, rep, SR_EXT "RemoveTable", SR_D(remove_table_request),
+    return sr_admin(q, SR_EXT "RemoveTable", SR_D(remove_table_request),
                     (const char *[]){"share", s[0], "schema", s[2], "name", s[4], NULL});
   return 1; /* not an admin route */
 }
@@ -445,27 +451,27 @@ static int sr_shape_ok(const sr_route *r) {
   return r->n <= 6;
 }
 
-static int sr_dispatch(sr_call *c, dd_http_reply *rep, const char *m, const sr_route *r) {
-  int get = !strcmp(m, "GET"), head = !strcmp(m, "HEAD");
+static int sr_dispatch(const sr_req *q, const char *m, const sr_route *r) {
+  int get = !strcmp(m, "GET");
   if (!sr_shape_ok(r)) return dd_err_set(DD_ENOTFOUND, "no such resource");
-  if (get && (r->n == 0 || r->n == 2 || r->n == 4)) return sr_list(c, rep, r);
-  if (get && r->n == 1) return sr_get_share(c, rep, r);
-  if (head && r->n == 5) return sr_version(c, rep, r);
+  if (get && (r->n == 0 || r->n == 2 || r->n == 4)) return sr_list(q, r);
+  if (get && r->n == 1) return sr_get_share(q, r);
+  if (q->head && r->n == 5) return sr_version(q, r);
   if (r->n == 6) {
     const char *op = r->seg[5];
-    if ((get || head) && !strcmp(op, "version")) return sr_version(c, rep, r);
-    if (get && !strcmp(op, "metadata")) return sr_metadata(c, rep, r);
-    if (!strcmp(m, "POST") && !strcmp(op, "query")) return sr_query(c, rep, r);
-    if (get && !strcmp(op, "changes")) return sr_changes(c, rep, r);
+    if ((get || q->head) && !strcmp(op, "version")) return sr_version(q, r);
+    if (get && !strcmp(op, "metadata")) return sr_metadata(q, r);
+    if (!strcmp(m, "POST") && !strcmp(op, "query")) return sr_query(q, r);
+    if (get && !strcmp(op, "changes")) return sr_changes(q, r);
     return dd_err_set(DD_ENOTFOUND, "no such resource");
   }
-  int rc = sr_route_admin(c, rep, m, r);
+  int rc = sr_route_admin(q, m, r);
   if (rc == 1) return dd_err_set(DD_ENOTFOUND, "no such resource");
   return rc;
 }
 
 /* See native_int.h. */
-int dd_http__sr_split(char *buf, sr_route *r) {
+int dd_native__sr_split(char *buf, sr_route *r) {
   r->n = 0;
   if (!*buf) return 0;
   if (*buf != '/') return dd_err_set(DD_ENOTFOUND, "no such resource");
@@ -474,7 +480,7 @@ int dd_http__sr_split(char *buf, sr_route *r) {
   while (p) {
     char *slash = strchr(p, '/');
     if (slash) *slash = '\0';
-    if (r->n == SR_SEGS || !*p) return dd_err_set(DD_ENOTFOUND, "no such resource");
+    if (r->n == DD_NATIVE__SR_SEGS || !*p) return dd_err_set(DD_ENOTFOUND, "no such resource");
     if (dd_call_pct_decode(p, 0) != 0)
       return dd_err_set(DD_EINVAL, "path: a malformed percent-escape or an encoded NUL (%%00)");
     r->seg[r->n++] = p;
@@ -484,39 +490,29 @@ int dd_http__sr_split(char *buf, sr_route *r) {
 }
 
 static int sr_serve(void *ctx, const dd_http_request *req, dd_http_reply *rep) {
-  sr_ctx *x = ctx;
   const char *m = dd_http_req_method(req);
   dd_principal who;
-  sr_call c = {.req = req};
+  sr_req q = {.req = req, .who = &who, .head = !strcmp(m, "HEAD")};
   sr_route r;
   char path[4096];
+  (void)ctx;
   int arc = dd_http_req_auth(req, &who);
-  if (arc == DD_ENOMEM) return sr_error(rep, m, arc, dd_err_msg()); /* admission (req_guard.h) */
-  if (arc) return sr_error(rep, m, DD_EUNAUTH, "The bearer token is missing or incorrect.");
-  c.call.principal = &who;
-  c.call.app = x->app;
-  c.call.send = sr_send;
-  c.call.header = sr_header;
-  c.call.transport = &c;
+  if (arc == DD_ENOMEM) return sr_error(rep, q.head, arc, dd_err_msg()); /* admission */
+  if (arc) return sr_error(rep, q.head, DD_EUNAUTH, "The bearer token is missing or incorrect.");
   int rc = snprintf(path, sizeof path, "%s", dd_http_req_path(req)) >= (int)sizeof path
                ? dd_err_set(DD_ENOTFOUND, "no such resource")
-               : dd_http__sr_split(path, &r);
-  if (!rc) rc = sr_dispatch(&c, rep, m, &r);
-  if (rc) {
-    /* reply headers set before the failure are dropped by starting a fresh error reply */
-    sr_error(rep, m, rc, dd_err_msg());
-  }
+               : dd_native__sr_split(path, &r);
+  if (!rc) rc = sr_dispatch(&q, m, &r);
+  if (rc) sr_error(rep, q.head, rc, dd_err_msg());
   return 0;
 }
 
-int dd_sharing_rest_register(dd_http_server *srv, dd_app *app, const char *base_path) {
-  static sr_ctx ctx; /* one app per process (the server singleton) */
+int dd_native_sharing_register(dd_http_server *srv, const char *base_path) {
   char prefix[512];
-  ctx.app = app;
   if ((size_t)snprintf(prefix, sizeof prefix, "%s/shares", base_path ? base_path : "") >=
       sizeof prefix)
     return dd_err_set(DD_EINVAL, "base path too long");
-  int rc = dd_http_add_native(srv, prefix, sr_serve, &ctx);
-  if (!rc) rc = dd_files_rest_register(srv, app, base_path);
+  int rc = dd_http_add_native(srv, prefix, sr_serve, NULL);
+  if (!rc) rc = dd_native_files_register(srv, base_path);
   return rc;
 }

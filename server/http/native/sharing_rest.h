@@ -2,15 +2,15 @@
  * delta-io/delta-sharing PROTOCOL.md says) under <base_path>/shares, beside the admin
  * routes of the catalog-and-sharing spec on the same paths (POST /shares, DELETE
  * /shares/{name}, POST/DELETE /shares/{share}/schemas...), which go to the
- * DeltaSharingExtensionService handlers. */
+ * DeltaSharingExtensionService handlers. A codec (native_int.h): every request runs one
+ * method through the call core. */
 #ifndef DD_SERVER_HTTP_NATIVE_SHARING_REST_H
 #define DD_SERVER_HTTP_NATIVE_SHARING_REST_H
 
 #include "server/http/http_server.h"
-#include "server/service/app.h"
 
-/* Registers <base_path>/shares (and the file server, files_rest.h). Call before
- * dd_http_server_start. app must outlive the server. */
-int dd_sharing_rest_register(dd_http_server *srv, dd_app *app, const char *base_path);
+/* Registers <base_path>/shares and the signed-file server (files_rest.h) on srv. Call
+ * before dd_http_server_start. */
+int dd_native_sharing_register(dd_http_server *srv, const char *base_path);
 
 #endif

@@ -1,7 +1,7 @@
 /* fuzz_lance_request.c: feeds arbitrary bytes to the Lance REST adapter's parsers. Input:
  * byte 0 picks the request message, then "<raw id>\n<delimiter>\n<JSON body>". Checks:
  * a parsed id has no empty part, no part holding the delimiter, and joins back to at most
- * LANCE_ID_MAX_BYTES; a parsed body emits JSON that parses back to the same JSON (the
+ * DD_NATIVE__LANCE_ID_MAX_BYTES; a parsed body emits JSON that parses back to the same JSON (the
  * codec's round trip); everything frees without leaks. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,8 +22,8 @@ static const ProtobufCMessageDescriptor *const fuzz_types[] = {
 #define FUZZ_NTYPES (sizeof fuzz_types / sizeof fuzz_types[0])
 
 static void check_id(const char *raw, size_t len, const char *delim) {
-  lance_id id = LANCE_ID_INIT;
-  if (lance_id_parse(&id, raw, len, *delim ? delim : NULL) != 0) {
+  dd_native__lance_id id = DD_NATIVE__LANCE_ID_INIT;
+  if (dd_native__lance_id_parse(&id, raw, len, *delim ? delim : NULL) != 0) {
     if (id.n || id.parts) abort(); /* a failure leaves nothing behind */
     return;
   }
@@ -33,16 +33,16 @@ static void check_id(const char *raw, size_t len, const char *delim) {
     if (strstr(id.parts[i], *delim ? delim : "$")) abort();
     total += strlen(id.parts[i]) + (i ? strlen(*delim ? delim : "$") : 0);
   }
-  if (total > LANCE_ID_MAX_BYTES) abort();
-  if (!lance_id_equal(&id, id.parts, id.n)) abort();
-  lance_id_free(&id);
+  if (total > DD_NATIVE__LANCE_ID_MAX_BYTES) abort();
+  if (!dd_native__lance_id_equal(&id, id.parts, id.n)) abort();
+  dd_native__lance_id_free(&id);
 }
 
 static ProtobufCMessage *parse(const ProtobufCMessageDescriptor *d, const json_t *j) {
   ProtobufCMessage *m = malloc(d->sizeof_message);
   if (!m) abort();
   d->message_init(m);
-  if (lance_json_to_msg(m, j) != 0) {
+  if (dd_native__lance_json_to_msg(m, j) != 0) {
     protobuf_c_message_free_unpacked(m, NULL);
     return NULL;
   }
@@ -50,7 +50,7 @@ static ProtobufCMessage *parse(const ProtobufCMessageDescriptor *d, const json_t
 }
 
 static char *emit(const ProtobufCMessage *m) {
-  json_t *j = lance_msg_to_json(m);
+  json_t *j = dd_native__lance_msg_to_json(m);
   if (!j) abort();
   char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
   json_decref(j);

@@ -12,9 +12,9 @@
 
 /* Parses raw with delim and checks the parts (NULL-terminated list). */
 static void expect_parts(const char *raw, const char *delim, ...) {
-  lance_id id = LANCE_ID_INIT;
+  dd_native__lance_id id = DD_NATIVE__LANCE_ID_INIT;
   va_list ap;
-  int rc = lance_id_parse(&id, raw, strlen(raw), delim);
+  int rc = dd_native__lance_id_parse(&id, raw, strlen(raw), delim);
   if (rc) fail_msg("%s: %s", raw, dd_err_msg());
   va_start(ap, delim);
   size_t i = 0;
@@ -24,12 +24,12 @@ static void expect_parts(const char *raw, const char *delim, ...) {
   }
   va_end(ap);
   assert_int_equal(id.n, i);
-  lance_id_free(&id);
+  dd_native__lance_id_free(&id);
 }
 
 static void expect_invalid(const char *raw, const char *delim, const char *text) {
-  lance_id id = LANCE_ID_INIT;
-  assert_int_equal(lance_id_parse(&id, raw, strlen(raw), delim), DD_EINVAL);
+  dd_native__lance_id id = DD_NATIVE__LANCE_ID_INIT;
+  assert_int_equal(dd_native__lance_id_parse(&id, raw, strlen(raw), delim), DD_EINVAL);
   if (!strstr(dd_err_msg(), text)) fail_msg("%s: message '%s' lacks '%s'", raw, dd_err_msg(), text);
   assert_int_equal(id.n, 0);
   assert_null(id.parts);
@@ -69,37 +69,37 @@ static void test_invalid(void **state) {
   expect_invalid("a%00b", NULL, "percent");
   expect_invalid("a", "", "delimiter");
   expect_invalid("a", "12345678901234567", "delimiter");
-  char big[LANCE_ID_MAX_BYTES + 2];
+  char big[DD_NATIVE__LANCE_ID_MAX_BYTES + 2];
   memset(big, 'x', sizeof big - 1);
   big[sizeof big - 1] = '\0';
   expect_invalid(big, NULL, "longer");
   /* exactly the limit is fine */
-  big[LANCE_ID_MAX_BYTES] = '\0';
-  lance_id id = LANCE_ID_INIT;
-  assert_int_equal(lance_id_parse(&id, big, strlen(big), NULL), 0);
+  big[DD_NATIVE__LANCE_ID_MAX_BYTES] = '\0';
+  dd_native__lance_id id = DD_NATIVE__LANCE_ID_INIT;
+  assert_int_equal(dd_native__lance_id_parse(&id, big, strlen(big), NULL), 0);
   assert_int_equal(id.n, 1);
-  lance_id_free(&id);
+  dd_native__lance_id_free(&id);
   /* the limit is on the decoded id: %78 is one byte */
-  char enc[3 * LANCE_ID_MAX_BYTES + 1];
-  for (int i = 0; i < LANCE_ID_MAX_BYTES; i++) memcpy(enc + 3 * i, "%78", 3);
-  enc[3 * LANCE_ID_MAX_BYTES] = '\0';
-  assert_int_equal(lance_id_parse(&id, enc, strlen(enc), NULL), 0);
-  lance_id_free(&id);
+  char enc[3 * DD_NATIVE__LANCE_ID_MAX_BYTES + 1];
+  for (int i = 0; i < DD_NATIVE__LANCE_ID_MAX_BYTES; i++) memcpy(enc + 3 * i, "%78", 3);
+  enc[3 * DD_NATIVE__LANCE_ID_MAX_BYTES] = '\0';
+  assert_int_equal(dd_native__lance_id_parse(&id, enc, strlen(enc), NULL), 0);
+  dd_native__lance_id_free(&id);
 }
 
 static void test_len_bound_and_equal(void **state) {
   (void)state;
-  lance_id id = LANCE_ID_INIT;
+  dd_native__lance_id id = DD_NATIVE__LANCE_ID_INIT;
   /* only len bytes are read */
-  assert_int_equal(lance_id_parse(&id, "a$b/list", 3, NULL), 0);
+  assert_int_equal(dd_native__lance_id_parse(&id, "a$b/list", 3, NULL), 0);
   char *want[] = {"a", "b"};
-  assert_true(lance_id_equal(&id, want, 2));
+  assert_true(dd_native__lance_id_equal(&id, want, 2));
   char *other[] = {"a", "c"};
-  assert_false(lance_id_equal(&id, other, 2));
-  assert_false(lance_id_equal(&id, want, 1));
-  lance_id_free(&id);
-  lance_id_free(&id); /* twice is fine */
-  lance_id_free(NULL);
+  assert_false(dd_native__lance_id_equal(&id, other, 2));
+  assert_false(dd_native__lance_id_equal(&id, want, 1));
+  dd_native__lance_id_free(&id);
+  dd_native__lance_id_free(&id); /* twice is fine */
+  dd_native__lance_id_free(NULL);
 }
 
 int main(void) {

@@ -10,7 +10,7 @@
 
 #include "common/err.h"
 #include "deltad/lance/v1/lance.pb-c.h"
-#include "server/http/native/lance_rest.h"
+#include "server/call/call.h"
 #include "server/http/native/lance_rest_json.h"
 
 static ProtobufCMessage *new_msg(const ProtobufCMessageDescriptor *d) {
@@ -22,7 +22,7 @@ static ProtobufCMessage *new_msg(const ProtobufCMessageDescriptor *d) {
 static int parse(ProtobufCMessage *m, const char *text) {
   json_t *j = json_loads(text, 0, NULL);
   assert_non_null(j);
-  int rc = lance_json_to_msg(m, j);
+  int rc = dd_native__lance_json_to_msg(m, j);
   json_decref(j);
   return rc;
 }
@@ -87,21 +87,21 @@ static void test_query(void **state) {
   (void)state;
   Deltad__Lance__V1__ListTablesRequest *r =
       (void *)new_msg(&deltad__lance__v1__list_tables_request__descriptor);
-  assert_int_equal(lance_query_to_field(&r->base, "limit", "25"), 0);
-  assert_int_equal(lance_query_to_field(&r->base, "page_token", "t 2"), 0);
-  assert_int_equal(lance_query_to_field(&r->base, "include_declared", "false"), 0);
+  assert_int_equal(dd_native__lance_query_to_field(&r->base, "limit", "25"), 0);
+  assert_int_equal(dd_native__lance_query_to_field(&r->base, "page_token", "t 2"), 0);
+  assert_int_equal(dd_native__lance_query_to_field(&r->base, "include_declared", "false"), 0);
   assert_int_equal(r->limit, 25);
   assert_string_equal(r->page_token, "t 2");
   assert_int_equal(r->_include_declared_case, DELTAD__LANCE__V1__LIST_TABLES_REQUEST___INCLUDE_DECLARED_INCLUDE_DECLARED);
-  assert_int_equal(lance_query_to_field(&r->base, "limit", "x"), DD_EINVAL);
-  assert_int_equal(lance_query_to_field(&r->base, "limit", ""), DD_EINVAL);
-  assert_int_equal(lance_query_to_field(&r->base, "limit", "99999999999"), DD_EINVAL);
-  assert_int_equal(lance_query_to_field(&r->base, "include_declared", "yes"), DD_EINVAL);
+  assert_int_equal(dd_native__lance_query_to_field(&r->base, "limit", "x"), DD_EINVAL);
+  assert_int_equal(dd_native__lance_query_to_field(&r->base, "limit", ""), DD_EINVAL);
+  assert_int_equal(dd_native__lance_query_to_field(&r->base, "limit", "99999999999"), DD_EINVAL);
+  assert_int_equal(dd_native__lance_query_to_field(&r->base, "include_declared", "yes"), DD_EINVAL);
   protobuf_c_message_free_unpacked(&r->base, NULL);
 }
 
 static char *emit(const ProtobufCMessage *m) {
-  json_t *j = lance_msg_to_json(m);
+  json_t *j = dd_native__lance_msg_to_json(m);
   assert_non_null(j);
   char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
   json_decref(j);
@@ -146,34 +146,26 @@ static void test_emit(void **state) {
   free(s);
 }
 
+/* The Lance codes and statuses of the call core's table (dd_call_status_lance), which the
+ * REST codec answers with. */
 static void test_error_codes(void **state) {
   (void)state;
+  enum { NONE = DD_CALL_DETAIL_NONE, NS = DD_CALL_DETAIL_NAMESPACE, TABLE = DD_CALL_DETAIL_TABLE };
   const struct {
-    int dd;
-    lance_subject subj;
-    int code, http;
+    int dd, detail, code, http;
   } cases[] = {
-      {DD_ENOTFOUND, LANCE_SUBJECT_NAMESPACE, 1, 404}, {DD_ENOTFOUND, LANCE_SUBJECT_TABLE, 4, 404},
-      {DD_EEXISTS, LANCE_SUBJECT_NAMESPACE, 2, 409},   {DD_EEXISTS, LANCE_SUBJECT_TABLE, 5, 409},
-      {DD_EPRECOND, LANCE_SUBJECT_NAMESPACE, 3, 409},  {DD_EPRECOND, LANCE_SUBJECT_TABLE, 19, 409},
-      {DD_EINVAL, LANCE_SUBJECT_NONE, 13, 400},        {DD_EINVAL, LANCE_SUBJECT_TABLE, 13, 400},
-      {DD_ERANGE, LANCE_SUBJECT_NONE, 13, 400},        {DD_ECONFLICT, LANCE_SUBJECT_TABLE, 14, 409},
-      {DD_EPERM, LANCE_SUBJECT_NONE, 15, 403},         {DD_EUNAUTH, LANCE_SUBJECT_NONE, 16, 401},
-      {DD_EIO, LANCE_SUBJECT_NONE, 17, 503},           {DD_ECANCELLED, LANCE_SUBJECT_NONE, 17, 503},
-      {DD_ENOMEM, LANCE_SUBJECT_NONE, 17, 503},        {DD_ECORRUPT, LANCE_SUBJECT_NONE, 18, 500},
-      {DD_EINTERNAL, LANCE_SUBJECT_NONE, 18, 500},     {DD_EUNSUPPORTED, LANCE_SUBJECT_NONE, 0, 406},
+      {DD_ENOTFOUND, NS, 1, 404},   {DD_ENOTFOUND, TABLE, 4, 404}, {DD_EEXISTS, NS, 2, 409},
+      {DD_EEXISTS, TABLE, 5, 409},  {DD_EPRECOND, NS, 3, 409},     {DD_EPRECOND, TABLE, 19, 409},
+      {DD_EINVAL, NONE, 13, 400},   {DD_EINVAL, TABLE, 13, 400},   {DD_ERANGE, NONE, 13, 400},
+      {DD_ECONFLICT, TABLE, 14, 409}, {DD_EPERM, NONE, 15, 403},   {DD_EUNAUTH, NONE, 16, 401},
+      {DD_EIO, NONE, 17, 503},      {DD_ECANCELLED, NONE, 17, 503}, {DD_ENOMEM, NONE, 17, 503},
+      {DD_ECORRUPT, NONE, 18, 500}, {DD_EINTERNAL, NONE, 18, 500}, {DD_EUNSUPPORTED, NONE, 0, 406},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    int code = lance_rest_error_code(cases[i].dd, cases[i].subj);
-    assert_int_equal(code, cases[i].code);
-    assert_int_equal(lance_rest_http_status(code), cases[i].http);
+    int http = 0;
+    assert_int_equal(dd_call_status_lance(cases[i].dd, cases[i].detail, &http), cases[i].code);
+    assert_int_equal(http, cases[i].http);
   }
-  /* the spec's table for codes deltad does not produce itself */
-  assert_int_equal(lance_rest_http_status(6), 404);
-  assert_int_equal(lance_rest_http_status(11), 404);
-  assert_int_equal(lance_rest_http_status(7), 409);
-  assert_int_equal(lance_rest_http_status(20), 400);
-  assert_int_equal(lance_rest_http_status(21), 429);
 }
 
 int main(void) {

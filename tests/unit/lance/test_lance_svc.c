@@ -23,6 +23,7 @@
 typedef struct env {
   char dir[256];
   dd_app *app;
+  int detail; /* the last call's error detail (dd_call_set_detail) */
 } env;
 
 static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
@@ -62,6 +63,7 @@ static int call(env *e, lance_method_index m, const dd_principal *p, const Proto
   dd_call c = {.principal = p, .app = e->app};
   ProtobufCMessage *out = NULL;
   int rc = dd_lance_methods[m].fn(&c, req, &out);
+  e->detail = c.detail;
   if (rc) assert_null(out);
   else assert_ptr_equal(out->descriptor, dd_lance_methods[m].output);
   if (out) protobuf_c_message_free_unpacked(out, NULL);
@@ -119,16 +121,16 @@ static void test_who_may_call(void **state) {
   env *e = *state;
   char *id[] = {"w"};
   assert_int_equal(create_ns(e, &recipient, id, 1, ""), DD_EPERM);
-  assert_int_equal(lance_svc_subject(), LANCE_SUBJECT_NONE);
+  assert_int_equal(e->detail, DD_CALL_DETAIL_NONE);
   assert_int_equal(create_ns(e, &nobody, id, 1, ""), DD_EUNAUTH);
   Deltad__Lance__V1__ListNamespacesRequest l = DELTAD__LANCE__V1__LIST_NAMESPACES_REQUEST__INIT;
   assert_int_equal(call(e, LANCE_M_LIST_NAMESPACES, &recipient, &l.base), DD_EPERM);
   assert_int_equal(call(e, LANCE_M_LIST_NAMESPACES, &admin, &l.base), 0);
   assert_int_equal(create_ns(e, &admin, id, 1, "bogus"), DD_EINVAL);
-  assert_int_equal(lance_svc_subject(), LANCE_SUBJECT_NONE);
+  assert_int_equal(e->detail, DD_CALL_DETAIL_NONE);
   assert_int_equal(create_ns(e, &admin, id, 1, ""), 0);
   assert_int_equal(create_ns(e, &admin, id, 1, "CREATE"), DD_EEXISTS);
-  assert_int_equal(lance_svc_subject(), LANCE_SUBJECT_NAMESPACE);
+  assert_int_equal(e->detail, DD_CALL_DETAIL_NAMESPACE);
 }
 
 static void test_table_subjects(void **state) {
@@ -141,11 +143,11 @@ static void test_table_subjects(void **state) {
   d.id = missing_ns;
   d.n_id = 3;
   assert_int_equal(call(e, LANCE_M_DESCRIBE_TABLE, &admin, &d.base), DD_ENOTFOUND);
-  assert_int_equal(lance_svc_subject(), LANCE_SUBJECT_NAMESPACE);
+  assert_int_equal(e->detail, DD_CALL_DETAIL_NAMESPACE);
   assert_string_equal(dd_err_msg(), "namespace 'c$x' not found"); /* the store's message kept */
   d.id = missing_t;
   assert_int_equal(call(e, LANCE_M_DESCRIBE_TABLE, &admin, &d.base), DD_ENOTFOUND);
-  assert_int_equal(lance_svc_subject(), LANCE_SUBJECT_TABLE);
+  assert_int_equal(e->detail, DD_CALL_DETAIL_TABLE);
   assert_string_equal(dd_err_msg(), "table 'c$s$t' not found");
   Deltad__Lance__V1__RegisterTableRequest r = DELTAD__LANCE__V1__REGISTER_TABLE_REQUEST__INIT;
   r.id = missing_t;
@@ -153,11 +155,11 @@ static void test_table_subjects(void **state) {
   r.location = "/d/t";
   assert_int_equal(call(e, LANCE_M_REGISTER_TABLE, &admin, &r.base), 0);
   assert_int_equal(call(e, LANCE_M_REGISTER_TABLE, &admin, &r.base), DD_EEXISTS);
-  assert_int_equal(lance_svc_subject(), LANCE_SUBJECT_TABLE);
+  assert_int_equal(e->detail, DD_CALL_DETAIL_TABLE);
   r.location = "";
   r.mode = "overwrite";
   assert_int_equal(call(e, LANCE_M_REGISTER_TABLE, &admin, &r.base), DD_EINVAL);
-  assert_int_equal(lance_svc_subject(), LANCE_SUBJECT_NONE);
+  assert_int_equal(e->detail, DD_CALL_DETAIL_NONE);
   assert_int_equal(call(e, LANCE_M_DESCRIBE_TABLE, &admin, &d.base), 0);
   d._load_detailed_metadata_case =
       DELTAD__LANCE__V1__DESCRIBE_TABLE_REQUEST___LOAD_DETAILED_METADATA_LOAD_DETAILED_METADATA;
@@ -167,7 +169,7 @@ static void test_table_subjects(void **state) {
   dr.id = ns;
   dr.n_id = 2;
   assert_int_equal(call(e, LANCE_M_DROP_NAMESPACE, &admin, &dr.base), DD_EPRECOND);
-  assert_int_equal(lance_svc_subject(), LANCE_SUBJECT_NAMESPACE);
+  assert_int_equal(e->detail, DD_CALL_DETAIL_NAMESPACE);
   dr.mode = "skip";
   dr.id = missing_ns;
   assert_int_equal(call(e, LANCE_M_DROP_NAMESPACE, &admin, &dr.base), 0);
@@ -215,7 +217,7 @@ static void test_rest_wire(void **state) {
   o.listen = "127.0.0.1:0";
   assert_int_equal(dd_call_registry_new(&reg, methods, n, e->app, test_auth), 0);
   assert_int_equal(dd_http_server_new(&srv, &o, reg), 0);
-  assert_int_equal(lance_rest_register(srv, e->app), 0);
+  assert_int_equal(dd_native_lance_register(srv), 0);
   assert_int_equal(dd_http_server_start(srv), 0);
   int port = dd_http_server_port(srv);
   char buf[8192];

@@ -5,6 +5,7 @@
 #include "deltad/catalog/v1/catalog.pb-c.h"
 #include "deltad/credentials/v1/credentials.pb-c.h"
 #include "deltad/sharing/v1/sharing.pb-c.h"
+#include "server/service/sharing_files.h"
 
 typedef Deltad__Catalog__V1__CatalogInfo CatalogInfo;
 typedef Deltad__Catalog__V1__SchemaInfo SchemaInfo;
@@ -39,13 +40,14 @@ static void test_method_table(void **state) {
   assert_int_equal(n, dd_system_methods_len + dd_catalog_methods_len + dd_credential_methods_len +
                           dd_lance_methods_len + dd_connect_delta_methods_len +
                           dd_connect_spark_methods_len + dd_sharing_methods_len +
-                          dd_sharing_ext_methods_len);
+                          dd_sharing_ext_methods_len + dd_sharing_file_methods_len);
   const ProtobufCServiceDescriptor *svcs[] = {
       &deltad__catalog__v1__catalog_service__descriptor,
       &deltad__credentials__v1__credential_service__descriptor,
       /* Delta Sharing (sharing branch) */
       &deltad__sharing__v1__delta_sharing_service__descriptor,
       &deltad__sharing__v1__delta_sharing_extension_service__descriptor,
+      &deltad__sharing__v1__delta_sharing_file_service__descriptor,
   };
   /* every RPC of the service is in the table with the right message types */
   for (size_t s = 0; s < sizeof svcs / sizeof svcs[0]; s++) {

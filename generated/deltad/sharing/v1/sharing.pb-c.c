@@ -2062,6 +2062,96 @@ void   deltad__sharing__v1__list_share_infos_response__free_unpacked
   assert(message->base.descriptor == &deltad__sharing__v1__list_share_infos_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   deltad__sharing__v1__open_file_request__init
+                     (Deltad__Sharing__V1__OpenFileRequest         *message)
+{
+  static const Deltad__Sharing__V1__OpenFileRequest init_value = DELTAD__SHARING__V1__OPEN_FILE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t deltad__sharing__v1__open_file_request__get_packed_size
+                     (const Deltad__Sharing__V1__OpenFileRequest *message)
+{
+  assert(message->base.descriptor == &deltad__sharing__v1__open_file_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t deltad__sharing__v1__open_file_request__pack
+                     (const Deltad__Sharing__V1__OpenFileRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &deltad__sharing__v1__open_file_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t deltad__sharing__v1__open_file_request__pack_to_buffer
+                     (const Deltad__Sharing__V1__OpenFileRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &deltad__sharing__v1__open_file_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Deltad__Sharing__V1__OpenFileRequest *
+       deltad__sharing__v1__open_file_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Deltad__Sharing__V1__OpenFileRequest *)
+     protobuf_c_message_unpack (&deltad__sharing__v1__open_file_request__descriptor,
+                                allocator, len, data);
+}
+void   deltad__sharing__v1__open_file_request__free_unpacked
+                     (Deltad__Sharing__V1__OpenFileRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &deltad__sharing__v1__open_file_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   deltad__sharing__v1__open_file_response__init
+                     (Deltad__Sharing__V1__OpenFileResponse         *message)
+{
+  static const Deltad__Sharing__V1__OpenFileResponse init_value = DELTAD__SHARING__V1__OPEN_FILE_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t deltad__sharing__v1__open_file_response__get_packed_size
+                     (const Deltad__Sharing__V1__OpenFileResponse *message)
+{
+  assert(message->base.descriptor == &deltad__sharing__v1__open_file_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t deltad__sharing__v1__open_file_response__pack
+                     (const Deltad__Sharing__V1__OpenFileResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &deltad__sharing__v1__open_file_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t deltad__sharing__v1__open_file_response__pack_to_buffer
+                     (const Deltad__Sharing__V1__OpenFileResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &deltad__sharing__v1__open_file_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Deltad__Sharing__V1__OpenFileResponse *
+       deltad__sharing__v1__open_file_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Deltad__Sharing__V1__OpenFileResponse *)
+     protobuf_c_message_unpack (&deltad__sharing__v1__open_file_response__descriptor,
+                                allocator, len, data);
+}
+void   deltad__sharing__v1__open_file_response__free_unpacked
+                     (Deltad__Sharing__V1__OpenFileResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &deltad__sharing__v1__open_file_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor deltad__sharing__v1__share__field_descriptors[2] =
 {
   {
@@ -5613,6 +5703,88 @@ const ProtobufCMessageDescriptor deltad__sharing__v1__list_share_infos_response_
   (ProtobufCMessageInit) deltad__sharing__v1__list_share_infos_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor deltad__sharing__v1__open_file_request__field_descriptors[3] =
+{
+  {
+    "path",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Sharing__V1__OpenFileRequest, path),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "expires",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Sharing__V1__OpenFileRequest, expires),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sig",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Sharing__V1__OpenFileRequest, sig),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned deltad__sharing__v1__open_file_request__field_indices_by_name[] = {
+  1,   /* field[1] = expires */
+  0,   /* field[0] = path */
+  2,   /* field[2] = sig */
+};
+static const ProtobufCIntRange deltad__sharing__v1__open_file_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor deltad__sharing__v1__open_file_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "deltad.sharing.v1.OpenFileRequest",
+  "OpenFileRequest",
+  "Deltad__Sharing__V1__OpenFileRequest",
+  "deltad.sharing.v1",
+  sizeof(Deltad__Sharing__V1__OpenFileRequest),
+  3,
+  deltad__sharing__v1__open_file_request__field_descriptors,
+  deltad__sharing__v1__open_file_request__field_indices_by_name,
+  1,  deltad__sharing__v1__open_file_request__number_ranges,
+  (ProtobufCMessageInit) deltad__sharing__v1__open_file_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define deltad__sharing__v1__open_file_response__field_descriptors NULL
+#define deltad__sharing__v1__open_file_response__field_indices_by_name NULL
+#define deltad__sharing__v1__open_file_response__number_ranges NULL
+const ProtobufCMessageDescriptor deltad__sharing__v1__open_file_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "deltad.sharing.v1.OpenFileResponse",
+  "OpenFileResponse",
+  "Deltad__Sharing__V1__OpenFileResponse",
+  "deltad.sharing.v1",
+  sizeof(Deltad__Sharing__V1__OpenFileResponse),
+  0,
+  deltad__sharing__v1__open_file_response__field_descriptors,
+  deltad__sharing__v1__open_file_response__field_indices_by_name,
+  0,  deltad__sharing__v1__open_file_response__number_ranges,
+  (ProtobufCMessageInit) deltad__sharing__v1__open_file_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCMethodDescriptor deltad__sharing__v1__delta_sharing_service__method_descriptors[9] =
 {
   { "ListShares", &deltad__sharing__v1__list_shares_request__descriptor, &deltad__sharing__v1__list_shares_response__descriptor },
@@ -5927,5 +6099,38 @@ void deltad__sharing__v1__delta_sharing_extension_service__init (Deltad__Sharing
 {
   protobuf_c_service_generated_init (&service->base,
                                      &deltad__sharing__v1__delta_sharing_extension_service__descriptor,
+                                     (ProtobufCServiceDestroy) destroy);
+}
+static const ProtobufCMethodDescriptor deltad__sharing__v1__delta_sharing_file_service__method_descriptors[1] =
+{
+  { "OpenFile", &deltad__sharing__v1__open_file_request__descriptor, &deltad__sharing__v1__open_file_response__descriptor },
+};
+const unsigned deltad__sharing__v1__delta_sharing_file_service__method_indices_by_name[] = {
+  0         /* OpenFile */
+};
+const ProtobufCServiceDescriptor deltad__sharing__v1__delta_sharing_file_service__descriptor =
+{
+  PROTOBUF_C__SERVICE_DESCRIPTOR_MAGIC,
+  "deltad.sharing.v1.DeltaSharingFileService",
+  "DeltaSharingFileService",
+  "Deltad__Sharing__V1__DeltaSharingFileService",
+  "deltad.sharing.v1",
+  1,
+  deltad__sharing__v1__delta_sharing_file_service__method_descriptors,
+  deltad__sharing__v1__delta_sharing_file_service__method_indices_by_name
+};
+void deltad__sharing__v1__delta_sharing_file_service__open_file(ProtobufCService *service,
+                                                                const Deltad__Sharing__V1__OpenFileRequest *input,
+                                                                Deltad__Sharing__V1__OpenFileResponse_Closure closure,
+                                                                void *closure_data)
+{
+  assert(service->descriptor == &deltad__sharing__v1__delta_sharing_file_service__descriptor);
+  service->invoke(service, 0, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void deltad__sharing__v1__delta_sharing_file_service__init (Deltad__Sharing__V1__DeltaSharingFileService_Service *service,
+                                                            Deltad__Sharing__V1__DeltaSharingFileService_ServiceDestroy destroy)
+{
+  protobuf_c_service_generated_init (&service->base,
+                                     &deltad__sharing__v1__delta_sharing_file_service__descriptor,
                                      (ProtobufCServiceDestroy) destroy);
 }

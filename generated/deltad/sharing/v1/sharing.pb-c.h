@@ -67,6 +67,8 @@ typedef struct Deltad__Sharing__V1__Grant Deltad__Sharing__V1__Grant;
 typedef struct Deltad__Sharing__V1__ListGrantsResponse Deltad__Sharing__V1__ListGrantsResponse;
 typedef struct Deltad__Sharing__V1__ListShareInfosRequest Deltad__Sharing__V1__ListShareInfosRequest;
 typedef struct Deltad__Sharing__V1__ListShareInfosResponse Deltad__Sharing__V1__ListShareInfosResponse;
+typedef struct Deltad__Sharing__V1__OpenFileRequest Deltad__Sharing__V1__OpenFileRequest;
+typedef struct Deltad__Sharing__V1__OpenFileResponse Deltad__Sharing__V1__OpenFileResponse;
 
 
 /* --- enums --- */
@@ -960,6 +962,39 @@ struct  Deltad__Sharing__V1__ListShareInfosResponse
     , 0,NULL, (char *)protobuf_c_empty_string }
 
 
+/*
+ * The file behind a local signed URL (<base>/files/<table>/<path>?expires=&sig=, made by
+ * QueryTable and GetTableChanges for tables on local disk). Served by the REST port's
+ * native file server, which sends the file the handler opens (with Range support); the
+ * signature is the authorization.
+ */
+struct  Deltad__Sharing__V1__OpenFileRequest
+{
+  ProtobufCMessage base;
+  /*
+   * what follows ".../files/", still percent-encoded
+   */
+  char *path;
+  /*
+   * the URL's query values
+   */
+  char *expires;
+  char *sig;
+};
+#define DELTAD__SHARING__V1__OPEN_FILE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&deltad__sharing__v1__open_file_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Deltad__Sharing__V1__OpenFileResponse
+{
+  ProtobufCMessage base;
+};
+#define DELTAD__SHARING__V1__OPEN_FILE_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&deltad__sharing__v1__open_file_response__descriptor) \
+     }
+
+
 /* Deltad__Sharing__V1__Share methods */
 void   deltad__sharing__v1__share__init
                      (Deltad__Sharing__V1__Share         *message);
@@ -1830,6 +1865,44 @@ Deltad__Sharing__V1__ListShareInfosResponse *
 void   deltad__sharing__v1__list_share_infos_response__free_unpacked
                      (Deltad__Sharing__V1__ListShareInfosResponse *message,
                       ProtobufCAllocator *allocator);
+/* Deltad__Sharing__V1__OpenFileRequest methods */
+void   deltad__sharing__v1__open_file_request__init
+                     (Deltad__Sharing__V1__OpenFileRequest         *message);
+size_t deltad__sharing__v1__open_file_request__get_packed_size
+                     (const Deltad__Sharing__V1__OpenFileRequest   *message);
+size_t deltad__sharing__v1__open_file_request__pack
+                     (const Deltad__Sharing__V1__OpenFileRequest   *message,
+                      uint8_t             *out);
+size_t deltad__sharing__v1__open_file_request__pack_to_buffer
+                     (const Deltad__Sharing__V1__OpenFileRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Deltad__Sharing__V1__OpenFileRequest *
+       deltad__sharing__v1__open_file_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   deltad__sharing__v1__open_file_request__free_unpacked
+                     (Deltad__Sharing__V1__OpenFileRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Deltad__Sharing__V1__OpenFileResponse methods */
+void   deltad__sharing__v1__open_file_response__init
+                     (Deltad__Sharing__V1__OpenFileResponse         *message);
+size_t deltad__sharing__v1__open_file_response__get_packed_size
+                     (const Deltad__Sharing__V1__OpenFileResponse   *message);
+size_t deltad__sharing__v1__open_file_response__pack
+                     (const Deltad__Sharing__V1__OpenFileResponse   *message,
+                      uint8_t             *out);
+size_t deltad__sharing__v1__open_file_response__pack_to_buffer
+                     (const Deltad__Sharing__V1__OpenFileResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Deltad__Sharing__V1__OpenFileResponse *
+       deltad__sharing__v1__open_file_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   deltad__sharing__v1__open_file_response__free_unpacked
+                     (Deltad__Sharing__V1__OpenFileResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Deltad__Sharing__V1__Share_Closure)
@@ -1981,6 +2054,12 @@ typedef void (*Deltad__Sharing__V1__ListShareInfosRequest_Closure)
                   void *closure_data);
 typedef void (*Deltad__Sharing__V1__ListShareInfosResponse_Closure)
                  (const Deltad__Sharing__V1__ListShareInfosResponse *message,
+                  void *closure_data);
+typedef void (*Deltad__Sharing__V1__OpenFileRequest_Closure)
+                 (const Deltad__Sharing__V1__OpenFileRequest *message,
+                  void *closure_data);
+typedef void (*Deltad__Sharing__V1__OpenFileResponse_Closure)
+                 (const Deltad__Sharing__V1__OpenFileResponse *message,
                   void *closure_data);
 
 /* --- services --- */
@@ -2252,6 +2331,27 @@ void deltad__sharing__v1__delta_sharing_extension_service__list_grants(ProtobufC
                                                                        const Deltad__Sharing__V1__ListGrantsRequest *input,
                                                                        Deltad__Sharing__V1__ListGrantsResponse_Closure closure,
                                                                        void *closure_data);
+typedef struct Deltad__Sharing__V1__DeltaSharingFileService_Service Deltad__Sharing__V1__DeltaSharingFileService_Service;
+struct Deltad__Sharing__V1__DeltaSharingFileService_Service
+{
+  ProtobufCService base;
+  void (*open_file)(Deltad__Sharing__V1__DeltaSharingFileService_Service *service,
+                    const Deltad__Sharing__V1__OpenFileRequest *input,
+                    Deltad__Sharing__V1__OpenFileResponse_Closure closure,
+                    void *closure_data);
+};
+typedef void (*Deltad__Sharing__V1__DeltaSharingFileService_ServiceDestroy)(Deltad__Sharing__V1__DeltaSharingFileService_Service *);
+void deltad__sharing__v1__delta_sharing_file_service__init (Deltad__Sharing__V1__DeltaSharingFileService_Service *service,
+                                                            Deltad__Sharing__V1__DeltaSharingFileService_ServiceDestroy destroy);
+#define DELTAD__SHARING__V1__DELTA_SHARING_FILE_SERVICE__BASE_INIT \
+    { &deltad__sharing__v1__delta_sharing_file_service__descriptor, protobuf_c_service_invoke_internal, NULL }
+#define DELTAD__SHARING__V1__DELTA_SHARING_FILE_SERVICE__INIT(function_prefix__) \
+    { DELTAD__SHARING__V1__DELTA_SHARING_FILE_SERVICE__BASE_INIT,\
+      function_prefix__ ## open_file  }
+void deltad__sharing__v1__delta_sharing_file_service__open_file(ProtobufCService *service,
+                                                                const Deltad__Sharing__V1__OpenFileRequest *input,
+                                                                Deltad__Sharing__V1__OpenFileResponse_Closure closure,
+                                                                void *closure_data);
 
 /* --- descriptors --- */
 
@@ -2305,8 +2405,11 @@ extern const ProtobufCMessageDescriptor deltad__sharing__v1__grant__descriptor;
 extern const ProtobufCMessageDescriptor deltad__sharing__v1__list_grants_response__descriptor;
 extern const ProtobufCMessageDescriptor deltad__sharing__v1__list_share_infos_request__descriptor;
 extern const ProtobufCMessageDescriptor deltad__sharing__v1__list_share_infos_response__descriptor;
+extern const ProtobufCMessageDescriptor deltad__sharing__v1__open_file_request__descriptor;
+extern const ProtobufCMessageDescriptor deltad__sharing__v1__open_file_response__descriptor;
 extern const ProtobufCServiceDescriptor deltad__sharing__v1__delta_sharing_service__descriptor;
 extern const ProtobufCServiceDescriptor deltad__sharing__v1__delta_sharing_extension_service__descriptor;
+extern const ProtobufCServiceDescriptor deltad__sharing__v1__delta_sharing_file_service__descriptor;
 
 PROTOBUF_C__END_DECLS
 
