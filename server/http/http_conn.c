@@ -31,37 +31,37 @@
 
 #define CONN_TICK_MS 200
 
-struct http_conn {
+struct dd_http__conn {
   int fd;
-  http_phase phase;
+  dd_http__phase phase;
   int64_t since_ms; /* monotonic */
   int killed;
-  http_conn *prev, *next;
+  dd_http__conn *prev, *next;
 };
 
-int64_t http__mono_ms(void) {
+int64_t dd_http__mono_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* With conns_mu held. */
-static void conn_kill(http_conn *k) {
+static void conn_kill(dd_http__conn *k) {
   if (k->killed) return;
   k->killed = 1;
   (void)shutdown(k->fd, SHUT_RDWR);
 }
 
-void http__conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+void dd_http__conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
                        enum MHD_ConnectionNotificationCode code) {
   dd_http_server *s = cls;
-  http_conn *k = *socket_context;
+  dd_http__conn *k = *socket_context;
   if (code == MHD_CONNECTION_NOTIFY_STARTED) {
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (!ci || !(k = calloc(1, sizeof *k))) return; /* untracked: only MHD's timeout applies */
     k->fd = ci->connect_fd;
-    k->phase = HTTP__PH_HEAD;
-    k->since_ms = http__mono_ms();
+    k->phase = DD_HTTP__PH_HEAD;
+    k->since_ms = dd_http__mono_ms();
     pthread_mutex_lock(&s->conns_mu);
     k->next = s->conns;
     if (s->conns) s->conns->prev = k;
@@ -83,7 +83,7 @@ void http__conn_notify(void *cls, struct MHD_Connection *c, void **socket_contex
   *socket_context = NULL;
 }
 
-enum MHD_Result http__conn_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen) {
+enum MHD_Result dd_http__conn_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen) {
   (void)addr;
   (void)addrlen;
   dd_http_server *s = cls;
@@ -94,13 +94,13 @@ enum MHD_Result http__conn_accept(void *cls, const struct sockaddr *addr, sockle
   return full ? MHD_NO : MHD_YES;
 }
 
-void http__conn_phase(dd_http_server *s, struct MHD_Connection *c, http_phase phase) {
+void dd_http__conn_phase(dd_http_server *s, struct MHD_Connection *c, dd_http__phase phase) {
   const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-  http_conn *k = ci ? ci->socket_context : NULL;
+  dd_http__conn *k = ci ? ci->socket_context : NULL;
   if (!k) return;
   pthread_mutex_lock(&s->conns_mu);
   k->phase = phase;
-  k->since_ms = http__mono_ms();
+  k->since_ms = dd_http__mono_ms();
   pthread_mutex_unlock(&s->conns_mu);
 }
 
@@ -109,22 +109,22 @@ void http__conn_phase(dd_http_server *s, struct MHD_Connection *c, http_phase ph
  * would close the connection as soon as the callback returns. Re-arming the timeout
  * restarts the count (MHD sets the last activity when a timeout is set on a connection
  * that had none). Called on the connection's thread, from inside MHD's callbacks. */
-void http__conn_touch(dd_http_server *s, struct MHD_Connection *c, int64_t since_ms) {
+void dd_http__conn_touch(dd_http_server *s, struct MHD_Connection *c, int64_t since_ms) {
   if (s->opts.idle_timeout_s <= 0 || !c) return;
-  if (http__mono_ms() - since_ms < 1000) return; /* too short to matter; spare MHD's lock */
+  if (dd_http__mono_ms() - since_ms < 1000) return; /* too short to matter; spare MHD's lock */
   MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
   MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)s->opts.idle_timeout_s);
 }
 
-void http__conns_close_idle(dd_http_server *s) {
+void dd_http__conns_close_idle(dd_http_server *s) {
   pthread_mutex_lock(&s->conns_mu);
   s->draining = 1;
-  for (http_conn *k = s->conns; k; k = k->next)
-    if (k->phase == HTTP__PH_HEAD) conn_kill(k);
+  for (dd_http__conn *k = s->conns; k; k = k->next)
+    if (k->phase == DD_HTTP__PH_HEAD) conn_kill(k);
   pthread_mutex_unlock(&s->conns_mu);
 }
 
-size_t http__conn_options(const dd_http_server *s, struct MHD_OptionItem *o) {
+size_t dd_http__conn_options(const dd_http_server *s, struct MHD_OptionItem *o) {
   size_t n = 0;
   unsigned cap = s->opts.max_connections;
   o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT,
@@ -142,10 +142,10 @@ size_t http__conn_options(const dd_http_server *s, struct MHD_OptionItem *o) {
 
 static void conns_sweep(dd_http_server *s, int64_t now) {
   int64_t head = (int64_t)s->opts.header_timeout_s * 1000, body = (int64_t)s->opts.body_timeout_s * 1000;
-  for (http_conn *k = s->conns; k; k = k->next) {
+  for (dd_http__conn *k = s->conns; k; k = k->next) {
     int64_t age = now - k->since_ms;
-    if (k->phase == HTTP__PH_HEAD && head > 0 && age > head) conn_kill(k);
-    else if (k->phase == HTTP__PH_BODY && body > 0 && age > body) conn_kill(k);
+    if (k->phase == DD_HTTP__PH_HEAD && head > 0 && age > head) conn_kill(k);
+    else if (k->phase == DD_HTTP__PH_BODY && body > 0 && age > body) conn_kill(k);
   }
 }
 
@@ -161,13 +161,13 @@ static void *watchdog_main(void *arg) {
       until.tv_nsec -= 1000000000L;
     }
     int rc = pthread_cond_timedwait(&s->conns_cv, &s->conns_mu, &until);
-    if (rc == ETIMEDOUT) conns_sweep(s, http__mono_ms());
+    if (rc == ETIMEDOUT) conns_sweep(s, dd_http__mono_ms());
   }
   pthread_mutex_unlock(&s->conns_mu);
   return NULL;
 }
 
-int http__conns_start(dd_http_server *s) {
+int dd_http__conns_start(dd_http_server *s) {
   if (s->opts.header_timeout_s <= 0 && s->opts.body_timeout_s <= 0) return 0;
   if (pthread_create(&s->watchdog, NULL, watchdog_main, s) != 0)
     return dd_err_set(DD_EINTERNAL, "cannot start the HTTP connection watchdog");
@@ -175,7 +175,7 @@ int http__conns_start(dd_http_server *s) {
   return 0;
 }
 
-void http__conns_stop(dd_http_server *s) {
+void dd_http__conns_stop(dd_http_server *s) {
   if (!s->watchdog_started) return;
   pthread_mutex_lock(&s->conns_mu);
   s->watchdog_stop = 1;

@@ -15,7 +15,7 @@
 
 /* ---- responses ----------------------------------------------------------------------- */
 
-enum MHD_Result http__queue_body(struct MHD_Connection *c, int status, const char *ctype,
+enum MHD_Result dd_http__queue_body(struct MHD_Connection *c, int status, const char *ctype,
                                  char *body, size_t len) {
   struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
   if (!r) {
@@ -29,7 +29,7 @@ enum MHD_Result http__queue_body(struct MHD_Connection *c, int status, const cha
   return ok;
 }
 
-char *http__error_json(int code, const char *msg) {
+char *dd_http__error_json(int code, const char *msg) {
   json_t *j = json_pack("{s:i, s:s, s:[]}", "code", dd_call_status_grpc(code), "message", msg, "details");
   if (!j) j = json_pack("{s:i, s:s, s:[]}", "code", dd_call_status_grpc(code), "message", "(message not UTF-8)", "details");
   char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
@@ -37,28 +37,28 @@ char *http__error_json(int code, const char *msg) {
   return s;
 }
 
-enum MHD_Result http__queue_error(struct MHD_Connection *c, int code, int http_status,
+enum MHD_Result dd_http__queue_error(struct MHD_Connection *c, int code, int http_status,
                                   const char *msg) {
-  char *body = http__error_json(code, msg);
+  char *body = dd_http__error_json(code, msg);
   if (!body) return MHD_NO;
-  return http__queue_body(c, http_status ? http_status : dd_call_status_http(code), "application/json",
+  return dd_http__queue_body(c, http_status ? http_status : dd_call_status_http(code), "application/json",
                           body, strlen(body));
 }
 
 /* ---- authentication ------------------------------------------------------------------ */
 
-static const char *http__hdr(struct MHD_Connection *c, const char *name) {
+static const char *dd_http__hdr(struct MHD_Connection *c, const char *name) {
   return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
 }
 
-int http__authenticate(dd_http_server *srv, struct MHD_Connection *c, dd_principal *out) {
-  return dd_call_authenticate_token(srv->reg, DD_CALL_AUTH_REST, http__hdr(c, MHD_HTTP_HEADER_AUTHORIZATION),
-                                    http__hdr(c, "x-api-key"), out);
+int dd_http__authenticate(dd_http_server *srv, struct MHD_Connection *c, dd_principal *out) {
+  return dd_call_authenticate_token(srv->reg, DD_CALL_AUTH_REST, dd_http__hdr(c, MHD_HTTP_HEADER_AUTHORIZATION),
+                                    dd_http__hdr(c, "x-api-key"), out);
 }
 
 /* ---- transcoding: HTTP -> request message -------------------------------------------- */
 
-static int parse_body(const http_req *rq, json_t **out) {
+static int parse_body(const dd_http__req *rq, json_t **out) {
   json_error_t e;
   *out = NULL;
   int rc = rg_json_check(rq->body ? rq->body : "", rq->len); /* before jansson allocates */
@@ -72,7 +72,7 @@ static int parse_body(const http_req *rq, json_t **out) {
 
 /* The body as the request message (body "*"), as one of its fields (body "field"), or
  * an empty message (no body). */
-static int message_from_body(const http_req *rq, const dd_api_route *route,
+static int message_from_body(const dd_http__req *rq, const dd_api_route *route,
                              const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out) {
   json_t *j = NULL;
   int rc = 0;
@@ -132,7 +132,7 @@ static int apply_path_vars(ProtobufCMessage *msg, const dd_call_match *m, int wh
   return 0;
 }
 
-static int build_request(http_req *rq, const dd_api_route *route, const dd_method *method,
+static int build_request(dd_http__req *rq, const dd_api_route *route, const dd_method *method,
                          const dd_call_match *m, ProtobufCMessage **out) {
   int rc = message_from_body(rq, route, method->input, out);
   int whole = strcmp(route->body, "*") == 0;
@@ -151,7 +151,7 @@ static int build_request(http_req *rq, const dd_api_route *route, const dd_metho
 
 /* ---- calling the handler ------------------------------------------------------------- */
 
-int http__reply_json(const ProtobufCMessage *out, char **body) {
+int dd_http__reply_json(const ProtobufCMessage *out, char **body) {
   *body = NULL;
   if (!out) return dd_err_set(DD_EINTERNAL, "handler returned no response");
   json_t *j = pbjson_from_msg(out);
@@ -162,19 +162,19 @@ int http__reply_json(const ProtobufCMessage *out, char **body) {
 
 /* The sink of a unary call run on the connection's thread: the reply's JSON text. */
 typedef struct unary_sink {
-  http_req *rq;
+  dd_http__req *rq;
   char *body;
 } unary_sink;
 
 static const char *unary_header(void *cls, const char *name) {
-  return http__hdr(((unary_sink *)cls)->rq->conn, name);
+  return dd_http__hdr(((unary_sink *)cls)->rq->conn, name);
 }
 
 static int unary_send(void *cls, const ProtobufCMessage *msg) {
-  return http__reply_json(msg, &((unary_sink *)cls)->body);
+  return dd_http__reply_json(msg, &((unary_sink *)cls)->body);
 }
 
-static enum MHD_Result call_unary(http_req *rq, const dd_method *method, const dd_principal *who,
+static enum MHD_Result call_unary(dd_http__req *rq, const dd_method *method, const dd_principal *who,
                                   const ProtobufCMessage *req, int64_t deadline_ms) {
   unary_sink us = {.rq = rq};
   dd_call_sink sink = {.cls = &us, .header = unary_header, .send = unary_send};
@@ -183,7 +183,7 @@ static enum MHD_Result call_unary(http_req *rq, const dd_method *method, const d
   int rc = dd_call_run(rq->srv->reg, method, req, who, deadline_ms, &sink, &res);
   if (rc) {
     free(us.body);
-    return http__queue_error(rq->conn, rc, 0, dd_err_msg());
+    return dd_http__queue_error(rq->conn, rc, 0, dd_err_msg());
   }
   if (res.file_fd >= 0) {
     struct MHD_Response *r = MHD_create_response_from_fd_at_offset64(res.file_len, res.file_fd, res.file_off);
@@ -195,12 +195,12 @@ static enum MHD_Result call_unary(http_req *rq, const dd_method *method, const d
     MHD_destroy_response(r);
     return ok;
   }
-  return http__queue_body(rq->conn, 200, "application/json", us.body, strlen(us.body));
+  return dd_http__queue_body(rq->conn, 200, "application/json", us.body, strlen(us.body));
 }
 
 /* 405 with the Allow header RFC 9110 asks for. */
 static enum MHD_Result queue_not_allowed(struct MHD_Connection *c, const char *allow) {
-  char *body = http__error_json(DD_EUNSUPPORTED, dd_err_msg());
+  char *body = dd_http__error_json(DD_EUNSUPPORTED, dd_err_msg());
   struct MHD_Response *r = body ? MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE) : NULL;
   if (!r) {
     free(body);
@@ -213,29 +213,29 @@ static enum MHD_Result queue_not_allowed(struct MHD_Connection *c, const char *a
   return ok;
 }
 
-enum MHD_Result http__dispatch_route(http_req *rq, const char *path) {
+enum MHD_Result dd_http__dispatch_route(dd_http__req *rq, const char *path) {
   dd_http_server *s = rq->srv;
   dd_call_route rt;
   /* HEAD is GET without the body (MHD drops the body of a HEAD reply) */
   const char *verb = strcmp(rq->method, "HEAD") == 0 ? "GET" : rq->method;
   int rc = dd_call_route_match(s->reg, verb, path, &rt);
   if (rc == DD_EUNSUPPORTED) return queue_not_allowed(rq->conn, rt.match.allow);
-  if (rc != 0) return http__queue_error(rq->conn, rc, 0, dd_err_msg());
+  if (rc != 0) return dd_http__queue_error(rq->conn, rc, 0, dd_err_msg());
   const dd_method *method = rt.method;
   dd_principal who;
   ProtobufCMessage *req = NULL;
   int64_t deadline = 0;
   enum MHD_Result r;
   /* the token, the method's authorization and admission, all before the body is parsed */
-  if ((rc = dd_call_authenticate(s->reg, method, DD_CALL_AUTH_REST, http__hdr(rq->conn, MHD_HTTP_HEADER_AUTHORIZATION),
-                                 http__hdr(rq->conn, "x-api-key"), &who, &rq->admit)) != 0 ||
-      (rc = dd_call_parse_timeout(http__hdr(rq->conn, "grpc-timeout"), &deadline)) != 0 ||
+  if ((rc = dd_call_authenticate(s->reg, method, DD_CALL_AUTH_REST, dd_http__hdr(rq->conn, MHD_HTTP_HEADER_AUTHORIZATION),
+                                 dd_http__hdr(rq->conn, "x-api-key"), &who, &rq->admit)) != 0 ||
+      (rc = dd_call_parse_timeout(dd_http__hdr(rq->conn, "grpc-timeout"), &deadline)) != 0 ||
       (rc = build_request(rq, rt.route, method, &rt.match, &req)) != 0) {
-    r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
+    r = dd_http__queue_error(rq->conn, rc, 0, dd_err_msg());
     goto cleanup;
   }
   if ((method->flags & DD_METHOD_STREAMING) || s->opts.threads > 0) {
-    r = http__stream_start(rq, method, req, &who, deadline, http__json_codec(method)); /* takes req */
+    r = dd_http__stream_start(rq, method, req, &who, deadline, dd_http__json_codec(method)); /* takes req */
     req = NULL;
   } else {
     r = call_unary(rq, method, &who, req, deadline);

@@ -112,7 +112,7 @@ static int block_ends(const framing *f, struct MHD_Connection *c, const char *me
   return 1;
 }
 
-int http__framing_check(struct MHD_Connection *c, const char *method, const char *version,
+int dd_http__framing_check(struct MHD_Connection *c, const char *method, const char *version,
                         int *status) {
   framing f = {.line_end = version && *version ? version + strlen(version) : NULL};
   MHD_get_connection_values_n(c, MHD_HEADER_KIND, framing_field, &f);
@@ -138,9 +138,9 @@ int http__framing_check(struct MHD_Connection *c, const char *method, const char
   return 0;
 }
 
-enum MHD_Result http__refuse_close(struct MHD_Connection *c, int code, int http_status,
+enum MHD_Result dd_http__refuse_close(struct MHD_Connection *c, int code, int http_status,
                                    const char *msg) {
-  char *body = http__error_json(code, msg);
+  char *body = dd_http__error_json(code, msg);
   struct MHD_Response *r =
       body ? MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE) : NULL;
   if (!r) {

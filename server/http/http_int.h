@@ -1,7 +1,7 @@
 /* http_int.h: the REST listener's insides, shared by its files and nothing else.
  *
  * Life of a request (libmicrohttpd calls http_server.c's access handler several times):
- *  1. first call (headers complete): an http_req is made and counted in srv->in_flight;
+ *  1. first call (headers complete): an dd_http__req is made and counted in srv->in_flight;
  *     a draining server answers 503, ambiguous framing (http_framing.c) 400 or 501, both
  *     with Connection: close; a declared Content-Length over the limit is answered 413 at
  *     once (an answer in the first call makes MHD close the connection after it);
@@ -10,7 +10,7 @@
  *  3. last call: the request goes to a native handler (http_native.c) when a registered
  *     prefix matches, else to the generated routes (http_dispatch.c), which answer with
  *     one queued MHD response;
- *  4. MHD's completion callback frees the http_req and signals stop() waiting for
+ *  4. MHD's completion callback frees the dd_http__req and signals stop() waiting for
  *     in-flight requests.
  * Alongside, http_conn.c tracks each connection's phase (headers, body, busy) for the
  * header and body deadlines the watchdog enforces; the steps above move it along.
@@ -32,19 +32,19 @@
 #include "server/http/http_server.h"
 #include "server/call/req_guard.h"
 
-typedef struct http_stream http_stream; /* http_stream.c */
-typedef struct http_tls_keys http_tls_keys; /* http_tls.c */
-typedef struct http_conn http_conn;     /* http_conn.c */
+typedef struct dd_http__stream dd_http__stream; /* http_stream.c */
+typedef struct dd_http__tls_keys dd_http__tls_keys; /* http_tls.c */
+typedef struct dd_http__conn dd_http__conn;     /* http_conn.c */
 
 /* Where a connection is in its current request (http_conn.c). */
-typedef enum { HTTP__PH_HEAD, HTTP__PH_BODY, HTTP__PH_BUSY } http_phase;
+typedef enum { DD_HTTP__PH_HEAD, DD_HTTP__PH_BODY, DD_HTTP__PH_BUSY } dd_http__phase;
 
-typedef struct http_native {
+typedef struct dd_http__native {
   char *prefix;
   size_t len;
   dd_http_native_fn fn;
   void *ctx;
-} http_native;
+} dd_http__native;
 
 struct dd_http_server {
   dd_http_opts opts;
@@ -52,7 +52,7 @@ struct dd_http_server {
   char *base_path; /* owned, without a trailing '/' */
   const dd_call_registry *reg; /* methods, routes, app and auth (borrowed) */
   dd_call_runner *runner;       /* producer threads and the epoll pool's workers */
-  http_native *natives;
+  dd_http__native *natives;
   size_t n_natives;
   struct MHD_Daemon *mhd;
   int port;
@@ -62,13 +62,13 @@ struct dd_http_server {
   pthread_cond_t idle; /* signalled when in_flight drops to 0 */
   int in_flight;       /* requests between their first call and completion */
   /* TLS (http_tls.c); tls_keys is NULL on a plaintext server */
-  http_tls_keys *tls_keys; /* the current set; replaced under http_tls.c's lock */
+  dd_http__tls_keys *tls_keys; /* the current set; replaced under http_tls.c's lock */
   dd_tls_client_auth tls_client_auth;
   char *tls_ca_pem; /* the client CA at start, for MHD's certificate request */
   /* connections, caps and deadlines (http_conn.c) */
   pthread_mutex_t conns_mu; /* guards conns, n_conns, watchdog_stop, each conn's phase */
   pthread_cond_t conns_cv;
-  http_conn *conns;
+  dd_http__conn *conns;
   long n_conns;
   atomic_int draining; /* drain() began: new requests get 503 and close */
   struct timespec drain_until; /* CLOCK_REALTIME end of the grace, set by drain() */
@@ -78,7 +78,7 @@ struct dd_http_server {
   int watchdog_started, watchdog_stop;
 };
 
-typedef struct http_req {
+typedef struct dd_http__req {
   dd_http_server *srv;
   struct MHD_Connection *conn;
   const char *method; /* MHD's, valid for the request */
@@ -87,24 +87,24 @@ typedef struct http_req {
   size_t len, cap;
   int too_large;
   int answered;    /* dispatched (or answered early): later calls only drain uploads */
-  http_stream *st; /* a streaming call waiting for its first line (see http_stream.c) */
+  dd_http__stream *st; /* a streaming call waiting for its first line (see http_stream.c) */
   rg_ticket admit; /* admission (req_guard.h), held until the request completes */
-} http_req;
+} dd_http__req;
 
 /* http_tls.c: TLS key sets, the certificate callback, client certificate checks. */
-int http__tls_init(dd_http_server *s, const dd_tls_pem *pem); /* pem NULL: plaintext */
+int dd_http__tls_init(dd_http_server *s, const dd_tls_pem *pem); /* pem NULL: plaintext */
 /* Fills items (room for 3) with the daemon's TLS options, END-terminated; adds MHD_USE_TLS. */
-int http__tls_options(dd_http_server *s, struct MHD_OptionItem *items, unsigned *flags);
+int dd_http__tls_options(dd_http_server *s, struct MHD_OptionItem *items, unsigned *flags);
 /* 0, or DD_EUNAUTH when the request's connection lacks a client certificate that the
  * mode requires, or presents one that does not verify. */
-int http__tls_check_client(dd_http_server *s, struct MHD_Connection *c);
-void http__tls_stop(dd_http_server *s);
-void http__tls_free(dd_http_server *s);
+int dd_http__tls_check_client(dd_http_server *s, struct MHD_Connection *c);
+void dd_http__tls_stop(dd_http_server *s);
+void dd_http__tls_free(dd_http_server *s);
 
 /* http_dispatch.c: serves a generated route; path is relative to the base path. */
-enum MHD_Result http__dispatch_route(http_req *rq, const char *path);
+enum MHD_Result dd_http__dispatch_route(dd_http__req *rq, const char *path);
 /* http_native.c: serves a native handler. */
-enum MHD_Result http__dispatch_native(http_req *rq, const http_native *nat);
+enum MHD_Result dd_http__dispatch_native(dd_http__req *rq, const dd_http__native *nat);
 
 /* http_stream.c: how a native codec (http_native.c) answers a method over MHD. The
  * request is decoded by the codec; the method runs through the call core's stream runner
@@ -127,76 +127,76 @@ typedef struct dd_http__codec {
 /* Runs m on req (taken) for who with the request's deadline (grpc-timeout) and answers
  * over MHD through codec (copied; its cls is freed by free_cls once both the producer and
  * the HTTP side are done, also on failure). The access handler calls
- * http__stream_answer again once resumed. */
-enum MHD_Result dd_http__run_codec(http_req *rq, const dd_method *m, ProtobufCMessage *req,
+ * dd_http__stream_answer again once resumed. */
+enum MHD_Result dd_http__run_codec(dd_http__req *rq, const dd_method *m, ProtobufCMessage *req,
                                    const dd_principal *who, const dd_http__codec *codec);
 
 /* http_stream.c: runs m on req (taken) through the runner with codec (copied; its cls is
  * freed by codec->free_cls once the stream is done, also on failure) and answers: NDJSON
  * or a codec's stream for a streaming method, one reply for a unary one.
- * http__stream_answer is called again when the connection was suspended waiting for
+ * dd_http__stream_answer is called again when the connection was suspended waiting for
  * the first bytes; request_done lets go of a stream never answered. */
-enum MHD_Result http__stream_start(http_req *rq, const dd_method *m, ProtobufCMessage *req,
+enum MHD_Result dd_http__stream_start(dd_http__req *rq, const dd_method *m, ProtobufCMessage *req,
                                    const dd_principal *who, int64_t deadline_ms,
                                    const dd_http__codec *codec);
-enum MHD_Result http__stream_answer(http_req *rq);
-void http__stream_request_done(http_req *rq);
+enum MHD_Result dd_http__stream_answer(dd_http__req *rq);
+void dd_http__stream_request_done(dd_http__req *rq);
 /* The generated routes' codec: proto3 JSON, one line per message for a streaming method. */
-const dd_http__codec *http__json_codec(const dd_method *m);
+const dd_http__codec *dd_http__json_codec(const dd_method *m);
 /* A codec's answer once ready (takes st). */
-enum MHD_Result http__codec_answer(http_req *rq, http_stream *st, int rc, const char *msg,
+enum MHD_Result dd_http__codec_answer(dd_http__req *rq, dd_http__stream *st, int rc, const char *msg,
                                    bool queued, dd_call_result *res);
 /* http_native.c: fills a reply with fill (0, or a DD_E* code for the standard JSON error)
  * and queues it. */
-enum MHD_Result http__native_reply(http_req *rq, int (*fill)(void *cls, dd_http_reply *rep),
+enum MHD_Result dd_http__native_reply(dd_http__req *rq, int (*fill)(void *cls, dd_http_reply *rep),
                                    void *cls);
 
 /* http_dispatch.c: the JSON text of a unary reply (malloc'ed) into *body; 0 or
  * DD_EINTERNAL (no reply, or it cannot be encoded). */
-int http__reply_json(const ProtobufCMessage *out, char **body);
+int dd_http__reply_json(const ProtobufCMessage *out, char **body);
 /* http_dispatch.c: the error body {"code","message","details":[]} (malloc'ed) for a
  * DD_E* code, or NULL. */
-char *http__error_json(int code, const char *msg);
+char *dd_http__error_json(int code, const char *msg);
 /* http_dispatch.c: queues {"code","message","details"} for a DD_E* code. http_status 0
  * means dd_call_status_http(code). */
-enum MHD_Result http__queue_error(struct MHD_Connection *c, int code, int http_status,
+enum MHD_Result dd_http__queue_error(struct MHD_Connection *c, int code, int http_status,
                                   const char *msg);
 /* Queues a malloc'ed body (ownership passes to MHD) with a content type. */
-enum MHD_Result http__queue_body(struct MHD_Connection *c, int status, const char *ctype,
+enum MHD_Result dd_http__queue_body(struct MHD_Connection *c, int status, const char *ctype,
                                  char *body, size_t len);
 /* Authenticates the request's token (Authorization: Bearer, else x-api-key) through the
  * registry (dd_call_authenticate_token). */
-int http__authenticate(dd_http_server *srv, struct MHD_Connection *c, dd_principal *out);
+int dd_http__authenticate(dd_http_server *srv, struct MHD_Connection *c, dd_principal *out);
 
 /* http_conn.c: MHD's connection notification (tracks every connection), the accept
  * policy (the total cap), phase changes from the access handler, the timeout re-arm after
  * a blocking callback, closing idle connections when draining, and the watchdog. */
-void http__conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+void dd_http__conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
                        enum MHD_ConnectionNotificationCode code);
-enum MHD_Result http__conn_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen);
-void http__conn_phase(dd_http_server *s, struct MHD_Connection *c, http_phase phase);
+enum MHD_Result dd_http__conn_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen);
+void dd_http__conn_phase(dd_http_server *s, struct MHD_Connection *c, dd_http__phase phase);
 /* Re-arms c's idle timeout if a callback blocked its thread since since_ms for 1 s or
  * more. */
-void http__conn_touch(dd_http_server *s, struct MHD_Connection *c, int64_t since_ms);
-int64_t http__mono_ms(void); /* CLOCK_MONOTONIC in ms */
-void http__conns_close_idle(dd_http_server *s);
+void dd_http__conn_touch(dd_http_server *s, struct MHD_Connection *c, int64_t since_ms);
+int64_t dd_http__mono_ms(void); /* CLOCK_MONOTONIC in ms */
+void dd_http__conns_close_idle(dd_http_server *s);
 /* Fills o (room for 4) with the MHD options of the caps and the idle timeout, ending
  * with MHD_OPTION_END, for MHD_OPTION_ARRAY; returns how many. */
-size_t http__conn_options(const dd_http_server *s, struct MHD_OptionItem *o);
-int http__conns_start(dd_http_server *s);
-void http__conns_stop(dd_http_server *s);
+size_t dd_http__conn_options(const dd_http_server *s, struct MHD_OptionItem *o);
+int dd_http__conns_start(dd_http_server *s);
+void dd_http__conns_stop(dd_http_server *s);
 
 /* http_framing.c: 0 when the request's framing and header block are unambiguous, else a
  * DD_E* code (message set) with the HTTP status to answer in *status (400 or 501).
  * method and version are the access handler's (they anchor the header block). */
-int http__framing_check(struct MHD_Connection *c, const char *method, const char *version,
+int dd_http__framing_check(struct MHD_Connection *c, const char *method, const char *version,
                         int *status);
 /* Queues the JSON error with "Connection: close": nothing after it on the connection is
  * read. */
-enum MHD_Result http__refuse_close(struct MHD_Connection *c, int code, int http_status,
+enum MHD_Result dd_http__refuse_close(struct MHD_Connection *c, int code, int http_status,
                                    const char *msg);
 
 /* Appends n bytes to a growing buffer; 0 or DD_ENOMEM. */
-int http__append(char **buf, size_t *len, size_t *cap, const void *data, size_t n);
+int dd_http__append(char **buf, size_t *len, size_t *cap, const void *data, size_t n);
 
 #endif

@@ -15,7 +15,7 @@
 #define NATIVE_MAX_HEADERS 32
 
 struct dd_http_request {
-  http_req *rq;
+  dd_http__req *rq;
   const char *path;
   char *decoded[16]; /* decoded query values handed out, freed after the call */
   size_t n_decoded;
@@ -70,7 +70,7 @@ const uint8_t *dd_http_req_body(const dd_http_request *r, size_t *len) {
 }
 
 int dd_http_req_auth(const dd_http_request *r, dd_principal *out) {
-  int rc = http__authenticate(r->rq->srv, r->rq->conn, out);
+  int rc = dd_http__authenticate(r->rq->srv, r->rq->conn, out);
   return rc ? rc : rg_admit(&r->rq->admit, out);
 }
 
@@ -126,7 +126,7 @@ int dd_http_reply_header(dd_http_reply *r, const char *name, const char *value) 
 }
 
 int dd_http_reply_body(dd_http_reply *r, const void *data, size_t len) {
-  return http__append(&r->body, &r->len, &r->cap, data, len);
+  return dd_http__append(&r->body, &r->len, &r->cap, data, len);
 }
 
 int dd_http_reply_file(dd_http_reply *r, int fd, uint64_t off, uint64_t len) {
@@ -180,9 +180,9 @@ typedef struct stream_state {
 
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
   stream_state *st = cls;
-  int64_t t0 = http__mono_ms();
+  int64_t t0 = dd_http__mono_ms();
   ssize_t n = st->fn(st->cls, pos, buf, max);
-  http__conn_touch(st->srv, st->conn, t0); /* a slow producer is not an idle client */
+  dd_http__conn_touch(st->srv, st->conn, t0); /* a slow producer is not an idle client */
   if (n == DD_HTTP_STREAM_END) return MHD_CONTENT_READER_END_OF_STREAM;
   if (n < 0) return MHD_CONTENT_READER_END_WITH_ERROR;
   return n; /* 0: the call core's reader suspended the connection (http_stream.c) */
@@ -195,7 +195,7 @@ static void stream_free(void *cls) {
 }
 
 /* The MHD response for a filled reply; the stream (if any) moves into it. */
-static struct MHD_Response *make_response(http_req *rq, dd_http_reply *rep) {
+static struct MHD_Response *make_response(dd_http__req *rq, dd_http_reply *rep) {
   struct MHD_Response *resp;
   if (rep->stream) {
     stream_state *st = malloc(sizeof *st);
@@ -221,10 +221,10 @@ static struct MHD_Response *make_response(http_req *rq, dd_http_reply *rep) {
 }
 
 /* Queues the filled reply, or the standard JSON error when rc != 0; clears rep. */
-static enum MHD_Result native_queue(http_req *rq, int rc, dd_http_reply *rep) {
+static enum MHD_Result native_queue(dd_http__req *rq, int rc, dd_http_reply *rep) {
   enum MHD_Result r;
   if (rc != 0) {
-    r = http__queue_error(rq->conn, rc, 0, dd_err_msg());
+    r = dd_http__queue_error(rq->conn, rc, 0, dd_err_msg());
   } else {
     struct MHD_Response *resp = make_response(rq, rep);
     r = resp ? MHD_queue_response(rq->conn, (unsigned)rep->status, resp) : MHD_NO;
@@ -234,7 +234,7 @@ static enum MHD_Result native_queue(http_req *rq, int rc, dd_http_reply *rep) {
   return r;
 }
 
-enum MHD_Result http__dispatch_native(http_req *rq, const http_native *nat) {
+enum MHD_Result dd_http__dispatch_native(dd_http__req *rq, const dd_http__native *nat) {
   dd_http_request req = {.rq = rq, .path = rq->url + nat->len};
   dd_http_reply rep = {.status = 200, .fd = -1};
   dd_err_clear();
@@ -250,7 +250,7 @@ enum MHD_Result http__dispatch_native(http_req *rq, const http_native *nat) {
   return r;
 }
 
-enum MHD_Result http__native_reply(http_req *rq, int (*fill)(void *cls, dd_http_reply *rep),
+enum MHD_Result dd_http__native_reply(dd_http__req *rq, int (*fill)(void *cls, dd_http_reply *rep),
                                    void *cls) {
   dd_http_reply rep = {.status = 200, .fd = -1};
   dd_err_clear();

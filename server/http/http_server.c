@@ -14,7 +14,7 @@
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
-int http__append(char **buf, size_t *len, size_t *cap, const void *data, size_t n) {
+int dd_http__append(char **buf, size_t *len, size_t *cap, const void *data, size_t n) {
   if (*len + n + 1 > *cap) {
     size_t nc = *cap ? *cap : 1024;
     while (nc < *len + n + 1) nc *= 2;
@@ -36,10 +36,10 @@ static size_t http_no_unescape(void *cls, struct MHD_Connection *c, char *s) {
   return strlen(s);
 }
 
-static const http_native *find_native(const dd_http_server *s, const char *url) {
-  const http_native *best = NULL;
+static const dd_http__native *find_native(const dd_http_server *s, const char *url) {
+  const dd_http__native *best = NULL;
   for (size_t i = 0; i < s->n_natives; i++) {
-    const http_native *n = &s->natives[i];
+    const dd_http__native *n = &s->natives[i];
     if (strncmp(url, n->prefix, n->len) == 0 && (!best || n->len > best->len)) best = n;
   }
   return best;
@@ -47,9 +47,9 @@ static const http_native *find_native(const dd_http_server *s, const char *url) 
 
 /* ---- the access handler -------------------------------------------------------------- */
 
-static http_req *req_new(dd_http_server *s, struct MHD_Connection *c, const char *method,
+static dd_http__req *req_new(dd_http_server *s, struct MHD_Connection *c, const char *method,
                          const char *url) {
-  http_req *rq = calloc(1, sizeof *rq);
+  dd_http__req *rq = calloc(1, sizeof *rq);
   if (!rq) return NULL;
   rq->srv = s;
   rq->conn = c;
@@ -65,10 +65,10 @@ static void req_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                           enum MHD_RequestTerminationCode toe) {
   (void)toe;
   dd_http_server *s = cls;
-  http_req *rq = *con_cls;
-  http__conn_phase(s, c, HTTP__PH_HEAD); /* the next request's headers are due */
+  dd_http__req *rq = *con_cls;
+  dd_http__conn_phase(s, c, DD_HTTP__PH_HEAD); /* the next request's headers are due */
   if (!rq) return;
-  http__stream_request_done(rq);
+  dd_http__stream_request_done(rq);
   rg_release(&rq->admit);
   free(rq->body);
   free(rq);
@@ -81,74 +81,74 @@ static void req_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 /* First call: a request on a draining server, ambiguous framing, or a declared body over
  * the limit is refused before the body is read. Answering now makes MHD close the
  * connection after the reply, so nothing after the request is parsed. */
-static enum MHD_Result first_call(http_req *rq, const char *version) {
+static enum MHD_Result first_call(dd_http__req *rq, const char *version) {
   int status = 0;
   if (atomic_load(&rq->srv->draining)) {
     rq->answered = 1;
-    http__conn_phase(rq->srv, rq->conn, HTTP__PH_BUSY);
-    return http__refuse_close(rq->conn, DD_EIO, 503, "server shutting down");
+    dd_http__conn_phase(rq->srv, rq->conn, DD_HTTP__PH_BUSY);
+    return dd_http__refuse_close(rq->conn, DD_EIO, 503, "server shutting down");
   }
-  if (http__framing_check(rq->conn, rq->method, version, &status) != 0) {
+  if (dd_http__framing_check(rq->conn, rq->method, version, &status) != 0) {
     rq->answered = 1;
-    http__conn_phase(rq->srv, rq->conn, HTTP__PH_BUSY);
-    return http__refuse_close(rq->conn, status == 501 ? DD_EUNSUPPORTED : DD_EINVAL, status, dd_err_msg());
+    dd_http__conn_phase(rq->srv, rq->conn, DD_HTTP__PH_BUSY);
+    return dd_http__refuse_close(rq->conn, status == 501 ? DD_EUNSUPPORTED : DD_EINVAL, status, dd_err_msg());
   }
-  http__conn_phase(rq->srv, rq->conn, HTTP__PH_BODY);
+  dd_http__conn_phase(rq->srv, rq->conn, DD_HTTP__PH_BODY);
   const char *cl = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
   if (cl && strtoull(cl, NULL, 10) > rq->srv->opts.max_body_bytes) {
     rq->answered = 1;
-    return http__queue_error(rq->conn, DD_ENOMEM, 413, "request body too large");
+    return dd_http__queue_error(rq->conn, DD_ENOMEM, 413, "request body too large");
   }
   return MHD_YES;
 }
 
-static enum MHD_Result take_upload(http_req *rq, const char *data, size_t n) {
+static enum MHD_Result take_upload(dd_http__req *rq, const char *data, size_t n) {
   if (rq->too_large || rq->len + n > rq->srv->opts.max_body_bytes) {
     rq->too_large = 1;
     return MHD_YES;
   }
-  return http__append(&rq->body, &rq->len, &rq->cap, data, n) == 0 ? MHD_YES : MHD_NO;
+  return dd_http__append(&rq->body, &rq->len, &rq->cap, data, n) == 0 ? MHD_YES : MHD_NO;
 }
 
-static enum MHD_Result dispatch(http_req *rq) {
+static enum MHD_Result dispatch(dd_http__req *rq) {
   dd_http_server *s = rq->srv;
-  if (rq->too_large) return http__queue_error(rq->conn, DD_ENOMEM, 413, "request body too large");
-  const http_native *nat = find_native(s, rq->url);
-  if (nat) return http__dispatch_native(rq, nat);
+  if (rq->too_large) return dd_http__queue_error(rq->conn, DD_ENOMEM, 413, "request body too large");
+  const dd_http__native *nat = find_native(s, rq->url);
+  if (nat) return dd_http__dispatch_native(rq, nat);
   size_t bl = strlen(s->base_path);
   if (strncmp(rq->url, s->base_path, bl) != 0 || (rq->url[bl] != '/' && rq->url[bl] != '\0')) {
     dd_err_set(DD_ENOTFOUND, "no route for %.200s", rq->url);
-    return http__queue_error(rq->conn, DD_ENOTFOUND, 0, dd_err_msg());
+    return dd_http__queue_error(rq->conn, DD_ENOTFOUND, 0, dd_err_msg());
   }
-  return http__dispatch_route(rq, rq->url[bl] ? rq->url + bl : "/");
+  return dd_http__dispatch_route(rq, rq->url[bl] ? rq->url + bl : "/");
 }
 
 /* The request is complete: serve it. A handler that held the connection's thread for
- * long must not make MHD take the connection for idle (http__conn_touch). */
-static enum MHD_Result serve(http_req *rq) {
+ * long must not make MHD take the connection for idle (dd_http__conn_touch). */
+static enum MHD_Result serve(dd_http__req *rq) {
   rq->answered = 1;
-  http__conn_phase(rq->srv, rq->conn, HTTP__PH_BUSY);
-  int64_t t0 = http__mono_ms();
+  dd_http__conn_phase(rq->srv, rq->conn, DD_HTTP__PH_BUSY);
+  int64_t t0 = dd_http__mono_ms();
   enum MHD_Result r = dispatch(rq);
-  http__conn_touch(rq->srv, rq->conn, t0);
+  dd_http__conn_touch(rq->srv, rq->conn, t0);
   return r;
 }
 
 static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const char *url,
                                       const char *method, const char *version,
                                       const char *upload, size_t *upload_size, void **con_cls) {
-  http_req *rq = *con_cls;
+  dd_http__req *rq = *con_cls;
   if (!rq) {
     if (!(rq = req_new(cls, c, method, url))) return MHD_NO;
     *con_cls = rq;
-    if (http__tls_check_client(rq->srv, c) != 0) { /* before anything else is looked at */
+    if (dd_http__tls_check_client(rq->srv, c) != 0) { /* before anything else is looked at */
       rq->answered = 1;
-      return http__queue_error(c, DD_EUNAUTH, 401, dd_err_msg());
+      return dd_http__queue_error(c, DD_EUNAUTH, 401, dd_err_msg());
     }
     return first_call(rq, version);
   }
   if (rq->answered) {
-    if (rq->st) return http__stream_answer(rq); /* resumed while waiting for a stream */
+    if (rq->st) return dd_http__stream_answer(rq); /* resumed while waiting for a stream */
     *upload_size = 0;
     return MHD_YES;
   }
@@ -183,7 +183,7 @@ int dd_http_server_new(dd_http_server **out, const dd_http_opts *opts, const dd_
     while (bl > 0 && s->base_path[bl - 1] == '/') s->base_path[--bl] = '\0';
     if (s->opts.max_body_bytes == 0) s->opts.max_body_bytes = 16u << 20;
   }
-  if (rc == 0) rc = http__tls_init(s, opts->tls);
+  if (rc == 0) rc = dd_http__tls_init(s, opts->tls);
   s->opts.tls = NULL; /* borrowed for _new only */
   if (rc != 0) {
     dd_http_server_free(s);
@@ -196,10 +196,10 @@ int dd_http_server_new(dd_http_server **out, const dd_http_opts *opts, const dd_
 int dd_http_add_native(dd_http_server *s, const char *prefix, dd_http_native_fn fn, void *ctx) {
   if (s->mhd) return dd_err_set(DD_EINVAL, "dd_http_add_native after start");
   if (!prefix || prefix[0] != '/' || !fn) return dd_err_set(DD_EINVAL, "bad native prefix");
-  http_native *nn = realloc(s->natives, (s->n_natives + 1) * sizeof *nn);
+  dd_http__native *nn = realloc(s->natives, (s->n_natives + 1) * sizeof *nn);
   if (!nn) return dd_err_set(DD_ENOMEM, "out of memory");
   s->natives = nn;
-  http_native *n = &s->natives[s->n_natives];
+  dd_http__native *n = &s->natives[s->n_natives];
   if (!(n->prefix = strdup(prefix))) return dd_err_set(DD_ENOMEM, "out of memory");
   n->len = strlen(prefix);
   n->fn = fn;
@@ -262,27 +262,27 @@ int dd_http_server_start(dd_http_server *s) {
   flags |= s->opts.threads > 0 ? MHD_USE_EPOLL : (MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL);
   unsigned pool = s->opts.threads > 0 ? (unsigned)s->opts.threads : 0;
   struct MHD_OptionItem tls[3];
-  if ((rc = http__tls_options(s, tls, &flags)) != 0) return rc;
+  if ((rc = dd_http__tls_options(s, tls, &flags)) != 0) return rc;
   struct MHD_OptionItem limits[4];
-  http__conn_options(s, limits);
-  s->mhd = MHD_start_daemon(flags, 0, http__conn_accept, s, access_handler, s,
+  dd_http__conn_options(s, limits);
+  s->mhd = MHD_start_daemon(flags, 0, dd_http__conn_accept, s, access_handler, s,
                             MHD_OPTION_ARRAY, tls,
                             MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
                             MHD_OPTION_NOTIFY_COMPLETED, req_completed, s,
-                            MHD_OPTION_NOTIFY_CONNECTION, http__conn_notify, s,
+                            MHD_OPTION_NOTIFY_CONNECTION, dd_http__conn_notify, s,
                             MHD_OPTION_UNESCAPE_CALLBACK, http_no_unescape, NULL,
                             MHD_OPTION_ARRAY, limits,
                             pool ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, pool,
                             MHD_OPTION_END);
   if (!s->mhd) {
-    http__tls_stop(s);
+    dd_http__tls_stop(s);
     return dd_err_set(DD_EIO, "cannot serve on %s", s->listen);
   }
   s->listen_fd = -1; /* MHD's now (closed by MHD_stop_daemon, or returned by quiesce) */
   /* the epoll pool runs unary handlers on 4 workers per pool thread (http_stream.c) */
-  if ((rc = dd_call_runner_new(&s->runner, 4 * (size_t)pool)) != 0 || (rc = http__conns_start(s)) != 0) {
+  if ((rc = dd_call_runner_new(&s->runner, 4 * (size_t)pool)) != 0 || (rc = dd_http__conns_start(s)) != 0) {
     MHD_stop_daemon(s->mhd);
-    http__tls_stop(s);
+    dd_http__tls_stop(s);
     s->mhd = NULL;
     dd_call_runner_free(s->runner);
     s->runner = NULL;
@@ -318,7 +318,7 @@ void dd_http_server_drain(dd_http_server *s) {
     s->drain_until.tv_nsec -= 1000000000L;
   }
   atomic_store(&s->draining, 1);
-  http__conns_close_idle(s);
+  dd_http__conns_close_idle(s);
 }
 
 void dd_http_server_stop(dd_http_server *s) {
@@ -336,10 +336,10 @@ void dd_http_server_stop(dd_http_server *s) {
   dd_call_runner_cancel_all(s->runner);
   MHD_stop_daemon(s->mhd);
   s->mhd = NULL;
-  http__tls_stop(s);
+  dd_http__tls_stop(s);
   if (s->quiesced_fd != MHD_INVALID_SOCKET) close(s->quiesced_fd);
   s->quiesced_fd = MHD_INVALID_SOCKET;
-  http__conns_stop(s);
+  dd_http__conns_stop(s);
   dd_call_runner_free(s->runner); /* waits for every handler */
   s->runner = NULL;
 }
@@ -352,7 +352,7 @@ void dd_http_server_free(dd_http_server *s) {
   free(s->natives);
   free(s->listen);
   free(s->base_path);
-  http__tls_free(s);
+  dd_http__tls_free(s);
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->idle);
   pthread_mutex_destroy(&s->conns_mu);

@@ -13,9 +13,9 @@
  * the runner; in the epoll pool they must not, so the runner suspends the connection
  * through the hooks here (MHD_suspend_connection) and the producer resumes it.
  *
- * Lifetime: the http_stream is the HTTP side's: held by http_req until a response is
+ * Lifetime: the dd_http__stream is the HTTP side's: held by dd_http__req until a response is
  * queued, then by the MHD response, whose free callback releases the runner's stream
- * (cancelling the handler's next send). The hooks' state (http__hooks: the connection
+ * (cancelling the handler's next send). The hooks' state (dd_http__hooks: the connection
  * and the codec) is the runner's, freed when both sides are done. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,36 +27,36 @@
 #include "server/http/pbjson.h"
 
 /* The runner's side: what the hooks need (freed by the runner, see release_cls). */
-typedef struct http__hooks {
+typedef struct dd_http__hooks {
   struct MHD_Connection *conn; /* used only while the HTTP side holds the stream */
   dd_http__codec codec;
-} http__hooks;
+} dd_http__hooks;
 
-struct http_stream {
+struct dd_http__stream {
   dd_http_server *srv;
   struct MHD_Connection *conn;
   dd_call_stream *cs;
-  http__hooks *hk; /* valid while cs is held */
+  dd_http__hooks *hk; /* valid while cs is held */
   int blocking, unary;
 };
 
 /* ---- hooks ---------------------------------------------------------------------------- */
 
 static int hk_encode(void *cls, const ProtobufCMessage *msg, size_t index, dd_call_buf *out) {
-  http__hooks *hk = cls;
+  dd_http__hooks *hk = cls;
   return hk->codec.encode(hk->codec.cls, msg, index, out);
 }
 
 static int hk_encode_error(void *cls, int code, const char *msg, dd_call_buf *out) {
-  http__hooks *hk = cls;
+  dd_http__hooks *hk = cls;
   return hk->codec.encode_error ? hk->codec.encode_error(hk->codec.cls, code, msg, out) : -1;
 }
 
-static void hk_suspend(void *cls) { MHD_suspend_connection(((http__hooks *)cls)->conn); }
-static void hk_resume(void *cls) { MHD_resume_connection(((http__hooks *)cls)->conn); }
+static void hk_suspend(void *cls) { MHD_suspend_connection(((dd_http__hooks *)cls)->conn); }
+static void hk_resume(void *cls) { MHD_resume_connection(((dd_http__hooks *)cls)->conn); }
 
 static void hk_release(void *cls) {
-  http__hooks *hk = cls;
+  dd_http__hooks *hk = cls;
   if (hk->codec.free_cls) hk->codec.free_cls(hk->codec.cls);
   free(hk);
 }
@@ -67,7 +67,7 @@ static int json_encode(void *cls, const ProtobufCMessage *msg, size_t index, dd_
   (void)index;
   const int *streaming = cls;
   char *text = NULL;
-  int rc = http__reply_json(msg, &text);
+  int rc = dd_http__reply_json(msg, &text);
   if (!rc) rc = dd_call_buf_append(out, text, strlen(text));
   if (!rc && *streaming) rc = dd_call_buf_append(out, "\n", 1);
   free(text);
@@ -77,7 +77,7 @@ static int json_encode(void *cls, const ProtobufCMessage *msg, size_t index, dd_
 /* A failure after lines: a last {"error": {...}} line. */
 static int json_encode_error(void *cls, int code, const char *msg, dd_call_buf *out) {
   (void)cls;
-  char *err = http__error_json(code, msg);
+  char *err = dd_http__error_json(code, msg);
   int rc = err ? 0 : DD_ENOMEM;
   if (!rc) rc = dd_call_buf_append(out, "{\"error\":", 9);
   if (!rc) rc = dd_call_buf_append(out, err, strlen(err));
@@ -88,7 +88,7 @@ static int json_encode_error(void *cls, int code, const char *msg, dd_call_buf *
 
 static const int json_streaming = 1, json_unary = 0;
 
-const dd_http__codec *http__json_codec(const dd_method *m) {
+const dd_http__codec *dd_http__json_codec(const dd_method *m) {
   static const dd_http__codec stream = {.cls = (void *)&json_streaming, .encode = json_encode,
                                         .encode_error = json_encode_error,
                                         .content_type = "application/x-ndjson"};
@@ -99,17 +99,17 @@ const dd_http__codec *http__json_codec(const dd_method *m) {
 
 /* ---- the HTTP side ------------------------------------------------------------------- */
 
-static void stream_drop(http_stream *st) {
+static void stream_drop(dd_http__stream *st) {
   dd_call_stream_release(st->cs);
   free(st);
 }
 
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
   (void)pos;
-  http_stream *st = cls;
-  int64_t t0 = http__mono_ms();
+  dd_http__stream *st = cls;
+  int64_t t0 = dd_http__mono_ms();
   ssize_t n = dd_call_stream_read(st->cs, buf, max);
-  if (st->blocking) http__conn_touch(st->srv, st->conn, t0); /* a slow producer is not an idle client */
+  if (st->blocking) dd_http__conn_touch(st->srv, st->conn, t0); /* a slow producer is not an idle client */
   if (n == DD_CALL_STREAM_EOF) return MHD_CONTENT_READER_END_OF_STREAM;
   if (n == DD_CALL_STREAM_CUT) return MHD_CONTENT_READER_END_WITH_ERROR;
   return n; /* 0: suspended, called again once resumed */
@@ -117,7 +117,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
 
 static void stream_response_free(void *cls) { stream_drop(cls); }
 
-static enum MHD_Result queue_response(http_req *rq, int status, struct MHD_Response *r) {
+static enum MHD_Result queue_response(dd_http__req *rq, int status, struct MHD_Response *r) {
   if (!r) return MHD_NO;
   enum MHD_Result ok = MHD_queue_response(rq->conn, (unsigned)status, r);
   MHD_destroy_response(r);
@@ -125,7 +125,7 @@ static enum MHD_Result queue_response(http_req *rq, int status, struct MHD_Respo
 }
 
 /* A unary call that ended well: its bytes (all queued: the call is done) or its file. */
-static struct MHD_Response *unary_response(http_stream *st, dd_call_result *res) {
+static struct MHD_Response *unary_response(dd_http__stream *st, dd_call_result *res) {
   if (res->file_fd >= 0) {
     struct MHD_Response *r = MHD_create_response_from_fd_at_offset64(res->file_len, res->file_fd, res->file_off);
     if (!r) close(res->file_fd);
@@ -148,11 +148,11 @@ static struct MHD_Response *unary_response(http_stream *st, dd_call_result *res)
 }
 
 /* The generated routes' answer, once ready. Takes st. */
-static enum MHD_Result answer_json(http_req *rq, http_stream *st, int rc, const char *msg,
+static enum MHD_Result answer_json(dd_http__req *rq, dd_http__stream *st, int rc, const char *msg,
                                    bool queued, dd_call_result *res) {
   if (rc && !queued) {
     stream_drop(st);
-    return http__queue_error(rq->conn, rc, 0, msg);
+    return dd_http__queue_error(rq->conn, rc, 0, msg);
   }
   struct MHD_Response *r;
   const char *ctype = st->unary ? "application/json" : "application/x-ndjson";
@@ -167,8 +167,8 @@ static enum MHD_Result answer_json(http_req *rq, http_stream *st, int rc, const 
   return queue_response(rq, 200, r);
 }
 
-enum MHD_Result http__stream_answer(http_req *rq) {
-  http_stream *st = rq->st;
+enum MHD_Result dd_http__stream_answer(dd_http__req *rq) {
+  dd_http__stream *st = rq->st;
   if (dd_call_stream_wait(st->cs) == DD_CALL_STREAM_SUSPENDED) return MHD_YES; /* called again */
   char msg[1024];
   bool queued = false;
@@ -176,10 +176,10 @@ enum MHD_Result http__stream_answer(http_req *rq) {
   int rc = dd_call_stream_status(st->cs, msg, sizeof msg, &queued, &res);
   rq->st = NULL;
   if (!st->hk->codec.head) return answer_json(rq, st, rc, msg, queued, &res);
-  return http__codec_answer(rq, st, rc, msg, queued, &res);
+  return dd_http__codec_answer(rq, st, rc, msg, queued, &res);
 }
 
-void http__stream_request_done(http_req *rq) {
+void dd_http__stream_request_done(dd_http__req *rq) {
   if (rq->st) stream_drop(rq->st);
   rq->st = NULL;
 }
@@ -200,21 +200,21 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const 
   return MHD_YES;
 }
 
-enum MHD_Result http__stream_start(http_req *rq, const dd_method *m, ProtobufCMessage *req,
+enum MHD_Result dd_http__stream_start(dd_http__req *rq, const dd_method *m, ProtobufCMessage *req,
                                    const dd_principal *who, int64_t deadline_ms,
                                    const dd_http__codec *codec) {
   dd_http_server *s = rq->srv;
-  http_stream *st = calloc(1, sizeof *st);
-  http__hooks *hk = calloc(1, sizeof *hk);
+  dd_http__stream *st = calloc(1, sizeof *st);
+  dd_http__hooks *hk = calloc(1, sizeof *hk);
   if (!st || !hk) {
     free(st);
     free(hk);
     protobuf_c_message_free_unpacked(req, NULL);
     if (codec->free_cls) codec->free_cls(codec->cls);
-    return http__queue_error(rq->conn, DD_ENOMEM, 0, "out of memory");
+    return dd_http__queue_error(rq->conn, DD_ENOMEM, 0, "out of memory");
   }
-  *hk = (http__hooks){.conn = rq->conn, .codec = *codec};
-  *st = (http_stream){.srv = s, .conn = rq->conn, .hk = hk, .blocking = s->opts.threads <= 0,
+  *hk = (dd_http__hooks){.conn = rq->conn, .codec = *codec};
+  *st = (dd_http__stream){.srv = s, .conn = rq->conn, .hk = hk, .blocking = s->opts.threads <= 0,
                       .unary = !(m->flags & DD_METHOD_STREAMING)};
   dd_call_stream_hooks hooks = {.cls = hk, .encode = hk_encode, .encode_error = hk_encode_error,
                                 .suspend = st->blocking ? NULL : hk_suspend,
@@ -232,29 +232,29 @@ enum MHD_Result http__stream_start(http_req *rq, const dd_method *m, ProtobufCMe
   }
   if (rc) {
     free(st);
-    return http__queue_error(rq->conn, rc, 0, dd_err_msg());
+    return dd_http__queue_error(rq->conn, rc, 0, dd_err_msg());
   }
   rq->st = st;
-  return http__stream_answer(rq);
+  return dd_http__stream_answer(rq);
 }
 
 /* ---- native codecs ------------------------------------------------------------------- */
 
-enum MHD_Result dd_http__run_codec(http_req *rq, const dd_method *m, ProtobufCMessage *req,
+enum MHD_Result dd_http__run_codec(dd_http__req *rq, const dd_method *m, ProtobufCMessage *req,
                                    const dd_principal *who, const dd_http__codec *codec) {
   int64_t deadline = 0;
   const char *t = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "grpc-timeout");
   if (dd_call_parse_timeout(t, &deadline) != 0) {
     protobuf_c_message_free_unpacked(req, NULL);
     if (codec->free_cls) codec->free_cls(codec->cls);
-    return http__queue_error(rq->conn, DD_EINVAL, 0, dd_err_msg());
+    return dd_http__queue_error(rq->conn, DD_EINVAL, 0, dd_err_msg());
   }
-  return http__stream_start(rq, m, req, who, deadline, codec);
+  return dd_http__stream_start(rq, m, req, who, deadline, codec);
 }
 
-/* The reply a codec fills once ready (see http__native_reply). */
+/* The reply a codec fills once ready (see dd_http__native_reply). */
 typedef struct codec_fill {
-  http_stream *st;
+  dd_http__stream *st;
   int rc;
   const char *msg;
   bool queued;
@@ -271,7 +271,7 @@ static ssize_t codec_read(void *cls, uint64_t pos, char *buf, size_t max) {
 
 static int codec_fill_reply(void *cls, dd_http_reply *rep) {
   codec_fill *f = cls;
-  http_stream *st = f->st;
+  dd_http__stream *st = f->st;
   const dd_http__codec *c = &st->hk->codec;
   if (f->rc && !f->queued) return c->head(c->cls, f->rc, f->msg, f->res, rep);
   bool file = f->res->file_fd >= 0;
@@ -291,10 +291,10 @@ static int codec_fill_reply(void *cls, dd_http_reply *rep) {
   return rc;
 }
 
-enum MHD_Result http__codec_answer(http_req *rq, http_stream *st, int rc, const char *msg, bool queued,
+enum MHD_Result dd_http__codec_answer(dd_http__req *rq, dd_http__stream *st, int rc, const char *msg, bool queued,
                                    dd_call_result *res) {
   codec_fill f = {.st = st, .rc = rc, .msg = msg, .queued = queued, .res = res};
-  enum MHD_Result r = http__native_reply(rq, codec_fill_reply, &f);
+  enum MHD_Result r = dd_http__native_reply(rq, codec_fill_reply, &f);
   if (res->file_fd >= 0) close(res->file_fd);
   if (!f.streamed) stream_drop(st);
   return r;

@@ -28,12 +28,12 @@
 #define TLS__MAX_CHAIN 16 /* certificates in the server's chain */
 #define TLS__MAX_PEER 16  /* certificates a client may present */
 
-struct http_tls_keys {
+struct dd_http__tls_keys {
   gnutls_pcert_st pcert[TLS__MAX_CHAIN];
   unsigned n_pcert;
   gnutls_privkey_t key;
   gnutls_x509_trust_list_t trust; /* client CA; NULL without client authentication */
-  http_tls_keys *older;           /* sets retired before this one */
+  dd_http__tls_keys *older;           /* sets retired before this one */
 };
 
 static pthread_mutex_t tls__mu = PTHREAD_MUTEX_INITIALIZER;
@@ -41,9 +41,9 @@ static dd_http_server *tls__server; /* the server tls__retrieve serves */
 
 /* ---- key sets ------------------------------------------------------------------------ */
 
-static void tls__keys_free(http_tls_keys *k) {
+static void tls__keys_free(dd_http__tls_keys *k) {
   while (k) {
-    http_tls_keys *older = k->older;
+    dd_http__tls_keys *older = k->older;
     for (unsigned i = 0; i < k->n_pcert; i++) gnutls_pcert_deinit(&k->pcert[i]);
     if (k->key) gnutls_privkey_deinit(k->key);
     if (k->trust) gnutls_x509_trust_list_deinit(k->trust, 1);
@@ -57,11 +57,11 @@ static gnutls_datum_t tls__datum(const char *pem) {
   return d;
 }
 
-static int tls__keys_new(const dd_tls_pem *pem, const dd_tls_client_auth *serving, http_tls_keys **out) {
+static int tls__keys_new(const dd_tls_pem *pem, const dd_tls_client_auth *serving, dd_http__tls_keys **out) {
   *out = NULL;
   int rc = dd_tls_pem_check(pem, serving), g;
   if (rc) return rc;
-  http_tls_keys *k = calloc(1, sizeof *k);
+  dd_http__tls_keys *k = calloc(1, sizeof *k);
   if (!k) return dd_err_set(DD_ENOMEM, "out of memory");
   gnutls_datum_t d = tls__datum(pem->cert_pem);
   k->n_pcert = TLS__MAX_CHAIN;
@@ -98,7 +98,7 @@ static int tls__retrieve(gnutls_session_t sess, const gnutls_datum_t *req_ca, in
                          unsigned int *n_pcert, gnutls_privkey_t *key) {
   (void)sess, (void)req_ca, (void)n_req, (void)algos, (void)n_algos;
   pthread_mutex_lock(&tls__mu);
-  http_tls_keys *k = tls__server ? tls__server->tls_keys : NULL;
+  dd_http__tls_keys *k = tls__server ? tls__server->tls_keys : NULL;
   pthread_mutex_unlock(&tls__mu);
   if (!k) return -1;
   *pcert = k->pcert;
@@ -133,7 +133,7 @@ cleanup:
   return rc;
 }
 
-int http__tls_check_client(dd_http_server *s, struct MHD_Connection *c) {
+int dd_http__tls_check_client(dd_http_server *s, struct MHD_Connection *c) {
   if (s->tls_client_auth == DD_TLS_CLIENT_NONE) return 0; /* also every plaintext server */
   const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
   gnutls_session_t sess = ci ? (gnutls_session_t)ci->tls_session : NULL;
@@ -151,9 +151,9 @@ int http__tls_check_client(dd_http_server *s, struct MHD_Connection *c) {
 
 /* ---- the server's TLS state ---------------------------------------------------------- */
 
-int http__tls_init(dd_http_server *s, const dd_tls_pem *pem) {
+int dd_http__tls_init(dd_http_server *s, const dd_tls_pem *pem) {
   if (!pem) return 0;
-  http_tls_keys *k = NULL;
+  dd_http__tls_keys *k = NULL;
   int rc = tls__keys_new(pem, NULL, &k);
   if (rc) return rc;
   if (pem->client_ca_pem && pem->client_auth != DD_TLS_CLIENT_NONE &&
@@ -166,7 +166,7 @@ int http__tls_init(dd_http_server *s, const dd_tls_pem *pem) {
   return 0;
 }
 
-int http__tls_options(dd_http_server *s, struct MHD_OptionItem *items, unsigned *flags) {
+int dd_http__tls_options(dd_http_server *s, struct MHD_OptionItem *items, unsigned *flags) {
   size_t n = 0;
   if (s->tls_keys) {
     pthread_mutex_lock(&tls__mu);
@@ -185,7 +185,7 @@ int http__tls_options(dd_http_server *s, struct MHD_OptionItem *items, unsigned 
 
 int dd_http_server_set_tls(dd_http_server *s, const dd_tls_pem *pem) {
   if (!s || !s->tls_keys) return dd_err_set(DD_EINVAL, "the REST port runs without TLS");
-  http_tls_keys *k = NULL;
+  dd_http__tls_keys *k = NULL;
   int rc = tls__keys_new(pem, &s->tls_client_auth, &k);
   if (rc) return rc;
   pthread_mutex_lock(&tls__mu);
@@ -195,14 +195,14 @@ int dd_http_server_set_tls(dd_http_server *s, const dd_tls_pem *pem) {
   return 0;
 }
 
-void http__tls_stop(dd_http_server *s) {
+void dd_http__tls_stop(dd_http_server *s) {
   pthread_mutex_lock(&tls__mu);
   if (tls__server == s) tls__server = NULL;
   pthread_mutex_unlock(&tls__mu);
 }
 
-void http__tls_free(dd_http_server *s) {
-  http__tls_stop(s);
+void dd_http__tls_free(dd_http_server *s) {
+  dd_http__tls_stop(s);
   tls__keys_free(s->tls_keys);
   s->tls_keys = NULL;
   free(s->tls_ca_pem);
