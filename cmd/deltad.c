@@ -102,11 +102,10 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
                       (unsigned)cfg->req_max_per_principal};
   if ((rc = rg_configure(&limits)) != 0) goto cleanup;
   if ((rc = dd_app_open(&app, &aopts, &token_path)) != 0) goto cleanup;
-  if (cfg->demo && (rc = dd_demo_setup(app, cfg->data_dir)) != 0) goto cleanup;
-
   size_t n_methods = 0;
   const dd_method *methods = dd_app_methods(&n_methods);
   if ((rc = dd_call_registry_new(&reg, methods, n_methods, app, dd_app_auth)) != 0) goto cleanup;
+  if (cfg->demo && (rc = dd_demo_setup(reg, cfg->data_dir)) != 0) goto cleanup;
   dd_http_opts hopts = DD_HTTP_OPTS_INIT;
   hopts.listen = cfg->http_listen;
   hopts.base_path = cfg->base_path;
