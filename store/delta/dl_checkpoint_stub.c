@@ -3,8 +3,10 @@
 #include "common/err.h"
 #include "store/delta/dl_internal.h"
 
-int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *ctx) {
+int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *ctx,
+                        dl__fileset *reserve) {
   (void)t;
+  (void)reserve;
   (void)cb;
   (void)ctx;
   return dd_err_set(DD_EUNSUPPORTED, "%s: this build cannot read Parquet", path);

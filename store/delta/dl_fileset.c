@@ -5,6 +5,7 @@
  * newest reference of every logical file: adds are the table, removes are tombstones. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "common/err.h"
 #include "store/delta/dl_internal.h"
@@ -83,12 +84,26 @@ size_t dl__fileset_memory(const dl__fileset *fs) {
 
 /* ---------- index ---------- */
 
+/* Transparent huge pages over the 2 MiB-aligned interior of a big table (a hint): the
+ * random probes of a million-file index otherwise pay a TLB miss each. */
+static void huge_hint(void *p, size_t n) {
+#ifdef MADV_HUGEPAGE
+  const uintptr_t huge = (uintptr_t)2 << 20;
+  uintptr_t s = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + n) & ~(huge - 1);
+  if (p && e > s) (void)madvise((void *)s, e - s, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
 /* A slot is (hash << 32 | index + 1); 0 is empty. */
 #define SLOT_INDEX(x) ((size_t)(uint32_t)(x) - 1)
 
 static int rehash(dl__fileset *fs, size_t nslots) {
   uint64_t *slots = calloc(nslots, sizeof *slots);
   if (!slots) return dd_err_set(DD_ENOMEM, "out of memory");
+  huge_hint(slots, nslots * sizeof *slots);
   for (size_t i = 0; i < fs->n; i++) {
     size_t s = fs->ents[i].hash & (nslots - 1);
     while (slots[s]) s = (s + 1) & (nslots - 1);
@@ -98,6 +113,24 @@ static int rehash(dl__fileset *fs, size_t nslots) {
   fs->slots = slots;
   fs->nslots = nslots;
   return 0;
+}
+
+static int grow_ents(dl__fileset *fs, size_t cap) {
+  dl__entry *n = realloc(fs->ents, cap * sizeof *n);
+  if (!n) return dd_err_set(DD_ENOMEM, "out of memory");
+  huge_hint(n, cap * sizeof *n);
+  fs->ents = n;
+  fs->cap = cap;
+  return 0;
+}
+
+int dl__fileset_reserve(dl__fileset *fs, size_t extra) {
+  if (extra > UINT32_MAX - 1 - fs->n) return 0; /* apply will refuse; no need to guess */
+  size_t want = fs->n + extra, ns = fs->nslots ? fs->nslots : 1024;
+  while ((want + 1) * 10 >= ns * 7) ns *= 2;
+  int rc = ns != fs->nslots ? rehash(fs, ns) : 0;
+  if (!rc && want > fs->cap) rc = grow_ents(fs, want);
+  return rc;
 }
 
 /* Slot holding the key, or the empty slot where it would go. */
@@ -229,11 +262,8 @@ int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *
     return rc ? rc : count(fs, e, +1);
   }
   if (fs->n == fs->cap) {
-    size_t cap = fs->cap ? fs->cap + fs->cap / 2 : 256;
-    dl__entry *n = realloc(fs->ents, cap * sizeof *n);
-    if (!n) return dd_err_set(DD_ENOMEM, "out of memory");
-    fs->ents = n;
-    fs->cap = cap;
+    int rc = grow_ents(fs, fs->cap ? fs->cap + fs->cap / 2 : 256);
+    if (rc) return rc;
   }
   dl__entry *e = &fs->ents[fs->n];
   memset(e, 0, sizeof *e);

@@ -166,6 +166,9 @@ typedef struct dl__fileset {
 int dl__fileset_new(dl__fileset **out);
 dl__fileset *dl__fileset_ref(dl__fileset *fs);
 void dl__fileset_unref(dl__fileset *fs);
+/* Makes room for `extra` more entries (index and array) so that many applies neither
+ * rehash nor move the entries (a checkpoint's row count from its footer). */
+int dl__fileset_reserve(dl__fileset *fs, size_t extra);
 /* Applies a file action (kind ADD/REMOVE): newest wins. */
 int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv);
 /* Looks up the key of e (from another set); NULL if absent. */
@@ -268,6 +271,22 @@ int dl__snapshot_new(dl_snapshot **out, dl_table *t);
 int dl__checkpoint_write_parts(dl_table *t, const dl_snapshot *s, int parts);
 
 /* ---------- checkpoint reading via parquet (dl_checkpoint_read.c) ---------- */
-int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *ctx);
+/* reserve (may be NULL): made ready for the file's row count before the first action. */
+int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *ctx,
+                        dl__fileset *reserve);
+
+/* ---------- column-at-a-time add/remove reading (dl_checkpoint_flat.c) ---------- */
+struct pq_file;
+typedef struct dl__flat dl__flat;
+/* Plans the add/remove leaves of pf (borrowed). *out = NULL (and 0) when their shape or
+ * types are not ones the flat walker handles: the caller then assembles rows. */
+int dl__flat_open(dl__flat **out, const struct pq_file *pf);
+void dl__flat_free(dl__flat *fl);
+/* Rows of row group rg that hold neither an add nor a remove: other[i] != 0. */
+typedef int (*dl__other_cb)(void *ctx, size_t rg, const uint8_t *other, size_t nrows);
+/* Calls cb for every add and remove, row group by row group (the next one is decoded on a
+ * second thread meanwhile), then other_cb when the row group has other rows. */
+int dl__flat_read(dl__flat *fl, dl__action_cb cb, void *ctx, dl__other_cb other_cb,
+                  void *octx);
 
 #endif

@@ -94,7 +94,7 @@ static int read_json_file(dl_table *t, const char *path, apply_ctx *c, bool whol
 static int load_file(dl_table *t, const char *path, apply_ctx *c) {
   size_t n = strlen(path);
   if (n > 5 && !strcmp(path + n - 5, ".json")) return read_json_file(t, path, c, false);
-  return dl__parquet_actions(t, path, apply_cb, c);
+  return dl__parquet_actions(t, path, apply_cb, c, c->fs);
 }
 
 int dl__checkpoint_load(dl_table *t, const dl__cp *cp, dl__state *st, dl__fileset *fs) {

@@ -63,16 +63,24 @@ void dl__arena_free(dl__arena *a) {
 /* ======================= hashing, URL coding ======================= */
 
 uint64_t dl__hash(const void *p, size_t n, uint64_t seed) {
-  /* FNV-1a, 64-bit, then a final avalanche. */
+  /* Eight bytes per step (multiply, rotate), then a final avalanche (the splitmix64
+   * finaliser): in-memory tables only, never stored, so the function may change. */
   const unsigned char *s = p;
-  uint64_t h = 1469598103934665603ULL ^ seed;
-  for (size_t i = 0; i < n; i++) {
-    h ^= s[i];
-    h *= 1099511628211ULL;
+  uint64_t h = (seed ^ 0x9e3779b97f4a7c15ULL) + n * 0xbf58476d1ce4e5b9ULL;
+  for (; n >= 8; s += 8, n -= 8) {
+    uint64_t w;
+    memcpy(&w, s, 8);
+    h ^= w * 0x94d049bb133111ebULL;
+    h = (h << 29 | h >> 35) * 0x9e3779b97f4a7c15ULL;
   }
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
+  uint64_t t = 0;
+  for (size_t i = 0; i < n; i++) t |= (uint64_t)s[i] << (8 * i);
+  h ^= t * 0x94d049bb133111ebULL;
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebULL;
+  h ^= h >> 31;
   return h;
 }
 
