@@ -128,7 +128,7 @@ int dl__fileset_reserve(dl__fileset *fs, size_t extra) {
   if (extra > UINT32_MAX - 1 - fs->n) return 0; /* apply will refuse; no need to guess */
   size_t want = fs->n + extra, ns = fs->nslots ? fs->nslots : 1024;
   while ((want + 1) * 10 >= ns * 7) ns *= 2;
-  int rc = ns != fs->nslots ? rehash(fs, ns) : 0;
+  int rc = ns != fs->nslots && !fs->bulk ? rehash(fs, ns) : 0; /* bulk: indexed at the end */
   if (!rc && want > fs->cap) rc = grow_ents(fs, want);
   return rc;
 }
@@ -244,16 +244,84 @@ static int fill(dl__fileset *fs, dl__entry *e, int kind, const dl_file *f, const
   return 0;
 }
 
+/* Bulk mode: a new entry at the end, neither indexed nor counted yet. */
+static int append(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv, uint32_t h) {
+  if (fs->n == fs->cap) {
+    int rc = grow_ents(fs, fs->cap ? fs->cap + fs->cap / 2 : 256);
+    if (rc) return rc;
+  }
+  dl__entry *e = &fs->ents[fs->n];
+  memset(e, 0, sizeof *e);
+  int rc = fill(fs, e, kind, f, dv, h, true);
+  if (!rc) fs->n++;
+  return rc;
+}
+
+void dl__fileset_bulk_begin(dl__fileset *fs) {
+  if (fs->bulk) return;
+  fs->bulk = true;
+  fs->bulk_from = fs->n;
+}
+
+/* Folds bulk entry b into the indexed entry e of the same key (apply's update path). */
+static int fold(dl__fileset *fs, dl__entry *e, const dl__entry *b) {
+  int rc = count(fs, e, -1);
+  if (rc) return rc;
+  if (e->dv && b->dv) {
+    ((dl_dv *)e->dv)->cardinality = b->dv->cardinality;
+    ((dl_dv *)e->dv)->size_in_bytes = b->dv->size_in_bytes;
+    ((dl_dv *)e->dv)->max_row_index = b->dv->max_row_index;
+  }
+  e->stats = b->stats;
+  e->pv = b->pv;
+  e->tags = b->tags;
+  e->size = b->size;
+  e->time = b->time;
+  e->kind = b->kind;
+  e->data_change = b->data_change;
+  return count(fs, e, +1);
+}
+
+#define PREFETCH_AHEAD 16
+
+int dl__fileset_bulk_end(dl__fileset *fs) {
+  if (!fs->bulk) return 0;
+  size_t n = fs->n, w = fs->bulk_from;
+  fs->bulk = false;
+  /* size the index for every entry (those before the bulk are re-indexed) */
+  size_t ns = fs->nslots ? fs->nslots : 1024;
+  while ((n + 1) * 10 >= ns * 7) ns *= 2;
+  fs->n = w;
+  int rc = rehash(fs, ns); /* a fresh index of the entries before the bulk */
+  size_t mask = fs->nslots - 1;
+  for (size_t i = w; i < n && !rc; i++) {
+    if (i + PREFETCH_AHEAD < n) __builtin_prefetch(&fs->slots[fs->ents[i + PREFETCH_AHEAD].hash & mask]);
+    dl__entry *b = &fs->ents[i];
+    size_t s = probe(fs, b->hash, b->path, b->dv);
+    if (fs->slots[s]) {
+      rc = fold(fs, &fs->ents[SLOT_INDEX(fs->slots[s])], b);
+      continue;
+    }
+    if (w != i) fs->ents[w] = *b;
+    fs->slots[s] = (uint64_t)b->hash << 32 | (uint32_t)(w + 1);
+    w++;
+    fs->n = w;
+    rc = count(fs, &fs->ents[w - 1], +1);
+  }
+  return rc;
+}
+
 int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv) {
   if (fs->n + 1 > UINT32_MAX - 1) return dd_err_set(DD_ERANGE, "too many files");
   if (kind == DL__E_ADD && f->size < 0)
     return dd_err_set(DD_ECORRUPT, "add of %s has a negative or missing size (%lld)", f->path,
                       (long long)f->size);
+  uint32_t h = key_hash(f->path, dv);
+  if (fs->bulk) return append(fs, kind, f, dv, h);
   if ((fs->n + 1) * 10 >= fs->nslots * 7) {
     int rc = rehash(fs, fs->nslots ? fs->nslots * 2 : 1024);
     if (rc) return rc;
   }
-  uint32_t h = key_hash(f->path, dv);
   size_t s = probe(fs, h, f->path, dv);
   if (fs->slots[s]) {
     dl__entry *e = &fs->ents[SLOT_INDEX(fs->slots[s])];

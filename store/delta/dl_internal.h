@@ -161,6 +161,8 @@ typedef struct dl__fileset {
   size_t pv_n, pv_nslots;
   size_t n_add, n_remove;
   int64_t add_bytes;
+  bool bulk;        /* between bulk_begin and bulk_end: entries from bulk_from are unindexed */
+  size_t bulk_from;
 } dl__fileset;
 
 int dl__fileset_new(dl__fileset **out);
@@ -169,6 +171,12 @@ void dl__fileset_unref(dl__fileset *fs);
 /* Makes room for `extra` more entries (index and array) so that many applies neither
  * rehash nor move the entries (a checkpoint's row count from its footer). */
 int dl__fileset_reserve(dl__fileset *fs, size_t extra);
+/* Bulk loading (a checkpoint): between begin and end, apply only appends (no lookup, no
+ * totals; find must not be called); end indexes the appended entries in order with the
+ * index slots prefetched ahead, folding a repeated key into its first entry exactly as
+ * apply would have. The result equals applying the same actions one by one. */
+void dl__fileset_bulk_begin(dl__fileset *fs);
+int dl__fileset_bulk_end(dl__fileset *fs);
 /* Applies a file action (kind ADD/REMOVE): newest wins. */
 int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv);
 /* Looks up the key of e (from another set); NULL if absent. */

@@ -100,6 +100,7 @@ static int load_file(dl_table *t, const char *path, apply_ctx *c) {
 int dl__checkpoint_load(dl_table *t, const dl__cp *cp, dl__state *st, dl__fileset *fs) {
   apply_ctx c = {.st = st, .fs = fs, .ict = -1, .in_checkpoint = true};
   int rc = 0;
+  dl__fileset_bulk_begin(fs); /* a checkpoint's files are indexed once, at the end */
   for (size_t i = 0; i < cp->nfiles && !rc; i++) {
     char *path = NULL;
     if (asprintf(&path, DL__LOG "/%s", cp->files[i]) < 0) {
@@ -120,6 +121,8 @@ int dl__checkpoint_load(dl_table *t, const dl__cp *cp, dl__state *st, dl__filese
     if (rc) rc = dd_err_wrap(rc, "sidecar %s", sc);
     free(path);
   }
+  int brc = dl__fileset_bulk_end(fs);
+  if (!rc) rc = brc;
   if (!rc && (!st->has_proto || !st->has_md))
     rc = dd_err_set(DD_ECORRUPT, "checkpoint of version %lld lacks protocol or metaData",
                     (long long)cp->version);

@@ -3,7 +3,8 @@
  * with a Parquet checkpoint (Spark, Databricks, delta-rs writers) and a checkpoint written
  * here with deletion vectors, tags, null partition values, escaped paths and tombstones
  * must give the same snapshot, field by field, both ways; the written one is also checked
- * against the values that went in. */
+ * against the values that went in. And the file set's bulk indexing (used for checkpoints)
+ * must leave the same set as upserting the same actions one by one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "store/delta/dl.h"
+#include "store/delta/dl_internal.h"
 
 #define FX DD_FIXTURES
 
@@ -280,10 +282,68 @@ static void test_written_checkpoint(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* ---------- bulk indexing equals one-by-one upserts ---------- */
+
+static void apply_seq(dl__fileset *fs, unsigned seed, int n, bool bulk_after) {
+  dl_dv dvs[2] = {{.storage_type = 'i', .path_or_inline = "abc", .offset = -1, .size_in_bytes = 4,
+                   .cardinality = 1, .max_row_index = -1},
+                  {.storage_type = 'u', .path_or_inline = "ab^-aqEH.-t@S}K{vb[*k^", .offset = 7,
+                   .size_in_bytes = 9, .cardinality = 2, .max_row_index = -1}};
+  for (int i = 0; i < n; i++) {
+    if (bulk_after && i == n / 5) dl__fileset_bulk_begin(fs);
+    seed = seed * 1103515245u + 12345u;
+    unsigned r = seed >> 8;
+    char path[64], pv[32];
+    snprintf(path, sizeof path, r % 9 == 0 ? "d=%u/f%%20%u" : "d=%u/f %u", r % 3, (r >> 4) % 700);
+    int k = snprintf(pv, sizeof pv, "d%c%u", 0, r % 3);
+    pv[k + 1] = 0;
+    pv[k + 2] = 0;
+    dl_dv dv = dvs[(r >> 12) & 1];
+    dv.cardinality = (int64_t)(r % 17); /* a non-key field: refreshed by a repeat */
+    dl_file f = {.path = path, .size = (int64_t)(r % 1000), .modification_time = i,
+                 .deletion_timestamp = i, .data_change = r & 1, .partition_values = pv,
+                 .stats = r % 5 ? "{}" : NULL};
+    int kind = (r >> 14) % 3 ? DL__E_ADD : DL__E_REMOVE;
+    assert_int_equal(dl__fileset_apply(fs, kind, &f, (r >> 13) % 4 == 0 ? &dv : NULL), 0);
+  }
+  assert_int_equal(dl__fileset_bulk_end(fs), 0);
+}
+
+static void test_bulk_equals_apply(void **state) {
+  (void)state;
+  for (unsigned seed = 1; seed <= 3; seed++) {
+    dl__fileset *a = NULL, *b = NULL;
+    assert_int_equal(dl__fileset_new(&a), 0);
+    assert_int_equal(dl__fileset_new(&b), 0);
+    apply_seq(a, seed, 6000, false);
+    apply_seq(b, seed, 6000, true);
+    assert_true(a->n > 500);
+    assert_int_equal(a->n, b->n);
+    assert_int_equal(a->n_add, b->n_add);
+    assert_int_equal(a->n_remove, b->n_remove);
+    assert_int_equal(a->add_bytes, b->add_bytes);
+    for (size_t i = 0; i < a->n; i++) {
+      const dl__entry *x = &a->ents[i], *y = &b->ents[i];
+      assert_string_equal(x->path, y->path);
+      assert_int_equal(x->kind, y->kind);
+      assert_int_equal(x->size, y->size);
+      assert_int_equal(x->time, y->time);
+      assert_int_equal(x->data_change, y->data_change);
+      assert_int_equal(!x->stats, !y->stats);
+      assert_int_equal(!x->dv, !y->dv);
+      if (x->dv) assert_int_equal(x->dv->cardinality, y->dv->cardinality);
+      assert_ptr_equal(dl__fileset_find(b, x), y); /* the index finds every entry */
+    }
+    dl__fileset_unref(a);
+    dl__fileset_unref(b);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fixture_checkpoints),
       cmocka_unit_test(test_written_checkpoint),
+      cmocka_unit_test(test_bulk_equals_apply),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
