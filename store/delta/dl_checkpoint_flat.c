@@ -5,7 +5,8 @@
  * dataChange, stats, partitionValues, tags, deletionVector). A file whose add/remove
  * columns have a shape or type this walker does not expect is left to the row reader
  * (dl_checkpoint_read.c), which answers the same for every file it accepts. Row groups are
- * decoded ahead on a second thread while the current one is applied. */
+ * decoded ahead on a second thread while the current one is applied, into two sets of
+ * columns used in turn (their buffers are reused, not faulted in again per row group). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,17 +144,15 @@ static void cols_free(fl_cols *k) {
     }
 }
 
+/* Decodes row group rg into k, reusing the columns k holds from an earlier row group. */
 static int cols_load(const dl__flat *fl, size_t rg, fl_cols *k) {
-  memset(k->c, 0, sizeof k->c);
   for (int s = 0; s < 2; s++) {
     const fl_side *sd = &fl->side[s];
     for (int i = 0; sd->on && i < C_N; i++) {
       if (sd->leaf[i] < 0) continue;
-      int rc = pq_column_read(&k->c[s][i], fl->pf, rg, (size_t)sd->leaf[i]);
-      if (rc) {
-        cols_free(k);
-        return rc;
-      }
+      int rc = k->c[s][i] ? pq_column_reread(k->c[s][i], fl->pf, rg, (size_t)sd->leaf[i])
+                          : pq_column_read(&k->c[s][i], fl->pf, rg, (size_t)sd->leaf[i]);
+      if (rc) return rc;
     }
   }
   return 0;
@@ -364,7 +363,6 @@ int dl__flat_read(dl__flat *fl, dl__action_cb cb, void *ctx, dl__other_cb other_
     size_t n_other = 0;
     if (!rc) rc = walk_rg(fl, cur_k, nrows, a, w, cb, ctx, other, &n_other);
     if (!rc && n_other) rc = other_cb(octx, g, other, nrows);
-    cols_free(cur_k);
     if (running) {
       pthread_join(th, NULL);
       running = false;
