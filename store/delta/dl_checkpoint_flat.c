@@ -192,6 +192,15 @@ static const char *bytes_str(dl__arena *a, const cur *k, ssize_t v) {
   return dl__arena_strndup(a, (const char *)b->ptr, b->len);
 }
 
+/* A value in place (not NUL-terminated), cut at its first NUL as a C string copy would be. */
+static const char *bytes_at(const cur *k, ssize_t v, size_t *len) {
+  *len = 0;
+  if (v < 0 || (size_t)v >= k->c->num_values) return NULL;
+  const pq_bytes *b = &k->c->ba[v];
+  *len = strnlen((const char *)b->ptr, b->len);
+  return (const char *)b->ptr;
+}
+
 static int64_t int_val(const cur *k, ssize_t v, int64_t dflt) {
   if (v < 0 || (size_t)v >= k->c->num_values) return dflt;
   return k->c->i64 ? k->c->i64[v] : k->c->i32[v];
@@ -250,14 +259,15 @@ static int side_row(walk *w, const fl_side *sd, bool emit, bool add, dl__action 
   memset(f, 0, sizeof *f);
   a->kind = add ? DL__A_ADD : DL__A_REMOVE;
   a->has_dv = false;
-  if (!(f->path = bytes_str(&w->a, &k[C_PATH], v[C_PATH])))
+  a->sized = true;
+  if (!(f->path = bytes_at(&k[C_PATH], v[C_PATH], &a->path_len)))
     return dd_err_set(DD_ECORRUPT, "checkpoint file action without path");
   f->raw_path = f->path;
   f->size = int_val(&k[C_SIZE], v[C_SIZE], -1);
   f->modification_time = add ? int_val(&k[C_TIME], v[C_TIME], -1) : -1;
   f->deletion_timestamp = add ? -1 : int_val(&k[C_TIME], v[C_TIME], -1);
   f->data_change = v[C_DC] >= 0 && (size_t)v[C_DC] < k[C_DC].c->num_values && k[C_DC].c->b[v[C_DC]];
-  f->stats = add ? bytes_str(&w->a, &k[C_STATS], v[C_STATS]) : NULL;
+  f->stats = add && k[C_STATS].c ? bytes_at(&k[C_STATS], v[C_STATS], &a->stats_len) : NULL;
   f->partition_values = w->pv.len ? w->pv.p : "";
   f->tags = w->tags.len > 1 ? w->tags.p : NULL;
   f->base_row_id = f->default_row_commit_version = -1;

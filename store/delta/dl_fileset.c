@@ -24,10 +24,22 @@ static const char *decoded(const char *raw, char *buf, size_t cap, char **heap) 
   return out;
 }
 
-static uint32_t key_hash(const char *raw_path, const dl_dv *dv) {
-  char buf[512], *heap;
-  const char *p = decoded(raw_path, buf, sizeof buf, &heap);
-  uint64_t h = dl__hash(p, strlen(p), 0);
+/* Lengths of a sized action's path and stats (not NUL-terminated, see
+ * dl__fileset_apply_sized); NULL for C strings. */
+typedef struct lens {
+  size_t path, stats;
+} lens;
+
+/* The key's hash; l (or NULL) gives the path's length, for a path without escapes. */
+static uint32_t key_hash(const char *raw_path, const lens *l, const dl_dv *dv) {
+  char buf[512], *heap = NULL;
+  uint64_t h;
+  if (l) {
+    h = dl__hash(raw_path, l->path, 0);
+  } else {
+    const char *p = decoded(raw_path, buf, sizeof buf, &heap);
+    h = dl__hash(p, strlen(p), 0);
+  }
   free(heap);
   if (dv) {
     h = dl__hash(&dv->storage_type, 1, h);
@@ -206,10 +218,11 @@ static int count(dl__fileset *fs, const dl__entry *e, int sign) {
 }
 
 static int fill(dl__fileset *fs, dl__entry *e, int kind, const dl_file *f, const dl_dv *dv,
-                uint32_t h, bool fresh) {
+                uint32_t h, bool fresh, const lens *l) {
   dl__arena *a = &fs->arena;
   if (fresh) {
-    if (!(e->path = dl__arena_strdup(a, f->path))) return dd_err_set(DD_ENOMEM, "out of memory");
+    e->path = dl__arena_strndup(a, f->path, l ? l->path : strlen(f->path));
+    if (!e->path) return dd_err_set(DD_ENOMEM, "out of memory");
     e->dv = NULL;
     if (dv) {
       dl_dv *d = dl__arena_alloc(a, sizeof *d);
@@ -225,7 +238,7 @@ static int fill(dl__fileset *fs, dl__entry *e, int kind, const dl_file *f, const
     ((dl_dv *)e->dv)->size_in_bytes = dv->size_in_bytes;
     ((dl_dv *)e->dv)->max_row_index = dv->max_row_index;
   }
-  e->stats = f->stats ? dl__arena_strdup(a, f->stats) : NULL;
+  e->stats = f->stats ? dl__arena_strndup(a, f->stats, l ? l->stats : strlen(f->stats)) : NULL;
   e->pv = intern_pv(fs, f->partition_values ? f->partition_values : "");
   e->tags = NULL;
   if (f->tags && *f->tags) {
@@ -245,14 +258,15 @@ static int fill(dl__fileset *fs, dl__entry *e, int kind, const dl_file *f, const
 }
 
 /* Bulk mode: a new entry at the end, neither indexed nor counted yet. */
-static int append(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv, uint32_t h) {
+static int append(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv, uint32_t h,
+                  const lens *l) {
   if (fs->n == fs->cap) {
     int rc = grow_ents(fs, fs->cap ? fs->cap + fs->cap / 2 : 256);
     if (rc) return rc;
   }
   dl__entry *e = &fs->ents[fs->n];
   memset(e, 0, sizeof *e);
-  int rc = fill(fs, e, kind, f, dv, h, true);
+  int rc = fill(fs, e, kind, f, dv, h, true, l);
   if (!rc) fs->n++;
   return rc;
 }
@@ -311,13 +325,38 @@ int dl__fileset_bulk_end(dl__fileset *fs) {
   return rc;
 }
 
-int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv) {
+static int check(const dl__fileset *fs, int kind, const dl_file *f, size_t path_len) {
   if (fs->n + 1 > UINT32_MAX - 1) return dd_err_set(DD_ERANGE, "too many files");
   if (kind == DL__E_ADD && f->size < 0)
-    return dd_err_set(DD_ECORRUPT, "add of %s has a negative or missing size (%lld)", f->path,
-                      (long long)f->size);
-  uint32_t h = key_hash(f->path, dv);
-  if (fs->bulk) return append(fs, kind, f, dv, h);
+    return dd_err_set(DD_ECORRUPT, "add of %.*s has a negative or missing size (%lld)",
+                      (int)path_len, f->path, (long long)f->size);
+  return 0;
+}
+
+int dl__fileset_apply_sized(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv,
+                            size_t path_len, size_t stats_len) {
+  int rc = check(fs, kind, f, path_len);
+  if (rc) return rc;
+  lens l = {path_len, stats_len};
+  if (fs->bulk && !memchr(f->path, '%', path_len)) /* no escapes: the bytes are the key */
+    return append(fs, kind, f, dv, key_hash(f->path, &l, dv), &l);
+  /* decoding and index lookups work on C strings: terminate them */
+  dl_file t = *f;
+  char *p = strndup(f->path, path_len), *st = f->stats ? strndup(f->stats, stats_len) : NULL;
+  t.path = t.raw_path = p;
+  t.stats = st;
+  rc = !p || (f->stats && !st) ? dd_err_set(DD_ENOMEM, "out of memory")
+                               : dl__fileset_apply(fs, kind, &t, dv);
+  free(p);
+  free(st);
+  return rc;
+}
+
+int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv) {
+  int rc = check(fs, kind, f, strlen(f->path));
+  if (rc) return rc;
+  uint32_t h = key_hash(f->path, NULL, dv);
+  if (fs->bulk) return append(fs, kind, f, dv, h, NULL);
   if ((fs->n + 1) * 10 >= fs->nslots * 7) {
     int rc = rehash(fs, fs->nslots ? fs->nslots * 2 : 1024);
     if (rc) return rc;
@@ -326,7 +365,7 @@ int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *
   if (fs->slots[s]) {
     dl__entry *e = &fs->ents[SLOT_INDEX(fs->slots[s])];
     int rc = count(fs, e, -1);
-    if (!rc) rc = fill(fs, e, kind, f, dv, h, false);
+    if (!rc) rc = fill(fs, e, kind, f, dv, h, false, NULL);
     return rc ? rc : count(fs, e, +1);
   }
   if (fs->n == fs->cap) {
@@ -335,7 +374,7 @@ int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *
   }
   dl__entry *e = &fs->ents[fs->n];
   memset(e, 0, sizeof *e);
-  int rc = fill(fs, e, kind, f, dv, h, true);
+  rc = fill(fs, e, kind, f, dv, h, true, NULL);
   if (rc) return rc;
   fs->n++;
   fs->slots[s] = (uint64_t)h << 32 | (uint32_t)fs->n;

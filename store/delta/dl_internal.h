@@ -106,6 +106,10 @@ typedef struct dl__action {
   dl_file file;          /* add, remove, cdc (path = raw path here) */
   dl_dv dv;
   bool has_dv;
+  /* sized: file.path and file.stats are path_len / stats_len bytes, not NUL-terminated
+   * (the Parquet reader's values in place); else C strings */
+  bool sized;
+  size_t path_len, stats_len;
   /* protocol */
   dl_protocol proto;
   const char *feat_buf[64];
@@ -179,6 +183,10 @@ void dl__fileset_bulk_begin(dl__fileset *fs);
 int dl__fileset_bulk_end(dl__fileset *fs);
 /* Applies a file action (kind ADD/REMOVE): newest wins. */
 int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv);
+/* The same with path and stats given as path_len / stats_len bytes that need not be
+ * NUL-terminated (Parquet values in place; the caller cut them at any NUL). */
+int dl__fileset_apply_sized(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv,
+                            size_t path_len, size_t stats_len);
 /* Looks up the key of e (from another set); NULL if absent. */
 const dl__entry *dl__fileset_find(const dl__fileset *fs, const dl__entry *e);
 /* Copies every entry of src into fs (upsert). */

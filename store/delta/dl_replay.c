@@ -21,9 +21,12 @@ static int apply_cb(void *vctx, dl__action *a) {
   apply_ctx *c = vctx;
   switch (a->kind) {
     case DL__A_ADD:
-      return dl__fileset_apply(c->fs, DL__E_ADD, &a->file, a->has_dv ? &a->dv : NULL);
-    case DL__A_REMOVE:
-      return dl__fileset_apply(c->fs, DL__E_REMOVE, &a->file, a->has_dv ? &a->dv : NULL);
+    case DL__A_REMOVE: {
+      int kind = a->kind == DL__A_ADD ? DL__E_ADD : DL__E_REMOVE;
+      const dl_dv *dv = a->has_dv ? &a->dv : NULL;
+      if (a->sized) return dl__fileset_apply_sized(c->fs, kind, &a->file, dv, a->path_len, a->stats_len);
+      return dl__fileset_apply(c->fs, kind, &a->file, dv);
+    }
     case DL__A_PROTOCOL: c->saw_proto = true; return dl__state_apply(c->st, a);
     case DL__A_METADATA: c->saw_md = true; return dl__state_apply(c->st, a);
     case DL__A_TXN:

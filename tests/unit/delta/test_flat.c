@@ -304,7 +304,19 @@ static void apply_seq(dl__fileset *fs, unsigned seed, int n, bool bulk_after) {
                  .deletion_timestamp = i, .data_change = r & 1, .partition_values = pv,
                  .stats = r % 5 ? "{}" : NULL};
     int kind = (r >> 14) % 3 ? DL__E_ADD : DL__E_REMOVE;
-    assert_int_equal(dl__fileset_apply(fs, kind, &f, (r >> 13) % 4 == 0 ? &dv : NULL), 0);
+    const dl_dv *d = (r >> 13) % 4 == 0 ? &dv : NULL;
+    if (i % 2) { /* sized, as the Parquet reader hands them: not NUL-terminated */
+      char raw[80];
+      size_t pl = strlen(path), sl = f.stats ? strlen(f.stats) : 0;
+      memcpy(raw, path, pl);
+      memcpy(raw + pl, f.stats ? f.stats : "", sl);
+      memcpy(raw + pl + sl, "XYZ", 4);
+      f.path = raw;
+      f.stats = f.stats ? raw + pl : NULL;
+      assert_int_equal(dl__fileset_apply_sized(fs, kind, &f, d, pl, sl), 0);
+    } else {
+      assert_int_equal(dl__fileset_apply(fs, kind, &f, d), 0);
+    }
   }
   assert_int_equal(dl__fileset_bulk_end(fs), 0);
 }
@@ -330,6 +342,8 @@ static void test_bulk_equals_apply(void **state) {
       assert_int_equal(x->time, y->time);
       assert_int_equal(x->data_change, y->data_change);
       assert_int_equal(!x->stats, !y->stats);
+      if (x->stats) assert_string_equal(x->stats, y->stats);
+      assert_null(strchr(x->path, 'X'));
       assert_int_equal(!x->dv, !y->dv);
       if (x->dv) assert_int_equal(x->dv->cardinality, y->dv->cardinality);
       assert_ptr_equal(dl__fileset_find(b, x), y); /* the index finds every entry */
