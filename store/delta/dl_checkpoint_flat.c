@@ -244,9 +244,15 @@ static void walk_bind(walk *w, const fl_side *sd, fl_cols *k, int s) {
   for (int i = 0; i < C_N; i++) w->k[i] = (cur){k->c[s][i], sd->maxdef[i], 0, 0};
 }
 
-/* Consumes row r of one side; fills *a when emit. */
-static int side_row(walk *w, const fl_side *sd, bool emit, bool add, dl__action *a) {
+/* Consumes row r of one side (fills *a when emit). A side whose struct is null in this row
+ * has one level entry and no value in each of its leaves: it only steps (walk_rg checks at
+ * the end of the row group that every value was consumed). */
+static int side_row(walk *w, const fl_side *sd, bool here, bool emit, bool add, dl__action *a) {
   cur *k = w->k;
+  if (!here) {
+    for (int i = 0; i < C_N; i++) k[i].lev++;
+    return 0;
+  }
   ssize_t v[C_N];
   for (int i = 0; i < C_N; i++)
     if (i != C_PVK && i != C_PVV && i != C_TGK && i != C_TGV) v[i] = scalar(&k[i]);
@@ -305,11 +311,12 @@ static int walk_rg(dl__flat *fl, fl_cols *k, size_t nrows, dl__action *a, walk w
   int rc = 0;
   for (size_t r = 0; r < nrows && !rc; r++) {
     bool pa = present(k, &fl->side[0], 0, r);
-    bool pr = !pa && present(k, &fl->side[1], 1, r);
+    bool pa_r = present(k, &fl->side[1], 1, r), pr = !pa && pa_r;
     other[r] = !pa && !pr;
     *n_other += other[r];
     for (int s = 0; s < 2 && !rc; s++)
-      if (fl->side[s].on) rc = side_row(&w[s], &fl->side[s], s ? pr : pa, s == 0, a);
+      if (fl->side[s].on)
+        rc = side_row(&w[s], &fl->side[s], s ? pa_r : pa, s ? pr : pa, s == 0, a);
     if (!rc && (pa || pr)) rc = cb(ctx, a);
     if (w[0].a.bytes + w[1].a.bytes > (1u << 20)) {
       dl__arena_free(&w[0].a);
@@ -317,9 +324,13 @@ static int walk_rg(dl__flat *fl, fl_cols *k, size_t nrows, dl__action *a, walk w
     }
   }
   for (int s = 0; s < 2 && !rc; s++)
-    for (int i = C_MAP_FIRST; i <= C_TGV; i++)
-      if (w[s].k[i].c && w[s].k[i].lev != w[s].k[i].c->num_levels)
+    for (int i = 0; i < C_N && !rc; i++) {
+      const cur *c = &w[s].k[i];
+      if (c->c && c->lev != c->c->num_levels)
         rc = flat_bad("a map column holds more rows than its row group");
+      else if (c->c && c->val != c->c->num_values)
+        rc = flat_bad("a value under a null action");
+    }
   return rc;
 }
 

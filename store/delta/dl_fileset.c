@@ -185,10 +185,16 @@ static const char *intern_pv(dl__fileset *fs, const char *pv) {
     fs->pv_slots = slots;
     fs->pv_nslots = ns;
   }
+  /* files come grouped by partition: the map interned last is the likeliest */
+  if (fs->pv_last && fs->pv_last_n == n && !memcmp(fs->pv_last, pv, n)) return fs->pv_last;
   size_t s = dl__hash(pv, n, 7) & (fs->pv_nslots - 1);
   while (fs->pv_slots[s]) {
     const char *p = fs->pv_slots[s];
-    if (dl__kv_size(p) == n && !memcmp(p, pv, n)) return p;
+    if (dl__kv_size(p) == n && !memcmp(p, pv, n)) {
+      fs->pv_last = p;
+      fs->pv_last_n = n;
+      return p;
+    }
     s = (s + 1) & (fs->pv_nslots - 1);
   }
   char *copy = dl__arena_alloc(&fs->arena, n);
@@ -196,6 +202,8 @@ static const char *intern_pv(dl__fileset *fs, const char *pv) {
   memcpy(copy, pv, n);
   fs->pv_slots[s] = copy;
   fs->pv_n++;
+  fs->pv_last = copy;
+  fs->pv_last_n = n;
   return copy;
 }
 

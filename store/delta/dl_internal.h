@@ -163,6 +163,8 @@ typedef struct dl__fileset {
   size_t nslots;
   const char **pv_slots; /* interned partition maps */
   size_t pv_n, pv_nslots;
+  const char *pv_last;   /* the map interned or found last, and its size */
+  size_t pv_last_n;
   size_t n_add, n_remove;
   int64_t add_bytes;
   bool bulk;        /* between bulk_begin and bulk_end: entries from bulk_from are unindexed */
