@@ -284,6 +284,22 @@ static int other_rows(void *vx, size_t rg, const uint8_t *other, size_t nrows) {
   return rc;
 }
 
+/* Uncompressed bytes of the add paths and stats: what the file set will copy (about). */
+static size_t string_bytes(const pq_file *pf) {
+  static const char *const LEAVES[] = {"add.path", "add.stats"};
+  size_t total = 0;
+  for (size_t i = 0; i < 2; i++) {
+    const pq_field *f = pq_file_find(pf, LEAVES[i]);
+    if (!f || f->column < 0) continue;
+    for (size_t rg = 0; rg < pq_file_num_row_groups(pf); rg++) {
+      pq_chunk_info ci;
+      if (!pq_chunk_get(&ci, pf, rg, (size_t)f->column) && ci.total_uncompressed_size > 0)
+        total += (size_t)ci.total_uncompressed_size;
+    }
+  }
+  return total;
+}
+
 int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *ctx,
                         dl__fileset *reserve) {
   uint8_t *data = NULL;
@@ -298,11 +314,13 @@ int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *c
   if (rc) goto cleanup;
   if ((rc = pq_file_open_mem(&pf, data, len))) goto cleanup;
   if (reserve) {
-    /* a hint from the footer, bounded by the file's size (a row takes bytes) and allowed
-     * to fail: apply grows the set as usual */
+    /* hints from the footer, bounded by the file's size (a row takes bytes; pages inflate
+     * a bounded amount) and allowed to fail: apply grows the set as usual */
     int64_t rows = pq_file_num_rows(pf);
     if (rows > (int64_t)(len / 4)) rows = (int64_t)(len / 4);
-    if (rows > 0 && dl__fileset_reserve(reserve, (size_t)rows)) dd_err_clear();
+    size_t bytes = string_bytes(pf);
+    if (bytes > 32 * len) bytes = 32 * len;
+    if (rows > 0 && dl__fileset_reserve(reserve, (size_t)rows, bytes)) dd_err_clear();
   }
   a = malloc(sizeof *a);
   cc = calloc(CC_SIZE, sizeof *cc);

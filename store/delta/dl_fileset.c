@@ -79,8 +79,16 @@ dl__fileset *dl__fileset_ref(dl__fileset *fs) {
   return fs;
 }
 
+static void prefault_join(dl__fileset *fs) {
+  if (!fs->pf_on) return;
+  atomic_store(&fs->pf_stop, true);
+  pthread_join(fs->pf_thread, NULL);
+  fs->pf_on = false;
+}
+
 void dl__fileset_unref(dl__fileset *fs) {
   if (!fs || atomic_fetch_sub(&fs->refs, 1) != 1) return;
+  prefault_join(fs);
   dl__arena_free(&fs->arena);
   free(fs->ents);
   free(fs->slots);
@@ -136,13 +144,43 @@ static int grow_ents(dl__fileset *fs, size_t cap) {
   return 0;
 }
 
-int dl__fileset_reserve(dl__fileset *fs, size_t extra) {
+#define PREFAULT_MIN ((size_t)8 << 20)
+#define PREFAULT_STEP ((size_t)1 << 20)
+
+/* Populates the reserved regions front to back, a slice at a time, until told to stop. */
+static void *prefault_main(void *arg) {
+  dl__fileset *fs = arg;
+#ifdef MADV_POPULATE_WRITE
+  const uintptr_t pg = 4096;
+  for (int r = 0; r < 2; r++) {
+    uintptr_t s = ((uintptr_t)fs->pf_p[r] + pg - 1) & ~(pg - 1);
+    uintptr_t e = ((uintptr_t)fs->pf_p[r] + fs->pf_n[r]) & ~(pg - 1);
+    for (; s < e && !atomic_load(&fs->pf_stop); s += PREFAULT_STEP) {
+      size_t n = e - s < PREFAULT_STEP ? e - s : PREFAULT_STEP;
+      if (madvise((void *)s, n, MADV_POPULATE_WRITE)) break; /* unsupported: give up */
+    }
+  }
+#else
+  (void)fs;
+#endif
+  return NULL;
+}
+
+int dl__fileset_reserve(dl__fileset *fs, size_t extra, size_t bytes) {
   if (extra > UINT32_MAX - 1 - fs->n) return 0; /* apply will refuse; no need to guess */
   size_t want = fs->n + extra, ns = fs->nslots ? fs->nslots : 1024;
   while ((want + 1) * 10 >= ns * 7) ns *= 2;
   int rc = ns != fs->nslots && !fs->bulk ? rehash(fs, ns) : 0; /* bulk: indexed at the end */
   if (!rc && want > fs->cap) rc = grow_ents(fs, want);
-  return rc;
+  if (rc || fs->pf_on || extra * sizeof *fs->ents + bytes < PREFAULT_MIN) return rc;
+  void *blk = bytes >= PREFAULT_MIN ? dl__arena_reserve(&fs->arena, bytes) : NULL;
+  fs->pf_p[0] = fs->ents + fs->n;
+  fs->pf_n[0] = (fs->cap - fs->n) * sizeof *fs->ents;
+  fs->pf_p[1] = blk;
+  fs->pf_n[1] = blk ? bytes : 0;
+  atomic_store(&fs->pf_stop, false);
+  fs->pf_on = pthread_create(&fs->pf_thread, NULL, prefault_main, fs) == 0;
+  return 0;
 }
 
 /* Slot holding the key, or the empty slot where it would go. */
@@ -307,6 +345,7 @@ static int fold(dl__fileset *fs, dl__entry *e, const dl__entry *b) {
 #define PREFETCH_AHEAD 16
 
 int dl__fileset_bulk_end(dl__fileset *fs) {
+  prefault_join(fs);
   if (!fs->bulk) return 0;
   size_t n = fs->n, w = fs->bulk_from;
   fs->bulk = false;

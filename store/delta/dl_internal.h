@@ -41,6 +41,7 @@
 #define DD_STORE_DELTA_DL_INTERNAL_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -64,6 +65,9 @@ typedef struct dl__arena {
 
 void *dl__arena_alloc(dl__arena *a, size_t n); /* 8-aligned, NULL on OOM */
 char *dl__arena_strdup(dl__arena *a, const char *s);
+/* Starts a chunk of n bytes for the allocations that follow; returns its memory (for a
+ * prefault), NULL on OOM (the arena is unchanged). */
+void *dl__arena_reserve(dl__arena *a, size_t n);
 char *dl__arena_strndup(dl__arena *a, const char *s, size_t n);
 void dl__arena_free(dl__arena *a);
 
@@ -169,14 +173,24 @@ typedef struct dl__fileset {
   int64_t add_bytes;
   bool bulk;        /* between bulk_begin and bulk_end: entries from bulk_from are unindexed */
   size_t bulk_from;
+  /* a thread faulting in reserved memory ahead of the loader (see dl__fileset_reserve);
+   * it only populates pages (MADV_POPULATE_WRITE), never writes their contents */
+  pthread_t pf_thread;
+  bool pf_on;
+  atomic_bool pf_stop;
+  void *pf_p[2];
+  size_t pf_n[2];
 } dl__fileset;
 
 int dl__fileset_new(dl__fileset **out);
 dl__fileset *dl__fileset_ref(dl__fileset *fs);
 void dl__fileset_unref(dl__fileset *fs);
-/* Makes room for `extra` more entries (index and array) so that many applies neither
- * rehash nor move the entries (a checkpoint's row count from its footer). */
-int dl__fileset_reserve(dl__fileset *fs, size_t extra);
+/* Makes room for `extra` more entries (index and array) and `bytes` more string bytes so
+ * that many applies neither rehash nor move the entries (a checkpoint's row count and
+ * path/stats sizes from its footer). A large reservation is faulted in by a helper thread
+ * while the caller fills it (page faults were a third of a million-file load); the thread
+ * is joined by bulk_end or unref. */
+int dl__fileset_reserve(dl__fileset *fs, size_t extra, size_t bytes);
 /* Bulk loading (a checkpoint): between begin and end, apply only appends (no lookup, no
  * totals; find must not be called); end indexes the appended entries in order with the
  * index slots prefetched ahead, folding a repeated key into its first entry exactly as

@@ -38,6 +38,18 @@ void *dl__arena_alloc(dl__arena *a, size_t n) {
   return p;
 }
 
+void *dl__arena_reserve(dl__arena *a, size_t n) {
+  dl__chunk *c = malloc(sizeof *c + n);
+  if (!c) return NULL;
+  c->next = a->head;
+  c->cap = n;
+  a->head = c;
+  a->used = 0;
+  a->cap = n;
+  a->bytes += sizeof *c + n;
+  return c->data;
+}
+
 char *dl__arena_strndup(dl__arena *a, const char *s, size_t n) {
   char *p = dl__arena_alloc(a, n + 1);
   if (!p) return NULL;
