@@ -39,8 +39,17 @@ struct dl__flat {
   fl_side side[2];      /* 0 add, 1 remove */
 };
 
+/* Per value of a side's path and stats columns, worked out on the decoding thread: the
+ * C-string length (cut at a NUL) and, for a path without escapes, its key hash (0: none). */
+typedef struct fl_pre {
+  uint32_t *plen, *slen;
+  uint64_t *phash;
+  size_t pcap, scap;
+} fl_pre;
+
 typedef struct fl_cols {
   pq_column *c[2][C_N];
+  fl_pre pre[2];
   int rc;
   char msg[512];        /* the decoding thread's error message */
 } fl_cols;
@@ -137,11 +146,45 @@ void dl__flat_free(dl__flat *fl) { free(fl); }
 /* ---------- decoding a row group (thread-safe: reads pf only) ---------- */
 
 static void cols_free(fl_cols *k) {
-  for (int s = 0; s < 2; s++)
+  for (int s = 0; s < 2; s++) {
     for (int i = 0; i < C_N; i++) {
       pq_column_free(k->c[s][i]);
       k->c[s][i] = NULL;
     }
+    free(k->pre[s].plen);
+    free(k->pre[s].slen);
+    free(k->pre[s].phash);
+    memset(&k->pre[s], 0, sizeof k->pre[s]);
+  }
+}
+
+static int grow_u32(uint32_t **p, size_t *cap, size_t n) {
+  if (n <= *cap) return 0;
+  uint32_t *x = realloc(*p, n * sizeof *x);
+  if (!x) return dd_err_set(DD_ENOMEM, "out of memory");
+  *p = x;
+  *cap = n;
+  return 0;
+}
+
+static int precompute(fl_pre *pr, const pq_column *path, const pq_column *stats) {
+  size_t n = path->num_values, pcap = pr->pcap;
+  int rc = grow_u32(&pr->plen, &pr->pcap, n);
+  if (!rc && n > pcap) {
+    uint64_t *h = realloc(pr->phash, n * sizeof *h);
+    if (!h) return dd_err_set(DD_ENOMEM, "out of memory");
+    pr->phash = h;
+  }
+  for (size_t v = 0; !rc && v < n; v++) {
+    const char *p = (const char *)path->ba[v].ptr;
+    size_t l = strnlen(p, path->ba[v].len);
+    pr->plen[v] = (uint32_t)l;
+    pr->phash[v] = memchr(p, '%', l) ? 0 : dl__hash(p, l, 0);
+  }
+  if (!rc && stats) rc = grow_u32(&pr->slen, &pr->scap, stats->num_values);
+  for (size_t v = 0; !rc && stats && v < stats->num_values; v++)
+    pr->slen[v] = (uint32_t)strnlen((const char *)stats->ba[v].ptr, stats->ba[v].len);
+  return rc;
 }
 
 /* Decodes row group rg into k, reusing the columns k holds from an earlier row group. */
@@ -152,6 +195,10 @@ static int cols_load(const dl__flat *fl, size_t rg, fl_cols *k) {
       if (sd->leaf[i] < 0) continue;
       int rc = k->c[s][i] ? pq_column_reread(k->c[s][i], fl->pf, rg, (size_t)sd->leaf[i])
                           : pq_column_read(&k->c[s][i], fl->pf, rg, (size_t)sd->leaf[i]);
+      if (rc) return rc;
+    }
+    if (sd->on) {
+      int rc = precompute(&k->pre[s], k->c[s][C_PATH], k->c[s][C_STATS]);
       if (rc) return rc;
     }
   }
@@ -168,6 +215,7 @@ typedef struct cur {
 
 typedef struct walk {
   cur k[C_N];
+  const fl_pre *pre;
   dd_buf pv, tags;
   dl__arena a;
 } walk;
@@ -190,15 +238,6 @@ static const char *bytes_str(dl__arena *a, const cur *k, ssize_t v) {
   if (v < 0 || (size_t)v >= k->c->num_values) return NULL;
   const pq_bytes *b = &k->c->ba[v];
   return dl__arena_strndup(a, (const char *)b->ptr, b->len);
-}
-
-/* A value in place (not NUL-terminated), cut at its first NUL as a C string copy would be. */
-static const char *bytes_at(const cur *k, ssize_t v, size_t *len) {
-  *len = 0;
-  if (v < 0 || (size_t)v >= k->c->num_values) return NULL;
-  const pq_bytes *b = &k->c->ba[v];
-  *len = strnlen((const char *)b->ptr, b->len);
-  return (const char *)b->ptr;
 }
 
 static int64_t int_val(const cur *k, ssize_t v, int64_t dflt) {
@@ -241,6 +280,7 @@ static int map_row(cur *kk, cur *kv, int16_t entry, dd_buf *b, bool emit) {
 }
 
 static void walk_bind(walk *w, const fl_side *sd, fl_cols *k, int s) {
+  w->pre = &k->pre[s];
   for (int i = 0; i < C_N; i++) w->k[i] = (cur){k->c[s][i], sd->maxdef[i], 0, 0};
 }
 
@@ -266,14 +306,21 @@ static int side_row(walk *w, const fl_side *sd, bool here, bool emit, bool add, 
   a->kind = add ? DL__A_ADD : DL__A_REMOVE;
   a->has_dv = false;
   a->sized = true;
-  if (!(f->path = bytes_at(&k[C_PATH], v[C_PATH], &a->path_len)))
+  if (v[C_PATH] < 0 || (size_t)v[C_PATH] >= k[C_PATH].c->num_values)
     return dd_err_set(DD_ECORRUPT, "checkpoint file action without path");
-  f->raw_path = f->path;
+  f->path = f->raw_path = (const char *)k[C_PATH].c->ba[v[C_PATH]].ptr;
+  a->path_len = w->pre->plen[v[C_PATH]];
+  a->path_hash = w->pre->phash[v[C_PATH]];
   f->size = int_val(&k[C_SIZE], v[C_SIZE], -1);
   f->modification_time = add ? int_val(&k[C_TIME], v[C_TIME], -1) : -1;
   f->deletion_timestamp = add ? -1 : int_val(&k[C_TIME], v[C_TIME], -1);
   f->data_change = v[C_DC] >= 0 && (size_t)v[C_DC] < k[C_DC].c->num_values && k[C_DC].c->b[v[C_DC]];
-  f->stats = add && k[C_STATS].c ? bytes_at(&k[C_STATS], v[C_STATS], &a->stats_len) : NULL;
+  a->stats_len = 0;
+  f->stats = NULL;
+  if (add && v[C_STATS] >= 0 && (size_t)v[C_STATS] < k[C_STATS].c->num_values) {
+    f->stats = (const char *)k[C_STATS].c->ba[v[C_STATS]].ptr;
+    a->stats_len = w->pre->slen[v[C_STATS]];
+  }
   f->partition_values = w->pv.len ? w->pv.p : "";
   f->tags = w->tags.len > 1 ? w->tags.p : NULL;
   f->base_row_id = f->default_row_commit_version = -1;

@@ -28,6 +28,7 @@ static const char *decoded(const char *raw, char *buf, size_t cap, char **heap) 
  * dl__fileset_apply_sized); NULL for C strings. */
 typedef struct lens {
   size_t path, stats;
+  uint64_t path_hash; /* 0: not known */
 } lens;
 
 /* The key's hash; l (or NULL) gives the path's length, for a path without escapes. */
@@ -35,7 +36,7 @@ static uint32_t key_hash(const char *raw_path, const lens *l, const dl_dv *dv) {
   char buf[512], *heap = NULL;
   uint64_t h;
   if (l) {
-    h = dl__hash(raw_path, l->path, 0);
+    h = l->path_hash ? l->path_hash : dl__hash(raw_path, l->path, 0);
   } else {
     const char *p = decoded(raw_path, buf, sizeof buf, &heap);
     h = dl__hash(p, strlen(p), 0);
@@ -381,11 +382,11 @@ static int check(const dl__fileset *fs, int kind, const dl_file *f, size_t path_
 }
 
 int dl__fileset_apply_sized(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv,
-                            size_t path_len, size_t stats_len) {
+                            size_t path_len, size_t stats_len, uint64_t path_hash) {
   int rc = check(fs, kind, f, path_len);
   if (rc) return rc;
-  lens l = {path_len, stats_len};
-  if (fs->bulk && !memchr(f->path, '%', path_len)) /* no escapes: the bytes are the key */
+  lens l = {path_len, stats_len, path_hash};
+  if (fs->bulk && (path_hash || !memchr(f->path, '%', path_len))) /* the bytes are the key */
     return append(fs, kind, f, dv, key_hash(f->path, &l, dv), &l);
   /* decoding and index lookups work on C strings: terminate them */
   dl_file t = *f;

@@ -114,6 +114,7 @@ typedef struct dl__action {
    * (the Parquet reader's values in place); else C strings */
   bool sized;
   size_t path_len, stats_len;
+  uint64_t path_hash; /* sized: dl__hash of the path bytes when they hold no escape; 0: none */
   /* protocol */
   dl_protocol proto;
   const char *feat_buf[64];
@@ -200,9 +201,10 @@ int dl__fileset_bulk_end(dl__fileset *fs);
 /* Applies a file action (kind ADD/REMOVE): newest wins. */
 int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv);
 /* The same with path and stats given as path_len / stats_len bytes that need not be
- * NUL-terminated (Parquet values in place; the caller cut them at any NUL). */
+ * NUL-terminated (Parquet values in place; the caller cut them at any NUL); path_hash,
+ * when not 0, is dl__hash(path, path_len, 0) of a path without escapes. */
 int dl__fileset_apply_sized(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv,
-                            size_t path_len, size_t stats_len);
+                            size_t path_len, size_t stats_len, uint64_t path_hash);
 /* Looks up the key of e (from another set); NULL if absent. */
 const dl__entry *dl__fileset_find(const dl__fileset *fs, const dl__entry *e);
 /* Copies every entry of src into fs (upsert). */

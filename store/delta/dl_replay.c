@@ -24,7 +24,9 @@ static int apply_cb(void *vctx, dl__action *a) {
     case DL__A_REMOVE: {
       int kind = a->kind == DL__A_ADD ? DL__E_ADD : DL__E_REMOVE;
       const dl_dv *dv = a->has_dv ? &a->dv : NULL;
-      if (a->sized) return dl__fileset_apply_sized(c->fs, kind, &a->file, dv, a->path_len, a->stats_len);
+      if (a->sized)
+        return dl__fileset_apply_sized(c->fs, kind, &a->file, dv, a->path_len, a->stats_len,
+                                       a->path_hash);
       return dl__fileset_apply(c->fs, kind, &a->file, dv);
     }
     case DL__A_PROTOCOL: c->saw_proto = true; return dl__state_apply(c->st, a);

@@ -380,7 +380,8 @@ static void apply_seq(dl__fileset *fs, unsigned seed, int n, bool bulk_after) {
       memcpy(raw + pl + sl, "XYZ", 4);
       f.path = raw;
       f.stats = f.stats ? raw + pl : NULL;
-      assert_int_equal(dl__fileset_apply_sized(fs, kind, &f, d, pl, sl), 0);
+      uint64_t ph = i % 4 == 1 && !strchr(path, '%') ? dl__hash(path, pl, 0) : 0;
+      assert_int_equal(dl__fileset_apply_sized(fs, kind, &f, d, pl, sl, ph), 0);
     } else {
       assert_int_equal(dl__fileset_apply(fs, kind, &f, d), 0);
     }
