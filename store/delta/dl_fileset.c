@@ -264,6 +264,14 @@ static int count(dl__fileset *fs, const dl__entry *e, int sign) {
   return 0;
 }
 
+/* Same key: the descriptor's non-key fields come from the newer action. */
+static void refresh_dv(dl__entry *e, const dl_dv *dv) {
+  if (!e->dv || !dv) return;
+  ((dl_dv *)e->dv)->cardinality = dv->cardinality;
+  ((dl_dv *)e->dv)->size_in_bytes = dv->size_in_bytes;
+  ((dl_dv *)e->dv)->max_row_index = dv->max_row_index;
+}
+
 static int fill(dl__fileset *fs, dl__entry *e, int kind, const dl_file *f, const dl_dv *dv,
                 uint32_t h, bool fresh, const lens *l) {
   dl__arena *a = &fs->arena;
@@ -279,11 +287,8 @@ static int fill(dl__fileset *fs, dl__entry *e, int kind, const dl_file *f, const
         return dd_err_set(DD_ENOMEM, "out of memory");
       e->dv = d;
     }
-  } else if (e->dv && dv) {
-    /* same key: refresh the descriptor's non-key fields */
-    ((dl_dv *)e->dv)->cardinality = dv->cardinality;
-    ((dl_dv *)e->dv)->size_in_bytes = dv->size_in_bytes;
-    ((dl_dv *)e->dv)->max_row_index = dv->max_row_index;
+  } else {
+    refresh_dv(e, dv);
   }
   e->stats = f->stats ? dl__arena_strndup(a, f->stats, l ? l->stats : strlen(f->stats)) : NULL;
   e->pv = intern_pv(fs, f->partition_values ? f->partition_values : "");
@@ -328,11 +333,7 @@ void dl__fileset_bulk_begin(dl__fileset *fs) {
 static int fold(dl__fileset *fs, dl__entry *e, const dl__entry *b) {
   int rc = count(fs, e, -1);
   if (rc) return rc;
-  if (e->dv && b->dv) {
-    ((dl_dv *)e->dv)->cardinality = b->dv->cardinality;
-    ((dl_dv *)e->dv)->size_in_bytes = b->dv->size_in_bytes;
-    ((dl_dv *)e->dv)->max_row_index = b->dv->max_row_index;
-  }
+  refresh_dv(e, b->dv);
   e->stats = b->stats;
   e->pv = b->pv;
   e->tags = b->tags;

@@ -20,24 +20,6 @@ struct dl__chunk {
   _Alignas(8) unsigned char data[];
 };
 
-void *dl__arena_alloc(dl__arena *a, size_t n) {
-  n = (n + 7) & ~(size_t)7;
-  if (!a->head || a->used + n > a->cap) {
-    size_t cap = n > 60000 ? n : 65536 - sizeof(dl__chunk);
-    dl__chunk *c = malloc(sizeof *c + cap);
-    if (!c) return NULL;
-    c->next = a->head;
-    c->cap = cap;
-    a->head = c;
-    a->used = 0;
-    a->cap = cap;
-    a->bytes += sizeof *c + cap;
-  }
-  void *p = a->head->data + a->used;
-  a->used += n;
-  return p;
-}
-
 void *dl__arena_reserve(dl__arena *a, size_t n) {
   dl__chunk *c = malloc(sizeof *c + n);
   if (!c) return NULL;
@@ -48,6 +30,16 @@ void *dl__arena_reserve(dl__arena *a, size_t n) {
   a->cap = n;
   a->bytes += sizeof *c + n;
   return c->data;
+}
+
+void *dl__arena_alloc(dl__arena *a, size_t n) {
+  n = (n + 7) & ~(size_t)7;
+  if ((!a->head || a->used + n > a->cap) &&
+      !dl__arena_reserve(a, n > 60000 ? n : 65536 - sizeof(dl__chunk)))
+    return NULL;
+  void *p = a->head->data + a->used;
+  a->used += n;
+  return p;
 }
 
 char *dl__arena_strndup(dl__arena *a, const char *s, size_t n) {
