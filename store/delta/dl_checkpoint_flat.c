@@ -396,8 +396,19 @@ static void *decode_job(void *arg) {
   return NULL;
 }
 
+/* File-set string bytes for the rows of the decoded row group k, scaled to `rows`. */
+static size_t estimate_bytes(const fl_cols *k, size_t rows_rg, size_t rows) {
+  size_t b = 0;
+  for (int s = 0; s < 2; s++) {
+    const pq_column *p = k->c[s][C_PATH], *st = k->c[s][C_STATS];
+    for (size_t v = 0; p && v < p->num_values; v++) b += (k->pre[s].plen[v] + 8) & ~(size_t)7;
+    for (size_t v = 0; st && v < st->num_values; v++) b += (k->pre[s].slen[v] + 8) & ~(size_t)7;
+  }
+  return rows_rg ? (size_t)((double)b / (double)rows_rg * (double)rows) : 0;
+}
+
 int dl__flat_read(dl__flat *fl, dl__action_cb cb, void *ctx, dl__other_cb other_cb,
-                  void *octx) {
+                  void *octx, const dl__reserve_hint *hint) {
   size_t nrg = pq_file_num_row_groups(fl->pf);
   fl_cols k[2];
   memset(k, 0, sizeof k);
@@ -411,6 +422,11 @@ int dl__flat_read(dl__flat *fl, dl__action_cb cb, void *ctx, dl__other_cb other_
   job jb = {fl, 0, NULL};
   int rc = a ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
   if (!rc && nrg) rc = cols_load(fl, 0, &k[0]);
+  if (!rc && nrg && hint && hint->fs && hint->rows) {
+    size_t bytes = estimate_bytes(&k[0], (size_t)pq_row_group_num_rows(fl->pf, 0), hint->rows);
+    if (dl__fileset_reserve(hint->fs, hint->rows, bytes < hint->max_bytes ? bytes : hint->max_bytes))
+      dd_err_clear();
+  }
   for (size_t g = 0; g < nrg && !rc; g++) {
     fl_cols *cur_k = &k[g & 1];
     if (g + 1 < nrg) {

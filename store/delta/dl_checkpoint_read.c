@@ -310,6 +310,7 @@ int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *c
   dl__arena scratch = {0};
   dl__action *a = NULL;
   ccache *cc = NULL;
+  dl__reserve_hint hint = {NULL, 0, 0};
   int rc = os_read_all(t->store, path, &data, &len);
   if (rc) goto cleanup;
   if ((rc = pq_file_open_mem(&pf, data, len))) goto cleanup;
@@ -318,9 +319,9 @@ int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *c
      * a bounded amount) and allowed to fail: apply grows the set as usual */
     int64_t rows = pq_file_num_rows(pf);
     if (rows > (int64_t)(len / 4)) rows = (int64_t)(len / 4);
-    size_t bytes = string_bytes(pf);
-    if (bytes > 32 * len) bytes = 32 * len;
-    if (rows > 0 && dl__fileset_reserve(reserve, (size_t)rows, bytes)) dd_err_clear();
+    hint.fs = reserve;
+    hint.rows = rows > 0 ? (size_t)rows : 0;
+    hint.max_bytes = 32 * len;
   }
   a = malloc(sizeof *a);
   cc = calloc(CC_SIZE, sizeof *cc);
@@ -332,9 +333,14 @@ int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *c
   /* DD_CHECKPOINT_ROWS=1 forces the row reader (tests compare the two; docs/benchmarks.md) */
   const char *force_rows = getenv("DD_CHECKPOINT_ROWS");
   if ((!force_rows || strcmp(force_rows, "1")) && (rc = dl__flat_open(&fl, pf))) goto cleanup;
-  if (fl) {
-    rc = dl__flat_read(fl, cb, ctx, other_rows, &x);
+  if (fl) { /* reserves once its first row group shows the string bytes per row */
+    rc = dl__flat_read(fl, cb, ctx, other_rows, &x, &hint);
     goto cleanup;
+  }
+  if (hint.fs && hint.rows) {
+    size_t bytes = string_bytes(pf);
+    if (dl__fileset_reserve(hint.fs, hint.rows, bytes < hint.max_bytes ? bytes : hint.max_bytes))
+      dd_err_clear();
   }
   pq_read_opts o = PQ_READ_OPTS_INIT;
   o.columns = COLUMNS;

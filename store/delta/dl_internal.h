@@ -318,9 +318,17 @@ int dl__flat_open(dl__flat **out, const struct pq_file *pf);
 void dl__flat_free(dl__flat *fl);
 /* Rows of row group rg that hold neither an add nor a remove: other[i] != 0. */
 typedef int (*dl__other_cb)(void *ctx, size_t rg, const uint8_t *other, size_t nrows);
+/* What to reserve in a file set before loading a checkpoint into it (fs NULL: nothing):
+ * rows entries, string bytes estimated by the reader, at most max_bytes. Failure to
+ * reserve is ignored (apply grows the set as usual). */
+typedef struct dl__reserve_hint {
+  dl__fileset *fs;
+  size_t rows, max_bytes;
+} dl__reserve_hint;
 /* Calls cb for every add and remove, row group by row group (the next one is decoded on a
- * second thread meanwhile), then other_cb when the row group has other rows. */
+ * second thread meanwhile), then other_cb when the row group has other rows. Reserves
+ * per hint once the first row group is decoded (its path and stats bytes per row). */
 int dl__flat_read(dl__flat *fl, dl__action_cb cb, void *ctx, dl__other_cb other_cb,
-                  void *octx);
+                  void *octx, const dl__reserve_hint *hint);
 
 #endif
