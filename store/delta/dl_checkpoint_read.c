@@ -237,44 +237,120 @@ static int decode_row(dl__action *a, node row, dl__arena *ar, json_t **mdj) {
   return 0;
 }
 
-int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *ctx) {
+/* The non-file actions, read as rows when the file actions go through dl_checkpoint_flat.c. */
+static const char *const OTHER_COLUMNS[] = {
+    "metaData", "protocol", "txn", "domainMetadata", "checkpointMetadata", "sidecar",
+};
+
+typedef struct rows_ctx {
+  const pq_file *pf;
+  dl__action_cb cb;
+  void *ctx;
+  dl__action *a;
+  dl__arena *scratch;
+  ccache *cc;
+} rows_ctx;
+
+/* Decodes the rows of cur (to its end) through cb; only rows with want[i] set when want. */
+static int decode_rows(rows_ctx *x, pq_cursor *cur, const uint8_t *want, size_t nwant) {
+  const pq_pnode *schema = pq_cursor_schema(cur);
+  int rc = 0;
+  for (size_t i = 0;; i++) {
+    const pq_value *row = NULL;
+    if ((rc = pq_cursor_next(cur, &row)) || !row) break;
+    if (want && (i >= nwant || !want[i])) continue;
+    json_t *mdj = NULL;
+    rc = decode_row(x->a, (node){schema, row, x->cc}, x->scratch, &mdj);
+    if (!rc) rc = x->cb(x->ctx, x->a);
+    json_decref(mdj);
+    if (rc) break;
+    if (x->scratch->bytes > (1u << 20)) dl__arena_free(x->scratch);
+  }
+  return rc;
+}
+
+static int other_rows(void *vx, size_t rg, const uint8_t *other, size_t nrows) {
+  rows_ctx *x = vx;
+  pq_cursor *cur = NULL;
+  pq_read_opts o = PQ_READ_OPTS_INIT;
+  o.columns = OTHER_COLUMNS;
+  o.num_columns = sizeof OTHER_COLUMNS / sizeof OTHER_COLUMNS[0];
+  o.missing_ok = true;
+  o.row_group = (int64_t)rg;
+  memset(x->cc, 0, CC_SIZE * sizeof *x->cc); /* a new cursor: new schema nodes */
+  int rc = pq_cursor_open(&cur, x->pf, &o);
+  if (!rc) rc = decode_rows(x, cur, other, nrows);
+  pq_cursor_free(cur);
+  return rc;
+}
+
+/* Uncompressed bytes of the add paths and stats: what the file set will copy (about). */
+static size_t string_bytes(const pq_file *pf) {
+  static const char *const LEAVES[] = {"add.path", "add.stats"};
+  size_t total = 0;
+  for (size_t i = 0; i < 2; i++) {
+    const pq_field *f = pq_file_find(pf, LEAVES[i]);
+    if (!f || f->column < 0) continue;
+    for (size_t rg = 0; rg < pq_file_num_row_groups(pf); rg++) {
+      pq_chunk_info ci;
+      if (!pq_chunk_get(&ci, pf, rg, (size_t)f->column) && ci.total_uncompressed_size > 0)
+        total += (size_t)ci.total_uncompressed_size;
+    }
+  }
+  return total;
+}
+
+int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *ctx,
+                        dl__fileset *reserve) {
   uint8_t *data = NULL;
   size_t len = 0;
   pq_file *pf = NULL;
   pq_cursor *cur = NULL;
+  dl__flat *fl = NULL;
   dl__arena scratch = {0};
   dl__action *a = NULL;
   ccache *cc = NULL;
+  dl__reserve_hint hint = {NULL, 0, 0};
   int rc = os_read_all(t->store, path, &data, &len);
   if (rc) goto cleanup;
   if ((rc = pq_file_open_mem(&pf, data, len))) goto cleanup;
+  if (reserve) {
+    /* hints from the footer, bounded by the file's size (a row takes bytes; pages inflate
+     * a bounded amount) and allowed to fail: apply grows the set as usual */
+    int64_t rows = pq_file_num_rows(pf);
+    if (rows > (int64_t)(len / 4)) rows = (int64_t)(len / 4);
+    hint.fs = reserve;
+    hint.rows = rows > 0 ? (size_t)rows : 0;
+    hint.max_bytes = 32 * len;
+  }
+  a = malloc(sizeof *a);
+  cc = calloc(CC_SIZE, sizeof *cc);
+  if (!a || !cc) {
+    rc = dd_err_set(DD_ENOMEM, "out of memory");
+    goto cleanup;
+  }
+  rows_ctx x = {pf, cb, ctx, a, &scratch, cc};
+  /* DD_CHECKPOINT_ROWS=1 forces the row reader (tests compare the two; docs/benchmarks.md) */
+  const char *force_rows = getenv("DD_CHECKPOINT_ROWS");
+  if ((!force_rows || strcmp(force_rows, "1")) && (rc = dl__flat_open(&fl, pf))) goto cleanup;
+  if (fl) { /* reserves once its first row group shows the string bytes per row */
+    rc = dl__flat_read(fl, cb, ctx, other_rows, &x, &hint);
+    goto cleanup;
+  }
+  if (hint.fs && hint.rows) {
+    size_t bytes = string_bytes(pf);
+    if (dl__fileset_reserve(hint.fs, hint.rows, bytes < hint.max_bytes ? bytes : hint.max_bytes))
+      dd_err_clear();
+  }
   pq_read_opts o = PQ_READ_OPTS_INIT;
   o.columns = COLUMNS;
   o.num_columns = sizeof COLUMNS / sizeof COLUMNS[0];
   o.missing_ok = true;
   if ((rc = pq_cursor_open(&cur, pf, &o))) goto cleanup;
-  if (!(a = malloc(sizeof *a))) {
-    rc = dd_err_set(DD_ENOMEM, "out of memory");
-    goto cleanup;
-  }
-  const pq_pnode *schema = pq_cursor_schema(cur);
-  cc = calloc(CC_SIZE, sizeof *cc);
-  if (!cc) {
-    rc = dd_err_set(DD_ENOMEM, "out of memory");
-    goto cleanup;
-  }
-  for (;;) {
-    const pq_value *row = NULL;
-    if ((rc = pq_cursor_next(cur, &row)) || !row) break;
-    json_t *mdj = NULL;
-    rc = decode_row(a, (node){schema, row, cc}, &scratch, &mdj);
-    if (!rc) rc = cb(ctx, a);
-    json_decref(mdj);
-    if (rc) break;
-    if (scratch.bytes > (1u << 20)) dl__arena_free(&scratch);
-  }
+  rc = decode_rows(&x, cur, NULL, 0);
 cleanup:
   if (rc) rc = dd_err_wrap(rc, "%s", path);
+  dl__flat_free(fl);
   free(cc);
   free(a);
   dl__arena_free(&scratch);

@@ -41,6 +41,7 @@
 #define DD_STORE_DELTA_DL_INTERNAL_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -64,6 +65,9 @@ typedef struct dl__arena {
 
 void *dl__arena_alloc(dl__arena *a, size_t n); /* 8-aligned, NULL on OOM */
 char *dl__arena_strdup(dl__arena *a, const char *s);
+/* Starts a chunk of n bytes for the allocations that follow; returns its memory (for a
+ * prefault), NULL on OOM (the arena is unchanged). */
+void *dl__arena_reserve(dl__arena *a, size_t n);
 char *dl__arena_strndup(dl__arena *a, const char *s, size_t n);
 void dl__arena_free(dl__arena *a);
 
@@ -106,6 +110,11 @@ typedef struct dl__action {
   dl_file file;          /* add, remove, cdc (path = raw path here) */
   dl_dv dv;
   bool has_dv;
+  /* sized: file.path and file.stats are path_len / stats_len bytes, not NUL-terminated
+   * (the Parquet reader's values in place); else C strings */
+  bool sized;
+  size_t path_len, stats_len;
+  uint64_t path_hash; /* sized: dl__hash of the path bytes when they hold no escape; 0: none */
   /* protocol */
   dl_protocol proto;
   const char *feat_buf[64];
@@ -159,15 +168,43 @@ typedef struct dl__fileset {
   size_t nslots;
   const char **pv_slots; /* interned partition maps */
   size_t pv_n, pv_nslots;
+  const char *pv_last;   /* the map interned or found last, and its size */
+  size_t pv_last_n;
   size_t n_add, n_remove;
   int64_t add_bytes;
+  bool bulk;        /* between bulk_begin and bulk_end: entries from bulk_from are unindexed */
+  size_t bulk_from;
+  /* a thread faulting in reserved memory ahead of the loader (see dl__fileset_reserve);
+   * it only populates pages (MADV_POPULATE_WRITE), never writes their contents */
+  pthread_t pf_thread;
+  bool pf_on;
+  atomic_bool pf_stop;
+  void *pf_p[2];
+  size_t pf_n[2];
 } dl__fileset;
 
 int dl__fileset_new(dl__fileset **out);
 dl__fileset *dl__fileset_ref(dl__fileset *fs);
 void dl__fileset_unref(dl__fileset *fs);
+/* Makes room for `extra` more entries (index and array) and `bytes` more string bytes so
+ * that many applies neither rehash nor move the entries (a checkpoint's row count and
+ * path/stats sizes from its footer). A large reservation is faulted in by a helper thread
+ * while the caller fills it (page faults were a third of a million-file load); the thread
+ * is joined by bulk_end or unref. */
+int dl__fileset_reserve(dl__fileset *fs, size_t extra, size_t bytes);
+/* Bulk loading (a checkpoint): between begin and end, apply only appends (no lookup, no
+ * totals; find must not be called); end indexes the appended entries in order with the
+ * index slots prefetched ahead, folding a repeated key into its first entry exactly as
+ * apply would have. The result equals applying the same actions one by one. */
+void dl__fileset_bulk_begin(dl__fileset *fs);
+int dl__fileset_bulk_end(dl__fileset *fs);
 /* Applies a file action (kind ADD/REMOVE): newest wins. */
 int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv);
+/* The same with path and stats given as path_len / stats_len bytes that need not be
+ * NUL-terminated (Parquet values in place; the caller cut them at any NUL); path_hash,
+ * when not 0, is dl__hash(path, path_len, 0) of a path without escapes. */
+int dl__fileset_apply_sized(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv,
+                            size_t path_len, size_t stats_len, uint64_t path_hash);
 /* Looks up the key of e (from another set); NULL if absent. */
 const dl__entry *dl__fileset_find(const dl__fileset *fs, const dl__entry *e);
 /* Copies every entry of src into fs (upsert). */
@@ -269,6 +306,30 @@ int dl__snapshot_new(dl_snapshot **out, dl_table *t);
 int dl__checkpoint_write_parts(dl_table *t, const dl_snapshot *s, int parts);
 
 /* ---------- checkpoint reading via parquet (dl_checkpoint_read.c) ---------- */
-int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *ctx);
+/* reserve (may be NULL): made ready for the file's row count before the first action. */
+int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *ctx,
+                        dl__fileset *reserve);
+
+/* ---------- column-at-a-time add/remove reading (dl_checkpoint_flat.c) ---------- */
+struct pq_file;
+typedef struct dl__flat dl__flat;
+/* Plans the add/remove leaves of pf (borrowed). *out = NULL (and 0) when their shape or
+ * types are not ones the flat walker handles: the caller then assembles rows. */
+int dl__flat_open(dl__flat **out, const struct pq_file *pf);
+void dl__flat_free(dl__flat *fl);
+/* Rows of row group rg that hold neither an add nor a remove: other[i] != 0. */
+typedef int (*dl__other_cb)(void *ctx, size_t rg, const uint8_t *other, size_t nrows);
+/* What to reserve in a file set before loading a checkpoint into it (fs NULL: nothing):
+ * rows entries, string bytes estimated by the reader, at most max_bytes. Failure to
+ * reserve is ignored (apply grows the set as usual). */
+typedef struct dl__reserve_hint {
+  dl__fileset *fs;
+  size_t rows, max_bytes;
+} dl__reserve_hint;
+/* Calls cb for every add and remove, row group by row group (the next one is decoded on a
+ * second thread meanwhile), then other_cb when the row group has other rows. Reserves
+ * per hint once the first row group is decoded (its path and stats bytes per row). */
+int dl__flat_read(dl__flat *fl, dl__action_cb cb, void *ctx, dl__other_cb other_cb,
+                  void *octx, const dl__reserve_hint *hint);
 
 #endif

@@ -21,9 +21,14 @@ static int apply_cb(void *vctx, dl__action *a) {
   apply_ctx *c = vctx;
   switch (a->kind) {
     case DL__A_ADD:
-      return dl__fileset_apply(c->fs, DL__E_ADD, &a->file, a->has_dv ? &a->dv : NULL);
-    case DL__A_REMOVE:
-      return dl__fileset_apply(c->fs, DL__E_REMOVE, &a->file, a->has_dv ? &a->dv : NULL);
+    case DL__A_REMOVE: {
+      int kind = a->kind == DL__A_ADD ? DL__E_ADD : DL__E_REMOVE;
+      const dl_dv *dv = a->has_dv ? &a->dv : NULL;
+      if (a->sized)
+        return dl__fileset_apply_sized(c->fs, kind, &a->file, dv, a->path_len, a->stats_len,
+                                       a->path_hash);
+      return dl__fileset_apply(c->fs, kind, &a->file, dv);
+    }
     case DL__A_PROTOCOL: c->saw_proto = true; return dl__state_apply(c->st, a);
     case DL__A_METADATA: c->saw_md = true; return dl__state_apply(c->st, a);
     case DL__A_TXN:
@@ -94,7 +99,7 @@ static int read_json_file(dl_table *t, const char *path, apply_ctx *c, bool whol
 static int load_file(dl_table *t, const char *path, apply_ctx *c) {
   size_t n = strlen(path);
   if (n > 5 && !strcmp(path + n - 5, ".json")) return read_json_file(t, path, c, false);
-  return dl__parquet_actions(t, path, apply_cb, c);
+  return dl__parquet_actions(t, path, apply_cb, c, c->fs);
 }
 
 int dl__checkpoint_load(dl_table *t, const dl__cp *cp, dl__state *st, dl__fileset *fs,
@@ -102,6 +107,7 @@ int dl__checkpoint_load(dl_table *t, const dl__cp *cp, dl__state *st, dl__filese
   *lacks_actions = false;
   apply_ctx c = {.st = st, .fs = fs, .ict = -1, .in_checkpoint = true};
   int rc = 0;
+  dl__fileset_bulk_begin(fs); /* a checkpoint's files are indexed once, at the end */
   for (size_t i = 0; i < cp->nfiles && !rc; i++) {
     char *path = NULL;
     if (asprintf(&path, DL__LOG "/%s", cp->files[i]) < 0) {
@@ -122,6 +128,8 @@ int dl__checkpoint_load(dl_table *t, const dl__cp *cp, dl__state *st, dl__filese
     if (rc) rc = dd_err_wrap(rc, "sidecar %s", sc);
     free(path);
   }
+  int brc = dl__fileset_bulk_end(fs);
+  if (!rc) rc = brc;
   if (!rc && (!st->has_proto || !st->has_md)) {
     *lacks_actions = true;
     rc = dd_err_set(DD_ECORRUPT, "checkpoint %s (version %lld) has no %s action",

@@ -20,19 +20,23 @@ struct dl__chunk {
   _Alignas(8) unsigned char data[];
 };
 
+void *dl__arena_reserve(dl__arena *a, size_t n) {
+  dl__chunk *c = malloc(sizeof *c + n);
+  if (!c) return NULL;
+  c->next = a->head;
+  c->cap = n;
+  a->head = c;
+  a->used = 0;
+  a->cap = n;
+  a->bytes += sizeof *c + n;
+  return c->data;
+}
+
 void *dl__arena_alloc(dl__arena *a, size_t n) {
   n = (n + 7) & ~(size_t)7;
-  if (!a->head || a->used + n > a->cap) {
-    size_t cap = n > 60000 ? n : 65536 - sizeof(dl__chunk);
-    dl__chunk *c = malloc(sizeof *c + cap);
-    if (!c) return NULL;
-    c->next = a->head;
-    c->cap = cap;
-    a->head = c;
-    a->used = 0;
-    a->cap = cap;
-    a->bytes += sizeof *c + cap;
-  }
+  if ((!a->head || a->used + n > a->cap) &&
+      !dl__arena_reserve(a, n > 60000 ? n : 65536 - sizeof(dl__chunk)))
+    return NULL;
   void *p = a->head->data + a->used;
   a->used += n;
   return p;
@@ -63,16 +67,24 @@ void dl__arena_free(dl__arena *a) {
 /* ======================= hashing, URL coding ======================= */
 
 uint64_t dl__hash(const void *p, size_t n, uint64_t seed) {
-  /* FNV-1a, 64-bit, then a final avalanche. */
+  /* Eight bytes per step (multiply, rotate), then a final avalanche (the splitmix64
+   * finaliser): in-memory tables only, never stored, so the function may change. */
   const unsigned char *s = p;
-  uint64_t h = 1469598103934665603ULL ^ seed;
-  for (size_t i = 0; i < n; i++) {
-    h ^= s[i];
-    h *= 1099511628211ULL;
+  uint64_t h = (seed ^ 0x9e3779b97f4a7c15ULL) + n * 0xbf58476d1ce4e5b9ULL;
+  for (; n >= 8; s += 8, n -= 8) {
+    uint64_t w;
+    memcpy(&w, s, 8);
+    h ^= w * 0x94d049bb133111ebULL;
+    h = (h << 29 | h >> 35) * 0x9e3779b97f4a7c15ULL;
   }
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
+  uint64_t t = 0;
+  for (size_t i = 0; i < n; i++) t |= (uint64_t)s[i] << (8 * i);
+  h ^= t * 0x94d049bb133111ebULL;
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebULL;
+  h ^= h >> 31;
   return h;
 }
 

@@ -244,6 +244,10 @@ typedef struct pq_column {
 /* Decodes leaf `col` of row group rg. *out belongs to the caller (pq_column_free); its
  * byte pointers may point into the file buffer, so f must outlive it. */
 int pq_column_read(pq_column **out, const pq_file *f, size_t rg, size_t col);
+/* Decodes leaf `col` of row group rg into c (from pq_column_read), reusing its memory: for
+ * the same leaf of another row group no buffer is allocated again once it is large
+ * enough. On error c stays valid (to free, or to reread) but its contents are undefined. */
+int pq_column_reread(pq_column *c, const pq_file *f, size_t rg, size_t col);
 void pq_column_free(pq_column *c);
 
 /* ---------------------------------------------------------------------------------------

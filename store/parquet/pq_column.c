@@ -288,6 +288,17 @@ int pq_column_read(pq_column **out, const pq_file *f, size_t rg, size_t col) {
   return 0;
 }
 
+int pq_column_reread(pq_column *pc, const pq_file *f, size_t rg, size_t col) {
+  if (rg >= f->num_rgs || col >= f->num_leaves)
+    return dd_err_set(DD_EINVAL, "parquet: no column %zu in row group %zu", col, rg);
+  pq__col *c = (pq__col *)pc;
+  if (c->field != f->leaves[col]) pq__col_clear(c); /* another leaf: nothing to reuse */
+  else pq__col_reset(c);
+  int rc = pq__col_decode(c, f, rg, col);
+  fill_pub(c);
+  return rc;
+}
+
 void pq_column_free(pq_column *pc) {
   if (!pc) return;
   pq__col *c = (pq__col *)pc; /* pub is the first member */

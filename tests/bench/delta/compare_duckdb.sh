@@ -8,9 +8,18 @@
 #                      add.dataChange, add.deletionVector FROM read_parquet(ckpt) WHERE add IS NOT NULL
 #            ckpt+json the same UNION ALL the adds of the JSON commits after the checkpoint
 #            ckpt-wide every add column deltad's replay projects (adds stats, tags, row ids)
+#            issue     the aggregate of issue #12 (count, sum(size), count(DISTINCT path),
+#                      sum(length(stats)), sum(cardinality(partitionValues)))
+#   delta-rs  DeltaTable(path) + get_add_actions() (when DELTARS_PY is set)
+#   deltad    the same load of a copy whose checkpoint DuckDB rewrote (COPY ... TO, snappy;
+#             when DUCK_WRITTEN=1; its digest must equal the original's)
+#   base      BASE_BIN load (an older bench_delta, when set: the before/after ratio)
 # and prints a Markdown table of medians (each column's median taken separately).
 # Usage: compare_duckdb.sh [ROUNDS (5)] [N (1000000)]
 # Environment: BENCH_BIN=path/to/bench_delta (else builds build-bench/ in Release),
+#   BASE_BIN=older bench_delta, DELTARS_PY=python with deltalake (deltalake==1.6.6 pyarrow),
+#   DUCK_WRITTEN=1 (also load a DuckDB-written checkpoint), DUCK_MODES (default
+#   "startup ckpt ckpt+json ckpt-wide issue"),
 #   TABLE=dir (reuse a generated table; it is then kept), DUCK_RESULT=chunks|stream|js
 #   (how node consumes rows, see duckdb/duck_load.mjs; default chunks = all rows held in
 #   memory as DuckDB vectors), DUCK_THREADS=n (SET threads; default DuckDB's, the core
@@ -36,7 +45,8 @@ if [ -z "$table" ]; then
   table="$work/big"
   "$bin" gen "$table" "$n"
 fi
-log="$table/_delta_log"
+DL_LOG=_delta_log
+log="$table/$DL_LOG"
 # The checkpoint named by _last_checkpoint (classic single file) and the commits after it.
 cv=$(sed -n 's/.*"version":\([0-9]*\).*/\1/p' "$log/_last_checkpoint")
 ckpt=$(printf '%s/%020d.checkpoint.parquet' "$log" "$cv")
@@ -53,37 +63,58 @@ echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); no
 raw=${RAW:-$work/raw.tsv}
 : >"$raw"
 tm="$work/time.out"
-run_deltad() {
-  /usr/bin/time -f "%e %M" -o "$tm" "$bin" load "$table" >"$work/d.out"
+run_deltad() { # [label binary table]
+  lbl=${1:-deltad}
+  /usr/bin/time -f "%e %M" -o "$tm" "${2:-$bin}" load "${3:-$table}" >"$work/d.out"
   line=$(cat "$work/d.out")
   files=$(echo "$line" | sed -n 's/.*, \([0-9]*\) files in.*/\1/p')
   wall=$(echo "$line" | sed -n 's/.* files in \([0-9.]*\) s wall.*/\1/p')
   cpu=$(echo "$line" | sed -n 's/.*(\([0-9.]*\) s CPU).*/\1/p')
   over=$(echo "$line" | sed -n 's/.*(\([0-9.-]*\) B\/file over baseline).*/\1/p')
   read -r pw rss <"$tm"
-  printf 'deltad\t%s\t%s\t0\t%s\t%s\t%s\t%s\n' "$files" "$wall" "$cpu" "$rss" "$over" "$pw" >>"$raw"
+  printf '%s\t%s\t%s\t0\t%s\t%s\t%s\t%s\n' "$lbl" "$files" "$wall" "$cpu" "$rss" "$over" "$pw" >>"$raw"
+}
+kv_line() { # label: one raw line from a key=value figures line in $work/q.out
+  read -r pw rss <"$tm"
+  grep -E '^(duck|deltars):' "$work/q.out" | awk -v lbl="$1" -v pw="$pw" -v prss="$rss" '{
+      for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+      over = f["rows"] > 0 ? (f["maxrss_kb"] - f["rss_init_kb"]) * 1024 / f["rows"] : 0
+      printf "%s %s\t%d\t%.4f\t%.4f\t%.3f\t%d\t%.0f\t%s\n", lbl, f["mode"], f["rows"], f["query_ms"] / 1000,
+             f["init_ms"] / 1000, (f["mode"] == "startup" ? f["cpu_ms"] : f["query_cpu_ms"]) / 1000, prss, over, pw }' >>"$raw"
 }
 run_duck() { # mode
   # shellcheck disable=SC2086
   /usr/bin/time -f "%e %M" -o "$tm" node "$here/duckdb/duck_load.mjs" "$1" "$ckpt" $commits >"$work/q.out"
-  read -r pw rss <"$tm"
-  awk -v pw="$pw" -v prss="$rss" '{
-      for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-      over = f["rows"] > 0 ? (f["maxrss_kb"] - f["rss_init_kb"]) * 1024 / f["rows"] : 0
-      printf "duckdb %s\t%d\t%.4f\t%.4f\t%.3f\t%d\t%.0f\t%s\n", f["mode"], f["rows"], f["query_ms"] / 1000,
-             f["init_ms"] / 1000, (f["mode"] == "startup" ? f["cpu_ms"] : f["query_cpu_ms"]) / 1000, prss, over, pw }' "$work/q.out" >>"$raw"
+  kv_line duckdb
 }
+run_deltars() {
+  /usr/bin/time -f "%e %M" -o "$tm" "$DELTARS_PY" "$here/deltars/deltars_load.py" "$table" >"$work/q.out"
+  kv_line delta-rs
+}
+duck_table=""
+if [ "${DUCK_WRITTEN:-0}" = 1 ]; then
+  duck_table="$work/duck_written"
+  mkdir -p "$duck_table/$DL_LOG"
+  cp "$log"/*.json "$log/_last_checkpoint" "$duck_table/$DL_LOG/"
+  node "$here/duckdb/duck_load.mjs" write "$ckpt" "$duck_table/$DL_LOG/$(basename "$ckpt")" >/dev/null
+  d1=$("$bin" digest "$table" | sed 's/.*files, //'); d2=$("$bin" digest "$duck_table" | sed 's/.*files, //')
+  echo "DuckDB-written checkpoint: $(du -k "$duck_table/$DL_LOG/$(basename "$ckpt")" | cut -f1) KiB; digest $d2"
+  [ "$d1" = "$d2" ] || { echo "the DuckDB-written checkpoint reads differently: $d1 vs $d2" >&2; exit 1; }
+fi
 i=1
 while [ "$i" -le "$rounds" ]; do
   run_deltad
-  for m in startup ckpt ckpt+json ckpt-wide; do run_duck "$m"; done
+  [ -n "${BASE_BIN:-}" ] && run_deltad "deltad base" "$BASE_BIN"
+  [ -n "$duck_table" ] && run_deltad "deltad duckdb-ckpt" "$bin" "$duck_table"
+  for m in ${DUCK_MODES:-startup ckpt ckpt+json ckpt-wide issue}; do run_duck "$m"; done
+  [ -n "${DELTARS_PY:-}" ] && run_deltars
   echo "round $i/$rounds done (load average $(cut -d' ' -f1 /proc/loadavg))" >&2
   i=$((i + 1))
 done
 
 echo
 echo "Medians over $rounds rounds (each column's median separately; shared, loaded machine)."
-echo "DuckDB rows consumed as: ${DUCK_RESULT:-chunks}. deltad: one thread; DuckDB threads: ${DUCK_THREADS:-default ($(nproc))}."
+echo "DuckDB rows consumed as: ${DUCK_RESULT:-chunks}. deltad: two threads (decode, apply); DuckDB threads: ${DUCK_THREADS:-default ($(nproc))}."
 echo "Load s: deltad dl_table_open+dl_snapshot_open; DuckDB the query after startup. CPU s: the same span"
 echo "(user+sys, all threads; for the startup row the whole node process). Process wall includes"
 echo "process start (node boot and loading DuckDB for DuckDB). Peak RSS: whole process."

@@ -139,6 +139,60 @@ static void test_projection_of_written_file(void **state) {
   free(buf);
 }
 
+static bool same_column(const pq_column *a, const pq_column *b) {
+  if (a->num_levels != b->num_levels || a->num_values != b->num_values) return false;
+  if ((a->def && memcmp(a->def, b->def, a->num_levels * sizeof *a->def)) ||
+      (a->rep && memcmp(a->rep, b->rep, a->num_levels * sizeof *a->rep)))
+    return false;
+  for (size_t i = 0; i < a->num_values; i++) {
+    switch (a->field->type) {
+      case PQ_T_BYTE_ARRAY:
+        if (a->ba[i].len != b->ba[i].len || memcmp(a->ba[i].ptr, b->ba[i].ptr, a->ba[i].len))
+          return false;
+        break;
+      case PQ_T_INT64: if (a->i64[i] != b->i64[i]) return false; break;
+      case PQ_T_INT32: if (a->i32[i] != b->i32[i]) return false; break;
+      case PQ_T_BOOLEAN: if (a->b[i] != b->b[i]) return false; break;
+      default: break;
+    }
+  }
+  return true;
+}
+
+/* pq_column_reread into a column from another row group (or another leaf) decodes what a
+ * fresh pq_column_read does. */
+static void test_column_reread(void **state) {
+  (void)state;
+  uint8_t *buf;
+  size_t len;
+  write_sample(PQ_CODEC_SNAPPY, true, 70, 300, &buf, &len);
+  pq_file *f = NULL;
+  assert_int_equal(pq_file_open_mem(&f, buf, len), 0);
+  size_t nrg = pq_file_num_row_groups(f), ncol = pq_file_num_columns(f);
+  assert_true(nrg >= 4);
+  for (size_t col = 0; col < ncol; col++) {
+    pq_column *reused = NULL;
+    assert_int_equal(pq_column_read(&reused, f, nrg - 1, col), 0); /* the short last group first */
+    for (size_t rg = 0; rg < nrg; rg++) {
+      pq_column *fresh = NULL;
+      assert_int_equal(pq_column_read(&fresh, f, rg, col), 0);
+      assert_int_equal(pq_column_reread(reused, f, rg, col), 0);
+      if (!same_column(fresh, reused)) fail_msg("column %zu row group %zu differs", col, rg);
+      pq_column_free(fresh);
+    }
+    size_t other = (col + 1) % ncol; /* another leaf in the same column object */
+    pq_column *fresh = NULL;
+    assert_int_equal(pq_column_read(&fresh, f, 1, other), 0);
+    assert_int_equal(pq_column_reread(reused, f, 1, other), 0);
+    assert_true(same_column(fresh, reused));
+    assert_int_equal(pq_column_reread(reused, f, nrg, col), DD_EINVAL);
+    pq_column_free(fresh);
+    pq_column_free(reused);
+  }
+  pq_file_free(f);
+  free(buf);
+}
+
 static void test_rejects_bad_rows(void **state) {
   (void)state;
   pq_writer *w = NULL;
@@ -191,6 +245,7 @@ int main(void) {
       cmocka_unit_test(test_statistics_and_metadata),
       cmocka_unit_test(test_projection_of_written_file),
       cmocka_unit_test(test_rejects_bad_rows),
+      cmocka_unit_test(test_column_reread),
       cmocka_unit_test(test_path_writer_and_empty_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,9 @@
 //         ckpt        the checkpoint's add columns named in the issue
 //         ckpt+json   the same plus the add actions of the given JSON commits (UNION ALL)
 //         ckpt-wide   every add column deltad's replay projects (adds stats, tags, row ids)
+//         issue       the aggregate of issue #12: count(*), sum(add.size), count(DISTINCT
+//                     add.path), sum(length(add.stats)), sum(cardinality(add.partitionValues))
+//         write OUT   COPY the checkpoint's rows TO OUT (a DuckDB-written checkpoint, snappy)
 // DUCK_RESULT (environment) says how rows are consumed:
 //         chunks (default)  runAndReadAll: every result chunk is held in memory (DuckDB's
 //                           native vectors, referenced from JS) until the rows are counted
@@ -30,6 +33,9 @@ function buildSql(mode, ckpt, commits) {
   const fromCkpt = `FROM read_parquet(${sq(ckpt)}) WHERE add IS NOT NULL`;
   if (mode === 'ckpt') return `SELECT ${ADD_COLS} ${fromCkpt}`;
   if (mode === 'ckpt-wide') return `SELECT ${WIDE_COLS} ${fromCkpt}`;
+  if (mode === 'issue')
+    return 'SELECT count(*), sum(add.size), count(DISTINCT add.path), sum(length(add.stats)), ' +
+      `sum(cardinality(add.partitionValues)) ${fromCkpt}`;
   if (mode === 'ckpt+json') {
     if (commits.length === 0) throw new Error('ckpt+json needs commit files');
     const list = '[' + commits.map(sq).join(', ') + ']';
@@ -74,7 +80,17 @@ async function main() {
   const ru1 = process.resourceUsage();
   const rssInitKb = Math.round(process.memoryUsage().rss / 1024);
   let rows = 0;
-  if (mode !== 'startup') rows = await consume(conn, buildSql(mode, ckpt, commits), how);
+  if (mode === 'write') {
+    await conn.run(`COPY (SELECT * FROM read_parquet(${sq(ckpt)})) TO ${sq(commits[0])} ` +
+      "(FORMAT parquet, COMPRESSION snappy)");
+  } else if (mode === 'issue') {
+    const r = await conn.runAndReadAll(buildSql(mode, ckpt, commits));
+    const v = r.getRows()[0];
+    rows = Number(v[0]);
+    console.log(`issue: ${v.map(String).join(' ')}`);
+  } else if (mode !== 'startup') {
+    rows = await consume(conn, buildSql(mode, ckpt, commits), how);
+  }
   const t2 = performance.now();
   const ru = process.resourceUsage();
   const threads = (await conn.runAndReadAll("SELECT current_setting('threads') t")).getRows()[0][0];

@@ -1,0 +1,468 @@
+/* dl_checkpoint_flat.c: the fast path of Parquet checkpoint reading. The add and remove
+ * actions (all but a handful of a checkpoint's rows) are decoded a column at a time with
+ * pq_column_read and walked level by level into dl__actions, instead of being assembled
+ * as nested rows first. Only the leaves replay keeps are read (path, size, time,
+ * dataChange, stats, partitionValues, tags, deletionVector). A file whose add/remove
+ * columns have a shape or type this walker does not expect is left to the row reader
+ * (dl_checkpoint_read.c), which answers the same for every file it accepts. Row groups are
+ * decoded ahead on a second thread while the current one is applied, into two sets of
+ * columns used in turn (their buffers are reused, not faulted in again per row group). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "store/delta/dl_internal.h"
+#include "store/parquet/pq.h"
+
+/* ---------- plan: which leaves, at which levels ---------- */
+
+enum {
+  C_PATH, C_SIZE, C_TIME, C_DC, C_STATS, C_PVK, C_PVV, C_TGK, C_TGV,
+  C_DVST, C_DVP, C_DVOFF, C_DVSIZE, C_DVCARD, C_DVMAX, C_N,
+};
+#define C_MAP_FIRST C_PVK
+#define C_DV_FIRST C_DVST
+
+typedef struct fl_side {
+  bool on;
+  int16_t xdef;         /* the action's struct is present when def(path) >= xdef */
+  int16_t pv_entry, tg_entry, dv_def;
+  int leaf[C_N];        /* file leaf index, -1 when the file lacks it */
+  int16_t maxdef[C_N];
+  int dv_probe;         /* the DV leaf whose levels say whether the DV is there */
+} fl_side;
+
+struct dl__flat {
+  const pq_file *pf;
+  fl_side side[2];      /* 0 add, 1 remove */
+};
+
+/* Per value of a side's path and stats columns, worked out on the decoding thread: the
+ * C-string length (cut at a NUL) and, for a path without escapes, its key hash (0: none). */
+typedef struct fl_pre {
+  uint32_t *plen, *slen;
+  uint64_t *phash;
+  size_t pcap, scap;
+} fl_pre;
+
+typedef struct fl_cols {
+  pq_column *c[2][C_N];
+  fl_pre pre[2];
+  int rc;
+  char msg[512];        /* the decoding thread's error message */
+} fl_cols;
+
+/* 0: found (or absent: *leaf = -1); 1: a shape or type the walker does not handle. */
+static int find_leaf(const pq_file *pf, const char *x, const char *name, int kind,
+                     int *leaf, int16_t *maxdef) {
+  char path[96];
+  snprintf(path, sizeof path, "%s.%s", x, name);
+  const pq_field *f = pq_file_find(pf, path);
+  *leaf = -1;
+  if (!f) return 0;
+  if (f->type == PQ_T_GROUP || f->max_rep != 0) return 1;
+  bool ok = kind == 'i' ? (f->type == PQ_T_INT32 || f->type == PQ_T_INT64)
+            : kind == 'b' ? f->type == PQ_T_BOOLEAN : f->type == PQ_T_BYTE_ARRAY;
+  if (!ok) return 1;
+  *leaf = f->column;
+  *maxdef = f->max_def;
+  return 0;
+}
+
+static int find_map(const pq_file *pf, const char *x, const char *name, fl_side *s, int k,
+                    int16_t *entry) {
+  char path[96];
+  snprintf(path, sizeof path, "%s.%s", x, name);
+  const pq_field *m = pq_file_find(pf, path);
+  s->leaf[k] = s->leaf[k + 1] = -1;
+  if (!m) return 0;
+  if (m->shape != PQ_SHAPE_MAP || m->max_rep != 0) return 1;
+  const pq_field *r = &m->children[0], *key = &r->children[0], *val = &r->children[1];
+  for (int i = 0; i < 2; i++) {
+    const pq_field *l = i ? val : key;
+    if (l->type != PQ_T_BYTE_ARRAY || l->max_rep != 1) return 1;
+    s->leaf[k + i] = l->column;
+    s->maxdef[k + i] = l->max_def;
+  }
+  *entry = r->max_def;
+  return 0;
+}
+
+static int plan_side(const pq_file *pf, const char *x, bool add, fl_side *s) {
+  memset(s, 0, sizeof *s);
+  for (int i = 0; i < C_N; i++) s->leaf[i] = -1;
+  const pq_field *xf = pq_file_find(pf, x);
+  if (!xf) return 0;
+  if (xf->shape != PQ_SHAPE_STRUCT || xf->repetition != PQ_OPTIONAL || xf->max_rep != 0)
+    return 1;
+  s->xdef = xf->max_def;
+  int bad = find_leaf(pf, x, "path", 's', &s->leaf[C_PATH], &s->maxdef[C_PATH]);
+  bad |= find_leaf(pf, x, "size", 'i', &s->leaf[C_SIZE], &s->maxdef[C_SIZE]);
+  bad |= find_leaf(pf, x, add ? "modificationTime" : "deletionTimestamp", 'i',
+                   &s->leaf[C_TIME], &s->maxdef[C_TIME]);
+  bad |= find_leaf(pf, x, "dataChange", 'b', &s->leaf[C_DC], &s->maxdef[C_DC]);
+  if (add) bad |= find_leaf(pf, x, "stats", 's', &s->leaf[C_STATS], &s->maxdef[C_STATS]);
+  bad |= find_map(pf, x, "partitionValues", s, C_PVK, &s->pv_entry);
+  bad |= find_map(pf, x, "tags", s, C_TGK, &s->tg_entry);
+  static const char *const DV[] = {"storageType", "pathOrInlineDv", "offset", "sizeInBytes",
+                                   "cardinality", "maxRowIndex"};
+  char dvx[64];
+  snprintf(dvx, sizeof dvx, "%s.deletionVector", x);
+  const pq_field *dv = pq_file_find(pf, dvx);
+  s->dv_probe = -1;
+  if (dv) {
+    if (dv->shape != PQ_SHAPE_STRUCT || dv->max_rep != 0) return 1;
+    s->dv_def = dv->max_def;
+    for (int i = 0; i < 6; i++) {
+      bad |= find_leaf(pf, dvx, DV[i], i < 2 ? 's' : 'i', &s->leaf[C_DV_FIRST + i],
+                       &s->maxdef[C_DV_FIRST + i]);
+      if (s->dv_probe < 0 && s->leaf[C_DV_FIRST + i] >= 0) s->dv_probe = C_DV_FIRST + i;
+    }
+    if (s->dv_probe < 0) return 1;
+  }
+  if (bad || s->leaf[C_PATH] < 0) return 1;
+  s->on = true;
+  return 0;
+}
+
+int dl__flat_open(dl__flat **out, const pq_file *pf) {
+  *out = NULL;
+  dl__flat *fl = calloc(1, sizeof *fl);
+  if (!fl) return dd_err_set(DD_ENOMEM, "out of memory");
+  fl->pf = pf;
+  if (plan_side(pf, "add", true, &fl->side[0]) || plan_side(pf, "remove", false, &fl->side[1]) ||
+      (!fl->side[0].on && !fl->side[1].on)) {
+    free(fl); /* not a shape for this walker: the row reader takes the file */
+    return 0;
+  }
+  *out = fl;
+  return 0;
+}
+
+void dl__flat_free(dl__flat *fl) { free(fl); }
+
+/* ---------- decoding a row group (thread-safe: reads pf only) ---------- */
+
+static void cols_free(fl_cols *k) {
+  for (int s = 0; s < 2; s++) {
+    for (int i = 0; i < C_N; i++) {
+      pq_column_free(k->c[s][i]);
+      k->c[s][i] = NULL;
+    }
+    free(k->pre[s].plen);
+    free(k->pre[s].slen);
+    free(k->pre[s].phash);
+    memset(&k->pre[s], 0, sizeof k->pre[s]);
+  }
+}
+
+static int grow_u32(uint32_t **p, size_t *cap, size_t n) {
+  if (n <= *cap) return 0;
+  uint32_t *x = realloc(*p, n * sizeof *x);
+  if (!x) return dd_err_set(DD_ENOMEM, "out of memory");
+  *p = x;
+  *cap = n;
+  return 0;
+}
+
+static int precompute(fl_pre *pr, const pq_column *path, const pq_column *stats) {
+  size_t n = path->num_values, pcap = pr->pcap;
+  int rc = grow_u32(&pr->plen, &pr->pcap, n);
+  if (!rc && n > pcap) {
+    uint64_t *h = realloc(pr->phash, n * sizeof *h);
+    if (!h) return dd_err_set(DD_ENOMEM, "out of memory");
+    pr->phash = h;
+  }
+  for (size_t v = 0; !rc && v < n; v++) {
+    const char *p = (const char *)path->ba[v].ptr;
+    size_t l = strnlen(p, path->ba[v].len);
+    pr->plen[v] = (uint32_t)l;
+    pr->phash[v] = memchr(p, '%', l) ? 0 : dl__hash(p, l, 0);
+  }
+  if (!rc && stats) rc = grow_u32(&pr->slen, &pr->scap, stats->num_values);
+  for (size_t v = 0; !rc && stats && v < stats->num_values; v++)
+    pr->slen[v] = (uint32_t)strnlen((const char *)stats->ba[v].ptr, stats->ba[v].len);
+  return rc;
+}
+
+/* Decodes row group rg into k, reusing the columns k holds from an earlier row group. */
+static int cols_load(const dl__flat *fl, size_t rg, fl_cols *k) {
+  for (int s = 0; s < 2; s++) {
+    const fl_side *sd = &fl->side[s];
+    for (int i = 0; sd->on && i < C_N; i++) {
+      if (sd->leaf[i] < 0) continue;
+      int rc = k->c[s][i] ? pq_column_reread(k->c[s][i], fl->pf, rg, (size_t)sd->leaf[i])
+                          : pq_column_read(&k->c[s][i], fl->pf, rg, (size_t)sd->leaf[i]);
+      if (rc) return rc;
+    }
+    if (sd->on) {
+      int rc = precompute(&k->pre[s], k->c[s][C_PATH], k->c[s][C_STATS]);
+      if (rc) return rc;
+    }
+  }
+  return 0;
+}
+
+/* ---------- walking the levels ---------- */
+
+typedef struct cur {
+  const pq_column *c;
+  int16_t maxdef;
+  size_t lev, val;
+} cur;
+
+typedef struct walk {
+  cur k[C_N];
+  const fl_pre *pre;
+  dd_buf pv, tags;
+  dl__arena a;
+} walk;
+
+static int flat_bad(const char *why) {
+  return dd_err_set(DD_ECORRUPT, "checkpoint columns: %s", why);
+}
+
+static inline int16_t def_of(const cur *k, size_t lev) { return k->c->def ? k->c->def[lev] : 0; }
+
+/* One scalar entry of the current row: the value's index, or -1 when null. */
+static inline ssize_t scalar(cur *k) {
+  if (!k->c) return -1;
+  size_t l = k->lev++;
+  if (def_of(k, l) < k->maxdef) return -1;
+  return (ssize_t)k->val++;
+}
+
+static const char *bytes_str(dl__arena *a, const cur *k, ssize_t v) {
+  if (v < 0 || (size_t)v >= k->c->num_values) return NULL;
+  const pq_bytes *b = &k->c->ba[v];
+  return dl__arena_strndup(a, (const char *)b->ptr, b->len);
+}
+
+static int64_t int_val(const cur *k, ssize_t v, int64_t dflt) {
+  if (v < 0 || (size_t)v >= k->c->num_values) return dflt;
+  return k->c->i64 ? k->c->i64[v] : k->c->i32[v];
+}
+
+/* The entries of one row of a map (key cursor kk, value cursor kv) into b as a packed map
+ * (b reset; when emit is false the levels are only consumed). */
+static int map_row(cur *kk, cur *kv, int16_t entry, dd_buf *b, bool emit) {
+  b->len = 0;
+  if (!kk->c) return 0;
+  const pq_column *ck = kk->c, *cv = kv->c;
+  if (ck->num_levels != cv->num_levels) return flat_bad("map key and value levels differ");
+  size_t l = kk->lev;
+  if (l >= ck->num_levels || (ck->rep && ck->rep[l] != 0)) return flat_bad("map row misaligned");
+  do {
+    int16_t dk = def_of(kk, l), dvl = def_of(kv, l);
+    ssize_t ki = dk >= kk->maxdef ? (ssize_t)kk->val++ : -1;
+    ssize_t vi = dvl >= kv->maxdef ? (ssize_t)kv->val++ : -1;
+    if ((ki >= 0 && (size_t)ki >= ck->num_values) || (vi >= 0 && (size_t)vi >= cv->num_values))
+      return flat_bad("map values past the column");
+    if (emit && dk >= entry && ki >= 0) {
+      const pq_bytes *kb = &ck->ba[ki];
+      dd_buf_put(b, kb->ptr, strnlen((const char *)kb->ptr, kb->len));
+      dd_buf_putc(b, 0);
+      if (vi >= 0) {
+        const pq_bytes *vb = &cv->ba[vi];
+        dd_buf_put(b, vb->ptr, strnlen((const char *)vb->ptr, vb->len));
+        dd_buf_putc(b, 0);
+      } else {
+        dd_buf_put(b, "\xff", 2);
+      }
+    }
+    l++;
+  } while (l < ck->num_levels && ck->rep[l] != 0);
+  kk->lev = kv->lev = l;
+  if (emit) dd_buf_putc(b, 0);
+  return b->oom ? dd_err_set(DD_ENOMEM, "out of memory") : 0;
+}
+
+static void walk_bind(walk *w, const fl_side *sd, fl_cols *k, int s) {
+  w->pre = &k->pre[s];
+  for (int i = 0; i < C_N; i++) w->k[i] = (cur){k->c[s][i], sd->maxdef[i], 0, 0};
+}
+
+/* Consumes row r of one side (fills *a when emit). A side whose struct is null in this row
+ * has one level entry and no value in each of its leaves: it only steps (walk_rg checks at
+ * the end of the row group that every value was consumed). */
+static int side_row(walk *w, const fl_side *sd, bool here, bool emit, bool add, dl__action *a) {
+  cur *k = w->k;
+  if (!here) {
+    for (int i = 0; i < C_N; i++) k[i].lev++;
+    return 0;
+  }
+  ssize_t v[C_N];
+  for (int i = 0; i < C_N; i++)
+    if (i != C_PVK && i != C_PVV && i != C_TGK && i != C_TGV) v[i] = scalar(&k[i]);
+  bool has_dv = sd->dv_probe >= 0 && k[sd->dv_probe].c &&
+                def_of(&k[sd->dv_probe], k[sd->dv_probe].lev - 1) >= sd->dv_def;
+  int rc = map_row(&k[C_PVK], &k[C_PVV], sd->pv_entry, &w->pv, emit);
+  if (!rc) rc = map_row(&k[C_TGK], &k[C_TGV], sd->tg_entry, &w->tags, emit);
+  if (rc || !emit) return rc;
+  dl_file *f = &a->file;
+  memset(f, 0, sizeof *f);
+  a->kind = add ? DL__A_ADD : DL__A_REMOVE;
+  a->has_dv = false;
+  a->sized = true;
+  if (v[C_PATH] < 0 || (size_t)v[C_PATH] >= k[C_PATH].c->num_values)
+    return dd_err_set(DD_ECORRUPT, "checkpoint file action without path");
+  f->path = f->raw_path = (const char *)k[C_PATH].c->ba[v[C_PATH]].ptr;
+  a->path_len = w->pre->plen[v[C_PATH]];
+  a->path_hash = w->pre->phash[v[C_PATH]];
+  f->size = int_val(&k[C_SIZE], v[C_SIZE], -1);
+  f->modification_time = add ? int_val(&k[C_TIME], v[C_TIME], -1) : -1;
+  f->deletion_timestamp = add ? -1 : int_val(&k[C_TIME], v[C_TIME], -1);
+  f->data_change = v[C_DC] >= 0 && (size_t)v[C_DC] < k[C_DC].c->num_values && k[C_DC].c->b[v[C_DC]];
+  a->stats_len = 0;
+  f->stats = NULL;
+  if (add && v[C_STATS] >= 0 && (size_t)v[C_STATS] < k[C_STATS].c->num_values) {
+    f->stats = (const char *)k[C_STATS].c->ba[v[C_STATS]].ptr;
+    a->stats_len = w->pre->slen[v[C_STATS]];
+  }
+  f->partition_values = w->pv.len ? w->pv.p : "";
+  f->tags = w->tags.len > 1 ? w->tags.p : NULL;
+  f->base_row_id = f->default_row_commit_version = -1;
+  if (has_dv) {
+    dl_dv *d = &a->dv;
+    const char *st = bytes_str(&w->a, &k[C_DVST], v[C_DVST]);
+    d->path_or_inline = bytes_str(&w->a, &k[C_DVP], v[C_DVP]);
+    if (!st || strlen(st) != 1 || !strchr("uip", st[0]) || !d->path_or_inline)
+      return dd_err_set(DD_ECORRUPT, "checkpoint deletionVector: bad storageType/pathOrInlineDv");
+    d->storage_type = st[0];
+    d->offset = int_val(&k[C_DVOFF], v[C_DVOFF], -1);
+    d->size_in_bytes = (int32_t)int_val(&k[C_DVSIZE], v[C_DVSIZE], -1);
+    d->cardinality = int_val(&k[C_DVCARD], v[C_DVCARD], -1);
+    d->max_row_index = int_val(&k[C_DVMAX], v[C_DVMAX], -1);
+    a->has_dv = true;
+    f->dv = d;
+  }
+  return 0;
+}
+
+static bool present(const fl_cols *k, const fl_side *sd, int s, size_t r) {
+  const pq_column *c = k->c[s][C_PATH];
+  return sd->on && c && (c->def ? c->def[r] : 0) >= sd->xdef;
+}
+
+/* Applies the add/remove rows of one decoded row group; marks the other rows. */
+static int walk_rg(dl__flat *fl, fl_cols *k, size_t nrows, dl__action *a, walk w[2],
+                   dl__action_cb cb, void *ctx, uint8_t *other, size_t *n_other) {
+  for (int s = 0; s < 2; s++) walk_bind(&w[s], &fl->side[s], k, s);
+  for (int s = 0; s < 2; s++)
+    for (int i = 0; i < C_N; i++)
+      if (k->c[s][i] && k->c[s][i]->field->max_rep == 0 && k->c[s][i]->num_levels != nrows)
+        return flat_bad("a column's row count differs from its row group's");
+  *n_other = 0;
+  int rc = 0;
+  for (size_t r = 0; r < nrows && !rc; r++) {
+    bool pa = present(k, &fl->side[0], 0, r);
+    bool pa_r = present(k, &fl->side[1], 1, r), pr = !pa && pa_r;
+    other[r] = !pa && !pr;
+    *n_other += other[r];
+    for (int s = 0; s < 2 && !rc; s++)
+      if (fl->side[s].on)
+        rc = side_row(&w[s], &fl->side[s], s ? pa_r : pa, s ? pr : pa, s == 0, a);
+    if (!rc && (pa || pr)) rc = cb(ctx, a);
+    if (w[0].a.bytes + w[1].a.bytes > (1u << 20)) {
+      dl__arena_free(&w[0].a);
+      dl__arena_free(&w[1].a);
+    }
+  }
+  for (int s = 0; s < 2 && !rc; s++)
+    for (int i = 0; i < C_N && !rc; i++) {
+      const cur *c = &w[s].k[i];
+      if (c->c && c->lev != c->c->num_levels)
+        rc = flat_bad("a map column holds more rows than its row group");
+      else if (c->c && c->val != c->c->num_values)
+        rc = flat_bad("a value under a null action");
+    }
+  return rc;
+}
+
+/* ---------- the pipeline: decode row group g+1 while applying g ---------- */
+
+typedef struct job {
+  const dl__flat *fl;
+  size_t rg;
+  fl_cols *k;
+} job;
+
+static void *decode_job(void *arg) {
+  job *j = arg;
+  j->k->rc = cols_load(j->fl, j->rg, j->k);
+  if (j->k->rc) snprintf(j->k->msg, sizeof j->k->msg, "%s", dd_err_msg());
+  return NULL;
+}
+
+/* File-set string bytes for the rows of the decoded row group k, scaled to `rows`. */
+static size_t estimate_bytes(const fl_cols *k, size_t rows_rg, size_t rows) {
+  size_t b = 0;
+  for (int s = 0; s < 2; s++) {
+    const pq_column *p = k->c[s][C_PATH], *st = k->c[s][C_STATS];
+    for (size_t v = 0; p && v < p->num_values; v++) b += (k->pre[s].plen[v] + 8) & ~(size_t)7;
+    for (size_t v = 0; st && v < st->num_values; v++) b += (k->pre[s].slen[v] + 8) & ~(size_t)7;
+  }
+  return rows_rg ? (size_t)((double)b / (double)rows_rg * (double)rows) : 0;
+}
+
+int dl__flat_read(dl__flat *fl, dl__action_cb cb, void *ctx, dl__other_cb other_cb,
+                  void *octx, const dl__reserve_hint *hint) {
+  size_t nrg = pq_file_num_row_groups(fl->pf);
+  fl_cols k[2];
+  memset(k, 0, sizeof k);
+  walk w[2];
+  memset(w, 0, sizeof w);
+  dl__action *a = malloc(sizeof *a);
+  uint8_t *other = NULL;
+  size_t other_cap = 0;
+  pthread_t th;
+  bool running = false;
+  job jb = {fl, 0, NULL};
+  int rc = a ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
+  if (!rc && nrg) rc = cols_load(fl, 0, &k[0]);
+  if (!rc && nrg && hint && hint->fs && hint->rows) {
+    size_t bytes = estimate_bytes(&k[0], (size_t)pq_row_group_num_rows(fl->pf, 0), hint->rows);
+    if (dl__fileset_reserve(hint->fs, hint->rows, bytes < hint->max_bytes ? bytes : hint->max_bytes))
+      dd_err_clear();
+  }
+  for (size_t g = 0; g < nrg && !rc; g++) {
+    fl_cols *cur_k = &k[g & 1];
+    if (g + 1 < nrg) {
+      jb = (job){fl, g + 1, &k[(g + 1) & 1]};
+      running = pthread_create(&th, NULL, decode_job, &jb) == 0;
+      if (!running) decode_job(&jb); /* no thread: decode in line */
+    }
+    size_t nrows = (size_t)pq_row_group_num_rows(fl->pf, g);
+    if (nrows > other_cap) {
+      uint8_t *n = realloc(other, nrows);
+      if (!n) {
+        rc = dd_err_set(DD_ENOMEM, "out of memory");
+      } else {
+        other = n;
+        other_cap = nrows;
+      }
+    }
+    size_t n_other = 0;
+    if (!rc) rc = walk_rg(fl, cur_k, nrows, a, w, cb, ctx, other, &n_other);
+    if (!rc && n_other) rc = other_cb(octx, g, other, nrows);
+    if (running) {
+      pthread_join(th, NULL);
+      running = false;
+    }
+    fl_cols *next = &k[(g + 1) & 1];
+    if (g + 1 < nrg && next->rc && !rc) rc = dd_err_set(next->rc, "%s", next->msg);
+  }
+  if (running) pthread_join(th, NULL);
+  cols_free(&k[0]);
+  cols_free(&k[1]);
+  for (int s = 0; s < 2; s++) {
+    dd_buf_free(&w[s].pv);
+    dd_buf_free(&w[s].tags);
+    dl__arena_free(&w[s].a);
+  }
+  free(other);
+  free(a);
+  return rc;
+}
