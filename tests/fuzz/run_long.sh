@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run_long.sh: the long fuzz run behind DD_LONG=1 (scripts/test.sh calls it). Builds every
-# fuzz target with clang, libFuzzer, ASan and UBSan into build-fuzz/ and runs each for
-# DD_FUZZ_SECONDS (default 600: 10 CPU-minutes per target), DD_FUZZ_JOBS targets at once
+# fuzz target with clang, libFuzzer, ASan and UBSan into build-fuzz/ and runs each until it has used
+# DD_FUZZ_SECONDS of CPU (default 600: 10 CPU-minutes per target), DD_FUZZ_JOBS targets at once
 # (default: the number of cores). Any finding fails; see run_fuzzer.sh for its reproducer.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
