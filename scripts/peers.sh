@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the integration tests' PyPI peers (scripts/peers.txt: the official delta-sharing
-# client, delta-rs (deltalake) and what they need) into a virtualenv under the build folder,
-# by default build-test/venv. Idempotent: does nothing when the venv already holds exactly that list.
+# client, delta-rs (deltalake), pyspark with delta-spark (the Delta Connect client) and what
+# they need) into a virtualenv under the build folder, by default build-test/venv.
+# Idempotent: does nothing when the venv already holds exactly that list.
 # Debian's system Python makes the venv (python3-venv, in scripts/setup.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -27,9 +27,21 @@
 #define DELTA_RELATION_URL "delta.connect.DeltaRelation"
 #define SPARK_VERSION "4.0.0"
 
+/* Spark's defaults for the settings its Python client reads in one batch (toPandas,
+ * collect, show and repr ask for these; one unknown key fails the whole call). */
 static const char *const CONF_DEFAULTS[][2] = {
     {CONNECT_RETENTION_CHECK_CONF, "true"},
     {"spark.sql.session.timeZone", "UTC"},
+    {"spark.sql.execution.pandas.structHandlingMode", "legacy"},
+    {"spark.sql.execution.arrow.pyspark.selfDestruct.enabled", "false"},
+    {"spark.sql.execution.pandas.convertToArrowArraySafely", "false"},
+    {"spark.sql.execution.arrow.useLargeVarTypes", "false"},
+    {"spark.sql.repl.eagerEval.enabled", "false"},
+    {"spark.sql.repl.eagerEval.maxNumRows", "20"},
+    {"spark.sql.repl.eagerEval.truncate", "20"},
+    {"spark.sql.timestampType", "TIMESTAMP_LTZ"},
+    {"spark.sql.pyspark.jvmStacktrace.enabled", "false"},
+    {"spark.sql.connect.serverStacktrace.enabled", "false"},
 };
 
 /* ======================= plans ======================= */
