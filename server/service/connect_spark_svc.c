@@ -10,6 +10,7 @@
  * the vacuum retention check off). Interrupt answers with no interrupted ids: operations
  * run to completion within ExecutePlan. Anything that is not a Delta operation is
  * UNIMPLEMENTED. Admin only. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -52,6 +53,16 @@ static bool any_is(const Google__Protobuf__Any *a, const char *msg) {
   return slash && !strcmp(slash + 1, msg);
 }
 
+/* The name of the oneof member numbered `field` of d ("limit", "read"), quoted, for messages;
+ * a number no member has (0: a kind this server's protos do not know) says so. */
+static const char *oneof_name(const ProtobufCMessageDescriptor *d, unsigned field, char *buf,
+                              size_t cap) {
+  const ProtobufCFieldDescriptor *f = field ? protobuf_c_message_descriptor_get_field(d, field) : NULL;
+  if (f) snprintf(buf, cap, "'%s'", f->name);
+  else snprintf(buf, cap, "of a kind this server does not know (field %u)", field);
+  return buf;
+}
+
 typedef struct plan {
   Delta__Connect__DeltaCommand *cmd;
   Delta__Connect__DeltaRelation *rel;
@@ -67,15 +78,20 @@ static int plan_decode(plan *out, const Spark__Connect__Plan *p) {
   if (!p) return dd_err_set(DD_EINVAL, "plan: required");
   const Google__Protobuf__Any *a = NULL;
   const char *want = NULL;
+  char kind[96];
   if (p->op_type_case == SPARK__CONNECT__PLAN__OP_TYPE_COMMAND && p->command) {
     if (p->command->command_type_case != SPARK__CONNECT__COMMAND__COMMAND_TYPE_EXTENSION)
-      return dd_err_set(DD_EUNSUPPORTED, "deltad serves only Delta Connect operations: Spark command %d is "
-                        "not a Delta operation", (int)p->command->command_type_case);
+      return dd_err_set(DD_EUNSUPPORTED, "deltad serves only Delta Connect operations: Spark command %s "
+                        "is not a Delta operation", oneof_name(&spark__connect__command__descriptor,
+                                                               (unsigned)p->command->command_type_case,
+                                                               kind, sizeof kind));
     a = p->command->extension, want = DELTA_COMMAND_URL;
   } else if (p->op_type_case == SPARK__CONNECT__PLAN__OP_TYPE_ROOT && p->root) {
     if (p->root->rel_type_case != SPARK__CONNECT__RELATION__REL_TYPE_EXTENSION)
-      return dd_err_set(DD_EUNSUPPORTED, "deltad serves only Delta Connect operations: Spark relation %d is "
-                        "not a Delta operation", (int)p->root->rel_type_case);
+      return dd_err_set(DD_EUNSUPPORTED, "deltad serves only Delta Connect operations: Spark relation %s "
+                        "is not a Delta operation", oneof_name(&spark__connect__relation__descriptor,
+                                                               (unsigned)p->root->rel_type_case,
+                                                               kind, sizeof kind));
     a = p->root->extension, want = DELTA_RELATION_URL;
   } else {
     return dd_err_set(DD_EINVAL, "plan: a root relation or a command is required");

@@ -34,6 +34,7 @@ def main():
             for k, v in dt().detail().toPandas()[["format", "numFiles", "sizeInBytes"]]
             .to_dict("records")[0].items()}),
         "vacuum": attempt(lambda: dt().vacuum() is None),
+        "history_limit": attempt(lambda: dt().history(1).toPandas().shape[0]),
         "history_after": attempt(lambda: [r["operation"] for r in dt().history().toPandas()
                                           .to_dict("records")][:2]),
     }
