@@ -357,7 +357,7 @@ const char *os__xml_text(const char *xml, const char *tag, char *out, size_t cap
 
 int64_t os__http_date_ms(const char *s) {
   time_t t = curl_getdate(s, NULL);
-  return t == (time_t)-1 ? -1 : (int64_t)t * 1000;
+  return t < 0 ? -1 : (int64_t)t * 1000; /* before 1970 (curl gives those too): unknown */
 }
 
 /* Reads exactly n digits at *p into *v and advances *p; false when they are not there. */

@@ -85,7 +85,7 @@ int os__azure_list_page(os_list *l, size_t *cap, const char *xml, const char *pf
                         size_t next_cap);
 
 /* Parses an HTTP date (RFC 1123, "Sun, 29 Nov 2026 20:45:02 GMT") to epoch ms; -1 when
- * malformed. */
+ * malformed or before 1970 (as os__iso8601_ms). */
 int64_t os__http_date_ms(const char *s);
 
 #endif

@@ -112,11 +112,23 @@ static void test_iso8601_malformed(void **state) {
     if (os__iso8601_ms(bad[i]) != -1) fail_msg("'%s' was accepted", bad[i]);
 }
 
+/* HTTP dates (Azure's Last-Modified): a date before 1970 is unknown (-1), as for ISO 8601;
+ * fuzz.objstore_listing found a listing whose blob had mtime -4168293298000. */
+static void test_http_date(void **state) {
+  (void)state;
+  assert_int_equal(os__http_date_ms("Sun, 29 Nov 2026 20:45:02 GMT"), INT64_C(1795985102000));
+  assert_int_equal(os__http_date_ms("Thu, 01 Jan 1970 00:00:00 GMT"), 0);
+  assert_int_equal(os__http_date_ms("Sun, 06 Nov 1837 08:49:37 GMT"), -1);
+  assert_int_equal(os__http_date_ms("Wed, 31 Dec 1969 23:59:58 GMT"), -1); /* (curl gives 0 for 23:59:59) */
+  assert_int_equal(os__http_date_ms("not a date"), -1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_xml_text_basic),     cmocka_unit_test(test_xml_text_missing),
       cmocka_unit_test(test_xml_text_entities),  cmocka_unit_test(test_xml_text_bounded),
       cmocka_unit_test(test_iso8601),            cmocka_unit_test(test_iso8601_malformed),
+      cmocka_unit_test(test_http_date),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
