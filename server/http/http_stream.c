@@ -261,17 +261,26 @@ static int inline_send(void *cls, const ProtobufCMessage *msg) {
   return ci->c->encode(ci->c->cls, msg, ci->n++, &ci->body);
 }
 
+/* The part of a codec's reply both paths share: the protocol's error body when the call
+ * failed before any byte (*more false), else the handler's file or nothing, then the
+ * codec's head. *more: the body (bytes read from the call) is still to be added. */
+static int codec_head(const dd_http__codec *c, int rc, bool queued, const char *msg,
+                      dd_call_result *res, dd_http_reply *rep, bool *more) {
+  *more = false;
+  if (rc && !queued) return c->head(c->cls, rc, msg, res, rep);
+  bool file = res->file_fd >= 0;
+  int hrc = file ? dd_http_reply_file(rep, res->file_fd, res->file_off, res->file_len) : 0;
+  res->file_fd = -1; /* the reply's now */
+  if (!hrc) hrc = c->head(c->cls, 0, "", res, rep);
+  *more = !hrc && !file;
+  return hrc;
+}
+
 static int inline_fill(void *cls, dd_http_reply *rep) {
   codec_inline *ci = cls;
-  const dd_http__codec *c = ci->c;
-  if (ci->rc) return c->head(c->cls, ci->rc, ci->msg, &ci->res, rep);
-  if (ci->res.file_fd >= 0) {
-    int rc = dd_http_reply_file(rep, ci->res.file_fd, ci->res.file_off, ci->res.file_len);
-    ci->res.file_fd = -1; /* the reply's now */
-    return rc ? rc : c->head(c->cls, 0, "", &ci->res, rep);
-  }
-  int rc = c->head(c->cls, 0, "", &ci->res, rep);
-  return rc ? rc : dd_http_reply_body(rep, ci->body.data ? ci->body.data : "", ci->body.len);
+  bool more;
+  int rc = codec_head(ci->c, ci->rc, false, ci->msg, &ci->res, rep, &more);
+  return rc || !more ? rc : dd_http_reply_body(rep, ci->body.data ? ci->body.data : "", ci->body.len);
 }
 
 static enum MHD_Result codec_run_inline(dd_http__req *rq, const dd_method *m, ProtobufCMessage *req,
@@ -334,12 +343,9 @@ static int codec_fill_reply(void *cls, dd_http_reply *rep) {
   codec_fill *f = cls;
   dd_http__stream *st = f->st;
   const dd_http__codec *c = &st->hk->codec;
-  if (f->rc && !f->queued) return c->head(c->cls, f->rc, f->msg, f->res, rep);
-  bool file = f->res->file_fd >= 0;
-  int rc = file ? dd_http_reply_file(rep, f->res->file_fd, f->res->file_off, f->res->file_len) : 0;
-  f->res->file_fd = -1; /* the reply's now */
-  if (!rc) rc = c->head(c->cls, 0, "", f->res, rep);
-  if (rc || file) return rc;
+  bool more;
+  int rc = codec_head(c, f->rc, f->queued, f->msg, f->res, rep, &more);
+  if (rc || !more) return rc;
   if (!st->unary) {
     f->streamed = 1;
     rc = dd_http_reply_stream(rep, codec_read, st, stream_response_free);
