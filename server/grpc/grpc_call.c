@@ -119,7 +119,10 @@ int dd_grpc__run(dd_grpc__call *c, int (*send)(void *cls, const ProtobufCMessage
     rc = dd_call_run(c->srv->reg, &c->method->m, req, &c->principal, c->deadline_ms, &sink, &res);
     if (res.file_fd >= 0) {
       close(res.file_fd);
-      if (!rc) rc = dd_err_set(DD_EINTERNAL, "%s answered with a file, which gRPC cannot send", c->method->m.path);
+      if (!rc)
+        rc = dd_err_set(DD_EUNSUPPORTED,
+                        "%s answers with a file, which gRPC cannot carry: fetch the signed URL from the REST port",
+                        c->method->m.path);
     }
   }
   if (req) protobuf_c_message_free_unpacked(req, NULL);

@@ -93,6 +93,27 @@ class SharingGrpc(h.ServerTest):
                                if isinstance(v, dict) else v) for k, v in l.items()}
         self.assertEqual([strip(l) for l in rl], [strip(l) for l in lines])
 
+    def test_open_file_over_grpc_is_unimplemented(self):
+        # OpenFile answers with a file, which only the REST port can send. Over gRPC, with a
+        # valid signed URL and an admin token, it was INTERNAL ("answered with a file");
+        # it is UNIMPLEMENTED naming the REST port, and the server stays up.
+        from urllib.parse import urlsplit, parse_qs
+        rest = requests.post(self.server.rest + "/shares/g1/schemas/sc/tables/parts/query",
+                             json={}, headers={"Authorization": "Bearer " + self.token})
+        url = [json.loads(l)["file"]["url"] for l in rest.text.splitlines() if '"file"' in l][0]
+        u = urlsplit(url)
+        q = parse_qs(u.query)
+        path = u.path.split("/files/", 1)[1]
+        s, sg = pb()
+        files = sg.DeltaSharingFileServiceStub(self.ch)
+        with self.assertRaises(grpc.RpcError) as e:
+            files.OpenFile(s.OpenFileRequest(path=path, expires=q.get("expires", [""])[0],
+                                             sig=q.get("sig", [""])[0]),
+                           metadata=self.server.md())
+        self.assertEqual(e.exception.code(), grpc.StatusCode.UNIMPLEMENTED, e.exception.details())
+        self.assertIn("REST", e.exception.details())
+        self.assertEqual(requests.get(url).status_code, 200)
+
     def test_metadata_and_dv_capabilities(self):
         s = self.s
         msgs = list(self.svc.GetTableMetadata(
