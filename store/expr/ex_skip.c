@@ -294,6 +294,8 @@ static bool all_null(const col_info *c) { return c->nulls >= 0 && c->rows >= 0 &
 
 /* column op constant */
 static mm compare(file_ctx *fc, const char *op, const ex_node *side, const ex_value *k) {
+  bool knull = k->is_null || k->type.id == EX_T_NULL;
+  if (knull && strcmp(op, "<=>")) return (mm){false, false}; /* x op NULL is NULL */
   const ex_node *col = column_of(side);
   if (!col) return UNKNOWN;
   col_info c;
@@ -303,9 +305,8 @@ static mm compare(file_ctx *fc, const char *op, const ex_node *side, const ex_va
   }
   mm r = UNKNOWN;
   bool nullsafe = !strcmp(op, "<=>");
-  if (k->is_null || k->type.id == EX_T_NULL) {
-    if (!nullsafe) r = (mm){false, false};
-    else r = (mm){c.nulls != 0, c.rows < 0 || c.nulls < 0 || c.nulls < c.rows};
+  if (knull) {
+    r = (mm){c.nulls != 0, c.rows < 0 || c.nulls < 0 || c.nulls < c.rows};
     goto done;
   }
   if (all_null(&c)) {
