@@ -144,7 +144,7 @@ static int eval_like(ex__vec *out, const ex_node *e, const arw_batch *in) {
       }
       buf = nb;
     }
-    memcpy(buf, s, sl);
+    if (sl) memcpy(buf, s, sl);
     buf[sl] = '\0';
     out->b[i] = regexec(re, buf, 0, NULL, 0) == 0;
     if (own) free_regex(own);
