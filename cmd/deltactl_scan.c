@@ -214,20 +214,20 @@ static int put_value(line *l, const arw_batch *b, int id, size_t i, bool json) {
     case ARW_INT64: { int64_t x; memcpy(&x, p + 8 * i, 8); putf(l, "%" PRId64, x); return 0; }
     case ARW_FLOAT32: { float x; memcpy(&x, p + 4 * i, 4); put_float(l, x, true, json); return 0; }
     case ARW_FLOAT64: { double x; memcpy(&x, p + 8 * i, 8); put_float(l, x, false, json); return 0; }
-    case ARW_DATE32: {
-      int32_t x;
-      memcpy(&x, p + 4 * i, 4);
-      if (json) put(l, "\"", 1);
-      put_date(l, x);
-      if (json) put(l, "\"", 1);
-      return 0;
-    }
+    case ARW_DATE32:
     case ARW_TIMESTAMP:
     case ARW_TIMESTAMP_UTC: {
-      int64_t x;
-      memcpy(&x, p + 8 * i, 8);
+      int64_t x = 0;
+      if (v.kind == ARW_DATE32) {
+        int32_t days;
+        memcpy(&days, p + 4 * i, 4);
+        x = days;
+      } else {
+        memcpy(&x, p + 8 * i, 8);
+      }
       if (json) put(l, "\"", 1);
-      put_ts(l, x);
+      if (v.kind == ARW_DATE32) put_date(l, x);
+      else put_ts(l, x);
       if (json) put(l, "\"", 1);
       return 0;
     }
