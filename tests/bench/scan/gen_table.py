@@ -20,7 +20,7 @@ def batch(start, n):
     s = pc.binary_join_element_wise("row-", pc.cast(ids, pa.string()), "")
     d = pc.cast(pc.cast(pc.bit_wise_and(ids, 0x3FFF), pa.int32()), pa.date32())
     ts = pc.cast(pc.multiply(ids, 1_000_003), pa.timestamp("us", tz="UTC"))
-    dec = pc.cast(pc.divide(pc.cast(ids, pa.decimal128(18, 4)), 3), pa.decimal128(18, 4))
+    dec = pc.cast(pc.cast(pc.bit_wise_and(ids, 0xFFFFFFF), pa.int32()), pa.decimal128(18, 4))
     ok = pc.equal(pc.bit_wise_and(ids, 1), 0)
     part = pc.binary_join_element_wise("p", pc.cast(pc.bit_wise_and(ids, 7), pa.string()), "")
     return pa.record_batch([ids, i32, f64, f32, s, d, ts, dec, ok, part],

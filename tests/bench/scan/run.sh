@@ -38,9 +38,9 @@ for kind in flat partitioned; do
 done
 {
   echo
-  echo "### Scan to Arrow, $(date -u +%Y-%m-%d) ($(git -C "$root" rev-parse --short HEAD))"
+  echo "## Scan to Arrow (#13), $(date -u +%Y-%m-%d) ($(git -C "$root" rev-parse --short HEAD))"
   echo
-  echo "\`bash tests/bench/scan/run.sh $build $small\` (median of $reps; ratio = deltad time / peer time)"
+  echo "\`bash tests/bench/scan/run.sh ${build#$root/} $small\` (median of $reps; ratio = deltad time / peer time)"
   echo
   echo "| table | deltad (1 thread) | DuckDB (2 threads) | delta-rs to_pyarrow_table |"
   echo "|---|---:|---:|---:|"
