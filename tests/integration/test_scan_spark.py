@@ -36,6 +36,15 @@ TABLES = [
     "table_with_null_stats_in_notnull_struct", "simple_table", "delta-0.2.0", "http_requests",
 ]
 
+# Not in TABLES: the log-only tables whose data files are not in the fixtures (checkpoints,
+# checkpoints_vacuumed, checkpoint_with_partitions, latest_not_checkpointed,
+# with_checkpoint_no_last_checkpoint, table-with-domain-metadata,
+# spark-variant-stable-feature-checkpoint: deltactl answers UNAVAILABLE naming the missing
+# file), simple_table_features (an unknown reader feature, refused), tables without data
+# (delta-0.8-empty, simple_commit, concurrent_workers, issue-2152, delta-live-table: 0 rows)
+# and COVID-19_NYT (1.1 million rows: too many for the judge's collect(); deltactl reads it).
+# No multi-part checkpoint with data files is in the fixtures.
+
 # table -> why deltad's rows differ from the judge's (asserted to still differ).
 KNOWN = {}
 
