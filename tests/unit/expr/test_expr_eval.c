@@ -254,6 +254,20 @@ static void test_mask_const_names(void **state) {
   free(name);
   ex_free(b);
   ex_free(e);
+  /* implicit casts of literals are folded at bind time (not cast again for every row) */
+  assert_int_equal(ex_parse(&e, "d < 3000.5", 10, NULL), 0);
+  assert_int_equal(ex_bind(&b, e, F.s, NULL), 0);
+  assert_int_equal(ex_node_kind(ex_arg(b, 1)), EX_LITERAL);
+  assert_int_equal(ex_literal(ex_arg(b, 1))->type.id, EX_T_DOUBLE);
+  assert_true(ex_literal(ex_arg(b, 1))->f == 3000.5);
+  ex_free(b);
+  ex_free(e);
+  /* a literal that does not cast stays a cast: the error comes at evaluation, naming it */
+  assert_int_equal(ex_parse(&e, "i = 'abc'", 9, NULL), 0);
+  assert_int_equal(ex_bind(&b, e, F.s, NULL), 0);
+  assert_int_equal(ex_node_kind(ex_arg(b, 1)), EX_CAST);
+  ex_free(b);
+  ex_free(e);
   /* case-sensitive resolution */
   ex_bind_opts o = EX_BIND_OPTS_INIT;
   o.case_sensitive = true;
