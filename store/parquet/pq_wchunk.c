@@ -45,7 +45,10 @@ static bool is_nan(pq_type t, vref v) {
 
 static int stats(const pq__wleaf *l, pq__wchunk *m) {
   for (size_t i = 0; i < l->nlev; i++) m->nulls += l->def[i] < l->max_def;
-  if (l->type == PQ_T_INT96) return 0;
+  /* INT96 has no defined order; a FIXED decimal is signed, which byte order is not */
+  if (l->type == PQ_T_INT96 || (l->type == PQ_T_FIXED_LEN_BYTE_ARRAY &&
+                                l->node->kind == PQ_W_DECIMAL))
+    return 0;
   size_t lo = SIZE_MAX, hi = SIZE_MAX;
   for (size_t i = 0; i < l->nvals; i++) {
     vref v = value_at(l, i);

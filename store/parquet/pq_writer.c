@@ -109,11 +109,20 @@ static int flush_rg(pq_writer *w) {
   return rc ? rc : drain(w);
 }
 
+int pq_writer_flush_row_group(pq_writer *w) {
+  if (w->closed || w->failed)
+    return dd_err_set(DD_EPRECOND, "parquet writer: already closed or failed");
+  int rc = flush_rg(w);
+  if (rc) w->failed = rc;
+  return rc;
+}
+
 int pq_writer_write_row(pq_writer *w, const pq_value *row) {
   if (w->closed || w->failed)
     return dd_err_set(DD_EPRECOND, "parquet writer: already closed or failed");
   int rc = pq__wshred_row(w, row);
   if (rc) return rc;
+  for (size_t i = 0; i < w->nleaves; i++) pq__wleaf_mark(&w->leaves[i]);
   w->rows_in_rg++;
   w->total_rows++;
   if (w->rows_in_rg >= w->o.row_group_rows && (rc = flush_rg(w))) w->failed = rc;
