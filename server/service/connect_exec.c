@@ -8,6 +8,7 @@
 
 #include "common/err.h"
 #include "server/service/connect_exec.h"
+#include "server/service/connect_optimize.h"
 #include "store/catalog/cat_store.h"
 
 /* ---- tables ---- */
@@ -397,13 +398,14 @@ static int exec__command(dop_result **out, const Delta__Connect__DeltaCommand *c
 
 bool connect_relation_mutates(const Delta__Connect__DeltaRelation *rel) {
   return rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_RESTORE_TABLE ||
-         rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_CONVERT_TO_DELTA;
+         rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_CONVERT_TO_DELTA ||
+         rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_OPTIMIZE_TABLE;
 }
 
 static int unsupported(const char *what) {
   return dd_err_set(DD_EUNSUPPORTED, "%s is not supported by deltad (it needs a query engine); "
                     "supported relations: DescribeHistory, DescribeDetail, ConvertToDelta, "
-                    "RestoreTable, IsDeltaTable", what);
+                    "RestoreTable, IsDeltaTable, OptimizeTable", what);
 }
 
 static int exec__relation(dop_result **out, const Delta__Connect__DeltaRelation *rel,
@@ -450,7 +452,9 @@ static int exec__relation(dop_result **out, const Delta__Connect__DeltaRelation 
     case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_DELETE_FROM_TABLE: rc = unsupported("DeleteFromTable"); break;
     case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_UPDATE_TABLE: rc = unsupported("UpdateTable"); break;
     case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_MERGE_INTO_TABLE: rc = unsupported("MergeIntoTable"); break;
-    case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_OPTIMIZE_TABLE: rc = unsupported("OptimizeTable"); break;
+    case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_OPTIMIZE_TABLE:
+      if (!(rc = table_location(&loc, rel->optimize_table->table))) rc = connect_optimize(out, loc, rel->optimize_table);
+      break;
     default: rc = dd_err_set(DD_EINVAL, "DeltaRelation: no relation set");
   }
   free(ddl);

@@ -28,9 +28,12 @@
 
 #include "store/arrow/arrow.h"
 #include "store/delta/dl.h"
+#include "store/deltaops/dop.h"
 #include "store/parquet/pq.h"
 
 /* Delta's defaults (optimize.maxFileSize / optimize.minFileSize, 1 GiB). */
+/* A request's target size may travel in DeltaTable.path.hadoop_conf under this key. */
+#define OPT_TARGET_SIZE_CONF "deltad.optimize.targetFileSize"
 #define OPT_DEFAULT_TARGET_SIZE (1024LL * 1024 * 1024)
 
 typedef struct opt_progress {
@@ -90,6 +93,9 @@ int opt_run(opt_result *out, dl_table *t, dl_snapshot *s, const opt_opts *opts);
  * the batch first). */
 int opt_result_batch(arw_schema **out_schema, arw_batch **out_batch, const opt_result *r,
                      const char *path);
+/* The result row as a dop_result (store/deltaops' row form, which the Delta Connect
+ * services and deltactl print): path string, metrics struct<...> (JSON cell). */
+int opt_result_dop(dop_result **out, const opt_result *r, const char *path);
 /* The metrics as one JSON object (malloc'ed, free()), the same fields. */
 int opt_result_json(char **out, const opt_result *r);
 

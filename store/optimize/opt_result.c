@@ -4,7 +4,10 @@
  * are left out (this engine does neither). */
 #include "store/optimize/opt_int.h"
 
+#include "common/buf.h"
+
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -221,5 +224,102 @@ int opt_result_batch(arw_schema **out_schema, arw_batch **out_batch, const opt_r
   }
   *out_schema = a.s;
   *out_batch = a.b;
+  return 0;
+}
+
+/* ---- Spark SQL type text and the dop_result row ---------------------------------------- */
+
+typedef struct temit {
+  emit e;
+  dd_buf b;
+  bool first[8];
+  int depth;
+} temit;
+
+static void t_name(temit *t, const char *n) {
+  if (!t->first[t->depth]) dd_buf_putc(&t->b, ',');
+  t->first[t->depth] = false;
+  dd_buf_printf(&t->b, "%s:", n);
+}
+static int t_i64(emit *e, const char *n, int64_t v) {
+  (void)v;
+  t_name((temit *)e, n);
+  dd_buf_puts(&((temit *)e)->b, "bigint");
+  return 0;
+}
+static int t_f64(emit *e, const char *n, double v) {
+  (void)v;
+  t_name((temit *)e, n);
+  dd_buf_puts(&((temit *)e)->b, "double");
+  return 0;
+}
+static int t_bool(emit *e, const char *n, bool v) {
+  (void)v;
+  t_name((temit *)e, n);
+  dd_buf_puts(&((temit *)e)->b, "boolean");
+  return 0;
+}
+static int t_str(emit *e, const char *n, const char *v) {
+  (void)v;
+  t_name((temit *)e, n);
+  dd_buf_puts(&((temit *)e)->b, "string");
+  return 0;
+}
+static int t_open(emit *e, const char *n, bool null) {
+  (void)null;
+  temit *t = (temit *)e;
+  t_name(t, n);
+  dd_buf_puts(&t->b, "struct<");
+  t->first[++t->depth] = true;
+  return 0;
+}
+static int t_close(emit *e) {
+  temit *t = (temit *)e;
+  dd_buf_putc(&t->b, '>');
+  t->depth--;
+  return 0;
+}
+
+static pthread_once_t type_once = PTHREAD_ONCE_INIT;
+static char *metrics_type; /* written once, read-only after */
+
+static void make_type(void) {
+  temit t = {{t_i64, t_f64, t_bool, t_str, t_open, t_close}, {0}, {true}, 0};
+  opt_result r;
+  memset(&r, 0, sizeof r);
+  dd_buf_puts(&t.b, "struct<");
+  walk(&t.e, &r);
+  dd_buf_putc(&t.b, '>');
+  if (t.b.oom) dd_buf_free(&t.b);
+  metrics_type = t.b.p;
+}
+
+int opt_result_dop(dop_result **out, const opt_result *r, const char *path) {
+  *out = NULL;
+  pthread_once(&type_once, make_type);
+  if (!metrics_type) return dd_err_set(DD_ENOMEM, "optimize: out of memory");
+  static dop_col cols[2] = {{"path", "string", true}, {"metrics", NULL, true}};
+  cols[1].type = metrics_type; /* the same text every time */
+  dop_result *d = calloc(1, sizeof *d);
+  dop_cell *c = d ? calloc(2, sizeof *c) : NULL;
+  char *json = NULL;
+  int rc = c ? opt_result_json(&json, r) : dd_err_set(DD_ENOMEM, "optimize: out of memory");
+  if (!rc && !(c[0].str = strdup(path))) rc = dd_err_set(DD_ENOMEM, "optimize: out of memory");
+  if (rc) {
+    free(json);
+    if (c) free(c[0].str);
+    free(c);
+    free(d);
+    return rc;
+  }
+  c[0].kind = DOP_STR;
+  c[1].kind = DOP_JSON;
+  c[1].str = json;
+  d->ncols = 2;
+  d->cols = cols;
+  d->nrows = 1;
+  d->cells = c;
+  d->cap = 2;
+  *out = d;
   return 0;
 }
