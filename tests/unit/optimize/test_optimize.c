@@ -10,7 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/dwrite/dw.h"
 #include "store/optimize/opt_int.h"
+
+#include <dirent.h>
+#include <stdio.h>
 
 static void test_interleave(void **state) {
   (void)state;
@@ -137,11 +141,125 @@ static void test_metrics(void **state) {
   dop_result_free(d);
 }
 
+/* ---- conflicts with concurrent commits ------------------------------------------------ */
+
+static const char *SCHEMA = "{\"type\":\"struct\",\"fields\":[{\"name\":\"id\",\"type\":\"long\","
+                            "\"nullable\":true,\"metadata\":{}}]}";
+
+static int64_t commit_files(dl_table *t, dl_snapshot *s, int64_t first, int n, const dl_file *rm) {
+  arw_schema *as;
+  arw_batch *b;
+  int id;
+  assert_int_equal(arw_schema_new(&as), 0);
+  arw_schema_add(as, ARW_ROOT, "id", ARW_INT64, true, &id);
+  assert_int_equal(arw_batch_new(&b, as), 0);
+  dl_txn *x;
+  assert_int_equal(dl_txn_begin(&x, t, s), 0);
+  dw_writer *ws[16];
+  for (int f = 0; f < n; f++) {
+    arw_batch_clear(b);
+    for (int64_t r = 0; r < 10; r++) arw_append_i64(b, id, first + f * 10 + r);
+    assert_int_equal(dw_open(&ws[f], t, s, as, NULL), 0);
+    assert_int_equal(dw_write(ws[f], b), 0);
+    assert_int_equal(dw_finish(ws[f]), 0);
+    assert_int_equal(dl_txn_add_file(x, dw_file(ws[f], 0)), 0);
+  }
+  if (rm) assert_int_equal(dl_txn_remove_file(x, rm), 0);
+  dl_commit_opts co = DL_COMMIT_OPTS_INIT;
+  co.operation = rm ? "DELETE" : "WRITE";
+  int64_t v = -1;
+  assert_int_equal(dl_txn_commit(x, &co, &v), 0);
+  dl_txn_free(x);
+  for (int f = 0; f < n; f++) dw_free(ws[f]);
+  arw_batch_free(b);
+  arw_schema_free(as);
+  return v;
+}
+
+static int count_parquet(const char *dir) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));)
+    n += strstr(e->d_name, ".parquet") != NULL;
+  if (d) closedir(d);
+  return n;
+}
+
+static int first_file(void *ctx, const dl_file *f) {
+  char **out = ctx;
+  if (!*out) *out = strdup(f->path);
+  return 0;
+}
+
+static void test_conflicts(void **state) {
+  (void)state;
+  char tmpl[] = "/tmp/opt_test_XXXXXX";
+  char *dir = mkdtemp(tmpl);
+  dl_table *t;
+  assert_int_equal(dl_table_open(&t, dir), 0);
+  dl_txn *x;
+  assert_int_equal(dl_txn_begin(&x, t, NULL), 0);
+  dl_protocol p = {1, 2, 0, 0, NULL, NULL};
+  assert_int_equal(dl_txn_set_protocol(x, &p), 0);
+  dl_metadata_spec md = {NULL, NULL, NULL, SCHEMA, 0, NULL, NULL, -1};
+  assert_int_equal(dl_txn_set_metadata(x, &md), 0);
+  dl_commit_opts co = DL_COMMIT_OPTS_INIT;
+  int64_t v;
+  assert_int_equal(dl_txn_commit(x, &co, &v), 0);
+  dl_txn_free(x);
+  dl_snapshot *s0;
+  assert_int_equal(dl_snapshot_open(&s0, t, NULL), 0);
+  commit_files(t, s0, 0, 4, NULL); /* version 1: four small files */
+  dl_snapshot *s1;
+  assert_int_equal(dl_snapshot_open(&s1, t, NULL), 0);
+  assert_int_equal(dl_snapshot_num_files(s1), 4);
+  assert_int_equal(count_parquet(dir), 4);
+
+  /* a concurrent commit removes one of the files OPTIMIZE compacts: it aborts, and the file
+   * it wrote is gone */
+  char *victim = NULL;
+  dl_snapshot_files(s1, first_file, &victim);
+  dl_file rm = {.path = victim, .size = -1, .deletion_timestamp = -1, .data_change = true,
+                .partition_values = "", .base_row_id = -1, .default_row_commit_version = -1};
+  commit_files(t, s1, 100, 0, &rm); /* version 2 */
+  opt_result r;
+  assert_int_equal(opt_run(&r, t, s1, NULL), DD_ECONFLICT);
+  assert_non_null(strstr(dd_err_msg(), victim));
+  assert_int_equal(count_parquet(dir), 4); /* 4 written, none added by the failed OPTIMIZE */
+  dl_snapshot *latest;
+  assert_int_equal(dl_snapshot_open(&latest, t, NULL), 0);
+  assert_int_equal(dl_snapshot_version(latest), 2);
+  dl_snapshot_free(latest);
+
+  /* a concurrent append does not conflict */
+  dl_snapshot *s2;
+  assert_int_equal(dl_snapshot_open(&s2, t, NULL), 0);
+  commit_files(t, s2, 200, 1, NULL); /* version 3 */
+  assert_int_equal(opt_run(&r, t, s2, NULL), 0);
+  assert_int_equal(r.version, 4);
+  assert_int_equal(r.num_files_removed, 3);
+  assert_int_equal(r.num_files_added, 1);
+  assert_int_equal(r.rows_written, 30);
+  assert_int_equal(dl_snapshot_open(&latest, t, NULL), 0);
+  assert_int_equal(dl_snapshot_num_files(latest), 2); /* the compacted file + the append */
+  dl_snapshot_free(latest);
+
+  free(victim);
+  dl_snapshot_free(s0);
+  dl_snapshot_free(s1);
+  dl_snapshot_free(s2);
+  dl_table_free(t);
+  char cmd[200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_interleave),
       cmocka_unit_test(test_zorder_grid),
       cmocka_unit_test(test_metrics),
+      cmocka_unit_test(test_conflicts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
