@@ -45,19 +45,20 @@ static int field_of(pq_wfield *out, const char *name, const dl_type *t, bool nul
   out->name = name;
   out->nullable = nullable;
   out->field_id = field_id > 0 ? field_id : 0;
+  static const struct { dl_type_kind dl; pq_wkind pq; } PRIM[] = {
+      {DL_TYPE_BOOLEAN, PQ_W_BOOL},     {DL_TYPE_BYTE, PQ_W_INT8},
+      {DL_TYPE_SHORT, PQ_W_INT16},      {DL_TYPE_INTEGER, PQ_W_INT32},
+      {DL_TYPE_LONG, PQ_W_INT64},       {DL_TYPE_FLOAT, PQ_W_FLOAT},
+      {DL_TYPE_DOUBLE, PQ_W_DOUBLE},    {DL_TYPE_STRING, PQ_W_STRING},
+      {DL_TYPE_BINARY, PQ_W_BINARY},    {DL_TYPE_DATE, PQ_W_DATE},
+      {DL_TYPE_TIMESTAMP, PQ_W_TIMESTAMP_MICROS}, {DL_TYPE_TIMESTAMP_NTZ, PQ_W_TIMESTAMP_NTZ},
+  };
+  for (size_t i = 0; i < sizeof PRIM / sizeof PRIM[0]; i++)
+    if (PRIM[i].dl == t->kind) {
+      out->kind = PRIM[i].pq;
+      return 0;
+    }
   switch (t->kind) {
-    case DL_TYPE_BOOLEAN: out->kind = PQ_W_BOOL; return 0;
-    case DL_TYPE_BYTE: out->kind = PQ_W_INT8; return 0;
-    case DL_TYPE_SHORT: out->kind = PQ_W_INT16; return 0;
-    case DL_TYPE_INTEGER: out->kind = PQ_W_INT32; return 0;
-    case DL_TYPE_LONG: out->kind = PQ_W_INT64; return 0;
-    case DL_TYPE_FLOAT: out->kind = PQ_W_FLOAT; return 0;
-    case DL_TYPE_DOUBLE: out->kind = PQ_W_DOUBLE; return 0;
-    case DL_TYPE_STRING: out->kind = PQ_W_STRING; return 0;
-    case DL_TYPE_BINARY: out->kind = PQ_W_BINARY; return 0;
-    case DL_TYPE_DATE: out->kind = PQ_W_DATE; return 0;
-    case DL_TYPE_TIMESTAMP: out->kind = PQ_W_TIMESTAMP_MICROS; return 0;
-    case DL_TYPE_TIMESTAMP_NTZ: out->kind = PQ_W_TIMESTAMP_NTZ; return 0;
     case DL_TYPE_DECIMAL:
       out->kind = PQ_W_DECIMAL;
       out->type_length = PQ_WDECIMAL(t->precision, t->scale);
