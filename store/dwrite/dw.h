@@ -3,7 +3,8 @@
  * a commit needs. The caller commits them (dl_txn_add_file) or drops them (dw_abort).
  *
  * Files: <partition dirs>/part-NNNNN-<uuid>.c000.<codec>.parquet, the partition
- * directories escaped as Delta does (col=value/, __HIVE_DEFAULT_PARTITION__ for null).
+ * directories escaped as Delta does (col=value/, __HIVE_DEFAULT_PARTITION__ for null; col is
+ * the physical name under column mapping, as partitionValues' keys are).
  * Each file is built in memory (bounded by target_file_bytes) and put whole into the
  * store with put-if-absent: no reader ever sees half a file. Column names in the file are
  * the physical names and field ids of column mapping when the table uses it.

@@ -25,6 +25,7 @@ struct dw_writer {
   dw__stats st;
   dw__shredder *shred;
   char *dir;              /* partition directory ("" or "a=1/b=x/") */
+  const char **part_keys; /* partitionValues keys: physical names under column mapping */
   pq_writer *cur;         /* the file being written, or NULL */
   int64_t cur_rows, rows;
   dw__out *files;
@@ -71,7 +72,13 @@ int dw_open(dw_writer **out, dl_table *t, const dl_snapshot *s, const arw_schema
   dd_buf dir = {0};
   rc = dw__pqschema(&w->pqs, w->root, w->part, w->npart, mapped(s));
   if (!rc) rc = dw__stats_plan(&w->st, w->root, w->part, w->npart, md->configuration);
-  if (!rc && w->npart) rc = dw__partition_dir(&dir, w->part, w->npart, w->o.partition_values);
+  if (!rc && w->npart && !(w->part_keys = calloc(w->npart, sizeof *w->part_keys)))
+    rc = dd_err_set(DD_ENOMEM, "dwrite: out of memory");
+  for (size_t i = 0; !rc && i < w->npart; i++) {
+    const dl_field *f = dl_schema_field(dl_snapshot_schema(s), w->part[i]);
+    w->part_keys[i] = f && mapped(s) && f->physical_name ? f->physical_name : w->part[i];
+  }
+  if (!rc && w->npart) rc = dw__partition_dir(&dir, w->part_keys, w->npart, w->o.partition_values);
   if (!rc) {
     dd_buf_puts(&dir, "");
     if (dir.oom) rc = dd_err_set(DD_ENOMEM, "dwrite: out of memory");
@@ -212,5 +219,6 @@ void dw_free(dw_writer *w) {
   dw__stats_free(&w->st);
   dw__pqschema_free(&w->pqs);
   free(w->dir);
+  free(w->part_keys);
   free(w);
 }

@@ -5,7 +5,9 @@ the peers (deltalake: many small files, every type it writes, partitions with a 
 '/' and null; Spark: deletion vectors). After each OPTIMIZE, Spark with Delta (the judge),
 deltalake and DuckDB (read_parquet of the active files) must read the same rows as before,
 Spark's DESCRIBE HISTORY must show the OPTIMIZE commit with its parameters and metrics,
-and the file counts must be Delta's (one file per bin, a lone file left alone)."""
+and the file counts must be Delta's (one file per bin, a lone file left alone). The real
+Delta Connect client's optimize().where().executeCompaction() and executeZOrderBy() run
+against deltad's Spark Connect service (OptimizeDeltaConnect)."""
 import json
 import os
 import shutil
@@ -17,9 +19,11 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dd_harness as h  # noqa: E402
 from spark_judge_client import SparkJudge  # noqa: E402
+import test_delta_connect_client as dcc  # noqa: E402 (its TLS server set-up)
 
 VENV = os.environ.get("DD_VENV", os.path.join(h.ROOT, "build-test", "venv"))
 PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers", "optimize_peer.py")
+DC_PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers", "delta_connect_optimize.py")
 DELTACTL = os.environ.get("DELTACTL_BIN", os.path.join(h.ROOT, "build-test", "cmd", "deltactl"))
 
 
@@ -153,6 +157,18 @@ class Optimize(h.ServerTest):
         self.assertEqual(len(after["duckdb"]), 200)  # the hidden rows are gone from the file
         self.assertEqual(self.last_commit(path)["operationMetrics"]["numDeletionVectorsRemoved"], "3")
 
+    def test_column_mapping(self):
+        # partitionValues are keyed by physical name: OPTIMIZE of a partitioned table with
+        # column mapping failed with "no value for partition column" before dwrite looked
+        # them up by physical name
+        path = os.path.join(self.tmp, "cm")
+        shutil.copytree(os.path.join(h.FIXTURES, "delta-rs-data", "table_with_column_mapping"), path)
+        before = self.spark_rows(path)
+        m = self.optimize(path, "--zorder-by", "Super Name")
+        self.assertEqual(m["numFilesRemoved"], 5)
+        self.assertEqual(self.spark_rows(path), before)
+        self.assertTrue(any(d.startswith("col-") for d in os.listdir(path)))
+
     def test_over_server(self):
         path = self.table("srv", 3, 30, False)
         m = self.optimize(path, local=False)
@@ -164,6 +180,34 @@ class Optimize(h.ServerTest):
             self.assertIn("PERMISSION_DENIED", err)
         finally:
             shutil.rmtree(outside, ignore_errors=True)
+
+
+class OptimizeDeltaConnect(dcc.DeltaConnectClient):
+    """The real Delta Connect client (the TLS server of test_delta_connect_client.py)."""
+    test_real_client = None  # that class's own test runs there
+
+    def test_client_optimize(self):
+        path = os.path.join(self.tmp, "dc")
+        peer({"op": "make", "path": path, "files": 3, "rows": 30, "partitioned": True})
+        port = self.server.grpc_target.rsplit(":", 1)[1]
+        url = "sc://127.0.0.1:%s/;use_ssl=true;token=%s" % (port, self.server.token)
+        env = dict(os.environ, GRPC_DEFAULT_SSL_ROOTS_FILE_PATH=self.certs.ca_cert)
+        p = subprocess.run([os.path.join(VENV, "bin", "python"), DC_PEER, url, path, "p = 'x/y'", "i"],
+                           capture_output=True, text=True, timeout=300, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        got = json.loads(p.stdout.strip().splitlines()[-1])
+        for k in ("where", "compaction", "zorder", "history"):
+            self.assertIn("ok", got[k], "%s: %s" % (k, got[k]))
+        self.assertEqual(got["where"]["ok"]["metrics"]["numFilesRemoved"], 3)
+        self.assertEqual(got["where"]["ok"]["metrics"]["numFilesAdded"], 1)
+        self.assertEqual(got["compaction"]["ok"]["metrics"]["numFilesRemoved"], 6)
+        self.assertEqual(got["zorder"]["ok"]["metrics"]["numFilesRemoved"], 3)
+        self.assertEqual(got["zorder"]["ok"]["metrics"]["zOrderStats"]["strategyName"], "all")
+        self.assertEqual(got["history"]["ok"], ["OPTIMIZE", "OPTIMIZE", "OPTIMIZE"])
+        rows = peer({"op": "rows", "path": path})
+        before = peer({"op": "rows", "path": path, "version": 2})
+        self.assertEqual(rows["deltalake"], before["deltalake"])
+        self.assertEqual(rows["files"], 3)
 
 
 if __name__ == "__main__":
