@@ -23,6 +23,8 @@ static const char USAGE[] =
     "  --version N         read version N (default: latest)\n"
     "  --output table|json|csv  json: one object a line; table: tab-separated with a header\n"
     "  --batch-rows N      rows per batch read (default 65536)\n"
+    "  --root DIR          a directory outside the table that data files and deletion\n"
+    "                      vectors named by absolute paths may be read from (repeatable)\n"
     "  --where EXPR        not yet: filtering needs the expression evaluator\n"
     "  --local             read the table in this process (the server path is not there yet)\n";
 
@@ -339,6 +341,8 @@ int dctl_scan_main(int argc, char **argv) {
   int64_t limit = -1, version = -1, batch_rows = 0;
   bool local = false;
   out_fmt fmt = OUT_TABLE;
+  const char *roots[16];
+  size_t nroots = 0;
   for (int i = 2; i < argc; i++) {
     const char *o = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
@@ -348,6 +352,12 @@ int dctl_scan_main(int argc, char **argv) {
       local = true;
     } else if (!strcmp(o, "--columns") && val) {
       cols_text = argv[++i];
+    } else if (!strcmp(o, "--root") && val) {
+      if (nroots == sizeof roots / sizeof roots[0]) {
+        fprintf(stderr, "deltactl table scan: at most 16 --root\n");
+        return 2;
+      }
+      roots[nroots++] = argv[++i];
     } else if (!strcmp(o, "--where") && val) {
       where = argv[++i];
     } else if ((!strcmp(o, "--limit") || !strcmp(o, "--version") || !strcmp(o, "--batch-rows")) &&
@@ -408,6 +418,8 @@ int dctl_scan_main(int argc, char **argv) {
   o.num_columns = ncols;
   o.limit = limit;
   o.batch_rows = (size_t)batch_rows;
+  o.roots = roots;
+  o.num_roots = nroots;
   if (!rc) rc = scn_open(&sc, t, s, &o);
   if (!rc) header(scn_schema(sc), fmt);
   const arw_batch *b;

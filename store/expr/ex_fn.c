@@ -80,7 +80,8 @@ int ex__compare(int8_t *r, const ex__vec *a, const ex__vec *b) {
     case EX_T_BINARY:
       for (size_t i = 0; i < n; i++) {
         size_t la = a->off[i + 1] - a->off[i], lb = b->off[i + 1] - b->off[i];
-        int c = memcmp(a->data + a->off[i], b->data + b->off[i], la < lb ? la : lb);
+        size_t m = la < lb ? la : lb;
+        int c = m ? memcmp(a->data + a->off[i], b->data + b->off[i], m) : 0;
         r[i] = (int8_t)(c ? (c > 0) - (c < 0) : (la > lb) - (la < lb));
       }
       break;
