@@ -48,6 +48,8 @@ int dw_open(dw_writer **out, dl_table *t, const dl_snapshot *s, const arw_schema
             const dw_opts *opts);
 /* Writes every row of b (its schema is `in`). */
 int dw_write(dw_writer *w, const arw_batch *b);
+/* Closes the current file now (if it has rows); the next batch starts a new one. */
+int dw_next_file(dw_writer *w);
 /* Closes the current file. After it, the files are final: dw_num_files / dw_file. */
 int dw_finish(dw_writer *w);
 size_t dw_num_files(const dw_writer *w);

@@ -184,6 +184,14 @@ int dw_write(dw_writer *w, const arw_batch *b) {
   return rc;
 }
 
+int dw_next_file(dw_writer *w) {
+  if (w->finished || w->failed)
+    return dd_err_set(DD_EPRECOND, "dwrite: the writer is finished or failed");
+  int rc = file_end(w);
+  if (rc) w->failed = true;
+  return rc;
+}
+
 int dw_finish(dw_writer *w) {
   if (w->finished || w->failed)
     return dd_err_set(DD_EPRECOND, "dwrite: the writer is finished or failed");

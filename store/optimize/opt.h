@@ -7,7 +7,8 @@
  * group by size and packs bins of at most target_size input bytes; a bin of one file is
  * left alone unless that file has a deletion vector. Each bin becomes one new file. Z-order
  * takes every considered file; a partition is one bin, its rows reordered by the
- * interleaved bits of the Z-order columns' ranks and written as files of target_size.
+ * interleaved bits of the Z-order columns' ranks and cut into ceil(input bytes /
+ * target_size) files of equal row counts (as Delta's numFiles).
  * Rows hidden by deletion vectors are dropped (the scan applies them).
  *
  * The commit: operation OPTIMIZE, operationParameters predicate / zOrderBy / auto /

@@ -186,7 +186,7 @@ static int open_writer(run *r, dw_writer **w, const arw_schema *s, const ofile *
   wo.codec = r->o->codec;
   wo.data_change = false;
   wo.partition_values = first->pv;
-  wo.target_file_bytes = r->o->num_zorder ? r->target : 0;
+  wo.target_file_bytes = 0; /* one file per bin; Z-order cuts its files itself */
   return dw_open(w, r->t, r->s, s, &wo);
 }
 
@@ -269,12 +269,23 @@ static int zorder_bin(run *r, const bin *bn, dw_writer **out) {
   if (!rc) rc = arw_batch_take(&sorted, all, idx, n);
   arw_batch_free(all);
   if (!rc) rc = open_writer(r, &w, scn_schema(first), &r->files[bn->first]);
+  /* as many files as target sizes in the input (Delta's numFiles), equal row counts */
+  int64_t bytes = 0;
+  for (size_t i = 0; i < bn->n; i++) bytes += r->files[bn->first + i].f.size;
+  size_t nfiles = (size_t)((bytes + r->target - 1) / r->target);
+  if (nfiles < 1) nfiles = 1;
+  size_t per_file = (n + nfiles - 1) / nfiles;
   size_t step = r->o->batch_rows ? r->o->batch_rows : SCN_DEFAULT_BATCH_ROWS;
-  for (size_t at = 0; !rc && at < n; at += step) {
-    arw_batch *part = NULL;
-    rc = arw_batch_slice(&part, sorted, at, at + step < n ? at + step : n);
-    if (!rc) rc = dw_write(w, part);
-    arw_batch_free(part);
+  for (size_t at = 0; !rc && at < n;) {
+    size_t file_end = at + per_file < n ? at + per_file : n;
+    for (; !rc && at < file_end; at += step) {
+      arw_batch *part = NULL;
+      rc = arw_batch_slice(&part, sorted, at, at + step < file_end ? at + step : file_end);
+      if (!rc) rc = dw_write(w, part);
+      arw_batch_free(part);
+    }
+    at = file_end;
+    if (!rc) rc = dw_next_file(w);
   }
   if (!rc && w) rc = dw_finish(w);
   arw_batch_free(sorted);
