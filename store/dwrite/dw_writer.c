@@ -28,6 +28,7 @@ struct dw_writer {
   const char **part_keys; /* partitionValues keys: physical names under column mapping */
   pq_writer *cur;         /* the file being written, or NULL */
   int64_t cur_rows, rows;
+  int64_t rg_rows;        /* rows in the current row group */
   dw__out *files;
   size_t nfiles, capfiles;
   unsigned seq;
@@ -94,7 +95,7 @@ int dw_open(dw_writer **out, dl_table *t, const dl_snapshot *s, const arw_schema
 
 static int file_start(dw_writer *w) {
   dw__stats_reset(&w->st);
-  w->cur_rows = 0;
+  w->cur_rows = w->rg_rows = 0;
   return pq_writer_open_mem(&w->cur, &w->pqs, &w->po);
 }
 
@@ -162,24 +163,47 @@ static int file_end(dw_writer *w) {
   return 0;
 }
 
-int dw_write(dw_writer *w, const arw_batch *b) {
-  if (w->finished || w->failed)
-    return dd_err_set(DD_EPRECOND, "dwrite: the writer is finished or failed");
-  if (arw_batch_rows(b) == 0) return 0;
+/* Rows of b into the current file (opened when needed); cuts the row group at
+ * row_group_bytes and the file at target_file_bytes. */
+static int write_rows(dw_writer *w, const arw_batch *b) {
+  size_t n = arw_batch_rows(b);
   int rc = w->cur ? 0 : file_start(w);
   if (!rc) rc = dw__shred_batch(&w->shred, w->cur, &w->st, w->root, w->part, w->npart, b);
-  if (rc) {
-    w->failed = true;
-    return rc;
-  }
-  w->cur_rows += (int64_t)arw_batch_rows(b);
-  w->rows += (int64_t)arw_batch_rows(b);
-  if (pq_writer_buffered_bytes(w->cur) >= w->o.row_group_bytes)
+  if (rc) return rc;
+  w->cur_rows += (int64_t)n;
+  w->rows += (int64_t)n;
+  w->rg_rows += (int64_t)n;
+  if (w->rg_rows >= w->o.row_group_rows) w->rg_rows = 0; /* pq_writer_end_rows cut it */
+  if (pq_writer_buffered_bytes(w->cur) >= w->o.row_group_bytes) {
     rc = pq_writer_flush_row_group(w->cur);
+    w->rg_rows = 0;
+  }
   if (!rc && w->o.target_file_bytes > 0 &&
       pq_writer_bytes_written(w->cur) + (int64_t)pq_writer_buffered_bytes(w->cur) / 2 >=
           w->o.target_file_bytes)
     rc = file_end(w);
+  return rc;
+}
+
+int dw_write(dw_writer *w, const arw_batch *b) {
+  if (w->finished || w->failed)
+    return dd_err_set(DD_EPRECOND, "dwrite: the writer is finished or failed");
+  size_t n = arw_batch_rows(b);
+  int rc = 0;
+  /* a batch that would overfill the row group goes in slices */
+  for (size_t at = 0; at < n && !rc;) {
+    size_t room = (size_t)(w->o.row_group_rows - w->rg_rows);
+    if (at == 0 && n <= room) {
+      rc = write_rows(w, b);
+      break;
+    }
+    size_t end = n - at < room ? n : at + room;
+    arw_batch *part = NULL;
+    rc = arw_batch_slice(&part, b, at, end);
+    if (!rc) rc = write_rows(w, part);
+    arw_batch_free(part);
+    at = end;
+  }
   if (rc) w->failed = true;
   return rc;
 }

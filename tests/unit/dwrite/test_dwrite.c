@@ -303,6 +303,28 @@ static void test_write_batch(void **state) {
   pq_cursor_free(c);
   pq_file_free(pf);
 
+  /* zstd, plain encoding, one row per row group: the same rows read back */
+  dw_opts oz = o;
+  oz.codec = PQ_CODEC_ZSTD;
+  oz.dictionary = false;
+  oz.row_group_rows = 1;
+  dw_writer *wz;
+  assert_int_equal(dw_open(&wz, t, snap, s, &oz), 0);
+  assert_int_equal(dw_write(wz, bt), 0);
+  assert_int_equal(dw_finish(wz), 0);
+  const dl_file *zf = dw_file(wz, 0);
+  assert_non_null(strstr(zf->path, ".c000.zstd.parquet"));
+  assert_string_equal(zf->stats, df->stats);
+  snprintf(path, sizeof path, "%s/%s", dir, zf->path);
+  assert_int_equal(pq_file_open_path(&pf, path), 0);
+  assert_int_equal(pq_file_num_row_groups(pf), 3);
+  pq_chunk_info ci;
+  assert_int_equal(pq_chunk_get(&ci, pf, 0, 0), 0);
+  assert_int_equal(ci.codec, PQ_CODEC_ZSTD);
+  assert_int_equal(ci.dictionary_page_offset, -1);
+  pq_file_free(pf);
+  dw_free(wz);
+
   /* a batch that does not match: a column missing; nothing more is written */
   arw_schema *s2;
   arw_schema_new(&s2);
