@@ -194,21 +194,32 @@ static int open_writer(run *r, dw_writer **w, const arw_schema *s, const ofile *
  * file for the scan's schema. */
 typedef int (*batch_fn)(void *ctx, const arw_batch *b);
 
-static int read_file(run *r, const ofile *f, batch_fn sink, void *ctx, dw_writer **w) {
+/* A scan of file f's data columns (deletion vector applied). */
+static int open_scan(run *r, const ofile *f, scn_scan **sc) {
   scn_opts so = SCN_OPTS_INIT;
   so.columns = r->data_cols;
   so.num_columns = r->ndata;
   so.only_file = f->path;
   so.batch_rows = r->o->batch_rows;
-  scn_scan *sc = NULL;
-  int rc = scn_open(&sc, r->t, r->s, &so);
-  if (!rc && w && !*w) rc = open_writer(r, w, scn_schema(sc), f);
-  if (!rc && w) ctx = *w;
+  return scn_open(sc, r->t, r->s, &so);
+}
+
+static int drain_scan(run *r, const ofile *f, scn_scan *sc, batch_fn sink, void *ctx) {
   const arw_batch *b = NULL;
-  while (!rc && !(rc = scn_next(sc, &b)) && b) rc = sink(ctx, b);
+  int rc;
+  while (!(rc = scn_next(sc, &b)) && b && !(rc = sink(ctx, b))) {
+  }
   r->prog.files_done++;
   r->prog.bytes_done += f->f.size;
   progress(r);
+  return rc;
+}
+
+static int read_file(run *r, const ofile *f, batch_fn sink, void *ctx, dw_writer **w) {
+  scn_scan *sc = NULL;
+  int rc = open_scan(r, f, &sc);
+  if (!rc && w && !*w) rc = open_writer(r, w, scn_schema(sc), f);
+  if (!rc) rc = drain_scan(r, f, sc, sink, w ? *w : ctx);
   scn_free(sc);
   return rc;
 }
@@ -248,18 +259,9 @@ static int zorder_bin(run *r, const bin *bn, dw_writer **out) {
   for (size_t i = 0; i < bn->n && !rc; i++) {
     const ofile *f = &r->files[bn->first + i];
     if (i == 0) {
-      scn_opts so = SCN_OPTS_INIT;
-      so.columns = r->data_cols;
-      so.num_columns = r->ndata;
-      so.only_file = f->path;
-      so.batch_rows = r->o->batch_rows;
-      rc = scn_open(&first, r->t, r->s, &so);
+      rc = open_scan(r, f, &first);
       if (!rc) rc = arw_batch_new(&all, scn_schema(first));
-      const arw_batch *b = NULL;
-      while (!rc && !(rc = scn_next(first, &b)) && b) rc = gather_sink(all, b);
-      r->prog.files_done++;
-      r->prog.bytes_done += f->f.size;
-      progress(r);
+      if (!rc) rc = drain_scan(r, f, first, gather_sink, all);
     } else {
       rc = read_file(r, f, gather_sink, all, NULL);
     }
