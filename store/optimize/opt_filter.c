@@ -2,9 +2,11 @@
  * a schema of the partition columns alone (so naming any other column fails to bind and is
  * reported as Delta reports it); each file's partition values become a one-row batch of
  * those columns, typed by the table schema, and the predicate's mask decides (NULL keeps
- * nothing, as a WHERE does). */
+ * nothing, as a WHERE does). The predicate's text for the commit is the caller's, in
+ * parentheses, as Spark's Expression.sql prints a comparison ("(p = 'a')"). */
 #include "store/optimize/opt_filter.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,11 +92,13 @@ int opt_filter_new(opt_filter **out, const dl_snapshot *s, const char *sql) {
   int rc = (f->sql = strdup(sql)) ? build_schema(f) : oom();
   if (!rc) rc = ex_parse(&e, sql, strlen(sql), NULL);
   if (!rc) rc = bind(f, e);
-  if (!rc) {
-    char *name = NULL;
-    if (!ex_name(&name, e)) { /* Spark's SQL text of the predicate, as Delta records it */
+  if (!rc) { /* as Delta records it: the predicate's SQL in parentheses */
+    char *text = NULL;
+    if (asprintf(&text, "(%s)", sql) < 0) {
+      rc = oom();
+    } else {
       free(f->sql);
-      f->sql = name;
+      f->sql = text;
     }
   }
   ex_free(e);

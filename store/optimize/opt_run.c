@@ -14,10 +14,11 @@
 
 #define DV_RATIO 0.05 /* Delta's optimize.maxDeletedRowsRatio */
 
-/* A copy of an active file (the snapshot's views are borrowed for a callback only). */
+/* A copy of an active file (the snapshot's views are borrowed for a callback only). The
+ * copies move (the array grows, qsort): nothing in them points into themselves. */
 typedef struct ofile {
   dl_file f;
-  dl_dv dv;
+  dl_dv *dv;
   char *path, *stats, *pv, *tags, *dvp;
   size_t pv_len;
 } ofile;
@@ -67,6 +68,7 @@ static void ofile_free(ofile *f) {
   free(f->pv);
   free(f->tags);
   free(f->dvp);
+  free(f->dv);
 }
 
 static int copy_file(ofile *o, const dl_file *f) {
@@ -76,18 +78,18 @@ static int copy_file(ofile *o, const dl_file *f) {
   o->stats = f->stats ? strdup(f->stats) : NULL;
   o->pv = dup_packed(f->partition_values, &o->pv_len);
   o->tags = f->tags ? dup_packed(f->tags, NULL) : NULL;
-  if (f->dv) {
-    o->dv = *f->dv;
+  if (f->dv && (o->dv = malloc(sizeof *o->dv))) {
+    *o->dv = *f->dv;
     o->dvp = strdup(f->dv->path_or_inline);
-    o->dv.path_or_inline = o->dvp;
-    o->f.dv = &o->dv;
+    o->dv->path_or_inline = o->dvp;
+    o->f.dv = o->dv;
   }
   o->f.path = o->f.raw_path = o->path;
   o->f.stats = o->stats;
   o->f.partition_values = o->pv;
   o->f.tags = o->tags;
   if (!o->path || (f->stats && !o->stats) || !o->pv || (f->tags && !o->tags) ||
-      (f->dv && !o->dvp)) {
+      (f->dv && (!o->dv || !o->dvp))) {
     ofile_free(o);
     return oom();
   }
