@@ -1,9 +1,15 @@
 /* arrow.h: dd_arrow, a small writer of the Apache Arrow IPC *streaming* format, used to
  * return query results to Spark Connect clients (ExecutePlanResponse.ArrowBatch.data).
  *
- * Types: Utf8, Binary, Int32, Int64, Float64, Boolean, Date32, Timestamp(microsecond,
- * "UTC" or no time zone), and the nested List<T>, Map<K,V> and Struct{...} of any of them.
- * Every column may hold nulls (validity bitmaps).
+ * Types: Utf8, Binary, Int8/16/32/64, Float32/64, Decimal128(precision, scale), Null,
+ * Boolean, Date32, Timestamp(microsecond, "UTC" or no time zone), and the nested List<T>,
+ * Map<K,V> and Struct{...} of any of them. Every column may hold nulls (validity bitmaps).
+ *
+ * Besides building and writing, a batch can be read back (arw_batch_view: a field's
+ * length, null count, validity bits, offsets and values, as Arrow lays them out), filled in
+ * bulk (arw_append_fixed, arw_append_strs, arw_append_nulls), and rows of one batch
+ * gathered into another (arw_batch_take, arw_batch_slice, arw_batch_append_rows). The
+ * schema's field tree can be walked (arw_field_*) and subtrees copied between schemas.
  *
  * Use:
  *   arw_schema *s; arw_schema_new(&s);
@@ -46,8 +52,16 @@ typedef enum arw_kind {
   ARW_LIST,          /* one child: the element field */
   ARW_MAP,           /* two children: key (must be non-nullable) then value */
   ARW_STRUCT,        /* any number of children */
+  ARW_INT8,
+  ARW_INT16,
+  ARW_FLOAT32,
+  ARW_DECIMAL128,    /* 16-byte little-endian two's complement; precision/scale per field */
+  ARW_NULL,          /* every slot null; no buffers (Spark's NullType/void) */
   ARW__ENTRIES,      /* internal: the entries struct inside a map; never passed by callers */
 } arw_kind;
+
+/* Decimal128 precision bound (Spark's and Delta's is 38). */
+#define ARW_DECIMAL_MAX_PRECISION 38
 
 /* Parent id of a top-level column. */
 #define ARW_ROOT (-1)
@@ -62,9 +76,36 @@ int arw_schema_new(arw_schema **out);
  * id for a child) and returns its id in *out_id (may be NULL). */
 int arw_schema_add(arw_schema *s, int parent, const char *name, arw_kind kind, bool nullable,
                    int *out_id);
+/* Adds a DECIMAL128 field of the given precision (1..38) and scale (0..precision). */
+int arw_schema_add_decimal(arw_schema *s, int parent, const char *name, int precision,
+                           int scale, bool nullable, int *out_id);
 /* Number of top-level columns. */
 size_t arw_schema_ncolumns(const arw_schema *s);
 void arw_schema_free(arw_schema *s);
+
+/* ---- schema introspection ---------------------------------------------------------------
+ * Field ids run 0..arw_schema_nfields()-1. A map's key and value are its children 0 and 1
+ * (the hidden entries struct is skipped: arw_field_parent of a key is the map). Functions
+ * taking an id return -1 / NULL / false for an id that is not a visible field. */
+
+/* Number of field ids (visible fields and map entries structs). */
+int arw_schema_nfields(const arw_schema *s);
+/* Id of the i-th top-level column (-1 past the end). */
+int arw_schema_column(const arw_schema *s, size_t i);
+/* Id of the child of parent (ARW_ROOT for columns) named name, -1 when none. */
+int arw_schema_find(const arw_schema *s, int parent, const char *name);
+const char *arw_field_name(const arw_schema *s, int id);
+arw_kind arw_field_kind(const arw_schema *s, int id); /* ARW_NULL for a bad id */
+bool arw_field_nullable(const arw_schema *s, int id);
+int arw_field_precision(const arw_schema *s, int id); /* DECIMAL128; 0 for other kinds */
+int arw_field_scale(const arw_schema *s, int id);
+int arw_field_parent(const arw_schema *s, int id);    /* ARW_ROOT for a column */
+int arw_field_nchildren(const arw_schema *s, int id);
+int arw_field_child(const arw_schema *s, int id, int i); /* -1 past the end */
+/* Copies field src_id of src and its whole subtree under dst_parent of dst, named name
+ * (NULL keeps the source name); the copy's id in *out_id (may be NULL). */
+int arw_schema_copy_field(arw_schema *dst, int dst_parent, const arw_schema *src, int src_id,
+                          const char *name, int *out_id);
 
 /* ---- batch ----------------------------------------------------------------------------- */
 
@@ -79,10 +120,58 @@ int arw_batch_new(arw_batch **out, const arw_schema *s);
 int arw_append_null(arw_batch *b, int id);
 /* Appends a value to a field of the matching kind. */
 int arw_append_str(arw_batch *b, int id, const char *s, size_t len); /* UTF8, BINARY */
-int arw_append_i32(arw_batch *b, int id, int32_t v);                 /* INT32, DATE32 */
+/* INT8, INT16 (DD_EINVAL when v does not fit), INT32, DATE32 */
+int arw_append_i32(arw_batch *b, int id, int32_t v);
 int arw_append_i64(arw_batch *b, int id, int64_t v);                 /* INT64, TIMESTAMP* */
 int arw_append_f64(arw_batch *b, int id, double v);
+int arw_append_f32(arw_batch *b, int id, float v);
 int arw_append_bool(arw_batch *b, int id, bool v);
+/* DECIMAL128: the unscaled value, 16 bytes little-endian two's complement. */
+int arw_append_dec128(arw_batch *b, int id, const uint8_t le[16]);
+
+/* Bulk appends. valid (may be NULL: all valid) holds one byte per value, 0 = null; a null
+ * slot's value is kept as given (write zeros). A non-nullable field refuses nulls.
+ * arw_append_fixed: n values of a fixed-width kind (INT8..INT64, FLOAT32/64, DATE32,
+ * TIMESTAMP*, DECIMAL128: arw_kind_width bytes each, little-endian; BOOL: one byte each,
+ * nonzero = true). */
+int arw_append_fixed(arw_batch *b, int id, const void *values, size_t n, const uint8_t *valid);
+/* n UTF8/BINARY values: value i is data[offsets[i] .. offsets[i+1]) (offsets: n + 1
+ * entries, any start). */
+int arw_append_strs(arw_batch *b, int id, const uint8_t *data, const int32_t *offsets,
+                    size_t n, const uint8_t *valid);
+/* n nulls (for a struct, each child gets its placeholder slots). */
+int arw_append_nulls(arw_batch *b, int id, size_t n);
+
+/* Byte width of a fixed-width kind's value (BOOL: 0, it is bits), 0 for the others. */
+size_t arw_kind_width(arw_kind k);
+
+/* ---- reading a batch ---------------------------------------------------------------------
+ * A view of field id's data, valid until the batch is next changed. For LIST and MAP,
+ * offsets index the child's slots (a map's key and value children, which have as many
+ * slots as entries); for STRUCT each child has one slot per struct slot. Values: fixed
+ * width little-endian (arw_kind_width bytes each), BOOL bits LSB-first, UTF8/BINARY bytes
+ * indexed by offsets; NULL for nested kinds and ARW_NULL. */
+typedef struct arw_view {
+  arw_kind kind;
+  size_t length;
+  size_t null_count;
+  const uint8_t *validity; /* LSB-first bits, NULL when null_count == 0 */
+  const int32_t *offsets;  /* length + 1 entries (UTF8, BINARY, LIST, MAP), else NULL */
+  const uint8_t *values;
+} arw_view;
+
+int arw_batch_view(const arw_batch *b, int id, arw_view *out);
+/* Is slot i valid (not null)? */
+static inline bool arw_view_valid(const arw_view *v, size_t i) {
+  if (v->kind == ARW_NULL) return false;
+  return !v->validity || (v->validity[i / 8] >> (i % 8)) & 1;
+}
+static inline bool arw_view_bool(const arw_view *v, size_t i) {
+  return (v->values[i / 8] >> (i % 8)) & 1;
+}
+
+/* The schema a batch was made for. */
+const arw_schema *arw_batch_schema(const arw_batch *b);
 /* Appends one non-null nested value. LIST/MAP: its elements (entries) are the child
  * values appended since the field's previous value. STRUCT: marks the slot valid; append
  * one value to each child as well (before or after). */
@@ -90,6 +179,15 @@ int arw_append_done(arw_batch *b, int id);
 
 /* Number of rows (values in the first column). */
 size_t arw_batch_rows(const arw_batch *b);
+/* Appends rows idx[0..n) of src to dst. dst and src must have the same schema (the same
+ * object, or one with the same field tree: kinds, precision/scale, nullability). Nested
+ * values are copied whole. */
+int arw_batch_append_rows(arw_batch *dst, const arw_batch *src, const size_t *idx, size_t n);
+/* A new batch (same schema) of rows idx[0..n) of b, in that order (an index may repeat). */
+int arw_batch_take(arw_batch **out, const arw_batch *b, const size_t *idx, size_t n);
+/* A new batch (same schema) of rows [start, end) of b. */
+int arw_batch_slice(arw_batch **out, const arw_batch *b, size_t start, size_t end);
+
 /* Empties the batch for reuse with the same schema. */
 void arw_batch_clear(arw_batch *b);
 void arw_batch_free(arw_batch *b);

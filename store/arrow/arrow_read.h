@@ -8,8 +8,8 @@
  *   while (!(rc = arw_reader_next(r, &b)) && b) { ...; arw_batch_free(b); }
  *   arw_reader_free(r);   after every batch it returned is freed
  *
- * Accepted: the kinds of arrow.h (Int32/Int64 signed, Float64, Bool, Utf8, Binary,
- * Date32 (DAY), Timestamp(MICROSECOND, no zone or any zone: a zone reads as
+ * Accepted: the kinds of arrow.h (Null, signed Int8..Int64, Float32/64, Decimal128, Bool,
+ * Utf8, Binary, Date32 (DAY), Timestamp(MICROSECOND, no zone or any zone: a zone reads as
  * ARW_TIMESTAMP_UTC), List, Map, Struct), little-endian, metadata V4/V5, uncompressed
  * bodies, no dictionaries. Anything else, and every inconsistency (a buffer beyond the
  * body, offsets out of range, lengths that disagree, nesting deeper than

@@ -74,7 +74,7 @@ size_t arw_batch_rows(const arw_batch *b) {
 /* ---- bits and slots --------------------------------------------------------------------- */
 
 /* Appends bit `on` at index `n` of a bitmap that currently holds n bits. */
-static int bits_push(arw_buf *bits, size_t n, bool on) {
+int arw__bits_push(arw_buf *bits, size_t n, bool on) {
   if (n % 8 == 0) {
     int rc = arw_buf_zeros(bits, 1);
     if (rc) return rc;
@@ -84,8 +84,8 @@ static int bits_push(arw_buf *bits, size_t n, bool on) {
 }
 
 /* Records one more slot in c: its validity bit and the count. */
-static int slot_push(arw_col *c, bool valid) {
-  int rc = bits_push(&c->validity, c->length, valid);
+int arw__slot_push(arw_col *c, bool valid) {
+  int rc = arw__bits_push(&c->validity, c->length, valid);
   if (rc) return rc;
   c->length++;
   if (!valid) c->null_count++;
@@ -93,19 +93,19 @@ static int slot_push(arw_col *c, bool valid) {
 }
 
 /* Appends the current end as the next offset (the slot just added ends there). */
-static int offset_push(arw_col *c, size_t end) {
+int arw__offset_push(arw_col *c, size_t end) {
   if (end > INT32_MAX) return dd_err_set(DD_EINVAL, "arrow column exceeds 2 GiB of offsets");
   return arw_buf_put_u32(&c->offsets, (uint32_t)end);
 }
 
-static int field_check(const arw_batch *b, int id, const char *what) {
+int arw__field_check(const arw_batch *b, int id, const char *what) {
   if (id < 0 || id >= b->schema->nfields)
     return dd_err_set(DD_EINVAL, "%s: no arrow field %d", what, id);
   return 0;
 }
 
 static int kind_check(const arw_batch *b, int id, arw_kind k1, arw_kind k2, const char *what) {
-  int rc = field_check(b, id, what);
+  int rc = arw__field_check(b, id, what);
   if (rc) return rc;
   arw_kind k = b->schema->fields[id].kind;
   if (k != k1 && k != k2)
@@ -126,7 +126,7 @@ static int map_sync_entries(arw_batch *b, const arw_field *map) {
   if (nkeys != nvals)
     return dd_err_set(DD_EINVAL, "map '%s': %zu keys but %zu values", map->name, nkeys, nvals);
   while (ec->length < nkeys) {
-    int rc = slot_push(ec, true);
+    int rc = arw__slot_push(ec, true);
     if (rc) return rc;
   }
   return 0;
@@ -138,18 +138,18 @@ static int append_filler(arw_batch *b, int id);
 
 /* Appends a slot with no value: valid=false for nulls, true for fillers of non-nullable
  * fields (zero, empty string, empty list, struct of fillers). */
-static int append_empty(arw_batch *b, int id, bool valid) {
+int arw__append_empty(arw_batch *b, int id, bool valid) {
   const arw_field *f = &b->schema->fields[id];
   arw_col *c = &b->cols[id];
   int rc = f->kind == ARW_MAP ? map_sync_entries(b, f) : 0;
-  if (!rc) rc = slot_push(c, valid);
+  if (!rc) rc = arw__slot_push(c, valid);
   if (rc) return rc;
   switch (f->kind) {
     case ARW_UTF8:
-    case ARW_BINARY: return offset_push(c, c->values.len);
+    case ARW_BINARY: return arw__offset_push(c, c->values.len);
     case ARW_LIST:
-    case ARW_MAP: return offset_push(c, b->cols[f->first_child].length);
-    case ARW_BOOL: return bits_push(&c->values, c->length - 1, false);
+    case ARW_MAP: return arw__offset_push(c, b->cols[f->first_child].length);
+    case ARW_BOOL: return arw__bits_push(&c->values, c->length - 1, false);
     case ARW_STRUCT:
     case ARW__ENTRIES:
       for (int ch = f->first_child; ch >= 0; ch = b->schema->fields[ch].next_sibling)
@@ -160,17 +160,17 @@ static int append_empty(arw_batch *b, int id, bool valid) {
 }
 
 static int append_filler(arw_batch *b, int id) {
-  return append_empty(b, id, !b->schema->fields[id].nullable);
+  return arw__append_empty(b, id, !b->schema->fields[id].nullable);
 }
 
 /* ---- appends -------------------------------------------------------------------------- */
 
 int arw_append_null(arw_batch *b, int id) {
-  int rc = field_check(b, id, "append null");
+  int rc = arw__field_check(b, id, "append null");
   if (rc) return rc;
   if (!b->schema->fields[id].nullable)
     return dd_err_set(DD_EINVAL, "arrow field '%s' is not nullable", b->schema->fields[id].name);
-  return append_empty(b, id, false);
+  return arw__append_empty(b, id, false);
 }
 
 int arw_append_str(arw_batch *b, int id, const char *s, size_t len) {
@@ -178,22 +178,43 @@ int arw_append_str(arw_batch *b, int id, const char *s, size_t len) {
   if (rc) return rc;
   arw_col *c = &b->cols[id];
   if ((rc = arw_buf_put(&c->values, s, len))) return rc;
-  if ((rc = offset_push(c, c->values.len))) return rc;
-  return slot_push(c, true);
+  if ((rc = arw__offset_push(c, c->values.len))) return rc;
+  return arw__slot_push(c, true);
 }
 
 static int append_fixed(arw_batch *b, int id, const void *le, size_t n) {
   arw_col *c = &b->cols[id];
   int rc = arw_buf_put(&c->values, le, n);
-  return rc ? rc : slot_push(c, true);
+  return rc ? rc : arw__slot_push(c, true);
 }
 
 int arw_append_i32(arw_batch *b, int id, int32_t v) {
-  int rc = kind_check(b, id, ARW_INT32, ARW_DATE32, "append int32");
+  int rc = arw__field_check(b, id, "append int32");
   if (rc) return rc;
+  const arw_field *f = &b->schema->fields[id];
+  size_t w = arw__width(f->kind);
+  if (f->kind != ARW_INT32 && f->kind != ARW_DATE32 && f->kind != ARW_INT8 &&
+      f->kind != ARW_INT16)
+    return dd_err_set(DD_EINVAL, "append int32: arrow field '%s' has another type", f->name);
+  if ((f->kind == ARW_INT8 && (v < INT8_MIN || v > INT8_MAX)) ||
+      (f->kind == ARW_INT16 && (v < INT16_MIN || v > INT16_MAX)))
+    return dd_err_set(DD_EINVAL, "append: %d does not fit arrow field '%s'", (int)v, f->name);
   uint8_t le[4];
   for (int i = 0; i < 4; i++) le[i] = (uint8_t)((uint32_t)v >> (8 * i));
+  return append_fixed(b, id, le, w);
+}
+
+int arw_append_f32(arw_batch *b, int id, float v) {
+  int rc = kind_check(b, id, ARW_FLOAT32, ARW_FLOAT32, "append float32");
+  if (rc) return rc;
+  uint8_t le[4];
+  memcpy(le, &v, 4); /* little-endian host (arrow_int.h) */
   return append_fixed(b, id, le, 4);
+}
+
+int arw_append_dec128(arw_batch *b, int id, const uint8_t le[16]) {
+  int rc = kind_check(b, id, ARW_DECIMAL128, ARW_DECIMAL128, "append decimal128");
+  return rc ? rc : append_fixed(b, id, le, 16);
 }
 
 static int append_u64(arw_batch *b, int id, uint64_t v) {
@@ -203,7 +224,7 @@ static int append_u64(arw_batch *b, int id, uint64_t v) {
 }
 
 int arw_append_i64(arw_batch *b, int id, int64_t v) {
-  int rc = field_check(b, id, "append int64");
+  int rc = arw__field_check(b, id, "append int64");
   if (rc) return rc;
   arw_kind k = b->schema->fields[id].kind;
   if (k != ARW_INT64 && k != ARW_TIMESTAMP && k != ARW_TIMESTAMP_UTC)
@@ -224,25 +245,25 @@ int arw_append_bool(arw_batch *b, int id, bool v) {
   int rc = kind_check(b, id, ARW_BOOL, ARW_BOOL, "append bool");
   if (rc) return rc;
   arw_col *c = &b->cols[id];
-  if ((rc = bits_push(&c->values, c->length, v))) return rc;
-  return slot_push(c, true);
+  if ((rc = arw__bits_push(&c->values, c->length, v))) return rc;
+  return arw__slot_push(c, true);
 }
 
 int arw_append_done(arw_batch *b, int id) {
-  int rc = field_check(b, id, "append nested value");
+  int rc = arw__field_check(b, id, "append nested value");
   if (rc) return rc;
   const arw_field *f = &b->schema->fields[id];
   arw_col *c = &b->cols[id];
   switch (f->kind) {
     case ARW_LIST:
       if (f->nchildren != 1) return dd_err_set(DD_EINVAL, "list '%s' has no element", f->name);
-      if ((rc = offset_push(c, b->cols[f->first_child].length))) return rc;
-      return slot_push(c, true);
+      if ((rc = arw__offset_push(c, b->cols[f->first_child].length))) return rc;
+      return arw__slot_push(c, true);
     case ARW_MAP:
       if ((rc = map_sync_entries(b, f))) return rc;
-      if ((rc = offset_push(c, b->cols[f->first_child].length))) return rc;
-      return slot_push(c, true);
-    case ARW_STRUCT: return slot_push(c, true);
+      if ((rc = arw__offset_push(c, b->cols[f->first_child].length))) return rc;
+      return arw__slot_push(c, true);
+    case ARW_STRUCT: return arw__slot_push(c, true);
     default:
       return dd_err_set(DD_EINVAL, "arrow field '%s' is not a list, map or struct", f->name);
   }

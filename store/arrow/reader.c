@@ -11,7 +11,8 @@
 
 /* Facts from the Arrow format's Schema.fbs and Message.fbs. */
 enum {
-  T_INT = 2, T_FLOAT = 3, T_BINARY = 4, T_UTF8 = 5, T_BOOL = 6, T_DATE = 8, T_TIMESTAMP = 10,
+  T_NULL = 1, T_INT = 2, T_FLOAT = 3, T_BINARY = 4, T_UTF8 = 5, T_BOOL = 6, T_DECIMAL = 7,
+  T_DATE = 8, T_TIMESTAMP = 10,
   T_LIST = 12, T_STRUCT = 13, T_MAP = 17,
   H_SCHEMA = 1, H_DICTIONARY = 2, H_RECORD_BATCH = 3,
   F_NAME = 0, F_NULLABLE = 1, F_TYPE_TYPE = 2, F_TYPE = 3, F_DICTIONARY = 4, F_CHILDREN = 5,
@@ -114,16 +115,26 @@ static int vec_table(const fbt *t, size_t first, size_t i, fbt *out) {
 
 /* ======================= schema ======================= */
 
-static int field_kind(const fbt *f, arw_kind *k, const char *name) {
+static int field_kind(const fbt *f, arw_kind *k, int *prec, int *scale, const char *name) {
   int rc = 0;
   uint8_t tt = (uint8_t)tab_int(f, F_TYPE_TYPE, 1, 0, &rc);
   fbt ty = {0};
   bool has = false;
   if (!rc) rc = tab_sub(f, F_TYPE, &ty, &has);
   if (rc) return rc;
-  if (!has && tt != T_UTF8 && tt != T_BINARY && tt != T_BOOL && tt != T_LIST && tt != T_STRUCT)
+  if (!has && tt != T_UTF8 && tt != T_BINARY && tt != T_BOOL && tt != T_LIST && tt != T_STRUCT &&
+      tt != T_NULL)
     return BAD("field '%s' has no type", name);
   switch (tt) {
+    case T_NULL: *k = ARW_NULL; return 0;
+    case T_DECIMAL:
+      *prec = (int)tab_int(&ty, 0, 4, 0, &rc);
+      *scale = (int)tab_int(&ty, 1, 4, 0, &rc);
+      if (!rc && tab_int(&ty, 2, 4, 128, &rc) != 128) rc = BAD("field '%s': only 128-bit decimals are supported", name);
+      if (!rc && (*prec < 1 || *prec > ARW_DECIMAL_MAX_PRECISION || *scale < 0 || *scale > *prec))
+        rc = BAD("field '%s': decimal(%d,%d) is out of range", name, *prec, *scale);
+      *k = ARW_DECIMAL128;
+      return rc;
     case T_UTF8: *k = ARW_UTF8; return 0;
     case T_BINARY: *k = ARW_BINARY; return 0;
     case T_BOOL: *k = ARW_BOOL; return 0;
@@ -134,17 +145,19 @@ static int field_kind(const fbt *f, arw_kind *k, const char *name) {
       int64_t bits = tab_int(&ty, 0, 4, 0, &rc);
       bool is_signed = tab_int(&ty, 1, 1, 0, &rc) != 0;
       if (rc) return rc;
-      if (!is_signed || (bits != 32 && bits != 64))
-        return BAD("field '%s': int%s%d is not supported (int32 and int64 are)", name,
+      if (!is_signed || (bits != 8 && bits != 16 && bits != 32 && bits != 64))
+        return BAD("field '%s': int%s%d is not supported (signed 8 to 64 bits are)", name,
                    is_signed ? "" : " unsigned ", (int)bits);
-      *k = bits == 32 ? ARW_INT32 : ARW_INT64;
+      *k = bits == 8 ? ARW_INT8 : bits == 16 ? ARW_INT16 : bits == 32 ? ARW_INT32 : ARW_INT64;
       return 0;
     }
-    case T_FLOAT:
-      if (tab_int(&ty, 0, 2, 0, &rc) != 2 || rc)
-        return rc ? rc : BAD("field '%s': only double precision floats are supported", name);
-      *k = ARW_FLOAT64;
+    case T_FLOAT: {
+      int64_t prec = tab_int(&ty, 0, 2, 0, &rc);
+      if (rc) return rc;
+      if (prec != 1 && prec != 2) return BAD("field '%s': half floats are not supported", name);
+      *k = prec == 1 ? ARW_FLOAT32 : ARW_FLOAT64;
       return 0;
+    }
     case T_DATE:
       if (tab_int(&ty, 0, 2, 1, &rc) != 0 || rc)
         return rc ? rc : BAD("field '%s': only Date32 (days) is supported", name);
@@ -202,11 +215,13 @@ static int add_field(arw_schema *s, int parent, const fbt *f, int depth, bool fo
   }
   if (!name) return dd_err_set(DD_ENOMEM, "out of memory");
   arw_kind k = ARW_UTF8;
-  int id = -1;
+  int id = -1, prec = 0, scale = 0;
   bool nullable = tab_int(f, F_NULLABLE, 1, 0, &rc) != 0 && !force_non_null;
   if (!rc && tab_field(f, F_DICTIONARY, 4, &rc)) rc = BAD("field '%s' is dictionary-encoded (not supported)", name);
-  if (!rc) rc = field_kind(f, &k, name);
-  if (!rc) rc = arw_schema_add(s, parent, name, k, nullable, &id);
+  if (!rc) rc = field_kind(f, &k, &prec, &scale, name);
+  if (!rc && k == ARW_NULL) nullable = true;
+  if (!rc) rc = k == ARW_DECIMAL128 ? arw_schema_add_decimal(s, parent, name, prec, scale, nullable, &id)
+                                    : arw_schema_add(s, parent, name, k, nullable, &id);
   if (!rc && (k == ARW_LIST || k == ARW_MAP || k == ARW_STRUCT)) rc = add_children(s, id, f, k, name, depth);
   free(name);
   return rc;
@@ -355,6 +370,10 @@ static int read_field(bread *d, arw_batch *b, int id, size_t want_len) {
   if (nulls < 0 || nulls > length) return BAD("field '%s': bad null count", f->name);
   c->offsets.len = 0; /* the empty batch's leading 0 is rewritten below */
   c->length = (size_t)length, c->null_count = (size_t)nulls;
+  if (f->kind == ARW_NULL) { /* no buffers; every slot null */
+    c->null_count = c->length;
+    return arw_buf_zeros(&c->validity, (c->length + 7) / 8);
+  }
   int rc = read_validity(d, c, f);
   int32_t first = 0;
   size_t span = 0, w = arw__width(f->kind);

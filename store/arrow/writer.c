@@ -11,13 +11,14 @@
 /* Facts from the Arrow format's Schema.fbs and Message.fbs. */
 enum {
   /* union Type */
-  FB_TYPE_INT = 2, FB_TYPE_FLOATING_POINT = 3, FB_TYPE_BINARY = 4, FB_TYPE_UTF8 = 5,
-  FB_TYPE_BOOL = 6, FB_TYPE_DATE = 8, FB_TYPE_TIMESTAMP = 10, FB_TYPE_LIST = 12,
+  FB_TYPE_NULL = 1, FB_TYPE_INT = 2, FB_TYPE_FLOATING_POINT = 3, FB_TYPE_BINARY = 4, FB_TYPE_UTF8 = 5,
+  FB_TYPE_BOOL = 6, FB_TYPE_DECIMAL = 7, FB_TYPE_DATE = 8, FB_TYPE_TIMESTAMP = 10, FB_TYPE_LIST = 12,
   FB_TYPE_STRUCT = 13, FB_TYPE_MAP = 17,
   /* union MessageHeader */
   FB_HEADER_SCHEMA = 1, FB_HEADER_RECORD_BATCH = 3,
   FB_METADATA_V5 = 4,
-  FB_PRECISION_DOUBLE = 2,
+  FB_PRECISION_SINGLE = 1, FB_PRECISION_DOUBLE = 2,
+  FB_DECIMAL_DEFAULT_BITS = 128,
   FB_DATE_UNIT_DAY = 0, FB_DATE_UNIT_DEFAULT = 1, /* Date.unit defaults to MILLISECOND */
   FB_TIME_UNIT_MICROSECOND = 2,
 };
@@ -77,15 +78,26 @@ static int type_table(arw_fb *fb, const arw_field *f, uint8_t *out_type, arw_fb_
     case ARW_MAP: *out_type = FB_TYPE_MAP; break; /* keysSorted = false (default) */
     case ARW_STRUCT:
     case ARW__ENTRIES: *out_type = FB_TYPE_STRUCT; break;
+    case ARW_NULL: *out_type = FB_TYPE_NULL; break;
+    case ARW_INT8:
+    case ARW_INT16:
     case ARW_INT32:
     case ARW_INT64:
       *out_type = FB_TYPE_INT;
-      rc = arw_fb_add_i32(fb, 0, f->kind == ARW_INT32 ? 32 : 64, 0); /* bitWidth */
-      if (!rc) rc = arw_fb_add_bool(fb, 1, true, false);             /* is_signed */
+      rc = arw_fb_add_i32(fb, 0, (int32_t)(8 * arw__width(f->kind)), 0); /* bitWidth */
+      if (!rc) rc = arw_fb_add_bool(fb, 1, true, false);                 /* is_signed */
       break;
+    case ARW_FLOAT32:
     case ARW_FLOAT64:
       *out_type = FB_TYPE_FLOATING_POINT;
-      rc = arw_fb_add_i16(fb, 0, FB_PRECISION_DOUBLE, 0);
+      rc = arw_fb_add_i16(fb, 0, f->kind == ARW_FLOAT32 ? FB_PRECISION_SINGLE
+                                                        : FB_PRECISION_DOUBLE, 0);
+      break;
+    case ARW_DECIMAL128:
+      *out_type = FB_TYPE_DECIMAL;
+      rc = arw_fb_add_i32(fb, 0, f->precision, 0);
+      if (!rc) rc = arw_fb_add_i32(fb, 1, f->scale, 0);
+      if (!rc) rc = arw_fb_add_i32(fb, 2, 128, FB_DECIMAL_DEFAULT_BITS);
       break;
     case ARW_DATE32:
       *out_type = FB_TYPE_DATE;
@@ -198,10 +210,10 @@ static int enc_field(batch_enc *e, const arw_batch *b, int id, size_t want_len) 
   int rc = col_check(b, id, want_len);
   if (!rc) rc = arw_buf_put_u64(&e->nodes, c->length);
   if (!rc) rc = arw_buf_put_u64(&e->nodes, c->null_count);
+  if (f->kind == ARW_NULL) return rc; /* Null has no buffers */
   if (!rc) rc = enc_buffer(e, c->validity.data, c->null_count ? (c->length + 7) / 8 : 0);
   if (!rc && arw__has_offsets(f->kind)) rc = enc_buffer(e, c->offsets.data, c->offsets.len);
-  if (!rc && f->kind != ARW_LIST && f->kind != ARW_MAP && f->kind != ARW_STRUCT &&
-      f->kind != ARW__ENTRIES)
+  if (!rc && !arw__nested(f->kind))
     rc = enc_buffer(e, c->values.data, c->values.len);
   size_t clen = child_len(b, id);
   for (int ch = f->first_child; !rc && ch >= 0; ch = b->schema->fields[ch].next_sibling)
