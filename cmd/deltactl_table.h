@@ -11,6 +11,8 @@
 /* `table files|history|changes` in this process; argv[0] is "table". Returns the process
  * exit code (0 only on success). */
 int dctl_table_main(int argc, char **argv);
+/* `table scan PATH --local ...` (deltactl_scan.c): a table's rows. */
+int dctl_scan_main(int argc, char **argv);
 
 /* The rendering half (deltactl_table_print.c). Each returns 0 or a DD_E* code. */
 typedef struct dl_table dl_table;

@@ -549,6 +549,7 @@ static bool engine_verb(int argc, char **argv) {
 }
 
 int dctl_tableops_dispatch(int argc, char **argv) {
+  if (argc >= 2 && !strcmp(argv[1], "scan")) return dctl_scan_main(argc, argv);
   if (argc >= 2 && dctl_tableops_has_verb(argv[1]) && !engine_verb(argc, argv)) return dctl_tableops_main(argc, argv);
   return dctl_table_main(argc, argv);
 }

@@ -141,6 +141,12 @@ int arw_append_strs(arw_batch *b, int id, const uint8_t *data, const int32_t *of
                     size_t n, const uint8_t *valid);
 /* n nulls (for a struct, each child gets its placeholder slots). */
 int arw_append_nulls(arw_batch *b, int id, size_t n);
+/* n slots of a STRUCT, LIST or MAP field with validity valid (NULL: all valid), leaving the
+ * children to the caller: a struct's children need one slot per struct slot (null or
+ * not), a list's element lengths[i] slots for slot i (a map's key and value as many; a
+ * null slot may span hidden child slots). lengths is ignored for a struct. */
+int arw_append_nested(arw_batch *b, int id, size_t n, const uint8_t *valid,
+                      const int32_t *lengths);
 
 /* Byte width of a fixed-width kind's value (BOOL: 0, it is bits), 0 for the others. */
 size_t arw_kind_width(arw_kind k);

@@ -106,6 +106,33 @@ int arw_append_nulls(arw_batch *b, int id, size_t n) {
   return rc;
 }
 
+int arw_append_nested(arw_batch *b, int id, size_t n, const uint8_t *valid,
+                      const int32_t *lengths) {
+  int rc = arw__field_check(b, id, "append nested slots");
+  if (rc) return rc;
+  const arw_field *f = &b->schema->fields[id];
+  arw_col *c = &b->cols[id];
+  if (f->kind != ARW_STRUCT && f->kind != ARW_LIST && f->kind != ARW_MAP)
+    return dd_err_set(DD_EINVAL, "append nested slots: arrow field '%s' is not nested", f->name);
+  if (f->kind == ARW_STRUCT || n == 0) return n ? slots_append(f, c, valid, n) : 0;
+  /* offsets continue from the last one */
+  int64_t end = ((const int32_t *)(const void *)c->offsets.data)[c->length];
+  int64_t add = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (lengths[i] < 0) return dd_err_set(DD_EINVAL, "append nested slots: negative length");
+    add += lengths[i];
+  }
+  if (end + add > INT32_MAX) return dd_err_set(DD_EINVAL, "arrow column exceeds 2 GiB of offsets");
+  if ((rc = slots_append(f, c, valid, n))) return rc;
+  if ((rc = arw_buf_zeros(&c->offsets, 4 * n))) return rc;
+  int32_t *out = (int32_t *)(void *)(c->offsets.data + c->offsets.len - 4 * n);
+  for (size_t i = 0; i < n; i++) out[i] = (int32_t)(end += lengths[i]);
+  if (f->kind == ARW_MAP) /* the hidden entries struct: one valid slot per entry */
+    rc = slots_append(&b->schema->fields[f->first_child], &b->cols[f->first_child], NULL,
+                      (size_t)add);
+  return rc;
+}
+
 int arw_batch_view(const arw_batch *b, int id, arw_view *out) {
   int rc = arw__field_check(b, id, "view");
   if (rc) return rc;

@@ -130,6 +130,8 @@ int ex_new_column(ex_node **out, const char *const *parts, size_t nparts);
 int ex_new_column_text(ex_node **out, const char *text, size_t len);
 /* A call of function fn (matched case-insensitively, stored lowercase); takes args[0..n). */
 int ex_new_call(ex_node **out, const char *fn, ex_node **args, size_t nargs);
+/* Marks a call as an aggregate over distinct values (count(DISTINCT x)). */
+void ex_set_distinct(ex_node *call, bool distinct);
 int ex_new_cast(ex_node **out, ex_node *arg, ex_type to);
 int ex_new_alias(ex_node **out, ex_node *arg, const char *name);
 /* `*` (target NULL) or `target.*` (the dotted qualifier as text). */
@@ -143,6 +145,7 @@ ex_kind ex_node_kind(const ex_node *e);
 size_t ex_nargs(const ex_node *e);
 const ex_node *ex_arg(const ex_node *e, size_t i);
 const char *ex_fn_name(const ex_node *e);          /* EX_CALL; NULL otherwise */
+bool ex_call_distinct(const ex_node *e);           /* EX_CALL with DISTINCT */
 const char *ex_alias_name(const ex_node *e);       /* EX_ALIAS; NULL otherwise */
 const char *ex_star_target(const ex_node *e);      /* EX_STAR; NULL for a bare `*` */
 const ex_value *ex_literal(const ex_node *e);      /* EX_LITERAL; NULL otherwise */

@@ -1,0 +1,89 @@
+/* scn_int.h: the scan's internals shared by scn_scan.c (files, deletion vectors, batches),
+ * scn_bind.c (Delta fields to Parquet nodes), scn_read.c (Parquet levels and values to
+ * arw columns) and scn_value.c (partition values, decimals, time units). */
+#ifndef DD_STORE_SCAN_SCN_INT_H
+#define DD_STORE_SCAN_SCN_INT_H
+
+#include "store/parquet/pq.h"
+#include "store/scan/scn.h"
+
+/* How a leaf's Parquet values become the arw field's values. */
+typedef enum scn__conv {
+  SCN_CV_BOOL,        /* BOOLEAN -> BOOL */
+  SCN_CV_I32,         /* INT32 -> INT32, DATE32 */
+  SCN_CV_I32_I8,      /* INT32 -> INT8 (byte) */
+  SCN_CV_I32_I16,     /* INT32 -> INT16 (short) */
+  SCN_CV_I32_I64,     /* INT32 -> INT64 (widened int -> long) */
+  SCN_CV_I64,         /* INT64 -> INT64, TIMESTAMP (micros) */
+  SCN_CV_F32,         /* FLOAT -> FLOAT32 */
+  SCN_CV_F32_F64,     /* FLOAT -> FLOAT64 (widened) */
+  SCN_CV_F64,         /* DOUBLE -> FLOAT64 */
+  SCN_CV_I32_F64,     /* INT32 -> FLOAT64 (widened int -> double) */
+  SCN_CV_BYTES,       /* BYTE_ARRAY -> UTF8 / BINARY */
+  SCN_CV_FIXED_BYTES, /* FIXED_LEN_BYTE_ARRAY -> BINARY */
+  SCN_CV_DEC_I32,     /* INT32 unscaled (or an integer) -> DECIMAL128, scaled up */
+  SCN_CV_DEC_I64,     /* INT64 unscaled -> DECIMAL128 */
+  SCN_CV_DEC_BE,      /* big-endian two's complement bytes (FIXED or BYTE_ARRAY) -> DECIMAL128 */
+  SCN_CV_TS_MILLIS,   /* INT64 millis -> TIMESTAMP micros */
+  SCN_CV_TS_NANOS,    /* INT64 nanos -> TIMESTAMP micros (floor) */
+  SCN_CV_INT96,       /* INT96 (nanos of day, Julian day) -> TIMESTAMP micros */
+  SCN_CV_DATE_TS,     /* INT32 days -> TIMESTAMP micros (widened date -> timestamp_ntz) */
+} scn__conv;
+
+/* One Delta field bound to the Parquet node it is read from, for one file. Thresholds:
+ * a slot of this field starts at a level entry with rep <= srep and def >= pdef; it is
+ * valid when def >= node->max_def. A list's or map's children start at entries with
+ * rep <= csrep and def >= cpdef. */
+typedef struct scn__bind scn__bind;
+struct scn__bind {
+  int arw_id;
+  const dl_type *type;
+  const pq_field *node;  /* NULL: not in the file (nulls) */
+  int pdef, srep, vdef;
+  int cpdef, csrep;      /* LIST / MAP */
+  int rep_leaf;          /* leaf column whose levels give this node's slots */
+  scn__conv conv;        /* leaves */
+  int dec_shift;         /* decimal: target scale - file scale */
+  size_t nkids;
+  scn__bind *kids;
+};
+
+/* Binds Delta type t (arw field arw_id of schema s) to Parquet node x (NULL: missing),
+ * with the slot thresholds of its position; mode is the column mapping mode ("id", "name"
+ * or "none"). *b is filled; free with scn__bind_free. */
+int scn__bind_node(scn__bind *b, const arw_schema *s, int arw_id, const dl_type *t,
+                   const pq_field *x, int pdef, int srep, int parent_leaf, const char *mode);
+void scn__bind_free(scn__bind *b);
+/* The child of Parquet group g that Delta field f is read from (NULL: none). */
+const pq_field *scn__pq_child(const pq_field *g, const dl_field *f, const char *mode);
+
+/* Per-file reading state of the columns of one row group. */
+typedef struct scn__rg {
+  const pq_file *pf;
+  size_t rg;
+  pq_column **cols;      /* by leaf column, decoded lazily for this row group */
+  size_t *cols_rg;       /* row group each cols[i] holds, SIZE_MAX: none */
+  size_t ncols;
+  /* scratch */
+  uint8_t *valid;
+  int32_t *lens;
+  uint8_t *vals;
+  size_t cap_valid, cap_lens, cap_vals;
+} scn__rg;
+
+/* Appends the values of bound field b for row group r->rg to batch out (nrows rows for a
+ * top-level field). */
+int scn__read_field(scn__rg *r, arw_batch *out, const scn__bind *b, size_t nrows);
+void scn__rg_free(scn__rg *r);
+
+/* A partition value as nrows copies into field id of out (NULL text: nulls). */
+int scn__append_partition(arw_batch *out, int id, const dl_type *t, const char *text,
+                          size_t nrows);
+/* Decimal text ("-12.5") to 16 little-endian bytes at scale. DD_EINVAL when it does not
+ * fit 38 digits. */
+int scn__dec_parse(const char *s, int scale, uint8_t out[16]);
+
+/* The top-level field of root named name: exact, then case-insensitive. */
+const dl_field *scn__find_field(const dl_type *root, const char *name);
+
+#endif
