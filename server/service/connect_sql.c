@@ -332,7 +332,7 @@ static int parse_select(cur *c, select_q *q, const connect_exec_opts *o) {
   q->distinct = kw(c, "DISTINCT");
   if (!q->distinct) kw(c, "ALL");
   int rc = select_items(c, q);
-  if (!rc && !kw(c, "FROM")) rc = syntax(c);
+  if (!rc && !kw(c, "FROM")) return at_end(c) ? 0 : syntax(c); /* SELECT 1: one row, no table */
   if (!rc) rc = table_loc(c, &q->loc, o);
   if (!rc && kw(c, "VERSION")) {
     if (!kw(c, "AS") || !kw(c, "OF")) return syntax(c);
@@ -443,7 +443,7 @@ static int plan_aggregate(qry_op **op, select_q *q) {
 
 static int plan_select(qry_op **out, select_q *q, const connect_exec_opts *o) {
   qry_op *op = NULL;
-  int rc = connect_plan_scan(&op, q->loc, q->version, q->ts, q->where, o);
+  int rc = q->loc ? connect_plan_scan(&op, q->loc, q->version, q->ts, q->where, o) : qry_range(&op, 0, 1, 1, 0);
   bool agg = !rc && has_agg(q);
   /* ORDER BY reads the source's columns before a plain projection, the output's after an
    * aggregation */
