@@ -10,6 +10,7 @@
 #include "common/err.h"
 #include "server/call/req_guard.h"
 #include "server/service/connect_arrow.h"
+#include "server/service/connect_expr.h"
 #include "server/service/connect_plan.h"
 #include "server/service/connect_sql.h"
 #include "store/arrow/arrow_read.h"
@@ -235,7 +236,7 @@ static int convert_all(ex_node ***out, Spark__Connect__Expression *const *in, si
   *out = calloc(n + 1, sizeof **out);
   if (!*out) return OOM();
   for (size_t i = 0; i < n; i++) {
-    int rc = connect_plan_expr(&(*out)[i], in[i]);
+    int rc = connect_expr_from_proto(&(*out)[i], in[i]);
     if (rc) return free_exprs(*out, n), *out = NULL, rc;
   }
   return 0;
@@ -245,7 +246,7 @@ static int sort_key(ex_node **out, const Spark__Connect__Expression__SortOrder *
   Spark__Connect__Expression e = SPARK__CONNECT__EXPRESSION__INIT;
   e.expr_type_case = SPARK__CONNECT__EXPRESSION__EXPR_TYPE_SORT_ORDER;
   e.sort_order = (Spark__Connect__Expression__SortOrder *)so;
-  return connect_plan_expr(out, &e);
+  return connect_expr_from_proto(out, &e);
 }
 
 static int build_sort(qry_op **out, qry_op *in, const Spark__Connect__Sort *s) {
@@ -274,7 +275,7 @@ static int agg_item(qry_agg *a, ex_node **arg, char **name, const Spark__Connect
                       "avg are)", f->function_name);
   if (f->n_arguments > 1) return dd_err_set(DD_EUNSUPPORTED, "%s with %zu arguments is not supported", f->function_name, f->n_arguments);
   a->distinct = f->is_distinct;
-  int rc = f->n_arguments ? connect_plan_expr(arg, f->arguments[0]) : 0;
+  int rc = f->n_arguments ? connect_expr_from_proto(arg, f->arguments[0]) : 0;
   a->arg = *arg;
   a->name = *name;
   return rc;
@@ -309,7 +310,7 @@ static int build_with_columns(qry_op **out, qry_op *in, const Spark__Connect__Wi
     const Spark__Connect__Expression__Alias *a = w->aliases[i];
     ex_node *v = NULL;
     if (a->n_name != 1) rc = dd_err_set(DD_EINVAL, "withColumns: each alias needs exactly one name");
-    if (!rc) rc = connect_plan_expr(&v, a->expr);
+    if (!rc) rc = connect_expr_from_proto(&v, a->expr);
     if (!rc) rc = ex_new_alias(&e[i], v, a->name[0]);
   }
   if (!rc) rc = qry_project(out, in, e, w->n_aliases, true);
@@ -407,7 +408,7 @@ static int wrap(qry_op **out, qry_op *in, const Spark__Connect__Relation *r) {
   ex_node *e = NULL, **es = NULL;
   switch (r->rel_type_case) {
     case SPARK__CONNECT__RELATION__REL_TYPE_FILTER:
-      if (!(rc = connect_plan_expr(&e, r->filter->condition))) return rc = qry_filter(out, in, e), ex_free(e), rc;
+      if (!(rc = connect_expr_from_proto(&e, r->filter->condition))) return rc = qry_filter(out, in, e), ex_free(e), rc;
       break;
     case SPARK__CONNECT__RELATION__REL_TYPE_PROJECT:
       if (!(rc = convert_all(&es, r->project->expressions, r->project->n_expressions))) {
@@ -451,7 +452,7 @@ static int build(qry_op **out, const Spark__Connect__Relation *rel, const connec
       /* over a Delta read the predicate also skips files; over anything else it filters */
       ex_node *pred = NULL;
       const Spark__Connect__Relation *in = rel->filter->input;
-      if ((rc = need_input(in, "filter")) || (rc = connect_plan_expr(&pred, rel->filter->condition))) return rc;
+      if ((rc = need_input(in, "filter")) || (rc = connect_expr_from_proto(&pred, rel->filter->condition))) return rc;
       if (!filter && (in->rel_type_case == SPARK__CONNECT__RELATION__REL_TYPE_READ ||
                       in->rel_type_case == SPARK__CONNECT__RELATION__REL_TYPE_EXTENSION))
         rc = build(out, in, o, depth + 1, pred);

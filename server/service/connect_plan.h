@@ -23,8 +23,6 @@ int connect_plan_build(qry_op **out, const Spark__Connect__Relation *rel, const 
 /* Builds the tree one level down (for connect_sql.c and nested relations). */
 int connect_plan_build_at(qry_op **out, const Spark__Connect__Relation *rel, const connect_exec_opts *opts,
                           int depth);
-/* A spark.connect Expression as an unbound store/expr tree (connect_plan_expr.c). */
-int connect_plan_expr(ex_node **out, const Spark__Connect__Expression *e);
 /* The schema as a struct DataType (heap tree: protobuf_c_message_free_unpacked). */
 int connect_plan_datatype(Spark__Connect__DataType **out, const arw_schema *s);
 /* "== Physical Plan ==" and the operator tree, one operator a line. *out malloc'ed. */

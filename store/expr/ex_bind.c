@@ -141,6 +141,7 @@ bool ex__can_implicit(ex_type from, ex_type to) {
   if (to.id == EX_T_STRING) return !ex__is_nested(from.id) && from.id != EX_T_BINARY;
   if (from.id == EX_T_DATE && (to.id == EX_T_TIMESTAMP || to.id == EX_T_TIMESTAMP_NTZ)) return true;
   if (from.id == EX_T_TIMESTAMP_NTZ && to.id == EX_T_TIMESTAMP) return true;
+  if ((from.id == EX_T_TIMESTAMP || from.id == EX_T_TIMESTAMP_NTZ) && to.id == EX_T_DATE) return true;
   return false;
 }
 

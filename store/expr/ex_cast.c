@@ -457,8 +457,8 @@ static int cast_one(ex__vec *out, const ex__vec *in, size_t i, const ex__opts *o
         size_t n = tl < sizeof tmp - 1 ? tl : sizeof tmp - 1;
         memcpy(tmp, ts, n);
         tmp[n] = '\0';
-        if (n && (tmp[n - 1] == 'd' || tmp[n - 1] == 'D' || tmp[n - 1] == 'f' || tmp[n - 1] == 'F'))
-          tmp[--n] = '\0';
+        if (n > 1 && strchr("dDfF", tmp[n - 1]) && (isdigit((unsigned char)tmp[n - 2]) || tmp[n - 2] == '.'))
+          tmp[--n] = '\0'; /* Java's 1.5d / 1.5f */
         const char *q = tmp + (tmp[0] == '+' || tmp[0] == '-');
         char *end;
         double d;
@@ -467,7 +467,7 @@ static int cast_one(ex__vec *out, const ex__vec *in, size_t i, const ex__opts *o
         else if (!*q || (!isdigit((unsigned char)*q) && *q != '.')) ok = false, d = 0;
         else {
           d = strtod(tmp, &end);
-          if (*end || n != tl) ok = false;
+          if (*end || tl >= sizeof tmp) ok = false;
         }
         if (ok) out->f[i] = t == EX_T_FLOAT ? (double)(float)d : d;
         break;

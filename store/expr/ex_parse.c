@@ -637,6 +637,7 @@ static int primary(parser *p, ex_node **out) {
     if ((rc = lex(p)) || (rc = expr(p, out))) return rc;
     if ((rc = expect_op(p, ")"))) {
       ex_free(*out);
+      *out = NULL;
       return rc;
     }
     return 0;
@@ -703,17 +704,16 @@ static int primary(parser *p, ex_node **out) {
 
 static int postfix(parser *p, ex_node **out) {
   int rc = primary(p, out);
-  while (!rc && is_op(p, "::")) {
+  if (rc) return rc; /* primary leaves nothing behind on failure */
+  while (is_op(p, "::")) {
     ex_type t;
-    if ((rc = lex(p)) || (rc = parse_type(p, &t))) break;
-    rc = ex_new_cast(out, *out, t);
-    if (rc) return rc; /* the cast freed its argument */
+    if ((rc = lex(p)) || (rc = parse_type(p, &t))) {
+      ex_free(*out);
+      return rc;
+    }
+    if ((rc = ex_new_cast(out, *out, t))) return rc; /* the cast freed its argument */
   }
-  if (rc) {
-    ex_free(*out);
-    *out = NULL;
-  }
-  return rc;
+  return 0;
 }
 
 /* Levels of valueExpression, loosest first. */

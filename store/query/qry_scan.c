@@ -9,12 +9,6 @@
 
 #define OOM() dd_err_set(DD_ENOMEM, "out of memory")
 
-/* The skipper is store/expr's last part to land: referenced weakly, a build without it
- * reads every file (TODO(expr merge): plain references once ex_skipper_* are linked). */
-#pragma weak ex_skipper_new
-#pragma weak ex_skipper_keep
-#pragma weak ex_skipper_free
-
 typedef struct scan_op {
   qry_op op;
   dl_table *t;
@@ -26,7 +20,7 @@ typedef struct scan_op {
 
 static bool scan_keep(void *ctx, const dl_file *f) {
   scan_op *s = ctx;
-  return !s->sk || !ex_skipper_keep || ex_skipper_keep(s->sk, f);
+  return !s->sk || ex_skipper_keep(s->sk, f);
 }
 
 static int scan_next(qry_op *op, const arw_batch **out) {
@@ -40,7 +34,7 @@ static int scan_next(qry_op *op, const arw_batch **out) {
 static void scan_drop(qry_op *op) {
   scan_op *s = (scan_op *)op;
   scn_free(s->scan);
-  if (ex_skipper_free) ex_skipper_free(s->sk);
+  ex_skipper_free(s->sk);
   ex_free(s->pred);
   dl_snapshot_free(s->snap);
   dl_table_free(s->t);
@@ -68,7 +62,7 @@ int qry_scan(qry_op **out, dl_table *t, dl_snapshot *snap, const qry_scan_opts *
   if (!rc) s->op.schema = scn_schema(s->scan);
   if (!rc && o.filter) {
     rc = qry__bind(&s->pred, o.filter, s->op.schema);
-    if (!rc && ex_skipper_new) rc = ex_skipper_new(&s->sk, s->pred, snap);
+    if (!rc) rc = ex_skipper_new(&s->sk, s->pred, snap);
   }
   if (rc) return qry_free(&s->op), rc;
   *out = &s->op;
