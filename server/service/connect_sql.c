@@ -441,26 +441,54 @@ static int plan_aggregate(qry_op **op, select_q *q) {
   return rc;
 }
 
+static int plan_source(qry_op **op, select_q *q, const connect_exec_opts *o) {
+  return q->loc ? connect_plan_scan(op, q->loc, q->version, q->ts, q->where, o) : qry_range(op, 0, 1, 1, 0);
+}
+
+static int plan_project(qry_op **op, select_q *q) {
+  ex_node **items = calloc(q->nitems + 1, sizeof *items);
+  int rc = items ? 0 : OOM();
+  for (size_t i = 0; !rc && i < q->nitems; i++)
+    rc = q->items[i].star ? ex_new_star(&items[i], NULL) : ex_clone(&items[i], q->items[i].e);
+  if (!rc) rc = qry_project(op, *op, items, q->nitems, false);
+  else qry_free(*op), *op = NULL;
+  for (size_t i = 0; items && i < q->nitems; i++) ex_free(items[i]);
+  free(items);
+  return rc;
+}
+
+/* Do the ORDER BY keys all resolve against s (the output's names and aliases)? */
+static bool order_binds(const select_q *q, const arw_schema *s) {
+  for (size_t i = 0; i < q->norder; i++) {
+    const ex_node *k = ex_node_kind(q->order[i]) == EX_SORT ? ex_arg(q->order[i], 0) : q->order[i];
+    ex_node *b = NULL;
+    ex_bind_opts bo = EX_BIND_OPTS_INIT;
+    int rc = ex_bind(&b, k, s, &bo);
+    ex_free(b);
+    if (rc) return dd_err_clear(), false;
+  }
+  return true;
+}
+
 static int plan_select(qry_op **out, select_q *q, const connect_exec_opts *o) {
   qry_op *op = NULL;
-  int rc = q->loc ? connect_plan_scan(&op, q->loc, q->version, q->ts, q->where, o) : qry_range(&op, 0, 1, 1, 0);
+  int rc = plan_source(&op, q, o);
   bool agg = !rc && has_agg(q);
-  /* ORDER BY reads the source's columns before a plain projection, the output's after an
-   * aggregation */
-  if (!rc && !agg && q->norder) rc = qry_sort(&op, op, q->order, q->norder), op = rc ? NULL : op;
   if (!rc && agg) rc = plan_aggregate(&op, q);
-  if (!rc && !agg) {
-    ex_node **items = calloc(q->nitems + 1, sizeof *items);
-    rc = items ? 0 : OOM();
-    for (size_t i = 0; !rc && i < q->nitems; i++) rc = q->items[i].star ? ex_new_star(&items[i], NULL) : ex_clone(&items[i], q->items[i].e);
-    if (!rc) rc = qry_project(&op, op, items, q->nitems, false), op = rc ? NULL : op;
-    for (size_t i = 0; items && i < q->nitems; i++) ex_free(items[i]);
-    free(items);
+  else if (!rc) rc = plan_project(&op, q);
+  /* ORDER BY names the output (an alias, a selected column); else, with no aggregate, the
+   * table's columns: then the sort goes below the projection */
+  if (!rc && q->norder && !agg && !order_binds(q, qry_schema(op))) {
+    qry_free(op), op = NULL;
+    rc = plan_source(&op, q, o);
+    if (!rc) rc = qry_sort(&op, op, q->order, q->norder);
+    if (!rc) rc = plan_project(&op, q);
+  } else if (!rc && q->norder) {
+    rc = qry_sort(&op, op, q->order, q->norder);
   }
-  if (!rc && agg && q->norder) rc = qry_sort(&op, op, q->order, q->norder), op = rc ? NULL : op;
-  if (!rc && q->distinct) rc = qry_dedup(&op, op, NULL, 0), op = rc ? NULL : op;
-  if (!rc && q->offset) rc = qry_offset(&op, op, q->offset), op = rc ? NULL : op;
-  if (!rc && q->limit >= 0) rc = qry_limit(&op, op, q->limit), op = rc ? NULL : op;
+  if (!rc && q->distinct) rc = qry_dedup(&op, op, NULL, 0);
+  if (!rc && q->offset) rc = qry_offset(&op, op, q->offset);
+  if (!rc && q->limit >= 0) rc = qry_limit(&op, op, q->limit);
   if (rc) return qry_free(op), rc;
   *out = op;
   return 0;
@@ -627,6 +655,26 @@ static int sql_show_props(qry_op **out, cur *c, const connect_exec_opts *o) {
     if (key && strcmp(key, k)) continue;
     found = true;
     if (!(rc = arw_append_str(b, kid, k, strlen(k)))) rc = arw_append_str(b, vid, v ? v : "", v ? strlen(v) : 0);
+  }
+  /* Delta adds the protocol: its versions and each table feature as supported */
+  const dl_protocol *pr = rc ? NULL : dl_snapshot_protocol(snap);
+  size_t nf = pr ? pr->num_reader_features + pr->num_writer_features : 0;
+  for (size_t i = 0; !rc && pr && i < 2 + nf; i++) {
+    char name[256], val[32] = "supported";
+    if (i < 2) {
+      snprintf(name, sizeof name, "delta.min%sVersion", i ? "Writer" : "Reader");
+      snprintf(val, sizeof val, "%d", i ? pr->min_writer_version : pr->min_reader_version);
+    } else {
+      size_t j = i - 2;
+      const char *f = j < pr->num_reader_features ? pr->reader_features[j] : pr->writer_features[j - pr->num_reader_features];
+      bool dup = false; /* a reader-writer feature is in both lists */
+      for (size_t r = 0; j >= pr->num_reader_features && r < pr->num_reader_features; r++) dup |= !strcmp(pr->reader_features[r], f);
+      if (dup) continue;
+      snprintf(name, sizeof name, "delta.feature.%s", f);
+    }
+    if (key && strcmp(key, name)) continue;
+    found = true;
+    if (!(rc = arw_append_str(b, kid, name, strlen(name)))) rc = arw_append_str(b, vid, val, strlen(val));
   }
   if (!rc && key && !found) { /* Spark answers the key with a note */
     char msg[512];
