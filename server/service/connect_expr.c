@@ -54,6 +54,26 @@ int connect_expr_type(ex_type *out, const Spark__Connect__DataType *t) {
   }
 }
 
+/* Replaces literal *out by the same value of type t (a decimal literal's own precision). */
+static int retype(ex_node **out, ex_type t) {
+  ex_node *cast = NULL, *bound = NULL;
+  arw_schema *none = NULL;
+  ex_value v;
+  char *storage = NULL;
+  int rc = ex_new_cast(&cast, *out, t);
+  *out = NULL;
+  if (rc || (rc = arw_schema_new(&none)) || (rc = ex_bind(&bound, cast, none, NULL)) ||
+      (rc = ex_eval_const(&v, &storage, bound)))
+    goto cleanup;
+  rc = ex_new_literal(out, &v);
+cleanup:
+  free(storage);
+  ex_free(bound);
+  ex_free(cast);
+  arw_schema_free(none);
+  return rc;
+}
+
 static int literal(ex_node **out, const Spark__Connect__Expression__Literal *l) {
   ex_value v = {0};
   switch (l->literal_type_case) {
@@ -113,7 +133,7 @@ static int literal(ex_node **out, const Spark__Connect__Expression__Literal *l) 
       }
       if (d->_precision_case && d->_scale_case) {
         ex_type t = {.id = EX_T_DECIMAL, .precision = d->precision, .scale = d->scale};
-        if (!ex_type_equal(t, ex_literal(*out)->type)) return ex_new_cast(out, *out, t);
+        if (!ex_type_equal(t, ex_literal(*out)->type)) return retype(out, t);
       }
       return 0;
     }

@@ -148,6 +148,7 @@ int ex__vec_column(ex__vec *out, const ex_node *col, const arw_batch *in) {
   arw_view v;
   if ((rc = view(in, col->field, &v))) goto fail;
   const uint8_t *p = v.values;
+  if (n == 0 || !p) return 0;
   switch (v.kind) {
     case ARW_BOOL:
       for (size_t i = 0; i < n; i++) out->b[i] = arw_view_bool(&v, i);

@@ -130,6 +130,15 @@ static int zero_error(const char *op) {
                     "divisor being 0 and return NULL instead.");
 }
 
+/* Spark names the operands of a tinyint / smallint overflow. */
+static int small_overflow(const char *op, int64_t a, int64_t b, ex_type_id t) {
+  const char *sfx = t == EX_T_BYTE ? "Y" : "S";
+  const char *fn = op[0] == '+' ? "try_add" : op[0] == '-' ? "try_subtract" : "try_multiply";
+  return dd_err_set(DD_ERANGE, "[BINARY_ARITHMETIC_OVERFLOW] %lld%s %s %lld%s caused overflow. "
+                    "Use `%s` to ignore overflow problem and return NULL.", (long long)a, sfx, op,
+                    (long long)b, sfx, fn);
+}
+
 static int overflow_error(const char *op) {
   const char *fn = op[0] == '+' ? "try_add" : op[0] == '-' ? "try_subtract"
                  : op[0] == '*' ? "try_multiply" : "try_divide";
@@ -299,7 +308,8 @@ static int eval_arith(ex__vec *out, const ex_node *e, const arw_batch *in) {
       }
       if (of || x < lo || x > hi) {
         if (ansi) {
-          rc = overflow_error(name);
+          rc = (t.id == EX_T_BYTE || t.id == EX_T_SHORT) && op != 'd' && op != '%'
+                   ? small_overflow(name, a[i], b[i], t.id) : overflow_error(name);
           goto cleanup;
         }
         x = wrap_to(x, t.id); /* the builtins leave the wrapped value in x */

@@ -2,12 +2,16 @@
  * concat, length, trim, ltrim, rtrim; year, month, day, date_add, date_sub, datediff,
  * current_date, current_timestamp.
  *
- * Differences from Spark, by design: lower/upper change ASCII letters only; rlike is POSIX
+ * Differences from Spark, by design: lower/upper use simple (one to one) Unicode case
+ * mapping, so 'ß' stays 'ß' where Java makes it "SS"; rlike is POSIX
  * extended regex (regcomp), not java.util.regex: no \d \w \s classes (use [[:digit:]]...),
  * no lazy quantifiers, look-around or back-references; like a Java find(), a match may be
  * anywhere in the value; a value with a NUL byte is matched up to that byte. */
 #include <ctype.h>
+#include <locale.h>
+#include <pthread.h>
 #include <regex.h>
+#include <wctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +35,74 @@ static int args_to(ex_node *e, size_t from, size_t to, ex_type t, const char *wa
 }
 
 static size_t u8len(unsigned char c) { return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4; }
+
+/* ---- Unicode case mapping (glibc's C.UTF-8 tables; ASCII only without them) ---- */
+
+static locale_t utf8_locale;
+static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
+static void utf8_init(void) { utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0); }
+
+/* Decodes one code point at s (n bytes left); *len its bytes; -1 when malformed. */
+static int32_t u8dec(const unsigned char *s, size_t n, size_t *len) {
+  size_t k = u8len(s[0]);
+  if (k > n || (k == 1 && s[0] >= 0x80)) return *len = 1, -1;
+  int32_t cp = k == 1 ? s[0] : k == 2 ? s[0] & 0x1F : k == 3 ? s[0] & 0x0F : s[0] & 0x07;
+  for (size_t i = 1; i < k; i++) {
+    if ((s[i] & 0xC0) != 0x80) return *len = 1, -1;
+    cp = cp << 6 | (s[i] & 0x3F);
+  }
+  *len = k;
+  return cp;
+}
+
+static size_t u8enc(char *o, uint32_t cp) {
+  if (cp < 0x80) return o[0] = (char)cp, 1;
+  if (cp < 0x800) return o[0] = (char)(0xC0 | cp >> 6), o[1] = (char)(0x80 | (cp & 0x3F)), 2;
+  if (cp < 0x10000) {
+    o[0] = (char)(0xE0 | cp >> 12), o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    o[2] = (char)(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  o[0] = (char)(0xF0 | cp >> 18), o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+  o[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), o[3] = (char)(0x80 | (cp & 0x3F));
+  return 4;
+}
+
+/* Appends s with its case changed to row i of out. */
+static int push_case(ex__vec *out, size_t i, const char *s, size_t len, bool upper) {
+  pthread_once(&utf8_once, utf8_init);
+  size_t at = out->data_len;
+  int rc = ex__vec_str_push(out, i, s, len); /* reserves len bytes; most mappings keep it */
+  if (rc) return rc;
+  bool ascii = true;
+  for (size_t k = 0; k < len; k++) ascii &= (unsigned char)s[k] < 0x80;
+  if (ascii || !utf8_locale) {
+    for (size_t k = at; k < at + len; k++)
+      out->data[k] = (char)(upper ? toupper((unsigned char)out->data[k]) : tolower((unsigned char)out->data[k]));
+    return 0;
+  }
+  char *tmp = malloc(len * 2 + 4), *o = tmp;
+  if (!tmp) return dd_err_set(DD_ENOMEM, "out of memory");
+  for (size_t k = 0; k < len;) {
+    size_t n;
+    int32_t cp = u8dec((const unsigned char *)s + k, len - k, &n);
+    if (cp < 0) {
+      *o++ = s[k];
+    } else {
+      wint_t m = upper ? towupper_l((wint_t)cp, utf8_locale) : towlower_l((wint_t)cp, utf8_locale);
+      char enc[4];
+      size_t el = u8enc(enc, (uint32_t)m);
+      if (el > n) el = u8enc(enc, (uint32_t)cp); /* keep the row's byte budget */
+      memcpy(o, enc, el);
+      o += el;
+    }
+    k += n;
+  }
+  out->data_len = at;
+  rc = ex__vec_str_push(out, i, tmp, (size_t)(o - tmp));
+  free(tmp);
+  return rc;
+}
 
 /* ---- like / rlike ---- */
 
@@ -144,7 +216,7 @@ static int eval_like(ex__vec *out, const ex_node *e, const arw_batch *in) {
       }
       buf = nb;
     }
-    memcpy(buf, s, sl);
+    if (sl) memcpy(buf, s, sl);
     buf[sl] = '\0';
     out->b[i] = regexec(re, buf, 0, NULL, 0) == 0;
     if (own) free_regex(own);
@@ -183,12 +255,9 @@ static int eval_str1(ex__vec *out, const ex_node *e, const arw_batch *in) {
       while (len && *s == ' ') s++, len--;
     if (op == 't' || op == '>')
       while (len && s[len - 1] == ' ') len--;
-    size_t at = out->data_len;
-    if ((rc = ex__vec_str_push(out, i, s, len))) goto cleanup;
-    if (op == 'l' || op == 'u')
-      for (size_t k = at; k < at + len; k++)
-        out->data[k] = (char)(op == 'l' ? tolower((unsigned char)out->data[k])
-                                        : toupper((unsigned char)out->data[k]));
+    if (op == 'l' || op == 'u') rc = push_case(out, i, s, len, op == 'u');
+    else rc = ex__vec_str_push(out, i, s, len);
+    if (rc) goto cleanup;
   }
 cleanup:
   if (rc) ex__vec_free(out);
@@ -299,13 +368,9 @@ static int bind_concat(ex_node *e) {
 
 static int eval_concat(ex__vec *out, const ex_node *e, const arw_batch *in) {
   size_t n = arw_batch_rows(in);
-  ex__vec *v = calloc(e->nargs ? e->nargs : 1, sizeof *v);
-  if (!v) return dd_err_set(DD_ENOMEM, "out of memory");
-  int rc = ex__eval_args(v, e, in);
-  if (rc) {
-    free(v);
-    return rc;
-  }
+  ex__vec *v;
+  int rc = ex__eval_all(&v, e, in);
+  if (rc) return rc;
   if ((rc = ex__vec_init(out, e->type, n))) goto cleanup;
   for (size_t k = 0; k < e->nargs; k++)
     if ((rc = ex__vec_and_valid(out, &v[k]))) goto cleanup;
@@ -318,8 +383,7 @@ static int eval_concat(ex__vec *out, const ex_node *e, const arw_batch *in) {
   }
 cleanup:
   if (rc) ex__vec_free(out);
-  ex__free_args(v, e->nargs);
-  free(v);
+  ex__free_all(v, e->nargs);
   return rc;
 }
 

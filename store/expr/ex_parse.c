@@ -175,6 +175,19 @@ static bool is_reserved(const parser *p) {
   return false;
 }
 
+/* Words that cannot be a column name where an expression starts (Spark reserves few:
+ * `by`, `asc`, `left`, `sort` ... are fine column names). */
+static bool starts_nothing(const parser *p) {
+  static const char *words[] = {"from", "where", "group", "order", "having", "limit", "and",
+                                "or", "when", "then", "else", "end", "select", "union",
+                                "except", "intersect", "is", "in", "like", "rlike", "between",
+                                "as", "on", "join", "distinct"};
+  if (p->t.kind != T_IDENT) return false;
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    if (is_kw(p, words[i])) return true;
+  return false;
+}
+
 /* ---- literals ---- */
 
 /* Decodes a quoted string token (Spark escapes: \n \t \0 \b \r \Z \\ \' \" \% \_ \uXXXX,
@@ -697,8 +710,7 @@ static int primary(parser *p, ex_node **out) {
     }
   }
   if (is_kw(p, "interval")) return dd_err_set(DD_EUNSUPPORTED, "INTERVAL literals are not supported");
-  if (is_reserved(p) && !is_kw(p, "left") && !is_kw(p, "right"))
-    return syntax(p, "expected an expression");
+  if (starts_nothing(p)) return syntax(p, "expected an expression");
   return name_or_call(p, out);
 }
 

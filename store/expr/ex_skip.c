@@ -228,7 +228,7 @@ static int vcmp(const ex_value *a, const ex_value *b) {
     case EX_T_STRING:
     case EX_T_BINARY: {
       size_t n = a->len < b->len ? a->len : b->len;
-      int c = memcmp(a->str, b->str, n);
+      int c = n ? memcmp(a->str, b->str, n) : 0;
       return c ? (c > 0) - (c < 0) : (a->len > b->len) - (a->len < b->len);
     }
     default: return (a->i > b->i) - (a->i < b->i);

@@ -186,6 +186,7 @@ int ex_new_call(ex_node **out, const char *fn, ex_node **args, size_t nargs) {
     return dd_err_set(DD_ENOMEM, "out of memory");
   }
   for (char *p = e->name; *p; p++) *p = (char)tolower((unsigned char)*p);
+  if (!strcmp(e->name, "==")) strcpy(e->name, "="); /* Spark Connect's spelling of = */
   if ((rc = ex__set_args(e, args, nargs))) {
     ex_free(e);
     return rc;
