@@ -213,7 +213,7 @@ static int convert(ex_node **out, const Spark__Connect__Expression *m, int depth
       const Spark__Connect__Expression__Alias *a = m->alias;
       if (a->n_name != 1)
         return dd_err_set(DD_EUNSUPPORTED, "an alias with %zu names is not supported", a->n_name);
-      ex_node *c;
+      ex_node *c = NULL;
       if ((rc = convert(&c, a->expr, depth + 1))) return rc;
       return ex_new_alias(out, c, a->name[0]);
     }
@@ -225,13 +225,13 @@ static int convert(ex_node **out, const Spark__Connect__Expression *m, int depth
       else
         rc = connect_expr_type(&t, c->cast_to_type_case ? c->type : NULL);
       if (rc) return rc;
-      ex_node *a;
+      ex_node *a = NULL;
       if ((rc = convert(&a, c->expr, depth + 1))) return rc;
       return ex_new_cast(out, a, t);
     }
     case SPARK__CONNECT__EXPRESSION__EXPR_TYPE_SORT_ORDER: {
       const Spark__Connect__Expression__SortOrder *s = m->sort_order;
-      ex_node *a;
+      ex_node *a = NULL;
       if ((rc = convert(&a, s->child, depth + 1))) return rc;
       bool asc = s->direction != SPARK__CONNECT__EXPRESSION__SORT_ORDER__SORT_DIRECTION__SORT_DIRECTION_DESCENDING;
       int nulls = s->null_ordering == SPARK__CONNECT__EXPRESSION__SORT_ORDER__NULL_ORDERING__SORT_NULLS_FIRST ? 1
