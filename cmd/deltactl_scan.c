@@ -1,7 +1,7 @@
-/* deltactl_scan.c: `deltactl table scan PATH --local [--columns a,b] [--limit N]
- * [--version N] [--output table|json|csv] [--batch-rows N]`: reads a table's rows in this
- * process through store/scan and prints them, batch by batch (never the whole table in
- * memory). Value rendering (the same as the Spark judge's, tests/integration/peers/
+/* deltactl_scan.c: `deltactl table scan PATH --local [--columns a,b] [--where EXPR]
+ * [--limit N] [--version N] [--output table|json|csv] [--batch-rows N] [--root DIR]`: reads
+ * a table's rows in this process through store/scan (filtered by store/expr with --where)
+ * and prints them, batch by batch (never the whole table in memory). Value rendering (the same as the Spark judge's, tests/integration/peers/
  * spark_judge.py): decimals as strings, binary as hex, dates "YYYY-MM-DD", timestamps
  * "YYYY-MM-DDTHH:MM:SS.ffffff" (UTC), structs as objects, arrays as lists, maps as objects
  * (a key that is not a string as its JSON text), NaN/Infinity as strings. */
@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cmd/deltactl_table.h"
 #include "common/err.h"
+#include "store/expr/ex.h"
 #include "store/scan/scn.h"
 
 static const char USAGE[] =
@@ -25,7 +27,8 @@ static const char USAGE[] =
     "  --batch-rows N      rows per batch read (default 65536)\n"
     "  --root DIR          a directory outside the table that data files and deletion\n"
     "                      vectors named by absolute paths may be read from (repeatable)\n"
-    "  --where EXPR        not yet: filtering needs the expression evaluator\n"
+    "  --where EXPR        only the rows where the Spark SQL predicate EXPR is true (files\n"
+    "                      that cannot match are skipped by their stats and partition values)\n"
     "  --local             read the table in this process (the server path is not there yet)\n";
 
 /* ---- a growable line ---------------------------------------------------------------------- */
@@ -214,20 +217,20 @@ static int put_value(line *l, const arw_batch *b, int id, size_t i, bool json) {
     case ARW_INT64: { int64_t x; memcpy(&x, p + 8 * i, 8); putf(l, "%" PRId64, x); return 0; }
     case ARW_FLOAT32: { float x; memcpy(&x, p + 4 * i, 4); put_float(l, x, true, json); return 0; }
     case ARW_FLOAT64: { double x; memcpy(&x, p + 8 * i, 8); put_float(l, x, false, json); return 0; }
-    case ARW_DATE32: {
-      int32_t x;
-      memcpy(&x, p + 4 * i, 4);
-      if (json) put(l, "\"", 1);
-      put_date(l, x);
-      if (json) put(l, "\"", 1);
-      return 0;
-    }
+    case ARW_DATE32:
     case ARW_TIMESTAMP:
     case ARW_TIMESTAMP_UTC: {
-      int64_t x;
-      memcpy(&x, p + 8 * i, 8);
+      int64_t x = 0;
+      if (v.kind == ARW_DATE32) {
+        int32_t days;
+        memcpy(&days, p + 4 * i, 4);
+        x = days;
+      } else {
+        memcpy(&x, p + 8 * i, 8);
+      }
       if (json) put(l, "\"", 1);
-      put_ts(l, x);
+      if (v.kind == ARW_DATE32) put_date(l, x);
+      else put_ts(l, x);
       if (json) put(l, "\"", 1);
       return 0;
     }
@@ -265,11 +268,17 @@ static void put_csv_cell(line *l, const char *s, size_t n) {
   put(l, "\"", 1);
 }
 
-static void header(const arw_schema *s, out_fmt f) {
+/* The top-level columns to print (field ids of the batch schema). */
+typedef struct cols_out {
+  int *ids;
+  size_t n;
+} cols_out;
+
+static void header(const arw_schema *s, const cols_out *co, out_fmt f) {
   if (f == OUT_JSON) return;
   line l = {0};
-  for (size_t c = 0; c < arw_schema_ncolumns(s); c++) {
-    const char *nm = arw_field_name(s, arw_schema_column(s, c));
+  for (size_t c = 0; c < co->n; c++) {
+    const char *nm = arw_field_name(s, co->ids[c]);
     if (c) put(&l, f == OUT_CSV ? "," : "\t", 1);
     if (f == OUT_CSV) put_csv_cell(&l, nm, strlen(nm));
     else puts_(&l, nm);
@@ -279,16 +288,16 @@ static void header(const arw_schema *s, out_fmt f) {
   free(l.p);
 }
 
-static int print_batch(const arw_batch *b, out_fmt f, line *l) {
+static int print_batch(const arw_batch *b, const cols_out *co, out_fmt f, line *l) {
   const arw_schema *s = arw_batch_schema(b);
-  size_t ncols = arw_schema_ncolumns(s), rows = arw_batch_rows(b);
+  size_t ncols = co->n, rows = arw_batch_rows(b);
   line cell = {0};
   int rc = 0;
   for (size_t r = 0; r < rows && !rc; r++) {
     l->len = 0;
     if (f == OUT_JSON) put(l, "{", 1);
     for (size_t c = 0; c < ncols && !rc; c++) {
-      int id = arw_schema_column(s, c);
+      int id = co->ids[c];
       if (c) put(l, f == OUT_JSON ? ", " : f == OUT_CSV ? "," : "\t", f == OUT_JSON ? 2 : 1);
       if (f == OUT_JSON) {
         const char *nm = arw_field_name(s, id);
@@ -311,6 +320,88 @@ static int print_batch(const arw_batch *b, out_fmt f, line *l) {
   }
   free(cell.p);
   return rc;
+}
+
+/* ---- --where: store/expr's predicate, its data skipping, and the rows it keeps ----------- */
+
+typedef struct where_f {
+  ex_node *parsed, *for_skip, *bound;
+  arw_schema *logical;  /* the table's whole logical schema, for the skipper's binding */
+  ex_skipper *skip;
+  arw_batch *kept;
+  uint8_t *mask;
+  size_t *idx;
+  size_t cap;
+} where_f;
+
+static void where_free(where_f *w) {
+  arw_batch_free(w->kept);
+  ex_skipper_free(w->skip);
+  ex_free(w->bound);
+  ex_free(w->for_skip);
+  ex_free(w->parsed);
+  arw_schema_free(w->logical);
+  free(w->mask);
+  free(w->idx);
+}
+
+/* Parses text and sets up file skipping for snapshot s in o (which then reads every
+ * column: the predicate may use any). */
+static int where_begin(where_f *w, const char *text, dl_snapshot *s, scn_opts *o) {
+  ex_parse_opts po = EX_PARSE_OPTS_INIT;
+  po.allow_alias = false;
+  int rc = ex_parse(&w->parsed, text, strlen(text), &po);
+  if (!rc) rc = arw_schema_new(&w->logical);
+  if (!rc) rc = scn_arrow_schema(w->logical, dl_schema_root(dl_snapshot_schema(s)), NULL, 0);
+  if (!rc) rc = ex_bind(&w->for_skip, w->parsed, w->logical, NULL);
+  if (!rc) rc = ex_skipper_new(&w->skip, w->for_skip, s);
+  if (rc) return dd_err_wrap(rc, "--where");
+  o->keep_file = ex_skipper_keep;
+  o->keep_ctx = w->skip;
+  o->columns = NULL;
+  o->num_columns = 0;
+  o->limit = -1;
+  return 0;
+}
+
+/* The rows of b the predicate keeps (at most max) in *out (NULL: none). */
+static int where_filter(where_f *w, const arw_batch *b, int64_t max, const arw_batch **out) {
+  *out = NULL;
+  size_t n = arw_batch_rows(b), ntrue = 0;
+  if (n > w->cap) {
+    uint8_t *m = realloc(w->mask, n);
+    if (m) w->mask = m;
+    size_t *x = m ? realloc(w->idx, n * sizeof *x) : NULL;
+    if (!m || !x) return dd_err_set(DD_ENOMEM, "out of memory filtering rows");
+    w->idx = x;
+    w->cap = n;
+  }
+  int rc = ex_eval_mask(w->bound, b, w->mask, &ntrue);
+  if (rc) return dd_err_wrap(rc, "--where");
+  size_t k = 0;
+  for (size_t i = 0; i < n && (max < 0 || (int64_t)k < max); i++)
+    if (w->mask[i]) w->idx[k++] = i;
+  if (k == 0) return 0;
+  arw_batch_clear(w->kept);
+  if ((rc = arw_batch_append_rows(w->kept, b, w->idx, k))) return rc;
+  *out = w->kept;
+  return 0;
+}
+
+/* Field ids of the named columns in the scan's schema (all when none is named). */
+static int resolve_columns(const arw_schema *s, const char **names, size_t n, cols_out *co) {
+  size_t total = n ? n : arw_schema_ncolumns(s);
+  co->ids = calloc(total ? total : 1, sizeof *co->ids);
+  if (!co->ids) return dd_err_set(DD_ENOMEM, "out of memory");
+  for (size_t i = 0; i < total; i++) {
+    int id = n ? arw_schema_find(s, ARW_ROOT, names[i]) : arw_schema_column(s, i);
+    for (size_t c = 0; id < 0 && c < arw_schema_ncolumns(s); c++)
+      if (!strcasecmp(arw_field_name(s, arw_schema_column(s, c)), names[i]))
+        id = arw_schema_column(s, c);
+    if (id < 0) return dd_err_set(DD_EINVAL, "scan: no column '%s' in the table", names[i]);
+    co->ids[co->n++] = id;
+  }
+  return 0;
 }
 
 /* ---- command ----------------------------------------------------------------------------- */
@@ -391,11 +482,6 @@ int dctl_scan_main(int argc, char **argv) {
     fprintf(stderr, "deltactl table scan: missing PATH\n%s", USAGE);
     return 2;
   }
-  if (where) {
-    fprintf(stderr, "deltactl table scan: --where is not supported yet (it needs the "
-                    "expression evaluator)\n");
-    return 2;
-  }
   if (!local) {
     fprintf(stderr, "deltactl table scan: the server path is not there yet; use --local\n");
     return 2;
@@ -420,11 +506,25 @@ int dctl_scan_main(int argc, char **argv) {
   o.batch_rows = (size_t)batch_rows;
   o.roots = roots;
   o.num_roots = nroots;
+  where_f w = {0};
+  cols_out co = {0};
+  if (!rc && where) rc = where_begin(&w, where, s, &o);
   if (!rc) rc = scn_open(&sc, t, s, &o);
-  if (!rc) header(scn_schema(sc), fmt);
+  if (!rc && where) rc = ex_bind(&w.bound, w.parsed, scn_schema(sc), NULL);
+  if (!rc && where) rc = arw_batch_new(&w.kept, scn_schema(sc));
+  if (!rc) rc = resolve_columns(scn_schema(sc), where ? cols : NULL, where ? ncols : 0, &co);
+  if (!rc) header(scn_schema(sc), &co, fmt);
   const arw_batch *b;
-  while (!rc && !(rc = scn_next(sc, &b)) && b) rc = print_batch(b, fmt, &l);
+  int64_t printed = 0;
+  while (!rc && (limit < 0 || printed < limit) && !(rc = scn_next(sc, &b)) && b) {
+    if (where && (rc = where_filter(&w, b, limit < 0 ? -1 : limit - printed, &b))) break;
+    if (!b) continue;
+    printed += (int64_t)arw_batch_rows(b);
+    rc = print_batch(b, &co, fmt, &l);
+  }
   if (rc) fprintf(stderr, "deltactl table scan: %s: %s\n", dd_err_name(rc), dd_err_msg());
+  where_free(&w);
+  free(co.ids);
   free(l.p);
   scn_free(sc);
   dl_snapshot_free(s);

@@ -121,6 +121,35 @@ static const char *table_conf(const Delta__Connect__DeltaTable *t, const char *k
   return NULL;
 }
 
+/* ---- tables for the query engine (connect_plan.c, connect_sql.c) ---- */
+
+int connect_exec_table_location(char **out, const Delta__Connect__DeltaTable *t, const connect_exec_opts *opts) {
+  *out = NULL;
+  exec__store = opts ? opts->store : NULL;
+  int rc = table_location(out, t);
+  exec__store = NULL;
+  return rc;
+}
+
+int connect_exec_name_location(char **out, const char *name, const connect_exec_opts *opts) {
+  Delta__Connect__DeltaTable t = DELTA__CONNECT__DELTA_TABLE__INIT;
+  Delta__Connect__DeltaTable__Path p = DELTA__CONNECT__DELTA_TABLE__PATH__INIT;
+  if (name && (name[0] == '/' || !strncmp(name, "file:", 5))) {
+    p.path = (char *)name;
+    t.access_type_case = DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_PATH;
+    t.path = &p;
+  } else {
+    t.access_type_case = DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_TABLE_OR_VIEW_NAME;
+    t.table_or_view_name = (char *)(name ? name : "");
+  }
+  return connect_exec_table_location(out, &t, opts);
+}
+
+int connect_exec_local_roots(char ***roots, size_t *n, const connect_exec_opts *opts) {
+  *roots = NULL, *n = 0;
+  return opts && opts->store ? cat_location_local_roots(opts->store, roots, n) : 0;
+}
+
 /* ---- data types ---- */
 
 static int ddl_append(char **buf, size_t *len, FILE *f, const Spark__Connect__DataType *t);

@@ -54,6 +54,26 @@ int connect_expr_type(ex_type *out, const Spark__Connect__DataType *t) {
   }
 }
 
+/* Replaces literal *out by the same value of type t (a decimal literal's own precision). */
+static int retype(ex_node **out, ex_type t) {
+  ex_node *cast = NULL, *bound = NULL;
+  arw_schema *none = NULL;
+  ex_value v;
+  char *storage = NULL;
+  int rc = ex_new_cast(&cast, *out, t);
+  *out = NULL;
+  if (rc || (rc = arw_schema_new(&none)) || (rc = ex_bind(&bound, cast, none, NULL)) ||
+      (rc = ex_eval_const(&v, &storage, bound)))
+    goto cleanup;
+  rc = ex_new_literal(out, &v);
+cleanup:
+  free(storage);
+  ex_free(bound);
+  ex_free(cast);
+  arw_schema_free(none);
+  return rc;
+}
+
 static int literal(ex_node **out, const Spark__Connect__Expression__Literal *l) {
   ex_value v = {0};
   switch (l->literal_type_case) {
@@ -113,7 +133,7 @@ static int literal(ex_node **out, const Spark__Connect__Expression__Literal *l) 
       }
       if (d->_precision_case && d->_scale_case) {
         ex_type t = {.id = EX_T_DECIMAL, .precision = d->precision, .scale = d->scale};
-        if (!ex_type_equal(t, ex_literal(*out)->type)) return ex_new_cast(out, *out, t);
+        if (!ex_type_equal(t, ex_literal(*out)->type)) return retype(out, t);
       }
       return 0;
     }
@@ -193,7 +213,7 @@ static int convert(ex_node **out, const Spark__Connect__Expression *m, int depth
       const Spark__Connect__Expression__Alias *a = m->alias;
       if (a->n_name != 1)
         return dd_err_set(DD_EUNSUPPORTED, "an alias with %zu names is not supported", a->n_name);
-      ex_node *c;
+      ex_node *c = NULL;
       if ((rc = convert(&c, a->expr, depth + 1))) return rc;
       return ex_new_alias(out, c, a->name[0]);
     }
@@ -205,13 +225,13 @@ static int convert(ex_node **out, const Spark__Connect__Expression *m, int depth
       else
         rc = connect_expr_type(&t, c->cast_to_type_case ? c->type : NULL);
       if (rc) return rc;
-      ex_node *a;
+      ex_node *a = NULL;
       if ((rc = convert(&a, c->expr, depth + 1))) return rc;
       return ex_new_cast(out, a, t);
     }
     case SPARK__CONNECT__EXPRESSION__EXPR_TYPE_SORT_ORDER: {
       const Spark__Connect__Expression__SortOrder *s = m->sort_order;
-      ex_node *a;
+      ex_node *a = NULL;
       if ((rc = convert(&a, s->child, depth + 1))) return rc;
       bool asc = s->direction != SPARK__CONNECT__EXPRESSION__SORT_ORDER__SORT_DIRECTION__SORT_DIRECTION_DESCENDING;
       int nulls = s->null_ordering == SPARK__CONNECT__EXPRESSION__SORT_ORDER__NULL_ORDERING__SORT_NULLS_FIRST ? 1

@@ -75,21 +75,6 @@ static inline bool arw__has_offsets(arw_kind k) {
 /* The views hand out offsets and values as host integers over little-endian buffers. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "dd_arrow assumes a little-endian host"
-/* batch.c helpers shared with bulk.c and take.c. */
-/* Appends bit `on` at index n of a bitmap holding n bits. */
-int arw__bits_push(arw_buf *bits, size_t n, bool on);
-/* Records one more slot in c: its validity bit and the count. */
-int arw__slot_push(arw_col *c, bool valid);
-/* Appends end as the next int32 offset. */
-int arw__offset_push(arw_col *c, size_t end);
-/* DD_EINVAL unless id is a field of b's schema. */
-int arw__field_check(const arw_batch *b, int id, const char *what);
-/* Appends a slot with no value (a null when !valid, else an empty filler value). */
-int arw__append_empty(arw_batch *b, int id, bool valid);
-/* Appends n bits to a bitmap holding len bits: bit i is src[i] != 0, or all `fill` when
- * src is NULL. */
-int arw__bits_append(arw_buf *bits, size_t len, const uint8_t *src, bool fill, size_t n);
-
 #endif
 
 /* Byte width of a fixed-width kind, 0 for the others. */

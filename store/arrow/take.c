@@ -128,13 +128,68 @@ static int take_field(arw_batch *dst, const arw_batch *src, int id, const size_t
   return take_values(dst, src, id, idx, n);
 }
 
+/* Rows [a, a + n) of field id: the contiguous case, copied a buffer range at a time. */
+static int copy_range(arw_batch *dst, const arw_batch *src, int id, size_t a, size_t n) {
+  const arw_field *f = &src->schema->fields[id];
+  const arw_col *s = &src->cols[id];
+  arw_col *d = &dst->cols[id];
+  if (a + n > s->length)
+    return dd_err_set(DD_EINVAL, "arrow take: rows [%zu, %zu) of %zu", a, a + n, s->length);
+  size_t len0 = d->length;
+  int rc = 0;
+  if (s->null_count == 0) {
+    rc = arw__bits_append(&d->validity, len0, NULL, true, n);
+  } else {
+    for (size_t i = 0; i < n && !rc; i++) {
+      bool v = bit_at(&s->validity, a + i);
+      rc = arw__bits_push(&d->validity, len0 + i, v);
+      d->null_count += !v;
+    }
+  }
+  if (rc) return rc;
+  d->length += n;
+  size_t w = arw__width(f->kind);
+  switch (f->kind) {
+    case ARW_NULL: return 0;
+    case ARW_BOOL:
+      for (size_t i = 0; i < n && !rc; i++)
+        rc = arw__bits_push(&d->values, len0 + i, bit_at(&s->values, a + i));
+      return rc;
+    case ARW_UTF8:
+    case ARW_BINARY:
+    case ARW_LIST:
+    case ARW_MAP: {
+      int32_t lo = off_at(s, a), hi = off_at(s, a + n);
+      size_t base = arw__nested(f->kind) ? dst->cols[f->first_child].length : d->values.len;
+      if (base + (size_t)(hi - lo) > INT32_MAX)
+        return dd_err_set(DD_EINVAL, "arrow column exceeds 2 GiB of offsets");
+      if ((rc = arw_buf_zeros(&d->offsets, 4 * n))) return rc;
+      int32_t *out = (int32_t *)(void *)(d->offsets.data + d->offsets.len - 4 * n);
+      const int32_t *in = (const int32_t *)(const void *)s->offsets.data + a + 1;
+      int32_t shift = (int32_t)base - lo;
+      for (size_t i = 0; i < n; i++) out[i] = in[i] + shift;
+      if (!arw__nested(f->kind))
+        return arw_buf_put(&d->values, s->values.data + lo, (size_t)(hi - lo));
+      return copy_range(dst, src, f->first_child, (size_t)lo, (size_t)(hi - lo));
+    }
+    case ARW_STRUCT:
+    case ARW__ENTRIES:
+      for (int ch = f->first_child; ch >= 0 && !rc; ch = src->schema->fields[ch].next_sibling)
+        rc = copy_range(dst, src, ch, a, n);
+      return rc;
+    default: return arw_buf_put(&d->values, s->values.data + a * w, n * w);
+  }
+}
+
 int arw_batch_append_rows(arw_batch *dst, const arw_batch *src, const size_t *idx, size_t n) {
   if (!same_tree(dst->schema, src->schema))
     return dd_err_set(DD_EINVAL, "arrow append rows: the batches' schemas differ");
   const arw_schema *s = src->schema;
+  bool contiguous = n > 0;
+  for (size_t i = 1; i < n && contiguous; i++) contiguous = idx[i] == idx[0] + i;
   int rc = 0;
   for (int c = s->first_column; c >= 0 && !rc; c = s->fields[c].next_sibling)
-    rc = take_field(dst, src, c, idx, n);
+    rc = contiguous ? copy_range(dst, src, c, idx[0], n) : take_field(dst, src, c, idx, n);
   return rc;
 }
 

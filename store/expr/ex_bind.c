@@ -112,7 +112,7 @@ static int bind_column(ex_node *e, const arw_schema *s) {
 int ex__coerce_arg(ex_node *e, size_t i, ex_type t) {
   ex_node *a = e->args[i];
   if (ex_type_equal(a->type, t)) return 0;
-  ex_node *c;
+  ex_node *c = NULL;
   int rc = ex__node_new(&c, EX_CAST);
   if (rc) return rc;
   c->args = malloc(sizeof *c->args);
@@ -233,7 +233,7 @@ int ex_bind(ex_node **out, const ex_node *e, const arw_schema *s, const ex_bind_
     clock_gettime(CLOCK_REALTIME, &ts);
     o.now_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
   }
-  ex_node *c;
+  ex_node *c = NULL;
   if ((rc = ex_clone(&c, e))) return rc;
   if ((rc = bind_node(c, s, &o))) {
     ex_free(c);

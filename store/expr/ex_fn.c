@@ -29,6 +29,23 @@ void ex__free_args(ex__vec *v, size_t n) {
   for (size_t i = 0; i < n; i++) ex__vec_free(&v[i]);
 }
 
+int ex__eval_all(ex__vec **out, const ex_node *e, const arw_batch *in) {
+  ex__vec *v = calloc(e->nargs ? e->nargs : 1, sizeof *v);
+  if (!v) return dd_err_set(DD_ENOMEM, "out of memory");
+  int rc = ex__eval_args(v, e, in);
+  if (rc) {
+    free(v);
+    return rc;
+  }
+  *out = v;
+  return 0;
+}
+
+void ex__free_all(ex__vec *v, size_t n) {
+  ex__free_args(v, n);
+  free(v);
+}
+
 int ex__type_error(const ex_node *e, const char *want) {
   char got[256] = "";
   size_t at = 0;
@@ -259,14 +276,10 @@ static int gather(ex__vec *out, ex_type t, ex__vec *vals, const int *pick, size_
 }
 
 static int eval_coalesce(ex__vec *out, const ex_node *e, const arw_batch *in) {
-  ex__vec *v = calloc(e->nargs, sizeof *v);
+  ex__vec *v;
   int *pick = NULL;
-  if (!v) return dd_err_set(DD_ENOMEM, "out of memory");
-  int rc = ex__eval_args(v, e, in);
-  if (rc) {
-    free(v);
-    return rc;
-  }
+  int rc = ex__eval_all(&v, e, in);
+  if (rc) return rc;
   size_t n = v[0].n;
   if (!(pick = malloc((n ? n : 1) * sizeof *pick))) {
     rc = dd_err_set(DD_ENOMEM, "out of memory");
@@ -283,8 +296,7 @@ static int eval_coalesce(ex__vec *out, const ex_node *e, const arw_batch *in) {
   rc = gather(out, e->type, v, pick, n);
 cleanup:
   free(pick);
-  ex__free_args(v, e->nargs);
-  free(v);
+  ex__free_all(v, e->nargs);
   return rc;
 }
 
@@ -322,16 +334,12 @@ static int bind_when(ex_node *e) {
 }
 
 static int eval_when(ex__vec *out, const ex_node *e, const arw_batch *in) {
-  ex__vec *v = calloc(e->nargs, sizeof *v);
+  ex__vec *v;
   int *pick = NULL;
-  if (!v) return dd_err_set(DD_ENOMEM, "out of memory");
   /* Every branch is evaluated over the whole batch: a branch that fails (overflow, bad
    * cast) fails the batch even for rows that would not take it. */
-  int rc = ex__eval_args(v, e, in);
-  if (rc) {
-    free(v);
-    return rc;
-  }
+  int rc = ex__eval_all(&v, e, in);
+  if (rc) return rc;
   size_t n = v[0].n, nconds = e->nargs / 2;
   bool has_else = e->nargs % 2 == 1;
   if (!(pick = malloc((n ? n : 1) * sizeof *pick))) {
@@ -349,21 +357,16 @@ static int eval_when(ex__vec *out, const ex_node *e, const arw_batch *in) {
   rc = gather(out, e->type, v, pick, n);
 cleanup:
   free(pick);
-  ex__free_args(v, e->nargs);
-  free(v);
+  ex__free_all(v, e->nargs);
   return rc;
 }
 
 /* x IN (a, b, ...): true on a match; else NULL when x or any list value is NULL. */
 static int eval_in(ex__vec *out, const ex_node *e, const arw_batch *in) {
-  ex__vec *v = calloc(e->nargs, sizeof *v);
+  ex__vec *v;
   int8_t *r = NULL;
-  if (!v) return dd_err_set(DD_ENOMEM, "out of memory");
-  int rc = ex__eval_args(v, e, in);
-  if (rc) {
-    free(v);
-    return rc;
-  }
+  int rc = ex__eval_all(&v, e, in);
+  if (rc) return rc;
   size_t n = v[0].n;
   if (!(r = malloc(n ? n : 1)) || (rc = ex__vec_init(out, ex__t(EX_T_BOOLEAN), n)) ||
       (rc = ex__vec_valid_alloc(out))) {
@@ -385,8 +388,7 @@ static int eval_in(ex__vec *out, const ex_node *e, const arw_batch *in) {
 cleanup:
   if (rc) ex__vec_free(out);
   free(r);
-  ex__free_args(v, e->nargs);
-  free(v);
+  ex__free_all(v, e->nargs);
   return rc;
 }
 

@@ -368,13 +368,9 @@ static int bind_concat(ex_node *e) {
 
 static int eval_concat(ex__vec *out, const ex_node *e, const arw_batch *in) {
   size_t n = arw_batch_rows(in);
-  ex__vec *v = calloc(e->nargs ? e->nargs : 1, sizeof *v);
-  if (!v) return dd_err_set(DD_ENOMEM, "out of memory");
-  int rc = ex__eval_args(v, e, in);
-  if (rc) {
-    free(v);
-    return rc;
-  }
+  ex__vec *v;
+  int rc = ex__eval_all(&v, e, in);
+  if (rc) return rc;
   if ((rc = ex__vec_init(out, e->type, n))) goto cleanup;
   for (size_t k = 0; k < e->nargs; k++)
     if ((rc = ex__vec_and_valid(out, &v[k]))) goto cleanup;
@@ -387,8 +383,7 @@ static int eval_concat(ex__vec *out, const ex_node *e, const arw_batch *in) {
   }
 cleanup:
   if (rc) ex__vec_free(out);
-  ex__free_args(v, e->nargs);
-  free(v);
+  ex__free_all(v, e->nargs);
   return rc;
 }
 

@@ -125,6 +125,9 @@ extern const ex__fn ex__fns_arith[]; /* ex_fn_arith.c; ended by a NULL name */
 extern const ex__fn ex__fns_str[];   /* ex_fn_str.c */
 int ex__eval_args(ex__vec *v, const ex_node *e, const arw_batch *in); /* v[e->nargs] */
 void ex__free_args(ex__vec *v, size_t n);
+/* Allocates *out (e->nargs vectors) and evaluates every argument into it; ex__free_all. */
+int ex__eval_all(ex__vec **out, const ex_node *e, const arw_batch *in);
+void ex__free_all(ex__vec *v, size_t n);
 /* DD_EINVAL [DATATYPE_MISMATCH...] naming the function, what it wants and what it got. */
 int ex__type_error(const ex_node *e, const char *want);
 bool ex__common_type(const ex_node *e, size_t from, size_t step, ex_type *out);

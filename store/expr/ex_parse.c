@@ -482,7 +482,7 @@ static int arg_list(parser *p, nodes *l, bool star_ok) {
   int rc;
   if (is_op(p, ")")) return lex(p);
   for (;;) {
-    ex_node *a;
+    ex_node *a = NULL;
     if (star_ok && is_op(p, "*")) {
       if ((rc = lex(p)) || (rc = ex_new_star(&a, NULL))) return rc;
     } else if ((rc = expr(p, &a))) {
@@ -583,7 +583,7 @@ static int name_or_call(parser *p, ex_node **out) {
     if ((rc = lex(p))) goto done;
     if (is_op(p, "*")) {
       if ((rc = lex(p))) goto done;
-      size_t tl = 0;
+      size_t tl = 1;
       for (size_t i = 0; i < n; i++) tl += strlen(names[i]) + 1;
       char *target = malloc(tl);
       if (!target) {
@@ -679,7 +679,7 @@ static int primary(parser *p, ex_node **out) {
       p->t = (tok){T_IDENT, save, try_ ? 8 : 4};
       return name_or_call(p, out);
     }
-    ex_node *a;
+    ex_node *a = NULL;
     ex_type t;
     if ((rc = lex(p)) || (rc = expr(p, &a))) return rc;
     if ((rc = expect_kw(p, "as")) || (rc = parse_type(p, &t)) || (rc = expect_op(p, ")"))) {
@@ -762,7 +762,7 @@ static int unary(parser *p, ex_node **out) {
     if (op == '-' && p->t.kind == T_NUM) {
       rc = number(p, out, true);
     } else {
-      ex_node *a;
+      ex_node *a = NULL;
       if ((rc = unary(p, &a))) return rc;
       if (op == '+') *out = a;
       else rc = call1(out, op == '-' ? "negative" : op == '~' ? "~" : "not", a);
@@ -892,7 +892,7 @@ static int not_expr(parser *p, ex_node **out) {
   int rc;
   if (is_kw(p, "not") || is_op(p, "!")) {
     if ((rc = enter(p)) || (rc = lex(p))) return rc;
-    ex_node *a;
+    ex_node *a = NULL;
     if ((rc = not_expr(p, &a))) return rc;
     p->depth--;
     return call1(out, "not", a);

@@ -72,7 +72,7 @@ void ex_free(ex_node *e) {
 /* ---- constructors ---- */
 
 int ex_new_literal(ex_node **out, const ex_value *v) {
-  ex_node *e;
+  ex_node *e = NULL;
   int rc = ex__node_new(&e, EX_LITERAL);
   if (rc) return rc;
   e->lit = *v;
@@ -91,7 +91,7 @@ int ex_new_literal(ex_node **out, const ex_value *v) {
 
 int ex_new_column(ex_node **out, const char *const *parts, size_t nparts) {
   if (nparts == 0) return dd_err_set(DD_EINVAL, "a column reference needs a name");
-  ex_node *e;
+  ex_node *e = NULL;
   int rc = ex__node_new(&e, EX_COLUMN);
   if (rc) return rc;
   e->parts = calloc(nparts, sizeof *e->parts);
@@ -174,7 +174,7 @@ cleanup:
 }
 
 int ex_new_call(ex_node **out, const char *fn, ex_node **args, size_t nargs) {
-  ex_node *e;
+  ex_node *e = NULL;
   int rc = ex__node_new(&e, EX_CALL);
   if (rc) {
     free_args(args, nargs);
@@ -186,6 +186,7 @@ int ex_new_call(ex_node **out, const char *fn, ex_node **args, size_t nargs) {
     return dd_err_set(DD_ENOMEM, "out of memory");
   }
   for (char *p = e->name; *p; p++) *p = (char)tolower((unsigned char)*p);
+  if (!strcmp(e->name, "==")) strcpy(e->name, "="); /* Spark Connect's spelling of = */
   if ((rc = ex__set_args(e, args, nargs))) {
     ex_free(e);
     return rc;
@@ -195,7 +196,7 @@ int ex_new_call(ex_node **out, const char *fn, ex_node **args, size_t nargs) {
 }
 
 static int new_unary(ex_node **out, ex_kind kind, ex_node *arg) {
-  ex_node *e;
+  ex_node *e = NULL;
   int rc = ex__node_new(&e, kind);
   if (rc) {
     ex_free(arg);
@@ -231,7 +232,7 @@ int ex_new_alias(ex_node **out, ex_node *arg, const char *name) {
 }
 
 int ex_new_star(ex_node **out, const char *target) {
-  ex_node *e;
+  ex_node *e = NULL;
   int rc = ex__node_new(&e, EX_STAR);
   if (rc) return rc;
   if (target && !(e->name = ex__strdup(target))) {

@@ -57,64 +57,53 @@ static int file_scale(const pq_field *x) {
   return 0;
 }
 
+/* The direct conversions: Delta type, Parquet physical type, conversion. */
+static const struct {
+  dl_type_kind delta;
+  pq_type parquet;
+  scn__conv conv;
+} DIRECT[] = {
+    {DL_TYPE_BOOLEAN, PQ_T_BOOLEAN, SCN_CV_BOOL},
+    {DL_TYPE_BYTE, PQ_T_INT32, SCN_CV_I32_I8},
+    {DL_TYPE_SHORT, PQ_T_INT32, SCN_CV_I32_I16},
+    {DL_TYPE_INTEGER, PQ_T_INT32, SCN_CV_I32},
+    {DL_TYPE_DATE, PQ_T_INT32, SCN_CV_I32},
+    {DL_TYPE_LONG, PQ_T_INT32, SCN_CV_I32_I64},
+    {DL_TYPE_LONG, PQ_T_INT64, SCN_CV_I64},
+    {DL_TYPE_FLOAT, PQ_T_FLOAT, SCN_CV_F32},
+    {DL_TYPE_DOUBLE, PQ_T_DOUBLE, SCN_CV_F64},
+    {DL_TYPE_DOUBLE, PQ_T_FLOAT, SCN_CV_F32_F64},
+    {DL_TYPE_DOUBLE, PQ_T_INT32, SCN_CV_I32_F64},
+    {DL_TYPE_STRING, PQ_T_BYTE_ARRAY, SCN_CV_BYTES},
+    {DL_TYPE_STRING, PQ_T_FIXED_LEN_BYTE_ARRAY, SCN_CV_FIXED_BYTES},
+    {DL_TYPE_BINARY, PQ_T_BYTE_ARRAY, SCN_CV_BYTES},
+    {DL_TYPE_BINARY, PQ_T_FIXED_LEN_BYTE_ARRAY, SCN_CV_FIXED_BYTES},
+    {DL_TYPE_TIMESTAMP, PQ_T_INT96, SCN_CV_INT96},
+    {DL_TYPE_TIMESTAMP_NTZ, PQ_T_INT96, SCN_CV_INT96},
+    {DL_TYPE_TIMESTAMP_NTZ, PQ_T_INT32, SCN_CV_DATE_TS},
+};
+
 /* The conversion of leaf x to Delta type t. */
 static int leaf_conv(scn__bind *b, const pq_field *x, const dl_type *t) {
   pq_type p = x->type;
-  switch (t->kind) {
-    case DL_TYPE_BOOLEAN:
-      if (p == PQ_T_BOOLEAN) return b->conv = SCN_CV_BOOL, 0;
-      break;
-    case DL_TYPE_BYTE:
-      if (p == PQ_T_INT32) return b->conv = SCN_CV_I32_I8, 0;
-      break;
-    case DL_TYPE_SHORT:
-      if (p == PQ_T_INT32) return b->conv = SCN_CV_I32_I16, 0;
-      break;
-    case DL_TYPE_INTEGER:
-    case DL_TYPE_DATE:
-      if (p == PQ_T_INT32) return b->conv = SCN_CV_I32, 0;
-      break;
-    case DL_TYPE_LONG:
-      if (p == PQ_T_INT32) return b->conv = SCN_CV_I32_I64, 0;
-      if (p == PQ_T_INT64) return b->conv = SCN_CV_I64, 0;
-      break;
-    case DL_TYPE_FLOAT:
-      if (p == PQ_T_FLOAT) return b->conv = SCN_CV_F32, 0;
-      break;
-    case DL_TYPE_DOUBLE:
-      if (p == PQ_T_DOUBLE) return b->conv = SCN_CV_F64, 0;
-      if (p == PQ_T_FLOAT) return b->conv = SCN_CV_F32_F64, 0;
-      if (p == PQ_T_INT32) return b->conv = SCN_CV_I32_F64, 0;
-      break;
-    case DL_TYPE_STRING:
-    case DL_TYPE_BINARY:
-      if (p == PQ_T_BYTE_ARRAY) return b->conv = SCN_CV_BYTES, 0;
-      if (p == PQ_T_FIXED_LEN_BYTE_ARRAY) return b->conv = SCN_CV_FIXED_BYTES, 0;
-      break;
-    case DL_TYPE_TIMESTAMP:
-    case DL_TYPE_TIMESTAMP_NTZ:
-      if (p == PQ_T_INT96) return b->conv = SCN_CV_INT96, 0;
-      if (p == PQ_T_INT32 && t->kind == DL_TYPE_TIMESTAMP_NTZ)
-        return b->conv = SCN_CV_DATE_TS, 0;
-      if (p == PQ_T_INT64) {
-        pq_time_unit u = x->logical.kind == PQ_LT_TIMESTAMP ? x->logical.unit
-                         : x->converted == PQ_CT_TIMESTAMP_MILLIS ? PQ_UNIT_MILLIS
-                                                                  : PQ_UNIT_MICROS;
-        b->conv = u == PQ_UNIT_MILLIS ? SCN_CV_TS_MILLIS
-                  : u == PQ_UNIT_NANOS ? SCN_CV_TS_NANOS : SCN_CV_I64;
-        return 0;
-      }
-      break;
-    case DL_TYPE_DECIMAL: {
-      b->dec_shift = t->scale - file_scale(x);
-      if (b->dec_shift < 0) break;
+  for (size_t i = 0; i < sizeof DIRECT / sizeof DIRECT[0]; i++)
+    if (DIRECT[i].delta == t->kind && DIRECT[i].parquet == p) return b->conv = DIRECT[i].conv, 0;
+  if ((t->kind == DL_TYPE_TIMESTAMP || t->kind == DL_TYPE_TIMESTAMP_NTZ) && p == PQ_T_INT64) {
+    pq_time_unit u = x->logical.kind == PQ_LT_TIMESTAMP ? x->logical.unit
+                     : x->converted == PQ_CT_TIMESTAMP_MILLIS ? PQ_UNIT_MILLIS
+                                                              : PQ_UNIT_MICROS;
+    b->conv = u == PQ_UNIT_MILLIS ? SCN_CV_TS_MILLIS
+              : u == PQ_UNIT_NANOS ? SCN_CV_TS_NANOS : SCN_CV_I64;
+    return 0;
+  }
+  if (t->kind == DL_TYPE_DECIMAL) {
+    b->dec_shift = t->scale - file_scale(x);
+    if (b->dec_shift >= 0) {
       if (p == PQ_T_INT32) return b->conv = SCN_CV_DEC_I32, 0;
       if (p == PQ_T_INT64) return b->conv = SCN_CV_DEC_I64, 0;
       if (p == PQ_T_BYTE_ARRAY || (p == PQ_T_FIXED_LEN_BYTE_ARRAY && x->type_length <= 16))
         return b->conv = SCN_CV_DEC_BE, 0;
-      break;
     }
-    default: break;
   }
   return mismatch(x, t);
 }

@@ -1,4 +1,5 @@
-"""test_scan_cli.py: deltactl table scan end to end on copies of real tables: data files and
+"""test_scan_cli.py: deltactl table scan end to end on copies of real tables: --where (store/expr's
+predicate and data skipping) keeps the rows a Python filter of the full scan keeps; data files and
 deletion vectors named by absolute paths (or reached through a symlink) outside the table
 are refused with PERMISSION_DENIED unless a --root allows their directory, a path with ".."
 is refused, bad options and unknown columns fail with a clear message, and the table, csv
@@ -118,9 +119,12 @@ class ScanCli(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
         self.assertIn("INVALID_ARGUMENT", p.stderr)
         self.assertIn("nope", p.stderr)
-        p = scan(self.table, "--local", "--where", "value > 1")
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("not supported yet", p.stderr)
+        p = scan(self.table, "--local", "--where", "value >")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("PARSE_SYNTAX_ERROR", p.stderr)
+        p = scan(self.table, "--local", "--where", "nope = 1")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("UNRESOLVED_COLUMN", p.stderr)
         p = scan(self.table)
         self.assertEqual(p.returncode, 2)
         self.assertIn("--local", p.stderr)
@@ -128,6 +132,23 @@ class ScanCli(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         p = scan(os.path.join(self.tmp, "none"), "--local")
         self.assertEqual(p.returncode, 1)
+
+    def test_where(self):
+        self.assertEqual(self.values("--where", "value > 5"), [6, 7, 8])
+        self.assertEqual(self.values("--where", "value % 2 = 0 OR value IS NULL", "--limit", "2"), [2, 4])
+        self.assertEqual(self.values("--where", "value > 100"), [])
+        # a partitioned table: partition and data columns, and --columns beside --where
+        part = os.path.join(h.FIXTURES, "delta-rs-data", "delta-0.8.0-partitioned")
+        p = scan(part, "--local", "--output", "json")
+        every = [json.loads(line) for line in p.stdout.splitlines()]
+        want = sorted(r["value"] for r in every if r["year"] == "2021" and r["value"] != "6")
+        p = scan(part, "--local", "--output", "json", "--columns", "value",
+                 "--where", "year = '2021' AND value <> '6'")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = [json.loads(line) for line in p.stdout.splitlines()]
+        self.assertEqual(sorted(r["value"] for r in got), want)
+        self.assertTrue(all(list(r) == ["value"] for r in got))
+        self.assertGreater(len(want), 0)
 
     def test_outputs_and_options(self):
         self.assertEqual(self.values("--limit", "3"), [1, 2, 3])

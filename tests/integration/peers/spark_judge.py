@@ -124,6 +124,8 @@ def start():
                     "org.apache.spark.sql.delta.catalog.DeltaCatalog")
             .config("spark.ui.enabled", "false")
             .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.databricks.delta.snapshotPartitions", "2")
             .config("spark.sql.session.timeZone", "UTC")
             .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
             .config("spark.executor.extraJavaOptions", "-Duser.timezone=UTC")
