@@ -7,7 +7,8 @@ deltalake and DuckDB (read_parquet of the active files) must read the same rows 
 Spark's DESCRIBE HISTORY must show the OPTIMIZE commit with its parameters and metrics,
 and the file counts must be Delta's (one file per bin, a lone file left alone). The real
 Delta Connect client's optimize().where().executeCompaction() and executeZOrderBy() run
-against deltad's Spark Connect service (OptimizeDeltaConnect)."""
+against deltad's Spark Connect service, and so does the SQL statement OPTIMIZE ... WHERE
+... ZORDER BY (...) (OptimizeDeltaConnect)."""
 import json
 import os
 import shutil
@@ -202,16 +203,17 @@ class OptimizeDeltaConnect(dcc.DeltaConnectClient):
                            capture_output=True, text=True, timeout=300, env=env)
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
         got = json.loads(p.stdout.strip().splitlines()[-1])
-        for k in ("where", "compaction", "zorder", "history"):
+        for k in ("where", "compaction", "zorder", "sql", "history"):
             self.assertIn("ok", got[k], "%s: %s" % (k, got[k]))
         self.assertEqual(got["where"]["ok"]["metrics"]["numFilesRemoved"], 3)
         self.assertEqual(got["where"]["ok"]["metrics"]["numFilesAdded"], 1)
         self.assertEqual(got["compaction"]["ok"]["metrics"]["numFilesRemoved"], 6)
         self.assertEqual(got["zorder"]["ok"]["metrics"]["numFilesRemoved"], 3)
         self.assertEqual(got["zorder"]["ok"]["metrics"]["zOrderStats"]["strategyName"], "all")
-        self.assertEqual(got["history"]["ok"], ["OPTIMIZE", "OPTIMIZE", "OPTIMIZE"])
+        self.assertEqual(got["sql"]["ok"]["metrics"]["numFilesRemoved"], 1)  # x/y's one file
+        self.assertEqual(got["history"]["ok"], ["OPTIMIZE"] * 4)
         rows = peer({"op": "rows", "path": path})
-        before = peer({"op": "rows", "path": path, "version": 2})
+        before = peer({"op": "rows", "path": path, "version": 2})  # the last append
         self.assertEqual(rows["deltalake"], before["deltalake"])
         self.assertEqual(rows["files"], 3)
 

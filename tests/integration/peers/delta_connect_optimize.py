@@ -1,7 +1,7 @@
 """delta_connect_optimize.py: runs under build-test/venv (scripts/peers.sh). The real Delta
 Connect client's OPTIMIZE against deltad: DeltaTable.forPath(spark, path).optimize()
-.where(FILTER).executeCompaction() and .executeZOrderBy(COLS), each collected with
-toPandas() as a user would. Prints one JSON object: for each call the result row (path and
+.where(FILTER).executeCompaction() and .executeZOrderBy(COLS), and the SQL statement
+OPTIMIZE ... WHERE ... ZORDER BY (...), each collected with toPandas() as a user would. Prints one JSON object: for each call the result row (path and
 the metrics struct as a dict) or "Type: message" when it raised.
 
 usage: delta_connect_optimize.py URL PATH FILTER ZCOL   (URL: sc://host:port/;use_ssl=true;token=...)"""
@@ -34,8 +34,10 @@ def main():
         "where": attempt(lambda: row(dt.optimize().where(flt).executeCompaction())),
         "compaction": attempt(lambda: row(dt.optimize().executeCompaction())),
         "zorder": attempt(lambda: row(dt.optimize().executeZOrderBy(zcol))),
+        "sql": attempt(lambda: row(spark.sql("OPTIMIZE delta.`%s` WHERE %s ZORDER BY (`%s`)"
+                                             % (path, flt, zcol)))),
         "history": attempt(lambda: [r["operation"] for r in dt.history().toPandas()
-                                    .to_dict("records")][:3]),
+                                    .to_dict("records")][:4]),
     }
     spark.stop()
     print(json.dumps(out, default=str))
