@@ -474,7 +474,7 @@ int opt_run(opt_result *out, dl_table *t, dl_snapshot *s, const opt_opts *opts) 
   if (!rc) rc = data_columns(&r);
   if (!rc) rc = dl_snapshot_files(s, collect_cb, &r);
   if (!rc) {
-    qsort(r.files, r.n, sizeof *r.files, cmp_part_size);
+    if (r.n) qsort(r.files, r.n, sizeof *r.files, cmp_part_size); /* NULL when none */
     rc = make_bins(&r, &bins, &nb, &out->partitions_optimized);
   }
   if (!rc) ws = calloc(nb + 1, sizeof *ws);

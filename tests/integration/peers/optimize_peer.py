@@ -9,6 +9,9 @@
       rows DuckDB's read_parquet reads from the active files (hive partitioning off; the
       partition column is added from the add actions), each a sorted list of canonical
       JSON strings
+  {"op": "parquet", "files": [F...]}
+      {"duckdb": [...]}: the rows DuckDB reads from those Parquet files (for tables deltalake
+      cannot open, e.g. with the deletionVectors reader feature)
 """
 import datetime
 import decimal
@@ -97,10 +100,20 @@ def rows(req):
     return out
 
 
+def parquet(req):
+    con = duckdb.connect()
+    got = []
+    for f in req["files"]:
+        rel = con.execute("SELECT * FROM read_parquet(?, hive_partitioning = false)", [f])
+        names = [d[0] for d in rel.description]
+        got += [dict(zip(names, r)) for r in rel.fetchall()]
+    return {"duckdb": table_rows(got)}
+
+
 if __name__ == "__main__":
     req = json.loads(sys.argv[1])
     try:
-        res = {"make": make, "rows": rows}[req["op"]](req)
+        res = {"make": make, "rows": rows, "parquet": parquet}[req["op"]](req)
     except Exception as e:  # the test shows the peer's error
         res = {"error": "%s: %s" % (type(e).__name__, e)}
     print(json.dumps(res))
