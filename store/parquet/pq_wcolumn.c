@@ -25,16 +25,7 @@ int pq_writer_put_levels(pq_writer *w, size_t leaf, const int16_t *def, const in
   pq__wleaf *l = &w->leaves[leaf];
   if ((!def && l->max_def > 0) || (!rep && l->max_rep > 0))
     return dd_err_set(DD_EINVAL, "parquet writer: leaf %zu needs its levels", leaf);
-  if (l->nlev + n > l->caplev) {
-    size_t cap = l->caplev ? l->caplev : 1024;
-    while (cap < l->nlev + n) cap *= 2;
-    int16_t *nd = realloc(l->def, cap * sizeof *nd);
-    if (nd) l->def = nd;
-    int16_t *nr = nd ? realloc(l->rep, cap * sizeof *nr) : NULL;
-    if (!nd || !nr) return dd_err_set(DD_ENOMEM, "parquet: out of memory");
-    l->rep = nr;
-    l->caplev = cap;
-  }
+  if ((rc = pq__wleaf_reserve_levels(l, n))) return rc;
   if (def) memcpy(l->def + l->nlev, def, n * sizeof *def);
   else memset(l->def + l->nlev, 0, n * sizeof *def);
   if (rep) memcpy(l->rep + l->nlev, rep, n * sizeof *rep);

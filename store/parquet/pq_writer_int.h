@@ -76,6 +76,8 @@ int pq__wschema_build(pq_writer *w, const pq_wfield *schema);
 pq_type pq__wleaf_type(const pq__wnode *n);
 int pq__wshred_row(pq_writer *w, const pq_value *row);
 void pq__wleaf_reset(pq__wleaf *l);
+/* Room for n more (def, rep) entries. */
+int pq__wleaf_reserve_levels(pq__wleaf *l, size_t n);
 /* Records the leaf's buffers as complete rows (column-wise batches roll back to it). */
 void pq__wleaf_mark(pq__wleaf *l);
 void pq__wleaf_free(pq__wleaf *l);

@@ -186,16 +186,22 @@ static int bad_row(const pq__wnode *n, const char *why) {
   return dd_err_set(DD_EINVAL, "parquet writer: value for '%s': %s", n->name, why);
 }
 
+int pq__wleaf_reserve_levels(pq__wleaf *l, size_t n) {
+  if (l->nlev + n <= l->caplev) return 0;
+  size_t cap = l->caplev ? l->caplev : 1024;
+  while (cap < l->nlev + n) cap *= 2;
+  int16_t *nd = realloc(l->def, cap * sizeof *nd);
+  if (nd) l->def = nd;
+  int16_t *nr = nd ? realloc(l->rep, cap * sizeof *nr) : NULL;
+  if (!nd || !nr) return dd_err_set(DD_ENOMEM, "parquet: out of memory");
+  l->rep = nr;
+  l->caplev = cap;
+  return 0;
+}
+
 static int put_level(pq__wleaf *l, int16_t d, int16_t r) {
-  if (l->nlev == l->caplev) {
-    size_t cap = l->caplev ? l->caplev * 2 : 1024;
-    int16_t *nd = realloc(l->def, cap * sizeof *nd);
-    if (nd) l->def = nd;
-    int16_t *nr = nd ? realloc(l->rep, cap * sizeof *nr) : NULL;
-    if (!nd || !nr) return dd_err_set(DD_ENOMEM, "parquet: out of memory");
-    l->rep = nr;
-    l->caplev = cap;
-  }
+  int rc = pq__wleaf_reserve_levels(l, 1);
+  if (rc) return rc;
   l->def[l->nlev] = d;
   l->rep[l->nlev] = r;
   l->nlev++;

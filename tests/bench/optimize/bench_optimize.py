@@ -6,7 +6,9 @@ The table: FILES appends written by deltalake (10 columns: id bigint, k int, g i
 w double, s string, t string, d date, ts timestamp, b boolean), ROWS rows in all, unpartitioned.
 Each contender gets its own copy per round; the rounds alternate contenders. Both use the
 same target file size (TARGET bytes). Measured: wall time, and the peak RSS of the process
-(deltactl's from wait4; delta-rs's from a child python's ru_maxrss). Output: a Markdown
+(deltactl's from wait4; delta-rs's from a child python's ru_maxrss) and the CPU seconds
+(user + system; delta-rs runs several threads, deltad one, so on a loaded machine the wall
+times favour delta-rs). Output: a Markdown
 table of medians and the time ratios deltad / delta-rs; both sides' row counts and sums are
 checked equal after each run.
 
@@ -67,13 +69,16 @@ DELTARS_CHILD = r'''
 import json, resource, sys, time, deltalake
 path, mode, target = sys.argv[1], sys.argv[2], int(sys.argv[3])
 dt = deltalake.DeltaTable(path)
+ru0 = resource.getrusage(resource.RUSAGE_SELF)
+cpu0 = ru0.ru_utime + ru0.ru_stime
 t0 = time.perf_counter()
 if mode == "compact":
     m = dt.optimize.compact(target_size=target)
 else:
     m = dt.optimize.z_order(["k", "s"], target_size=target)
 el = time.perf_counter() - t0
-print(json.dumps({"s": el, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+ru = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"s": el, "cpu": ru.ru_utime + ru.ru_stime - cpu0, "rss": ru.ru_maxrss * 1024,
                   "added": m["numFilesAdded"], "removed": m["numFilesRemoved"]}))
 '''
 
@@ -98,7 +103,8 @@ def run_deltad(deltactl, path, mode, target):
         raise SystemExit("deltactl failed: %s" % err)
     m = json.loads(out.splitlines()[0])["metrics"]
     m = json.loads(m) if isinstance(m, str) else m
-    return {"s": el, "rss": ru.ru_maxrss * 1024, "added": m["numFilesAdded"],
+    return {"s": el, "cpu": ru.ru_utime + ru.ru_stime, "rss": ru.ru_maxrss * 1024,
+            "added": m["numFilesAdded"],
             "removed": m["numFilesRemoved"]}
 
 
@@ -148,19 +154,23 @@ def main():
                     raise SystemExit("%s %s changed the rows: %s != %s" % (who, mode, got, want))
                 res.setdefault((mode, who), []).append(m)
                 print(mode, who, m, file=sys.stderr)
-    print("| operation | deltad s | delta-rs s | ratio | deltad peak RSS MiB | delta-rs peak RSS MiB "
-          "| files removed / added (deltad, delta-rs) |")
-    print("|---|---|---|---|---|---|---|")
+    print("| operation | deltad s | delta-rs s | ratio | deltad CPU s | delta-rs CPU s | CPU ratio "
+          "| deltad peak RSS MiB | delta-rs peak RSS MiB | files removed / added (deltad, delta-rs) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for mode in ("compact", "zorder"):
         d, x = res[(mode, "deltad")], res[(mode, "delta-rs")]
         ds = statistics.median(m["s"] for m in d)
         xs = statistics.median(m["s"] for m in x)
-        print("| %s | %.2f | %.2f | %.2fx | %.0f | %.0f | %d/%d, %d/%d |" % (
-            mode, ds, xs, ds / xs, statistics.median(m["rss"] for m in d) / 2**20,
+        dc = statistics.median(m["cpu"] for m in d)
+        xc = statistics.median(m["cpu"] for m in x)
+        print("| %s | %.2f | %.2f | %.2fx | %.2f | %.2f | %.2fx | %.0f | %.0f | %d/%d, %d/%d |" % (
+            mode, ds, xs, ds / xs, dc, xc, dc / xc, statistics.median(m["rss"] for m in d) / 2**20,
             statistics.median(m["rss"] for m in x) / 2**20, d[0]["removed"], d[0]["added"],
             x[0]["removed"], x[0]["added"]))
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
+    sys.stdout.flush()
+    os._exit(0)  # deltalake's threads can abort the interpreter's shutdown
 
 
 if __name__ == "__main__":
