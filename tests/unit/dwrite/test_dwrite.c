@@ -351,12 +351,77 @@ static void test_write_batch(void **state) {
   free(dir);
 }
 
+/* A row group past 4 MiB is encoded on two threads: the file must read back whole. */
+static void test_large_row_group(void **state) {
+  (void)state;
+  const char *schema = "{\"type\":\"struct\",\"fields\":["
+                       "{\"name\":\"a\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}},"
+                       "{\"name\":\"s\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},"
+                       "{\"name\":\"d\",\"type\":\"double\",\"nullable\":true,\"metadata\":{}}]}";
+  char *dir = make_table(schema, NULL);
+  dl_table *t;
+  dl_snapshot *snap;
+  assert_int_equal(dl_table_open(&t, dir), 0);
+  assert_int_equal(dl_snapshot_open(&snap, t, NULL), 0);
+  arw_schema *s;
+  arw_schema_new(&s);
+  int a, st, d;
+  arw_schema_add(s, ARW_ROOT, "a", ARW_INT64, true, &a);
+  arw_schema_add(s, ARW_ROOT, "s", ARW_UTF8, true, &st);
+  arw_schema_add(s, ARW_ROOT, "d", ARW_FLOAT64, true, &d);
+  arw_batch *b;
+  arw_batch_new(&b, s);
+  enum { N = 400000 };
+  for (int64_t i = 0; i < N; i++) {
+    char txt[24];
+    int n = snprintf(txt, sizeof txt, "value-%lld", (long long)(i * 7));
+    if (i % 1000 == 0) arw_append_null(b, a);
+    else arw_append_i64(b, a, i);
+    arw_append_str(b, st, txt, (size_t)n);
+    arw_append_f64(b, d, (double)i / 8);
+  }
+  dw_writer *w;
+  assert_int_equal(dw_open(&w, t, snap, s, NULL), 0);
+  assert_int_equal(dw_write(w, b), 0);
+  assert_int_equal(dw_finish(w), 0);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, dw_file(w, 0)->path);
+  pq_file *pf;
+  assert_int_equal(pq_file_open_path(&pf, path), 0);
+  assert_int_equal(pq_file_num_rows(pf), N);
+  assert_int_equal(pq_file_num_row_groups(pf), 1);
+  pq_column *c;
+  assert_int_equal(pq_column_read(&c, pf, 0, 0), 0);
+  assert_int_equal(c->num_values, N - N / 1000);
+  assert_int_equal(c->i64[0], 1);
+  assert_int_equal(c->i64[c->num_values - 1], N - 1);
+  pq_column_free(c);
+  assert_int_equal(pq_column_read(&c, pf, 0, 1), 0);
+  assert_int_equal(c->num_values, N);
+  assert_memory_equal(c->ba[N - 1].ptr, "value-2799993", 13);
+  pq_column_free(c);
+  assert_int_equal(pq_column_read(&c, pf, 0, 2), 0);
+  assert_true(c->d[N - 1] == (double)(N - 1) / 8);
+  pq_column_free(c);
+  pq_file_free(pf);
+  dw_free(w);
+  arw_batch_free(b);
+  arw_schema_free(s);
+  dl_snapshot_free(snap);
+  dl_table_free(t);
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_trunc),
       cmocka_unit_test(test_stats_json),
       cmocka_unit_test(test_partition_dir),
       cmocka_unit_test(test_write_batch),
+      cmocka_unit_test(test_large_row_group),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
