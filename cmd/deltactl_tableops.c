@@ -97,6 +97,10 @@ static int run_remote(const char *method, const ProtobufCMessage *req) {
   return code;
 }
 
+int dctl_tableops_remote(const char *method, const ProtobufCMessage *req) {
+  return run_remote(method, req);
+}
+
 /* rp is read after rc was computed (the callee fills *rp). */
 static int finish_local(int rc, dop_result **rp) {
   dop_result *r = *rp;
@@ -162,6 +166,7 @@ static const char USAGE[] =
     "  convert PATH [--partition-schema 'a INT, b STRING']\n"
     "  is-delta PATH | history PATH [--limit N]\n"
     "  detail PATH [--version N | --timestamp TS (with --local)]\n"
+    "  optimize PATH [--where EXPR] [--zorder-by C1,C2] [--target-size BYTES]\n"
     "--local runs in this process; otherwise the global --server is called (DeltaConnectService).\n"
     "Both print the same: one object a row with --output json, else text.\n";
 
@@ -549,6 +554,7 @@ static bool engine_verb(int argc, char **argv) {
 }
 
 int dctl_tableops_dispatch(int argc, char **argv) {
+  if (argc >= 2 && !strcmp(argv[1], "optimize")) return dctl_optimize_main(argc, argv);
   if (argc >= 2 && !strcmp(argv[1], "scan")) return dctl_scan_main(argc, argv);
   if (argc >= 2 && dctl_tableops_has_verb(argv[1]) && !engine_verb(argc, argv)) return dctl_tableops_main(argc, argv);
   return dctl_table_main(argc, argv);

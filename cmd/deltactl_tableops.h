@@ -14,4 +14,10 @@ bool dctl_tableops_has_verb(const char *verb);
  * history with --local or without a server) to dctl_table_main. */
 int dctl_tableops_dispatch(int argc, char **argv);
 
+/* Streams a DeltaConnectService request and prints its result rows; the exit code. */
+struct ProtobufCMessage;
+int dctl_tableops_remote(const char *method, const struct ProtobufCMessage *req);
+/* `table optimize` (deltactl_optimize.c); argv[0] is "table". */
+int dctl_optimize_main(int argc, char **argv);
+
 #endif

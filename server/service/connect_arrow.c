@@ -284,9 +284,10 @@ static int append_cell(arw_batch *b, const afield *f, const dop_cell *c) {
   return 0;
 }
 
-int connect_result_arrow(arw_buf *out, const dop_result *r) {
+int connect_result_batch(arw_schema **out_schema, arw_batch **out_batch, const dop_result *r) {
   arw_schema *s = NULL;
   arw_batch *b = NULL;
+  *out_schema = NULL, *out_batch = NULL;
   afield *cols = calloc(r->ncols + 1, sizeof *cols);
   ttype **types = calloc(r->ncols + 1, sizeof *types);
   int rc = cols && types ? arw_schema_new(&s) : OOM();
@@ -297,14 +298,27 @@ int connect_result_arrow(arw_buf *out, const dop_result *r) {
   if (!rc) rc = arw_batch_new(&b, s);
   for (size_t i = 0; !rc && i < r->nrows; i++)
     for (size_t j = 0; !rc && j < r->ncols; j++) rc = append_cell(b, &cols[j], dop_result_cell(r, i, j));
-  if (!rc) rc = arw_write_stream(out, b);
-  arw_batch_free(b);
-  arw_schema_free(s);
   for (size_t i = 0; cols && types && i < r->ncols; i++) {
     if (cols[i].t) afield_free(&cols[i]);
     ttype_free(types[i]);
   }
   free(cols);
   free(types);
+  if (rc) {
+    arw_batch_free(b);
+    arw_schema_free(s);
+    return rc;
+  }
+  *out_schema = s, *out_batch = b;
+  return 0;
+}
+
+int connect_result_arrow(arw_buf *out, const dop_result *r) {
+  arw_schema *s = NULL;
+  arw_batch *b = NULL;
+  int rc = connect_result_batch(&s, &b, r);
+  if (!rc) rc = arw_write_stream(out, b);
+  arw_batch_free(b);
+  arw_schema_free(s);
   return rc;
 }

@@ -8,6 +8,7 @@
 
 #include "common/err.h"
 #include "server/service/connect_exec.h"
+#include "server/service/connect_optimize.h"
 #include "store/catalog/cat_store.h"
 
 /* ---- tables ---- */
@@ -118,6 +119,35 @@ static const char *table_conf(const Delta__Connect__DeltaTable *t, const char *k
   for (size_t i = 0; i < t->path->n_hadoop_conf; i++)
     if (!strcmp(t->path->hadoop_conf[i]->key, key)) return t->path->hadoop_conf[i]->value;
   return NULL;
+}
+
+/* ---- tables for the query engine (connect_plan.c, connect_sql.c) ---- */
+
+int connect_exec_table_location(char **out, const Delta__Connect__DeltaTable *t, const connect_exec_opts *opts) {
+  *out = NULL;
+  exec__store = opts ? opts->store : NULL;
+  int rc = table_location(out, t);
+  exec__store = NULL;
+  return rc;
+}
+
+int connect_exec_name_location(char **out, const char *name, const connect_exec_opts *opts) {
+  Delta__Connect__DeltaTable t = DELTA__CONNECT__DELTA_TABLE__INIT;
+  Delta__Connect__DeltaTable__Path p = DELTA__CONNECT__DELTA_TABLE__PATH__INIT;
+  if (name && (name[0] == '/' || !strncmp(name, "file:", 5))) {
+    p.path = (char *)name;
+    t.access_type_case = DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_PATH;
+    t.path = &p;
+  } else {
+    t.access_type_case = DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_TABLE_OR_VIEW_NAME;
+    t.table_or_view_name = (char *)(name ? name : "");
+  }
+  return connect_exec_table_location(out, &t, opts);
+}
+
+int connect_exec_local_roots(char ***roots, size_t *n, const connect_exec_opts *opts) {
+  *roots = NULL, *n = 0;
+  return opts && opts->store ? cat_location_local_roots(opts->store, roots, n) : 0;
 }
 
 /* ---- data types ---- */
@@ -397,13 +427,14 @@ static int exec__command(dop_result **out, const Delta__Connect__DeltaCommand *c
 
 bool connect_relation_mutates(const Delta__Connect__DeltaRelation *rel) {
   return rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_RESTORE_TABLE ||
-         rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_CONVERT_TO_DELTA;
+         rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_CONVERT_TO_DELTA ||
+         rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_OPTIMIZE_TABLE;
 }
 
 static int unsupported(const char *what) {
   return dd_err_set(DD_EUNSUPPORTED, "%s is not supported by deltad (it needs a query engine); "
                     "supported relations: DescribeHistory, DescribeDetail, ConvertToDelta, "
-                    "RestoreTable, IsDeltaTable", what);
+                    "RestoreTable, IsDeltaTable, OptimizeTable", what);
 }
 
 static int exec__relation(dop_result **out, const Delta__Connect__DeltaRelation *rel,
@@ -450,7 +481,9 @@ static int exec__relation(dop_result **out, const Delta__Connect__DeltaRelation 
     case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_DELETE_FROM_TABLE: rc = unsupported("DeleteFromTable"); break;
     case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_UPDATE_TABLE: rc = unsupported("UpdateTable"); break;
     case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_MERGE_INTO_TABLE: rc = unsupported("MergeIntoTable"); break;
-    case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_OPTIMIZE_TABLE: rc = unsupported("OptimizeTable"); break;
+    case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_OPTIMIZE_TABLE:
+      if (!(rc = table_location(&loc, rel->optimize_table->table))) rc = connect_optimize(out, loc, rel->optimize_table);
+      break;
     default: rc = dd_err_set(DD_EINVAL, "DeltaRelation: no relation set");
   }
   free(ddl);

@@ -39,6 +39,13 @@ int connect_exec_relation(dop_result **out, const Delta__Connect__DeltaRelation 
 /* True when running the relation changes the table (restore, convert): such a relation
  * must run once per plan even when the client asks for its schema first. */
 bool connect_relation_mutates(const Delta__Connect__DeltaRelation *rel);
+/* The confined location of a Delta Connect table (path or catalog name), and of a table
+ * named in SQL or a Spark Read: an absolute path / file: URL, "delta.`/path`" or
+ * "catalog.schema.table". *out malloc'ed. */
+int connect_exec_table_location(char **out, const Delta__Connect__DeltaTable *t, const connect_exec_opts *opts);
+int connect_exec_name_location(char **out, const char *name, const connect_exec_opts *opts);
+/* The local storage-location roots data files may be read from (cat_roots_free them). */
+int connect_exec_local_roots(char ***roots, size_t *n, const connect_exec_opts *opts);
 /* A spark.connect.DataType as DDL text (malloc'ed). */
 int connect_datatype_ddl(char **out, const Spark__Connect__DataType *t);
 

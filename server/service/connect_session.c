@@ -24,6 +24,8 @@ typedef struct resp {
 typedef struct op {
   char *id;
   resp *head, *tail;
+  size_t bytes;  /* kept response bytes, at most CONNECT_REPLAY_MAX_BYTES beyond the newest */
+  bool trimmed;  /* older responses were dropped to stay within the bound */
   struct op *next;
 } op;
 
@@ -207,6 +209,15 @@ int connect_op_record(const char *session_id, const char *op_id, const char *res
     if (o->tail) o->tail->next = r;
     else o->head = r;
     o->tail = r;
+    o->bytes += len;
+    /* a long query's stream is not kept whole: the oldest responses go first */
+    while (o->bytes > CONNECT_REPLAY_MAX_BYTES && o->head != o->tail) {
+      resp *old = o->head;
+      o->head = old->next;
+      o->bytes -= old->len;
+      o->trimmed = true;
+      free(old->id), free(old->data), free(old);
+    }
   } else if (o) {
     if (r) free(r->id), free(r);
     rc = dd_err_set(DD_ENOMEM, "out of memory");
@@ -231,6 +242,14 @@ int connect_op_replay(const char *session_id, const char *op_id, const char *aft
       resp *x = r;
       while (x && strcmp(x->id, after)) x = x->next;
       r = x ? x->next : o->head;
+      if (!x && o->trimmed) o = NULL;
+    } else if (o->trimmed) {
+      o = NULL;
+    }
+    if (!o) {
+      pthread_mutex_unlock(&g_lock);
+      return dd_err_set(DD_EPRECOND, "INVALID_CURSOR.POSITION_NOT_AVAILABLE: operation %s: responses before the "
+                        "one asked for were dropped (more than %zu bytes kept)", op_id, (size_t)CONNECT_REPLAY_MAX_BYTES);
     }
     size_t cnt = 0;
     for (resp *x = r; x; x = x->next) cnt++;
@@ -261,6 +280,7 @@ int connect_op_release(const char *session_id, const char *op_id, const char *un
     while (seen && o->head) {
       resp *r = o->head;
       o->head = r->next;
+      o->bytes -= r->len;
       bool last = !strcmp(r->id, until);
       free(r->id), free(r->data), free(r);
       if (last) break;

@@ -26,7 +26,11 @@ int connect_conf_set(const char *session_id, const char *key, const char *value)
 /* Every key with the prefix: parallel malloc'ed arrays (free each and the arrays). */
 int connect_conf_all(const char *session_id, const char *prefix, char ***keys, char ***values, size_t *n);
 
-/* Operations: the packed responses of one operation, appended as they are sent. */
+/* Operations: the packed responses of one operation, appended as they are sent. At most
+ * CONNECT_REPLAY_MAX_BYTES are kept per operation (besides the newest response): a query's
+ * stream drops its oldest responses beyond it (clients release them as they read), and a
+ * reattach that needs a dropped one is FAILED_PRECONDITION. */
+#define CONNECT_REPLAY_MAX_BYTES ((size_t)64 << 20)
 int connect_op_start(const char *session_id, const char *op_id);
 int connect_op_record(const char *session_id, const char *op_id, const char *response_id,
                       const uint8_t *packed, size_t len);

@@ -9,7 +9,13 @@
  * keeps per-session settings (spark.databricks.delta.retentionDurationCheck.enabled turns
  * the vacuum retention check off). Interrupt answers with no interrupted ids: operations
  * run to completion within ExecutePlan. Anything that is not a Delta operation is
- * UNIMPLEMENTED. Admin only. */
+ * UNIMPLEMENTED. Admin only.
+ * Queries (every other relation, and Delta Connect's Scan) run on store/query through
+ * connect_plan.c: the schema first, then bounded Arrow batches as the operators yield
+ * them, then result_complete. spark.sql(...) (SqlCommand) answers with its SQL relation for
+ * a query, or runs a maintenance statement at once and answers with its rows as a
+ * LocalRelation (connect_sql.c). AnalyzePlan also answers explain, tree_string, is_local
+ * and is_streaming. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +25,9 @@
 #include "server/service/app.h"
 #include "server/service/connect_arrow.h"
 #include "server/service/connect_exec.h"
+#include "server/service/connect_plan.h"
 #include "server/service/connect_session.h"
+#include "server/service/connect_sql.h"
 #include "server/call/req_guard.h"
 #include "server/service/svc_util.h"
 #include "spark/connect/base.pb-c.h"
@@ -43,6 +51,17 @@ static const char *const CONF_DEFAULTS[][2] = {
     {"spark.sql.timestampType", "TIMESTAMP_LTZ"},
     {"spark.sql.pyspark.jvmStacktrace.enabled", "false"},
     {"spark.sql.connect.serverStacktrace.enabled", "false"},
+    /* createDataFrame reads these; data above the threshold would go as a cached artifact
+     * relation, which deltad does not take: its requests are bounded anyway */
+    {"spark.sql.session.localRelationCacheThreshold", "67108864"},
+    {"spark.sql.session.localRelationSizeLimit", "2147483647"},
+    {"spark.sql.session.localRelationChunkSizeRows", "10000"},
+    {"spark.sql.session.localRelationChunkSizeBytes", "16777216"},
+    {"spark.sql.session.localRelationBatchOfChunksSizeBytes", "134217728"},
+    {"spark.sql.execution.pandas.inferPandasDictAsMap", "false"},
+    {"spark.sql.pyspark.inferNestedDictAsStruct.enabled", "false"},
+    {"spark.sql.pyspark.legacy.inferArrayTypeFromFirstElement.enabled", "false"},
+    {"spark.sql.pyspark.legacy.inferMapTypeFromFirstPair.enabled", "false"},
 };
 
 /* ======================= plans ======================= */
@@ -63,9 +82,13 @@ static const char *oneof_name(const ProtobufCMessageDescriptor *d, unsigned fiel
   return buf;
 }
 
+/* A decoded plan: a Delta Connect command or (maintenance) relation, or a query (any
+ * other relation, a Delta Scan included), or spark.sql(...) (SqlCommand). */
 typedef struct plan {
   Delta__Connect__DeltaCommand *cmd;
   Delta__Connect__DeltaRelation *rel;
+  const Spark__Connect__Relation *query;  /* borrowed from the request */
+  const Spark__Connect__SqlCommand *sql;  /* borrowed from the request */
 } plan;
 
 static void plan_free(plan *p) {
@@ -80,18 +103,23 @@ static int plan_decode(plan *out, const Spark__Connect__Plan *p) {
   const char *want = NULL;
   char kind[96];
   if (p->op_type_case == SPARK__CONNECT__PLAN__OP_TYPE_COMMAND && p->command) {
+    if (p->command->command_type_case == SPARK__CONNECT__COMMAND__COMMAND_TYPE_SQL_COMMAND) {
+      out->sql = p->command->sql_command;
+      return 0;
+    }
     if (p->command->command_type_case != SPARK__CONNECT__COMMAND__COMMAND_TYPE_EXTENSION)
-      return dd_err_set(DD_EUNSUPPORTED, "deltad serves only Delta Connect operations: Spark command %s "
-                        "is not a Delta operation", oneof_name(&spark__connect__command__descriptor,
-                                                               (unsigned)p->command->command_type_case,
-                                                               kind, sizeof kind));
+      return dd_err_set(DD_EUNSUPPORTED, "Spark command %s is not supported by deltad",
+                        oneof_name(&spark__connect__command__descriptor, (unsigned)p->command->command_type_case,
+                                   kind, sizeof kind));
     a = p->command->extension, want = DELTA_COMMAND_URL;
   } else if (p->op_type_case == SPARK__CONNECT__PLAN__OP_TYPE_ROOT && p->root) {
-    if (p->root->rel_type_case != SPARK__CONNECT__RELATION__REL_TYPE_EXTENSION)
-      return dd_err_set(DD_EUNSUPPORTED, "deltad serves only Delta Connect operations: Spark relation %s "
-                        "is not a Delta operation", oneof_name(&spark__connect__relation__descriptor,
-                                                               (unsigned)p->root->rel_type_case,
-                                                               kind, sizeof kind));
+    if (p->root->rel_type_case != SPARK__CONNECT__RELATION__REL_TYPE_EXTENSION) {
+      if (!p->root->rel_type_case)
+        return dd_err_set(DD_EUNSUPPORTED, "Spark relation %s is not supported by deltad",
+                          oneof_name(&spark__connect__relation__descriptor, 0, kind, sizeof kind));
+      out->query = p->root;
+      return 0;
+    }
     a = p->root->extension, want = DELTA_RELATION_URL;
   } else {
     return dd_err_set(DD_EINVAL, "plan: a root relation or a command is required");
@@ -108,6 +136,12 @@ static int plan_decode(plan *out, const Spark__Connect__Plan *p) {
   if (rc) return dd_err_wrap(rc, "the plan's extension (Any %s)", want);
   if (is_cmd) out->cmd = (Delta__Connect__DeltaCommand *)m;
   else out->rel = (Delta__Connect__DeltaRelation *)m;
+  /* a Delta Scan is a query: its rows stream through the query engine */
+  if (out->rel && out->rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_SCAN) {
+    protobuf_c_message_free_unpacked(m, NULL);
+    out->rel = NULL;
+    out->query = p->root;
+  }
   return 0;
 }
 
@@ -194,6 +228,126 @@ static int send_result(exec_ctx *x, const dop_result *res) {
   return rc;
 }
 
+/* One ArrowBatch response: a whole IPC stream (schema, the batch, end). A batch whose
+ * stream would pass CONNECT_ARROW_MAX_BYTES goes as two halves (Spark bounds its arrow
+ * batches the same way, spark.connect.grpc.arrow.maxBatchSize). */
+#define CONNECT_ARROW_MAX_BYTES (4u << 20)
+
+static int send_batch(exec_ctx *x, const arw_schema *s, const arw_batch *b, int64_t *offset, int depth) {
+  size_t rows = arw_batch_rows(b);
+  arw_buf buf = ARW_BUF_INIT;
+  int rc = arw_write_schema(&buf, s);
+  if (!rc) rc = arw_write_batch(&buf, b);
+  if (!rc) rc = arw_write_eos(&buf);
+  if (!rc && buf.len > CONNECT_ARROW_MAX_BYTES && rows > 1 && depth < 40) {
+    arw_buf_free(&buf);
+    arw_batch *h = NULL;
+    if (!(rc = arw_batch_slice(&h, b, 0, rows / 2))) rc = send_batch(x, s, h, offset, depth + 1);
+    arw_batch_free(h), h = NULL;
+    if (!rc && !(rc = arw_batch_slice(&h, b, rows / 2, rows))) rc = send_batch(x, s, h, offset, depth + 1);
+    arw_batch_free(h);
+    return rc;
+  }
+  Spark__Connect__ExecutePlanResponse r = SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__INIT;
+  Spark__Connect__ExecutePlanResponse__ArrowBatch ab = SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__ARROW_BATCH__INIT;
+  ab.row_count = (int64_t)rows;
+  ab.data.data = buf.data;
+  ab.data.len = buf.len;
+  ab._start_offset_case = SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__ARROW_BATCH___START_OFFSET_START_OFFSET;
+  ab.start_offset = *offset;
+  r.response_type_case = SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__RESPONSE_TYPE_ARROW_BATCH;
+  r.arrow_batch = &ab;
+  if (!rc) rc = send_resp(x, &r);
+  *offset += (int64_t)rows;
+  arw_buf_free(&buf);
+  return rc;
+}
+
+static int send_complete(exec_ctx *x) {
+  Spark__Connect__ExecutePlanResponse r = SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__INIT;
+  Spark__Connect__ExecutePlanResponse__ResultComplete done = SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__RESULT_COMPLETE__INIT;
+  r.response_type_case = SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__RESPONSE_TYPE_RESULT_COMPLETE;
+  r.result_complete = &done;
+  return send_resp(x, &r);
+}
+
+/* A query: the schema, then its batches as they come (one batch of the operator tree in
+ * memory at a time, plus what sort/aggregate hold), an empty batch when there are no rows
+ * (the client takes the columns from it), then result_complete. */
+static int stream_query(exec_ctx *x, qry_op *op) {
+  Spark__Connect__DataType *schema = NULL;
+  const arw_schema *s = qry_schema(op);
+  int rc = connect_plan_datatype(&schema, s);
+  Spark__Connect__ExecutePlanResponse r = SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__INIT;
+  if (!rc) {
+    r.schema = schema;
+    rc = send_resp(x, &r);
+  }
+  if (schema) protobuf_c_message_free_unpacked(&schema->base, NULL);
+  int64_t offset = 0;
+  bool any = false;
+  const arw_batch *b;
+  while (!rc && !(rc = qry_next(op, &b)) && b) {
+    any = true;
+    rc = send_batch(x, s, b, &offset, 0);
+  }
+  if (!rc && !any) {
+    arw_batch *empty = NULL;
+    if (!(rc = arw_batch_new(&empty, s))) rc = send_batch(x, s, empty, &offset, 0);
+    arw_batch_free(empty);
+  }
+  return rc ? rc : send_complete(x);
+}
+
+/* The relation a spark.sql(...) command stands for (Spark 4 clients send it as `input`). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static const char *sql_text(const Spark__Connect__SqlCommand *c) {
+  if (c->input && c->input->rel_type_case == SPARK__CONNECT__RELATION__REL_TYPE_SQL) return c->input->sql->query;
+  return c->sql && *c->sql ? c->sql : NULL;
+}
+#pragma GCC diagnostic pop
+
+/* spark.sql(...): a query answers with its SQL relation, which the client then reads (and
+ * analyzes) like any DataFrame; a command (VACUUM, DESCRIBE HISTORY, ...) runs now and
+ * answers with its rows as a LocalRelation (Arrow IPC), as Spark does. */
+static int run_sql_command(exec_ctx *x, const Spark__Connect__SqlCommand *c, const connect_exec_opts *o) {
+  const char *text = sql_text(c);
+  if (!text) return dd_err_set(DD_EINVAL, "sql: a statement is required");
+  Spark__Connect__Relation rel = SPARK__CONNECT__RELATION__INIT;
+  Spark__Connect__SQL sqlrel = SPARK__CONNECT__SQL__INIT;
+  Spark__Connect__LocalRelation local = SPARK__CONNECT__LOCAL_RELATION__INIT;
+  arw_buf buf = ARW_BUF_INIT;
+  qry_op *op = NULL;
+  int rc = 0;
+  if (connect_sql_is_query(text)) {
+    /* parse and plan it now, so a bad statement fails here as in Spark */
+    if (!(rc = connect_sql_query(&op, text, o, 0))) {
+      sqlrel.query = (char *)text;
+      rel.rel_type_case = SPARK__CONNECT__RELATION__REL_TYPE_SQL;
+      rel.sql = &sqlrel;
+    }
+  } else if (!(rc = connect_sql_query(&op, text, o, 0))) {
+    const arw_batch *b;
+    rc = arw_write_schema(&buf, qry_schema(op));
+    while (!rc && !(rc = qry_next(op, &b)) && b) rc = arw_write_batch(&buf, b);
+    if (!rc) rc = arw_write_eos(&buf);
+    local.data.data = buf.data;
+    local.data.len = buf.len;
+    rel.rel_type_case = SPARK__CONNECT__RELATION__REL_TYPE_LOCAL_RELATION;
+    rel.local_relation = &local;
+  }
+  qry_free(op);
+  Spark__Connect__ExecutePlanResponse r = SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__INIT;
+  Spark__Connect__ExecutePlanResponse__SqlCommandResult res = SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__SQL_COMMAND_RESULT__INIT;
+  res.relation = &rel;
+  r.response_type_case = SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__RESPONSE_TYPE_SQL_COMMAND_RESULT;
+  r.sql_command_result = &res;
+  if (!rc) rc = send_resp(x, &r);
+  arw_buf_free(&buf);
+  return rc ? rc : send_complete(x);
+}
+
 static const char *observed(bool has, const char *v) { return has ? v : NULL; }
 
 static int sc_execute(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessage **out) {
@@ -213,6 +367,14 @@ static int sc_execute(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessa
   else connect_uuid(op), x.op_id = op;
   if ((rc = plan_decode(&p, req->plan)) || (rc = pack_plan(&key, &key_len, req->plan))) goto cleanup;
   if ((rc = connect_op_start(x.session_id, x.op_id))) goto cleanup;
+  if (p.query || p.sql) {
+    connect_exec_opts o = session_opts(x.session_id, dd_app_store(call->app));
+    qry_op *op = NULL;
+    if (p.sql) rc = run_sql_command(&x, p.sql, &o);
+    else if (!(rc = connect_plan_build(&op, p.query, &o))) rc = stream_query(&x, op);
+    qry_free(op);
+    goto cleanup;
+  }
   if ((rc = plan_run(&res, &p, x.session_id, key, key_len, dd_app_store(call->app)))) goto cleanup;
   rc = send_result(&x, res);
 cleanup:
@@ -408,6 +570,75 @@ static int sc_config(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessag
 
 /* ---- AnalyzePlan ---- */
 
+/* schema, explain, tree_string, is_local or is_streaming of a query plan. Building the
+ * operator tree reads no rows (ShowString and Delta maintenance relations excepted). */
+static int analyze_query(Spark__Connect__AnalyzePlanResponse *r, int kind, const Spark__Connect__Relation *rel,
+                         const char *sid, struct cat_store *store, int level) {
+  connect_exec_opts o = session_opts(sid, store);
+  qry_op *op = NULL;
+  int rc = 0;
+  if (kind == SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_IS_LOCAL) {
+    if (!(r->is_local = new_msg(&spark__connect__analyze_plan_response__is_local__descriptor))) return dd_err_set(DD_ENOMEM, "out of memory");
+    r->result_case = SPARK__CONNECT__ANALYZE_PLAN_RESPONSE__RESULT_IS_LOCAL;
+    r->is_local->is_local = connect_plan_is_local(rel);
+    return 0;
+  }
+  if (kind == SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_IS_STREAMING) {
+    if (!(r->is_streaming = new_msg(&spark__connect__analyze_plan_response__is_streaming__descriptor))) return dd_err_set(DD_ENOMEM, "out of memory");
+    r->result_case = SPARK__CONNECT__ANALYZE_PLAN_RESPONSE__RESULT_IS_STREAMING;
+    return 0;
+  }
+  if ((rc = connect_plan_build(&op, rel, &o))) return rc;
+  char *text = NULL;
+  switch (kind) {
+    case SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_SCHEMA:
+      if (!(r->schema = new_msg(&spark__connect__analyze_plan_response__schema__descriptor))) rc = dd_err_set(DD_ENOMEM, "out of memory");
+      else r->result_case = SPARK__CONNECT__ANALYZE_PLAN_RESPONSE__RESULT_SCHEMA,
+           rc = connect_plan_datatype(&r->schema->schema, qry_schema(op));
+      break;
+    case SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_EXPLAIN:
+      if (!(rc = connect_plan_explain(&text, op))) {
+        if (!(r->explain = new_msg(&spark__connect__analyze_plan_response__explain__descriptor))) rc = dd_err_set(DD_ENOMEM, "out of memory");
+        else r->result_case = SPARK__CONNECT__ANALYZE_PLAN_RESPONSE__RESULT_EXPLAIN, r->explain->explain_string = text, text = NULL;
+      }
+      break;
+    default: /* tree_string */
+      if (!(rc = qry_tree_string(&text, qry_schema(op), level))) {
+        if (!(r->tree_string = new_msg(&spark__connect__analyze_plan_response__tree_string__descriptor))) rc = dd_err_set(DD_ENOMEM, "out of memory");
+        else r->result_case = SPARK__CONNECT__ANALYZE_PLAN_RESPONSE__RESULT_TREE_STRING, r->tree_string->tree_string = text, text = NULL;
+      }
+  }
+  free(text);
+  qry_free(op);
+  return rc;
+}
+
+/* explain / tree_string / is_local / is_streaming: of a query; of a Delta Connect relation or
+ * command (which are not run for it) a short answer naming it. */
+static int analyze_other(Spark__Connect__AnalyzePlanResponse *r, int kind, const Spark__Connect__Plan *sp,
+                         const char *sid, struct cat_store *store, int level) {
+  plan p;
+  int rc = plan_decode(&p, sp);
+  if (!rc && p.query) rc = analyze_query(r, kind, p.query, sid, store, level);
+  else if (!rc) {
+    Spark__Connect__Relation none = SPARK__CONNECT__RELATION__INIT;
+    if (kind == SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_IS_LOCAL ||
+        kind == SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_IS_STREAMING)
+      rc = analyze_query(r, kind, &none, sid, store, level);
+    else if (kind == SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_EXPLAIN) {
+      if (!(r->explain = new_msg(&spark__connect__analyze_plan_response__explain__descriptor)) ||
+          !(r->explain->explain_string = strdup(p.cmd ? "== Physical Plan ==\nDelta Connect command\n\n"
+                                                      : "== Physical Plan ==\nDelta Connect relation\n\n")))
+        rc = dd_err_set(DD_ENOMEM, "out of memory");
+      else r->result_case = SPARK__CONNECT__ANALYZE_PLAN_RESPONSE__RESULT_EXPLAIN;
+    } else {
+      rc = dd_err_set(DD_EUNSUPPORTED, "AnalyzePlan tree_string of a Delta Connect command is not supported");
+    }
+  }
+  plan_free(&p);
+  return rc;
+}
+
 static int analyze_schema(Spark__Connect__AnalyzePlanResponse *r, const char *sid,
                           const Spark__Connect__Plan *sp, struct cat_store *store) {
   plan p;
@@ -415,7 +646,12 @@ static int analyze_schema(Spark__Connect__AnalyzePlanResponse *r, const char *si
   uint8_t *key = NULL;
   size_t key_len = 0;
   int rc = plan_decode(&p, sp);
-  if (!rc && p.cmd) {
+  if (!rc && p.query) {
+    rc = analyze_query(r, SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_SCHEMA, p.query, sid, store, 0);
+    plan_free(&p);
+    return rc;
+  }
+  if (!rc && (p.cmd || p.sql)) {
     static const dop_col none[1] = {{"", "", true}};
     res = calloc(1, sizeof *res);
     if (res) res->cols = none;
@@ -458,9 +694,20 @@ static int sc_analyze(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessa
     r->spark_version = new_msg(&spark__connect__analyze_plan_response__spark_version__descriptor);
     if (!r->spark_version || !(r->spark_version->version = strdup(SPARK_VERSION)))
       rc = dd_err_set(DD_ENOMEM, "out of memory");
+  } else if (req->analyze_case == SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_EXPLAIN) {
+    rc = analyze_other(r, req->analyze_case, req->explain->plan, req->session_id, dd_app_store(call->app), 0);
+  } else if (req->analyze_case == SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_TREE_STRING) {
+    int level = req->tree_string->_level_case ? req->tree_string->level : 0;
+    rc = analyze_other(r, req->analyze_case, req->tree_string->plan, req->session_id, dd_app_store(call->app), level);
+  } else if (req->analyze_case == SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_IS_LOCAL) {
+    rc = analyze_other(r, req->analyze_case, req->is_local->plan, req->session_id, dd_app_store(call->app), 0);
+  } else if (req->analyze_case == SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_IS_STREAMING) {
+    rc = analyze_other(r, req->analyze_case, req->is_streaming->plan, req->session_id, dd_app_store(call->app), 0);
   } else {
-    rc = dd_err_set(DD_EUNSUPPORTED, "AnalyzePlan: only schema and spark_version are supported by deltad "
-                    "(it serves Delta Connect operations, not queries)");
+    char kind[96];
+    rc = dd_err_set(DD_EUNSUPPORTED, "AnalyzePlan %s is not supported by deltad (schema, explain, tree_string, "
+                    "is_local, is_streaming and spark_version are)",
+                    oneof_name(&spark__connect__analyze_plan_request__descriptor, (unsigned)req->analyze_case, kind, sizeof kind));
   }
   return svc_reply(out, &r->base, rc);
 }

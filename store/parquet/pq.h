@@ -265,23 +265,32 @@ typedef enum pq_wkind {
   PQ_W_STRUCT,            /* children = fields */
   PQ_W_LIST,              /* 3-level LIST; children[0] = element (named "element") */
   PQ_W_MAP,               /* MAP; children[0] = key (required), children[1] = value */
+  PQ_W_INT8,              /* INT32 + INTEGER(8, signed) (Delta byte) */
+  PQ_W_INT16,             /* INT32 + INTEGER(16, signed) (Delta short) */
+  PQ_W_DECIMAL,           /* DECIMAL(precision, scale): INT32 up to 9 digits, INT64 up to
+                           * 18, else FIXED_LEN_BYTE_ARRAY of the fewest bytes (big-endian
+                           * two's complement), as Spark writes them */
+  PQ_W_TIMESTAMP_NTZ,     /* INT64 + TIMESTAMP(MICROS, not adjusted to UTC) */
 } pq_wkind;
 
 /* A writer schema node (caller-owned; copied by pq_writer_open_*). The root is a
  * PQ_W_STRUCT whose name becomes the schema name. Values for a node must have the matching
  * kind (or PQ_V_NULL when nullable): STRUCT->PQ_V_STRUCT with num_children items, LIST->
  * PQ_V_LIST, MAP->PQ_V_MAP, STRING/BINARY->PQ_V_BYTES, FIXED->PQ_V_FIXED, DATE->INT32,
- * TIMESTAMP_*->INT64, INT96->PQ_V_INT96. */
+ * TIMESTAMP_*->INT64, INT96->PQ_V_INT96, INT8/INT16->INT32, DECIMAL->INT32, INT64 or
+ * FIXED by precision (see pq_wdecimal_bytes). */
 typedef struct pq_wfield pq_wfield;
 struct pq_wfield {
   const char *name;
   pq_wkind kind;
   bool nullable;
-  int32_t type_length;   /* PQ_W_FIXED */
+  int32_t type_length;   /* PQ_W_FIXED; PQ_W_DECIMAL: PQ_WDECIMAL(precision, scale) */
   int32_t field_id;      /* written when > 0 */
   size_t num_children;
   const pq_wfield *children;
 };
+/* PQ_W_DECIMAL carries its precision (1..38) and scale in type_length. */
+#define PQ_WDECIMAL(precision, scale) ((int32_t)(precision) << 8 | (int32_t)(scale))
 
 typedef struct pq_writer_opts {
   unsigned version;
@@ -313,5 +322,33 @@ int pq_writer_write_row(pq_writer *w, const pq_value *row);
  * close, only pq_writer_free is allowed. */
 int pq_writer_close(pq_writer *w, uint8_t **out_buf, size_t *out_len);
 void pq_writer_free(pq_writer *w);
+
+/* Bytes of a DECIMAL(precision) value written as FIXED_LEN_BYTE_ARRAY, or 0 when the
+ * precision is written as INT32 (<= 9) or INT64 (<= 18). */
+int32_t pq_wdecimal_bytes(int32_t precision);
+
+/* Column-wise appending, the fast path beside pq_writer_write_row. Leaves are numbered in
+ * schema order (depth first), as the file's columns are. For a batch of rows, give every
+ * leaf its levels and its defined values, then call pq_writer_end_rows(nrows):
+ *   levels: n (def, rep) entries; def/rep may be NULL when the leaf's max level is 0;
+ *   fixed values: one per entry whose def is the leaf's max; BOOLEAN as one byte 0/1 each,
+ *     INT32/INT64/FLOAT/DOUBLE little-endian, FIXED/INT96 their width each;
+ *   byte values (BYTE_ARRAY): n values whose bytes are data[offsets[i], offsets[i+1]).
+ * pq_writer_end_rows checks that each leaf got exactly nrows rows (entries with rep 0) and
+ * one value per defined entry since the previous end; otherwise the batch is dropped from
+ * every leaf and DD_EINVAL returned. A row group is cut once it reaches row_group_rows. */
+size_t pq_writer_num_leaves(const pq_writer *w);
+int pq_writer_put_levels(pq_writer *w, size_t leaf, const int16_t *def, const int16_t *rep,
+                         size_t n);
+int pq_writer_put_fixed(pq_writer *w, size_t leaf, const void *values, size_t n);
+int pq_writer_put_bytes(pq_writer *w, size_t leaf, const uint8_t *data,
+                        const int32_t *offsets, size_t n);
+int pq_writer_end_rows(pq_writer *w, int64_t nrows);
+/* Uncompressed bytes buffered for the current row group (levels and values). */
+size_t pq_writer_buffered_bytes(const pq_writer *w);
+/* Cuts the current row group now (nothing when it is empty). */
+int pq_writer_flush_row_group(pq_writer *w);
+/* Bytes written to the output so far (row groups flushed; the footer comes at close). */
+int64_t pq_writer_bytes_written(const pq_writer *w);
 
 #endif

@@ -43,15 +43,53 @@ static bool is_nan(pq_type t, vref v) {
   return false;
 }
 
+/* Typed min/max loops for the fixed-width numbers (the generic loop compares through
+ * value_at for every value); NaN is skipped as there. */
+#define MINMAX(T, NANCHK)                                                         \
+  do {                                                                           \
+    const T *x = (const T *)(const void *)l->vals.data;                         \
+    for (size_t i = 0; i < l->nvals; i++) {                                      \
+      T v;                                                                       \
+      memcpy(&v, x + i, sizeof v);                                               \
+      if (NANCHK) continue;                                                      \
+      if (lo == SIZE_MAX) { lo = hi = i; memcpy(&mn, &v, sizeof v); memcpy(&mx, &v, sizeof v); continue; } \
+      T a, b;                                                                    \
+      memcpy(&a, &mn, sizeof a);                                                 \
+      memcpy(&b, &mx, sizeof b);                                                 \
+      if (v < a) { lo = i; memcpy(&mn, &v, sizeof v); }                          \
+      if (v > b) { hi = i; memcpy(&mx, &v, sizeof v); }                          \
+    }                                                                            \
+  } while (0)
+
+static bool typed_minmax(const pq__wleaf *l, size_t *plo, size_t *phi) {
+  size_t lo = SIZE_MAX, hi = SIZE_MAX;
+  uint64_t mn = 0, mx = 0;
+  switch (l->type) {
+    case PQ_T_INT32: MINMAX(int32_t, false); break;
+    case PQ_T_INT64: MINMAX(int64_t, false); break;
+    case PQ_T_FLOAT: MINMAX(float, isnan(v)); break;
+    case PQ_T_DOUBLE: MINMAX(double, isnan(v)); break;
+    default: return false;
+  }
+  *plo = lo;
+  *phi = hi;
+  return true;
+}
+
 static int stats(const pq__wleaf *l, pq__wchunk *m) {
   for (size_t i = 0; i < l->nlev; i++) m->nulls += l->def[i] < l->max_def;
-  if (l->type == PQ_T_INT96) return 0;
+  /* INT96 has no defined order; a FIXED decimal is signed, which byte order is not */
+  if (l->type == PQ_T_INT96 || (l->type == PQ_T_FIXED_LEN_BYTE_ARRAY &&
+                                l->node->kind == PQ_W_DECIMAL))
+    return 0;
   size_t lo = SIZE_MAX, hi = SIZE_MAX;
-  for (size_t i = 0; i < l->nvals; i++) {
-    vref v = value_at(l, i);
-    if (is_nan(l->type, v)) continue;
-    if (lo == SIZE_MAX || cmp_values(l->type, v, value_at(l, lo)) < 0) lo = i;
-    if (hi == SIZE_MAX || cmp_values(l->type, v, value_at(l, hi)) > 0) hi = i;
+  if (!typed_minmax(l, &lo, &hi)) {
+    for (size_t i = 0; i < l->nvals; i++) {
+      vref v = value_at(l, i);
+      if (is_nan(l->type, v)) continue;
+      if (lo == SIZE_MAX || cmp_values(l->type, v, value_at(l, lo)) < 0) lo = i;
+      if (hi == SIZE_MAX || cmp_values(l->type, v, value_at(l, hi)) > 0) hi = i;
+    }
   }
   if (lo == SIZE_MAX) return 0;
   vref a = value_at(l, lo), b = value_at(l, hi);
@@ -70,6 +108,16 @@ typedef struct dict {
 } dict;
 
 static uint64_t hash_bytes(vref v) {
+  if (v.n == 4 || v.n == 8) { /* fixed-width numbers: a 64-bit finalizer mix, whose low
+                               * bits (the table index) depend on every input bit */
+    uint64_t x = 0;
+    memcpy(&x, v.p, v.n);
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+  }
   uint64_t h = 1469598103934665603ULL;
   for (size_t i = 0; i < v.n; i++) h = (h ^ v.p[i]) * 1099511628211ULL;
   return h;
@@ -77,8 +125,13 @@ static uint64_t hash_bytes(vref v) {
 
 /* Returns 0 with d->idx set, or 0 with d->idx NULL when a dictionary does not pay. */
 static int build_dict(const pq__wleaf *l, dict *d) {
+  /* the dictionary gives up past DICT_MAX_BYTES, so it never has more entries than that
+   * many bytes of values allow: a table of twice that stays half empty and small enough
+   * to stay in cache, whatever the chunk's size */
+  size_t most = DICT_MAX_BYTES / (l->elem > 0 ? (size_t)l->elem : 4) + 1;
+  size_t want = (l->nvals < most ? l->nvals : most) * 2;
   size_t cap = 16;
-  while (cap < l->nvals * 2) cap *= 2;
+  while (cap < want) cap *= 2;
   uint32_t *table = malloc(cap * sizeof *table);
   d->idx = malloc((l->nvals + 1) * sizeof *d->idx);
   d->first = malloc((l->nvals + 1) * sizeof *d->first);

@@ -11,18 +11,35 @@ static void empty_struct(pq__tw *t, int16_t id) {
   pq__tw_struct_end(t);
 }
 
-static void logical(pq__tw *t, pq_wkind k) {
+static void tw_i8(pq__tw *t, int16_t id, int8_t v) {
+  pq__tw_field(t, id, PQ__TT_I8);
+  if (!t->err) t->err = pq__buf_byte(t->out, (uint8_t)v);
+}
+
+static void logical(pq__tw *t, const pq__wnode *n) {
   pq__tw_struct_begin(t, 10);
-  switch (k) {
+  switch (n->kind) {
     case PQ_W_STRING: empty_struct(t, PQ_LT_STRING); break;
     case PQ_W_LIST: empty_struct(t, PQ_LT_LIST); break;
     case PQ_W_MAP: empty_struct(t, PQ_LT_MAP); break;
     case PQ_W_DATE: empty_struct(t, PQ_LT_DATE); break;
+    case PQ_W_INT8: case PQ_W_INT16:
+      pq__tw_struct_begin(t, PQ_LT_INTEGER);
+      tw_i8(t, 1, n->kind == PQ_W_INT8 ? 8 : 16);
+      pq__tw_bool(t, 2, true);
+      pq__tw_struct_end(t);
+      break;
+    case PQ_W_DECIMAL:
+      pq__tw_struct_begin(t, PQ_LT_DECIMAL);
+      pq__tw_i32(t, 1, n->scale);
+      pq__tw_i32(t, 2, n->precision);
+      pq__tw_struct_end(t);
+      break;
     default:
       pq__tw_struct_begin(t, PQ_LT_TIMESTAMP);
-      pq__tw_bool(t, 1, true);
+      pq__tw_bool(t, 1, n->kind != PQ_W_TIMESTAMP_NTZ);
       pq__tw_struct_begin(t, 2);
-      empty_struct(t, k == PQ_W_TIMESTAMP_MILLIS ? 1 : 2);
+      empty_struct(t, n->kind == PQ_W_TIMESTAMP_MILLIS ? 1 : 2);
       pq__tw_struct_end(t);
       pq__tw_struct_end(t);
   }
@@ -37,36 +54,31 @@ static int converted(pq_wkind k) {
     case PQ_W_DATE: return PQ_CT_DATE;
     case PQ_W_TIMESTAMP_MICROS: return PQ_CT_TIMESTAMP_MICROS;
     case PQ_W_TIMESTAMP_MILLIS: return PQ_CT_TIMESTAMP_MILLIS;
-    default: return PQ_CT_NONE;
+    case PQ_W_INT8: return PQ_CT_INT_8;
+    case PQ_W_INT16: return PQ_CT_INT_16;
+    case PQ_W_DECIMAL: return PQ_CT_DECIMAL;
+    default: return PQ_CT_NONE; /* TIMESTAMP_NTZ has a LogicalType only */
   }
 }
 
+/* One SchemaElement; n is the node whose annotations it carries (NULL: none). */
 static void element(pq__tw *t, const char *name, int type, int32_t tlen, int rep,
-                    int32_t nkids, pq_wkind kind, int32_t field_id) {
+                    int32_t nkids, const pq__wnode *n) {
   pq__tw_struct_begin(t, -1);
   if (type >= 0) pq__tw_i32(t, 1, type);
   if (type == PQ_T_FIXED_LEN_BYTE_ARRAY) pq__tw_i32(t, 2, tlen);
   if (rep >= 0) pq__tw_i32(t, 3, rep);
   pq__tw_binary(t, 4, name, strlen(name));
   if (nkids >= 0) pq__tw_i32(t, 5, nkids);
-  int ct = converted(kind);
+  int ct = n ? converted(n->kind) : PQ_CT_NONE;
   if (ct != PQ_CT_NONE) pq__tw_i32(t, 6, ct);
-  if (field_id > 0) pq__tw_i32(t, 9, field_id);
-  if (ct != PQ_CT_NONE) logical(t, kind);
-  pq__tw_struct_end(t);
-}
-
-static int leaf_physical(pq_wkind k) {
-  switch (k) {
-    case PQ_W_BOOL: return PQ_T_BOOLEAN;
-    case PQ_W_INT32: case PQ_W_DATE: return PQ_T_INT32;
-    case PQ_W_INT64: case PQ_W_TIMESTAMP_MICROS: case PQ_W_TIMESTAMP_MILLIS: return PQ_T_INT64;
-    case PQ_W_FLOAT: return PQ_T_FLOAT;
-    case PQ_W_DOUBLE: return PQ_T_DOUBLE;
-    case PQ_W_FIXED: return PQ_T_FIXED_LEN_BYTE_ARRAY;
-    case PQ_W_INT96: return PQ_T_INT96;
-    default: return PQ_T_BYTE_ARRAY;
+  if (ct == PQ_CT_DECIMAL) {
+    pq__tw_i32(t, 7, n->scale);
+    pq__tw_i32(t, 8, n->precision);
   }
+  if (n && n->field_id > 0) pq__tw_i32(t, 9, n->field_id);
+  if (ct != PQ_CT_NONE || (n && n->kind == PQ_W_TIMESTAMP_NTZ)) logical(t, n);
+  pq__tw_struct_end(t);
 }
 
 static uint32_t count_elems(const pq__wnode *n) {
@@ -79,16 +91,15 @@ static void schema_node(pq__tw *t, const pq__wnode *n) {
   int rep = n->nullable ? PQ_OPTIONAL : PQ_REQUIRED;
   switch (n->kind) {
     case PQ_W_STRUCT:
-      element(t, n->name, -1, 0, rep, (int32_t)n->nkids, n->kind, n->field_id);
+      element(t, n->name, -1, 0, rep, (int32_t)n->nkids, n);
       break;
     case PQ_W_LIST: case PQ_W_MAP:
-      element(t, n->name, -1, 0, rep, 1, n->kind, n->field_id);
+      element(t, n->name, -1, 0, rep, 1, n);
       element(t, n->kind == PQ_W_LIST ? "list" : "key_value", -1, 0, PQ_REPEATED,
-              (int32_t)n->nkids, PQ_W_STRUCT, 0);
+              (int32_t)n->nkids, NULL);
       break;
     default:
-      element(t, n->name, leaf_physical(n->kind), n->type_length, rep, -1, n->kind,
-              n->field_id);
+      element(t, n->name, pq__wleaf_type(n), n->type_length, rep, -1, n);
   }
   for (size_t i = 0; i < n->nkids; i++) schema_node(t, &n->kids[i]);
 }
@@ -151,7 +162,7 @@ int pq__wfooter_write(const pq_writer *w, pq__buf *out) {
   pq__tw t = {out, {0}, 0, 0};
   pq__tw_i32(&t, 1, 1);
   pq__tw_list(&t, 2, PQ__TT_STRUCT, count_elems(&w->root));
-  element(&t, w->root.name, -1, 0, -1, (int32_t)w->root.nkids, PQ_W_STRUCT, 0);
+  element(&t, w->root.name, -1, 0, -1, (int32_t)w->root.nkids, NULL);
   for (size_t i = 0; i < w->root.nkids; i++) schema_node(&t, &w->root.kids[i]);
   pq__tw_i64(&t, 3, w->total_rows);
   pq__tw_list(&t, 4, PQ__TT_STRUCT, (uint32_t)w->nrgs);

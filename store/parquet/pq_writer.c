@@ -1,9 +1,12 @@
 /* pq_writer.c: the public writer API: opening (memory or path), appending rows, cutting
  * row groups every row_group_rows rows, key-value metadata, and closing with the footer.
- * A writer that failed while writing output is marked failed and refuses further work. */
+ * A writer that failed while writing output is marked failed and refuses further work.
+ * Large row groups are encoded on two threads (flush_rg); the writer is still used from one
+ * thread at a time. */
 #include "store/parquet/pq_writer_int.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,6 +95,58 @@ static int new_rg(pq_writer *w, pq__wrg **g) {
   return 0;
 }
 
+/* A row group this large has its columns encoded on two threads (each half of the leaves
+ * into its own buffer, then appended in order and their offsets moved); smaller ones (a
+ * checkpoint's, most tests') on the caller's thread. */
+#define PAR_MIN_BYTES (4u << 20)
+
+typedef struct half {
+  const pq_writer *w;
+  pq__wrg *g;
+  size_t from, to;
+  pq__buf buf;
+  int rc;
+} half;
+
+static void *encode_half(void *p) {
+  half *h = p;
+  for (size_t i = h->from; i < h->to && !h->rc; i++)
+    h->rc = pq__wchunk_encode(&h->w->leaves[i], &h->w->o, 0, &h->buf, &h->g->chunks[i]);
+  return NULL;
+}
+
+/* Appends half h's chunks at the end of the output, their offsets moved there. */
+static int place_half(pq_writer *w, half *h) {
+  int64_t at = w->file_off + (int64_t)w->out.len;
+  for (size_t i = h->from; i < h->to; i++) {
+    h->g->chunks[i].data_off += at;
+    if (h->g->chunks[i].has_dict) h->g->chunks[i].dict_off += at;
+  }
+  return h->buf.len ? pq__buf_put(&w->out, h->buf.data, h->buf.len) : 0;
+}
+
+static int encode_parallel(pq_writer *w, pq__wrg *g) {
+  size_t total = pq_writer_buffered_bytes(w), acc = 0, mid = 1;
+  for (size_t i = 0; i + 1 < w->nleaves && acc < total / 2; i++, mid = i) {
+    const pq__wleaf *l = &w->leaves[i];
+    acc += l->vals.len + l->offs.len / 2 + l->nlev / 2;
+  }
+  half a = {w, g, 0, mid, {0}, 0}, b = {w, g, mid, w->nleaves, {0}, 0};
+  pthread_t t;
+  bool threaded = pthread_create(&t, NULL, encode_half, &a) == 0;
+  if (!threaded) encode_half(&a);
+  encode_half(&b);
+  if (threaded) pthread_join(t, NULL);
+  int rc = a.rc ? a.rc : b.rc;
+  if (a.rc && threaded) /* the worker's message stayed on its thread */
+    rc = dd_err_set(a.rc, "parquet writer: encoding a column chunk failed (%s)", dd_err_name(a.rc));
+  if (!rc) rc = place_half(w, &a);
+  if (!rc) rc = place_half(w, &b);
+  pq__buf_free(&a.buf);
+  pq__buf_free(&b.buf);
+  return rc;
+}
+
 static int flush_rg(pq_writer *w) {
   if (w->rows_in_rg == 0) return 0;
   pq__wrg *g = NULL;
@@ -100,13 +155,23 @@ static int flush_rg(pq_writer *w) {
   int64_t base = w->file_off;
   g->num_rows = w->rows_in_rg;
   g->file_off = base + (int64_t)w->out.len;
+  bool par = w->nleaves >= 2 && pq_writer_buffered_bytes(w) >= PAR_MIN_BYTES;
+  if (par) rc = encode_parallel(w, g);
   for (size_t i = 0; i < w->nleaves && !rc; i++) {
-    rc = pq__wchunk_encode(&w->leaves[i], &w->o, base, &w->out, &g->chunks[i]);
+    if (!par) rc = pq__wchunk_encode(&w->leaves[i], &w->o, base, &w->out, &g->chunks[i]);
     g->total_bytes += g->chunks[i].uncomp_size;
-    pq__wleaf_reset(&w->leaves[i]);
   }
+  for (size_t i = 0; i < w->nleaves; i++) pq__wleaf_reset(&w->leaves[i]);
   w->rows_in_rg = 0;
   return rc ? rc : drain(w);
+}
+
+int pq_writer_flush_row_group(pq_writer *w) {
+  if (w->closed || w->failed)
+    return dd_err_set(DD_EPRECOND, "parquet writer: already closed or failed");
+  int rc = flush_rg(w);
+  if (rc) w->failed = rc;
+  return rc;
 }
 
 int pq_writer_write_row(pq_writer *w, const pq_value *row) {
@@ -114,6 +179,7 @@ int pq_writer_write_row(pq_writer *w, const pq_value *row) {
     return dd_err_set(DD_EPRECOND, "parquet writer: already closed or failed");
   int rc = pq__wshred_row(w, row);
   if (rc) return rc;
+  for (size_t i = 0; i < w->nleaves; i++) pq__wleaf_mark(&w->leaves[i]);
   w->rows_in_rg++;
   w->total_rows++;
   if (w->rows_in_rg >= w->o.row_group_rows && (rc = flush_rg(w))) w->failed = rc;

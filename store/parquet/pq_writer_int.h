@@ -17,7 +17,8 @@ struct pq__wnode {
   char *name;
   pq_wkind kind;
   bool nullable;
-  int32_t type_length, field_id;
+  int32_t type_length, field_id; /* type_length: FIXED width (DECIMAL: its bytes or 0) */
+  int32_t precision, scale;      /* DECIMAL */
   int16_t def;          /* def level once this node is present (non-null) */
   int16_t rep;          /* LIST/MAP: rep level of the repeated layer; else inherited */
   size_t nkids;
@@ -37,6 +38,7 @@ typedef struct pq__wleaf {
   pq__buf vals;         /* fixed values back to back, or BYTE_ARRAY bytes */
   pq__buf offs;         /* BYTE_ARRAY: uint64 start offset of each value in vals */
   size_t nvals;
+  size_t mark_lev, mark_vals, mark_offs, mark_nvals; /* column-wise: at the last end_rows */
 } pq__wleaf;
 
 typedef struct pq__wchunk {
@@ -70,8 +72,14 @@ struct pq_writer {
 };
 
 int pq__wschema_build(pq_writer *w, const pq_wfield *schema);
+/* Physical type of a leaf node (DECIMAL by its precision). */
+pq_type pq__wleaf_type(const pq__wnode *n);
 int pq__wshred_row(pq_writer *w, const pq_value *row);
 void pq__wleaf_reset(pq__wleaf *l);
+/* Room for n more (def, rep) entries. */
+int pq__wleaf_reserve_levels(pq__wleaf *l, size_t n);
+/* Records the leaf's buffers as complete rows (column-wise batches roll back to it). */
+void pq__wleaf_mark(pq__wleaf *l);
 void pq__wleaf_free(pq__wleaf *l);
 /* Encodes the leaf's buffered row group at file offset base (out->len maps to base). */
 int pq__wchunk_encode(const pq__wleaf *l, const pq_writer_opts *o, int64_t base,

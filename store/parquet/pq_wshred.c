@@ -24,16 +24,29 @@ static size_t count_leaves(const pq_wfield *f, int depth) {
   return n;
 }
 
-static pq_type leaf_type(pq_wkind k) {
-  switch (k) {
+int32_t pq_wdecimal_bytes(int32_t precision) {
+  if (precision <= 18) return 0;
+  double ten = 1.0, lim = 128.0; /* fewest n with 2^(8n-1) >= 10^precision */
+  for (int32_t i = 0; i < precision; i++) ten *= 10.0;
+  int32_t n = 1;
+  for (; lim < ten; n++) lim *= 256.0;
+  return n;
+}
+
+pq_type pq__wleaf_type(const pq__wnode *n) {
+  switch (n->kind) {
     case PQ_W_BOOL: return PQ_T_BOOLEAN;
-    case PQ_W_INT32: case PQ_W_DATE: return PQ_T_INT32;
-    case PQ_W_INT64: case PQ_W_TIMESTAMP_MICROS: case PQ_W_TIMESTAMP_MILLIS: return PQ_T_INT64;
+    case PQ_W_INT32: case PQ_W_DATE: case PQ_W_INT8: case PQ_W_INT16: return PQ_T_INT32;
+    case PQ_W_INT64: case PQ_W_TIMESTAMP_MICROS: case PQ_W_TIMESTAMP_MILLIS:
+    case PQ_W_TIMESTAMP_NTZ: return PQ_T_INT64;
     case PQ_W_FLOAT: return PQ_T_FLOAT;
     case PQ_W_DOUBLE: return PQ_T_DOUBLE;
     case PQ_W_STRING: case PQ_W_BINARY: return PQ_T_BYTE_ARRAY;
     case PQ_W_FIXED: return PQ_T_FIXED_LEN_BYTE_ARRAY;
     case PQ_W_INT96: return PQ_T_INT96;
+    case PQ_W_DECIMAL:
+      return n->precision <= 9 ? PQ_T_INT32 : n->precision <= 18 ? PQ_T_INT64
+                                                                   : PQ_T_FIXED_LEN_BYTE_ARRAY;
     default: return PQ_T_GROUP;
   }
 }
@@ -97,7 +110,7 @@ static int add_leaf(sbuild *b, pq__wnode *n) {
   n->lo = b->next_leaf++;
   n->hi = n->lo + 1;
   l->node = n;
-  l->type = leaf_type(n->kind);
+  l->type = pq__wleaf_type(n);
   l->elem = type_elem(l->type, n->type_length);
   l->max_def = n->def;
   l->max_rep = n->rep;
@@ -112,14 +125,22 @@ static int build(sbuild *b, const pq_wfield *f, pq__wnode *n, int16_t pdef, int1
                  const char *name) {
   if (b->depth >= PQ__MAX_DEPTH) return bad_schema(name, "nested too deeply");
   if (!name || !*name) return bad_schema(name, "empty name");
-  if ((unsigned)f->kind > PQ_W_MAP) return bad_schema(name, "unknown kind");
+  if ((unsigned)f->kind > PQ_W_TIMESTAMP_NTZ) return bad_schema(name, "unknown kind");
   if (f->kind == PQ_W_FIXED && (f->type_length <= 0 || f->type_length > (1 << 24)))
     return bad_schema(name, "FIXED needs a type_length");
+  int32_t prec = f->type_length >> 8, scale = f->type_length & 0xff;
+  if (f->kind == PQ_W_DECIMAL && (prec < 1 || prec > 38 || scale > prec))
+    return bad_schema(name, "DECIMAL needs a precision of 1 to 38 and a scale up to it");
   n->name = pq__arena_strndup(&b->w->mem, (const uint8_t *)name, strlen(name));
   if (!n->name) return dd_err_set(DD_ENOMEM, "parquet: out of memory");
   n->kind = f->kind;
   n->nullable = f->nullable;
   n->type_length = f->type_length;
+  if (f->kind == PQ_W_DECIMAL) {
+    n->precision = prec;
+    n->scale = scale;
+    n->type_length = pq_wdecimal_bytes(prec);
+  }
   n->field_id = f->field_id;
   n->def = (int16_t)(pdef + f->nullable);
   n->rep = prep;
@@ -165,16 +186,22 @@ static int bad_row(const pq__wnode *n, const char *why) {
   return dd_err_set(DD_EINVAL, "parquet writer: value for '%s': %s", n->name, why);
 }
 
+int pq__wleaf_reserve_levels(pq__wleaf *l, size_t n) {
+  if (l->nlev + n <= l->caplev) return 0;
+  size_t cap = l->caplev ? l->caplev : 1024;
+  while (cap < l->nlev + n) cap *= 2;
+  int16_t *nd = realloc(l->def, cap * sizeof *nd);
+  if (nd) l->def = nd;
+  int16_t *nr = nd ? realloc(l->rep, cap * sizeof *nr) : NULL;
+  if (!nd || !nr) return dd_err_set(DD_ENOMEM, "parquet: out of memory");
+  l->rep = nr;
+  l->caplev = cap;
+  return 0;
+}
+
 static int put_level(pq__wleaf *l, int16_t d, int16_t r) {
-  if (l->nlev == l->caplev) {
-    size_t cap = l->caplev ? l->caplev * 2 : 1024;
-    int16_t *nd = realloc(l->def, cap * sizeof *nd);
-    if (nd) l->def = nd;
-    int16_t *nr = nd ? realloc(l->rep, cap * sizeof *nr) : NULL;
-    if (!nd || !nr) return dd_err_set(DD_ENOMEM, "parquet: out of memory");
-    l->rep = nr;
-    l->caplev = cap;
-  }
+  int rc = pq__wleaf_reserve_levels(l, 1);
+  if (rc) return rc;
   l->def[l->nlev] = d;
   l->rep[l->nlev] = r;
   l->nlev++;
@@ -280,6 +307,7 @@ void pq__wleaf_reset(pq__wleaf *l) {
   l->vals.len = 0;
   l->offs.len = 0;
   l->nvals = 0;
+  pq__wleaf_mark(l);
 }
 
 void pq__wleaf_free(pq__wleaf *l) {

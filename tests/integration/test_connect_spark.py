@@ -201,10 +201,20 @@ class ConnectSpark(ServerTest):
 
     def test_errors_and_session(self):
         t = copy_fixture("simple_table")
-        sql = self.sb.Plan(root=self.sr.Relation(sql=self.sr.SQL(query="SELECT 1")))
+        # a statement outside deltad's SQL names itself; bad SQL is Spark's syntax error
+        sql = self.sb.Plan(root=self.sr.Relation(sql=self.sr.SQL(query="INSERT INTO t VALUES (1)")))
         code, msg = self.code_of(self.execute, sql)
         self.assertEqual(code, grpc.StatusCode.UNIMPLEMENTED)
-        self.assertIn("Delta", msg)
+        self.assertIn("INSERT", msg)
+        sql = self.sb.Plan(root=self.sr.Relation(sql=self.sr.SQL(query="SELECT FROM WHERE")))
+        code, msg = self.code_of(self.execute, sql)
+        self.assertEqual(code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("PARSE_SYNTAX_ERROR", msg)
+        # a relation deltad does not run names itself
+        code, msg = self.code_of(self.execute, self.sb.Plan(root=self.sr.Relation(
+            tail=self.sr.Tail(input=self.sr.Relation(range=self.sr.Range(end=3, step=1)), limit=1))))
+        self.assertEqual(code, grpc.StatusCode.UNIMPLEMENTED)
+        self.assertIn("'tail'", msg)
         r = self.sr.Relation()
         r.extension.type_url = "type.googleapis.com/delta.connect.DeltaRelation"
         r.extension.value = b"\xff\xff\xff"
@@ -214,9 +224,10 @@ class ConnectSpark(ServerTest):
         r.extension.type_url = "type.googleapis.com/other.Thing"
         code, _ = self.code_of(self.execute, self.sb.Plan(root=r))
         self.assertEqual(code, grpc.StatusCode.UNIMPLEMENTED)
-        code, _ = self.code_of(self.execute, self.rel_plan(self.rel.DeltaRelation(
-            scan=self.rel.Scan(table=self.table(t)))))
-        self.assertEqual(code, grpc.StatusCode.UNIMPLEMENTED)
+        # a Delta Scan streams the table's rows (schema, arrow batch, result_complete)
+        resps = self.execute(self.rel_plan(self.rel.DeltaRelation(scan=self.rel.Scan(table=self.table(t)))))
+        self.assertEqual([r.WhichOneof("response_type") for r in resps][-1], "result_complete")
+        self.assertEqual(sum(r.arrow_batch.row_count for r in resps if r.WhichOneof("response_type") == "arrow_batch"), 3)
         code, _ = self.code_of(self.execute, self.rel_plan(self.rel.DeltaRelation(
             describe_history=self.rel.DescribeHistory(table=self.table(t + "/no/such/table")))))
         self.assertEqual(code, grpc.StatusCode.NOT_FOUND)

@@ -808,7 +808,199 @@ void   spark__connect__drop__free_unpacked
   assert(message->base.descriptor == &spark__connect__drop__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor spark__connect__relation__field_descriptors[17] =
+void   spark__connect__aggregate__init
+                     (Spark__Connect__Aggregate         *message)
+{
+  static const Spark__Connect__Aggregate init_value = SPARK__CONNECT__AGGREGATE__INIT;
+  *message = init_value;
+}
+size_t spark__connect__aggregate__get_packed_size
+                     (const Spark__Connect__Aggregate *message)
+{
+  assert(message->base.descriptor == &spark__connect__aggregate__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t spark__connect__aggregate__pack
+                     (const Spark__Connect__Aggregate *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &spark__connect__aggregate__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t spark__connect__aggregate__pack_to_buffer
+                     (const Spark__Connect__Aggregate *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &spark__connect__aggregate__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Spark__Connect__Aggregate *
+       spark__connect__aggregate__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Spark__Connect__Aggregate *)
+     protobuf_c_message_unpack (&spark__connect__aggregate__descriptor,
+                                allocator, len, data);
+}
+void   spark__connect__aggregate__free_unpacked
+                     (Spark__Connect__Aggregate *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &spark__connect__aggregate__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   spark__connect__deduplicate__init
+                     (Spark__Connect__Deduplicate         *message)
+{
+  static const Spark__Connect__Deduplicate init_value = SPARK__CONNECT__DEDUPLICATE__INIT;
+  *message = init_value;
+}
+size_t spark__connect__deduplicate__get_packed_size
+                     (const Spark__Connect__Deduplicate *message)
+{
+  assert(message->base.descriptor == &spark__connect__deduplicate__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t spark__connect__deduplicate__pack
+                     (const Spark__Connect__Deduplicate *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &spark__connect__deduplicate__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t spark__connect__deduplicate__pack_to_buffer
+                     (const Spark__Connect__Deduplicate *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &spark__connect__deduplicate__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Spark__Connect__Deduplicate *
+       spark__connect__deduplicate__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Spark__Connect__Deduplicate *)
+     protobuf_c_message_unpack (&spark__connect__deduplicate__descriptor,
+                                allocator, len, data);
+}
+void   spark__connect__deduplicate__free_unpacked
+                     (Spark__Connect__Deduplicate *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &spark__connect__deduplicate__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   spark__connect__with_columns_renamed__rename_columns_map_entry__init
+                     (Spark__Connect__WithColumnsRenamed__RenameColumnsMapEntry         *message)
+{
+  static const Spark__Connect__WithColumnsRenamed__RenameColumnsMapEntry init_value = SPARK__CONNECT__WITH_COLUMNS_RENAMED__RENAME_COLUMNS_MAP_ENTRY__INIT;
+  *message = init_value;
+}
+void   spark__connect__with_columns_renamed__rename__init
+                     (Spark__Connect__WithColumnsRenamed__Rename         *message)
+{
+  static const Spark__Connect__WithColumnsRenamed__Rename init_value = SPARK__CONNECT__WITH_COLUMNS_RENAMED__RENAME__INIT;
+  *message = init_value;
+}
+void   spark__connect__with_columns_renamed__init
+                     (Spark__Connect__WithColumnsRenamed         *message)
+{
+  static const Spark__Connect__WithColumnsRenamed init_value = SPARK__CONNECT__WITH_COLUMNS_RENAMED__INIT;
+  *message = init_value;
+}
+size_t spark__connect__with_columns_renamed__get_packed_size
+                     (const Spark__Connect__WithColumnsRenamed *message)
+{
+  assert(message->base.descriptor == &spark__connect__with_columns_renamed__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t spark__connect__with_columns_renamed__pack
+                     (const Spark__Connect__WithColumnsRenamed *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &spark__connect__with_columns_renamed__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t spark__connect__with_columns_renamed__pack_to_buffer
+                     (const Spark__Connect__WithColumnsRenamed *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &spark__connect__with_columns_renamed__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Spark__Connect__WithColumnsRenamed *
+       spark__connect__with_columns_renamed__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Spark__Connect__WithColumnsRenamed *)
+     protobuf_c_message_unpack (&spark__connect__with_columns_renamed__descriptor,
+                                allocator, len, data);
+}
+void   spark__connect__with_columns_renamed__free_unpacked
+                     (Spark__Connect__WithColumnsRenamed *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &spark__connect__with_columns_renamed__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   spark__connect__with_columns__init
+                     (Spark__Connect__WithColumns         *message)
+{
+  static const Spark__Connect__WithColumns init_value = SPARK__CONNECT__WITH_COLUMNS__INIT;
+  *message = init_value;
+}
+size_t spark__connect__with_columns__get_packed_size
+                     (const Spark__Connect__WithColumns *message)
+{
+  assert(message->base.descriptor == &spark__connect__with_columns__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t spark__connect__with_columns__pack
+                     (const Spark__Connect__WithColumns *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &spark__connect__with_columns__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t spark__connect__with_columns__pack_to_buffer
+                     (const Spark__Connect__WithColumns *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &spark__connect__with_columns__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Spark__Connect__WithColumns *
+       spark__connect__with_columns__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Spark__Connect__WithColumns *)
+     protobuf_c_message_unpack (&spark__connect__with_columns__descriptor,
+                                allocator, len, data);
+}
+void   spark__connect__with_columns__free_unpacked
+                     (Spark__Connect__WithColumns *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &spark__connect__with_columns__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+static const ProtobufCFieldDescriptor spark__connect__relation__field_descriptors[21] =
 {
   {
     "common",
@@ -883,6 +1075,18 @@ static const ProtobufCFieldDescriptor spark__connect__relation__field_descriptor
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "aggregate",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Spark__Connect__Relation, rel_type_case),
+    offsetof(Spark__Connect__Relation, aggregate),
+    &spark__connect__aggregate__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "sql",
     10,
     PROTOBUF_C_LABEL_NONE,
@@ -914,6 +1118,18 @@ static const ProtobufCFieldDescriptor spark__connect__relation__field_descriptor
     offsetof(Spark__Connect__Relation, rel_type_case),
     offsetof(Spark__Connect__Relation, offset),
     &spark__connect__offset__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "deduplicate",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Spark__Connect__Relation, rel_type_case),
+    offsetof(Spark__Connect__Relation, deduplicate),
+    &spark__connect__deduplicate__descriptor,
     NULL,
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
@@ -955,6 +1171,18 @@ static const ProtobufCFieldDescriptor spark__connect__relation__field_descriptor
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "with_columns_renamed",
+    19,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Spark__Connect__Relation, rel_type_case),
+    offsetof(Spark__Connect__Relation, with_columns_renamed),
+    &spark__connect__with_columns_renamed__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "show_string",
     20,
     PROTOBUF_C_LABEL_NONE,
@@ -991,6 +1219,18 @@ static const ProtobufCFieldDescriptor spark__connect__relation__field_descriptor
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "with_columns",
+    23,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Spark__Connect__Relation, rel_type_case),
+    offsetof(Spark__Connect__Relation, with_columns),
+    &spark__connect__with_columns__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "extension",
     998,
     PROTOBUF_C_LABEL_NONE,
@@ -1016,35 +1256,36 @@ static const ProtobufCFieldDescriptor spark__connect__relation__field_descriptor
   },
 };
 static const unsigned spark__connect__relation__field_indices_by_name[] = {
+  6,   /* field[6] = aggregate */
   0,   /* field[0] = common */
-  13,   /* field[13] = drop */
-  15,   /* field[15] = extension */
+  10,   /* field[10] = deduplicate */
+  16,   /* field[16] = drop */
+  19,   /* field[19] = extension */
   3,   /* field[3] = filter */
   5,   /* field[5] = limit */
-  7,   /* field[7] = local_relation */
-  8,   /* field[8] = offset */
+  8,   /* field[8] = local_relation */
+  9,   /* field[9] = offset */
   2,   /* field[2] = project */
-  9,   /* field[9] = range */
+  11,   /* field[11] = range */
   1,   /* field[1] = read */
-  12,   /* field[12] = show_string */
+  15,   /* field[15] = show_string */
   4,   /* field[4] = sort */
-  6,   /* field[6] = sql */
-  10,   /* field[10] = subquery_alias */
-  14,   /* field[14] = tail */
-  11,   /* field[11] = to_df */
-  16,   /* field[16] = unknown */
+  7,   /* field[7] = sql */
+  12,   /* field[12] = subquery_alias */
+  17,   /* field[17] = tail */
+  13,   /* field[13] = to_df */
+  20,   /* field[20] = unknown */
+  18,   /* field[18] = with_columns */
+  14,   /* field[14] = with_columns_renamed */
 };
-static const ProtobufCIntRange spark__connect__relation__number_ranges[8 + 1] =
+static const ProtobufCIntRange spark__connect__relation__number_ranges[5 + 1] =
 {
   { 1, 0 },
   { 7, 4 },
-  { 10, 6 },
-  { 13, 8 },
-  { 15, 9 },
-  { 18, 11 },
-  { 20, 12 },
-  { 998, 15 },
-  { 0, 17 }
+  { 13, 9 },
+  { 18, 13 },
+  { 998, 19 },
+  { 0, 21 }
 };
 const ProtobufCMessageDescriptor spark__connect__relation__descriptor =
 {
@@ -1054,10 +1295,10 @@ const ProtobufCMessageDescriptor spark__connect__relation__descriptor =
   "Spark__Connect__Relation",
   "spark.connect",
   sizeof(Spark__Connect__Relation),
-  17,
+  21,
   spark__connect__relation__field_descriptors,
   spark__connect__relation__field_indices_by_name,
-  8,  spark__connect__relation__number_ranges,
+  5,  spark__connect__relation__number_ranges,
   (ProtobufCMessageInit) spark__connect__relation__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -2331,5 +2572,412 @@ const ProtobufCMessageDescriptor spark__connect__drop__descriptor =
   spark__connect__drop__field_indices_by_name,
   1,  spark__connect__drop__number_ranges,
   (ProtobufCMessageInit) spark__connect__drop__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue spark__connect__aggregate__group_type__enum_values_by_number[6] =
+{
+  { "GROUP_TYPE_UNSPECIFIED", "SPARK__CONNECT__AGGREGATE__GROUP_TYPE__GROUP_TYPE_UNSPECIFIED", 0 },
+  { "GROUP_TYPE_GROUPBY", "SPARK__CONNECT__AGGREGATE__GROUP_TYPE__GROUP_TYPE_GROUPBY", 1 },
+  { "GROUP_TYPE_ROLLUP", "SPARK__CONNECT__AGGREGATE__GROUP_TYPE__GROUP_TYPE_ROLLUP", 2 },
+  { "GROUP_TYPE_CUBE", "SPARK__CONNECT__AGGREGATE__GROUP_TYPE__GROUP_TYPE_CUBE", 3 },
+  { "GROUP_TYPE_PIVOT", "SPARK__CONNECT__AGGREGATE__GROUP_TYPE__GROUP_TYPE_PIVOT", 4 },
+  { "GROUP_TYPE_GROUPING_SETS", "SPARK__CONNECT__AGGREGATE__GROUP_TYPE__GROUP_TYPE_GROUPING_SETS", 5 },
+};
+static const ProtobufCIntRange spark__connect__aggregate__group_type__value_ranges[] = {
+{0, 0},{0, 6}
+};
+static const ProtobufCEnumValueIndex spark__connect__aggregate__group_type__enum_values_by_name[6] =
+{
+  { "GROUP_TYPE_CUBE", 3 },
+  { "GROUP_TYPE_GROUPBY", 1 },
+  { "GROUP_TYPE_GROUPING_SETS", 5 },
+  { "GROUP_TYPE_PIVOT", 4 },
+  { "GROUP_TYPE_ROLLUP", 2 },
+  { "GROUP_TYPE_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor spark__connect__aggregate__group_type__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "spark.connect.Aggregate.GroupType",
+  "GroupType",
+  "Spark__Connect__Aggregate__GroupType",
+  "spark.connect",
+  6,
+  spark__connect__aggregate__group_type__enum_values_by_number,
+  6,
+  spark__connect__aggregate__group_type__enum_values_by_name,
+  1,
+  spark__connect__aggregate__group_type__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCFieldDescriptor spark__connect__aggregate__field_descriptors[4] =
+{
+  {
+    "input",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Spark__Connect__Aggregate, input),
+    &spark__connect__relation__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "group_type",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Spark__Connect__Aggregate, group_type),
+    &spark__connect__aggregate__group_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "grouping_expressions",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Spark__Connect__Aggregate, n_grouping_expressions),
+    offsetof(Spark__Connect__Aggregate, grouping_expressions),
+    &spark__connect__expression__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "aggregate_expressions",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Spark__Connect__Aggregate, n_aggregate_expressions),
+    offsetof(Spark__Connect__Aggregate, aggregate_expressions),
+    &spark__connect__expression__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned spark__connect__aggregate__field_indices_by_name[] = {
+  3,   /* field[3] = aggregate_expressions */
+  1,   /* field[1] = group_type */
+  2,   /* field[2] = grouping_expressions */
+  0,   /* field[0] = input */
+};
+static const ProtobufCIntRange spark__connect__aggregate__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor spark__connect__aggregate__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "spark.connect.Aggregate",
+  "Aggregate",
+  "Spark__Connect__Aggregate",
+  "spark.connect",
+  sizeof(Spark__Connect__Aggregate),
+  4,
+  spark__connect__aggregate__field_descriptors,
+  spark__connect__aggregate__field_indices_by_name,
+  1,  spark__connect__aggregate__number_ranges,
+  (ProtobufCMessageInit) spark__connect__aggregate__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor spark__connect__deduplicate__field_descriptors[4] =
+{
+  {
+    "input",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Spark__Connect__Deduplicate, input),
+    &spark__connect__relation__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "column_names",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Spark__Connect__Deduplicate, n_column_names),
+    offsetof(Spark__Connect__Deduplicate, column_names),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "all_columns_as_keys",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    offsetof(Spark__Connect__Deduplicate, _all_columns_as_keys_case),
+    offsetof(Spark__Connect__Deduplicate, all_columns_as_keys),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "within_watermark",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    offsetof(Spark__Connect__Deduplicate, _within_watermark_case),
+    offsetof(Spark__Connect__Deduplicate, within_watermark),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned spark__connect__deduplicate__field_indices_by_name[] = {
+  2,   /* field[2] = all_columns_as_keys */
+  1,   /* field[1] = column_names */
+  0,   /* field[0] = input */
+  3,   /* field[3] = within_watermark */
+};
+static const ProtobufCIntRange spark__connect__deduplicate__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor spark__connect__deduplicate__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "spark.connect.Deduplicate",
+  "Deduplicate",
+  "Spark__Connect__Deduplicate",
+  "spark.connect",
+  sizeof(Spark__Connect__Deduplicate),
+  4,
+  spark__connect__deduplicate__field_descriptors,
+  spark__connect__deduplicate__field_indices_by_name,
+  1,  spark__connect__deduplicate__number_ranges,
+  (ProtobufCMessageInit) spark__connect__deduplicate__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor spark__connect__with_columns_renamed__rename_columns_map_entry__field_descriptors[2] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Spark__Connect__WithColumnsRenamed__RenameColumnsMapEntry, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Spark__Connect__WithColumnsRenamed__RenameColumnsMapEntry, value),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned spark__connect__with_columns_renamed__rename_columns_map_entry__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange spark__connect__with_columns_renamed__rename_columns_map_entry__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor spark__connect__with_columns_renamed__rename_columns_map_entry__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "spark.connect.WithColumnsRenamed.RenameColumnsMapEntry",
+  "RenameColumnsMapEntry",
+  "Spark__Connect__WithColumnsRenamed__RenameColumnsMapEntry",
+  "spark.connect",
+  sizeof(Spark__Connect__WithColumnsRenamed__RenameColumnsMapEntry),
+  2,
+  spark__connect__with_columns_renamed__rename_columns_map_entry__field_descriptors,
+  spark__connect__with_columns_renamed__rename_columns_map_entry__field_indices_by_name,
+  1,  spark__connect__with_columns_renamed__rename_columns_map_entry__number_ranges,
+  (ProtobufCMessageInit) spark__connect__with_columns_renamed__rename_columns_map_entry__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor spark__connect__with_columns_renamed__rename__field_descriptors[2] =
+{
+  {
+    "col_name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Spark__Connect__WithColumnsRenamed__Rename, col_name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "new_col_name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Spark__Connect__WithColumnsRenamed__Rename, new_col_name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned spark__connect__with_columns_renamed__rename__field_indices_by_name[] = {
+  0,   /* field[0] = col_name */
+  1,   /* field[1] = new_col_name */
+};
+static const ProtobufCIntRange spark__connect__with_columns_renamed__rename__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor spark__connect__with_columns_renamed__rename__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "spark.connect.WithColumnsRenamed.Rename",
+  "Rename",
+  "Spark__Connect__WithColumnsRenamed__Rename",
+  "spark.connect",
+  sizeof(Spark__Connect__WithColumnsRenamed__Rename),
+  2,
+  spark__connect__with_columns_renamed__rename__field_descriptors,
+  spark__connect__with_columns_renamed__rename__field_indices_by_name,
+  1,  spark__connect__with_columns_renamed__rename__number_ranges,
+  (ProtobufCMessageInit) spark__connect__with_columns_renamed__rename__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor spark__connect__with_columns_renamed__field_descriptors[3] =
+{
+  {
+    "input",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Spark__Connect__WithColumnsRenamed, input),
+    &spark__connect__relation__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rename_columns_map",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Spark__Connect__WithColumnsRenamed, n_rename_columns_map),
+    offsetof(Spark__Connect__WithColumnsRenamed, rename_columns_map),
+    &spark__connect__with_columns_renamed__rename_columns_map_entry__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_DEPRECATED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "renames",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Spark__Connect__WithColumnsRenamed, n_renames),
+    offsetof(Spark__Connect__WithColumnsRenamed, renames),
+    &spark__connect__with_columns_renamed__rename__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned spark__connect__with_columns_renamed__field_indices_by_name[] = {
+  0,   /* field[0] = input */
+  1,   /* field[1] = rename_columns_map */
+  2,   /* field[2] = renames */
+};
+static const ProtobufCIntRange spark__connect__with_columns_renamed__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor spark__connect__with_columns_renamed__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "spark.connect.WithColumnsRenamed",
+  "WithColumnsRenamed",
+  "Spark__Connect__WithColumnsRenamed",
+  "spark.connect",
+  sizeof(Spark__Connect__WithColumnsRenamed),
+  3,
+  spark__connect__with_columns_renamed__field_descriptors,
+  spark__connect__with_columns_renamed__field_indices_by_name,
+  1,  spark__connect__with_columns_renamed__number_ranges,
+  (ProtobufCMessageInit) spark__connect__with_columns_renamed__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor spark__connect__with_columns__field_descriptors[2] =
+{
+  {
+    "input",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Spark__Connect__WithColumns, input),
+    &spark__connect__relation__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "aliases",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Spark__Connect__WithColumns, n_aliases),
+    offsetof(Spark__Connect__WithColumns, aliases),
+    &spark__connect__expression__alias__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned spark__connect__with_columns__field_indices_by_name[] = {
+  1,   /* field[1] = aliases */
+  0,   /* field[0] = input */
+};
+static const ProtobufCIntRange spark__connect__with_columns__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor spark__connect__with_columns__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "spark.connect.WithColumns",
+  "WithColumns",
+  "Spark__Connect__WithColumns",
+  "spark.connect",
+  sizeof(Spark__Connect__WithColumns),
+  2,
+  spark__connect__with_columns__field_descriptors,
+  spark__connect__with_columns__field_indices_by_name,
+  1,  spark__connect__with_columns__number_ranges,
+  (ProtobufCMessageInit) spark__connect__with_columns__init,
   NULL,NULL,NULL    /* reserved[123] */
 };

@@ -40,10 +40,25 @@ typedef struct Spark__Connect__SubqueryAlias Spark__Connect__SubqueryAlias;
 typedef struct Spark__Connect__ToDF Spark__Connect__ToDF;
 typedef struct Spark__Connect__ShowString Spark__Connect__ShowString;
 typedef struct Spark__Connect__Drop Spark__Connect__Drop;
+typedef struct Spark__Connect__Aggregate Spark__Connect__Aggregate;
+typedef struct Spark__Connect__Deduplicate Spark__Connect__Deduplicate;
+typedef struct Spark__Connect__WithColumnsRenamed Spark__Connect__WithColumnsRenamed;
+typedef struct Spark__Connect__WithColumnsRenamed__RenameColumnsMapEntry Spark__Connect__WithColumnsRenamed__RenameColumnsMapEntry;
+typedef struct Spark__Connect__WithColumnsRenamed__Rename Spark__Connect__WithColumnsRenamed__Rename;
+typedef struct Spark__Connect__WithColumns Spark__Connect__WithColumns;
 
 
 /* --- enums --- */
 
+typedef enum _Spark__Connect__Aggregate__GroupType {
+  SPARK__CONNECT__AGGREGATE__GROUP_TYPE__GROUP_TYPE_UNSPECIFIED = 0,
+  SPARK__CONNECT__AGGREGATE__GROUP_TYPE__GROUP_TYPE_GROUPBY = 1,
+  SPARK__CONNECT__AGGREGATE__GROUP_TYPE__GROUP_TYPE_ROLLUP = 2,
+  SPARK__CONNECT__AGGREGATE__GROUP_TYPE__GROUP_TYPE_CUBE = 3,
+  SPARK__CONNECT__AGGREGATE__GROUP_TYPE__GROUP_TYPE_PIVOT = 4,
+  SPARK__CONNECT__AGGREGATE__GROUP_TYPE__GROUP_TYPE_GROUPING_SETS = 5
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SPARK__CONNECT__AGGREGATE__GROUP_TYPE)
+} Spark__Connect__Aggregate__GroupType;
 
 /* --- messages --- */
 
@@ -54,15 +69,19 @@ typedef enum {
   SPARK__CONNECT__RELATION__REL_TYPE_FILTER = 4,
   SPARK__CONNECT__RELATION__REL_TYPE_SORT = 7,
   SPARK__CONNECT__RELATION__REL_TYPE_LIMIT = 8,
+  SPARK__CONNECT__RELATION__REL_TYPE_AGGREGATE = 9,
   SPARK__CONNECT__RELATION__REL_TYPE_SQL = 10,
   SPARK__CONNECT__RELATION__REL_TYPE_LOCAL_RELATION = 11,
   SPARK__CONNECT__RELATION__REL_TYPE_OFFSET = 13,
+  SPARK__CONNECT__RELATION__REL_TYPE_DEDUPLICATE = 14,
   SPARK__CONNECT__RELATION__REL_TYPE_RANGE = 15,
   SPARK__CONNECT__RELATION__REL_TYPE_SUBQUERY_ALIAS = 16,
   SPARK__CONNECT__RELATION__REL_TYPE_TO_DF = 18,
+  SPARK__CONNECT__RELATION__REL_TYPE_WITH_COLUMNS_RENAMED = 19,
   SPARK__CONNECT__RELATION__REL_TYPE_SHOW_STRING = 20,
   SPARK__CONNECT__RELATION__REL_TYPE_DROP = 21,
   SPARK__CONNECT__RELATION__REL_TYPE_TAIL = 22,
+  SPARK__CONNECT__RELATION__REL_TYPE_WITH_COLUMNS = 23,
   SPARK__CONNECT__RELATION__REL_TYPE_EXTENSION = 998,
   SPARK__CONNECT__RELATION__REL_TYPE_UNKNOWN = 999
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SPARK__CONNECT__RELATION__REL_TYPE__CASE)
@@ -79,15 +98,19 @@ struct  Spark__Connect__Relation
     Spark__Connect__Filter *filter;
     Spark__Connect__Sort *sort;
     Spark__Connect__Limit *limit;
+    Spark__Connect__Aggregate *aggregate;
     Spark__Connect__SQL *sql;
     Spark__Connect__LocalRelation *local_relation;
     Spark__Connect__Offset *offset;
+    Spark__Connect__Deduplicate *deduplicate;
     Spark__Connect__Range *range;
     Spark__Connect__SubqueryAlias *subquery_alias;
     Spark__Connect__ToDF *to_df;
+    Spark__Connect__WithColumnsRenamed *with_columns_renamed;
     Spark__Connect__ShowString *show_string;
     Spark__Connect__Drop *drop;
     Spark__Connect__Tail *tail;
+    Spark__Connect__WithColumns *with_columns;
     /*
      * Plugin relations; Delta Connect puts a delta.connect.DeltaRelation here.
      */
@@ -450,6 +473,107 @@ struct  Spark__Connect__Drop
     , NULL, 0,NULL, 0,NULL }
 
 
+/*
+ * groupBy(...).agg(...) / df.count(); rollup, cube, pivot and grouping sets are refused.
+ */
+struct  Spark__Connect__Aggregate
+{
+  ProtobufCMessage base;
+  Spark__Connect__Relation *input;
+  Spark__Connect__Aggregate__GroupType group_type;
+  size_t n_grouping_expressions;
+  Spark__Connect__Expression **grouping_expressions;
+  size_t n_aggregate_expressions;
+  Spark__Connect__Expression **aggregate_expressions;
+};
+#define SPARK__CONNECT__AGGREGATE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&spark__connect__aggregate__descriptor) \
+    , NULL, SPARK__CONNECT__AGGREGATE__GROUP_TYPE__GROUP_TYPE_UNSPECIFIED, 0,NULL, 0,NULL }
+
+
+typedef enum {
+  SPARK__CONNECT__DEDUPLICATE___ALL_COLUMNS_AS_KEYS__NOT_SET = 0,
+  SPARK__CONNECT__DEDUPLICATE___ALL_COLUMNS_AS_KEYS_ALL_COLUMNS_AS_KEYS = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SPARK__CONNECT__DEDUPLICATE___ALL_COLUMNS_AS_KEYS__CASE)
+} Spark__Connect__Deduplicate__AllColumnsAsKeysCase;
+
+typedef enum {
+  SPARK__CONNECT__DEDUPLICATE___WITHIN_WATERMARK__NOT_SET = 0,
+  SPARK__CONNECT__DEDUPLICATE___WITHIN_WATERMARK_WITHIN_WATERMARK = 4
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SPARK__CONNECT__DEDUPLICATE___WITHIN_WATERMARK__CASE)
+} Spark__Connect__Deduplicate__WithinWatermarkCase;
+
+/*
+ * dropDuplicates([cols]) / distinct().
+ */
+struct  Spark__Connect__Deduplicate
+{
+  ProtobufCMessage base;
+  Spark__Connect__Relation *input;
+  size_t n_column_names;
+  char **column_names;
+  Spark__Connect__Deduplicate__AllColumnsAsKeysCase _all_columns_as_keys_case;
+  union {
+    protobuf_c_boolean all_columns_as_keys;
+  };
+  Spark__Connect__Deduplicate__WithinWatermarkCase _within_watermark_case;
+  union {
+    protobuf_c_boolean within_watermark;
+  };
+};
+#define SPARK__CONNECT__DEDUPLICATE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&spark__connect__deduplicate__descriptor) \
+    , NULL, 0,NULL, SPARK__CONNECT__DEDUPLICATE___ALL_COLUMNS_AS_KEYS__NOT_SET, {0}, SPARK__CONNECT__DEDUPLICATE___WITHIN_WATERMARK__NOT_SET, {0} }
+
+
+struct  Spark__Connect__WithColumnsRenamed__RenameColumnsMapEntry
+{
+  ProtobufCMessage base;
+  char *key;
+  char *value;
+};
+#define SPARK__CONNECT__WITH_COLUMNS_RENAMED__RENAME_COLUMNS_MAP_ENTRY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&spark__connect__with_columns_renamed__rename_columns_map_entry__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Spark__Connect__WithColumnsRenamed__Rename
+{
+  ProtobufCMessage base;
+  char *col_name;
+  char *new_col_name;
+};
+#define SPARK__CONNECT__WITH_COLUMNS_RENAMED__RENAME__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&spark__connect__with_columns_renamed__rename__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Spark__Connect__WithColumnsRenamed
+{
+  ProtobufCMessage base;
+  Spark__Connect__Relation *input;
+  size_t n_rename_columns_map PROTOBUF_C__DEPRECATED;
+  Spark__Connect__WithColumnsRenamed__RenameColumnsMapEntry **rename_columns_map PROTOBUF_C__DEPRECATED;
+  size_t n_renames;
+  Spark__Connect__WithColumnsRenamed__Rename **renames;
+};
+#define SPARK__CONNECT__WITH_COLUMNS_RENAMED__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&spark__connect__with_columns_renamed__descriptor) \
+    , NULL, 0,NULL, 0,NULL }
+
+
+struct  Spark__Connect__WithColumns
+{
+  ProtobufCMessage base;
+  Spark__Connect__Relation *input;
+  size_t n_aliases;
+  Spark__Connect__Expression__Alias **aliases;
+};
+#define SPARK__CONNECT__WITH_COLUMNS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&spark__connect__with_columns__descriptor) \
+    , NULL, 0,NULL }
+
+
 /* Spark__Connect__Relation methods */
 void   spark__connect__relation__init
                      (Spark__Connect__Relation         *message);
@@ -791,6 +915,88 @@ Spark__Connect__Drop *
 void   spark__connect__drop__free_unpacked
                      (Spark__Connect__Drop *message,
                       ProtobufCAllocator *allocator);
+/* Spark__Connect__Aggregate methods */
+void   spark__connect__aggregate__init
+                     (Spark__Connect__Aggregate         *message);
+size_t spark__connect__aggregate__get_packed_size
+                     (const Spark__Connect__Aggregate   *message);
+size_t spark__connect__aggregate__pack
+                     (const Spark__Connect__Aggregate   *message,
+                      uint8_t             *out);
+size_t spark__connect__aggregate__pack_to_buffer
+                     (const Spark__Connect__Aggregate   *message,
+                      ProtobufCBuffer     *buffer);
+Spark__Connect__Aggregate *
+       spark__connect__aggregate__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   spark__connect__aggregate__free_unpacked
+                     (Spark__Connect__Aggregate *message,
+                      ProtobufCAllocator *allocator);
+/* Spark__Connect__Deduplicate methods */
+void   spark__connect__deduplicate__init
+                     (Spark__Connect__Deduplicate         *message);
+size_t spark__connect__deduplicate__get_packed_size
+                     (const Spark__Connect__Deduplicate   *message);
+size_t spark__connect__deduplicate__pack
+                     (const Spark__Connect__Deduplicate   *message,
+                      uint8_t             *out);
+size_t spark__connect__deduplicate__pack_to_buffer
+                     (const Spark__Connect__Deduplicate   *message,
+                      ProtobufCBuffer     *buffer);
+Spark__Connect__Deduplicate *
+       spark__connect__deduplicate__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   spark__connect__deduplicate__free_unpacked
+                     (Spark__Connect__Deduplicate *message,
+                      ProtobufCAllocator *allocator);
+/* Spark__Connect__WithColumnsRenamed__RenameColumnsMapEntry methods */
+void   spark__connect__with_columns_renamed__rename_columns_map_entry__init
+                     (Spark__Connect__WithColumnsRenamed__RenameColumnsMapEntry         *message);
+/* Spark__Connect__WithColumnsRenamed__Rename methods */
+void   spark__connect__with_columns_renamed__rename__init
+                     (Spark__Connect__WithColumnsRenamed__Rename         *message);
+/* Spark__Connect__WithColumnsRenamed methods */
+void   spark__connect__with_columns_renamed__init
+                     (Spark__Connect__WithColumnsRenamed         *message);
+size_t spark__connect__with_columns_renamed__get_packed_size
+                     (const Spark__Connect__WithColumnsRenamed   *message);
+size_t spark__connect__with_columns_renamed__pack
+                     (const Spark__Connect__WithColumnsRenamed   *message,
+                      uint8_t             *out);
+size_t spark__connect__with_columns_renamed__pack_to_buffer
+                     (const Spark__Connect__WithColumnsRenamed   *message,
+                      ProtobufCBuffer     *buffer);
+Spark__Connect__WithColumnsRenamed *
+       spark__connect__with_columns_renamed__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   spark__connect__with_columns_renamed__free_unpacked
+                     (Spark__Connect__WithColumnsRenamed *message,
+                      ProtobufCAllocator *allocator);
+/* Spark__Connect__WithColumns methods */
+void   spark__connect__with_columns__init
+                     (Spark__Connect__WithColumns         *message);
+size_t spark__connect__with_columns__get_packed_size
+                     (const Spark__Connect__WithColumns   *message);
+size_t spark__connect__with_columns__pack
+                     (const Spark__Connect__WithColumns   *message,
+                      uint8_t             *out);
+size_t spark__connect__with_columns__pack_to_buffer
+                     (const Spark__Connect__WithColumns   *message,
+                      ProtobufCBuffer     *buffer);
+Spark__Connect__WithColumns *
+       spark__connect__with_columns__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   spark__connect__with_columns__free_unpacked
+                     (Spark__Connect__WithColumns *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Spark__Connect__Relation_Closure)
@@ -862,6 +1068,24 @@ typedef void (*Spark__Connect__ShowString_Closure)
 typedef void (*Spark__Connect__Drop_Closure)
                  (const Spark__Connect__Drop *message,
                   void *closure_data);
+typedef void (*Spark__Connect__Aggregate_Closure)
+                 (const Spark__Connect__Aggregate *message,
+                  void *closure_data);
+typedef void (*Spark__Connect__Deduplicate_Closure)
+                 (const Spark__Connect__Deduplicate *message,
+                  void *closure_data);
+typedef void (*Spark__Connect__WithColumnsRenamed__RenameColumnsMapEntry_Closure)
+                 (const Spark__Connect__WithColumnsRenamed__RenameColumnsMapEntry *message,
+                  void *closure_data);
+typedef void (*Spark__Connect__WithColumnsRenamed__Rename_Closure)
+                 (const Spark__Connect__WithColumnsRenamed__Rename *message,
+                  void *closure_data);
+typedef void (*Spark__Connect__WithColumnsRenamed_Closure)
+                 (const Spark__Connect__WithColumnsRenamed *message,
+                  void *closure_data);
+typedef void (*Spark__Connect__WithColumns_Closure)
+                 (const Spark__Connect__WithColumns *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -891,6 +1115,13 @@ extern const ProtobufCMessageDescriptor spark__connect__subquery_alias__descript
 extern const ProtobufCMessageDescriptor spark__connect__to_df__descriptor;
 extern const ProtobufCMessageDescriptor spark__connect__show_string__descriptor;
 extern const ProtobufCMessageDescriptor spark__connect__drop__descriptor;
+extern const ProtobufCMessageDescriptor spark__connect__aggregate__descriptor;
+extern const ProtobufCEnumDescriptor    spark__connect__aggregate__group_type__descriptor;
+extern const ProtobufCMessageDescriptor spark__connect__deduplicate__descriptor;
+extern const ProtobufCMessageDescriptor spark__connect__with_columns_renamed__descriptor;
+extern const ProtobufCMessageDescriptor spark__connect__with_columns_renamed__rename_columns_map_entry__descriptor;
+extern const ProtobufCMessageDescriptor spark__connect__with_columns_renamed__rename__descriptor;
+extern const ProtobufCMessageDescriptor spark__connect__with_columns__descriptor;
 
 PROTOBUF_C__END_DECLS
 

@@ -1,0 +1,741 @@
+/* connect_sql.c: the SQL statements of connect_sql.h. A small cursor over the text reads
+ * keywords, identifiers, names and literals; expressions are handed to store/expr's
+ * prefix parser. SELECT becomes store/query operators (scan with the WHERE for data
+ * skipping, aggregate, project, sort, distinct, offset, limit); the maintenance statements
+ * call store/deltaops as the Delta Connect relations do. No recursion beyond the
+ * expression parser's own bound. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/err.h"
+#include "server/service/connect_arrow.h"
+#include "server/service/connect_plan.h"
+#include "server/service/connect_sql.h"
+
+#define OOM() dd_err_set(DD_ENOMEM, "out of memory")
+
+connect_sql_optimize_fn connect_sql_optimize_hook;
+
+/* ======================= the cursor ======================= */
+
+typedef struct cur {
+  const char *s;
+  size_t pos, len;
+} cur;
+
+static void ws(cur *c) {
+  for (;;) {
+    while (c->pos < c->len && isspace((unsigned char)c->s[c->pos])) c->pos++;
+    if (c->pos + 1 < c->len && c->s[c->pos] == '-' && c->s[c->pos + 1] == '-') {
+      while (c->pos < c->len && c->s[c->pos] != '\n') c->pos++;
+      continue;
+    }
+    return;
+  }
+}
+
+static bool ident_char(char ch) { return isalnum((unsigned char)ch) || ch == '_'; }
+
+static int syntax(const cur *c) {
+  size_t n = 0;
+  while (c->pos + n < c->len && n < 24 && !isspace((unsigned char)c->s[c->pos + n])) n++;
+  if (c->pos >= c->len)
+    return dd_err_set(DD_EINVAL, "[PARSE_SYNTAX_ERROR] Syntax error at or near end of input. SQLSTATE: 42601");
+  return dd_err_set(DD_EINVAL, "[PARSE_SYNTAX_ERROR] Syntax error at or near '%.*s' (offset %zu). SQLSTATE: 42601",
+                    (int)n, c->s + c->pos, c->pos);
+}
+
+/* Consumes keyword kw (case-insensitive, a whole word) when it is next. */
+static bool kw(cur *c, const char *k) {
+  ws(c);
+  size_t n = strlen(k);
+  if (c->len - c->pos < n || strncasecmp(c->s + c->pos, k, n)) return false;
+  if (c->pos + n < c->len && ident_char(c->s[c->pos + n])) return false;
+  c->pos += n;
+  return true;
+}
+
+static bool peek_kw(cur *c, const char *k) {
+  size_t p = c->pos;
+  bool ok = kw(c, k);
+  c->pos = p;
+  return ok;
+}
+
+static bool punct(cur *c, char ch) {
+  ws(c);
+  if (c->pos < c->len && c->s[c->pos] == ch) return c->pos++, true;
+  return false;
+}
+
+static bool at_end(cur *c) {
+  punct(c, ';');
+  ws(c);
+  return c->pos >= c->len;
+}
+
+/* An identifier (plain or `backquoted`, `` inside is one backquote); *out malloc'ed. */
+static int ident(cur *c, char **out) {
+  ws(c);
+  *out = NULL;
+  if (c->pos < c->len && c->s[c->pos] == '`') {
+    size_t len = 0;
+    char *b = NULL;
+    FILE *f = open_memstream(&b, &len);
+    if (!f) return OOM();
+    for (c->pos++; c->pos < c->len; c->pos++) {
+      if (c->s[c->pos] == '`') {
+        if (c->pos + 1 < c->len && c->s[c->pos + 1] == '`') {
+          fputc('`', f), c->pos++;
+          continue;
+        }
+        break;
+      }
+      fputc(c->s[c->pos], f);
+    }
+    fclose(f);
+    if (c->pos >= c->len) return free(b), syntax(c);
+    c->pos++;
+    *out = b;
+    return b ? 0 : OOM();
+  }
+  size_t st = c->pos;
+  while (c->pos < c->len && ident_char(c->s[c->pos])) c->pos++;
+  if (c->pos == st) return syntax(c);
+  return (*out = strndup(c->s + st, c->pos - st)) ? 0 : OOM();
+}
+
+/* A string literal: '...' or "..." (backslash escapes and doubled quotes). */
+static int string_lit(cur *c, char **out) {
+  ws(c);
+  *out = NULL;
+  if (c->pos >= c->len || (c->s[c->pos] != '\'' && c->s[c->pos] != '"')) return syntax(c);
+  char q = c->s[c->pos++];
+  size_t len = 0;
+  char *b = NULL;
+  FILE *f = open_memstream(&b, &len);
+  if (!f) return OOM();
+  bool closed = false;
+  for (; c->pos < c->len; c->pos++) {
+    char ch = c->s[c->pos];
+    if (ch == '\\' && c->pos + 1 < c->len) ch = c->s[++c->pos];
+    else if (ch == q && c->pos + 1 < c->len && c->s[c->pos + 1] == q) c->pos++;
+    else if (ch == q) { closed = true; c->pos++; break; }
+    fputc(ch, f);
+  }
+  fclose(f);
+  if (!closed) return free(b), syntax(c);
+  *out = b;
+  return b ? 0 : OOM();
+}
+
+static int number(cur *c, double *out) {
+  ws(c);
+  char *end = NULL;
+  const char *st = c->s + c->pos;
+  if (c->pos >= c->len || !(isdigit((unsigned char)*st) || *st == '.')) return syntax(c);
+  *out = strtod(st, &end);
+  if (end == st || (size_t)(end - c->s) > c->len) return syntax(c);
+  c->pos = (size_t)(end - c->s);
+  return 0;
+}
+
+static int integer(cur *c, int64_t *out) {
+  double d;
+  size_t st = c->pos;
+  int rc = number(c, &d);
+  if (rc) return rc;
+  if (d != (double)(int64_t)d || d < 0 || d > 9.2e18) return c->pos = st, syntax(c);
+  *out = (int64_t)d;
+  return 0;
+}
+
+/* A table name as written: ident(.ident)*, e.g. delta.`/path` or cat.sch.tbl (raw text). */
+static int table_name(cur *c, char **out) {
+  ws(c);
+  size_t st = c->pos;
+  char *part = NULL;
+  int rc = ident(c, &part);
+  free(part);
+  while (!rc && c->pos < c->len && c->s[c->pos] == '.') {
+    c->pos++;
+    rc = ident(c, &part);
+    free(part);
+  }
+  if (rc) return rc;
+  return (*out = strndup(c->s + st, c->pos - st)) ? 0 : OOM();
+}
+
+static int table_loc(cur *c, char **loc, const connect_exec_opts *o) {
+  char *name = NULL;
+  int rc = table_name(c, &name);
+  if (!rc) rc = connect_exec_name_location(loc, name, o);
+  free(name);
+  return rc;
+}
+
+/* An expression at the cursor (store/expr's prefix parser). */
+static int expr(cur *c, ex_node **out, bool allow_alias) {
+  ws(c);
+  ex_parse_opts po = EX_PARSE_OPTS_INIT;
+  po.allow_alias = allow_alias;
+  size_t used = 0;
+  int rc = ex_parse_prefix(out, c->s + c->pos, c->len - c->pos, &used, &po);
+  if (!rc) c->pos += used;
+  return rc;
+}
+
+/* ======================= results of commands ======================= */
+
+static int result_op(qry_op **out, dop_result *res, int rc) {
+  arw_schema *s = NULL;
+  arw_batch *b = NULL;
+  if (!rc) rc = connect_result_batch(&s, &b, res);
+  dop_result_free(res);
+  if (rc) return rc;
+  return qry_local(out, s, &b, 1);
+}
+
+/* ======================= SELECT ======================= */
+
+typedef struct item {
+  ex_node *e;       /* a plain item (may be an alias), or an aggregate's argument */
+  bool is_agg, star;
+  qry_agg agg;
+  char *alias;      /* aggregate items: [AS] name */
+} item;
+
+typedef struct select {
+  item *items;
+  size_t nitems;
+  bool distinct;
+  ex_node *where;
+  ex_node **groups;
+  size_t ngroups;
+  ex_node **order;
+  size_t norder;
+  int64_t limit, offset;
+  char *loc;
+  int64_t version;
+  char *ts;
+} select_q;
+
+static void select_free(select_q *q) {
+  for (size_t i = 0; i < q->nitems; i++) ex_free(q->items[i].e), free(q->items[i].alias);
+  free(q->items);
+  ex_free(q->where);
+  for (size_t i = 0; i < q->ngroups; i++) ex_free(q->groups[i]);
+  free(q->groups);
+  for (size_t i = 0; i < q->norder; i++) ex_free(q->order[i]);
+  free(q->order);
+  free(q->loc);
+  free(q->ts);
+}
+
+static int push(void **arr, size_t *n, size_t size) {
+  void *p = realloc(*arr, (*n + 1) * size);
+  if (!p) return OOM();
+  memset((char *)p + *n * size, 0, size);
+  *arr = p;
+  (*n)++;
+  return 0;
+}
+
+/* [[AS] name] after an aggregate call. */
+static int opt_alias(cur *c, char **out) {
+  *out = NULL;
+  bool as = kw(c, "AS");
+  ws(c);
+  static const char *const stop[] = {"FROM", "WHERE", "GROUP", "ORDER", "LIMIT", "OFFSET", NULL};
+  for (size_t i = 0; !as && stop[i]; i++)
+    if (peek_kw(c, stop[i])) return 0;
+  if (!as && (c->pos >= c->len || !(ident_char(c->s[c->pos]) || c->s[c->pos] == '`'))) return 0;
+  return ident(c, out);
+}
+
+/* count(*) | count([DISTINCT] e) | sum|min|max|avg|mean(e), when next; *matched says so. */
+static int agg_call(cur *c, item *it, bool *matched) {
+  size_t st = c->pos;
+  *matched = false;
+  char *fn = NULL;
+  ws(c);
+  if (c->pos >= c->len || !isalpha((unsigned char)c->s[c->pos]) || ident(c, &fn)) return dd_err_clear(), c->pos = st, 0;
+  qry_agg_fn f;
+  bool is_agg = !qry_agg_lookup(&f, fn) && punct(c, '(');
+  free(fn);
+  if (!is_agg) return c->pos = st, 0;
+  it->is_agg = true, it->agg.fn = f;
+  int rc = 0;
+  if (punct(c, '*')) it->star = true;
+  else {
+    it->agg.distinct = kw(c, "DISTINCT");
+    rc = expr(c, &it->e, false);
+  }
+  if (!rc && !punct(c, ')')) rc = syntax(c);
+  /* an aggregate inside a larger expression (sum(x) + 1) is not this grammar */
+  ws(c);
+  if (!rc && c->pos < c->len && strchr("+-*/%<>=!|&", c->s[c->pos]))
+    rc = dd_err_set(DD_EUNSUPPORTED, "an aggregate inside an expression is not supported (select it alone)");
+  if (!rc) rc = opt_alias(c, &it->alias);
+  it->agg.arg = it->e;
+  it->agg.name = it->alias;
+  *matched = true;
+  return rc;
+}
+
+static int select_items(cur *c, select_q *q) {
+  int rc = 0;
+  do {
+    if ((rc = push((void **)&q->items, &q->nitems, sizeof *q->items))) return rc;
+    item *it = &q->items[q->nitems - 1];
+    ws(c);
+    if (punct(c, '*')) {
+      it->star = true;
+      continue;
+    }
+    bool m;
+    if ((rc = agg_call(c, it, &m))) return rc;
+    if (!m) rc = expr(c, &it->e, true);
+  } while (!rc && punct(c, ','));
+  return rc;
+}
+
+static int expr_list(cur *c, ex_node ***out, size_t *n, bool sort) {
+  int rc = 0;
+  do {
+    ex_node *e = NULL;
+    if ((rc = expr(c, &e, false))) return rc;
+    if (sort) {
+      bool asc = !kw(c, "DESC");
+      if (asc) kw(c, "ASC");
+      int nf = -1;
+      if (kw(c, "NULLS")) {
+        if (kw(c, "FIRST")) nf = 1;
+        else if (kw(c, "LAST")) nf = 0;
+        else return ex_free(e), syntax(c);
+      }
+      ex_node *s = NULL;
+      if ((rc = ex_new_sort(&s, e, asc, nf))) return rc;
+      e = s;
+    }
+    if ((rc = push((void **)out, n, sizeof **out))) return ex_free(e), rc;
+    (*out)[*n - 1] = e;
+  } while (punct(c, ','));
+  return 0;
+}
+
+static int parse_select(cur *c, select_q *q, const connect_exec_opts *o) {
+  q->limit = -1, q->version = -1;
+  q->distinct = kw(c, "DISTINCT");
+  if (!q->distinct) kw(c, "ALL");
+  int rc = select_items(c, q);
+  if (!rc && !kw(c, "FROM")) return at_end(c) ? 0 : syntax(c); /* SELECT 1: one row, no table */
+  if (!rc) rc = table_loc(c, &q->loc, o);
+  if (!rc && kw(c, "VERSION")) {
+    if (!kw(c, "AS") || !kw(c, "OF")) return syntax(c);
+    rc = integer(c, &q->version);
+  } else if (!rc && kw(c, "TIMESTAMP")) {
+    if (!kw(c, "AS") || !kw(c, "OF")) return syntax(c);
+    rc = string_lit(c, &q->ts);
+  }
+  if (!rc && kw(c, "AS")) { /* a table alias: accepted, columns are not qualified by it */
+    char *a = NULL;
+    rc = ident(c, &a);
+    free(a);
+  }
+  if (!rc && kw(c, "WHERE")) rc = expr(c, &q->where, false);
+  if (!rc && kw(c, "GROUP")) rc = kw(c, "BY") ? expr_list(c, &q->groups, &q->ngroups, false) : syntax(c);
+  if (!rc && peek_kw(c, "HAVING")) rc = dd_err_set(DD_EUNSUPPORTED, "HAVING is not supported by deltad");
+  if (!rc && kw(c, "ORDER")) rc = kw(c, "BY") ? expr_list(c, &q->order, &q->norder, true) : syntax(c);
+  if (!rc && kw(c, "LIMIT")) rc = integer(c, &q->limit);
+  if (!rc && kw(c, "OFFSET")) rc = integer(c, &q->offset);
+  if (!rc && !at_end(c)) rc = syntax(c);
+  return rc;
+}
+
+static bool has_agg(const select_q *q) {
+  for (size_t i = 0; i < q->nitems; i++)
+    if (q->items[i].is_agg) return true;
+  return q->ngroups > 0;
+}
+
+static int col_ref(ex_node **out, const char *name, const char *alias) {
+  ex_node *c = NULL;
+  int rc = ex_new_column(&c, &name, 1);
+  if (!rc && alias) rc = ex_new_alias(out, c, alias);
+  else if (!rc) *out = c;
+  return rc;
+}
+
+/* GROUP BY / aggregates: aggregate (keys as __g<i>, aggregates as __a<i>), then the items
+ * in order, each a reference to its key or aggregate under its own name. */
+static int plan_aggregate(qry_op **op, select_q *q) {
+  size_t na = 0;
+  ex_node **keys = calloc(q->ngroups + 1, sizeof *keys), **proj = calloc(q->nitems + 1, sizeof *proj);
+  qry_agg *aggs = calloc(q->nitems + 1, sizeof *aggs);
+  char **anames = calloc(q->nitems + 1, sizeof *anames);
+  int rc = keys && proj && aggs && anames ? 0 : OOM();
+  for (size_t i = 0; !rc && i < q->ngroups; i++) {
+    char n[32];
+    ex_node *k = NULL;
+    snprintf(n, sizeof n, "__g%zu", i);
+    if (!(rc = ex_clone(&k, q->groups[i]))) rc = ex_new_alias(&keys[i], k, n);
+  }
+  for (size_t i = 0; !rc && i < q->nitems; i++) {
+    item *it = &q->items[i];
+    char n[32], *shown = NULL;
+    if (it->star && !it->is_agg) {
+      rc = dd_err_set(DD_EINVAL, "[MISSING_AGGREGATION] SELECT * with GROUP BY or an aggregate");
+      break;
+    }
+    if (it->is_agg) {
+      aggs[na] = it->agg;
+      aggs[na].arg = it->star ? NULL : it->e;
+      snprintf(n, sizeof n, "__a%zu", na);
+      anames[na] = strdup(n);
+      if (!anames[na]) { rc = OOM(); break; }
+      qry_agg shown_spec = aggs[na];
+      aggs[na].name = anames[na];
+      /* the name the user sees: the alias, else Spark's (count(1), sum(x), ...) */
+      if (it->alias) shown = strdup(it->alias);
+      else {
+        char *arg = NULL;
+        if (shown_spec.arg && (rc = ex_name(&arg, shown_spec.arg))) break;
+        static const char *const fns[] = {"count", "sum", "min", "max", "avg"};
+        if (asprintf(&shown, "%s(%s%s)", fns[shown_spec.fn], shown_spec.distinct ? "DISTINCT " : "",
+                     arg ? arg : "1") < 0) shown = NULL;
+        free(arg);
+      }
+      rc = shown ? col_ref(&proj[i], n, shown) : OOM();
+      free(shown);
+      na++;
+      continue;
+    }
+    /* a plain item must be one of the GROUP BY expressions */
+    const ex_node *e = ex_node_kind(it->e) == EX_ALIAS ? ex_arg(it->e, 0) : it->e;
+    char *want = NULL, *name = NULL;
+    size_t g = q->ngroups;
+    if ((rc = ex_name(&want, e))) break;
+    for (size_t k = 0; k < q->ngroups && g == q->ngroups; k++) {
+      char *have = NULL;
+      if (!ex_name(&have, q->groups[k]) && !strcasecmp(have, want)) g = k;
+      free(have);
+    }
+    if (g == q->ngroups)
+      rc = dd_err_set(DD_EINVAL, "[MISSING_AGGREGATION] The non-aggregating expression \"%s\" is based on columns "
+                      "which are not participating in the GROUP BY clause", want);
+    snprintf(n, sizeof n, "__g%zu", g);
+    if (!rc) rc = ex_name(&name, it->e);
+    if (!rc) rc = col_ref(&proj[i], n, name);
+    free(want), free(name);
+  }
+  if (!rc) rc = qry_aggregate(op, *op, keys, q->ngroups, aggs, na), *op = rc ? NULL : *op;
+  if (!rc) rc = qry_project(op, *op, proj, q->nitems, false), *op = rc ? NULL : *op;
+  for (size_t i = 0; keys && i < q->ngroups; i++) ex_free(keys[i]);
+  for (size_t i = 0; proj && i < q->nitems; i++) ex_free(proj[i]);
+  for (size_t i = 0; anames && i < na; i++) free(anames[i]);
+  free(keys), free(proj), free(aggs), free(anames);
+  return rc;
+}
+
+static int plan_source(qry_op **op, select_q *q, const connect_exec_opts *o) {
+  return q->loc ? connect_plan_scan(op, q->loc, q->version, q->ts, q->where, o) : qry_range(op, 0, 1, 1, 0);
+}
+
+static int plan_project(qry_op **op, select_q *q) {
+  ex_node **items = calloc(q->nitems + 1, sizeof *items);
+  int rc = items ? 0 : OOM();
+  for (size_t i = 0; !rc && i < q->nitems; i++)
+    rc = q->items[i].star ? ex_new_star(&items[i], NULL) : ex_clone(&items[i], q->items[i].e);
+  if (!rc) rc = qry_project(op, *op, items, q->nitems, false);
+  else qry_free(*op), *op = NULL;
+  for (size_t i = 0; items && i < q->nitems; i++) ex_free(items[i]);
+  free(items);
+  return rc;
+}
+
+/* Do the ORDER BY keys all resolve against s (the output's names and aliases)? */
+static bool order_binds(const select_q *q, const arw_schema *s) {
+  for (size_t i = 0; i < q->norder; i++) {
+    const ex_node *k = ex_node_kind(q->order[i]) == EX_SORT ? ex_arg(q->order[i], 0) : q->order[i];
+    ex_node *b = NULL;
+    ex_bind_opts bo = EX_BIND_OPTS_INIT;
+    int rc = ex_bind(&b, k, s, &bo);
+    ex_free(b);
+    if (rc) return dd_err_clear(), false;
+  }
+  return true;
+}
+
+static int plan_select(qry_op **out, select_q *q, const connect_exec_opts *o) {
+  qry_op *op = NULL;
+  int rc = plan_source(&op, q, o);
+  bool agg = !rc && has_agg(q);
+  if (!rc && agg) rc = plan_aggregate(&op, q);
+  else if (!rc) rc = plan_project(&op, q);
+  /* ORDER BY names the output (an alias, a selected column); else, with no aggregate, the
+   * table's columns: then the sort goes below the projection */
+  if (!rc && q->norder && !agg && !order_binds(q, qry_schema(op))) {
+    qry_free(op), op = NULL;
+    rc = plan_source(&op, q, o);
+    if (!rc) rc = qry_sort(&op, op, q->order, q->norder);
+    if (!rc) rc = plan_project(&op, q);
+  } else if (!rc && q->norder) {
+    rc = qry_sort(&op, op, q->order, q->norder);
+  }
+  if (!rc && q->distinct) rc = qry_dedup(&op, op, NULL, 0);
+  if (!rc && q->offset) rc = qry_offset(&op, op, q->offset);
+  if (!rc && q->limit >= 0) rc = qry_limit(&op, op, q->limit);
+  if (rc) return qry_free(op), rc;
+  *out = op;
+  return 0;
+}
+
+/* ======================= maintenance ======================= */
+
+static int sql_vacuum(qry_op **out, cur *c, const connect_exec_opts *o) {
+  char *loc = NULL;
+  dop_vacuum_opts vo = DOP_VACUUM_OPTS_INIT;
+  vo.retention_check = o ? o->retention_check : true;
+  int rc = table_loc(c, &loc, o);
+  if (!rc && kw(c, "RETAIN")) {
+    double h;
+    if (!(rc = number(c, &h)) && !kw(c, "HOURS")) rc = syntax(c);
+    if (!rc && !(h >= 0 && h <= CONNECT_MAX_RETENTION_HOURS))
+      rc = dd_err_set(DD_EINVAL, "RETAIN: hours must be between 0 and %d", CONNECT_MAX_RETENTION_HOURS);
+    vo.has_retention = true, vo.retention_hours = h;
+  }
+  if (!rc && kw(c, "DRY")) vo.dry_run = kw(c, "RUN") ? true : (rc = syntax(c), false);
+  if (!rc && !at_end(c)) rc = syntax(c);
+  dop_result *res = NULL;
+  if (!rc) rc = dop_vacuum(&res, loc, &vo, NULL);
+  free(loc);
+  return result_op(out, res, rc);
+}
+
+/* Runs a Delta Connect relation built here (restore, history, detail, convert) through
+ * connect_exec, which confines the table and checks the arguments. */
+static int run_relation(qry_op **out, Delta__Connect__DeltaRelation *rel, const connect_exec_opts *o) {
+  dop_result *res = NULL;
+  int rc = connect_exec_relation(&res, rel, o);
+  return result_op(out, res, rc);
+}
+
+static int sql_restore(qry_op **out, cur *c, const connect_exec_opts *o) {
+  kw(c, "TABLE");
+  char *name = NULL, *ts = NULL;
+  int64_t v = -1;
+  int rc = table_name(c, &name);
+  if (!rc && !kw(c, "TO")) rc = syntax(c);
+  bool by_version = !rc && kw(c, "VERSION");
+  if (!rc && !by_version && !kw(c, "TIMESTAMP")) rc = syntax(c);
+  if (!rc && (!kw(c, "AS") || !kw(c, "OF"))) rc = syntax(c);
+  if (!rc) rc = by_version ? integer(c, &v) : string_lit(c, &ts);
+  if (!rc && !at_end(c)) rc = syntax(c);
+  Delta__Connect__DeltaTable t = DELTA__CONNECT__DELTA_TABLE__INIT;
+  t.access_type_case = DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_TABLE_OR_VIEW_NAME;
+  t.table_or_view_name = name;
+  Delta__Connect__RestoreTable r = DELTA__CONNECT__RESTORE_TABLE__INIT;
+  r.table = &t;
+  if (by_version) r.version_or_timestamp_case = DELTA__CONNECT__RESTORE_TABLE__VERSION_OR_TIMESTAMP_VERSION, r.version = v;
+  else r.version_or_timestamp_case = DELTA__CONNECT__RESTORE_TABLE__VERSION_OR_TIMESTAMP_TIMESTAMP, r.timestamp = ts;
+  Delta__Connect__DeltaRelation rel = DELTA__CONNECT__DELTA_RELATION__INIT;
+  rel.relation_type_case = DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_RESTORE_TABLE;
+  rel.restore_table = &r;
+  if (!rc) rc = run_relation(out, &rel, o);
+  free(name), free(ts);
+  return rc;
+}
+
+static int sql_describe(qry_op **out, cur *c, const connect_exec_opts *o) {
+  bool history = kw(c, "HISTORY");
+  if (!history && !kw(c, "DETAIL")) return dd_err_set(DD_EUNSUPPORTED, "DESCRIBE: only DESCRIBE HISTORY and DESCRIBE DETAIL are supported");
+  char *loc = NULL;
+  int64_t limit = 0;
+  int rc = table_loc(c, &loc, o);
+  if (!rc && history && kw(c, "LIMIT")) rc = integer(c, &limit);
+  if (!rc && !at_end(c)) rc = syntax(c);
+  dop_result *res = NULL;
+  if (!rc) rc = history ? dop_history(&res, loc, (size_t)limit) : dop_detail(&res, loc);
+  free(loc);
+  return result_op(out, res, rc);
+}
+
+static int sql_convert(qry_op **out, cur *c, const connect_exec_opts *o) {
+  if (!kw(c, "TO") || !kw(c, "DELTA")) return syntax(c);
+  char *name = NULL, *parts = NULL;
+  int rc = table_name(c, &name);
+  if (!rc && kw(c, "PARTITIONED")) {
+    if (!kw(c, "BY") || !punct(c, '(')) rc = syntax(c);
+    ws(c);
+    size_t st = c->pos, depth = 1;
+    while (!rc && c->pos < c->len && depth) depth += c->s[c->pos] == '(' ? 1 : c->s[c->pos] == ')' ? -1 : 0, c->pos++;
+    if (!rc && depth) rc = syntax(c);
+    if (!rc && !(parts = strndup(c->s + st, c->pos - st - 1))) rc = OOM();
+  }
+  if (!rc && !at_end(c)) rc = syntax(c);
+  Delta__Connect__ConvertToDelta cv = DELTA__CONNECT__CONVERT_TO_DELTA__INIT;
+  cv.identifier = name;
+  if (parts) cv.partition_schema_case = DELTA__CONNECT__CONVERT_TO_DELTA__PARTITION_SCHEMA_PARTITION_SCHEMA_STRING,
+             cv.partition_schema_string = parts;
+  Delta__Connect__DeltaRelation rel = DELTA__CONNECT__DELTA_RELATION__INIT;
+  rel.relation_type_case = DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_CONVERT_TO_DELTA;
+  rel.convert_to_delta = &cv;
+  if (!rc) rc = run_relation(out, &rel, o);
+  free(name), free(parts);
+  return rc;
+}
+
+static int sql_alter(qry_op **out, cur *c, const connect_exec_opts *o) {
+  if (!kw(c, "TABLE")) return syntax(c);
+  char *loc = NULL, *feature = NULL;
+  int rc = table_loc(c, &loc, o);
+  bool add = !rc && kw(c, "ADD");
+  bool drop = !rc && !add && kw(c, "DROP");
+  if (!rc && !add && !drop) {
+    if (peek_kw(c, "SET") || peek_kw(c, "UNSET"))
+      rc = dd_err_set(DD_EUNSUPPORTED, "ALTER TABLE ... SET|UNSET TBLPROPERTIES is not supported by deltad yet");
+    else rc = syntax(c);
+  }
+  if (!rc && !kw(c, "FEATURE")) rc = syntax(c);
+  if (!rc) rc = ident(c, &feature);
+  bool truncate = !rc && drop && kw(c, "TRUNCATE") && (kw(c, "HISTORY") || (rc = syntax(c), false));
+  if (!rc && !at_end(c)) rc = syntax(c);
+  dop_result *res = NULL;
+  if (!rc) rc = add ? dop_add_feature(&res, loc, feature) : dop_drop_feature(&res, loc, feature, truncate);
+  free(loc), free(feature);
+  return result_op(out, res, rc);
+}
+
+static int sql_generate(qry_op **out, cur *c, const connect_exec_opts *o) {
+  char *mode = NULL, *name = NULL;
+  int rc = ident(c, &mode);
+  if (!rc && (!kw(c, "FOR") || !kw(c, "TABLE"))) rc = syntax(c);
+  if (!rc) rc = table_name(c, &name);
+  if (!rc && !at_end(c)) rc = syntax(c);
+  Delta__Connect__DeltaTable t = DELTA__CONNECT__DELTA_TABLE__INIT;
+  t.access_type_case = DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_TABLE_OR_VIEW_NAME;
+  t.table_or_view_name = name;
+  Delta__Connect__Generate g = DELTA__CONNECT__GENERATE__INIT;
+  g.table = &t, g.mode = mode;
+  Delta__Connect__DeltaCommand cmd = DELTA__CONNECT__DELTA_COMMAND__INIT;
+  cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_GENERATE;
+  cmd.generate = &g;
+  dop_result *res = NULL;
+  if (!rc) rc = connect_exec_command(&res, &cmd, o);
+  free(mode), free(name);
+  return result_op(out, res, rc);
+}
+
+/* SHOW TBLPROPERTIES: rows (key, value) of the table's configuration, as Spark's. */
+static int sql_show_props(qry_op **out, cur *c, const connect_exec_opts *o) {
+  if (!kw(c, "TBLPROPERTIES")) return dd_err_set(DD_EUNSUPPORTED, "SHOW: only SHOW TBLPROPERTIES is supported");
+  char *loc = NULL, *key = NULL;
+  int rc = table_loc(c, &loc, o);
+  if (!rc && punct(c, '(')) {
+    if (!(rc = string_lit(c, &key)) && !punct(c, ')')) rc = syntax(c);
+  }
+  if (!rc && !at_end(c)) rc = syntax(c);
+  dl_table *t = NULL;
+  dl_snapshot *snap = NULL;
+  arw_schema *s = NULL;
+  arw_batch *b = NULL;
+  int kid = 0, vid = 0;
+  if (!rc && !(rc = dl_table_open(&t, loc))) rc = dl_snapshot_open(&snap, t, NULL);
+  if (!rc) rc = arw_schema_new(&s);
+  if (!rc) rc = arw_schema_add(s, ARW_ROOT, "key", ARW_UTF8, false, &kid);
+  if (!rc) rc = arw_schema_add(s, ARW_ROOT, "value", ARW_UTF8, false, &vid);
+  if (!rc) rc = arw_batch_new(&b, s);
+  const char *cursor = rc ? NULL : dl_snapshot_metadata(snap)->configuration, *k, *v;
+  bool found = false;
+  while (!rc && cursor && dl_kv_next(&cursor, &k, &v)) {
+    if (key && strcmp(key, k)) continue;
+    found = true;
+    if (!(rc = arw_append_str(b, kid, k, strlen(k)))) rc = arw_append_str(b, vid, v ? v : "", v ? strlen(v) : 0);
+  }
+  /* Delta adds the protocol: its versions and each table feature as supported */
+  const dl_protocol *pr = rc ? NULL : dl_snapshot_protocol(snap);
+  size_t nf = pr ? pr->num_reader_features + pr->num_writer_features : 0;
+  for (size_t i = 0; !rc && pr && i < 2 + nf; i++) {
+    char name[256], val[32] = "supported";
+    if (i < 2) {
+      snprintf(name, sizeof name, "delta.min%sVersion", i ? "Writer" : "Reader");
+      snprintf(val, sizeof val, "%d", i ? pr->min_writer_version : pr->min_reader_version);
+    } else {
+      size_t j = i - 2;
+      const char *f = j < pr->num_reader_features ? pr->reader_features[j] : pr->writer_features[j - pr->num_reader_features];
+      bool dup = false; /* a reader-writer feature is in both lists */
+      for (size_t r = 0; j >= pr->num_reader_features && r < pr->num_reader_features; r++) dup |= !strcmp(pr->reader_features[r], f);
+      if (dup) continue;
+      snprintf(name, sizeof name, "delta.feature.%s", f);
+    }
+    if (key && strcmp(key, name)) continue;
+    found = true;
+    if (!(rc = arw_append_str(b, kid, name, strlen(name)))) rc = arw_append_str(b, vid, val, strlen(val));
+  }
+  if (!rc && key && !found) { /* Spark answers the key with a note */
+    char msg[512];
+    snprintf(msg, sizeof msg, "Table %s does not have property: %s", loc, key);
+    if (!(rc = arw_append_str(b, kid, key, strlen(key)))) rc = arw_append_str(b, vid, msg, strlen(msg));
+  }
+  dl_snapshot_free(snap);
+  dl_table_free(t);
+  free(loc), free(key);
+  if (rc) return arw_batch_free(b), arw_schema_free(s), rc;
+  return qry_local(out, s, &b, 1);
+}
+
+static int sql_optimize(qry_op **out, cur *c, const connect_exec_opts *o) {
+  char *loc = NULL;
+  int rc = table_loc(c, &loc, o);
+  dop_result *res = NULL;
+  ws(c);
+  if (!rc && !connect_sql_optimize_hook) rc = dd_err_set(DD_EUNSUPPORTED, "OPTIMIZE is not available in this build of deltad");
+  if (!rc) rc = connect_sql_optimize_hook(&res, loc, c->s + c->pos, o);
+  free(loc);
+  return result_op(out, res, rc);
+}
+
+/* ======================= dispatch ======================= */
+
+typedef int (*stmt_fn)(qry_op **out, cur *c, const connect_exec_opts *o);
+
+static const struct {
+  const char *kw;
+  stmt_fn fn;
+} STATEMENTS[] = {
+    {"VACUUM", sql_vacuum},     {"RESTORE", sql_restore},   {"DESCRIBE", sql_describe},
+    {"DESC", sql_describe},     {"CONVERT", sql_convert},   {"ALTER", sql_alter},
+    {"GENERATE", sql_generate}, {"SHOW", sql_show_props},   {"OPTIMIZE", sql_optimize},
+};
+
+bool connect_sql_is_query(const char *sql) {
+  cur c = {sql, 0, sql ? strlen(sql) : 0};
+  return kw(&c, "SELECT");
+}
+
+int connect_sql_query(qry_op **out, const char *sql, const connect_exec_opts *opts, int depth) {
+  *out = NULL;
+  (void)depth;
+  size_t len = sql ? strlen(sql) : 0;
+  if (len > CONNECT_SQL_MAX_LEN) return dd_err_set(DD_EINVAL, "SQL statement longer than %d bytes", CONNECT_SQL_MAX_LEN);
+  cur c = {sql ? sql : "", 0, len};
+  if (kw(&c, "SELECT")) {
+    select_q q = {0};
+    int rc = parse_select(&c, &q, opts);
+    if (!rc) rc = plan_select(out, &q, opts);
+    select_free(&q);
+    return rc;
+  }
+  for (size_t i = 0; i < sizeof STATEMENTS / sizeof STATEMENTS[0]; i++)
+    if (kw(&c, STATEMENTS[i].kw)) return STATEMENTS[i].fn(out, &c, opts);
+  ws(&c);
+  static const char *const known[] = {"CREATE", "INSERT", "UPDATE", "DELETE", "MERGE", "DROP", "WITH", "USE", "SET", NULL};
+  for (size_t i = 0; known[i]; i++)
+    if (peek_kw(&c, known[i]))
+      return dd_err_set(DD_EUNSUPPORTED, "SQL statement %s is not supported by deltad", known[i]);
+  return syntax(&c);
+}

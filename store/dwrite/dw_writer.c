@@ -1,0 +1,256 @@
+/* dw_writer.c: the data writer's API: the plan made once per writer (Parquet schema,
+ * stats columns, partition directory), then files: each one a memory Parquet writer that
+ * batches are shredded into, cut into row groups by rows or buffered bytes, closed when
+ * it passes target_file_bytes (or at dw_finish) and put whole into the store. */
+#include "store/dwrite/dw_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+typedef struct dw__out {
+  dl_file f;
+  char *path, *stats, *pv;
+} dw__out;
+
+struct dw_writer {
+  dw_opts o;
+  dl_table *t;
+  const dl_snapshot *snap;
+  const dl_type *root;
+  const char *const *part;
+  size_t npart;
+  pq_wfield pqs;
+  pq_writer_opts po;
+  dw__stats st;
+  dw__shredder *shred;
+  char *dir;              /* partition directory ("" or "a=1/b=x/") */
+  const char **part_keys; /* partitionValues keys: physical names under column mapping */
+  pq_writer *cur;         /* the file being written, or NULL */
+  int64_t cur_rows, rows;
+  int64_t rg_rows;        /* rows in the current row group */
+  dw__out *files;
+  size_t nfiles, capfiles;
+  unsigned seq;
+  bool finished, failed;
+};
+
+static int64_t now_ms(void) {
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+static bool mapped(const dl_snapshot *s) {
+  const char *m = dl_snapshot_property(s, "delta.columnMapping.mode");
+  return m && (strcmp(m, "name") == 0 || strcmp(m, "id") == 0);
+}
+
+int dw_open(dw_writer **out, dl_table *t, const dl_snapshot *s, const arw_schema *in,
+            const dw_opts *opts) {
+  *out = NULL;
+  (void)in; /* columns are matched by name at each batch */
+  int rc = dl_protocol_check(dl_snapshot_protocol(s), true);
+  if (rc) return rc;
+  dw_writer *w = calloc(1, sizeof *w);
+  if (!w) return dd_err_set(DD_ENOMEM, "dwrite: out of memory");
+  dw_opts def = DW_OPTS_INIT;
+  w->o = opts ? *opts : def;
+  if (w->o.row_group_rows <= 0) w->o.row_group_rows = 1 << 20;
+  if (w->o.row_group_bytes == 0) w->o.row_group_bytes = 64u << 20;
+  w->t = t;
+  w->snap = s;
+  const dl_metadata *md = dl_snapshot_metadata(s);
+  w->root = dl_schema_root(dl_snapshot_schema(s));
+  w->part = md->partition_columns;
+  w->npart = md->num_partition_columns;
+  pq_writer_opts po = PQ_WRITER_OPTS_INIT;
+  po.codec = w->o.codec;
+  po.dictionary = w->o.dictionary;
+  po.row_group_rows = w->o.row_group_rows;
+  po.created_by = "deltad " DL_ENGINE_VERSION;
+  w->po = po;
+  dd_buf dir = {0};
+  rc = dw__pqschema(&w->pqs, w->root, w->part, w->npart, mapped(s));
+  if (!rc) rc = dw__stats_plan(&w->st, w->root, w->part, w->npart, md->configuration);
+  if (!rc && w->npart && !(w->part_keys = calloc(w->npart, sizeof *w->part_keys)))
+    rc = dd_err_set(DD_ENOMEM, "dwrite: out of memory");
+  for (size_t i = 0; !rc && i < w->npart; i++) {
+    const dl_field *f = dl_schema_field(dl_snapshot_schema(s), w->part[i]);
+    w->part_keys[i] = f && mapped(s) && f->physical_name ? f->physical_name : w->part[i];
+  }
+  if (!rc && w->npart) rc = dw__partition_dir(&dir, w->part_keys, w->npart, w->o.partition_values);
+  if (!rc) {
+    dd_buf_puts(&dir, "");
+    if (dir.oom) rc = dd_err_set(DD_ENOMEM, "dwrite: out of memory");
+  }
+  w->dir = dir.p;
+  if (rc) {
+    dw_free(w);
+    return rc;
+  }
+  *out = w;
+  return 0;
+}
+
+static int file_start(dw_writer *w) {
+  dw__stats_reset(&w->st);
+  w->cur_rows = w->rg_rows = 0;
+  return pq_writer_open_mem(&w->cur, &w->pqs, &w->po);
+}
+
+/* Closes the current file and puts it into the store. */
+static int file_end(dw_writer *w) {
+  pq_writer *pw = w->cur;
+  w->cur = NULL;
+  if (!pw) return 0;
+  if (w->cur_rows == 0) {
+    pq_writer_free(pw);
+    return 0;
+  }
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  dd_buf path = {0};
+  char *stats = NULL, *pv = NULL;
+  int rc = pq_writer_close(pw, &buf, &len);
+  pq_writer_free(pw);
+  if (!rc && w->nfiles == w->capfiles) {
+    size_t cap = w->capfiles ? w->capfiles * 2 : 8;
+    dw__out *n = realloc(w->files, cap * sizeof *n);
+    if (!n) rc = dd_err_set(DD_ENOMEM, "dwrite: out of memory");
+    else {
+      w->files = n;
+      w->capfiles = cap;
+    }
+  }
+  if (!rc) {
+    dd_buf_puts(&path, w->dir);
+    rc = dw__file_name(&path, w->seq++, w->o.codec);
+  }
+  if (!rc) rc = dw__stats_json(&stats, &w->st, w->cur_rows);
+  if (!rc && w->o.partition_values) {
+    size_t n = 0;
+    for (const char *p = w->o.partition_values; *p; ) { /* packed: key\0value\0 ... \0 */
+      p += strlen(p) + 1;
+      p += strlen(p) + 1;
+      n = (size_t)(p - w->o.partition_values);
+    }
+    pv = malloc(n + 1);
+    if (!pv) rc = dd_err_set(DD_ENOMEM, "dwrite: out of memory");
+    else memcpy(pv, w->o.partition_values, n + 1);
+  }
+  if (!rc) rc = os_put_if_absent(dl_table_store(w->t), path.p, buf, len);
+  free(buf);
+  if (rc) {
+    dd_buf_free(&path);
+    free(stats);
+    free(pv);
+    return rc;
+  }
+  dw__out *o = &w->files[w->nfiles++];
+  memset(o, 0, sizeof *o);
+  o->path = path.p;
+  o->stats = stats;
+  o->pv = pv;
+  o->f.path = o->f.raw_path = o->path;
+  o->f.size = (int64_t)len;
+  o->f.modification_time = now_ms();
+  o->f.deletion_timestamp = -1;
+  o->f.data_change = w->o.data_change;
+  o->f.stats = o->stats;
+  o->f.partition_values = o->pv ? o->pv : "";
+  o->f.base_row_id = o->f.default_row_commit_version = -1;
+  return 0;
+}
+
+/* Rows of b into the current file (opened when needed); cuts the row group at
+ * row_group_bytes and the file at target_file_bytes. */
+static int write_rows(dw_writer *w, const arw_batch *b) {
+  size_t n = arw_batch_rows(b);
+  int rc = w->cur ? 0 : file_start(w);
+  if (!rc) rc = dw__shred_batch(&w->shred, w->cur, &w->st, w->root, w->part, w->npart, b);
+  if (rc) return rc;
+  w->cur_rows += (int64_t)n;
+  w->rows += (int64_t)n;
+  w->rg_rows += (int64_t)n;
+  if (w->rg_rows >= w->o.row_group_rows) w->rg_rows = 0; /* pq_writer_end_rows cut it */
+  if (pq_writer_buffered_bytes(w->cur) >= w->o.row_group_bytes) {
+    rc = pq_writer_flush_row_group(w->cur);
+    w->rg_rows = 0;
+  }
+  if (!rc && w->o.target_file_bytes > 0 &&
+      pq_writer_bytes_written(w->cur) + (int64_t)pq_writer_buffered_bytes(w->cur) / 2 >=
+          w->o.target_file_bytes)
+    rc = file_end(w);
+  return rc;
+}
+
+int dw_write(dw_writer *w, const arw_batch *b) {
+  if (w->finished || w->failed)
+    return dd_err_set(DD_EPRECOND, "dwrite: the writer is finished or failed");
+  size_t n = arw_batch_rows(b);
+  int rc = 0;
+  /* a batch that would overfill the row group goes in slices */
+  for (size_t at = 0; at < n && !rc;) {
+    size_t room = (size_t)(w->o.row_group_rows - w->rg_rows);
+    if (at == 0 && n <= room) {
+      rc = write_rows(w, b);
+      break;
+    }
+    size_t end = n - at < room ? n : at + room;
+    arw_batch *part = NULL;
+    rc = arw_batch_slice(&part, b, at, end);
+    if (!rc) rc = write_rows(w, part);
+    arw_batch_free(part);
+    at = end;
+  }
+  if (rc) w->failed = true;
+  return rc;
+}
+
+int dw_next_file(dw_writer *w) {
+  if (w->finished || w->failed)
+    return dd_err_set(DD_EPRECOND, "dwrite: the writer is finished or failed");
+  int rc = file_end(w);
+  if (rc) w->failed = true;
+  return rc;
+}
+
+int dw_finish(dw_writer *w) {
+  if (w->finished || w->failed)
+    return dd_err_set(DD_EPRECOND, "dwrite: the writer is finished or failed");
+  int rc = file_end(w);
+  if (rc) w->failed = true;
+  else w->finished = true;
+  return rc;
+}
+
+size_t dw_num_files(const dw_writer *w) { return w->nfiles; }
+const dl_file *dw_file(const dw_writer *w, size_t i) {
+  return i < w->nfiles ? &w->files[i].f : NULL;
+}
+int64_t dw_rows(const dw_writer *w) { return w->rows; }
+
+void dw_abort(dw_writer *w) {
+  if (!w) return;
+  for (size_t i = 0; i < w->nfiles; i++) os_delete(dl_table_store(w->t), w->files[i].path);
+  w->failed = true;
+}
+
+void dw_free(dw_writer *w) {
+  if (!w) return;
+  if (!w->finished) dw_abort(w);
+  pq_writer_free(w->cur);
+  for (size_t i = 0; i < w->nfiles; i++) {
+    free(w->files[i].path);
+    free(w->files[i].stats);
+    free(w->files[i].pv);
+  }
+  free(w->files);
+  dw__shredder_free(w->shred);
+  dw__stats_free(&w->st);
+  dw__pqschema_free(&w->pqs);
+  free(w->dir);
+  free(w->part_keys);
+  free(w);
+}

@@ -1,0 +1,109 @@
+/* opt.h: OPTIMIZE of a Delta table (prefix opt_): bin-packing compaction and Z-order, as
+ * Delta's OptimizeExecutor does them, committed through dl_txn.
+ *
+ * What is rewritten: the active files the partition filter (keep_file) keeps are the
+ * considered files. Compaction takes those smaller than min_file_size, and files with a
+ * deletion vector hiding more than 5% of their rows; groups them by partition; sorts each
+ * group by size and packs bins of at most target_size input bytes; a bin of one file is
+ * left alone unless that file has a deletion vector. Each bin becomes one new file. Z-order
+ * takes every considered file; a partition is one bin, its rows reordered by the
+ * interleaved bits of the Z-order columns' ranks and cut into ceil(input bytes /
+ * target_size) files of equal row counts (as Delta's numFiles).
+ * Rows hidden by deletion vectors are dropped (the scan applies them).
+ *
+ * The commit: operation OPTIMIZE, operationParameters predicate / zOrderBy / auto /
+ * clusterBy, adds and removes with dataChange false, operationMetrics as Delta's. A
+ * concurrent commit that removes a file being compacted aborts it (DD_ECONFLICT; the new
+ * files are deleted); concurrent appends do not.
+ *
+ * Memory: compaction streams each input file's batches into one output file built in
+ * memory, so it holds about one target-size file. Z-order holds one partition's rows.
+ *
+ * Errors follow common/err.h; nothing is committed or left behind on error. */
+#ifndef DD_STORE_OPTIMIZE_OPT_H
+#define DD_STORE_OPTIMIZE_OPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/arrow/arrow.h"
+#include "store/delta/dl.h"
+#include "store/deltaops/dop.h"
+#include "store/parquet/pq.h"
+
+/* Delta's defaults (optimize.maxFileSize / optimize.minFileSize, 1 GiB). */
+/* A request's target size may travel in DeltaTable.path.hadoop_conf under this key. */
+#define OPT_TARGET_SIZE_CONF "deltad.optimize.targetFileSize"
+#define OPT_DEFAULT_TARGET_SIZE (1024LL * 1024 * 1024)
+
+typedef struct opt_progress {
+  size_t bins_done, bins_total;
+  size_t files_done, files_total;   /* input files read */
+  int64_t bytes_done, bytes_total;  /* input bytes */
+} opt_progress;
+
+typedef struct opt_opts {
+  unsigned version;
+  /* Output file size (and bin bound); 0: delta.targetFileSize, else the default. */
+  int64_t target_size;
+  /* Files below this are compacted; 0: the target size. */
+  int64_t min_file_size;
+  const char *const *zorder_by;     /* column names; none: compaction */
+  size_t num_zorder;
+  bool (*keep_file)(void *ctx, const dl_file *f); /* partition filter; NULL: all */
+  void *keep_ctx;
+  /* The filter's SQL text for operationParameters.predicate (NULL: none). */
+  const char *predicate;
+  void (*progress)(void *ctx, const opt_progress *p);
+  void *progress_ctx;
+  pq_codec codec;                   /* SNAPPY */
+  size_t batch_rows;                /* scan batches (0: the scan's default) */
+  int max_retries;                  /* commit retries after lost races (default 10) */
+  int64_t now_ms;                   /* 0: the clock */
+} opt_opts;
+#define OPT_OPTS_VERSION 1
+#define OPT_OPTS_INIT {.version = OPT_OPTS_VERSION, .codec = PQ_CODEC_SNAPPY, .max_retries = 10}
+
+typedef struct opt_file_stats {
+  int64_t min, max, total_files, total_size; /* min/max 0 when there are no files */
+  double avg;
+} opt_file_stats;
+
+typedef struct opt_result {
+  int64_t version;                  /* committed version; -1 when nothing was rewritten */
+  int64_t num_files_added, num_files_removed;
+  opt_file_stats files_added, files_removed;
+  int64_t partitions_optimized;
+  int64_t num_batches;              /* bins */
+  int64_t total_considered_files, total_files_skipped;
+  int64_t num_dvs_removed, num_dv_rows_removed;
+  int64_t rows_written;
+  int64_t start_ms, end_ms;
+  bool zorder;
+  int64_t num_table_columns, num_table_columns_with_stats;
+} opt_result;
+
+/* Optimizes table t from snapshot s (both borrowed). */
+int opt_run(opt_result *out, dl_table *t, dl_snapshot *s, const opt_opts *opts);
+
+/* The result row as Delta's OPTIMIZE returns it: columns path (string) and metrics
+ * (struct of OptimizeMetrics: numFilesAdded, numFilesRemoved, filesAdded, filesRemoved,
+ * partitionsOptimized, zOrderStats, numBatches, totalConsideredFiles, totalFilesSkipped,
+ * preserveInsertionOrder, ...). *out_schema and *out_batch belong to the caller (free
+ * the batch first). */
+int opt_result_batch(arw_schema **out_schema, arw_batch **out_batch, const opt_result *r,
+                     const char *path);
+/* The result row as a dop_result (store/deltaops' row form, which the Delta Connect
+ * services and deltactl print): path string, metrics struct<...> (JSON cell). */
+int opt_result_dop(dop_result **out, const opt_result *r, const char *path);
+/* The metrics as one JSON object (malloc'ed, free()), the same fields. */
+int opt_result_json(char **out, const opt_result *r);
+
+/* Z-order keys (exposed for tests): for n rows and k columns of ranks (ranks[c][i] <
+ * 2^32), the interleaved key of row i is k 32-bit ranks bit-interleaved from the most
+ * significant bit, column 0 first; written as ceil(32k/64) uint64 words per row, most
+ * significant word first, into keys (n * words). */
+void opt_zorder_interleave(uint64_t *keys, const uint32_t *const *ranks, size_t k, size_t n);
+
+#endif
