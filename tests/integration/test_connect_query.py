@@ -146,6 +146,11 @@ class ConnectQuery(h.ServerTest):
             ("schema", "spark.read.format('delta').load(P).schema.simpleString()"),
             ("bad_sql", "spark.sql('SELEC 1').collect()"),
             ("bad_column", "spark.read.format('delta').load(S).select('nope').collect()"),
+            # a path outside every registered storage location is refused, as for Delta Connect
+            ("confined", "spark.read.format('delta').load('/usr/share').collect()"),
+            ("confined_sql", "spark.sql('SELECT * FROM delta.`/usr/share`').collect()"),
+            ("not_delta_format", "spark.read.format('parquet').load(S).collect()"),
+            ("unsupported", "spark.read.format('delta').load(S).tail(1)"),
         ])
         for cid, _, judge_sql, ordered in cases:
             with self.subTest(case=cid):
@@ -162,20 +167,25 @@ class ConnectQuery(h.ServerTest):
                          "timestamp:timestamp>")
         self.assertIn("PARSE_SYNTAX_ERROR", got["bad_sql"]["error"])
         self.assertIn("nope", got["bad_column"]["error"])
+        self.assertIn("PERMISSION_DENIED", got["confined"]["error"])
+        self.assertIn("PERMISSION_DENIED", got["confined_sql"]["error"])
+        self.assertIn("UNIMPLEMENTED", got["not_delta_format"]["error"])
+        self.assertIn("'tail'", got["unsupported"]["error"])
 
     def test_maintenance_sql(self):
         dd, jt = os.path.join(self.tmp, "W_dd"), os.path.join(self.tmp, "W_judge")
         stmts = [
-            ("history", "DESCRIBE HISTORY %s", "SELECT version, operation FROM (DESCRIBE HISTORY %s)"),
+            ("history", "DESCRIBE HISTORY %s", "DESCRIBE HISTORY %s"),
             ("detail", "DESCRIBE DETAIL %s", None),
             ("props", "SHOW TBLPROPERTIES %s", "SHOW TBLPROPERTIES %s"),
             ("restore", "RESTORE TABLE %s TO VERSION AS OF 1", "RESTORE TABLE %s TO VERSION AS OF 1"),
             ("after_restore", "SELECT * FROM %s", "SELECT * FROM %s"),
-            ("vacuum_dry", "VACUUM %s RETAIN 0 HOURS DRY RUN", None),
+            ("vacuum_dry", "VACUUM %s DRY RUN", None),
         ]
         got = self.client([(k, "[r.asDict() for r in spark.sql(%r).collect()]" % (s % q(dd))) for k, s, _ in stmts] + [
             ("history_df", "spark.sql(%r).select('version', 'operation')" % ("DESCRIBE HISTORY %s" % q(dd))),
             ("bad", "spark.sql(%r).collect()" % ("VACUUM %s RETAIN" % q(dd))),
+            ("short", "spark.sql(%r).collect()" % ("VACUUM %s RETAIN 0 HOURS" % q(dd))),
             ("optimize", "spark.sql(%r).collect()" % ("OPTIMIZE %s" % q(dd))),
         ])
         for k, _, judge in stmts:
@@ -196,6 +206,8 @@ class ConnectQuery(h.ServerTest):
         self.assertIsInstance(got["vacuum_dry"]["value"], list)
         self.assertIn("PARSE_SYNTAX_ERROR", got["bad"]["error"])
         self.assertIn("OPTIMIZE", got["optimize"]["error"])
+        # below the table's retention, as Spark's retentionDurationCheck refuses it
+        self.assertIn("FAILED_PRECONDITION", got["short"]["error"])
 
 
 if __name__ == "__main__":
