@@ -8,8 +8,8 @@
  * once and its result kept for the ExecutePlan of the same plan) and spark_version. Config
  * keeps per-session settings (spark.databricks.delta.retentionDurationCheck.enabled turns
  * the vacuum retention check off). Interrupt answers with no interrupted ids: operations
- * run to completion within ExecutePlan. Anything that is not a Delta operation is
- * UNIMPLEMENTED. Admin only.
+ * run to completion within ExecutePlan. A relation or command outside what follows is
+ * UNIMPLEMENTED naming it. Admin only.
  * Queries (every other relation, and Delta Connect's Scan) run on store/query through
  * connect_plan.c: the schema first, then bounded Arrow batches as the operators yield
  * them, then result_complete. spark.sql(...) (SqlCommand) answers with its SQL relation for
