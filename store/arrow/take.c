@@ -32,6 +32,28 @@ static inline int32_t off_at(const arw_col *c, size_t i) {
 static int take_field(arw_batch *dst, const arw_batch *src, int id, const size_t *idx,
                       size_t n);
 
+/* Appends to bitmap dbits (holding dlen bits) bits idx[i] of sbits, or bits a + i when idx
+ * is NULL, for i < n; *zeros (may be NULL) counts the zero bits. */
+static int gather_bits(arw_buf *dbits, size_t dlen, const arw_buf *sbits, const size_t *idx,
+                       size_t a, size_t n, size_t *zeros) {
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc; i++) {
+    bool v = bit_at(sbits, idx ? idx[i] : a + i);
+    rc = arw__bits_push(dbits, dlen + i, v);
+    if (zeros) *zeros += !v;
+  }
+  return rc;
+}
+
+/* Appends the validity of n source rows (idx, or a.. when idx is NULL) to field id. */
+static int gather_validity(arw_col *d, const arw_col *s, const size_t *idx, size_t a, size_t n) {
+  int rc = s->null_count == 0
+               ? arw__bits_append(&d->validity, d->length, NULL, true, n)
+               : gather_bits(&d->validity, d->length, &s->validity, idx, a, n, &d->null_count);
+  if (!rc) d->length += n;
+  return rc;
+}
+
 /* The child slots of rows idx of a list or map column, in order, in *out (caller frees). */
 static int child_rows(const arw_col *c, const size_t *idx, size_t n, size_t **out,
                       size_t *out_n) {
@@ -56,12 +78,7 @@ static int take_values(arw_batch *dst, const arw_batch *src, int id, const size_
   int rc = 0;
   switch (f->kind) {
     case ARW_NULL: return 0;
-    case ARW_BOOL: {
-      size_t len0 = d->length - n;
-      for (size_t i = 0; i < n && !rc; i++)
-        rc = arw__bits_push(&d->values, len0 + i, bit_at(&s->values, idx[i]));
-      return rc;
-    }
+    case ARW_BOOL: return gather_bits(&d->values, d->length - n, &s->values, idx, 0, n, NULL);
     case ARW_UTF8:
     case ARW_BINARY:
       for (size_t i = 0; i < n && !rc; i++) {
@@ -112,20 +129,8 @@ static int take_field(arw_batch *dst, const arw_batch *src, int id, const size_t
   for (size_t i = 0; i < n; i++)
     if (idx[i] >= s->length)
       return dd_err_set(DD_EINVAL, "arrow take: row %zu of %zu", idx[i], s->length);
-  size_t len0 = d->length;
-  int rc = 0;
-  if (s->null_count == 0) {
-    rc = arw__bits_append(&d->validity, len0, NULL, true, n);
-  } else {
-    for (size_t i = 0; i < n && !rc; i++) {
-      bool v = bit_at(&s->validity, idx[i]);
-      rc = arw__bits_push(&d->validity, len0 + i, v);
-      d->null_count += !v;
-    }
-  }
-  if (rc) return rc;
-  d->length += n;
-  return take_values(dst, src, id, idx, n);
+  int rc = gather_validity(d, s, idx, 0, n);
+  return rc ? rc : take_values(dst, src, id, idx, n);
 }
 
 /* Rows [a, a + n) of field id: the contiguous case, copied a buffer range at a time. */
@@ -136,25 +141,12 @@ static int copy_range(arw_batch *dst, const arw_batch *src, int id, size_t a, si
   if (a + n > s->length)
     return dd_err_set(DD_EINVAL, "arrow take: rows [%zu, %zu) of %zu", a, a + n, s->length);
   size_t len0 = d->length;
-  int rc = 0;
-  if (s->null_count == 0) {
-    rc = arw__bits_append(&d->validity, len0, NULL, true, n);
-  } else {
-    for (size_t i = 0; i < n && !rc; i++) {
-      bool v = bit_at(&s->validity, a + i);
-      rc = arw__bits_push(&d->validity, len0 + i, v);
-      d->null_count += !v;
-    }
-  }
+  int rc = gather_validity(d, s, NULL, a, n);
   if (rc) return rc;
-  d->length += n;
   size_t w = arw__width(f->kind);
   switch (f->kind) {
     case ARW_NULL: return 0;
-    case ARW_BOOL:
-      for (size_t i = 0; i < n && !rc; i++)
-        rc = arw__bits_push(&d->values, len0 + i, bit_at(&s->values, a + i));
-      return rc;
+    case ARW_BOOL: return gather_bits(&d->values, len0, &s->values, NULL, a, n, NULL);
     case ARW_UTF8:
     case ARW_BINARY:
     case ARW_LIST:

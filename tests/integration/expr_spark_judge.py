@@ -50,6 +50,17 @@ EXPRS = [
     "CAST(i AS BOOLEAN)", "CAST(dt AS TIMESTAMP)", "CAST(tn AS TIMESTAMP)",
     "CAST(ts AS TIMESTAMP_NTZ)", "CAST(s AS BINARY)", "CAST(i AS DOUBLE) / 7",
     "CAST(f AS DOUBLE)", "CAST(sh AS STRING) || by", "CAST(s AS DOUBLE)",
+    # more mixed types, errors and predicates
+    "CAST(d AS TIMESTAMP)", "CAST(ts AS DOUBLE)", "coalesce(dt, ts)", "i IN (1.5, 2)",
+    "s BETWEEN 'a' AND 'b'", "NOT (s LIKE 'a%')", "CASE WHEN bo THEN dec ELSE d END",
+    "substring(bin, 2)", "length(i)", "upper(i)", "sh / by", "by div 0", "i % 0", "f / 0",
+    "d % 2.5", "dec % 0", "l * l", "-by", "abs(by)", "CAST(s AS DATE)", "CAST(s AS BOOLEAN)",
+    "CAST(l AS FLOAT)", "CAST(d AS FLOAT)", "CAST(f AS DECIMAL(10,2))",
+    "CAST(dec AS DECIMAL(4,1))", "CAST(dec AS DECIMAL(20,5))", "ts = dt", "tn < ts",
+    "datediff(ts, dt)", "date_add(ts, 1)", "year('2024-05-06')", "s <=> 'abc'", "bo IS TRUE",
+    "bo IS NOT FALSE", "i IS DISTINCT FROM sh", "isnull(s)", "i + sh * by - l",
+    "(i + 1) * (l - 2) / 3", "dec * i", "dec / i", "CAST(i AS DECIMAL(10,0)) / 7",
+    "l % -3", "i div -2", "CAST(d AS BIGINT)", "CAST(f AS INT)", "s = 'Hello' OR i IS NULL",
 ]
 
 

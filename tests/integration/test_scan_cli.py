@@ -114,6 +114,20 @@ class ScanCli(unittest.TestCase):
         self.assertIn("escapes the table", p.stderr)
         self.assertEqual(p.stdout, "")
 
+    def test_damaged_data_file_is_data_loss(self):
+        path = os.path.join(self.table, DATA)
+        with open(path, "rb") as f:
+            good = f.read()
+        for name, data in (("truncated", good[:300]),
+                           ("page bytes flipped", good[:4] + bytes(b ^ 0x5A for b in good[4:20]) + good[20:])):
+            with open(path, "wb") as f:
+                f.write(data)
+            p = scan(self.table, "--local", "--output", "json")
+            self.assertEqual(p.returncode, 1, name)
+            self.assertIn("DATA_LOSS", p.stderr, name)
+            self.assertNotIn("Sanitizer", p.stderr, name)
+            self.assertEqual(p.stdout, "", name)
+
     def test_bad_input(self):
         p = scan(self.table, "--local", "--columns", "nope")
         self.assertEqual(p.returncode, 1)

@@ -9,6 +9,7 @@ instead. KNOWN records the tables where deltad disagrees on purpose, with why. T
 itself is checked first on values whose JSON form the comparison relies on."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import unittest
@@ -34,6 +35,15 @@ TABLES = [
     "cdf-table-non-partitioned", "checkpoint-cdf-table", "delta-1.2.1-only-struct-stats",
     "table_with_null_stats_in_notnull_struct", "simple_table", "delta-0.2.0", "http_requests",
 ]
+
+# Not in TABLES: the log-only tables whose data files are not in the fixtures (checkpoints,
+# checkpoints_vacuumed, checkpoint_with_partitions, latest_not_checkpointed,
+# with_checkpoint_no_last_checkpoint, table-with-domain-metadata,
+# spark-variant-stable-feature-checkpoint: deltactl answers UNAVAILABLE naming the missing
+# file), simple_table_features (an unknown reader feature, refused), tables without data
+# (delta-0.8-empty, simple_commit, concurrent_workers, issue-2152, delta-live-table: 0 rows)
+# and COVID-19_NYT (1.1 million rows: too many for the judge's collect(); deltactl reads it).
+# No multi-part checkpoint with data files is in the fixtures.
 
 # table -> why deltad's rows differ from the judge's (asserted to still differ).
 KNOWN = {}
@@ -65,6 +75,21 @@ class ScanSpark(unittest.TestCase):
                                  "a": [1, None], "m": {"k": 2}, "n": "NaN"}])
         with self.assertRaises(SparkJudgeError):
             self.judge.sql("SELECT no_such_column FROM range(1)")
+
+    def test_judge_optimizes_a_copy(self):
+        src = os.path.join(DATA, "table-without-dv-small")
+        before = self.judge.read(src)
+        copy, rows = self.judge.optimize(src)
+        try:
+            self.assertNotEqual(os.path.realpath(copy), os.path.realpath(src))
+            self.assertEqual(len(rows), 1)
+            self.assertIn("metrics", rows[0])
+            self.assertEqual(multiset(self.judge.read(copy)), multiset(before))
+            got, err = scan_rows(copy)  # deltad reads what Spark's OPTIMIZE wrote
+            self.assertIsNone(err)
+            self.assertEqual(multiset(got), multiset(before))
+        finally:
+            shutil.rmtree(os.path.dirname(copy))
 
     def test_tables_match_the_judge(self):
         failures, report = [], []

@@ -5,13 +5,13 @@ values by the rules of spark_judge.py (decimals as strings, binary hex, dates an
 timestamps ISO, maps as objects), typed by the Arrow schema.
 
 usage: arrow_rows.py FILE.parquet...  |  arrow_rows.py --deltalake PATH [--version N]"""
-import datetime
 import json
-import math
 import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+import jsonsafe
 
 
 def js(v, t):
@@ -33,16 +33,11 @@ def js(v, t):
     if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
         return bytes(v).hex()
     if pa.types.is_timestamp(t):
-        if v.tzinfo is not None:
-            v = v.astimezone(datetime.timezone.utc).replace(tzinfo=None)
-        return v.strftime("%Y-%m-%dT%H:%M:%S.%f")
+        return jsonsafe.timestamp(v)
     if pa.types.is_date(t):
         return v.isoformat()
     if isinstance(v, float):
-        if math.isnan(v):
-            return "NaN"
-        if math.isinf(v):
-            return "Infinity" if v > 0 else "-Infinity"
+        return jsonsafe.floating(v)
     return v
 
 

@@ -24,12 +24,13 @@ The first line written is {"ready": true, "spark": VERSION} once Spark has start
 import datetime
 import decimal
 import json
-import math
 import os
 import shutil
 import sys
 import tempfile
 import time
+
+import jsonsafe
 
 os.environ["TZ"] = "UTC"  # collect() converts timestamps in the Python process's zone
 time.tzset()
@@ -50,19 +51,13 @@ def js(v):
     if v is None or isinstance(v, (bool, str, int)):
         return v
     if isinstance(v, float):
-        if math.isnan(v):
-            return "NaN"
-        if math.isinf(v):
-            return "Infinity" if v > 0 else "-Infinity"
-        return v
+        return jsonsafe.floating(v)
     if isinstance(v, decimal.Decimal):
         return str(v)
     if isinstance(v, (bytes, bytearray, memoryview)):
         return bytes(v).hex()
     if isinstance(v, datetime.datetime):
-        if v.tzinfo is not None:
-            v = v.astimezone(datetime.timezone.utc).replace(tzinfo=None)
-        return v.strftime("%Y-%m-%dT%H:%M:%S.%f")
+        return jsonsafe.timestamp(v)
     if isinstance(v, datetime.date):
         return v.isoformat()
     if isinstance(v, Row):

@@ -7,6 +7,7 @@
 
 #include "common/err.h"
 #include "store/arrow/arrow.h"
+#include "tests/unit/arrow/write_file.h"
 
 /* Field ids of the cross-check schema. */
 typedef struct ids {
@@ -156,12 +157,7 @@ int main(int argc, char **argv) {
   if (!rc) rc = batch2(b, &f);
   if (!rc) rc = arw_write_batch(&out, b);
   if (!rc) rc = arw_write_eos(&out);
-  if (!rc) {
-    FILE *fp = fopen(argv[1], "wb");
-    if (!fp || fwrite(out.data, 1, out.len, fp) != out.len)
-      rc = dd_err_set(DD_EIO, "cannot write %s", argv[1]);
-    if (fp && fclose(fp) != 0 && !rc) rc = dd_err_set(DD_EIO, "cannot close %s", argv[1]);
-  }
+  if (!rc) rc = arw_test_write_file(argv[1], &out);
   if (rc) fprintf(stderr, "arw_tool: %s\n", dd_err_msg());
   arw_buf_free(&out);
   arw_batch_free(b);
