@@ -173,6 +173,37 @@ static int call(ex_node **out, const char *name, Spark__Connect__Expression **ar
   return rc;
 }
 
+/* col["field"] / col.field (pyspark's getField, __getattr__): a struct field of a column
+ * becomes the column's path one part longer. */
+static int extract_field(ex_node **out, const Spark__Connect__Expression__UnresolvedExtractValue *x,
+                         int depth) {
+  const Spark__Connect__Expression *k = x->extraction;
+  if (!k || k->expr_type_case != SPARK__CONNECT__EXPRESSION__EXPR_TYPE_LITERAL ||
+      k->literal->literal_type_case != SPARK__CONNECT__EXPRESSION__LITERAL__LITERAL_TYPE_STRING)
+    return dd_err_set(DD_EUNSUPPORTED, "expression 'unresolved_extract_value' is supported for "
+                      "struct fields by name only (not array or map elements)");
+  ex_node *base;
+  int rc = convert(&base, x->child, depth + 1);
+  if (rc) return rc;
+  size_t n;
+  const char *const *parts = ex_column_parts(base, &n);
+  if (!parts) {
+    ex_free(base);
+    return dd_err_set(DD_EUNSUPPORTED, "a field of an expression that is not a column is not supported");
+  }
+  const char **p2 = malloc((n + 1) * sizeof *p2);
+  if (!p2) {
+    ex_free(base);
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  }
+  memcpy(p2, parts, n * sizeof *p2);
+  p2[n] = k->literal->string;
+  rc = ex_new_column(out, p2, n + 1);
+  free(p2);
+  ex_free(base);
+  return rc;
+}
+
 static int convert(ex_node **out, const Spark__Connect__Expression *m, int depth) {
   if (!m) return dd_err_set(DD_EINVAL, "an expression is missing");
   if (depth > EX_MAX_DEPTH)
@@ -229,6 +260,8 @@ static int convert(ex_node **out, const Spark__Connect__Expression *m, int depth
       if ((rc = convert(&a, c->expr, depth + 1))) return rc;
       return ex_new_cast(out, a, t);
     }
+    case SPARK__CONNECT__EXPRESSION__EXPR_TYPE_UNRESOLVED_EXTRACT_VALUE:
+      return extract_field(out, m->unresolved_extract_value, depth);
     case SPARK__CONNECT__EXPRESSION__EXPR_TYPE_SORT_ORDER: {
       const Spark__Connect__Expression__SortOrder *s = m->sort_order;
       ex_node *a = NULL;

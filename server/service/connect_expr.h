@@ -2,7 +2,8 @@
  * relations that carry expressions (Filter, Project, Sort, Aggregate, ...). Literals of
  * every atomic kind, unresolved_attribute (plan_id ignored), unresolved_function and
  * call_function (Spark's names; is_distinct kept), alias, cast (type or type_str),
- * expression_string (parsed with ex_parse), unresolved_star and sort_order. Any other kind
+ * expression_string (parsed with ex_parse), unresolved_star, sort_order, and
+ * unresolved_extract_value of a struct field by name (col.field). Any other kind
  * is DD_EUNSUPPORTED naming it; nesting deeper than EX_MAX_DEPTH is DD_EINVAL, checked
  * before recursing. */
 #ifndef DD_SERVER_SERVICE_CONNECT_EXPR_H

@@ -109,9 +109,37 @@ static int bind_column(ex_node *e, const arw_schema *s) {
 
 /* ---- implicit casts ---- */
 
+/* Casts literal a to t in place, once at bind time instead of once per batch row. Returns
+ * false (a unchanged, no error set) when the cast fails: evaluation then reports it. */
+static bool fold_literal(ex_node *a, ex_type t, const ex__opts *o) {
+  ex__vec in, out;
+  ex_value v;
+  char *storage = NULL;
+  bool ok = false;
+  if (ex__vec_literal(&in, &a->lit, 1)) goto done;
+  if (!ex__cast_vec(&out, &in, t, o)) {
+    if (!ex__vec_value(&v, &storage, &out, 0)) {
+      free((char *)a->lit.str);
+      a->lit = v;
+      a->type = t;
+      a->nullable = v.is_null;
+      storage = NULL; /* now the literal's */
+      ok = true;
+    }
+    ex__vec_free(&out);
+  }
+  ex__vec_free(&in);
+done:
+  free(storage);
+  if (!ok) dd_err_clear();
+  return ok;
+}
+
 int ex__coerce_arg(ex_node *e, size_t i, ex_type t) {
   ex_node *a = e->args[i];
   if (ex_type_equal(a->type, t)) return 0;
+  if (a->kind == EX_LITERAL && !ex__is_nested(t.id) && t.id != EX_T_NULL && fold_literal(a, t, &e->opts))
+    return 0;
   ex_node *c = NULL;
   int rc = ex__node_new(&c, EX_CAST);
   if (rc) return rc;

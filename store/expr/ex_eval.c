@@ -118,6 +118,29 @@ fail:
   return rc;
 }
 
+int ex__vec_value(ex_value *out, char **storage, const ex__vec *v, size_t i) {
+  memset(out, 0, sizeof *out);
+  *storage = NULL;
+  out->type = v->type;
+  out->is_null = v->type.id == EX_T_NULL || !ex__ok(v, i);
+  if (out->is_null) return 0;
+  switch (v->type.id) {
+    case EX_T_BOOLEAN: out->b = v->b[i]; break;
+    case EX_T_FLOAT:
+    case EX_T_DOUBLE: out->f = v->f[i]; break;
+    case EX_T_DECIMAL: out->dec = v->d[i]; break;
+    case EX_T_STRING:
+    case EX_T_BINARY:
+      out->len = v->off[i + 1] - v->off[i];
+      if (!(*storage = ex__strndup(v->data ? v->data + v->off[i] : "", out->len)))
+        return dd_err_set(DD_ENOMEM, "out of memory");
+      out->str = *storage;
+      break;
+    default: out->i = v->i[i]; break;
+  }
+  return 0;
+}
+
 /* ---- reading input columns ---- */
 
 static int view(const arw_batch *in, int field, arw_view *v) {
@@ -409,27 +432,7 @@ int ex_eval_const(ex_value *out, char **storage, const ex_node *bound) {
       (rc = arw_batch_new(&b, s)) || (rc = arw_append_null(b, 0)))
     goto cleanup;
   if ((rc = ex__eval_node(&v, strip(bound), b))) goto cleanup;
-  memset(out, 0, sizeof *out);
-  out->type = v.type;
-  out->is_null = v.type.id == EX_T_NULL || !ex__ok(&v, 0);
-  if (!out->is_null) {
-    switch (v.type.id) {
-      case EX_T_BOOLEAN: out->b = v.b[0]; break;
-      case EX_T_FLOAT:
-      case EX_T_DOUBLE: out->f = v.f[0]; break;
-      case EX_T_DECIMAL: out->dec = v.d[0]; break;
-      case EX_T_STRING:
-      case EX_T_BINARY:
-        out->len = v.off[1];
-        if (!(*storage = ex__strndup(v.data ? v.data : "", out->len))) {
-          rc = dd_err_set(DD_ENOMEM, "out of memory");
-          goto cleanup;
-        }
-        out->str = *storage;
-        break;
-      default: out->i = v.i[0]; break;
-    }
-  }
+  rc = ex__vec_value(out, storage, &v, 0);
 cleanup:
   ex__vec_free(&v);
   arw_batch_free(b);

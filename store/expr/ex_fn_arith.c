@@ -376,7 +376,30 @@ cleanup:
   return rc;
 }
 
+/* isnan(x): true for NaN, false otherwise (also for NULL) */
+static int bind_isnan(ex_node *e) {
+  ex_type_id t = e->args[0]->type.id;
+  if (!ex__is_numeric(t) && t != EX_T_NULL && t != EX_T_STRING)
+    return ex__type_error(e, "a numeric argument");
+  int rc = ex__coerce_arg(e, 0, ex__t(EX_T_DOUBLE));
+  if (rc) return rc;
+  e->type = ex__t(EX_T_BOOLEAN);
+  e->nullable = false;
+  return 0;
+}
+
+static int eval_isnan(ex__vec *out, const ex_node *e, const arw_batch *in) {
+  ex__vec a;
+  int rc = ex__eval_node(&a, e->args[0], in);
+  if (rc) return rc;
+  if (!(rc = ex__vec_init(out, ex__t(EX_T_BOOLEAN), a.n)))
+    for (size_t i = 0; i < a.n; i++) out->b[i] = ex__ok(&a, i) && isnan(a.f[i]);
+  ex__vec_free(&a);
+  return rc;
+}
+
 const ex__fn ex__fns_arith[] = {
+  {"isnan", 1, 1, bind_isnan, eval_isnan, NULL},
   {"+", 2, 2, bind_arith, eval_arith, NULL},
   {"-", 2, 2, bind_arith, eval_arith, NULL},
   {"*", 2, 2, bind_arith, eval_arith, NULL},

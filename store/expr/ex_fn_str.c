@@ -1,5 +1,5 @@
-/* ex_fn_str.c: string and date functions: like, ilike, rlike, lower, upper, substring,
- * concat, length, trim, ltrim, rtrim; year, month, day, date_add, date_sub, datediff,
+/* ex_fn_str.c: string and date functions: like, ilike, rlike, contains, startswith,
+ * endswith, lower, upper, substring, concat, length, trim, ltrim, rtrim; year, month, day, date_add, date_sub, datediff,
  * current_date, current_timestamp.
  *
  * Differences from Spark, by design: lower/upper use simple (one to one) Unicode case
@@ -224,6 +224,44 @@ static int eval_like(ex__vec *out, const ex_node *e, const arw_batch *in) {
 cleanup:
   if (rc) ex__vec_free(out);
   free(buf);
+  ex__free_args(v, 2);
+  return rc;
+}
+
+/* ---- contains / startswith / endswith ---- */
+
+static int bind_find(ex_node *e) {
+  bool bin = e->args[0]->type.id == EX_T_BINARY && e->args[1]->type.id == EX_T_BINARY;
+  int rc = bin ? 0 : args_to(e, 0, 2, ex__t(EX_T_STRING), "string arguments");
+  if (rc) return rc;
+  e->type = ex__t(EX_T_BOOLEAN);
+  e->nullable = any_nullable(e);
+  return 0;
+}
+
+static bool has_at(const char *s, size_t sl, const char *p, size_t pl, char where) {
+  if (pl > sl) return false;
+  if (!pl) return true;
+  if (where == 's') return memcmp(s, p, pl) == 0;
+  if (where == 'e') return memcmp(s + sl - pl, p, pl) == 0;
+  for (size_t i = 0; i + pl <= sl; i++)
+    if (s[i] == p[0] && memcmp(s + i, p, pl) == 0) return true;
+  return false;
+}
+
+static int eval_find(ex__vec *out, const ex_node *e, const arw_batch *in) {
+  ex__vec v[2];
+  int rc = ex__eval_args(v, e, in);
+  if (rc) return rc;
+  char where = e->name[0]; /* contains, startswith, endswith */
+  size_t n = v[0].n;
+  if (!(rc = ex__vec_init(out, ex__t(EX_T_BOOLEAN), n)) && !(rc = ex__vec_and_valid(out, &v[0])) &&
+      !(rc = ex__vec_and_valid(out, &v[1])))
+    for (size_t i = 0; i < n; i++)
+      if (ex__ok(out, i))
+        out->b[i] = has_at(v[0].data + v[0].off[i], v[0].off[i + 1] - v[0].off[i],
+                           v[1].data + v[1].off[i], v[1].off[i + 1] - v[1].off[i], where);
+  if (rc) ex__vec_free(out);
   ex__free_args(v, 2);
   return rc;
 }
@@ -482,6 +520,9 @@ const ex__fn ex__fns_str[] = {
   {"ltrim", 1, 1, bind_str1, eval_str1, NULL},
   {"rtrim", 1, 1, bind_str1, eval_str1, NULL},
   {"length", 1, 1, bind_length, eval_length, NULL},
+  {"contains", 2, 2, bind_find, eval_find, NULL},
+  {"startswith", 2, 2, bind_find, eval_find, NULL},
+  {"endswith", 2, 2, bind_find, eval_find, NULL},
   {"substring", 2, 3, bind_substring, eval_substring, NULL},
   {"concat", 0, -1, bind_concat, eval_concat, NULL},
   {"year", 1, 1, bind_date_part, eval_date_part, NULL},

@@ -107,6 +107,8 @@ int ex__vec_and_valid(ex__vec *dst, const ex__vec *src);
 int ex__eval_node(ex__vec *out, const ex_node *e, const arw_batch *in);
 /* Fills out with n copies of a literal. */
 int ex__vec_literal(ex__vec *out, const ex_value *v, size_t n);
+/* Row i of v as a value; string bytes are copied to *storage (free()). */
+int ex__vec_value(ex_value *out, char **storage, const ex__vec *v, size_t i);
 /* Reads a (non-nested) input column into a vector. */
 int ex__vec_column(ex__vec *out, const ex_node *col, const arw_batch *in);
 

@@ -61,6 +61,7 @@ EXPRS = [
     "bo IS NOT FALSE", "i IS DISTINCT FROM sh", "isnull(s)", "i + sh * by - l",
     "(i + 1) * (l - 2) / 3", "dec * i", "dec / i", "CAST(i AS DECIMAL(10,0)) / 7",
     "l % -3", "i div -2", "CAST(d AS BIGINT)", "CAST(f AS INT)", "s = 'Hello' OR i IS NULL",
+    "contains(s, 'l')", "startswith(s, 'a')", "endswith(s, 'c')", "isnan(d)", "isnan(f)",
 ]
 
 

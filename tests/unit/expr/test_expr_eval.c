@@ -131,6 +131,11 @@ static void test_strings_dates_casts(void **state) {
     {"concat(s, '-', i)", "string:abc-1|Hello-2|NULL|a_c--5"},
     {"s || '!'", "string:abc!|Hello!|NULL|a_c!"},
     {"trim('  a  ')", "string:a|a|a|a"},
+    {"contains(s, 'l')", "boolean:false|true|NULL|false"},
+    {"startswith(s, 'a')", "boolean:true|false|NULL|true"},
+    {"endswith(s, 'c')", "boolean:true|false|NULL|true"},
+    {"contains(s, '')", "boolean:true|true|NULL|true"},
+    {"isnan(d)", "boolean:false|true|false|false"},
     {"ltrim('  a  ')", "string:a  |a  |a  |a  "},
     {"rtrim('  a  ')", "string:  a|  a|  a|  a"},
     {"year(dt)", "int:2024|1970|NULL|1999"},
@@ -247,6 +252,20 @@ static void test_mask_const_names(void **state) {
   assert_int_equal(ex_name(&name, e), 0);
   assert_string_equal(name, "concat(upper(concat(a, b)), CAST((1 + 2) AS STRING))");
   free(name);
+  ex_free(b);
+  ex_free(e);
+  /* implicit casts of literals are folded at bind time (not cast again for every row) */
+  assert_int_equal(ex_parse(&e, "d < 3000.5", 10, NULL), 0);
+  assert_int_equal(ex_bind(&b, e, F.s, NULL), 0);
+  assert_int_equal(ex_node_kind(ex_arg(b, 1)), EX_LITERAL);
+  assert_int_equal(ex_literal(ex_arg(b, 1))->type.id, EX_T_DOUBLE);
+  assert_true(ex_literal(ex_arg(b, 1))->f == 3000.5);
+  ex_free(b);
+  ex_free(e);
+  /* a literal that does not cast stays a cast: the error comes at evaluation, naming it */
+  assert_int_equal(ex_parse(&e, "i = 'abc'", 9, NULL), 0);
+  assert_int_equal(ex_bind(&b, e, F.s, NULL), 0);
+  assert_int_equal(ex_node_kind(ex_arg(b, 1)), EX_CAST);
   ex_free(b);
   ex_free(e);
   /* case-sensitive resolution */

@@ -135,6 +135,20 @@ static void test_shapes(void **state) {
   so->sort_order = o;
   expect(so, "a DESC NULLS LAST");
 
+  /* df.st.x: an extract_value of a struct field by name */
+  X *ev = calloc(1, sizeof *ev);
+  spark__connect__expression__init(ev);
+  Spark__Connect__Expression__UnresolvedExtractValue *u = calloc(1, sizeof *u);
+  spark__connect__expression__unresolved_extract_value__init(u);
+  u->child = attr("st");
+  X *key = lit_int(0);
+  key->literal->literal_type_case = SPARK__CONNECT__EXPRESSION__LITERAL__LITERAL_TYPE_STRING;
+  key->literal->string = strdup("x");
+  u->extraction = key;
+  ev->expr_type_case = SPARK__CONNECT__EXPRESSION__EXPR_TYPE_UNRESOLVED_EXTRACT_VALUE;
+  ev->unresolved_extract_value = u;
+  expect(fn(">", ev, lit_int(1)), "(st.x > 1)");
+
   /* count(DISTINCT x) */
   X *d = fn("count", attr("x"), NULL);
   d->unresolved_function->is_distinct = 1;
