@@ -373,6 +373,10 @@ static int sc_execute(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessa
     if (p.sql) rc = run_sql_command(&x, p.sql, &o);
     else if (!(rc = connect_plan_build(&op, p.query, &o))) rc = stream_query(&x, op);
     qry_free(op);
+    /* A data file that cannot be read is the query's failure, as Spark reports it
+     * (FAILED_READ_FILE), not UNAVAILABLE: the client would retry the whole plan for
+     * minutes. */
+    if (rc == DD_EIO) rc = dd_err_wrap(DD_EINTERNAL, "[FAILED_READ_FILE]");
     goto cleanup;
   }
   if ((rc = plan_run(&res, &p, x.session_id, key, key_len, dd_app_store(call->app)))) goto cleanup;
