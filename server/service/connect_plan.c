@@ -50,8 +50,15 @@ int connect_plan_scan(qry_op **out, const char *location, int64_t version, const
   size_t nroots = 0;
   int rc = 0;
   so.version = version;
-  if (version < 0 && timestamp && (rc = dl_parse_timestamp(timestamp, &so.timestamp_ms)))
-    return dd_err_wrap(rc, "timestampAsOf '%s'", timestamp);
+  if (version < 0 && timestamp) {
+    /* Spark writes "2024-01-02 03:04:05": the ISO 8601 parser wants the 'T' */
+    char iso[64];
+    snprintf(iso, sizeof iso, "%s", timestamp);
+    char *sp = strlen(timestamp) < sizeof iso ? strchr(iso, ' ') : NULL;
+    if (sp && sp - iso == 10) *sp = 'T';
+    if ((rc = dl_parse_timestamp(strlen(timestamp) < sizeof iso ? iso : timestamp, &so.timestamp_ms)))
+      return dd_err_wrap(rc, "timestampAsOf '%s'", timestamp);
+  }
   if (!(rc = dl_table_open(&t, location))) rc = dl_snapshot_open(&snap, t, &so);
   if (!rc) rc = connect_exec_local_roots(&roots, &nroots, opts);
   if (rc) {

@@ -8,8 +8,8 @@
  * once and its result kept for the ExecutePlan of the same plan) and spark_version. Config
  * keeps per-session settings (spark.databricks.delta.retentionDurationCheck.enabled turns
  * the vacuum retention check off). Interrupt answers with no interrupted ids: operations
- * run to completion within ExecutePlan. Anything that is not a Delta operation is
- * UNIMPLEMENTED. Admin only.
+ * run to completion within ExecutePlan. A relation or command outside what follows is
+ * UNIMPLEMENTED naming it. Admin only.
  * Queries (every other relation, and Delta Connect's Scan) run on store/query through
  * connect_plan.c: the schema first, then bounded Arrow batches as the operators yield
  * them, then result_complete. spark.sql(...) (SqlCommand) answers with its SQL relation for
@@ -373,6 +373,10 @@ static int sc_execute(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessa
     if (p.sql) rc = run_sql_command(&x, p.sql, &o);
     else if (!(rc = connect_plan_build(&op, p.query, &o))) rc = stream_query(&x, op);
     qry_free(op);
+    /* A data file that cannot be read is the query's failure, as Spark reports it
+     * (FAILED_READ_FILE), not UNAVAILABLE: the client would retry the whole plan for
+     * minutes. */
+    if (rc == DD_EIO) rc = dd_err_wrap(DD_EINTERNAL, "[FAILED_READ_FILE]");
     goto cleanup;
   }
   if ((rc = plan_run(&res, &p, x.session_id, key, key_len, dd_app_store(call->app)))) goto cleanup;

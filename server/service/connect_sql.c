@@ -516,6 +516,14 @@ static int sql_vacuum(qry_op **out, cur *c, const connect_exec_opts *o) {
   return result_op(out, res, rc);
 }
 
+/* A Delta Connect table named as SQL wrote it (connect_exec resolves and confines it). */
+static Delta__Connect__DeltaTable named_table(char *name) {
+  Delta__Connect__DeltaTable t = DELTA__CONNECT__DELTA_TABLE__INIT;
+  t.access_type_case = DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_TABLE_OR_VIEW_NAME;
+  t.table_or_view_name = name;
+  return t;
+}
+
 /* Runs a Delta Connect relation built here (restore, history, detail, convert) through
  * connect_exec, which confines the table and checks the arguments. */
 static int run_relation(qry_op **out, Delta__Connect__DeltaRelation *rel, const connect_exec_opts *o) {
@@ -535,9 +543,7 @@ static int sql_restore(qry_op **out, cur *c, const connect_exec_opts *o) {
   if (!rc && (!kw(c, "AS") || !kw(c, "OF"))) rc = syntax(c);
   if (!rc) rc = by_version ? integer(c, &v) : string_lit(c, &ts);
   if (!rc && !at_end(c)) rc = syntax(c);
-  Delta__Connect__DeltaTable t = DELTA__CONNECT__DELTA_TABLE__INIT;
-  t.access_type_case = DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_TABLE_OR_VIEW_NAME;
-  t.table_or_view_name = name;
+  Delta__Connect__DeltaTable t = named_table(name);
   Delta__Connect__RestoreTable r = DELTA__CONNECT__RESTORE_TABLE__INIT;
   r.table = &t;
   if (by_version) r.version_or_timestamp_case = DELTA__CONNECT__RESTORE_TABLE__VERSION_OR_TIMESTAMP_VERSION, r.version = v;
@@ -616,9 +622,7 @@ static int sql_generate(qry_op **out, cur *c, const connect_exec_opts *o) {
   if (!rc && (!kw(c, "FOR") || !kw(c, "TABLE"))) rc = syntax(c);
   if (!rc) rc = table_name(c, &name);
   if (!rc && !at_end(c)) rc = syntax(c);
-  Delta__Connect__DeltaTable t = DELTA__CONNECT__DELTA_TABLE__INIT;
-  t.access_type_case = DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_TABLE_OR_VIEW_NAME;
-  t.table_or_view_name = name;
+  Delta__Connect__DeltaTable t = named_table(name);
   Delta__Connect__Generate g = DELTA__CONNECT__GENERATE__INIT;
   g.table = &t, g.mode = mode;
   Delta__Connect__DeltaCommand cmd = DELTA__CONNECT__DELTA_COMMAND__INIT;

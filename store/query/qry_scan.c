@@ -1,6 +1,8 @@
 /* qry_scan.c: the scan source: a Delta snapshot's rows through store/scan, with the
  * filter's data skipping (ex_skipper over partition values and stats) deciding which files
- * are read; the filter itself is applied to the rows by a Filter above the scan. */
+ * are read; the filter itself is applied to the rows by a Filter above the scan. The label
+ * (explain) names the files read and skipped once the scan has opened. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "common/err.h"
@@ -14,7 +16,8 @@ typedef struct scan_op {
   dl_table *t;
   dl_snapshot *snap;
   scn_scan *scan;
-  ex_node *pred;   /* bound to the scan's schema, for the skipper */
+  arw_schema *logical; /* the snapshot's columns, for binding the skipper's predicate */
+  ex_node *pred;   /* bound to logical, for the skipper */
   ex_skipper *sk;
 } scan_op;
 
@@ -36,6 +39,7 @@ static void scan_drop(qry_op *op) {
   scn_free(s->scan);
   ex_skipper_free(s->sk);
   ex_free(s->pred);
+  arw_schema_free(s->logical);
   dl_snapshot_free(s->snap);
   dl_table_free(s->t);
 }
@@ -58,12 +62,23 @@ int qry_scan(qry_op **out, dl_table *t, dl_snapshot *snap, const qry_scan_opts *
   so.keep_ctx = s;
   so.roots = o.roots;
   so.num_roots = o.num_roots;
-  int rc = scn_open(&s->scan, t, snap, &so);
-  if (!rc) s->op.schema = scn_schema(s->scan);
-  if (!rc && o.filter) {
-    rc = qry__bind(&s->pred, o.filter, s->op.schema);
+  /* the scan consults keep_file while it opens (it lists the files then): the skipper
+   * exists first, its predicate bound to the snapshot's logical schema */
+  int rc = 0;
+  if (o.filter) {
+    rc = arw_schema_new(&s->logical);
+    if (!rc) rc = scn_arrow_schema(s->logical, dl_schema_root(dl_snapshot_schema(snap)), NULL, 0);
+    if (!rc) rc = qry__bind(&s->pred, o.filter, s->logical);
     if (!rc) rc = ex_skipper_new(&s->sk, s->pred, snap);
   }
+  if (!rc) rc = scn_open(&s->scan, t, snap, &so);
+  if (!rc) s->op.schema = scn_schema(s->scan);
+  scn_stats st;
+  char *label = NULL;
+  if (!rc) scn_stats_get(s->scan, &st);
+  if (!rc && asprintf(&label, "%s (%zu of %zu files, %zu skipped)", s->op.label ? s->op.label : "Scan",
+                      st.files_total - st.files_skipped, st.files_total, st.files_skipped) >= 0)
+    free(s->op.label), s->op.label = label;
   if (rc) return qry_free(&s->op), rc;
   *out = &s->op;
   if (o.filter) return qry_filter(out, *out, o.filter);
