@@ -131,6 +131,15 @@ class ReadmeTour(unittest.TestCase):
         body = subprocess.run(["curl", "-sS", "-r", "0-3", files[0]["url"]], capture_output=True,
                               check=True).stdout
         self.assertEqual(body, b"PAR1")
+        # The data plane: the filtered scan returns only matching rows, and OPTIMIZE commits.
+        scans = [o for c, o in joined.items() if c.startswith("deltactl table scan") and "--where" in c]
+        self.assertTrue(scans, "the tour has no filtered scan")
+        rows = [l.split(",") for l in scans[0].splitlines() if l.strip()]
+        self.assertEqual(rows[0], ["city", "fare"])
+        self.assertTrue(rows[1:], "the filtered scan returned no row")
+        self.assertTrue(all(float(r[1]) > 20 for r in rows[1:]), rows)
+        hist = [o for c, o in joined.items() if c.startswith("deltactl table history lake/trips_copy")]
+        self.assertTrue(hist and "OPTIMIZE" in hist[0], "no OPTIMIZE commit in the copy's history")
 
 
 if __name__ == "__main__":
