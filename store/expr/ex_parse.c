@@ -857,7 +857,8 @@ static int predicate(parser *p, ex_node **out) {
         if ((rc = lex(p))) goto fail;
       }
       if (is_kw(p, "null")) {
-        if ((rc = lex(p)) || (rc = call1(&v, negate ? "isnotnull" : "isnull", v))) goto out_rc;
+        if ((rc = lex(p))) goto fail; /* the token after NULL is bad: v is still ours */
+        if ((rc = call1(&v, negate ? "isnotnull" : "isnull", v))) return rc;
         negate = false;
       } else if (is_kw(p, "true") || is_kw(p, "false")) {
         /* x IS TRUE is (x <=> true) */
@@ -881,8 +882,6 @@ static int predicate(parser *p, ex_node **out) {
   }
   *out = v;
   return 0;
-out_rc:
-  return rc;
 fail:
   ex_free(v);
   return rc;
