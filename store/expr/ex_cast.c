@@ -154,7 +154,13 @@ bool ex__parse_timestamp(const char *s, size_t len, bool ntz, int32_t tz_offset_
   } else if (i != len) {
     return false;
   }
-  *micros = ((days * 86400 + h * 3600 + mi * 60 + sec) - off) * 1000000 + frac;
+  /* a year of more digits than an int64 of microseconds holds is no timestamp */
+  int64_t secs, us;
+  if (__builtin_mul_overflow((int64_t)days, (int64_t)86400, &secs) ||
+      __builtin_add_overflow(secs, (int64_t)(h * 3600 + mi * 60 + sec) - (int64_t)off, &secs) ||
+      __builtin_mul_overflow(secs, (int64_t)1000000, &us) ||
+      __builtin_add_overflow(us, (int64_t)frac, micros))
+    return false;
   return true;
 }
 
