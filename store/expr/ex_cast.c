@@ -420,7 +420,8 @@ static int cast_one(ex__vec *out, const ex__vec *in, size_t i, const ex__opts *o
   }
   /* ---- from string ---- */
   if (f == EX_T_STRING) {
-    const char *s = in->data + in->off[i];
+    /* a column of empty strings may have no data buffer at all */
+    const char *s = in->data ? in->data + in->off[i] : "";
     size_t len = in->off[i + 1] - in->off[i];
     const char *ts = s;
     size_t tl = len;
