@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "cmd/deltactl_table.h"
+#include "common/civil.h"
 #include "common/err.h"
 #include "store/expr/ex.h"
 #include "store/scan/scn.h"
@@ -85,23 +86,11 @@ static void put_json_str(line *l, const uint8_t *s, size_t n) {
 
 /* ---- values ----------------------------------------------------------------------------- */
 
-/* Civil date of a day count since 1970-01-01 (proleptic Gregorian). */
-static void civil(int64_t z, int64_t *y, unsigned *m, unsigned *d) {
-  z += 719468;
-  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  unsigned doe = (unsigned)(z - era * 146097);
-  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  unsigned mp = (5 * doy + 2) / 153;
-  *d = doy - (153 * mp + 2) / 5 + 1;
-  *m = mp < 10 ? mp + 3 : mp - 9;
-  *y = (int64_t)yoe + era * 400 + (*m <= 2);
-}
 
 static void put_date(line *l, int64_t days) {
   int64_t y;
   unsigned m, d;
-  civil(days, &y, &m, &d);
+  dd_civil_from_days(days, &y, &m, &d);
   putf(l, "%04" PRId64 "-%02u-%02u", y, m, d);
 }
 

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/civil.h"
+
 /* ---- which columns --------------------------------------------------------------------- */
 
 typedef struct plan {
@@ -296,36 +298,23 @@ static void json_str(dd_buf *b, const uint8_t *p, size_t n) {
   dd_buf_putc(b, '"');
 }
 
-static void civil(int64_t days, int *y, unsigned *m, unsigned *d) {
-  /* days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm) */
-  days += 719468;
-  int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-  unsigned doe = (unsigned)(days - era * 146097);
-  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  unsigned mp = (5 * doy + 2) / 153;
-  *d = doy - (153 * mp + 2) / 5 + 1;
-  *m = mp < 10 ? mp + 3 : mp - 9;
-  *y = (int)(yoe + era * 400 + (*m <= 2));
-}
-
 static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
 static void json_date(dd_buf *b, int64_t days) {
-  int y;
+  int64_t y;
   unsigned m, d;
-  civil(days, &y, &m, &d);
-  dd_buf_printf(b, "\"%04d-%02u-%02u\"", y, m, d);
+  dd_civil_from_days(days, &y, &m, &d);
+  dd_buf_printf(b, "\"%04lld-%02u-%02u\"", (long long)y, m, d);
 }
 
 static void json_ts(dd_buf *b, int64_t micros, bool utc) {
   int64_t ms = floor_div(micros, 1000);
   int64_t days = floor_div(ms, 86400000);
   int64_t in_day = ms - days * 86400000;
-  int y;
+  int64_t y;
   unsigned m, d;
-  civil(days, &y, &m, &d);
-  dd_buf_printf(b, "\"%04d-%02u-%02uT%02d:%02d:%02d.%03d%s\"", y, m, d,
+  dd_civil_from_days(days, &y, &m, &d);
+  dd_buf_printf(b, "\"%04lld-%02u-%02uT%02d:%02d:%02d.%03d%s\"", (long long)y, m, d,
                 (int)(in_day / 3600000), (int)(in_day / 60000 % 60), (int)(in_day / 1000 % 60),
                 (int)(in_day % 1000), utc ? "Z" : "");
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/civil.h"
 #include "store/query/qry_int.h"
 
 #define OOM() dd_err_set(DD_ENOMEM, "out of memory")
@@ -58,25 +59,12 @@ static void java_double(FILE *f, double v, bool is_float) {
   }
 }
 
-/* Days since 1970-01-01 -> y, m, d (proleptic Gregorian). */
-static void civil(int64_t z, int64_t *y, int *m, int *d) {
-  z += 719468;
-  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  int64_t doe = z - era * 146097;
-  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  int64_t mp = (5 * doy + 2) / 153;
-  *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-  *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-  *y = yoe + era * 400 + (*m <= 2);
-}
-
 static void fmt_date(FILE *f, int64_t days) {
   int64_t y;
-  int m, d;
-  civil(days, &y, &m, &d);
-  if (y < 0 || y > 9999) fprintf(f, "%+05lld-%02d-%02d", (long long)y, m, d);
-  else fprintf(f, "%04lld-%02d-%02d", (long long)y, m, d);
+  unsigned m, d;
+  dd_civil_from_days(days, &y, &m, &d);
+  if (y < 0 || y > 9999) fprintf(f, "%+05lld-%02u-%02u", (long long)y, m, d);
+  else fprintf(f, "%04lld-%02u-%02u", (long long)y, m, d);
 }
 
 static void fmt_ts(FILE *f, int64_t us) {
