@@ -12,7 +12,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "common/civil.h"
 #include "common/err.h"
 #include "store/expr/ex_int.h"
 
@@ -28,7 +27,16 @@ int64_t ex__days_from_civil(int64_t y, unsigned m, unsigned d) {
 }
 
 void ex__civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d) {
-  dd_civil_from_days(z, y, m, d);
+  z += 719468;
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  unsigned doe = (unsigned)(z - era * 146097);
+  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t yy = (int64_t)yoe + era * 400;
+  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  unsigned mp = (5 * doy + 2) / 153;
+  *d = doy - (153 * mp + 2) / 5 + 1;
+  *m = mp < 10 ? mp + 3 : mp - 9;
+  *y = yy + (*m <= 2);
 }
 
 static bool leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
