@@ -14,8 +14,8 @@
  * checks what the handler may not do (a second unary reply, a send from a unary handler,
  * a reply of the wrong type) and the deadline before and after the handler.
  *
- * Deadlines are absolute epoch milliseconds (CLOCK_REALTIME), 0 for none; a call past its
- * deadline fails with DD_EDEADLINE. REST takes one from the grpc-timeout header
+ * Deadlines are absolute CLOCK_MONOTONIC milliseconds (dd_call_now_ms), 0 for none, so a
+ * step of the wall clock cannot expire a call; a call past its deadline fails with DD_EDEADLINE. REST takes one from the grpc-timeout header
  * (dd_call_parse_timeout). Threads: everything here is thread-safe; a registry is
  * read-only once built. */
 #ifndef DD_SERVER_CALL_CALL_H
@@ -116,7 +116,7 @@ int dd_call_run(const dd_call_registry *r, const dd_method *m, const ProtobufCMe
 
 /* ---- deadlines ------------------------------------------------------------------------- */
 
-int64_t dd_call_now_ms(void); /* CLOCK_REALTIME, epoch ms */
+int64_t dd_call_now_ms(void); /* CLOCK_MONOTONIC, ms: the clock of every deadline */
 /* True when deadline_ms (0: none) has passed. */
 bool dd_call_deadline_passed(int64_t deadline_ms);
 /* A grpc-timeout header value ("250m": 1-8 digits and a unit H M S m u n) as an absolute

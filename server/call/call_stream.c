@@ -217,7 +217,11 @@ int dd_call_runner_new(dd_call_runner **out, size_t workers) {
   dd_call_runner *rn = calloc(1, sizeof *rn);
   if (!rn) return dd_err_set(DD_ENOMEM, "out of memory");
   pthread_mutex_init(&rn->mu, NULL);
-  pthread_cond_init(&rn->idle, NULL);
+  pthread_condattr_t ca; /* wait_idle's until_ms is a dd_call_now_ms() (monotonic) time */
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&rn->idle, &ca);
+  pthread_condattr_destroy(&ca);
   pthread_mutex_init(&rn->jobs_mu, NULL);
   pthread_cond_init(&rn->jobs_cv, NULL);
   if (workers && !(rn->workers = calloc(workers, sizeof *rn->workers))) {

@@ -42,7 +42,7 @@ typedef struct dd_principal {
 typedef struct dd_call dd_call;
 struct dd_call {
   const dd_principal *principal; /* never NULL; kind NONE for public calls */
-  int64_t deadline_ms;           /* absolute, epoch milliseconds (CLOCK_REALTIME); 0: none */
+  int64_t deadline_ms;           /* absolute, dd_call_now_ms() (CLOCK_MONOTONIC); 0: none */
   void *app;                     /* the application object given to the transport */
   /* Streaming replies: sends one message. Returns 0, or DD_ECANCELLED when the client is
    * gone or the deadline passed (the handler should stop and return that code). */

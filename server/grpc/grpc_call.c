@@ -52,12 +52,15 @@ static bool call__no_deadline(gpr_timespec d) {
   return gpr_time_cmp(d, gpr_inf_future(d.clock_type)) == 0;
 }
 
-/* Server deadlines arrive on GPR_CLOCK_MONOTONIC; the call core takes epoch ms (realtime). */
+/* The call core's deadlines are dd_call_now_ms() (CLOCK_MONOTONIC) milliseconds: what is
+ * left of gRPC's deadline, added to that clock, so no wall-clock step reaches it. */
 static int64_t call__deadline_ms(gpr_timespec d) {
   if (call__no_deadline(d)) return 0;
-  gpr_timespec rt = gpr_convert_clock_type(d, GPR_CLOCK_REALTIME);
-  int64_t ms = rt.tv_sec * 1000 + rt.tv_nsec / 1000000;
-  return ms > 0 ? ms : 1; /* 0 would mean none */
+  int64_t now = dd_call_now_ms();
+  if (d.clock_type == GPR_TIMESPAN) return now + d.tv_sec * 1000 + d.tv_nsec / 1000000;
+  gpr_timespec left = gpr_time_sub(d, gpr_now(d.clock_type));
+  int64_t ms = left.tv_sec * 1000 + left.tv_nsec / 1000000;
+  return now + (ms > 0 ? ms : 0);
 }
 
 bool dd_grpc__deadline_passed(const dd_grpc__call *c) {

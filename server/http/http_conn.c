@@ -154,7 +154,7 @@ static void *watchdog_main(void *arg) {
   pthread_mutex_lock(&s->conns_mu);
   while (!s->watchdog_stop) {
     struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
+    clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_nsec += CONN_TICK_MS * 1000000L;
     if (until.tv_nsec >= 1000000000L) {
       until.tv_sec++;

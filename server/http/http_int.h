@@ -71,7 +71,7 @@ struct dd_http_server {
   dd_http__conn *conns;
   long n_conns;
   atomic_int draining; /* drain() began: new requests get 503 and close */
-  struct timespec drain_until; /* CLOCK_REALTIME end of the grace, set by drain() */
+  struct timespec drain_until; /* CLOCK_MONOTONIC end of the grace, set by drain() */
   int drained; /* drain() ran (owner's thread only, like start and stop) */
   MHD_socket quiesced_fd; /* the listening socket MHD gave back at drain(); closed at stop */
   pthread_t watchdog;

@@ -167,9 +167,13 @@ int dd_http_server_new(dd_http_server **out, const dd_http_opts *opts, const dd_
   dd_http_server *s = calloc(1, sizeof *s);
   if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
   pthread_mutex_init(&s->mu, NULL);
-  pthread_cond_init(&s->idle, NULL);
+  pthread_condattr_t ca; /* timed waits run on CLOCK_MONOTONIC: a wall-clock step moves none */
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&s->idle, &ca);
   pthread_mutex_init(&s->conns_mu, NULL);
-  pthread_cond_init(&s->conns_cv, NULL);
+  pthread_cond_init(&s->conns_cv, &ca);
+  pthread_condattr_destroy(&ca);
   s->opts = *opts;
   s->reg = reg;
   s->port = -1;
@@ -309,7 +313,7 @@ void dd_http_server_drain(dd_http_server *s) {
    * Linux shutdown() makes it stop listening now: new clients are refused at once
    * instead of waiting in the backlog until the grace ends. */
   if (s->quiesced_fd != MHD_INVALID_SOCKET) (void)shutdown(s->quiesced_fd, SHUT_RDWR);
-  clock_gettime(CLOCK_REALTIME, &s->drain_until);
+  clock_gettime(CLOCK_MONOTONIC, &s->drain_until);
   int grace = s->opts.shutdown_grace_ms > 0 ? s->opts.shutdown_grace_ms : 0;
   s->drain_until.tv_sec += grace / 1000;
   s->drain_until.tv_nsec += (long)(grace % 1000) * 1000000L;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -295,7 +296,13 @@ static void test_deadlines(void **state) {
   (void)state;
   sink_state ss;
   dd_call_result res;
+  /* Deadlines run on CLOCK_MONOTONIC: a step of the wall clock (NTP on a fresh machine) once
+   * failed a CreateCatalog that had taken milliseconds with DEADLINE_EXCEEDED. */
+  struct timespec mono;
+  clock_gettime(CLOCK_MONOTONIC, &mono);
   int64_t now = dd_call_now_ms();
+  assert_true(now - ((int64_t)mono.tv_sec * 1000 + mono.tv_nsec / 1000000) < 1000);
+  assert_true(now - ((int64_t)mono.tv_sec * 1000 + mono.tv_nsec / 1000000) >= 0);
   assert_int_equal(run("/t.T/Unary", "hello", now - 1, &ss, &res), DD_EDEADLINE);
   assert_int_equal(ss.sends, 0);
   assert_non_null(strstr(dd_err_msg(), "before the call ran"));
