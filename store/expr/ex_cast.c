@@ -320,7 +320,7 @@ static int invalid_input(const ex__vec *in, size_t i, ex_type to) {
                     "cannot be cast to \"%s\" because it is malformed. Correct the value as per "
                     "the syntax, or change its target type. Use `try_cast` to tolerate malformed "
                     "input and return NULL instead.", (int)(len > 100 ? 100 : len),
-                    in->data + in->off[i], tn);
+                    ex__vec_str(in, i), tn);
 }
 
 static void value_text(char *buf, size_t cap, const ex__vec *in, size_t i) {
@@ -404,7 +404,7 @@ static int cast_one(ex__vec *out, const ex__vec *in, size_t i, const ex__opts *o
     switch (f) {
       case EX_T_STRING:
       case EX_T_BINARY:
-        s = in->data + in->off[i];
+        s = ex__vec_str(in, i);
         len = in->off[i + 1] - in->off[i];
         return ex__vec_str_push(out, i, s, len);
       case EX_T_BOOLEAN: s = in->b[i] ? "true" : "false"; break;
@@ -421,7 +421,7 @@ static int cast_one(ex__vec *out, const ex__vec *in, size_t i, const ex__opts *o
   /* ---- from string ---- */
   if (f == EX_T_STRING) {
     /* a column of empty strings may have no data buffer at all */
-    const char *s = in->data ? in->data + in->off[i] : "";
+    const char *s = ex__vec_str(in, i);
     size_t len = in->off[i + 1] - in->off[i];
     const char *ts = s;
     size_t tl = len;

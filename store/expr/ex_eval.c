@@ -132,7 +132,7 @@ int ex__vec_value(ex_value *out, char **storage, const ex__vec *v, size_t i) {
     case EX_T_STRING:
     case EX_T_BINARY:
       out->len = v->off[i + 1] - v->off[i];
-      if (!(*storage = ex__strndup(v->data ? v->data + v->off[i] : "", out->len)))
+      if (!(*storage = ex__strndup(ex__vec_str(v, i), out->len)))
         return dd_err_set(DD_ENOMEM, "out of memory");
       out->str = *storage;
       break;

@@ -98,7 +98,7 @@ int ex__compare(int8_t *r, const ex__vec *a, const ex__vec *b) {
       for (size_t i = 0; i < n; i++) {
         size_t la = a->off[i + 1] - a->off[i], lb = b->off[i + 1] - b->off[i];
         size_t m = la < lb ? la : lb;
-        int c = m ? memcmp(a->data + a->off[i], b->data + b->off[i], m) : 0;
+        int c = m ? memcmp(ex__vec_str(a, i), ex__vec_str(b, i), m) : 0;
         r[i] = (int8_t)(c ? (c > 0) - (c < 0) : (la > lb) - (la < lb));
       }
       break;
@@ -252,7 +252,7 @@ static int take_row(ex__vec *dst, const ex__vec *src, size_t i) {
     case EX_T_DECIMAL: dst->d[i] = src->d[i]; break;
     case EX_T_STRING:
     case EX_T_BINARY:
-      return ex__vec_str_push(dst, i, src->data + src->off[i], src->off[i + 1] - src->off[i]);
+      return ex__vec_str_push(dst, i, ex__vec_str(src, i), src->off[i + 1] - src->off[i]);
     case EX_T_NULL: break;
     default: dst->i[i] = src->i[i]; break;
   }

@@ -195,7 +195,7 @@ static int eval_like(ex__vec *out, const ex_node *e, const arw_batch *in) {
     goto cleanup;
   for (size_t i = 0; i < n; i++) {
     if (!ex__ok(out, i)) continue;
-    const char *s = v[0].data + v[0].off[i], *p = v[1].data + v[1].off[i];
+    const char *s = ex__vec_str(&v[0], i), *p = ex__vec_str(&v[1], i);
     size_t sl = v[0].off[i + 1] - v[0].off[i], pl = v[1].off[i + 1] - v[1].off[i];
     if (!rlike) {
       out->b[i] = like_match(s, sl, p, pl, fold);
@@ -259,8 +259,8 @@ static int eval_find(ex__vec *out, const ex_node *e, const arw_batch *in) {
       !(rc = ex__vec_and_valid(out, &v[1])))
     for (size_t i = 0; i < n; i++)
       if (ex__ok(out, i))
-        out->b[i] = has_at(v[0].data + v[0].off[i], v[0].off[i + 1] - v[0].off[i],
-                           v[1].data + v[1].off[i], v[1].off[i + 1] - v[1].off[i], where);
+        out->b[i] = has_at(ex__vec_str(&v[0], i), v[0].off[i + 1] - v[0].off[i],
+                           ex__vec_str(&v[1], i), v[1].off[i + 1] - v[1].off[i], where);
   if (rc) ex__vec_free(out);
   ex__free_args(v, 2);
   return rc;
@@ -286,7 +286,7 @@ static int eval_str1(ex__vec *out, const ex_node *e, const arw_batch *in) {
   if ((rc = ex__vec_init(out, ex__t(EX_T_STRING), n)) || (rc = ex__vec_and_valid(out, &a)))
     goto cleanup;
   for (size_t i = 0; i < n; i++) {
-    const char *s = a.data + a.off[i];
+    const char *s = ex__vec_str(&a, i);
     size_t len = a.off[i + 1] - a.off[i];
     if (!ex__ok(&a, i)) len = 0;
     if (op == 't' || op == '<')
@@ -339,7 +339,7 @@ static int eval_length(ex__vec *out, const ex_node *e, const arw_batch *in) {
   if (!(rc = ex__vec_init(out, ex__t(EX_T_INT), a.n)) && !(rc = ex__vec_and_valid(out, &a)))
     for (size_t i = 0; i < a.n; i++) {
       size_t len = a.off[i + 1] - a.off[i];
-      out->i[i] = (int64_t)(bin ? len : nchars(a.data + a.off[i], len));
+      out->i[i] = (int64_t)(bin ? len : nchars(ex__vec_str(&a, i), len));
     }
   ex__vec_free(&a);
   return rc;
@@ -370,7 +370,7 @@ static int eval_substring(ex__vec *out, const ex_node *e, const arw_batch *in) {
       out->off[i + 1] = out->data_len;
       continue;
     }
-    const char *s = v[0].data + v[0].off[i];
+    const char *s = ex__vec_str(&v[0], i);
     size_t bl = v[0].off[i + 1] - v[0].off[i];
     int64_t len = (int64_t)(bin ? bl : nchars(s, bl));
     int64_t pos = v[1].i[i], cnt = e->nargs > 2 ? v[2].i[i] : INT32_MAX;
@@ -416,7 +416,7 @@ static int eval_concat(ex__vec *out, const ex_node *e, const arw_batch *in) {
     out->off[i + 1] = out->data_len;
     if (!ex__ok(out, i)) continue;
     for (size_t k = 0; k < e->nargs; k++)
-      if ((rc = ex__vec_str_push(out, i, v[k].data + v[k].off[i], v[k].off[i + 1] - v[k].off[i])))
+      if ((rc = ex__vec_str_push(out, i, ex__vec_str(&v[k], i), v[k].off[i + 1] - v[k].off[i])))
         goto cleanup;
   }
 cleanup:

@@ -101,6 +101,9 @@ static inline bool ex__ok(const ex__vec *v, size_t i) { return !v->valid || v->v
 int ex__vec_set_null(ex__vec *v, size_t i);
 /* Appends string bytes for row i (rows appended in order 0..n-1). */
 int ex__vec_str_push(ex__vec *v, size_t i, const char *s, size_t len);
+/* The bytes of string/binary row i; a column of empty strings may have no buffer at all
+ * (data NULL), and NULL + 0 is undefined in C. */
+static inline const char *ex__vec_str(const ex__vec *v, size_t i) { return v->data ? v->data + v->off[i] : ""; }
 /* ANDs the validity of src into dst (dst->valid made when needed). */
 int ex__vec_and_valid(ex__vec *dst, const ex__vec *src);
 /* Evaluates a bound node over batch in. */
