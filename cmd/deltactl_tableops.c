@@ -5,9 +5,11 @@
  * printer, dctl_print_result (deltactl_table_print.c). On a terminal, long local work shows
  * a progress line on stderr. Exit codes: 0 success, 1 the operation failed, 2 usage, 3 local
  * failure. */
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/deltactl_common.h"
@@ -17,6 +19,7 @@
 #include "delta/connect/commands.pb-c.h"
 #include "delta/connect/relations.pb-c.h"
 #include "deltad/connect/v1/connect.pb-c.h"
+#include "deltad/lance/v1/lance.pb-c.h"
 #include "store/deltaops/dop.h"
 
 #define CMD_METHOD "/deltad.connect.v1.DeltaConnectService/ExecuteCommand"
@@ -84,37 +87,65 @@ static void stream_free(stream_ctx *s) {
   free(s->cols);
 }
 
-static int run_remote(const char *method, const ProtobufCMessage *req) {
+/* Streams req into s (freed by the caller with stream_free). Returns an exit code. */
+static int fetch_remote(const char *method, const ProtobufCMessage *req, stream_ctx *s) {
   dd_client *c = NULL;
   int code = dctl_client_get(&c);
   if (code) return code;
+  int rc = dd_client_stream(c, method, req, &deltad__connect__v1__execute_result__descriptor, on_msg, s);
+  return rc ? dctl_report_call_error(c, rc) : 0;
+}
+
+/* Prints r: list verbs (history) print a JSON array even for one row; limit > 0 keeps
+ * the first limit rows. */
+static int print_rows(dop_result *r, bool list, size_t limit) {
+  if (limit && r->nrows > limit) r->nrows = limit; /* the cells past it are still freed */
+  if (dctl_print_result_as(r, false, list)) return dctl_fail(DCTL_EXIT_LOCAL, "%s", dd_err_msg());
+  return 0;
+}
+
+static int run_remote_as(const char *method, const ProtobufCMessage *req, bool list, size_t limit) {
   stream_ctx s = {0};
-  int rc = dd_client_stream(c, method, req, &deltad__connect__v1__execute_result__descriptor, on_msg, &s);
-  if (rc) code = dctl_report_call_error(c, rc);
-  else if (dctl_print_result(&s.r, dctl_globals_get()->output == DCTL_OUT_JSON))
-    code = dctl_fail(DCTL_EXIT_LOCAL, "%s", dd_err_msg());
+  int code = fetch_remote(method, req, &s);
+  size_t all = s.r.nrows;
+  if (!code) code = print_rows(&s.r, list, limit);
+  s.r.nrows = all;
   stream_free(&s);
   return code;
+}
+
+static int run_remote(const char *method, const ProtobufCMessage *req) {
+  return run_remote_as(method, req, false, 0);
 }
 
 int dctl_tableops_remote(const char *method, const ProtobufCMessage *req) {
   return run_remote(method, req);
 }
 
-/* rp is read after rc was computed (the callee fills *rp). */
-static int finish_local(int rc, dop_result **rp) {
-  dop_result *r = *rp;
+/* Reports a failed local operation (and clears a progress line); rc 0 gives 0. */
+static int local_error(int rc) {
   if (isatty(2)) fputs("\r\033[K", stderr);
-  if (rc) {
-    fprintf(stderr, "deltactl: %s: %s\n", dd_err_name(rc), dd_err_msg());
-    return DCTL_EXIT_SERVER;
+  if (!rc) return 0;
+  char msg[2048];
+  dctl_error_text(msg, sizeof msg, dd_err_msg());
+  fprintf(stderr, "deltactl: %s: %s\n", dd_err_name(rc), msg);
+  return DCTL_EXIT_SERVER;
+}
+
+/* rp is read after rc was computed (the callee fills *rp). */
+static int finish_local_as(int rc, dop_result **rp, bool list, size_t limit) {
+  dop_result *r = *rp;
+  int code = local_error(rc);
+  if (!code) {
+    size_t all = r->nrows;
+    code = print_rows(r, list, limit);
+    r->nrows = all;
   }
-  int code = 0;
-  if (dctl_print_result(r, dctl_globals_get()->output == DCTL_OUT_JSON))
-    code = dctl_fail(DCTL_EXIT_LOCAL, "%s", dd_err_msg());
   dop_result_free(r);
   return code;
 }
+
+static int finish_local(int rc, dop_result **rp) { return finish_local_as(rc, rp, false, 0); }
 
 /* ======================= verbs ======================= */
 
@@ -124,6 +155,23 @@ typedef struct common {
   dctl_strv props, cols, parts, clusters;
 } common;
 
+/* A table as the user named it: a path (made absolute) or a catalog name. */
+typedef struct target {
+  char *path;       /* the absolute path, or the name itself */
+  bool is_name;     /* catalog.schema.table: the server resolves it */
+} target;
+
+/* catalog.schema.table: three non-empty dot-separated parts, no '/', and no such file
+ * here (a relative path wins). */
+static bool is_catalog_name(const char *a) {
+  struct stat st;
+  int dots = 0;
+  if (!*a || strchr(a, '/') || strchr(a, ':') || strchr(a, '`') || stat(a, &st) == 0) return false;
+  for (const char *c = a; *c; c++)
+    if (*c == '.' && (++dots > 2 || c == a || c[1] == '.' || !c[1])) return false;
+  return dots == 2;
+}
+
 static char *abs_path(const char *p) {
   if (p[0] == '/' || strchr(p, '`') || !strncmp(p, "file:", 5)) return strdup(p);
   char cwd[4096];
@@ -132,11 +180,20 @@ static char *abs_path(const char *p) {
   return asprintf(&r, "%s/%s", cwd, p) < 0 ? NULL : r;
 }
 
+/* The table being worked on (main sets it): mk_table sends a catalog name as
+ * table_or_view_name, a path as path. */
+static target cur;
+
 static Delta__Connect__DeltaTable *mk_table(Delta__Connect__DeltaTable *t, Delta__Connect__DeltaTable__Path *p,
                                             const char *path, Delta__Connect__DeltaTable__Path__HadoopConfEntry **conf,
                                             size_t nconf) {
   delta__connect__delta_table__init(t);
   delta__connect__delta_table__path__init(p);
+  if (cur.is_name && path == cur.path && !nconf) {
+    t->access_type_case = DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_TABLE_OR_VIEW_NAME;
+    t->table_or_view_name = (char *)path;
+    return t;
+  }
   t->access_type_case = DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_PATH;
   t->path = p;
   p->path = (char *)path;
@@ -153,22 +210,36 @@ static bool parse_i64(const char *s, int64_t *v) {
 }
 
 static const char USAGE[] =
-    "usage: deltactl table VERB [--local] ARGS...\n"
-    "  vacuum PATH [--retain HOURS] [--dry-run] [--allow-short-retention]\n"
-    "  restore PATH (--version N | --timestamp TS)\n"
-    "  clone SOURCE TARGET [--version N | --timestamp TS] [--deep] [--replace] [--property K=V]...\n"
-    "  upgrade PATH --reader N --writer N\n"
-    "  add-feature PATH FEATURE\n"
-    "  drop-feature PATH FEATURE [--truncate-history]\n"
-    "  generate PATH [--mode symlink_format_manifest]\n"
-    "  create PATH --column NAME:TYPE[:not null]... [--partition COL]... [--cluster COL]...\n"
-    "         [--property K=V]... [--comment TEXT] [--mode create|if-not-exists|replace|create-or-replace]\n"
-    "  convert PATH [--partition-schema 'a INT, b STRING']\n"
-    "  is-delta PATH | history PATH [--limit N]\n"
-    "  detail PATH [--version N | --timestamp TS (with --local)]\n"
-    "  optimize PATH [--where EXPR] [--zorder-by C1,C2] [--target-size BYTES]\n"
-    "--local runs in this process; otherwise the global --server is called (DeltaConnectService).\n"
-    "Both print the same: one object a row with --output json, else text.\n";
+    "usage: deltactl [GLOBAL FLAGS] table VERB TABLE [ARGS...] [--local]\n"
+    "TABLE is a path or a catalog name (catalog.schema.table, resolved by the server). Every\n"
+    "verb runs on the server (--server, DeltaConnectService; it works only under registered\n"
+    "storage locations) unless --local runs it in this process; both print the same.\n"
+    "verbs:\n"
+    "  history       commits, newest first: history TABLE [--limit N]\n"
+    "  detail        one row about the table: detail TABLE [--version N | --timestamp TS] (--local)\n"
+    "  files         active files: files TABLE [--version N | --timestamp TS] (always in this process)\n"
+    "  changes       files added/removed: changes TABLE --from V [--to V] (always in this process)\n"
+    "  scan          rows: scan TABLE [--where EXPR] [--columns a,b] [--limit N] (see scan --help)\n"
+    "  vacuum        delete unreferenced files: vacuum TABLE [--retain HOURS] [--dry-run]\n"
+    "                [--allow-short-retention]; prints the files and bytes deleted\n"
+    "  restore       restore TABLE (--version N | --timestamp TS)\n"
+    "  clone         clone SOURCE TARGET [--version N | --timestamp TS] [--deep] [--replace]\n"
+    "                [--property K=V]...\n"
+    "  optimize      compact files: optimize TABLE [--where EXPR] [--zorder-by C1,C2]\n"
+    "                [--target-size BYTES] (see optimize --help)\n"
+    "  upgrade       upgrade TABLE --reader N --writer N\n"
+    "  add-feature   add-feature TABLE FEATURE\n"
+    "  drop-feature  drop-feature TABLE FEATURE [--truncate-history]\n"
+    "  generate      generate TABLE [--mode symlink_format_manifest]\n"
+    "  create        create PATH --column NAME:TYPE[:not null]... [--partition COL]...\n"
+    "                [--cluster COL]... [--property K=V]... [--comment TEXT]\n"
+    "                [--mode create|if-not-exists|replace|create-or-replace]\n"
+    "  convert       convert PATH [--partition-schema 'a INT, b STRING']\n"
+    "  is-delta      is-delta PATH: true or false\n"
+    "options of every verb:\n"
+    "  --local             run in this process instead of on the server\n"
+    "  --output FORMAT     table, json (one object, an array for history), jsonl or csv\n"
+    "  --help              this text\n";
 
 static const char *const VERBS[] = {"vacuum", "restore", "clone", "upgrade", "add-feature", "drop-feature",
                                     "generate", "create", "convert", "is-delta", "history", "detail", NULL};
@@ -180,7 +251,6 @@ bool dctl_tableops_has_verb(const char *verb) {
 }
 
 static int parse_common(common *c, int argc, char **argv, const char **pos, int *npos) {
-  const char *out = NULL;
   dctl_opt opts[] = {
       {"--local", 0, NULL, &c->local, NULL},          {"--dry-run", 0, NULL, &c->dry_run, NULL},
       {"--allow-short-retention", 0, NULL, &c->allow_short, NULL},
@@ -190,17 +260,13 @@ static int parse_common(common *c, int argc, char **argv, const char **pos, int 
       {"--timestamp", 1, &c->timestamp, NULL, NULL},  {"--reader", 1, &c->reader, NULL, NULL},
       {"--writer", 1, &c->writer, NULL, NULL},        {"--mode", 1, &c->mode, NULL, NULL},
       {"--comment", 1, &c->comment, NULL, NULL},      {"--partition-schema", 1, &c->schema, NULL, NULL},
-      {"--limit", 1, &c->limit, NULL, NULL},          {"--output", 1, &out, NULL, NULL},
+      {"--limit", 1, &c->limit, NULL, NULL},
       {"--property", 1, NULL, NULL, &c->props},       {"--column", 1, NULL, NULL, &c->cols},
       {"--partition", 1, NULL, NULL, &c->parts},      {"--cluster", 1, NULL, NULL, &c->clusters},
       {NULL, 0, NULL, NULL, NULL},
   };
   dctl_cmd cmd = {USAGE, opts, 1, 3};
-  int code = dctl_parse(&cmd, argc, argv, pos, npos);
-  if (code != DCTL_CONTINUE) return code;
-  if (out && !strcmp(out, "json")) dctl_globals_get()->output = DCTL_OUT_JSON;
-  else if (out && strcmp(out, "table")) return dctl_usage_error(USAGE, "--output must be table or json");
-  return DCTL_CONTINUE;
+  return dctl_parse(&cmd, argc, argv, pos, npos);
 }
 
 /* Splits the K=V list into two arrays (pointers into a copy kept in *hold). */
@@ -218,13 +284,88 @@ static int split_props(const dctl_strv *kv, const char **k, const char **v, char
 
 /* ---- per-verb: local and remote ---- */
 
+/* ---- vacuum: what it did ---- */
+
+static const dop_col VACUUM_DONE_COLS[] = {
+    {"path", "string", false}, {"numDeletedFiles", "bigint", false}, {"numDeletedBytes", "bigint", false}};
+
+/* A metric of a history row's operationMetrics (a JSON object of strings); -1 when absent. */
+static int64_t metric(const dop_result *h, size_t row, const char *name) {
+  for (size_t j = 0; j < h->ncols; j++) {
+    const dop_cell *c = dop_result_cell(h, row, j);
+    if (strcmp(h->cols[j].name, "operationMetrics") || c->kind != DOP_JSON || !c->str) continue;
+    json_t *m = json_loads(c->str, 0, NULL);
+    json_t *v = json_object_get(m, name);
+    int64_t n = json_is_string(v) ? strtoll(json_string_value(v), NULL, 10) : json_is_integer(v) ? json_integer_value(v) : -1;
+    json_decref(m);
+    return n;
+  }
+  return -1;
+}
+
+static const char *row_str(const dop_result *h, size_t row, const char *col) {
+  for (size_t j = 0; j < h->ncols; j++)
+    if (!strcmp(h->cols[j].name, col)) return dop_result_cell(h, row, j)->str;
+  return NULL;
+}
+
+/* After a vacuum: the two newest commits are its VACUUM END and VACUUM START; prints the
+ * files and bytes they record. */
+static int vacuum_done(common *c, const char *path) {
+  dop_result *h = NULL;
+  stream_ctx s = {0};
+  int code;
+  if (c->local) {
+    code = local_error(dop_history(&h, path, 2));
+  } else {
+    Delta__Connect__DeltaTable t;
+    Delta__Connect__DeltaTable__Path p;
+    Delta__Connect__DescribeHistory dh = DELTA__CONNECT__DESCRIBE_HISTORY__INIT;
+    dh.table = mk_table(&t, &p, path, NULL, 0);
+    Delta__Connect__DeltaRelation rel = DELTA__CONNECT__DELTA_RELATION__INIT;
+    rel.relation_type_case = DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_DESCRIBE_HISTORY;
+    rel.describe_history = &dh;
+    code = fetch_remote(REL_METHOD, &rel.base, &s);
+    h = &s.r;
+  }
+  if (code) goto cleanup;
+  const char *end = h->nrows > 0 ? row_str(h, 0, "operation") : NULL;
+  const char *start = h->nrows > 1 ? row_str(h, 1, "operation") : NULL;
+  if (!end || !start || strcmp(end, "VACUUM END") || strcmp(start, "VACUUM START")) {
+    code = dctl_fail(DCTL_EXIT_SERVER, "vacuum finished, but its VACUUM START/END commits are not the newest");
+    goto cleanup;
+  }
+  int64_t files = metric(h, 0, "numDeletedFiles"), bytes = metric(h, 1, "sizeOfDataToDelete");
+  if (dctl_globals_get()->output == DCTL_OUT_TABLE) {
+    printf("vacuum: deleted %lld files (%lld bytes) from %s\n", (long long)files, (long long)bytes, path);
+  } else {
+    dop_cell cells[3] = {{DOP_STR, 0, 0, (char *)path}, {DOP_I64, files, 0, NULL}, {DOP_I64, bytes, 0, NULL}};
+    dop_result r = {3, VACUUM_DONE_COLS, 1, cells, 3};
+    code = print_rows(&r, false, 0);
+  }
+cleanup:
+  if (c->local) dop_result_free(h);
+  else stream_free(&s);
+  return code;
+}
+
+/* A dry run: the files it would delete (also when none). */
+static int vacuum_would(dop_result *r, const char *path) {
+  if (dctl_globals_get()->output != DCTL_OUT_TABLE) return print_rows(r, true, 0);
+  printf("vacuum --dry-run: would delete %zu file%s from %s%s\n", r->nrows, r->nrows == 1 ? "" : "s", path,
+         r->nrows ? ":" : "");
+  for (size_t i = 0; i < r->nrows; i++) printf("  %s\n", dop_result_cell(r, i, 0)->str);
+  return 0;
+}
+
 static int verb_vacuum(common *c, const char *path) {
   double hours = 0;
   if (c->retain) {
     char *end;
     hours = strtod(c->retain, &end);
-    if (*end) return dctl_usage_error(USAGE, "--retain wants hours, not '%s'", c->retain);
+    if (*end || end == c->retain) return dctl_usage_error(USAGE, "--retain wants hours, not '%s'", c->retain);
   }
+  int code;
   if (c->local) {
     dop_result *r = NULL;
     dop_vacuum_opts o = DOP_VACUUM_OPTS_INIT;
@@ -233,7 +374,10 @@ static int verb_vacuum(common *c, const char *path) {
     o.retention_check = !c->allow_short;
     o.dry_run = c->dry_run;
     if (isatty(2)) o.progress = progress;
-    return finish_local(dop_vacuum(&r, path, &o, NULL), &r);
+    code = local_error(dop_vacuum(&r, path, &o, NULL));
+    if (!code && c->dry_run) code = vacuum_would(r, path);
+    dop_result_free(r);
+    return code || c->dry_run ? code : vacuum_done(c, path);
   }
   Delta__Connect__DeltaTable t;
   Delta__Connect__DeltaTable__Path p;
@@ -257,7 +401,11 @@ static int verb_vacuum(common *c, const char *path) {
   Delta__Connect__DeltaCommand cmd = DELTA__CONNECT__DELTA_COMMAND__INIT;
   cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_VACUUM_TABLE;
   cmd.vacuum_table = &v;
-  return run_remote(CMD_METHOD, &cmd.base);
+  stream_ctx s = {0};
+  code = fetch_remote(CMD_METHOD, &cmd.base, &s);
+  if (!code && c->dry_run) code = vacuum_would(&s.r, path);
+  stream_free(&s);
+  return code || c->dry_run ? code : vacuum_done(c, path);
 }
 
 static int verb_restore(common *c, const char *path) {
@@ -371,12 +519,6 @@ static int verb_simple_cmd(common *c, const char *verb, const char *path, const 
   return run_remote(CMD_METHOD, &cmd.base);
 }
 
-/* True when a server was named (--server or $DELTAD_SERVER). */
-static bool server_named(void) {
-  const char *env = getenv("DELTAD_SERVER");
-  return dctl_globals_get()->server || (env && *env);
-}
-
 /* detail reads a past snapshot (--version, --timestamp) in this process only: DescribeDetail
  * has no version. */
 static int check_detail(const common *c, int64_t *version) {
@@ -386,9 +528,6 @@ static int check_detail(const common *c, int64_t *version) {
     return dctl_usage_error(USAGE, "--version wants a number >= 0");
   if (!c->local && (c->version || c->timestamp))
     return dctl_usage_error(USAGE, "detail --version and --timestamp need --local");
-  if (!c->local && !server_named())
-    return dctl_usage_error(USAGE, "no server named (--server or $DELTAD_SERVER), so server mode is "
-                                   "not available; use --local");
   return DCTL_CONTINUE;
 }
 
@@ -401,7 +540,7 @@ static int verb_describe(common *c, const char *verb, const char *path) {
     if (code != DCTL_CONTINUE) return code;
   }
   if (c->local) {
-    if (!strcmp(verb, "history")) return finish_local(dop_history(&r, path, (size_t)limit), &r);
+    if (!strcmp(verb, "history")) return finish_local_as(dop_history(&r, path, (size_t)limit), &r, true, 0);
     if (!strcmp(verb, "detail")) return finish_local(dop_detail_at(&r, path, version, c->timestamp), &r);
     if (!strcmp(verb, "is-delta")) return finish_local(dop_is_delta(&r, path), &r);
     return finish_local(dop_convert(&r, path, c->schema, isatty(2) ? progress : NULL, NULL), &r);
@@ -432,6 +571,8 @@ static int verb_describe(common *c, const char *verb, const char *path) {
     rel.relation_type_case = DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_CONVERT_TO_DELTA;
     rel.convert_to_delta = &cv;
   }
+  /* DescribeHistory has no limit: the newest --limit rows of its answer are printed. */
+  if (!strcmp(verb, "history")) return run_remote_as(REL_METHOD, &rel.base, true, (size_t)limit);
   return run_remote(REL_METHOD, &rel.base);
 }
 
@@ -513,9 +654,60 @@ static int verb_create(common *c, const char *path) {
   return code;
 }
 
+/* ---- catalog names ---- */
+
+#define DESCRIBE_TABLE "/deltad.lance.v1.NamespaceService/DescribeTable"
+
+/* The location the catalog keeps for catalog.schema.table (a file:// URL becomes its path). */
+static int catalog_location(const char *name, char **out) {
+  char *copy = strdup(name), *parts[3];
+  if (!copy) return dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
+  char *save = NULL;
+  parts[0] = strtok_r(copy, ".", &save);
+  parts[1] = strtok_r(NULL, ".", &save);
+  parts[2] = strtok_r(NULL, ".", &save);
+  Deltad__Lance__V1__DescribeTableRequest req = DELTAD__LANCE__V1__DESCRIBE_TABLE_REQUEST__INIT;
+  req.n_id = 3;
+  req.id = parts;
+  ProtobufCMessage *resp = NULL;
+  int code = dctl_call(DESCRIBE_TABLE, &req.base, &deltad__lance__v1__describe_table_response__descriptor, &resp);
+  if (!code) {
+    const char *loc = ((Deltad__Lance__V1__DescribeTableResponse *)resp)->location;
+    if (!strncmp(loc, "file://", 7)) loc += 7;
+    if (!(*out = strdup(loc))) code = dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
+  }
+  protobuf_c_message_free_unpacked(resp, NULL);
+  free(copy);
+  return code;
+}
+
+int dctl_table_location(const char *arg, char **out) {
+  *out = NULL;
+  if (is_catalog_name(arg)) return catalog_location(arg, out);
+  if (!(*out = abs_path(arg))) return dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
+  return 0;
+}
+
+/* cur for pos: a catalog name stays one for the server; --local (and vacuum's options,
+ * which travel with a path) look its location up first. */
+static int set_target(const common *c, const char *verb, const char *pos) {
+  cur.is_name = is_catalog_name(pos);
+  bool by_path = c->local || (!strcmp(verb, "vacuum") && (c->dry_run || c->allow_short)) ||
+                 !strcmp(verb, "is-delta") || !strcmp(verb, "convert");
+  if (cur.is_name && by_path) {
+    cur.is_name = false;
+    return catalog_location(pos, &cur.path);
+  }
+  cur.path = cur.is_name ? strdup(pos) : abs_path(pos);
+  return cur.path ? 0 : dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
+}
+
+static void usage_to(FILE *f) { fputs(USAGE, f); }
+
 int dctl_tableops_main(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-    fputs(USAGE, argc < 2 ? stderr : stdout);
+    if (argc < 2) fputs("deltactl: table: missing verb\n", stderr);
+    usage_to(argc < 2 ? stderr : stdout);
     return argc < 2 ? DCTL_EXIT_USAGE : 0;
   }
   const char *verb = argv[1];
@@ -526,8 +718,8 @@ int dctl_tableops_main(int argc, char **argv) {
   int npos = 0;
   int code = parse_common(&c, argc - 1, argv + 1, pos, &npos);
   if (code != DCTL_CONTINUE) return code;
-  char *path = abs_path(pos[0]), *second = NULL;
-  if (!path) return dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
+  if ((code = set_target(&c, verb, pos[0])) != 0) return code;
+  char *path = cur.path, *second = NULL;
   if (!strcmp(verb, "vacuum")) code = verb_vacuum(&c, path);
   else if (!strcmp(verb, "restore")) code = verb_restore(&c, path);
   else if (!strcmp(verb, "clone")) {
@@ -544,18 +736,10 @@ int dctl_tableops_main(int argc, char **argv) {
   return code;
 }
 
-/* history has two: the engine's listing (deltactl_table.c) with --local or when no server
- * was named, DESCRIBE HISTORY on the server otherwise. */
-static bool engine_verb(int argc, char **argv) {
-  if (strcmp(argv[1], "history")) return false;
-  bool local = false;
-  for (int i = 2; i < argc; i++) local |= !strcmp(argv[i], "--local");
-  return local || !server_named();
-}
-
+/* Dispatch of `table`: one line a verb family; every other verb (and --help) is here. */
 int dctl_tableops_dispatch(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "optimize")) return dctl_optimize_main(argc, argv);
   if (argc >= 2 && !strcmp(argv[1], "scan")) return dctl_scan_main(argc, argv);
-  if (argc >= 2 && dctl_tableops_has_verb(argv[1]) && !engine_verb(argc, argv)) return dctl_tableops_main(argc, argv);
-  return dctl_table_main(argc, argv);
+  if (argc >= 2 && (!strcmp(argv[1], "files") || !strcmp(argv[1], "changes"))) return dctl_table_main(argc, argv);
+  return dctl_tableops_main(argc, argv);
 }
