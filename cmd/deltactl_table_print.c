@@ -13,6 +13,7 @@
 #include "cmd/deltactl_common.h"
 #include "cmd/deltactl_table.h"
 #include "common/err.h"
+#include "server/http/pbjson.h"
 #include "store/delta/dl.h"
 #include "store/deltaops/dop.h"
 
@@ -75,15 +76,7 @@ static int dump_rows(json_t *arr, bool one) {
   return rc ? dd_err_set(DD_ENOMEM, "cannot print the output") : 0;
 }
 
-/* snake_case column names (Spark's operation metrics) as the API's camelCase. */
-static void camel(char *out, size_t cap, const char *name) {
-  size_t n = 0;
-  for (const char *p = name; *p && n + 1 < cap; p++) {
-    if (*p == '_' && p[1] && n) out[n++] = (char)toupper((unsigned char)*++p);
-    else out[n++] = *p;
-  }
-  out[n] = '\0';
-}
+
 
 static void print_kv_text(const char *packed) {
   const char *k, *v, *c = packed;
@@ -168,9 +161,8 @@ int dctl_print_result_as(const dop_result *r, bool json, bool list) {
     for (size_t i = 0; arr && i < r->nrows; i++) {
       json_t *o = json_object();
       for (size_t j = 0; o && j < r->ncols; j++) {
-        char key[128];
-        camel(key, sizeof key, r->cols[j].name);
-        json_object_set_new(o, key, cell_json(dop_result_cell(r, i, j)));
+        char key[128]; /* snake_case names (Spark's operation metrics) in the API's camelCase */
+        json_object_set_new(o, pbjson_json_name(r->cols[j].name, key, sizeof key), cell_json(dop_result_cell(r, i, j)));
       }
       if (!o || json_array_append_new(arr, o)) {
         json_decref(arr);
