@@ -178,7 +178,7 @@ int dctl_print_result_as(const dop_result *r, bool json, bool list) {
   }
   /* One row with many columns (DESCRIBE DETAIL, operation metrics) reads better as
    * "label: value" lines. */
-  if (r->nrows == 1 && r->ncols > 4) {
+  if (r->nrows == 1 && r->ncols > 4 && !list) {
     for (size_t j = 0; j < r->ncols; j++) {
       char label[128];
       label_text(label, sizeof label, r->cols[j].name);
