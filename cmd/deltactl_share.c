@@ -231,6 +231,7 @@ static const dctl_verb share__verbs[] = {
     {"add-table", share_add_table, "share a Delta table in a schema"},
     {"update-table", share_update_table, "change a shared table's options"},
     {"remove-table", share_remove_table, "stop sharing a table"},
+    {"import", dctl_share_import, "create shares from a Delta Sharing server's YAML"},
     {NULL, NULL, NULL},
 };
 

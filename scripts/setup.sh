@@ -13,7 +13,7 @@ PKGS=(
   libgrpc-dev protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libprotobuf-dev
   protobuf-compiler-grpc
   liblmdb-dev libssl-dev libjansson-dev libmicrohttpd-dev libgnutls28-dev
-  libsnappy-dev libzstd-dev zlib1g-dev libcurl4-openssl-dev curl
+  libsnappy-dev libzstd-dev zlib1g-dev libcurl4-openssl-dev libyaml-dev curl
 )
 if [ "$RUNTIME" -eq 0 ]; then
   PKGS+=(

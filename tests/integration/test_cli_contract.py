@@ -213,6 +213,55 @@ class Contract(ServerTest):
         self.assertRegex(text, r"schemas: +s \[t1\]")
         self.assertNotIn("<SharingSchemaInfo>", text)
 
+    def test_share_import_reference_yaml(self):
+        t1, t2 = copy_fixture("simple_table"), copy_fixture("cdf-table")
+        d = tempfile.mkdtemp(prefix="dd-import-")
+        yml = os.path.join(d, "server.yaml")
+        with open(yml, "w") as f:
+            f.write("""# the Delta Sharing reference server's config
+version: 1
+shares:
+- name: "imp"
+  schemas:
+  - name: "s1"
+    tables:
+    - name: "plain"
+      location: "%s"
+      id: "00000000-0000-0000-0000-000000000001"
+    - name: "feed"
+      location: "file://%s"
+      cdfEnabled: true
+  - name: "empty"
+host: "localhost"
+port: 8080
+endpoint: "/delta-sharing"
+""" % (t1, t2))
+        out, _ = self.ctl("share", "import", yml, "--dry-run")
+        self.assertEqual(out.splitlines(), [
+            "would create share imp", "would create schema imp.s1",
+            "would create table imp.s1.plain (file://%s)" % t1,
+            "would create table imp.s1.feed (file://%s)" % t2, "would create schema imp.empty"])
+        self.ctl("share", "get", "imp", expect=1)  # the dry run created nothing
+        rows = json.loads(self.ctl("share", "import", yml, "-o", "json")[0])
+        self.assertEqual([r["action"] for r in rows], ["created"] * 5)
+        got = json.loads(self.ctl("share", "get", "imp", "-o", "json")[0])
+        tables = {t["name"]: t for s in got["schemas"] for t in s.get("tables", [])}
+        self.assertEqual(sorted(tables), ["feed", "plain"])
+        self.assertTrue(tables["feed"].get("historyShared"))
+        self.assertFalse(tables["plain"].get("historyShared", False))
+        self.assertEqual(sorted(s["name"] for s in got["schemas"]), ["empty", "s1"])
+        out, _ = self.ctl("share", "import", yml)  # idempotent
+        self.assertTrue(all(l.startswith("exists ") for l in out.splitlines()), out)
+        with open(yml, "w") as f:
+            f.write("shares:\n- name: x\n  schemas:\n  - name: s\n    tables:\n    - name: t\n")
+        _, err = self.ctl("share", "import", yml, "--dry-run", expect=2)
+        self.assertIn("server.yaml:6: a table needs a location", err)
+        with open(yml, "w") as f:
+            f.write("shares: [unclosed\n")
+        _, err = self.ctl("share", "import", yml, expect=2)
+        self.assertIn("server.yaml:", err)
+        shutil.rmtree(d)
+
     def test_errors_name_flags(self):
         self.ctl("catalog", "create", "full1")
         self.ctl("schema", "create", "full1", "s")
