@@ -96,9 +96,16 @@ static int fetch_remote(const char *method, const ProtobufCMessage *req, stream_
   return rc ? dctl_report_call_error(c, rc) : 0;
 }
 
+/* What a verb whose result has no columns did, in words (set by the verb before it runs). */
+static char done_text[1200];
+
 /* Prints r: list verbs (history) print a JSON array even for one row; limit > 0 keeps
- * the first limit rows. */
+ * the first limit rows. A result without columns prints done_text in text. */
 static int print_rows(dop_result *r, bool list, size_t limit) {
+  if (!r->ncols && done_text[0] && dctl_globals_get()->output == DCTL_OUT_TABLE) {
+    puts(done_text);
+    return 0;
+  }
   if (limit && r->nrows > limit) r->nrows = limit; /* the cells past it are still freed */
   if (dctl_print_result_as(r, false, list)) return dctl_fail(DCTL_EXIT_LOCAL, "%s", dd_err_msg());
   return 0;
@@ -492,18 +499,22 @@ static int verb_simple_cmd(common *c, const char *verb, const char *path, const 
     int64_t rv, wv;
     if (!parse_i64(c->reader, &rv) || !parse_i64(c->writer, &wv))
       return dctl_usage_error(USAGE, "upgrade needs --reader N and --writer N");
+    snprintf(done_text, sizeof done_text, "upgraded %s to reader version %lld, writer version %lld", path,
+             (long long)rv, (long long)wv);
     if (c->local) return finish_local(dop_upgrade_protocol(&r, path, (int)rv, (int)wv), &r);
     up.table = &t, up.reader_version = (int32_t)rv, up.writer_version = (int32_t)wv;
     cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_UPGRADE_TABLE_PROTOCOL;
     cmd.upgrade_table_protocol = &up;
   } else if (!strcmp(verb, "add-feature")) {
     if (!arg) return dctl_usage_error(USAGE, "add-feature needs PATH FEATURE");
+    snprintf(done_text, sizeof done_text, "added feature %s to %s", arg, path);
     if (c->local) return finish_local(dop_add_feature(&r, path, arg), &r);
     af.table = &t, af.feature_name = (char *)arg;
     cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_ADD_FEATURE_SUPPORT;
     cmd.add_feature_support = &af;
   } else if (!strcmp(verb, "drop-feature")) {
     if (!arg) return dctl_usage_error(USAGE, "drop-feature needs PATH FEATURE");
+    snprintf(done_text, sizeof done_text, "dropped feature %s from %s", arg, path);
     if (c->local) return finish_local(dop_drop_feature(&r, path, arg, c->truncate), &r);
     df.table = &t, df.feature_name = (char *)arg;
     if (c->truncate) df._truncate_history_case = DELTA__CONNECT__DROP_FEATURE_SUPPORT___TRUNCATE_HISTORY_TRUNCATE_HISTORY, df.truncate_history = 1;
@@ -511,6 +522,7 @@ static int verb_simple_cmd(common *c, const char *verb, const char *path, const 
     cmd.drop_feature_support = &df;
   } else { /* generate */
     const char *mode = c->mode ? c->mode : "symlink_format_manifest";
+    snprintf(done_text, sizeof done_text, "generated %s for %s", mode, path);
     if (c->local) return finish_local(dop_generate(&r, path, mode), &r);
     g.table = &t, g.mode = (char *)mode;
     cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_GENERATE;
@@ -588,6 +600,10 @@ static int verb_create(common *c, const char *path) {
   int mode = create_mode(c->mode);
   if (!mode) return dctl_usage_error(USAGE, "--mode must be create, if-not-exists, replace or create-or-replace");
   if (!c->cols.n) return dctl_usage_error(USAGE, "create needs at least one --column NAME:TYPE");
+  static const char *const did[] = {"", "created table", "created table (unless one existed)", "replaced table",
+                                     "created or replaced table"};
+  snprintf(done_text, sizeof done_text, "%s %s (%zu column%s)", did[mode >= 1 && mode <= 4 ? mode : 1], path,
+           c->cols.n, c->cols.n == 1 ? "" : "s");
   dop_column cols[DCTL_LIST_MAX];
   char *hold[DCTL_LIST_MAX] = {0}, *khold[DCTL_LIST_MAX] = {0};
   const char *k[DCTL_LIST_MAX], *v[DCTL_LIST_MAX];

@@ -160,6 +160,20 @@ class Contract(ServerTest):
                                        "-o", "json", *extra)[0])
             self.assertEqual(done["numDeletedFiles"], 0)
 
+    def test_operations_say_what_they_did(self):
+        for local in (False, True):
+            extra = ["--local"] if local else []
+            t = copy_fixture("simple_table")
+            out, _ = self.ctl("table", "add-feature", t, "deletionVectors", *extra)
+            self.assertEqual(out, "added feature deletionVectors to %s\n" % t)
+            out, _ = self.ctl("table", "generate", t, *extra)
+            self.assertEqual(out, "generated symlink_format_manifest for %s\n" % t)
+            n = os.path.join(os.path.dirname(t), "n")
+            out, _ = self.ctl("table", "create", n, "--column", "id:bigint", *extra)
+            self.assertEqual(out, "created table %s (1 column)\n" % n)
+            out, _ = self.ctl("table", "upgrade", n, "--reader", "1", "--writer", "3", *extra)
+            self.assertEqual(out, "upgraded %s to reader version 1, writer version 3\n" % n)
+
     # ---- the rest of the contract ----
     def test_version_help_completion(self):
         out, _ = self.ctl("--version", local=True)
