@@ -1,158 +1,28 @@
-/* deltactl_tableops.c: `deltactl table <maintenance verb>` and `table detail`. Each verb
- * builds a delta.connect message and either streams it through DeltaConnectService (the
- * default, --server from the global flags) or runs the same store/deltaops operation
- * in-process (--local); either way the result (columns + rows, a dop_result) goes to the one
- * printer, dctl_print_result (deltactl_table_print.c). On a terminal, long local work shows
- * a progress line on stderr. Exit codes: 0 success, 1 the operation failed, 2 usage, 3 local
+/* deltactl_tableops.c: the `deltactl table` group: its help, its dispatch, and every verb
+ * but files/changes (deltactl_table.c), scan and optimize. Each verb builds a delta.connect
+ * message and either streams it through DeltaConnectService (the default, --server from
+ * the global flags) or runs the same store/deltaops operation in-process (--local); either
+ * way the result (columns + rows, a dop_result) goes to the one printer
+ * (deltactl_tablecall.c, deltactl_table_print.c). On a terminal, long local work shows a
+ * progress line on stderr. Exit codes: 0 success, 1 the operation failed, 2 usage, 3 local
  * failure. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/deltactl_common.h"
+#include "cmd/deltactl_tablecall.h"
 #include "cmd/deltactl_table.h"
 #include "cmd/deltactl_tableops.h"
 #include "common/err.h"
 #include "delta/connect/commands.pb-c.h"
 #include "delta/connect/relations.pb-c.h"
-#include "deltad/connect/v1/connect.pb-c.h"
-#include "deltad/lance/v1/lance.pb-c.h"
 #include "store/deltaops/dop.h"
 
-#define CMD_METHOD "/deltad.connect.v1.DeltaConnectService/ExecuteCommand"
-#define REL_METHOD "/deltad.connect.v1.DeltaConnectService/ExecuteRelation"
-
-static void progress(void *ctx, const char *phase, uint64_t done, uint64_t total) {
-  (void)ctx;
-  if (total) fprintf(stderr, "\r%s: %llu/%llu ", phase, (unsigned long long)done, (unsigned long long)total);
-  else fprintf(stderr, "\r%s: %llu ", phase, (unsigned long long)done);
-  fflush(stderr);
-}
-
-/* ======================= server results ======================= */
-
-/* A dop_result built from the stream; its columns are owned (freed by stream_free). */
-typedef struct stream_ctx {
-  dop_result r;
-  dop_col *cols;
-} stream_ctx;
-
-static int on_msg(void *ud, const ProtobufCMessage *msg) {
-  stream_ctx *s = ud;
-  const Deltad__Connect__V1__ExecuteResult *m = (const Deltad__Connect__V1__ExecuteResult *)msg;
-  if (m->result_case == DELTAD__CONNECT__V1__EXECUTE_RESULT__RESULT_SCHEMA) {
-    s->cols = calloc(m->schema->n_columns + 1, sizeof *s->cols);
-    if (!s->cols) return DD_ENOMEM;
-    for (size_t i = 0; i < m->schema->n_columns; i++) {
-      s->cols[i].name = strdup(m->schema->columns[i]->name);
-      s->cols[i].type = strdup(m->schema->columns[i]->type);
-    }
-    s->r.cols = s->cols;
-    s->r.ncols = m->schema->n_columns;
-    return 0;
-  }
-  const Deltad__Connect__V1__ResultRow *row = m->row;
-  if ((s->r.nrows + 1) * s->r.ncols > s->r.cap) {
-    size_t cap = s->r.cap ? s->r.cap * 2 : 64 * (s->r.ncols + 1);
-    dop_cell *n = realloc(s->r.cells, cap * sizeof *n);
-    if (!n) return DD_ENOMEM;
-    s->r.cells = n;
-    s->r.cap = cap;
-  }
-  dop_cell *c = s->r.cells + s->r.nrows * s->r.ncols;
-  memset(c, 0, s->r.ncols * sizeof *c);
-  s->r.nrows++;
-  for (size_t j = 0; j < s->r.ncols && j < row->n_values; j++) {
-    const Deltad__Connect__V1__Value *v = row->values[j];
-    switch (v->kind_case) {
-      case DELTAD__CONNECT__V1__VALUE__KIND_BOOL_VALUE: c[j].kind = DOP_BOOL, c[j].i64 = v->bool_value; break;
-      case DELTAD__CONNECT__V1__VALUE__KIND_INT64_VALUE: c[j].kind = DOP_I64, c[j].i64 = v->int64_value; break;
-      case DELTAD__CONNECT__V1__VALUE__KIND_DOUBLE_VALUE: c[j].kind = DOP_F64, c[j].f64 = v->double_value; break;
-      case DELTAD__CONNECT__V1__VALUE__KIND_TIMESTAMP_MS: c[j].kind = DOP_TS_MS, c[j].i64 = v->timestamp_ms; break;
-      case DELTAD__CONNECT__V1__VALUE__KIND_STRING_VALUE: c[j].kind = DOP_STR, c[j].str = strdup(v->string_value); break;
-      case DELTAD__CONNECT__V1__VALUE__KIND_JSON: c[j].kind = DOP_JSON, c[j].str = strdup(v->json); break;
-      default: c[j].kind = DOP_NULL;
-    }
-  }
-  return 0;
-}
-
-static void stream_free(stream_ctx *s) {
-  for (size_t i = 0; i < s->r.nrows * s->r.ncols; i++) free(s->r.cells[i].str);
-  free(s->r.cells);
-  for (size_t i = 0; s->cols && i < s->r.ncols; i++) free((char *)s->cols[i].name), free((char *)s->cols[i].type);
-  free(s->cols);
-}
-
-/* Streams req into s (freed by the caller with stream_free). Returns an exit code. */
-static int fetch_remote(const char *method, const ProtobufCMessage *req, stream_ctx *s) {
-  dd_client *c = NULL;
-  int code = dctl_client_get(&c);
-  if (code) return code;
-  int rc = dd_client_stream(c, method, req, &deltad__connect__v1__execute_result__descriptor, on_msg, s);
-  return rc ? dctl_report_call_error(c, rc) : 0;
-}
-
-/* What a verb whose result has no columns did, in words (set by the verb before it runs). */
-static char done_text[1200];
-
-/* Prints r: list verbs (history) print a JSON array even for one row; limit > 0 keeps
- * the first limit rows. A result without columns prints done_text in text. */
-static int print_rows(dop_result *r, bool list, size_t limit) {
-  if (!r->ncols && done_text[0] && dctl_globals_get()->output == DCTL_OUT_TABLE) {
-    puts(done_text);
-    return 0;
-  }
-  if (limit && r->nrows > limit) r->nrows = limit; /* the cells past it are still freed */
-  if (dctl_print_result_as(r, false, list)) return dctl_fail(DCTL_EXIT_LOCAL, "%s", dd_err_msg());
-  return 0;
-}
-
-static int run_remote_as(const char *method, const ProtobufCMessage *req, bool list, size_t limit) {
-  stream_ctx s = {0};
-  int code = fetch_remote(method, req, &s);
-  size_t all = s.r.nrows;
-  if (!code) code = print_rows(&s.r, list, limit);
-  s.r.nrows = all;
-  stream_free(&s);
-  return code;
-}
-
-static int run_remote(const char *method, const ProtobufCMessage *req) {
-  return run_remote_as(method, req, false, 0);
-}
-
-int dctl_tableops_remote(const char *method, const ProtobufCMessage *req) {
-  return run_remote(method, req);
-}
-
-/* Reports a failed local operation (and clears a progress line); rc 0 gives 0. */
-static int local_error(int rc) {
-  if (isatty(2)) fputs("\r\033[K", stderr);
-  if (!rc) return 0;
-  char msg[2048];
-  dctl_error_text(msg, sizeof msg, dd_err_msg());
-  fprintf(stderr, "deltactl: %s: %s\n", dd_err_name(rc), msg);
-  return DCTL_EXIT_SERVER;
-}
-
-/* rp is read after rc was computed (the callee fills *rp). */
-static int finish_local_as(int rc, dop_result **rp, bool list, size_t limit) {
-  dop_result *r = *rp;
-  int code = local_error(rc);
-  if (!code) {
-    size_t all = r->nrows;
-    code = print_rows(r, list, limit);
-    r->nrows = all;
-  }
-  dop_result_free(r);
-  return code;
-}
-
-static int finish_local(int rc, dop_result **rp) { return finish_local_as(rc, rp, false, 0); }
+#define CMD_METHOD DCTL_TBL_CMD_METHOD
+#define REL_METHOD DCTL_TBL_REL_METHOD
 
 /* ======================= verbs ======================= */
 
@@ -167,25 +37,6 @@ typedef struct target {
   char *path;       /* the absolute path, or the name itself */
   bool is_name;     /* catalog.schema.table: the server resolves it */
 } target;
-
-/* catalog.schema.table: three non-empty dot-separated parts, no '/', and no such file
- * here (a relative path wins). */
-static bool is_catalog_name(const char *a) {
-  struct stat st;
-  int dots = 0;
-  if (!*a || strchr(a, '/') || strchr(a, ':') || strchr(a, '`') || stat(a, &st) == 0) return false;
-  for (const char *c = a; *c; c++)
-    if (*c == '.' && (++dots > 2 || c == a || c[1] == '.' || !c[1])) return false;
-  return dots == 2;
-}
-
-static char *abs_path(const char *p) {
-  if (p[0] == '/' || strchr(p, '`') || !strncmp(p, "file:", 5)) return strdup(p);
-  char cwd[4096];
-  if (!getcwd(cwd, sizeof cwd)) return strdup(p);
-  char *r = NULL;
-  return asprintf(&r, "%s/%s", cwd, p) < 0 ? NULL : r;
-}
 
 /* The table being worked on (main sets it): mk_table sends a catalog name as
  * table_or_view_name, a path as path. */
@@ -320,10 +171,10 @@ static const char *row_str(const dop_result *h, size_t row, const char *col) {
  * files and bytes they record. */
 static int vacuum_done(common *c, const char *path) {
   dop_result *h = NULL;
-  stream_ctx s = {0};
+  dctl_tbl_stream s = {0};
   int code;
   if (c->local) {
-    code = local_error(dop_history(&h, path, 2));
+    code = dctl_tbl_local_error(dop_history(&h, path, 2));
   } else {
     Delta__Connect__DeltaTable t;
     Delta__Connect__DeltaTable__Path p;
@@ -332,7 +183,7 @@ static int vacuum_done(common *c, const char *path) {
     Delta__Connect__DeltaRelation rel = DELTA__CONNECT__DELTA_RELATION__INIT;
     rel.relation_type_case = DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_DESCRIBE_HISTORY;
     rel.describe_history = &dh;
-    code = fetch_remote(REL_METHOD, &rel.base, &s);
+    code = dctl_tbl_fetch(REL_METHOD, &rel.base, &s);
     h = &s.r;
   }
   if (code) goto cleanup;
@@ -348,17 +199,17 @@ static int vacuum_done(common *c, const char *path) {
   } else {
     dop_cell cells[3] = {{DOP_STR, 0, 0, (char *)path}, {DOP_I64, files, 0, NULL}, {DOP_I64, bytes, 0, NULL}};
     dop_result r = {3, VACUUM_DONE_COLS, 1, cells, 3};
-    code = print_rows(&r, false, 0);
+    code = dctl_tbl_print(&r, false, 0);
   }
 cleanup:
   if (c->local) dop_result_free(h);
-  else stream_free(&s);
+  else dctl_tbl_stream_free(&s);
   return code;
 }
 
 /* A dry run: the files it would delete (also when none). */
 static int vacuum_would(dop_result *r, const char *path) {
-  if (dctl_globals_get()->output != DCTL_OUT_TABLE) return print_rows(r, true, 0);
+  if (dctl_globals_get()->output != DCTL_OUT_TABLE) return dctl_tbl_print(r, true, 0);
   printf("vacuum --dry-run: would delete %zu file%s from %s%s\n", r->nrows, r->nrows == 1 ? "" : "s", path,
          r->nrows ? ":" : "");
   for (size_t i = 0; i < r->nrows; i++) printf("  %s\n", dop_result_cell(r, i, 0)->str);
@@ -380,8 +231,8 @@ static int verb_vacuum(common *c, const char *path) {
     o.retention_hours = hours;
     o.retention_check = !c->allow_short;
     o.dry_run = c->dry_run;
-    if (isatty(2)) o.progress = progress;
-    code = local_error(dop_vacuum(&r, path, &o, NULL));
+    if (isatty(2)) o.progress = dctl_tbl_progress;
+    code = dctl_tbl_local_error(dop_vacuum(&r, path, &o, NULL));
     if (!code && c->dry_run) code = vacuum_would(r, path);
     dop_result_free(r);
     return code || c->dry_run ? code : vacuum_done(c, path);
@@ -408,10 +259,10 @@ static int verb_vacuum(common *c, const char *path) {
   Delta__Connect__DeltaCommand cmd = DELTA__CONNECT__DELTA_COMMAND__INIT;
   cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_VACUUM_TABLE;
   cmd.vacuum_table = &v;
-  stream_ctx s = {0};
-  code = fetch_remote(CMD_METHOD, &cmd.base, &s);
+  dctl_tbl_stream s = {0};
+  code = dctl_tbl_fetch(CMD_METHOD, &cmd.base, &s);
   if (!code && c->dry_run) code = vacuum_would(&s.r, path);
-  stream_free(&s);
+  dctl_tbl_stream_free(&s);
   return code || c->dry_run ? code : vacuum_done(c, path);
 }
 
@@ -422,7 +273,7 @@ static int verb_restore(common *c, const char *path) {
     return dctl_usage_error(USAGE, "--version wants a number >= 0");
   if (c->local) {
     dop_result *r = NULL;
-    return finish_local(dop_restore(&r, path, version, c->timestamp), &r);
+    return dctl_tbl_finish_local(dop_restore(&r, path, version, c->timestamp), &r, false, 0);
   }
   Delta__Connect__DeltaTable t;
   Delta__Connect__DeltaTable__Path p;
@@ -433,7 +284,7 @@ static int verb_restore(common *c, const char *path) {
   Delta__Connect__DeltaRelation rel = DELTA__CONNECT__DELTA_RELATION__INIT;
   rel.relation_type_case = DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_RESTORE_TABLE;
   rel.restore_table = &rt;
-  return run_remote(REL_METHOD, &rel.base);
+  return dctl_tbl_remote(REL_METHOD, &rel.base, false, 0);
 }
 
 static int verb_clone(common *c, const char *src, const char *dst) {
@@ -455,8 +306,8 @@ static int verb_clone(common *c, const char *src, const char *dst) {
     o.num_properties = c->props.n;
     o.property_keys = k;
     o.property_values = v;
-    if (isatty(2)) o.progress = progress;
-    code = finish_local(dop_clone(&r, src, &o), &r);
+    if (isatty(2)) o.progress = dctl_tbl_progress;
+    code = dctl_tbl_finish_local(dop_clone(&r, src, &o), &r, false, 0);
   } else if (code == DCTL_CONTINUE) {
     Delta__Connect__DeltaTable t;
     Delta__Connect__DeltaTable__Path p;
@@ -479,7 +330,7 @@ static int verb_clone(common *c, const char *src, const char *dst) {
     Delta__Connect__DeltaCommand cmd = DELTA__CONNECT__DELTA_COMMAND__INIT;
     cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_CLONE_TABLE;
     cmd.clone_table = &ct;
-    code = run_remote(CMD_METHOD, &cmd.base);
+    code = dctl_tbl_remote(CMD_METHOD, &cmd.base, false, 0);
   }
   for (size_t i = 0; i < c->props.n; i++) free(hold[i]);
   return code;
@@ -499,36 +350,36 @@ static int verb_simple_cmd(common *c, const char *verb, const char *path, const 
     int64_t rv, wv;
     if (!parse_i64(c->reader, &rv) || !parse_i64(c->writer, &wv))
       return dctl_usage_error(USAGE, "upgrade needs --reader N and --writer N");
-    snprintf(done_text, sizeof done_text, "upgraded %s to reader version %lld, writer version %lld", path,
+    dctl_tbl_done("upgraded %s to reader version %lld, writer version %lld", path,
              (long long)rv, (long long)wv);
-    if (c->local) return finish_local(dop_upgrade_protocol(&r, path, (int)rv, (int)wv), &r);
+    if (c->local) return dctl_tbl_finish_local(dop_upgrade_protocol(&r, path, (int)rv, (int)wv), &r, false, 0);
     up.table = &t, up.reader_version = (int32_t)rv, up.writer_version = (int32_t)wv;
     cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_UPGRADE_TABLE_PROTOCOL;
     cmd.upgrade_table_protocol = &up;
   } else if (!strcmp(verb, "add-feature")) {
     if (!arg) return dctl_usage_error(USAGE, "add-feature needs PATH FEATURE");
-    snprintf(done_text, sizeof done_text, "added feature %s to %s", arg, path);
-    if (c->local) return finish_local(dop_add_feature(&r, path, arg), &r);
+    dctl_tbl_done("added feature %s to %s", arg, path);
+    if (c->local) return dctl_tbl_finish_local(dop_add_feature(&r, path, arg), &r, false, 0);
     af.table = &t, af.feature_name = (char *)arg;
     cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_ADD_FEATURE_SUPPORT;
     cmd.add_feature_support = &af;
   } else if (!strcmp(verb, "drop-feature")) {
     if (!arg) return dctl_usage_error(USAGE, "drop-feature needs PATH FEATURE");
-    snprintf(done_text, sizeof done_text, "dropped feature %s from %s", arg, path);
-    if (c->local) return finish_local(dop_drop_feature(&r, path, arg, c->truncate), &r);
+    dctl_tbl_done("dropped feature %s from %s", arg, path);
+    if (c->local) return dctl_tbl_finish_local(dop_drop_feature(&r, path, arg, c->truncate), &r, false, 0);
     df.table = &t, df.feature_name = (char *)arg;
     if (c->truncate) df._truncate_history_case = DELTA__CONNECT__DROP_FEATURE_SUPPORT___TRUNCATE_HISTORY_TRUNCATE_HISTORY, df.truncate_history = 1;
     cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_DROP_FEATURE_SUPPORT;
     cmd.drop_feature_support = &df;
   } else { /* generate */
     const char *mode = c->mode ? c->mode : "symlink_format_manifest";
-    snprintf(done_text, sizeof done_text, "generated %s for %s", mode, path);
-    if (c->local) return finish_local(dop_generate(&r, path, mode), &r);
+    dctl_tbl_done("generated %s for %s", mode, path);
+    if (c->local) return dctl_tbl_finish_local(dop_generate(&r, path, mode), &r, false, 0);
     g.table = &t, g.mode = (char *)mode;
     cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_GENERATE;
     cmd.generate = &g;
   }
-  return run_remote(CMD_METHOD, &cmd.base);
+  return dctl_tbl_remote(CMD_METHOD, &cmd.base, false, 0);
 }
 
 /* detail reads a past snapshot (--version, --timestamp) in this process only: DescribeDetail
@@ -552,10 +403,10 @@ static int verb_describe(common *c, const char *verb, const char *path) {
     if (code != DCTL_CONTINUE) return code;
   }
   if (c->local) {
-    if (!strcmp(verb, "history")) return finish_local_as(dop_history(&r, path, (size_t)limit), &r, true, 0);
-    if (!strcmp(verb, "detail")) return finish_local(dop_detail_at(&r, path, version, c->timestamp), &r);
-    if (!strcmp(verb, "is-delta")) return finish_local(dop_is_delta(&r, path), &r);
-    return finish_local(dop_convert(&r, path, c->schema, isatty(2) ? progress : NULL, NULL), &r);
+    if (!strcmp(verb, "history")) return dctl_tbl_finish_local(dop_history(&r, path, (size_t)limit), &r, true, 0);
+    if (!strcmp(verb, "detail")) return dctl_tbl_finish_local(dop_detail_at(&r, path, version, c->timestamp), &r, false, 0);
+    if (!strcmp(verb, "is-delta")) return dctl_tbl_finish_local(dop_is_delta(&r, path), &r, false, 0);
+    return dctl_tbl_finish_local(dop_convert(&r, path, c->schema, isatty(2) ? dctl_tbl_progress : NULL, NULL), &r, false, 0);
   }
   Delta__Connect__DeltaTable t;
   Delta__Connect__DeltaTable__Path p;
@@ -584,8 +435,8 @@ static int verb_describe(common *c, const char *verb, const char *path) {
     rel.convert_to_delta = &cv;
   }
   /* DescribeHistory has no limit: the newest --limit rows of its answer are printed. */
-  if (!strcmp(verb, "history")) return run_remote_as(REL_METHOD, &rel.base, true, (size_t)limit);
-  return run_remote(REL_METHOD, &rel.base);
+  if (!strcmp(verb, "history")) return dctl_tbl_remote(REL_METHOD, &rel.base, true, (size_t)limit);
+  return dctl_tbl_remote(REL_METHOD, &rel.base, false, 0);
 }
 
 static int create_mode(const char *m) {
@@ -602,7 +453,7 @@ static int verb_create(common *c, const char *path) {
   if (!c->cols.n) return dctl_usage_error(USAGE, "create needs at least one --column NAME:TYPE");
   static const char *const did[] = {"", "created table", "created table (unless one existed)", "replaced table",
                                      "created or replaced table"};
-  snprintf(done_text, sizeof done_text, "%s %s (%zu column%s)", did[mode >= 1 && mode <= 4 ? mode : 1], path,
+  dctl_tbl_done("%s %s (%zu column%s)", did[mode >= 1 && mode <= 4 ? mode : 1], path,
            c->cols.n, c->cols.n == 1 ? "" : "s");
   dop_column cols[DCTL_LIST_MAX];
   char *hold[DCTL_LIST_MAX] = {0}, *khold[DCTL_LIST_MAX] = {0};
@@ -624,7 +475,7 @@ static int verb_create(common *c, const char *path) {
                          .partition_columns = c->parts.v, .num_clustering_columns = c->clusters.n,
                          .clustering_columns = c->clusters.v, .num_properties = c->props.n,
                          .property_keys = k, .property_values = v};
-    code = finish_local(dop_create(&r, &o), &r);
+    code = dctl_tbl_finish_local(dop_create(&r, &o), &r, false, 0);
   } else if (code == DCTL_CONTINUE) {
     Delta__Connect__CreateDeltaTable ct = DELTA__CONNECT__CREATE_DELTA_TABLE__INIT;
     Delta__Connect__CreateDeltaTable__Column pc[DCTL_LIST_MAX], *pcp[DCTL_LIST_MAX];
@@ -664,57 +515,23 @@ static int verb_create(common *c, const char *path) {
     Delta__Connect__DeltaCommand cmd = DELTA__CONNECT__DELTA_COMMAND__INIT;
     cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_CREATE_DELTA_TABLE;
     cmd.create_delta_table = &ct;
-    code = run_remote(CMD_METHOD, &cmd.base);
+    code = dctl_tbl_remote(CMD_METHOD, &cmd.base, false, 0);
   }
   for (size_t i = 0; i < DCTL_LIST_MAX; i++) free(hold[i]), free(khold[i]);
   return code;
 }
 
-/* ---- catalog names ---- */
-
-#define DESCRIBE_TABLE "/deltad.lance.v1.NamespaceService/DescribeTable"
-
-/* The location the catalog keeps for catalog.schema.table (a file:// URL becomes its path). */
-static int catalog_location(const char *name, char **out) {
-  char *copy = strdup(name), *parts[3];
-  if (!copy) return dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
-  char *save = NULL;
-  parts[0] = strtok_r(copy, ".", &save);
-  parts[1] = strtok_r(NULL, ".", &save);
-  parts[2] = strtok_r(NULL, ".", &save);
-  Deltad__Lance__V1__DescribeTableRequest req = DELTAD__LANCE__V1__DESCRIBE_TABLE_REQUEST__INIT;
-  req.n_id = 3;
-  req.id = parts;
-  ProtobufCMessage *resp = NULL;
-  int code = dctl_call(DESCRIBE_TABLE, &req.base, &deltad__lance__v1__describe_table_response__descriptor, &resp);
-  if (!code) {
-    const char *loc = ((Deltad__Lance__V1__DescribeTableResponse *)resp)->location;
-    if (!strncmp(loc, "file://", 7)) loc += 7;
-    if (!(*out = strdup(loc))) code = dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
-  }
-  protobuf_c_message_free_unpacked(resp, NULL);
-  free(copy);
-  return code;
-}
-
-int dctl_table_location(const char *arg, char **out) {
-  *out = NULL;
-  if (is_catalog_name(arg)) return catalog_location(arg, out);
-  if (!(*out = abs_path(arg))) return dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
-  return 0;
-}
-
 /* cur for pos: a catalog name stays one for the server; --local (and vacuum's options,
  * which travel with a path) look its location up first. */
 static int set_target(const common *c, const char *verb, const char *pos) {
-  cur.is_name = is_catalog_name(pos);
+  cur.is_name = dctl_tbl_is_catalog_name(pos);
   bool by_path = c->local || (!strcmp(verb, "vacuum") && (c->dry_run || c->allow_short)) ||
                  !strcmp(verb, "is-delta") || !strcmp(verb, "convert");
   if (cur.is_name && by_path) {
     cur.is_name = false;
-    return catalog_location(pos, &cur.path);
+    return dctl_tbl_catalog_location(pos, &cur.path);
   }
-  cur.path = cur.is_name ? strdup(pos) : abs_path(pos);
+  cur.path = cur.is_name ? strdup(pos) : dctl_tbl_abs_path(pos);
   return cur.path ? 0 : dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
 }
 
@@ -740,7 +557,7 @@ int dctl_tableops_main(int argc, char **argv) {
   else if (!strcmp(verb, "restore")) code = verb_restore(&c, path);
   else if (!strcmp(verb, "clone")) {
     if (npos < 2) code = dctl_usage_error(USAGE, "clone needs SOURCE and TARGET");
-    else if (!(second = abs_path(pos[1]))) code = dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
+    else if (!(second = dctl_tbl_abs_path(pos[1]))) code = dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
     else code = verb_clone(&c, path, second);
   } else if (!strcmp(verb, "create")) code = verb_create(&c, path);
   else if (!strcmp(verb, "upgrade") || !strcmp(verb, "add-feature") || !strcmp(verb, "drop-feature") ||
