@@ -39,6 +39,12 @@ fi
 
 [ "$RUNTIME" -eq 1 ] && exit 0
 
+# Go (builds grpcurl for integration.grpcurl: the `grpcurl` target). The machine image may
+# ship its own Go; install Debian's only when none is on PATH.
+if ! command -v go >/dev/null 2>&1; then
+  $SUDO apt-get install -y -qq --no-install-recommends golang-go || true
+fi
+
 # Node.js (for the independent Parquet reader used in cross-checks). The machine image may
 # ship its own node+npm; Debian's nodejs conflicts with that npm, so install only when absent.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
