@@ -133,6 +133,13 @@ class Contract(ServerTest):
         self.assertEqual(json.loads(hist[0])["operation"], "RESTORE")
         hcsv = list(csv.DictReader(io.StringIO(self.ctl("table", "history", t, "-o", "csv")[0])))
         self.assertEqual(hcsv[0]["operation"], "RESTORE")
+        # table scan keeps its own formats; the global flag reaches it too
+        for pre, post in ((["-o", "csv"], []), ([], ["--output", "csv"])):
+            out, _ = self.ctl(*pre, "table", "scan", t, "--local", "--limit", "2", *post)
+            self.assertEqual(out.splitlines()[0], "id", out)
+            self.assertEqual(len(out.splitlines()), 3, out)
+        out, _ = self.ctl("--output", "jsonl", "table", "scan", t, "--local", "--limit", "2")
+        self.assertEqual(len([json.loads(l) for l in out.splitlines()]), 2)
 
     def test_vacuum_says_what_it_did(self):
         for local in (False, True):
