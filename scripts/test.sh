@@ -15,9 +15,10 @@ if cmake --build build-test --target help | grep check-generated >/dev/null; the
 fi
 cmake --build build-test -j"$(nproc)"
 # The tests' PyPI peers (the official delta-sharing client) in build-test/venv, and the Go
-# tools (grpcurl, for integration.grpcurl) in build-test/tools.
+# tools (grpcurl and a grpc-gateway, for integration.grpcurl and integration.gateway) in
+# build-test/tools.
 bash scripts/peers.sh build-test/venv
-cmake --build build-test --target grpcurl
+cmake --build build-test --target grpcurl grpc-gateway
 # The optimised build that scripts/run.sh makes must compile too (-O2 finds warnings -O0 does not).
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target deltad deltactl
