@@ -75,6 +75,9 @@ int dctl_client_get(dd_client **out) {
     dd_client_opts opts = DD_CLIENT_OPTS_INIT;
     opts.token = dctl__token_resolve(&rc);
     if (rc) return rc;
+    if (!opts.token || !opts.token[0])
+      return dctl_fail(DCTL_EXIT_USAGE, "no token to send: export DELTAD_TOKEN=$(cat DATA_DIR/admin.token), "
+                                        "or pass --token-file FILE (or --token T)");
     opts.target = dctl__globals.server;
     if (!opts.target || !opts.target[0]) opts.target = getenv("DELTAD_SERVER");
     if (opts.target && !opts.target[0]) opts.target = NULL;
@@ -95,10 +98,38 @@ void dctl_client_close(void) {
   dctl__client = NULL;
 }
 
+/* The API's words in error messages, as the flags a deltactl user types. */
+static const char *const dctl__flag_words[][2] = {
+    {"use force", "use --force"},
+    {"set replace", "use --replace"},
+    {"needs truncate_history", "needs --truncate-history"},
+    {"truncate_history=", "--truncate-history="},
+};
+
+int dctl_error_text(char *out, size_t cap, const char *msg) {
+  size_t n = 0;
+  while (*msg && n + 1 < cap) {
+    size_t k = 0;
+    while (k < sizeof dctl__flag_words / sizeof dctl__flag_words[0] &&
+           strncmp(msg, dctl__flag_words[k][0], strlen(dctl__flag_words[k][0])))
+      k++;
+    if (k == sizeof dctl__flag_words / sizeof dctl__flag_words[0]) {
+      out[n++] = *msg++;
+      continue;
+    }
+    n += (size_t)snprintf(out + n, cap - n, "%s", dctl__flag_words[k][1]);
+    if (n >= cap) n = cap - 1;
+    msg += strlen(dctl__flag_words[k][0]);
+  }
+  out[n] = '\0';
+  return 0;
+}
+
 int dctl_report_call_error(dd_client *c, int rc) {
   (void)rc;
-  return dctl_fail(DCTL_EXIT_SERVER, "%s: %s", dd_client_status_name(dd_client_last_status(c)),
-                   dd_err_msg());
+  char msg[2048];
+  dctl_error_text(msg, sizeof msg, dd_err_msg());
+  return dctl_fail(DCTL_EXIT_SERVER, "%s: %s", dd_client_status_name(dd_client_last_status(c)), msg);
 }
 
 int dctl_call(const char *method, const ProtobufCMessage *req,

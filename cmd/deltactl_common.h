@@ -11,6 +11,7 @@
 #include <protobuf-c/protobuf-c.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cmd/client.h"
 
@@ -24,7 +25,10 @@ enum {
 /* dctl_parse's "go on" answer; every other value is an exit code to return at once. */
 #define DCTL_CONTINUE (-1)
 
-typedef enum { DCTL_OUT_TABLE = 0, DCTL_OUT_JSON } dctl_output;
+/* --output: table (aligned text), json (one document), jsonl (one object a line), csv. */
+typedef enum { DCTL_OUT_TABLE = 0, DCTL_OUT_JSON, DCTL_OUT_JSONL, DCTL_OUT_CSV } dctl_output;
+/* Parses an --output value; 0, or -1 when s names no format. */
+int dctl_output_parse(const char *s, dctl_output *out);
 
 typedef struct dctl_globals {
   const char *server;     /* --server, else $DELTAD_SERVER, else 127.0.0.1:50051 */
@@ -58,6 +62,9 @@ int dctl_call_list(const char *method, ProtobufCMessage *req,
                    const ProtobufCMessageDescriptor *resp_desc, int all, ProtobufCMessage **out);
 /* Prints a failed dd_client call's status and message; returns DCTL_EXIT_SERVER. */
 int dctl_report_call_error(dd_client *c, int rc);
+/* msg with the API's field words replaced by deltactl's flags ("use force" -> "use
+ * --force"), cut to cap. Returns 0. */
+int dctl_error_text(char *out, size_t cap, const char *msg);
 /* Prints `deltactl: <message>` to stderr; returns code. */
 /* As dctl_fail, with a va_list (for other printf-like reporters). */
 int dctl_vfail(int code, const char *fmt, va_list ap);
@@ -158,6 +165,15 @@ int dctl_print_msg(const ProtobufCMessage *msg);
 int dctl_print_list(const ProtobufCMessage *resp, const char *items_field, const dctl_col *cols);
 /* Prints text in table mode, "{}" in JSON mode (for calls that return Empty). */
 int dctl_print_done(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints j (pretty, or on one line when compact) to stdout; an exit code. j stays the
+ * caller's. */
+typedef struct json_t json_t;
+int dctl_print_json(json_t *j, int compact);
+/* Writes s as one CSV cell (quoted when it holds a comma, quote or line break). */
+void dctl_csv_cell(FILE *out, const char *s);
+/* Formats epoch ms as ISO 8601 UTC with milliseconds ("2026-01-02T03:04:05.678Z");
+ * 0, or -1 for a time that has none. */
+int dctl_iso_time(char *buf, size_t cap, int64_t ms);
 /* The text form of one field of msg by name (malloc'ed; "" when absent). NULL only when
  * out of memory. */
 char *dctl_field_text(const ProtobufCMessage *msg, const char *field);

@@ -11,5 +11,8 @@ int dctl_server_main(int argc, char **argv);     /* deltactl_server.c */
 int dctl_share_main(int argc, char **argv);      /* deltactl_share.c */
 int dctl_recipient_main(int argc, char **argv);  /* deltactl_share.c */
 int dctl_grant_main(int argc, char **argv);      /* deltactl_share.c */
+int dctl_completion_main(int argc, char **argv); /* deltactl_completion.c */
+/* `share import FILE` (deltactl_share_import.c); argv[0] is "import". */
+int dctl_share_import(int argc, char **argv);
 
 #endif

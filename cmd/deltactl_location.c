@@ -38,6 +38,18 @@ static int loc__type(const char *s) {
   return -1;
 }
 
+/* The --type a URL's scheme implies (file, s3, abfss/az, gs); NULL when none does. */
+static const char *loc__scheme_type(const char *url) {
+  static const struct {
+    const char *prefix, *type;
+  } schemes[] = {{"file:", "local"},     {"/", "local"},      {"s3://", "s3"},   {"s3a://", "s3"},
+                 {"abfss://", "azure"}, {"abfs://", "azure"}, {"az://", "azure"}, {"wasbs://", "azure"},
+                 {"gs://", "gcs"}};
+  for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++)
+    if (!strncmp(url, schemes[i].prefix, strlen(schemes[i].prefix))) return schemes[i].type;
+  return NULL;
+}
+
 static int loc_create(int argc, char **argv) {
   const char *type = NULL, *cred = NULL, *desc = NULL, *pos[2];
   dctl_strv props = {.n = 0};
@@ -46,14 +58,17 @@ static int loc_create(int argc, char **argv) {
                            {"--description", 1, &desc, NULL, NULL},
                            {"--property", 1, NULL, NULL, &props},
                            {NULL, 0, NULL, NULL, NULL}};
-  const dctl_cmd cmd = {"usage: deltactl location create NAME URL --type local|s3|azure|gcs\n"
+  const dctl_cmd cmd = {"usage: deltactl location create NAME URL [--type local|s3|azure|gcs]\n"
                         "         [--credential C] [--description D] [--property K=V ...]\n"
-                        "  Registers a storage location; C names the credential that reaches it.\n",
+                        "  Registers a storage location; C names the credential that reaches it.\n"
+                        "  --type defaults to the URL's scheme: file:// local, s3:// s3, abfss:// azure,\n"
+                        "  gs:// gcs.\n",
                         opts, 2, 2};
   int npos;
   int rc = dctl_parse(&cmd, argc, argv, pos, &npos);
   if (rc != DCTL_CONTINUE) return rc;
-  if (!type) return dctl_usage_error(cmd.usage, "--type is required");
+  if (!type) type = loc__scheme_type(pos[1]);
+  if (!type) return dctl_usage_error(cmd.usage, "--type is required: the URL's scheme does not say it");
   int t = loc__type(type);
   if (t < 0) return dctl_usage_error(cmd.usage, "unknown --type '%s'", type);
   Deltad__Credentials__V1__CreateStorageLocationRequest req =

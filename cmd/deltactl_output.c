@@ -65,21 +65,40 @@ static int dctl__present(const ProtobufCMessage *m, const ProtobufCFieldDescript
   return *(const uint32_t *)((const char *)m + f->quantifier_offset) == f->id;
 }
 
+int dctl_output_parse(const char *s, dctl_output *out) {
+  static const char *const names[] = {"table", "json", "jsonl", "csv"};
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(s, names[i])) {
+      *out = (dctl_output)i;
+      return 0;
+    }
+  return -1;
+}
+
+/* Epoch-ms fields of the API: *_at (create_at, created_at) and *_time (expiration_time). */
+static int dctl__is_time_name(const char *name, size_t n) {
+  return (n > 3 && !strcmp(name + n - 3, "_at")) || (n > 5 && !strcmp(name + n - 5, "_time")) ||
+         (n > 2 && !strcmp(name + n - 2, "At")) || (n > 4 && !strcmp(name + n - 4, "Time"));
+}
+
 static int dctl__is_time(const ProtobufCFieldDescriptor *f) {
-  size_t n = strlen(f->name);
-  return f->type == PROTOBUF_C_TYPE_INT64 && n > 3 && strcmp(f->name + n - 3, "_at") == 0;
+  return f->type == PROTOBUF_C_TYPE_INT64 && dctl__is_time_name(f->name, strlen(f->name));
+}
+
+int dctl_iso_time(char *buf, size_t cap, int64_t ms) {
+  time_t t = (time_t)(ms / 1000);
+  struct tm tm;
+  char day[32];
+  if (ms < 0 || !gmtime_r(&t, &tm) || !strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm)) return -1;
+  snprintf(buf, cap, "%s.%03dZ", day, (int)(ms % 1000));
+  return 0;
 }
 
 static void dctl__add_time(dctl__sb *b, int64_t ms) {
+  char buf[48];
   if (ms == 0) return;
-  time_t t = (time_t)(ms / 1000);
-  struct tm tm;
-  char buf[32];
-  if (!gmtime_r(&t, &tm) || !strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm)) {
-    dctl__sb_add(b, "%" PRId64, ms);
-    return;
-  }
-  dctl__sb_add(b, "%s.%03dZ", buf, (int)(ms % 1000));
+  if (dctl_iso_time(buf, sizeof buf, ms) != 0) dctl__sb_add(b, "%" PRId64, ms);
+  else dctl__sb_add(b, "%s", buf);
 }
 
 /* Appends one scalar value (p points at it). */
@@ -138,6 +157,28 @@ static int dctl__is_map_entry(const ProtobufCMessageDescriptor *d) {
          strcmp(d->fields[1].name, "value") == 0;
 }
 
+static void dctl__add_repeated(dctl__sb *b, const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f);
+
+/* Appends an item of a list of messages: its name, then its own lists of messages in
+ * brackets ("public [trips, events]"); an item without a name shows its type. */
+static void dctl__add_item(dctl__sb *b, const ProtobufCMessage *e) {
+  const ProtobufCMessageDescriptor *d = e->descriptor;
+  const ProtobufCFieldDescriptor *nf = protobuf_c_message_descriptor_get_field_by_name(d, "name");
+  if (nf && nf->type == PROTOBUF_C_TYPE_STRING && nf->label != PROTOBUF_C_LABEL_REPEATED)
+    dctl__add_scalar(b, nf, dctl__member(e, nf));
+  else
+    dctl__sb_add(b, "<%s>", d->short_name);
+  for (unsigned i = 0; i < d->n_fields; i++) {
+    const ProtobufCFieldDescriptor *f = &d->fields[i];
+    if (f->label != PROTOBUF_C_LABEL_REPEATED || f->type != PROTOBUF_C_TYPE_MESSAGE ||
+        dctl__is_map_entry(f->descriptor))
+      continue;
+    dctl__sb_add(b, " [");
+    dctl__add_repeated(b, e, f);
+    dctl__sb_add(b, "]");
+  }
+}
+
 /* Appends a repeated field as "a, b" (map fields as "k=v, k2=v2", sorted as sent). */
 static void dctl__add_repeated(dctl__sb *b, const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f) {
   size_t n = *(const size_t *)((const char *)m + f->quantifier_offset);
@@ -156,7 +197,7 @@ static void dctl__add_repeated(dctl__sb *b, const ProtobufCMessage *m, const Pro
       dctl__sb_add(b, "=");
       dctl__add_scalar(b, &ed->fields[1], dctl__member(e, &ed->fields[1]));
     } else {
-      dctl__sb_add(b, "<%s>", ed->short_name);
+      dctl__add_item(b, e);
     }
   }
 }
@@ -245,24 +286,101 @@ static int dctl__print_kv(const ProtobufCMessage *msg) {
 
 /* ---- JSON ----------------------------------------------------------------------------- */
 
-static int dctl__print_json(const ProtobufCMessage *msg) {
-  json_t *j = pbjson_from_msg(msg);
-  if (!j) return dctl_fail(DCTL_EXIT_LOCAL, "cannot encode %s as JSON: %s", msg->descriptor->name, dd_err_msg());
-  char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-  json_decref(j);
+/* The API's epoch-ms times (keys ending in At or Time, sent as integers or, for 64-bit
+ * fields, digit strings) become ISO 8601 strings, in j and everything below it. */
+static void dctl__json_times(json_t *j) {
+  if (json_is_array(j)) {
+    for (size_t i = 0; i < json_array_size(j); i++) dctl__json_times(json_array_get(j, i));
+    return;
+  }
+  const char *k;
+  json_t *v;
+  json_object_foreach(j, k, v) {
+    if (!dctl__is_time_name(k, strlen(k))) {
+      dctl__json_times(v);
+      continue;
+    }
+    char *end = NULL;
+    long long ms = json_is_integer(v) ? (long long)json_integer_value(v)
+                   : json_is_string(v) ? strtoll(json_string_value(v), &end, 10) : -1;
+    char buf[48];
+    if ((end && (*end || end == json_string_value(v))) || ms <= 0 || dctl_iso_time(buf, sizeof buf, ms)) continue;
+    json_object_set_new(j, k, json_string(buf));
+  }
+}
+
+int dctl_print_json(json_t *j, int compact) {
+  if (!j) return dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
+  char *s = json_dumps(j, (compact ? JSON_COMPACT : JSON_INDENT(2)) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
   if (!s) return dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
   puts(s);
   free(s);
   return 0;
 }
 
+static json_t *dctl__msg_json(const ProtobufCMessage *msg) {
+  json_t *j = pbjson_from_msg(msg);
+  if (!j) {
+    dctl_fail(DCTL_EXIT_LOCAL, "cannot encode %s as JSON: %s", msg->descriptor->name, dd_err_msg());
+    return NULL;
+  }
+  dctl__json_times(j);
+  return j;
+}
+
+static int dctl__print_json(const ProtobufCMessage *msg, int compact) {
+  json_t *j = dctl__msg_json(msg);
+  if (!j) return DCTL_EXIT_LOCAL;
+  int rc = dctl_print_json(j, compact);
+  json_decref(j);
+  return rc;
+}
+
+void dctl_csv_cell(FILE *out, const char *s) {
+  if (!s[strcspn(s, ",\"\r\n")]) {
+    fputs(s, out);
+    return;
+  }
+  fputc('"', out);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', out);
+    fputc(*s, out);
+  }
+  fputc('"', out);
+}
+
+/* One object as CSV: a header of its keys, then one row. */
+static int dctl__print_csv_kv(const ProtobufCMessage *msg) {
+  dctl__kv kv;
+  kv.n = 0;
+  kv.oom = 0;
+  dctl__collect(&kv, msg, "");
+  for (int pass = 0; pass < 2 && !kv.oom; pass++) {
+    for (size_t i = 0; i < kv.n; i++) {
+      if (i) putchar(',');
+      dctl_csv_cell(stdout, pass ? kv.val[i] : kv.key[i]);
+    }
+    putchar('\n');
+  }
+  for (size_t i = 0; i < kv.n; i++) {
+    free(kv.key[i]);
+    free(kv.val[i]);
+  }
+  return kv.oom ? dctl_fail(DCTL_EXIT_LOCAL, "out of memory") : 0;
+}
+
 int dctl_print_msg(const ProtobufCMessage *msg) {
-  if (dctl_globals_get()->output == DCTL_OUT_JSON) return dctl__print_json(msg);
-  return dctl__print_kv(msg);
+  switch (dctl_globals_get()->output) {
+  case DCTL_OUT_JSON: return dctl__print_json(msg, 0);
+  case DCTL_OUT_JSONL: return dctl__print_json(msg, 1);
+  case DCTL_OUT_CSV: return dctl__print_csv_kv(msg);
+  default: return dctl__print_kv(msg);
+  }
 }
 
 int dctl_print_done(const char *fmt, ...) {
-  if (dctl_globals_get()->output == DCTL_OUT_JSON) {
+  dctl_output o = dctl_globals_get()->output;
+  if (o == DCTL_OUT_JSON || o == DCTL_OUT_JSONL) {
     puts("{}");
     return 0;
   }
@@ -288,7 +406,7 @@ static void dctl__print_row(char **cells, const int *width, size_t ncols) {
   printf("%s\n", cells[last - 1]);
 }
 
-static int dctl__print_table(ProtobufCMessage *const *items, size_t n, const dctl_col *cols) {
+static int dctl__print_table(ProtobufCMessage *const *items, size_t n, const dctl_col *cols, int csv) {
   size_t ncols = 0;
   while (cols[ncols].header) ncols++;
   int rc = 0;
@@ -302,7 +420,17 @@ static int dctl__print_table(ProtobufCMessage *const *items, size_t n, const dct
     for (size_t i = 0; i <= n; i++)
       if ((int)strlen(cells[i * ncols + j]) > width[j]) width[j] = (int)strlen(cells[i * ncols + j]);
   }
-  for (size_t i = 0; i <= n; i++) dctl__print_row(cells + i * ncols, width, ncols);
+  for (size_t i = 0; i <= n; i++) {
+    if (!csv) {
+      dctl__print_row(cells + i * ncols, width, ncols);
+      continue;
+    }
+    for (size_t j = 0; j < ncols; j++) {
+      if (j) putchar(',');
+      dctl_csv_cell(stdout, cells[i * ncols + j]);
+    }
+    putchar('\n');
+  }
   goto cleanup;
 oom:
   rc = dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
@@ -315,16 +443,19 @@ cleanup:
 }
 
 int dctl_print_list(const ProtobufCMessage *resp, const char *items_field, const dctl_col *cols) {
-  if (dctl_globals_get()->output == DCTL_OUT_JSON) return dctl__print_json(resp);
+  dctl_output o = dctl_globals_get()->output;
+  if (o == DCTL_OUT_JSON) return dctl__print_json(resp, 0);
   const ProtobufCFieldDescriptor *f =
       protobuf_c_message_descriptor_get_field_by_name(resp->descriptor, items_field);
   if (!f || f->type != PROTOBUF_C_TYPE_MESSAGE || f->label != PROTOBUF_C_LABEL_REPEATED)
     return dctl_fail(DCTL_EXIT_LOCAL, "%s has no list field %s", resp->descriptor->name, items_field);
   size_t n = *(const size_t *)((const char *)resp + f->quantifier_offset);
   ProtobufCMessage *const *items = *(ProtobufCMessage *const *const *)dctl__member(resp, f);
-  int rc = dctl__print_table(items, n, cols);
+  int rc = 0;
+  for (size_t i = 0; o == DCTL_OUT_JSONL && i < n && !rc; i++) rc = dctl__print_json(items[i], 1);
+  if (o != DCTL_OUT_JSONL) rc = dctl__print_table(items, n, cols, o == DCTL_OUT_CSV);
   char *next = dctl_field_text(resp, "next_page_token");
-  if (!rc && next && next[0]) fprintf(stderr, "(more results: --page-token %s, or --all)\n", next);
+  if (!rc && next && next[0] && o != DCTL_OUT_JSON) fprintf(stderr, "(more results: --page-token %s, or --all)\n", next);
   free(next);
   return rc;
 }

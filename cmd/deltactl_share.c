@@ -104,7 +104,8 @@ static int share_remove_schema(int argc, char **argv) {
 static const char sh__add_table_usage[] =
     "usage: deltactl share add-table SHARE SCHEMA TABLE (--url URL | --location LOC [--path P])\n"
     "         [--history] [--start-version N] [--comment C]\n"
-    "  Shares a Delta table: by absolute URL (file:///...) or storage location + path.\n"
+    "  Shares a Delta table: by URL (file:///..., or an absolute path) or storage location\n"
+    "  + path. The table must exist (a _delta_log) when it is added.\n"
     "  --history shares its history (time travel, startingVersion, change data feed).\n";
 
 static int share_add_table(int argc, char **argv) {
@@ -122,7 +123,10 @@ static int share_add_table(int argc, char **argv) {
   req.share = (char *)pos[0];
   req.schema = (char *)pos[1];
   req.name = (char *)pos[2];
-  if (url) req.url = (char *)url;
+  char *file_url = NULL; /* an absolute path is a file:// URL */
+  if (url && url[0] == '/' && asprintf(&file_url, "file://%s", url) < 0)
+    return dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
+  if (url) req.url = file_url ? file_url : (char *)url;
   if (loc) req.location = (char *)loc;
   if (path) req.path = (char *)path;
   if (comment) req.comment = (char *)comment;
@@ -130,11 +134,16 @@ static int share_add_table(int argc, char **argv) {
   if (sv) {
     char *end;
     long long v = strtoll(sv, &end, 10);
-    if (*end || v < 0) return dctl_usage_error(sh__add_table_usage, "bad --start-version");
+    if (*end || v < 0) {
+      free(file_url);
+      return dctl_usage_error(sh__add_table_usage, "bad --start-version");
+    }
     req._start_version_case = DELTAD__SHARING__V1__ADD_TABLE_REQUEST___START_VERSION_START_VERSION;
     req.start_version = v;
   }
-  return sh__call(SHX "AddTable", &req.base, SHD(shared_table), NULL, NULL);
+  rc = sh__call(SHX "AddTable", &req.base, SHD(shared_table), NULL, NULL);
+  free(file_url);
+  return rc;
 }
 
 static int share_remove_table(int argc, char **argv) {
@@ -222,6 +231,7 @@ static const dctl_verb share__verbs[] = {
     {"add-table", share_add_table, "share a Delta table in a schema"},
     {"update-table", share_update_table, "change a shared table's options"},
     {"remove-table", share_remove_table, "stop sharing a table"},
+    {"import", dctl_share_import, "create shares from a Delta Sharing server's YAML"},
     {NULL, NULL, NULL},
 };
 

@@ -1,7 +1,9 @@
-/* deltactl_table.c: `deltactl table files|history|changes PATH --local ...`: parses the
- * arguments, runs the Delta engine in-process and hands the result to the printers of
- * deltactl_table_print.c. Errors go to stderr with the engine's message. (detail and the
- * maintenance verbs, which also run on a server, are in deltactl_tableops.c.) */
+/* deltactl_table.c: `deltactl table files|changes TABLE ...`: parses the arguments, reads
+ * the Delta log in this process (DeltaConnectService has no call for a table's files or
+ * its change feed, so these two always read the table directly; a catalog name is
+ * resolved through the server first) and hands the result to the printers of
+ * deltactl_table_print.c. Errors go to stderr with the engine's message. (Every other
+ * table verb is in deltactl_tableops.c.) */
 #include "cmd/deltactl_table.h"
 
 #include <stdio.h>
@@ -13,23 +15,23 @@
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: deltactl table VERB PATH [options]\n"
-          "verbs read in this process (--local):\n"
+          "usage: deltactl table files TABLE [--version V | --timestamp TS]\n"
+          "       deltactl table changes TABLE --from V [--to V]\n"
           "  files     active files (path, size, partition values, deleted rows)\n"
-          "  history   commits, newest first\n"
-          "  changes   change data feed between --from and --to\n"
+          "  changes   the files added and removed between --from and --to (default latest)\n"
+          "TABLE is a path or a catalog name (catalog.schema.table). Both read the table's log in\n"
+          "this process (the server has no call for them); --local is accepted and changes nothing.\n"
           "options:\n"
           "  --version V         read version V (files)\n"
           "  --timestamp TS      read the version current at TS (epoch ms or ISO-8601; files)\n"
           "  --from V --to V     version range for changes (--to defaults to latest)\n"
-          "  --local             run the engine in this process (required for these verbs)\n"
-          "  --output json|table output format (default table)\n"
-          "  --help              this text\n"
-          "detail, history and the maintenance verbs (server or --local): deltactl table detail --help\n");
+          "  --local             (accepted: these verbs always run in this process)\n"
+          "  --output FORMAT     table, json, jsonl or csv\n"
+          "  --help              this text; 'deltactl table --help' lists every table verb\n");
 }
 
 typedef struct args {
-  const char *verb, *path, *output, *timestamp;
+  const char *verb, *path, *timestamp;
   int64_t version, from, to;
   bool local;
 } args;
@@ -44,7 +46,7 @@ static bool parse_i64(const char *s, int64_t *out) {
 
 /* Returns -1 to continue, else an exit code. */
 static int parse_args(int argc, char **argv, args *a) {
-  *a = (args){.version = -1, .from = -1, .to = -1, .output = "table"};
+  *a = (args){.version = -1, .from = -1, .to = -1};
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i];
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -66,12 +68,6 @@ static int parse_args(int argc, char **argv, args *a) {
         return 2;
       }
       a->timestamp = argv[++i];
-    } else if (!strcmp(o, "--output")) {
-      if (!val || (strcmp(val, "json") != 0 && strcmp(val, "table") != 0)) {
-        fprintf(stderr, "deltactl table: --output takes json or table\n");
-        return 2;
-      }
-      a->output = argv[++i];
     } else if (o[0] == '-') {
       fprintf(stderr, "deltactl table: unknown option %s\n", o);
       return 2;
@@ -88,25 +84,21 @@ static int parse_args(int argc, char **argv, args *a) {
     usage(stderr);
     return 2;
   }
-  if (strcmp(a->verb, "files") && strcmp(a->verb, "history") && strcmp(a->verb, "changes")) {
+  if (strcmp(a->verb, "files") && strcmp(a->verb, "changes")) {
     fprintf(stderr, "deltactl table: unknown verb %s\n", a->verb);
     usage(stderr);
     return 2;
   }
   if (!a->path) {
-    fprintf(stderr, "deltactl table %s: missing PATH\n", a->verb);
+    fprintf(stderr, "deltactl table %s: missing TABLE (a path or catalog.schema.table)\n", a->verb);
+    return 2;
+  }
+  if (a->from < 0 && !strcmp(a->verb, "changes")) {
+    fprintf(stderr, "deltactl table changes: needs --from V\n");
     return 2;
   }
   if (a->version >= 0 && a->timestamp) {
     fprintf(stderr, "deltactl table: --version and --timestamp are exclusive\n");
-    return 2;
-  }
-  if (!a->local) {
-    if (!strcmp(a->verb, "history"))
-      fprintf(stderr, "deltactl table history: no server named (--server or $DELTAD_SERVER), so "
-                      "server mode is not available; use --local\n");
-    else
-      fprintf(stderr, "deltactl table %s: runs in this process only; use --local\n", a->verb);
     return 2;
   }
   return -1;
@@ -115,14 +107,14 @@ static int parse_args(int argc, char **argv, args *a) {
 static int run(const args *a) {
   dl_table *t = NULL;
   dl_snapshot *s = NULL;
-  bool json = !strcmp(a->output, "json");
-  int rc = dl_table_open(&t, a->path);
+  bool json = false;
+  char *loc = NULL;
+  int code = dctl_table_location(a->path, &loc);
+  if (code) return code;
+  int rc = dl_table_open(&t, loc);
   if (rc) goto cleanup;
-  if (!strcmp(a->verb, "history")) {
-    rc = dctl_print_history(t, json);
-  } else if (!strcmp(a->verb, "changes")) {
-    rc = a->from < 0 ? dd_err_set(DD_EINVAL, "changes needs --from") : 0;
-    if (!rc) rc = dctl_print_changes(t, a->from, a->to, json);
+  if (!strcmp(a->verb, "changes")) {
+    rc = dctl_print_changes(t, a->from, a->to, json);
   } else {
     dl_snapshot_opts o = DL_SNAPSHOT_OPTS_INIT;
     o.version = a->version;
@@ -134,6 +126,7 @@ cleanup:
   if (rc) fprintf(stderr, "deltactl table %s: %s: %s\n", a->verb, dd_err_name(rc), dd_err_msg());
   dl_snapshot_free(s);
   dl_table_free(t);
+  free(loc);
   return rc ? 1 : 0;
 }
 

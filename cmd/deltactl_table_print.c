@@ -10,8 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "cmd/deltactl_common.h"
 #include "cmd/deltactl_table.h"
 #include "common/err.h"
+#include "server/http/pbjson.h"
 #include "store/delta/dl.h"
 #include "store/deltaops/dop.h"
 
@@ -24,17 +26,57 @@ static json_t *kv_json(const char *packed) {
   return o;
 }
 
-static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
 
-static int dump(json_t *j) {
-  if (!j) return dd_err_set(DD_ENOMEM, "out of memory");
-  char *s = json_dumps(j, JSON_INDENT(2) | JSON_ENCODE_ANY);
-  json_decref(j);
-  if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
-  puts(s);
-  free(s);
-  return 0;
+static json_t *iso_or_null(int64_t ms) {
+  char b[48];
+  return dctl_iso_time(b, sizeof b, ms) ? json_null() : json_string(b);
 }
+
+/* The text of one JSON value in a CSV cell: strings bare, null empty, the rest as JSON. */
+static void csv_value(json_t *v) {
+  if (json_is_string(v)) {
+    dctl_csv_cell(stdout, json_string_value(v));
+  } else if (!json_is_null(v)) {
+    char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    dctl_csv_cell(stdout, t ? t : "");
+    free(t);
+  }
+}
+
+/* Prints rows (an array of objects, taken) as --output json (one array; one object when
+ * one), jsonl (a line each) or csv (a header of the first row's keys, then the rows). */
+static int dump_rows(json_t *arr, bool one) {
+  if (!arr) return dd_err_set(DD_ENOMEM, "out of memory");
+  dctl_output o = dctl_globals_get()->output;
+  int rc = 0;
+  if (o == DCTL_OUT_JSONL) {
+    for (size_t i = 0; i < json_array_size(arr) && !rc; i++) rc = dctl_print_json(json_array_get(arr, i), 1);
+  } else if (o == DCTL_OUT_CSV) {
+    json_t *first = json_array_get(arr, 0);
+    const char *k;
+    json_t *v;
+    int n = 0;
+    json_object_foreach(first, k, v) {
+      if (n++) putchar(',');
+      dctl_csv_cell(stdout, k);
+    }
+    if (first) putchar('\n');
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+      n = 0;
+      json_object_foreach(json_array_get(arr, i), k, v) {
+        if (n++) putchar(',');
+        csv_value(v);
+      }
+      putchar('\n');
+    }
+  } else {
+    rc = dctl_print_json(one && json_array_size(arr) == 1 ? json_array_get(arr, 0) : arr, 0);
+  }
+  json_decref(arr);
+  return rc ? dd_err_set(DD_ENOMEM, "cannot print the output") : 0;
+}
+
+
 
 static void print_kv_text(const char *packed) {
   const char *k, *v, *c = packed;
@@ -109,18 +151,26 @@ static void label_text(char *buf, size_t cap, const char *name) {
 }
 
 int dctl_print_result(const dop_result *r, bool json) {
-  if (json) { /* one object a row, one line each */
-    for (size_t i = 0; i < r->nrows; i++) {
+  return dctl_print_result_as(r, json, r->nrows != 1);
+}
+
+int dctl_print_result_as(const dop_result *r, bool json, bool list) {
+  if (json || dctl_globals_get()->output != DCTL_OUT_TABLE) {
+    if (json && dctl_globals_get()->output == DCTL_OUT_TABLE) dctl_globals_get()->output = DCTL_OUT_JSON;
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < r->nrows; i++) {
       json_t *o = json_object();
-      for (size_t j = 0; o && j < r->ncols; j++)
-        json_object_set_new(o, r->cols[j].name, cell_json(dop_result_cell(r, i, j)));
-      char *s = o ? json_dumps(o, 0) : NULL;
-      json_decref(o);
-      if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
-      puts(s);
-      free(s);
+      for (size_t j = 0; o && j < r->ncols; j++) {
+        char key[128]; /* snake_case names (Spark's operation metrics) in the API's camelCase */
+        json_object_set_new(o, pbjson_json_name(r->cols[j].name, key, sizeof key), cell_json(dop_result_cell(r, i, j)));
+      }
+      if (!o || json_array_append_new(arr, o)) {
+        json_decref(arr);
+        return dd_err_set(DD_ENOMEM, "out of memory");
+      }
     }
-    return 0;
+    if (!r->ncols && json_array_append_new(arr, json_object())) arr = NULL;
+    return dump_rows(arr, !list);
   }
   if (!r->ncols) {
     puts("OK");
@@ -128,7 +178,7 @@ int dctl_print_result(const dop_result *r, bool json) {
   }
   /* One row with many columns (DESCRIBE DETAIL, operation metrics) reads better as
    * "label: value" lines. */
-  if (r->nrows == 1 && r->ncols > 4) {
+  if (r->nrows == 1 && r->ncols > 4 && !list) {
     for (size_t j = 0; j < r->ncols; j++) {
       char label[128];
       label_text(label, sizeof label, r->cols[j].name);
@@ -162,8 +212,8 @@ static int64_t num_records(const dl_file *f) {
 
 static int file_json_cb(void *ctx, const dl_file *f) {
   int64_t nr = num_records(f);
-  json_t *o = json_pack("{s:s,s:I,s:I,s:o,s:o,s:o}", "path", f->path, "size", (json_int_t)f->size,
-                        "modificationTime", (json_int_t)f->modification_time, "partitionValues",
+  json_t *o = json_pack("{s:s,s:I,s:o,s:o,s:o,s:o}", "path", f->path, "size", (json_int_t)f->size,
+                        "modificationTime", iso_or_null(f->modification_time), "partitionValues",
                         kv_json(f->partition_values), "numRecords",
                         nr >= 0 ? json_integer(nr) : json_null(), "deletionVectorCardinality",
                         f->dv ? json_integer(f->dv->cardinality) : json_null());
@@ -180,7 +230,7 @@ static int file_text_cb(void *ctx, const dl_file *f) {
 }
 
 int dctl_print_files(const dl_snapshot *s, bool json) {
-  if (!json) {
+  if (!json && dctl_globals_get()->output == DCTL_OUT_TABLE) {
     printf("%-70s %12s %s\n", "PATH", "SIZE", "PARTITION VALUES");
     return dl_snapshot_files(s, file_text_cb, NULL);
   }
@@ -190,40 +240,13 @@ int dctl_print_files(const dl_snapshot *s, bool json) {
     json_decref(arr);
     return rc;
   }
-  return dump(arr);
+  return dump_rows(arr, false);
 }
-
-/* ---------- history ---------- */
 
 typedef struct hist_ctx {
   bool json;
   json_t *arr;
 } hist_ctx;
-
-static int hist_cb(void *vctx, const dl_commit_entry *e) {
-  hist_ctx *c = vctx;
-  if (!c->json) {
-    printf("%-8" PRId64 " %-15" PRId64 " %s\n", e->version, e->timestamp,
-           e->operation ? e->operation : "-");
-    return 0;
-  }
-  json_t *ci = e->commit_info ? json_loads(e->commit_info, 0, NULL) : NULL;
-  json_t *o = json_pack("{s:I,s:I,s:o,s:o}", "version", (json_int_t)e->version, "timestamp",
-                        (json_int_t)e->timestamp, "operation", str_or_null(e->operation),
-                        "commitInfo", ci ? ci : json_null());
-  return json_array_append_new(c->arr, o) ? dd_err_set(DD_ENOMEM, "out of memory") : 0;
-}
-
-int dctl_print_history(dl_table *t, bool json) {
-  hist_ctx c = {json, json ? json_array() : NULL};
-  if (!json) printf("%-8s %-15s %s\n", "VERSION", "TIMESTAMP", "OPERATION");
-  int rc = dl_history(t, 0, hist_cb, &c);
-  if (rc) {
-    json_decref(c.arr);
-    return rc;
-  }
-  return json ? dump(c.arr) : 0;
-}
 
 /* ---------- changes ---------- */
 
@@ -234,24 +257,26 @@ static const char *change_name(dl_change_kind k) {
 static int change_cb(void *vctx, const dl_change *ch) {
   hist_ctx *c = vctx;
   if (!c->json) {
-    printf("%-8" PRId64 " %-15" PRId64 " %-7s %s\n", ch->version, ch->timestamp,
-           change_name(ch->kind), ch->file->path);
+    char ts[48];
+    if (dctl_iso_time(ts, sizeof ts, ch->timestamp)) snprintf(ts, sizeof ts, "%" PRId64, ch->timestamp);
+    printf("%-8" PRId64 " %-24s %-7s %s\n", ch->version, ts, change_name(ch->kind), ch->file->path);
     return 0;
   }
-  json_t *o = json_pack("{s:I,s:I,s:s,s:s,s:I,s:o}", "version", (json_int_t)ch->version,
-                        "timestamp", (json_int_t)ch->timestamp, "kind", change_name(ch->kind),
+  json_t *o = json_pack("{s:I,s:o,s:s,s:s,s:I,s:o}", "version", (json_int_t)ch->version,
+                        "timestamp", iso_or_null(ch->timestamp), "kind", change_name(ch->kind),
                         "path", ch->file->path, "size", (json_int_t)ch->file->size,
                         "partitionValues", kv_json(ch->file->partition_values));
   return json_array_append_new(c->arr, o) ? dd_err_set(DD_ENOMEM, "out of memory") : 0;
 }
 
 int dctl_print_changes(dl_table *t, int64_t from, int64_t to, bool json) {
+  json |= dctl_globals_get()->output != DCTL_OUT_TABLE;
   hist_ctx c = {json, json ? json_array() : NULL};
-  if (!json) printf("%-8s %-15s %-7s %s\n", "VERSION", "TIMESTAMP", "KIND", "PATH");
+  if (!json) printf("%-8s %-24s %-7s %s\n", "VERSION", "TIMESTAMP", "KIND", "PATH");
   int rc = dl_changes(t, from, to, change_cb, &c);
   if (rc) {
     json_decref(c.arr);
     return rc;
   }
-  return json ? dump(c.arr) : 0;
+  return json ? dump_rows(c.arr, false) : 0;
 }

@@ -1,120 +1,28 @@
-/* deltactl_tableops.c: `deltactl table <maintenance verb>` and `table detail`. Each verb
- * builds a delta.connect message and either streams it through DeltaConnectService (the
- * default, --server from the global flags) or runs the same store/deltaops operation
- * in-process (--local); either way the result (columns + rows, a dop_result) goes to the one
- * printer, dctl_print_result (deltactl_table_print.c). On a terminal, long local work shows
- * a progress line on stderr. Exit codes: 0 success, 1 the operation failed, 2 usage, 3 local
+/* deltactl_tableops.c: the `deltactl table` group: its help, its dispatch, and every verb
+ * but files/changes (deltactl_table.c), scan and optimize. Each verb builds a delta.connect
+ * message and either streams it through DeltaConnectService (the default, --server from
+ * the global flags) or runs the same store/deltaops operation in-process (--local); either
+ * way the result (columns + rows, a dop_result) goes to the one printer
+ * (deltactl_tablecall.c, deltactl_table_print.c). On a terminal, long local work shows a
+ * progress line on stderr. Exit codes: 0 success, 1 the operation failed, 2 usage, 3 local
  * failure. */
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cmd/deltactl_common.h"
+#include "cmd/deltactl_tablecall.h"
 #include "cmd/deltactl_table.h"
 #include "cmd/deltactl_tableops.h"
 #include "common/err.h"
 #include "delta/connect/commands.pb-c.h"
 #include "delta/connect/relations.pb-c.h"
-#include "deltad/connect/v1/connect.pb-c.h"
 #include "store/deltaops/dop.h"
 
-#define CMD_METHOD "/deltad.connect.v1.DeltaConnectService/ExecuteCommand"
-#define REL_METHOD "/deltad.connect.v1.DeltaConnectService/ExecuteRelation"
-
-static void progress(void *ctx, const char *phase, uint64_t done, uint64_t total) {
-  (void)ctx;
-  if (total) fprintf(stderr, "\r%s: %llu/%llu ", phase, (unsigned long long)done, (unsigned long long)total);
-  else fprintf(stderr, "\r%s: %llu ", phase, (unsigned long long)done);
-  fflush(stderr);
-}
-
-/* ======================= server results ======================= */
-
-/* A dop_result built from the stream; its columns are owned (freed by stream_free). */
-typedef struct stream_ctx {
-  dop_result r;
-  dop_col *cols;
-} stream_ctx;
-
-static int on_msg(void *ud, const ProtobufCMessage *msg) {
-  stream_ctx *s = ud;
-  const Deltad__Connect__V1__ExecuteResult *m = (const Deltad__Connect__V1__ExecuteResult *)msg;
-  if (m->result_case == DELTAD__CONNECT__V1__EXECUTE_RESULT__RESULT_SCHEMA) {
-    s->cols = calloc(m->schema->n_columns + 1, sizeof *s->cols);
-    if (!s->cols) return DD_ENOMEM;
-    for (size_t i = 0; i < m->schema->n_columns; i++) {
-      s->cols[i].name = strdup(m->schema->columns[i]->name);
-      s->cols[i].type = strdup(m->schema->columns[i]->type);
-    }
-    s->r.cols = s->cols;
-    s->r.ncols = m->schema->n_columns;
-    return 0;
-  }
-  const Deltad__Connect__V1__ResultRow *row = m->row;
-  if ((s->r.nrows + 1) * s->r.ncols > s->r.cap) {
-    size_t cap = s->r.cap ? s->r.cap * 2 : 64 * (s->r.ncols + 1);
-    dop_cell *n = realloc(s->r.cells, cap * sizeof *n);
-    if (!n) return DD_ENOMEM;
-    s->r.cells = n;
-    s->r.cap = cap;
-  }
-  dop_cell *c = s->r.cells + s->r.nrows * s->r.ncols;
-  memset(c, 0, s->r.ncols * sizeof *c);
-  s->r.nrows++;
-  for (size_t j = 0; j < s->r.ncols && j < row->n_values; j++) {
-    const Deltad__Connect__V1__Value *v = row->values[j];
-    switch (v->kind_case) {
-      case DELTAD__CONNECT__V1__VALUE__KIND_BOOL_VALUE: c[j].kind = DOP_BOOL, c[j].i64 = v->bool_value; break;
-      case DELTAD__CONNECT__V1__VALUE__KIND_INT64_VALUE: c[j].kind = DOP_I64, c[j].i64 = v->int64_value; break;
-      case DELTAD__CONNECT__V1__VALUE__KIND_DOUBLE_VALUE: c[j].kind = DOP_F64, c[j].f64 = v->double_value; break;
-      case DELTAD__CONNECT__V1__VALUE__KIND_TIMESTAMP_MS: c[j].kind = DOP_TS_MS, c[j].i64 = v->timestamp_ms; break;
-      case DELTAD__CONNECT__V1__VALUE__KIND_STRING_VALUE: c[j].kind = DOP_STR, c[j].str = strdup(v->string_value); break;
-      case DELTAD__CONNECT__V1__VALUE__KIND_JSON: c[j].kind = DOP_JSON, c[j].str = strdup(v->json); break;
-      default: c[j].kind = DOP_NULL;
-    }
-  }
-  return 0;
-}
-
-static void stream_free(stream_ctx *s) {
-  for (size_t i = 0; i < s->r.nrows * s->r.ncols; i++) free(s->r.cells[i].str);
-  free(s->r.cells);
-  for (size_t i = 0; s->cols && i < s->r.ncols; i++) free((char *)s->cols[i].name), free((char *)s->cols[i].type);
-  free(s->cols);
-}
-
-static int run_remote(const char *method, const ProtobufCMessage *req) {
-  dd_client *c = NULL;
-  int code = dctl_client_get(&c);
-  if (code) return code;
-  stream_ctx s = {0};
-  int rc = dd_client_stream(c, method, req, &deltad__connect__v1__execute_result__descriptor, on_msg, &s);
-  if (rc) code = dctl_report_call_error(c, rc);
-  else if (dctl_print_result(&s.r, dctl_globals_get()->output == DCTL_OUT_JSON))
-    code = dctl_fail(DCTL_EXIT_LOCAL, "%s", dd_err_msg());
-  stream_free(&s);
-  return code;
-}
-
-int dctl_tableops_remote(const char *method, const ProtobufCMessage *req) {
-  return run_remote(method, req);
-}
-
-/* rp is read after rc was computed (the callee fills *rp). */
-static int finish_local(int rc, dop_result **rp) {
-  dop_result *r = *rp;
-  if (isatty(2)) fputs("\r\033[K", stderr);
-  if (rc) {
-    fprintf(stderr, "deltactl: %s: %s\n", dd_err_name(rc), dd_err_msg());
-    return DCTL_EXIT_SERVER;
-  }
-  int code = 0;
-  if (dctl_print_result(r, dctl_globals_get()->output == DCTL_OUT_JSON))
-    code = dctl_fail(DCTL_EXIT_LOCAL, "%s", dd_err_msg());
-  dop_result_free(r);
-  return code;
-}
+#define CMD_METHOD DCTL_TBL_CMD_METHOD
+#define REL_METHOD DCTL_TBL_REL_METHOD
 
 /* ======================= verbs ======================= */
 
@@ -124,19 +32,26 @@ typedef struct common {
   dctl_strv props, cols, parts, clusters;
 } common;
 
-static char *abs_path(const char *p) {
-  if (p[0] == '/' || strchr(p, '`') || !strncmp(p, "file:", 5)) return strdup(p);
-  char cwd[4096];
-  if (!getcwd(cwd, sizeof cwd)) return strdup(p);
-  char *r = NULL;
-  return asprintf(&r, "%s/%s", cwd, p) < 0 ? NULL : r;
-}
+/* A table as the user named it: a path (made absolute) or a catalog name. */
+typedef struct target {
+  char *path;       /* the absolute path, or the name itself */
+  bool is_name;     /* catalog.schema.table: the server resolves it */
+} target;
+
+/* The table being worked on (main sets it): mk_table sends a catalog name as
+ * table_or_view_name, a path as path. */
+static target cur;
 
 static Delta__Connect__DeltaTable *mk_table(Delta__Connect__DeltaTable *t, Delta__Connect__DeltaTable__Path *p,
                                             const char *path, Delta__Connect__DeltaTable__Path__HadoopConfEntry **conf,
                                             size_t nconf) {
   delta__connect__delta_table__init(t);
   delta__connect__delta_table__path__init(p);
+  if (cur.is_name && path == cur.path && !nconf) {
+    t->access_type_case = DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_TABLE_OR_VIEW_NAME;
+    t->table_or_view_name = (char *)path;
+    return t;
+  }
   t->access_type_case = DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_PATH;
   t->path = p;
   p->path = (char *)path;
@@ -153,22 +68,36 @@ static bool parse_i64(const char *s, int64_t *v) {
 }
 
 static const char USAGE[] =
-    "usage: deltactl table VERB [--local] ARGS...\n"
-    "  vacuum PATH [--retain HOURS] [--dry-run] [--allow-short-retention]\n"
-    "  restore PATH (--version N | --timestamp TS)\n"
-    "  clone SOURCE TARGET [--version N | --timestamp TS] [--deep] [--replace] [--property K=V]...\n"
-    "  upgrade PATH --reader N --writer N\n"
-    "  add-feature PATH FEATURE\n"
-    "  drop-feature PATH FEATURE [--truncate-history]\n"
-    "  generate PATH [--mode symlink_format_manifest]\n"
-    "  create PATH --column NAME:TYPE[:not null]... [--partition COL]... [--cluster COL]...\n"
-    "         [--property K=V]... [--comment TEXT] [--mode create|if-not-exists|replace|create-or-replace]\n"
-    "  convert PATH [--partition-schema 'a INT, b STRING']\n"
-    "  is-delta PATH | history PATH [--limit N]\n"
-    "  detail PATH [--version N | --timestamp TS (with --local)]\n"
-    "  optimize PATH [--where EXPR] [--zorder-by C1,C2] [--target-size BYTES]\n"
-    "--local runs in this process; otherwise the global --server is called (DeltaConnectService).\n"
-    "Both print the same: one object a row with --output json, else text.\n";
+    "usage: deltactl [GLOBAL FLAGS] table VERB TABLE [ARGS...] [--local]\n"
+    "TABLE is a path or a catalog name (catalog.schema.table, resolved by the server). Every\n"
+    "verb runs on the server (--server, DeltaConnectService; it works only under registered\n"
+    "storage locations) unless --local runs it in this process; both print the same.\n"
+    "verbs:\n"
+    "  history       commits, newest first: history TABLE [--limit N]\n"
+    "  detail        one row about the table: detail TABLE [--version N | --timestamp TS] (--local)\n"
+    "  files         active files: files TABLE [--version N | --timestamp TS] (always in this process)\n"
+    "  changes       files added/removed: changes TABLE --from V [--to V] (always in this process)\n"
+    "  scan          rows: scan TABLE [--where EXPR] [--columns a,b] [--limit N] (see scan --help)\n"
+    "  vacuum        delete unreferenced files: vacuum TABLE [--retain HOURS] [--dry-run]\n"
+    "                [--allow-short-retention]; prints the files and bytes deleted\n"
+    "  restore       restore TABLE (--version N | --timestamp TS)\n"
+    "  clone         clone SOURCE TARGET [--version N | --timestamp TS] [--deep] [--replace]\n"
+    "                [--property K=V]...\n"
+    "  optimize      compact files: optimize TABLE [--where EXPR] [--zorder-by C1,C2]\n"
+    "                [--target-size BYTES] (see optimize --help)\n"
+    "  upgrade       upgrade TABLE --reader N --writer N\n"
+    "  add-feature   add-feature TABLE FEATURE\n"
+    "  drop-feature  drop-feature TABLE FEATURE [--truncate-history]\n"
+    "  generate      generate TABLE [--mode symlink_format_manifest]\n"
+    "  create        create PATH --column NAME:TYPE[:not null]... [--partition COL]...\n"
+    "                [--cluster COL]... [--property K=V]... [--comment TEXT]\n"
+    "                [--mode create|if-not-exists|replace|create-or-replace]\n"
+    "  convert       convert PATH [--partition-schema 'a INT, b STRING']\n"
+    "  is-delta      is-delta PATH: true or false\n"
+    "options of every verb:\n"
+    "  --local             run in this process instead of on the server\n"
+    "  --output FORMAT     table, json (one object, an array for history), jsonl or csv\n"
+    "  --help              this text\n";
 
 static const char *const VERBS[] = {"vacuum", "restore", "clone", "upgrade", "add-feature", "drop-feature",
                                     "generate", "create", "convert", "is-delta", "history", "detail", NULL};
@@ -180,7 +109,6 @@ bool dctl_tableops_has_verb(const char *verb) {
 }
 
 static int parse_common(common *c, int argc, char **argv, const char **pos, int *npos) {
-  const char *out = NULL;
   dctl_opt opts[] = {
       {"--local", 0, NULL, &c->local, NULL},          {"--dry-run", 0, NULL, &c->dry_run, NULL},
       {"--allow-short-retention", 0, NULL, &c->allow_short, NULL},
@@ -190,17 +118,13 @@ static int parse_common(common *c, int argc, char **argv, const char **pos, int 
       {"--timestamp", 1, &c->timestamp, NULL, NULL},  {"--reader", 1, &c->reader, NULL, NULL},
       {"--writer", 1, &c->writer, NULL, NULL},        {"--mode", 1, &c->mode, NULL, NULL},
       {"--comment", 1, &c->comment, NULL, NULL},      {"--partition-schema", 1, &c->schema, NULL, NULL},
-      {"--limit", 1, &c->limit, NULL, NULL},          {"--output", 1, &out, NULL, NULL},
+      {"--limit", 1, &c->limit, NULL, NULL},
       {"--property", 1, NULL, NULL, &c->props},       {"--column", 1, NULL, NULL, &c->cols},
       {"--partition", 1, NULL, NULL, &c->parts},      {"--cluster", 1, NULL, NULL, &c->clusters},
       {NULL, 0, NULL, NULL, NULL},
   };
   dctl_cmd cmd = {USAGE, opts, 1, 3};
-  int code = dctl_parse(&cmd, argc, argv, pos, npos);
-  if (code != DCTL_CONTINUE) return code;
-  if (out && !strcmp(out, "json")) dctl_globals_get()->output = DCTL_OUT_JSON;
-  else if (out && strcmp(out, "table")) return dctl_usage_error(USAGE, "--output must be table or json");
-  return DCTL_CONTINUE;
+  return dctl_parse(&cmd, argc, argv, pos, npos);
 }
 
 /* Splits the K=V list into two arrays (pointers into a copy kept in *hold). */
@@ -218,13 +142,88 @@ static int split_props(const dctl_strv *kv, const char **k, const char **v, char
 
 /* ---- per-verb: local and remote ---- */
 
+/* ---- vacuum: what it did ---- */
+
+static const dop_col VACUUM_DONE_COLS[] = {
+    {"path", "string", false}, {"numDeletedFiles", "bigint", false}, {"numDeletedBytes", "bigint", false}};
+
+/* A metric of a history row's operationMetrics (a JSON object of strings); -1 when absent. */
+static int64_t metric(const dop_result *h, size_t row, const char *name) {
+  for (size_t j = 0; j < h->ncols; j++) {
+    const dop_cell *c = dop_result_cell(h, row, j);
+    if (strcmp(h->cols[j].name, "operationMetrics") || c->kind != DOP_JSON || !c->str) continue;
+    json_t *m = json_loads(c->str, 0, NULL);
+    json_t *v = json_object_get(m, name);
+    int64_t n = json_is_string(v) ? strtoll(json_string_value(v), NULL, 10) : json_is_integer(v) ? json_integer_value(v) : -1;
+    json_decref(m);
+    return n;
+  }
+  return -1;
+}
+
+static const char *row_str(const dop_result *h, size_t row, const char *col) {
+  for (size_t j = 0; j < h->ncols; j++)
+    if (!strcmp(h->cols[j].name, col)) return dop_result_cell(h, row, j)->str;
+  return NULL;
+}
+
+/* After a vacuum: the two newest commits are its VACUUM END and VACUUM START; prints the
+ * files and bytes they record. */
+static int vacuum_done(common *c, const char *path) {
+  dop_result *h = NULL;
+  dctl_tbl_stream s = {0};
+  int code;
+  if (c->local) {
+    code = dctl_tbl_local_error(dop_history(&h, path, 2));
+  } else {
+    Delta__Connect__DeltaTable t;
+    Delta__Connect__DeltaTable__Path p;
+    Delta__Connect__DescribeHistory dh = DELTA__CONNECT__DESCRIBE_HISTORY__INIT;
+    dh.table = mk_table(&t, &p, path, NULL, 0);
+    Delta__Connect__DeltaRelation rel = DELTA__CONNECT__DELTA_RELATION__INIT;
+    rel.relation_type_case = DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_DESCRIBE_HISTORY;
+    rel.describe_history = &dh;
+    code = dctl_tbl_fetch(REL_METHOD, &rel.base, &s);
+    h = &s.r;
+  }
+  if (code) goto cleanup;
+  const char *end = h->nrows > 0 ? row_str(h, 0, "operation") : NULL;
+  const char *start = h->nrows > 1 ? row_str(h, 1, "operation") : NULL;
+  if (!end || !start || strcmp(end, "VACUUM END") || strcmp(start, "VACUUM START")) {
+    code = dctl_fail(DCTL_EXIT_SERVER, "vacuum finished, but its VACUUM START/END commits are not the newest");
+    goto cleanup;
+  }
+  int64_t files = metric(h, 0, "numDeletedFiles"), bytes = metric(h, 1, "sizeOfDataToDelete");
+  if (dctl_globals_get()->output == DCTL_OUT_TABLE) {
+    printf("vacuum: deleted %lld files (%lld bytes) from %s\n", (long long)files, (long long)bytes, path);
+  } else {
+    dop_cell cells[3] = {{DOP_STR, 0, 0, (char *)path}, {DOP_I64, files, 0, NULL}, {DOP_I64, bytes, 0, NULL}};
+    dop_result r = {3, VACUUM_DONE_COLS, 1, cells, 3};
+    code = dctl_tbl_print(&r, false, 0);
+  }
+cleanup:
+  if (c->local) dop_result_free(h);
+  else dctl_tbl_stream_free(&s);
+  return code;
+}
+
+/* A dry run: the files it would delete (also when none). */
+static int vacuum_would(dop_result *r, const char *path) {
+  if (dctl_globals_get()->output != DCTL_OUT_TABLE) return dctl_tbl_print(r, true, 0);
+  printf("vacuum --dry-run: would delete %zu file%s from %s%s\n", r->nrows, r->nrows == 1 ? "" : "s", path,
+         r->nrows ? ":" : "");
+  for (size_t i = 0; i < r->nrows; i++) printf("  %s\n", dop_result_cell(r, i, 0)->str);
+  return 0;
+}
+
 static int verb_vacuum(common *c, const char *path) {
   double hours = 0;
   if (c->retain) {
     char *end;
     hours = strtod(c->retain, &end);
-    if (*end) return dctl_usage_error(USAGE, "--retain wants hours, not '%s'", c->retain);
+    if (*end || end == c->retain) return dctl_usage_error(USAGE, "--retain wants hours, not '%s'", c->retain);
   }
+  int code;
   if (c->local) {
     dop_result *r = NULL;
     dop_vacuum_opts o = DOP_VACUUM_OPTS_INIT;
@@ -232,8 +231,11 @@ static int verb_vacuum(common *c, const char *path) {
     o.retention_hours = hours;
     o.retention_check = !c->allow_short;
     o.dry_run = c->dry_run;
-    if (isatty(2)) o.progress = progress;
-    return finish_local(dop_vacuum(&r, path, &o, NULL), &r);
+    if (isatty(2)) o.progress = dctl_tbl_progress;
+    code = dctl_tbl_local_error(dop_vacuum(&r, path, &o, NULL));
+    if (!code && c->dry_run) code = vacuum_would(r, path);
+    dop_result_free(r);
+    return code || c->dry_run ? code : vacuum_done(c, path);
   }
   Delta__Connect__DeltaTable t;
   Delta__Connect__DeltaTable__Path p;
@@ -257,7 +259,11 @@ static int verb_vacuum(common *c, const char *path) {
   Delta__Connect__DeltaCommand cmd = DELTA__CONNECT__DELTA_COMMAND__INIT;
   cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_VACUUM_TABLE;
   cmd.vacuum_table = &v;
-  return run_remote(CMD_METHOD, &cmd.base);
+  dctl_tbl_stream s = {0};
+  code = dctl_tbl_fetch(CMD_METHOD, &cmd.base, &s);
+  if (!code && c->dry_run) code = vacuum_would(&s.r, path);
+  dctl_tbl_stream_free(&s);
+  return code || c->dry_run ? code : vacuum_done(c, path);
 }
 
 static int verb_restore(common *c, const char *path) {
@@ -267,7 +273,7 @@ static int verb_restore(common *c, const char *path) {
     return dctl_usage_error(USAGE, "--version wants a number >= 0");
   if (c->local) {
     dop_result *r = NULL;
-    return finish_local(dop_restore(&r, path, version, c->timestamp), &r);
+    return dctl_tbl_finish_local(dop_restore(&r, path, version, c->timestamp), &r, false, 0);
   }
   Delta__Connect__DeltaTable t;
   Delta__Connect__DeltaTable__Path p;
@@ -278,7 +284,7 @@ static int verb_restore(common *c, const char *path) {
   Delta__Connect__DeltaRelation rel = DELTA__CONNECT__DELTA_RELATION__INIT;
   rel.relation_type_case = DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_RESTORE_TABLE;
   rel.restore_table = &rt;
-  return run_remote(REL_METHOD, &rel.base);
+  return dctl_tbl_remote(REL_METHOD, &rel.base, false, 0);
 }
 
 static int verb_clone(common *c, const char *src, const char *dst) {
@@ -300,8 +306,8 @@ static int verb_clone(common *c, const char *src, const char *dst) {
     o.num_properties = c->props.n;
     o.property_keys = k;
     o.property_values = v;
-    if (isatty(2)) o.progress = progress;
-    code = finish_local(dop_clone(&r, src, &o), &r);
+    if (isatty(2)) o.progress = dctl_tbl_progress;
+    code = dctl_tbl_finish_local(dop_clone(&r, src, &o), &r, false, 0);
   } else if (code == DCTL_CONTINUE) {
     Delta__Connect__DeltaTable t;
     Delta__Connect__DeltaTable__Path p;
@@ -324,7 +330,7 @@ static int verb_clone(common *c, const char *src, const char *dst) {
     Delta__Connect__DeltaCommand cmd = DELTA__CONNECT__DELTA_COMMAND__INIT;
     cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_CLONE_TABLE;
     cmd.clone_table = &ct;
-    code = run_remote(CMD_METHOD, &cmd.base);
+    code = dctl_tbl_remote(CMD_METHOD, &cmd.base, false, 0);
   }
   for (size_t i = 0; i < c->props.n; i++) free(hold[i]);
   return code;
@@ -344,37 +350,36 @@ static int verb_simple_cmd(common *c, const char *verb, const char *path, const 
     int64_t rv, wv;
     if (!parse_i64(c->reader, &rv) || !parse_i64(c->writer, &wv))
       return dctl_usage_error(USAGE, "upgrade needs --reader N and --writer N");
-    if (c->local) return finish_local(dop_upgrade_protocol(&r, path, (int)rv, (int)wv), &r);
+    dctl_tbl_done("upgraded %s to reader version %lld, writer version %lld", path,
+             (long long)rv, (long long)wv);
+    if (c->local) return dctl_tbl_finish_local(dop_upgrade_protocol(&r, path, (int)rv, (int)wv), &r, false, 0);
     up.table = &t, up.reader_version = (int32_t)rv, up.writer_version = (int32_t)wv;
     cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_UPGRADE_TABLE_PROTOCOL;
     cmd.upgrade_table_protocol = &up;
   } else if (!strcmp(verb, "add-feature")) {
     if (!arg) return dctl_usage_error(USAGE, "add-feature needs PATH FEATURE");
-    if (c->local) return finish_local(dop_add_feature(&r, path, arg), &r);
+    dctl_tbl_done("added feature %s to %s", arg, path);
+    if (c->local) return dctl_tbl_finish_local(dop_add_feature(&r, path, arg), &r, false, 0);
     af.table = &t, af.feature_name = (char *)arg;
     cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_ADD_FEATURE_SUPPORT;
     cmd.add_feature_support = &af;
   } else if (!strcmp(verb, "drop-feature")) {
     if (!arg) return dctl_usage_error(USAGE, "drop-feature needs PATH FEATURE");
-    if (c->local) return finish_local(dop_drop_feature(&r, path, arg, c->truncate), &r);
+    dctl_tbl_done("dropped feature %s from %s", arg, path);
+    if (c->local) return dctl_tbl_finish_local(dop_drop_feature(&r, path, arg, c->truncate), &r, false, 0);
     df.table = &t, df.feature_name = (char *)arg;
     if (c->truncate) df._truncate_history_case = DELTA__CONNECT__DROP_FEATURE_SUPPORT___TRUNCATE_HISTORY_TRUNCATE_HISTORY, df.truncate_history = 1;
     cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_DROP_FEATURE_SUPPORT;
     cmd.drop_feature_support = &df;
   } else { /* generate */
     const char *mode = c->mode ? c->mode : "symlink_format_manifest";
-    if (c->local) return finish_local(dop_generate(&r, path, mode), &r);
+    dctl_tbl_done("generated %s for %s", mode, path);
+    if (c->local) return dctl_tbl_finish_local(dop_generate(&r, path, mode), &r, false, 0);
     g.table = &t, g.mode = (char *)mode;
     cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_GENERATE;
     cmd.generate = &g;
   }
-  return run_remote(CMD_METHOD, &cmd.base);
-}
-
-/* True when a server was named (--server or $DELTAD_SERVER). */
-static bool server_named(void) {
-  const char *env = getenv("DELTAD_SERVER");
-  return dctl_globals_get()->server || (env && *env);
+  return dctl_tbl_remote(CMD_METHOD, &cmd.base, false, 0);
 }
 
 /* detail reads a past snapshot (--version, --timestamp) in this process only: DescribeDetail
@@ -386,9 +391,6 @@ static int check_detail(const common *c, int64_t *version) {
     return dctl_usage_error(USAGE, "--version wants a number >= 0");
   if (!c->local && (c->version || c->timestamp))
     return dctl_usage_error(USAGE, "detail --version and --timestamp need --local");
-  if (!c->local && !server_named())
-    return dctl_usage_error(USAGE, "no server named (--server or $DELTAD_SERVER), so server mode is "
-                                   "not available; use --local");
   return DCTL_CONTINUE;
 }
 
@@ -401,10 +403,10 @@ static int verb_describe(common *c, const char *verb, const char *path) {
     if (code != DCTL_CONTINUE) return code;
   }
   if (c->local) {
-    if (!strcmp(verb, "history")) return finish_local(dop_history(&r, path, (size_t)limit), &r);
-    if (!strcmp(verb, "detail")) return finish_local(dop_detail_at(&r, path, version, c->timestamp), &r);
-    if (!strcmp(verb, "is-delta")) return finish_local(dop_is_delta(&r, path), &r);
-    return finish_local(dop_convert(&r, path, c->schema, isatty(2) ? progress : NULL, NULL), &r);
+    if (!strcmp(verb, "history")) return dctl_tbl_finish_local(dop_history(&r, path, (size_t)limit), &r, true, 0);
+    if (!strcmp(verb, "detail")) return dctl_tbl_finish_local(dop_detail_at(&r, path, version, c->timestamp), &r, false, 0);
+    if (!strcmp(verb, "is-delta")) return dctl_tbl_finish_local(dop_is_delta(&r, path), &r, false, 0);
+    return dctl_tbl_finish_local(dop_convert(&r, path, c->schema, isatty(2) ? dctl_tbl_progress : NULL, NULL), &r, false, 0);
   }
   Delta__Connect__DeltaTable t;
   Delta__Connect__DeltaTable__Path p;
@@ -432,7 +434,9 @@ static int verb_describe(common *c, const char *verb, const char *path) {
     rel.relation_type_case = DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_CONVERT_TO_DELTA;
     rel.convert_to_delta = &cv;
   }
-  return run_remote(REL_METHOD, &rel.base);
+  /* DescribeHistory has no limit: the newest --limit rows of its answer are printed. */
+  if (!strcmp(verb, "history")) return dctl_tbl_remote(REL_METHOD, &rel.base, true, (size_t)limit);
+  return dctl_tbl_remote(REL_METHOD, &rel.base, false, 0);
 }
 
 static int create_mode(const char *m) {
@@ -447,6 +451,10 @@ static int verb_create(common *c, const char *path) {
   int mode = create_mode(c->mode);
   if (!mode) return dctl_usage_error(USAGE, "--mode must be create, if-not-exists, replace or create-or-replace");
   if (!c->cols.n) return dctl_usage_error(USAGE, "create needs at least one --column NAME:TYPE");
+  static const char *const did[] = {"", "created table", "created table (unless one existed)", "replaced table",
+                                     "created or replaced table"};
+  dctl_tbl_done("%s %s (%zu column%s)", did[mode >= 1 && mode <= 4 ? mode : 1], path,
+           c->cols.n, c->cols.n == 1 ? "" : "s");
   dop_column cols[DCTL_LIST_MAX];
   char *hold[DCTL_LIST_MAX] = {0}, *khold[DCTL_LIST_MAX] = {0};
   const char *k[DCTL_LIST_MAX], *v[DCTL_LIST_MAX];
@@ -467,7 +475,7 @@ static int verb_create(common *c, const char *path) {
                          .partition_columns = c->parts.v, .num_clustering_columns = c->clusters.n,
                          .clustering_columns = c->clusters.v, .num_properties = c->props.n,
                          .property_keys = k, .property_values = v};
-    code = finish_local(dop_create(&r, &o), &r);
+    code = dctl_tbl_finish_local(dop_create(&r, &o), &r, false, 0);
   } else if (code == DCTL_CONTINUE) {
     Delta__Connect__CreateDeltaTable ct = DELTA__CONNECT__CREATE_DELTA_TABLE__INIT;
     Delta__Connect__CreateDeltaTable__Column pc[DCTL_LIST_MAX], *pcp[DCTL_LIST_MAX];
@@ -507,15 +515,32 @@ static int verb_create(common *c, const char *path) {
     Delta__Connect__DeltaCommand cmd = DELTA__CONNECT__DELTA_COMMAND__INIT;
     cmd.command_type_case = DELTA__CONNECT__DELTA_COMMAND__COMMAND_TYPE_CREATE_DELTA_TABLE;
     cmd.create_delta_table = &ct;
-    code = run_remote(CMD_METHOD, &cmd.base);
+    code = dctl_tbl_remote(CMD_METHOD, &cmd.base, false, 0);
   }
   for (size_t i = 0; i < DCTL_LIST_MAX; i++) free(hold[i]), free(khold[i]);
   return code;
 }
 
+/* cur for pos: a catalog name stays one for the server; --local (and vacuum's options,
+ * which travel with a path) look its location up first. */
+static int set_target(const common *c, const char *verb, const char *pos) {
+  cur.is_name = dctl_tbl_is_catalog_name(pos);
+  bool by_path = c->local || (!strcmp(verb, "vacuum") && (c->dry_run || c->allow_short)) ||
+                 !strcmp(verb, "is-delta") || !strcmp(verb, "convert");
+  if (cur.is_name && by_path) {
+    cur.is_name = false;
+    return dctl_tbl_catalog_location(pos, &cur.path);
+  }
+  cur.path = cur.is_name ? strdup(pos) : dctl_tbl_abs_path(pos);
+  return cur.path ? 0 : dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
+}
+
+static void usage_to(FILE *f) { fputs(USAGE, f); }
+
 int dctl_tableops_main(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-    fputs(USAGE, argc < 2 ? stderr : stdout);
+    if (argc < 2) fputs("deltactl: table: missing verb\n", stderr);
+    usage_to(argc < 2 ? stderr : stdout);
     return argc < 2 ? DCTL_EXIT_USAGE : 0;
   }
   const char *verb = argv[1];
@@ -526,13 +551,13 @@ int dctl_tableops_main(int argc, char **argv) {
   int npos = 0;
   int code = parse_common(&c, argc - 1, argv + 1, pos, &npos);
   if (code != DCTL_CONTINUE) return code;
-  char *path = abs_path(pos[0]), *second = NULL;
-  if (!path) return dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
+  if ((code = set_target(&c, verb, pos[0])) != 0) return code;
+  char *path = cur.path, *second = NULL;
   if (!strcmp(verb, "vacuum")) code = verb_vacuum(&c, path);
   else if (!strcmp(verb, "restore")) code = verb_restore(&c, path);
   else if (!strcmp(verb, "clone")) {
     if (npos < 2) code = dctl_usage_error(USAGE, "clone needs SOURCE and TARGET");
-    else if (!(second = abs_path(pos[1]))) code = dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
+    else if (!(second = dctl_tbl_abs_path(pos[1]))) code = dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
     else code = verb_clone(&c, path, second);
   } else if (!strcmp(verb, "create")) code = verb_create(&c, path);
   else if (!strcmp(verb, "upgrade") || !strcmp(verb, "add-feature") || !strcmp(verb, "drop-feature") ||
@@ -544,18 +569,10 @@ int dctl_tableops_main(int argc, char **argv) {
   return code;
 }
 
-/* history has two: the engine's listing (deltactl_table.c) with --local or when no server
- * was named, DESCRIBE HISTORY on the server otherwise. */
-static bool engine_verb(int argc, char **argv) {
-  if (strcmp(argv[1], "history")) return false;
-  bool local = false;
-  for (int i = 2; i < argc; i++) local |= !strcmp(argv[i], "--local");
-  return local || !server_named();
-}
-
+/* Dispatch of `table`: one line a verb family; every other verb (and --help) is here. */
 int dctl_tableops_dispatch(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "optimize")) return dctl_optimize_main(argc, argv);
   if (argc >= 2 && !strcmp(argv[1], "scan")) return dctl_scan_main(argc, argv);
-  if (argc >= 2 && dctl_tableops_has_verb(argv[1]) && !engine_verb(argc, argv)) return dctl_tableops_main(argc, argv);
-  return dctl_table_main(argc, argv);
+  if (argc >= 2 && (!strcmp(argv[1], "files") || !strcmp(argv[1], "changes"))) return dctl_table_main(argc, argv);
+  return dctl_tableops_main(argc, argv);
 }

@@ -5,6 +5,7 @@
  * certificate, key and client CA files; a reload that fails keeps the old ones. */
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +18,11 @@
 #include "server/call/call.h"
 #include "server/grpc/grpc_server.h"
 #include "server/http/http_server.h"
+#include "server/http/native/health_rest.h"
 #include "server/http/native/lance_rest.h"
 #include "server/http/native/sharing_rest.h"
 #include "server/service/app.h"
+#include "store/catalog/cat_store.h"
 #include "server/call/req_guard.h"
 
 static void main_host_of(char *out, size_t cap, const char *listen) {
@@ -80,8 +83,25 @@ static void main_grpc_limits(dd_grpc_opts *o, const dd_config *cfg) {
   o->max_concurrent_streams = (int)cfg->grpc_max_concurrent_streams;
 }
 
+/* /readyz: both ports serve (set once the gRPC server started, cleared when draining)
+ * and the catalog opens a read view. */
+typedef struct main_ready {
+  atomic_int serving;
+  dd_app *app;
+} main_ready;
+
+static int main_ready_check(void *ctx) {
+  main_ready *r = ctx;
+  if (!atomic_load(&r->serving)) return dd_err_set(DD_EIO, "not serving (starting or shutting down)");
+  cat_view *v = NULL;
+  int rc = cat_view_open(dd_app_store(r->app), &v);
+  if (v) cat_view_close(v);
+  return rc ? dd_err_set(rc, "catalog: %s", dd_err_msg()) : 0;
+}
+
 static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   dd_app *app = NULL;
+  static main_ready ready; /* outlives the HTTP server: read by its threads */
   dd_grpc_server *grpc = NULL;
   dd_http_server *http = NULL;
   dd_call_registry *reg = NULL;
@@ -117,6 +137,8 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   if ((rc = dd_http_server_new(&http, &hopts, reg)) != 0) goto cleanup;
   if ((rc = dd_native_lance_register(http)) != 0) goto cleanup; /* Lance Namespace REST */
   if ((rc = dd_native_sharing_register(http, cfg->base_path)) != 0) goto cleanup;
+  ready.app = app;
+  if ((rc = dd_native_health_register(http, main_ready_check, &ready)) != 0) goto cleanup;
   /* the public URL is set before the first request can arrive: handlers read it */
   if ((rc = dd_http_server_bind(http)) != 0) goto cleanup;
   if (cfg->public_url[0]) {
@@ -136,6 +158,7 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   gopts.tls = tls ? &tls->pem : NULL;
   main_grpc_limits(&gopts, cfg);
   if ((rc = dd_grpc_server_start(&grpc, &gopts, reg)) != 0) goto cleanup;
+  atomic_store(&ready.serving, 1);
 
   printf("deltad: gRPC listening on %s:%d\n", host, dd_grpc_server_port(grpc));
   printf("deltad: REST listening on %s%s\n", public_url, cfg->base_path);
@@ -161,6 +184,7 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   int sig = 0;
   while (sigwait(sigs, &sig) == 0 && sig == SIGHUP) main_reload_tls(cfg, http, grpc);
   /* Both ports stop taking new calls at the same moment; in-flight ones share one grace. */
+  atomic_store(&ready.serving, 0);
   dd_http_server_drain(http);
   dd_grpc_server_drain(grpc);
   printf("deltad: %s received, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");

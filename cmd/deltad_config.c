@@ -12,9 +12,8 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "cmd/version.h"
 #include "server/http/http_server.h"
-
-#define DELTAD_VERSION "0.1.0"
 
 void dd_config_usage(void) {
   printf(

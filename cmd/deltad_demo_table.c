@@ -81,7 +81,8 @@ static int demo_add(dl_txn *txn, const char *root, const char *city, const char 
   struct stat st;
   stat(path, &st);
   dl_file add = {.path = rel, .size = st.st_size, .modification_time = (int64_t)st.st_mtime * 1000,
-                 .data_change = true, .stats = stats, .partition_values = pv};
+                 .data_change = true, .stats = stats, .partition_values = pv,
+                 .base_row_id = -1, .default_row_commit_version = -1}; /* no rowTracking */
   rc = dl_txn_add_file(txn, &add);
   free(pv);
   return rc;

@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
 # Installs every Debian package deltad needs to build, run and test.
 # Idempotent: packages already present are not touched; apt-get runs only when one is missing.
+# With --runtime (scripts/run.sh): only what building and running deltad and deltactl needs
+# (no test tools, no npm harnesses).
 set -euo pipefail
 
+RUNTIME=0
+[ "${1:-}" = "--runtime" ] && RUNTIME=1
+
 PKGS=(
-  build-essential cmake pkg-config clang libclang-rt-14-dev
+  build-essential cmake pkg-config
   libgrpc-dev protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libprotobuf-dev
   protobuf-compiler-grpc
-  liblmdb-dev lmdb-utils libssl-dev libcmocka-dev libjansson-dev libmicrohttpd-dev libgnutls28-dev
-  libsnappy-dev libzstd-dev zlib1g-dev libcurl4-openssl-dev
-  python3 python3-venv python3-grpcio python3-grpc-tools python3-protobuf python3-requests python3-botocore
-  curl wrk
+  liblmdb-dev libssl-dev libjansson-dev libmicrohttpd-dev libgnutls28-dev
+  libsnappy-dev libzstd-dev zlib1g-dev libcurl4-openssl-dev libyaml-dev curl
 )
+if [ "$RUNTIME" -eq 0 ]; then
+  PKGS+=(
+    clang libclang-rt-14-dev lmdb-utils libcmocka-dev
+    python3 python3-venv python3-grpcio python3-grpc-tools python3-protobuf python3-requests python3-botocore
+    wrk
+  )
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -25,6 +35,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+[ "$RUNTIME" -eq 1 ] && exit 0
+
+# Go (builds grpcurl for integration.grpcurl: the `grpcurl` target). The machine image may
+# ship its own Go; install Debian's only when none is on PATH.
+if ! command -v go >/dev/null 2>&1; then
+  $SUDO apt-get install -y -qq --no-install-recommends golang-go || true
 fi
 
 # Node.js (for the independent Parquet reader used in cross-checks). The machine image may

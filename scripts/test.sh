@@ -14,8 +14,11 @@ if cmake --build build-test --target help | grep check-generated >/dev/null; the
   cmake --build build-test --target check-generated
 fi
 cmake --build build-test -j"$(nproc)"
-# The tests' PyPI peers (the official delta-sharing client) in build-test/venv.
+# The tests' PyPI peers (the official delta-sharing client) in build-test/venv, and the Go
+# tools (grpcurl and a grpc-gateway, for integration.grpcurl and integration.gateway) in
+# build-test/tools.
 bash scripts/peers.sh build-test/venv
+cmake --build build-test --target grpcurl grpc-gateway
 # The optimised build that scripts/run.sh makes must compile too (-O2 finds warnings -O0 does not).
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target deltad deltactl

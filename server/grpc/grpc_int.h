@@ -212,6 +212,8 @@ int dd_grpc__health_status(dd_grpc_server *s, const char *service);
 
 /* ---- grpc_reflection.c ---- */
 #define DD_GRPC__REFLECTION_PATH "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"
+/* v1 has the same messages on the wire: one handler serves both paths. */
+#define DD_GRPC__REFLECTION_V1_PATH "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
 /* Answers one serialized ServerReflectionRequest with a packed ServerReflectionResponse
  * (malloc'ed, *out_len bytes). DD_EINVAL when the request does not parse. */
 int dd_grpc__reflection_reply(const uint8_t *req, size_t len, uint8_t **out, size_t *out_len);

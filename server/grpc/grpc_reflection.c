@@ -1,4 +1,5 @@
-/* grpc_reflection.c: answers grpc.reflection.v1alpha.ServerReflection requests from the
+/* grpc_reflection.c: answers grpc.reflection.v1alpha.ServerReflection requests (and v1's,
+ * the same messages on the wire, at their own path) from the
  * generated index of the API (generated/api.h: dd_api_files, dd_api_services), so generic
  * clients (grpcurl, Postman, grpc_cli) can list and call deltad's services without .proto
  * files. A file is answered with all its transitive imports (the file first, each once);
@@ -160,8 +161,9 @@ static int refl__files(refl_resp *r, refl__out *o, const dd_api_file *f, const c
 }
 
 static int refl__services(refl_resp *r, refl__out *o) {
-  static const char *const builtin[] = {"grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"};
-  size_t cap = dd_api_services_len + 2, n = 0;
+  static const char *const builtin[] = {"grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection",
+                                        "grpc.reflection.v1.ServerReflection"};
+  size_t cap = dd_api_services_len + 3, n = 0;
   o->svc = calloc(cap, sizeof *o->svc);
   o->svc_ptrs = calloc(cap, sizeof *o->svc_ptrs);
   if (!o->svc || !o->svc_ptrs) return dd_err_set(DD_ENOMEM, "out of memory");

@@ -45,7 +45,11 @@ static int srv__build_methods(dd_grpc_server *s) {
                                        &grpc__reflection__v1alpha__server_reflection_request__descriptor,
                                        &grpc__reflection__v1alpha__server_reflection_response__descriptor,
                                        NULL, DD_METHOD_PUBLIC};
-  s->methods = calloc(n + 3, sizeof *s->methods);
+  static const dd_method reflection_v1 = {DD_GRPC__REFLECTION_V1_PATH,
+                                          &grpc__reflection__v1alpha__server_reflection_request__descriptor,
+                                          &grpc__reflection__v1alpha__server_reflection_response__descriptor,
+                                          NULL, DD_METHOD_PUBLIC};
+  s->methods = calloc(n + 4, sizeof *s->methods);
   if (!s->methods) return dd_err_set(DD_ENOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) {
     const dd_method *m = dd_call_registry_method(s->reg, i);
@@ -57,6 +61,7 @@ static int srv__build_methods(dd_grpc_server *s) {
   if (!rc)
     rc = srv__add_method(s, &dd_grpc__health_watch_method, DD_GRPC__K_WATCH, DD_GRPC__PREPOST_BUILTIN);
   if (!rc) rc = srv__add_method(s, &reflection, DD_GRPC__K_REFLECT, DD_GRPC__PREPOST_BUILTIN);
+  if (!rc) rc = srv__add_method(s, &reflection_v1, DD_GRPC__K_REFLECT, DD_GRPC__PREPOST_BUILTIN);
   return rc;
 }
 

@@ -45,6 +45,21 @@ enum MHD_Result dd_http__queue_error(struct MHD_Connection *c, int code, int htt
                           body, strlen(body));
 }
 
+const char *dd_http__rest_msg(const dd_http__req *rq, const char *msg, char *buf, size_t cap) {
+  const ProtobufCMessageDescriptor *d = rq->req_desc;
+  size_t n = strcspn(msg, ": ");
+  if (!d || !msg[n] || n == 0 || n >= 128) return msg;
+  char name[128];
+  memcpy(name, msg, n);
+  name[n] = '\0';
+  char json[128];
+  if (!protobuf_c_message_descriptor_get_field_by_name(d, name) ||
+      !strcmp(pbjson_json_name(name, json, sizeof json), name))
+    return msg;
+  snprintf(buf, cap, "%s%s", json, msg + n);
+  return buf;
+}
+
 /* ---- authentication ------------------------------------------------------------------ */
 
 static const char *dd_http__hdr(struct MHD_Connection *c, const char *name) {
@@ -182,8 +197,9 @@ static enum MHD_Result call_unary(dd_http__req *rq, const dd_method *method, con
   dd_err_clear();
   int rc = dd_call_run(rq->srv->reg, method, req, who, deadline_ms, &sink, &res);
   if (rc) {
+    char buf[1200];
     free(us.body);
-    return dd_http__queue_error(rq->conn, rc, 0, dd_err_msg());
+    return dd_http__queue_error(rq->conn, rc, 0, dd_http__rest_msg(rq, dd_err_msg(), buf, sizeof buf));
   }
   if (res.file_fd >= 0) {
     struct MHD_Response *r = MHD_create_response_from_fd_at_offset64(res.file_len, res.file_fd, res.file_off);
@@ -222,6 +238,7 @@ enum MHD_Result dd_http__dispatch_route(dd_http__req *rq, const char *path) {
   if (rc == DD_EUNSUPPORTED) return queue_not_allowed(rq->conn, rt.match.allow);
   if (rc != 0) return dd_http__queue_error(rq->conn, rc, 0, dd_err_msg());
   const dd_method *method = rt.method;
+  rq->req_desc = method->input;
   dd_principal who;
   ProtobufCMessage *req = NULL;
   int64_t deadline = 0;

@@ -82,7 +82,9 @@ typedef struct dd_http__req {
   dd_http_server *srv;
   struct MHD_Connection *conn;
   const char *method; /* MHD's, valid for the request */
-  const char *url;    /* raw path, MHD's */
+  const char *url;    /* raw path: MHD's, or url_own */
+  char *url_own;      /* the path without its trailing '/' (a trailing slash is tolerated) */
+  const ProtobufCMessageDescriptor *req_desc; /* the route's request message, once matched */
   char *body;
   size_t len, cap;
   int too_large;
@@ -198,5 +200,10 @@ enum MHD_Result dd_http__refuse_close(struct MHD_Connection *c, int code, int ht
 
 /* Appends n bytes to a growing buffer; 0 or DD_ENOMEM. */
 int dd_http__append(char **buf, size_t *len, size_t *cap, const void *data, size_t n);
+
+/* msg as a REST client should read it: a leading request field name ("catalog_name: must
+ * not be empty") becomes the name the client sent (its JSON name, "catalogName"). Returns
+ * msg itself or buf (cap bytes). */
+const char *dd_http__rest_msg(const dd_http__req *rq, const char *msg, char *buf, size_t cap);
 
 #endif

@@ -55,6 +55,14 @@ static dd_http__req *req_new(dd_http_server *s, struct MHD_Connection *c, const 
   rq->conn = c;
   rq->method = method;
   rq->url = url;
+  size_t n = strlen(url);
+  if (n > 1 && url[n - 1] == '/' && url[n - 2] != '/') { /* "/api/v1/catalogs/" is "/api/v1/catalogs" */
+    if (!(rq->url_own = strndup(url, n - 1))) {
+      free(rq);
+      return NULL;
+    }
+    rq->url = rq->url_own;
+  }
   pthread_mutex_lock(&s->mu);
   s->in_flight++;
   pthread_mutex_unlock(&s->mu);
@@ -71,6 +79,7 @@ static void req_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   dd_http__stream_request_done(rq);
   rg_release(&rq->admit);
   free(rq->body);
+  free(rq->url_own);
   free(rq);
   *con_cls = NULL;
   pthread_mutex_lock(&s->mu);

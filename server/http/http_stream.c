@@ -151,8 +151,9 @@ static struct MHD_Response *unary_response(dd_http__stream *st, dd_call_result *
 static enum MHD_Result answer_json(dd_http__req *rq, dd_http__stream *st, int rc, const char *msg,
                                    bool queued, dd_call_result *res) {
   if (rc && !queued) {
+    char buf[1200];
     stream_drop(st);
-    return dd_http__queue_error(rq->conn, rc, 0, msg);
+    return dd_http__queue_error(rq->conn, rc, 0, dd_http__rest_msg(rq, msg, buf, sizeof buf));
   }
   struct MHD_Response *r;
   const char *ctype = st->unary ? "application/json" : "application/x-ndjson";

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "common/err.h"
@@ -93,6 +94,14 @@ static int shr_add_confine(dd_call *call, const Deltad__Sharing__V1__AddTableReq
   if (!rc) rc = shr_table_root(v, &view, &root, &remote);
   cat_view_close(v);
   if (rc == DD_ENOTFOUND && !(req->url && *req->url)) rc = 0, dd_err_clear();
+  /* a local table must exist now: a recipient's query would otherwise fail later, and
+   * name the provider's path to the recipient */
+  struct stat st;
+  char *log = NULL;
+  if (!rc && root && (asprintf(&log, "%s/_delta_log", root) < 0 || stat(log, &st) != 0 || !S_ISDIR(st.st_mode)))
+    rc = dd_err_set(DD_ENOTFOUND, "no Delta table at '%s' (it has no _delta_log directory)",
+                    req->url && *req->url ? req->url : root);
+  free(log);
   free(root);
   free(remote);
   return rc;

@@ -29,9 +29,15 @@ int shq__choose_format(shq_out *o, const dl_snapshot *s, const shq_caps *caps) {
   bool cm = delta && caps->rf_column_mapping;
   o->client_dv = delta && caps->rf_deletion_vectors;
   o->declared_features = delta && caps->num_reader_features > 0;
-  if ((prop_enabled(s, "delta.columnMapping.mode", "none") && !cm) ||
-      (prop_enabled(s, "delta.enableDeletionVectors", "false") && !o->client_dv))
-    return dd_err_set(DD_EPRECOND, UNSUPPORTED_PROPS);
+  /* the reference server's message, then what the client must declare to read the table */
+  if (prop_enabled(s, "delta.columnMapping.mode", "none") && !cm)
+    return dd_err_set(DD_EPRECOND, UNSUPPORTED_PROPS ": the table uses column mapping; a client that reads "
+                                   "it declares responseformat=delta;readerfeatures=columnmapping "
+                                   "(delta-sharing-capabilities header)");
+  if (prop_enabled(s, "delta.enableDeletionVectors", "false") && !o->client_dv)
+    return dd_err_set(DD_EPRECOND, UNSUPPORTED_PROPS ": the table has deletion vectors; a client that reads "
+                                   "them declares responseformat=delta;readerfeatures=deletionvectors "
+                                   "(delta-sharing-capabilities header)");
   return 0;
 }
 

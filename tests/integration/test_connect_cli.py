@@ -38,7 +38,7 @@ class ConnectCli(ServerTest):
             code, out, err = self.ctl("table", "vacuum", t, "--retain", "0", *extra, local=local)
             self.assertEqual(code, 1, err)
             self.assertIn("FAILED_PRECONDITION", err)
-            code, out, err = self.ctl("--output", "json", "table", "vacuum", t, "--retain", "0",
+            code, out, err = self.ctl("--output", "jsonl", "table", "vacuum", t, "--retain", "0",
                                       "--allow-short-retention", "--dry-run", *extra, local=local)
             self.assertEqual(code, 0, err)
             paths = [json.loads(l)["path"] for l in out.splitlines()]
@@ -47,7 +47,7 @@ class ConnectCli(ServerTest):
                                       *extra, local=local)
             self.assertEqual(code, 0, err)
             self.assertFalse(any(os.path.exists(p) for p in paths))
-            code, out, err = self.ctl("--output", "json", "table", "history", t)
+            code, out, err = self.ctl("--output", "jsonl", "table", "history", t)
             self.assertEqual(code, 0, err)
             ops = [json.loads(l)["operation"] for l in out.splitlines()]
             self.assertEqual(ops[:2], ["VACUUM END", "VACUUM START"])

@@ -47,11 +47,10 @@ class DeltaConnectClient(h.ServerTest):
             shutil.rmtree(cls.tmp, True)
 
     def deltactl(self, *args):
-        p = subprocess.run([DELTACTL, "table"] + list(args) + ["--local", "--output", "json"],
+        p = subprocess.run([DELTACTL, "table"] + list(args) + ["--local", "--output", "jsonl"],
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
-        return [json.loads(line) for line in p.stdout.splitlines() if line.strip()] \
-            if p.stdout.lstrip().startswith("{") else json.loads(p.stdout)
+        return [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
 
     def test_real_client(self):
         table = os.path.join(self.tmp, "t")

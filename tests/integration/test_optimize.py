@@ -61,7 +61,7 @@ class Optimize(h.ServerTest):
         cmd = [DELTACTL]
         if not local:
             cmd += ["--server", self.server.grpc_target, "--token", self.server.token]
-        cmd += ["--output", "json", "table", "optimize", path] + list(args)
+        cmd += ["--output", "jsonl", "table", "optimize", path] + list(args)
         if local:
             cmd.append("--local")
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)

@@ -140,6 +140,34 @@ class ReadmeTour(unittest.TestCase):
         self.assertTrue(all(float(r[1]) > 20 for r in rows[1:]), rows)
         hist = [o for c, o in joined.items() if c.startswith("deltactl table history lake/trips_copy")]
         self.assertTrue(hist and "OPTIMIZE" in hist[0], "no OPTIMIZE commit in the copy's history")
+        # The table group through the server: detail says delta, a dry run says what it would do,
+        # a catalog name resolves, the probes answer without a token.
+        def out_of(prefix):
+            outs = [o for c, o in joined.items() if c.startswith(prefix)]
+            self.assertTrue(outs, "the tour has no '%s'" % prefix)
+            return outs[0]
+        self.assertRegex(out_of("deltactl table detail lake/trips"), r"(?m)^format: +delta$")
+        self.assertRegex(out_of("deltactl table vacuum lake/trips --dry-run"),
+                         r"^vacuum --dry-run: would delete \d+ files? from ")
+        self.assertEqual(len(out_of("deltactl table history lake/trips --limit 1").splitlines()), 2)
+        hist_json = json.loads(out_of("deltactl --output json table history lake/trips_copy"))
+        self.assertEqual(hist_json[0]["operation"], "CLONE")
+        detail = json.loads(out_of("deltactl table detail demo.default.trips"))
+        self.assertTrue(detail["location"].endswith("/lake/trips"), detail)
+        self.assertEqual(json.loads(out_of("curl -s http://127.0.0.1:8080/healthz")), {"status": "ok"})
+        self.assertEqual(json.loads(out_of("curl -s http://127.0.0.1:8080/readyz")), {"status": "ready"})
+        # The demo table has no rowTracking feature, so its adds carry no row-tracking fields.
+        log = os.path.join(self.work, "lake", "trips", "_delta_log")
+        for name in sorted(os.listdir(log)):
+            if name.endswith(".json"):
+                with open(os.path.join(log, name)) as f:
+                    for line in f:
+                        add = json.loads(line).get("add")
+                        if add:
+                            self.assertNotIn("baseRowId", add, name)
+                            self.assertNotIn("defaultRowCommitVersion", add, name)
+        restored = out_of("deltactl table restore lake/trips_copy --version 0")
+        self.assertNotRegex(restored, r"num_restored_files: +0\b", restored)
 
 
 if __name__ == "__main__":

@@ -384,6 +384,9 @@ class RecipientErrors(h.ServerTest):
         cls.tmp = tempfile.mkdtemp(prefix="dd-policy-err-")
         cls.notdelta = os.path.join(cls.tmp, "plain")
         os.mkdir(cls.notdelta)
+        # AddTable refuses a folder without _delta_log: it has one when added, and loses it
+        # after (a table deleted under its share)
+        os.mkdir(os.path.join(cls.notdelta, "_delta_log"))
         for path, body in (
                 ("/credentials", {"name": "e-aws", "aws": {"accessKeyId": "AKID",
                                                            "secretAccessKey": "s3cr3tvalue",
@@ -398,6 +401,7 @@ class RecipientErrors(h.ServerTest):
                                                 "path": "x"})):
             code, got = s.curl("POST", path, body)
             assert code == 200, (path, got)
+        os.rmdir(os.path.join(cls.notdelta, "_delta_log"))
         code, got = s.curl("POST", "/recipients", {"name": "erin"})
         assert code == 200, got
         cls.rt = got["bearerToken"]

@@ -116,7 +116,8 @@ class Offline(unittest.TestCase):
             (["catalog", "create", "x", "--comment"], "option --comment needs 1 value"),
             (["catalog", "list", "--max-results", "zero"], "bad --max-results 'zero'"),
             (["catalog", "delete", "x", "--force=yes"], "takes no value"),
-            (["--output", "xml", "catalog", "list"], "--output must be 'table' or 'json'"),
+            (["--output", "xml", "catalog", "list"], "--output must be table, json, jsonl or csv"),
+            (["catalog", "list", "--output", "xml"], "--output must be table, json, jsonl or csv"),
             (["--timeout", "-3", "catalog", "list"], "bad --timeout"),
             (["--server"], "needs a value"),
             (["--frob", "1", "catalog", "list"], "unknown global flag '--frob'"),
@@ -127,7 +128,7 @@ class Offline(unittest.TestCase):
              "exactly one of"),
             (["credential", "create", "c", "--azure-sas", "a", "b", "--region", "x"],
              "--region and --session-token go with --aws"),
-            (["location", "create", "l", "file:///x"], "--type is required"),
+            (["location", "create", "l", "ftp://x"], "--type is required"),
             (["location", "create", "l", "file:///x", "--type", "ftp"], "unknown --type 'ftp'"),
             (["catalog", "create", "x", "--property", "novalue"], "not KEY=VALUE"),
             (["server", "ping", "extra"], "unexpected argument"),
@@ -383,9 +384,10 @@ class WithServer(unittest.TestCase):
         self.assertTrue(err.startswith("deltactl: UNAUTHENTICATED: "), err)
         empty = tempfile.mkdtemp(prefix="dctl-notoken-")
         try:
+            # no token anywhere: deltactl says where one comes from instead of calling
             code, _, err = run(["server", "info"], server=self.target, cwd=empty)
-            self.assertEqual(code, 1)
-            self.assertTrue(err.startswith("deltactl: UNAUTHENTICATED: "), err)
+            self.assertEqual(code, 2)
+            self.assertIn("DELTAD_TOKEN", err)
         finally:
             shutil.rmtree(empty)
 

@@ -19,8 +19,9 @@ grep_out() { # name pattern file
 t=$fx/delta-rs-data/simple_table
 check help 0 "$ctl" table --help
 check help_verb 0 "$ctl" table detail --help
-check no_local 2 "$ctl" table detail "$t"
-grep_out no_local "server mode is not available" /tmp/dl_cli_err.$$
+# without --local every verb calls the server (here one that is not there)
+check no_local 1 "$ctl" --server 127.0.0.1:1 --token t --timeout 5 table detail "$t"
+grep_out no_local "UNAVAILABLE" /tmp/dl_cli_err.$$
 check detail 0 "$ctl" table detail "$t" --local --output json
 grep_out detail '"version": 4' /tmp/dl_cli_out.$$
 grep_out detail '"numFiles": 5' /tmp/dl_cli_out.$$
