@@ -167,6 +167,7 @@ static const char USAGE[] =
     "  is-delta PATH | history PATH [--limit N]\n"
     "  detail PATH [--version N | --timestamp TS (with --local)]\n"
     "  optimize PATH [--where EXPR] [--zorder-by C1,C2] [--target-size BYTES]\n"
+    "  delete PATH [--where EXPR] | update PATH --set COL=EXPR... [--where EXPR]\n"
     "--local runs in this process; otherwise the global --server is called (DeltaConnectService).\n"
     "Both print the same: one object a row with --output json, else text.\n";
 
@@ -555,6 +556,7 @@ static bool engine_verb(int argc, char **argv) {
 
 int dctl_tableops_dispatch(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "optimize")) return dctl_optimize_main(argc, argv);
+  if (argc >= 2 && (!strcmp(argv[1], "delete") || !strcmp(argv[1], "update"))) return dctl_dml_main(argc, argv);
   if (argc >= 2 && !strcmp(argv[1], "scan")) return dctl_scan_main(argc, argv);
   if (argc >= 2 && dctl_tableops_has_verb(argv[1]) && !engine_verb(argc, argv)) return dctl_tableops_main(argc, argv);
   return dctl_table_main(argc, argv);
