@@ -30,10 +30,13 @@
  * naming it (its new files deleted); concurrent appends commit. Nothing to change commits
  * nothing (version -1), as Delta.
  *
- * Deletion vectors and the change data feed are not written yet: a table with
- * delta.enableDeletionVectors=true is rewritten copy-on-write (a valid Delta table; Spark
- * would write DVs), and delta.enableChangeDataFeed=true is refused (DD_EUNSUPPORTED) rather
- * than committing without change data.
+ * Deletion vectors: with delta.enableDeletionVectors=true and the deletionVectors writer
+ * feature, a file with a matched row keeps its data: it is removed and added again with a
+ * new deletion vector (its old one plus the matched rows' positions; dml_dv.c writes the
+ * file), and UPDATE writes the matched rows' new values to a new file. A DELETE that would
+ * leave a file empty removes it. The change data feed is not written yet:
+ * delta.enableChangeDataFeed=true is refused (DD_EUNSUPPORTED) rather than committing
+ * without change data.
  *
  * Memory: one batch of one file at a time (plus the data writer's file in memory).
  * Errors follow common/err.h; on error nothing is committed or left behind. */
@@ -86,6 +89,9 @@ typedef struct dml_result {
   int64_t num_removed_files, num_added_files;
   int64_t num_removed_bytes, num_added_bytes;
   int64_t num_dvs_removed;     /* removed files that carried a deletion vector */
+  int64_t num_dvs_added;       /* files given their first deletion vector */
+  int64_t num_dvs_updated;     /* files whose deletion vector grew */
+  int64_t num_changed_files;   /* files kept with a new deletion vector */
   int64_t num_files_considered, num_files_read;
   int64_t execution_ms, scan_ms, rewrite_ms;
 } dml_result;

@@ -65,7 +65,8 @@ static int find_column(const dml__bound *b, const char *name, size_t *out) {
 static int col_ref(ex_node **out, const char *name) { return ex_new_column(out, &name, 1); }
 
 /* if(pred, CAST(value AS type), col), or the value alone without a predicate. */
-static int assignment(dml__bound *b, size_t i, const ex_node *value, const ex_node *pred) {
+static int assignment(dml__bound *b, const dl_snapshot *s, size_t i, const ex_node *value,
+                      const ex_node *pred) {
   int id = arw_schema_column(b->schema, i);
   const char *name = arw_field_name(b->schema, id);
   ex_type to = ex_type_of_arrow(b->schema, id);
@@ -96,7 +97,9 @@ static int assignment(dml__bound *b, size_t i, const ex_node *value, const ex_no
   }
   if (!rc) rc = ex_bind(&b->outs[i], e, b->schema, NULL);
   if (rc) rc = dd_err_wrap(rc, "UPDATE: SET %s", name);
-  if (!rc && !arw_field_nullable(b->schema, id)) {
+  /* the scan's schema says every column is nullable (as Spark's file scans): the table's */
+  const dl_field *df = dl_schema_field(dl_snapshot_schema(s), name);
+  if (!rc && df && !df->nullable) {
     ex_node *nn = NULL, *arg = NULL;
     rc = ex_clone(&arg, e);
     if (!rc) rc = ex_new_call(&nn, "isnotnull", &arg, 1);
@@ -127,7 +130,7 @@ static int bind_assignments(dml__bound *b, const dl_snapshot *s, const dml_opts 
       return dd_err_set(DD_EUNSUPPORTED, "UPDATE: SET %s: updating a partition column (moving rows "
                         "between partitions) is not supported by deltad yet", as->column);
     b->assigned[i] = true;
-    rc = assignment(b, i, as->value, pred);
+    rc = assignment(b, s, i, as->value, pred);
   }
   for (size_t i = 0; i < b->ncols && !rc; i++) {
     if (b->assigned[i]) continue;

@@ -35,6 +35,29 @@ void dml__bound_free(dml__bound *b);
 int dml__check_not_null(const dml__bound *b, const arw_batch *in);
 int dml__check_constraints(const dml__bound *b, const arw_batch *out);
 
+/* The deletion vector file of one operation: every vector it writes goes into one
+ * deletion_vector_<uuid>.bin (as Delta's tasks do), built in memory and put whole before
+ * the commit; the descriptors point into it (z85 is their pathOrInlineDv). */
+typedef struct dml__dvfile {
+  char z85[21];
+  char *path;       /* store path once named; the file exists once put is true */
+  uint8_t *buf;     /* the version byte, then each framed vector */
+  size_t len, cap;
+  bool put;
+} dml__dvfile;
+
+/* The serialized bitmap (magic + portable 64-bit roaring) of sorted unique rows[0..n). */
+int dml__dv_serialize(uint8_t **out, size_t *len, const uint64_t *rows, size_t n);
+/* Appends rows[0..n) as one more vector of the file; *out its descriptor (path_or_inline
+ * points into f). */
+int dml__dv_append(dml__dvfile *f, const uint64_t *rows, size_t n, dl_dv *out);
+/* Puts the file into table t's store (nothing when no vector was appended). */
+int dml__dv_put(dml__dvfile *f, dl_table *t);
+/* Frees f; with remove, deletes the file put (an operation that failed). */
+void dml__dv_free(dml__dvfile *f, dl_table *t, bool remove);
+/* stats JSON with "tightBounds": false (an add with a deletion vector); NULL for none. */
+int dml__stats_loose(char **out, const char *stats);
+
 static inline int dml__oom(void) { return dd_err_set(DD_ENOMEM, "dml: out of memory"); }
 
 #endif

@@ -13,9 +13,9 @@ int dml_metrics_json(char **out, const dml_result *r) {
   M("numRemovedFiles", r->num_removed_files);
   M("numRemovedBytes", r->num_removed_bytes);
   M("numCopiedRows", r->num_copied_rows);
-  M("numDeletionVectorsAdded", 0);
+  M("numDeletionVectorsAdded", r->num_dvs_added);
   M("numDeletionVectorsRemoved", r->num_dvs_removed);
-  M("numDeletionVectorsUpdated", 0);
+  M("numDeletionVectorsUpdated", r->num_dvs_updated);
   M("numAddedFiles", r->num_added_files);
   M("numAddedBytes", r->num_added_bytes);
   M("numAddedChangeFiles", 0);

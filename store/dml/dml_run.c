@@ -26,6 +26,8 @@ typedef struct run {
   dl_txn *x;
   dw_writer **ws;   /* one per rewritten file: deleted when the operation fails */
   size_t nw, capw;
+  bool use_dv;      /* delta.enableDeletionVectors with the deletionVectors feature */
+  dml__dvfile dvf;  /* the operation's deletion vectors */
   uint8_t *mask;
   size_t mask_cap;
   size_t *idx;
@@ -165,6 +167,131 @@ static int rewrite(run *r, const dl_file *f) {
   return rc;
 }
 
+/* ---- deletion vectors -------------------------------------------------------------------- */
+
+static int push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x) {
+  if (*n == *cap) {
+    size_t c = *cap ? *cap * 2 : 256;
+    uint64_t *nv = realloc(*v, c * sizeof *nv);
+    if (!nv) return dml__oom();
+    *v = nv;
+    *cap = c;
+  }
+  (*v)[(*n)++] = x;
+  return 0;
+}
+
+/* The union of two sorted unique row lists. */
+static int merge_rows(uint64_t **out, size_t *nout, const uint64_t *a, size_t na,
+                      const uint64_t *b, size_t nb) {
+  uint64_t *m = malloc((na + nb + 1) * sizeof *m);
+  if (!m) return dml__oom();
+  size_t i = 0, j = 0, n = 0;
+  while (i < na || j < nb) {
+    if (j == nb || (i < na && a[i] < b[j])) m[n++] = a[i++];
+    else if (i == na || b[j] < a[i]) m[n++] = b[j++];
+    else m[n++] = a[i++], j++;
+  }
+  *out = m;
+  *nout = n;
+  return 0;
+}
+
+/* UPDATE's matched rows idx[0..k) of b, updated, into the writer (opened on first use). */
+static int write_updated(run *r, const dl_file *f, const arw_batch *b, size_t k, dw_writer **w) {
+  arw_batch *m = NULL, *u = NULL;
+  int rc = arw_batch_take(&m, b, r->idx, k);
+  if (!rc && !*w) {
+    dw_opts wo = DW_OPTS_INIT;
+    wo.codec = r->o->codec;
+    wo.partition_values = f->partition_values;
+    rc = dw_open(w, r->t, r->s, r->b.schema, &wo);
+    if (!rc && (rc = add_writer(r, *w))) dw_free(*w), *w = NULL;
+  }
+  if (!rc) rc = update_batch(r, m, &u);
+  if (!rc) rc = dw_write(*w, u);
+  arw_batch_free(u);
+  arw_batch_free(m);
+  return rc;
+}
+
+/* The matched rows' positions in file f (its old deletion vector's rows skipped), and
+ * for UPDATE their new values written. */
+static int mark_rows(run *r, const dl_file *f, const dl_rowset *old, uint64_t **del, size_t *nd,
+                     dw_writer **w) {
+  scn_scan *sc = NULL;
+  const arw_batch *b = NULL;
+  size_t cap = 0, oi = 0;
+  uint64_t pos = 0;
+  int rc = open_scan(r, f, &sc);
+  while (!rc && !(rc = scn_next(sc, &b)) && b) {
+    size_t n = arw_batch_rows(b), ones = 0, k = 0;
+    if ((rc = eval_mask(r, b, &ones))) break;
+    r->res->num_affected_rows += (int64_t)ones;
+    for (size_t j = 0; j < n && !rc; j++, pos++) {
+      while (oi < old->count && old->rows[oi] == pos) oi++, pos++;
+      if (!r->mask[j]) continue;
+      r->idx[k++] = j;
+      rc = push_u64(del, nd, &cap, pos);
+    }
+    if (!rc && r->update && k) rc = write_updated(r, f, b, k, w);
+  }
+  scn_free(sc);
+  return rc;
+}
+
+static int64_t file_rows(const dl_file *f);
+
+/* File f with a matched row, by deletion vector: the old file stays with the union of its
+ * deletion vector and the matched rows (a file left without rows is removed instead);
+ * UPDATE's new rows go to a new file. */
+static int dv_file(run *r, const dl_file *f) {
+  dl_rowset old = {0};
+  uint64_t *del = NULL, *all = NULL;
+  size_t nd = 0, na = 0;
+  dw_writer *w = NULL;
+  char *stats = NULL;
+  dl_dv dv = {0};
+  int rc = f->dv ? dl_dv_load(&old, r->t, f->dv) : 0;
+  if (!rc) rc = mark_rows(r, f, &old, &del, &nd, &w);
+  if (!rc) rc = merge_rows(&all, &na, old.rows, old.count, del, nd);
+  if (!rc && w) rc = dw_finish(w);
+  int64_t records = f->stats ? file_rows(f) + (f->dv ? f->dv->cardinality : 0) : -1;
+  if (rc) {
+  } else if (records >= 0 && (int64_t)na >= records) {
+    /* every row is gone: the file goes (as Delta, whose UPDATE then counts no bytes and no
+     * removed deletion vector) */
+    int64_t bytes = r->res->num_removed_bytes, dvs = r->res->num_dvs_removed;
+    rc = remove_file(r, f);
+    if (r->update) r->res->num_removed_bytes = bytes, r->res->num_dvs_removed = dvs;
+  } else {
+    rc = dml__dv_append(&r->dvf, all, na, &dv);
+    if (!rc) rc = dml__stats_loose(&stats, f->stats);
+    dl_file rm = *f, add = *f;
+    rm.data_change = add.data_change = true;
+    rm.deletion_timestamp = r->now;
+    add.dv = &dv;
+    add.stats = stats;
+    if (!rc) rc = dl_txn_remove_file(r->x, &rm);
+    if (!rc) rc = dl_txn_add_file(r->x, &add);
+    r->res->num_dvs_added += !f->dv;
+    r->res->num_dvs_updated += f->dv != NULL;
+    r->res->num_removed_files += r->update; /* as Delta counts them */
+    r->res->num_changed_files++;
+  }
+  for (size_t i = 0; !rc && w && i < dw_num_files(w); i++) {
+    const dl_file *a = dw_file(w, i);
+    r->res->num_added_files++;
+    r->res->num_added_bytes += a->size;
+    rc = dl_txn_add_file(r->x, a);
+  }
+  free(stats);
+  free(all);
+  free(del);
+  dl_rowset_free(&old);
+  return rc;
+}
+
 /* Logical rows of a file from its stats (-1 unknown). */
 static int64_t file_rows(const dl_file *f) {
   dl_stats *st = NULL;
@@ -193,7 +320,7 @@ static int file_cb(void *ctx, const dl_file *f) {
   rc = has_match(r, f, &any);
   int64_t t1 = mono_ms();
   r->res->scan_ms += t1 - t0;
-  if (!rc && any) rc = rewrite(r, f);
+  if (!rc && any) rc = r->use_dv ? dv_file(r, f) : rewrite(r, f);
   r->res->rewrite_ms += mono_ms() - t1;
   return rc;
 }
@@ -233,6 +360,13 @@ static bool prop_true(const dl_snapshot *s, const char *key) {
   return v && !strcasecmp(v, "true");
 }
 
+static bool has_dv_feature(const dl_snapshot *s) {
+  const dl_protocol *p = dl_snapshot_protocol(s);
+  for (size_t i = 0; p->writer_features && i < p->num_writer_features; i++)
+    if (!strcmp(p->writer_features[i], "deletionVectors")) return true;
+  return false;
+}
+
 static int check_table(const run *r) {
   int rc = dl_protocol_check(dl_snapshot_protocol(r->s), true);
   if (rc) return rc;
@@ -255,6 +389,7 @@ static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts 
   dml_opts def = DML_OPTS_INIT;
   run r = {.t = t, .s = s, .o = opts ? opts : &def, .update = update, .res = out};
   r.now = r.o->now_ms ? r.o->now_ms : wall_ms();
+  r.use_dv = prop_true(s, "delta.enableDeletionVectors") && has_dv_feature(s);
   int rc = check_table(&r);
   if (!rc) rc = dml__bind(&r.b, s, r.o, update);
   if (!rc && r.b.pred) rc = ex_skipper_new(&r.sk, r.b.pred, s);
@@ -267,11 +402,13 @@ static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts 
   if (!rc) rc = dl_txn_begin(&r.x, t, s);
   if (!rc) rc = dl_snapshot_files(s, file_cb, &r);
   out->execution_ms = mono_ms() - start;
-  if (!rc && out->num_removed_files) rc = commit(&r);
+  if (!rc) rc = dml__dv_put(&r.dvf, t);
+  if (!rc && (out->num_removed_files || out->num_changed_files)) rc = commit(&r);
   for (size_t i = 0; i < r.nw; i++) {
     if (rc) dw_abort(r.ws[i]);
     dw_free(r.ws[i]);
   }
+  dml__dv_free(&r.dvf, t, rc != 0);
   if (rc) out->version = -1;
   free(r.ws);
   free(r.mask);
