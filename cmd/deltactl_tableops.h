@@ -19,5 +19,7 @@ struct ProtobufCMessage;
 int dctl_tableops_remote(const char *method, const struct ProtobufCMessage *req);
 /* `table optimize` (deltactl_optimize.c); argv[0] is "table". */
 int dctl_optimize_main(int argc, char **argv);
+/* `table delete` / `table update` (deltactl_dml.c); argv[0] is "table". */
+int dctl_dml_main(int argc, char **argv);
 
 #endif

@@ -14,6 +14,7 @@
 #include "server/service/connect_arrow.h"
 #include "server/service/connect_plan.h"
 #include "server/service/connect_sql.h"
+#include "server/service/connect_sql_dml.h"
 
 #define OOM() dd_err_set(DD_ENOMEM, "out of memory")
 
@@ -703,6 +704,27 @@ static int sql_optimize(qry_op **out, cur *c, const connect_exec_opts *o) {
   return result_op(out, res, rc);
 }
 
+/* DELETE FROM table ... / UPDATE table ...: the tails are connect_sql_dml.c's. */
+static int sql_delete(qry_op **out, cur *c, const connect_exec_opts *o) {
+  char *loc = NULL;
+  int rc = kw(c, "FROM") ? table_loc(c, &loc, o) : syntax(c);
+  dop_result *res = NULL;
+  ws(c);
+  if (!rc) rc = connect_sql_delete(&res, loc, c->s + c->pos, o);
+  free(loc);
+  return result_op(out, res, rc);
+}
+
+static int sql_update(qry_op **out, cur *c, const connect_exec_opts *o) {
+  char *loc = NULL;
+  int rc = table_loc(c, &loc, o);
+  dop_result *res = NULL;
+  ws(c);
+  if (!rc) rc = connect_sql_update(&res, loc, c->s + c->pos, o);
+  free(loc);
+  return result_op(out, res, rc);
+}
+
 /* ======================= dispatch ======================= */
 
 typedef int (*stmt_fn)(qry_op **out, cur *c, const connect_exec_opts *o);
@@ -714,6 +736,7 @@ static const struct {
     {"VACUUM", sql_vacuum},     {"RESTORE", sql_restore},   {"DESCRIBE", sql_describe},
     {"DESC", sql_describe},     {"CONVERT", sql_convert},   {"ALTER", sql_alter},
     {"GENERATE", sql_generate}, {"SHOW", sql_show_props},   {"OPTIMIZE", sql_optimize},
+    {"DELETE", sql_delete},     {"UPDATE", sql_update},
 };
 
 bool connect_sql_is_query(const char *sql) {
@@ -737,7 +760,7 @@ int connect_sql_query(qry_op **out, const char *sql, const connect_exec_opts *op
   for (size_t i = 0; i < sizeof STATEMENTS / sizeof STATEMENTS[0]; i++)
     if (kw(&c, STATEMENTS[i].kw)) return STATEMENTS[i].fn(out, &c, opts);
   ws(&c);
-  static const char *const known[] = {"CREATE", "INSERT", "UPDATE", "DELETE", "MERGE", "DROP", "WITH", "USE", "SET", NULL};
+  static const char *const known[] = {"CREATE", "INSERT", "MERGE", "DROP", "WITH", "USE", "SET", NULL};
   for (size_t i = 0; known[i]; i++)
     if (peek_kw(&c, known[i]))
       return dd_err_set(DD_EUNSUPPORTED, "SQL statement %s is not supported by deltad", known[i]);

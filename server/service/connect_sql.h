@@ -14,6 +14,8 @@
  *   GENERATE symlink_format_manifest FOR TABLE table
  *   SHOW TBLPROPERTIES table [('key')]
  *   OPTIMIZE table ...           (CONNECT_SQL_OPTIMIZE_HOOK below; UNIMPLEMENTED until set)
+ *   DELETE FROM table [WHERE cond] | UPDATE table SET col = expr, ... [WHERE cond]
+ *                                (connect_sql_dml.c, docs/dml.md)
  * Keywords are case-insensitive; one statement, an optional trailing ';'. Expressions are
  * store/expr's SQL text (ex_parse_prefix). A statement outside this grammar is DD_EINVAL
  * "[PARSE_SYNTAX_ERROR] Syntax error at or near ..." or DD_EUNSUPPORTED naming it. */

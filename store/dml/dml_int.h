@@ -1,0 +1,63 @@
+/* dml_int.h: internals of store/dml shared by dml_run.c (the file loop and the commit),
+ * dml_bind.c (predicate, assignments and constraints bound to the table) and dml_result.c
+ * (metrics and the result row). MERGE is meant to plug in here: its own row function
+ * (dml__rows_fn) over the same file loop and commit. */
+#ifndef DD_STORE_DML_DML_INT_H
+#define DD_STORE_DML_DML_INT_H
+
+#include "store/dml/dml.h"
+
+#include "common/err.h"
+#include "store/arrow/arrow.h"
+
+/* A table bound for one operation: its logical schema (the scan's), the predicate, the
+ * per-column output expressions of an UPDATE and the CHECK constraints. */
+typedef struct dml__bound {
+  arw_schema *schema;       /* every top-level column, Spark's Arrow types (scn_arrow_schema) */
+  ex_node *pred;            /* bound boolean predicate; NULL: every row */
+  char *pred_sql;           /* its Spark SQL text ("(x > 3)"), NULL without one */
+  bool partition_only;      /* pred reads only partition columns (or there is none) */
+  size_t ncols;             /* top-level columns */
+  ex_node **outs;           /* UPDATE: [ncols] if(pred, CAST(value AS type), col) or col */
+  bool *assigned;           /* UPDATE: [ncols] */
+  ex_node **not_null;       /* UPDATE: [ncols] isnotnull(outs[i]) for NOT NULL assigned columns */
+  size_t ncons;             /* CHECK constraints, bound over the output batch */
+  ex_node **cons;
+  char **cons_name, **cons_sql;
+} dml__bound;
+
+/* Binds what opts asks (assignments only when update) against snapshot s. DD_EINVAL for
+ * an unknown column, a non-boolean predicate, a bad assignment. */
+int dml__bind(dml__bound *b, const dl_snapshot *s, const dml_opts *o, bool update);
+void dml__bound_free(dml__bound *b);
+/* UPDATE's checks on the new rows of batch out (before: the rows they came from, for the
+ * NOT NULL test): DD_EINVAL naming the first violated constraint. */
+int dml__check_not_null(const dml__bound *b, const arw_batch *in);
+int dml__check_constraints(const dml__bound *b, const arw_batch *out);
+
+/* The deletion vector file of one operation: every vector it writes goes into one
+ * deletion_vector_<uuid>.bin (as Delta's tasks do), built in memory and put whole before
+ * the commit; the descriptors point into it (z85 is their pathOrInlineDv). */
+typedef struct dml__dvfile {
+  char z85[21];
+  char *path;       /* store path once named; the file exists once put is true */
+  uint8_t *buf;     /* the version byte, then each framed vector */
+  size_t len, cap;
+  bool put;
+} dml__dvfile;
+
+/* The serialized bitmap (magic + portable 64-bit roaring) of sorted unique rows[0..n). */
+int dml__dv_serialize(uint8_t **out, size_t *len, const uint64_t *rows, size_t n);
+/* Appends rows[0..n) as one more vector of the file; *out its descriptor (path_or_inline
+ * points into f). */
+int dml__dv_append(dml__dvfile *f, const uint64_t *rows, size_t n, dl_dv *out);
+/* Puts the file into table t's store (nothing when no vector was appended). */
+int dml__dv_put(dml__dvfile *f, dl_table *t);
+/* Frees f; with remove, deletes the file put (an operation that failed). */
+void dml__dv_free(dml__dvfile *f, dl_table *t, bool remove);
+/* stats JSON with "tightBounds": false (an add with a deletion vector); NULL for none. */
+int dml__stats_loose(char **out, const char *stats);
+
+static inline int dml__oom(void) { return dd_err_set(DD_ENOMEM, "dml: out of memory"); }
+
+#endif

@@ -1,0 +1,50 @@
+/* dml_result.c: DELETE's and UPDATE's operationMetrics (the keys Delta writes, string
+ * values) and the result row (num_affected_rows). */
+#include "store/dml/dml_int.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+
+int dml_metrics_json(char **out, const dml_result *r) {
+  *out = NULL;
+  json_t *m = json_object();
+  if (!m) return dml__oom();
+#define M(k, v) json_object_set_new(m, k, json_sprintf("%lld", (long long)(v)))
+  M("numRemovedFiles", r->num_removed_files);
+  M("numRemovedBytes", r->num_removed_bytes);
+  M("numCopiedRows", r->num_copied_rows);
+  M("numDeletionVectorsAdded", r->num_dvs_added);
+  M("numDeletionVectorsRemoved", r->num_dvs_removed);
+  M("numDeletionVectorsUpdated", r->num_dvs_updated);
+  M("numAddedFiles", r->num_added_files);
+  M("numAddedBytes", r->num_added_bytes);
+  M("numAddedChangeFiles", 0);
+  M(r->is_update ? "numUpdatedRows" : "numDeletedRows", r->num_affected_rows);
+  M("executionTimeMs", r->execution_ms);
+  M("scanTimeMs", r->scan_ms);
+  M("rewriteTimeMs", r->rewrite_ms);
+#undef M
+  *out = json_dumps(m, JSON_COMPACT);
+  json_decref(m);
+  return *out ? 0 : dml__oom();
+}
+
+int dml_result_dop(dop_result **out, const dml_result *r) {
+  static const dop_col cols[1] = {{"num_affected_rows", "bigint", true}};
+  *out = NULL;
+  dop_result *d = calloc(1, sizeof *d);
+  dop_cell *c = d ? calloc(1, sizeof *c) : NULL;
+  if (!c) {
+    free(d);
+    return dml__oom();
+  }
+  c->kind = DOP_I64;
+  c->i64 = r->num_affected_rows;
+  d->ncols = 1;
+  d->cols = cols;
+  d->nrows = 1;
+  d->cells = c;
+  d->cap = 1;
+  *out = d;
+  return 0;
+}

@@ -1,0 +1,429 @@
+/* dml_run.c: DELETE and UPDATE (see dml.h): one pass over the snapshot's active files
+ * inside a transaction. Each candidate file (kept by data skipping) joins the read set;
+ * a metadata-only DELETE removes it whole; otherwise a first scan looks for a matched row
+ * (stopping at the first batch with one) and, when there is one, a second scan rewrites
+ * the file through the data writer. Then one commit with Delta's commitInfo. */
+#include "store/dml/dml_int.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "store/dwrite/dw.h"
+#include "store/optimize/opt_filter.h"
+#include "store/scan/scn.h"
+
+typedef struct run {
+  dl_table *t;
+  dl_snapshot *s;
+  const dml_opts *o;
+  bool update;
+  dml__bound b;
+  ex_skipper *sk;
+  opt_filter *pf;   /* metadata-only DELETE: the predicate on each file's partition values */
+  dl_txn *x;
+  dw_writer **ws;   /* one per rewritten file: deleted when the operation fails */
+  size_t nw, capw;
+  bool use_dv;      /* delta.enableDeletionVectors with the deletionVectors feature */
+  dml__dvfile dvf;  /* the operation's deletion vectors */
+  uint8_t *mask;
+  size_t mask_cap;
+  size_t *idx;
+  dml_result *res;
+  int64_t now;
+} run;
+
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *op_name(const run *r) { return r->update ? "UPDATE" : "DELETE"; }
+
+/* mask[0..n) of the predicate over b (all ones without one); *ones counts them. */
+static int eval_mask(run *r, const arw_batch *b, size_t *ones) {
+  size_t n = arw_batch_rows(b);
+  if (n + 1 > r->mask_cap) {
+    uint8_t *m = realloc(r->mask, n + 1);
+    size_t *ix = realloc(r->idx, (n + 1) * sizeof *ix);
+    if (m) r->mask = m;
+    if (ix) r->idx = ix;
+    if (!m || !ix) return dml__oom();
+    r->mask_cap = n + 1;
+  }
+  if (!r->b.pred) {
+    memset(r->mask, 1, n);
+    *ones = n;
+    return 0;
+  }
+  return ex_eval_mask(r->b.pred, b, r->mask, ones);
+}
+
+static int open_scan(run *r, const dl_file *f, scn_scan **sc) {
+  scn_opts so = SCN_OPTS_INIT;
+  so.only_file = f->path;
+  so.batch_rows = r->o->batch_rows;
+  so.roots = r->o->roots;
+  so.num_roots = r->o->num_roots;
+  return scn_open(sc, r->t, r->s, &so);
+}
+
+/* Pass 1: does file f hold a matched row? */
+static int has_match(run *r, const dl_file *f, bool *any) {
+  scn_scan *sc = NULL;
+  const arw_batch *b = NULL;
+  size_t ones = 0;
+  *any = false;
+  int rc = open_scan(r, f, &sc);
+  while (!rc && !*any && !(rc = scn_next(sc, &b)) && b)
+    if (!(rc = eval_mask(r, b, &ones))) *any = ones > 0;
+  scn_free(sc);
+  r->res->num_files_read++;
+  return rc;
+}
+
+/* UPDATE of one batch with matched rows: the new values of every row, checked. */
+static int update_batch(run *r, const arw_batch *in, arw_batch **out) {
+  int rc = dml__check_not_null(&r->b, in);
+  if (!rc) rc = arw_batch_new(out, r->b.schema);
+  for (size_t i = 0; !rc && i < r->b.ncols; i++)
+    rc = ex_eval(r->b.outs[i], in, *out, arw_schema_column(r->b.schema, i));
+  if (!rc) rc = dml__check_constraints(&r->b, *out);
+  return rc;
+}
+
+static int write_batch(run *r, dw_writer *w, const arw_batch *b) {
+  size_t n = arw_batch_rows(b), ones = 0, kept = 0;
+  arw_batch *nb = NULL;
+  int rc = eval_mask(r, b, &ones);
+  if (rc) return rc;
+  r->res->num_affected_rows += (int64_t)ones;
+  r->res->num_copied_rows += (int64_t)(n - ones);
+  if (!ones) return dw_write(w, b);
+  if (r->update) {
+    rc = update_batch(r, b, &nb);
+  } else {
+    for (size_t i = 0; i < n; i++)
+      if (!r->mask[i]) r->idx[kept++] = i;
+    rc = kept ? arw_batch_take(&nb, b, r->idx, kept) : 0;
+  }
+  if (!rc && nb) rc = dw_write(w, nb);
+  arw_batch_free(nb);
+  return rc;
+}
+
+static int add_writer(run *r, dw_writer *w) {
+  if (r->nw == r->capw) {
+    size_t cap = r->capw ? r->capw * 2 : 16;
+    dw_writer **n = realloc(r->ws, cap * sizeof *n);
+    if (!n) return dml__oom();
+    r->ws = n;
+    r->capw = cap;
+  }
+  r->ws[r->nw++] = w;
+  return 0;
+}
+
+static int remove_file(run *r, const dl_file *f) {
+  dl_file rm = *f;
+  rm.data_change = true;
+  rm.deletion_timestamp = r->now;
+  r->res->num_removed_files++;
+  r->res->num_removed_bytes += f->size > 0 ? f->size : 0;
+  r->res->num_dvs_removed += f->dv != NULL;
+  return dl_txn_remove_file(r->x, &rm);
+}
+
+/* Pass 2: file f rewritten without its deleted rows / with its updated ones. */
+static int rewrite(run *r, const dl_file *f) {
+  scn_scan *sc = NULL;
+  dw_writer *w = NULL;
+  dw_opts wo = DW_OPTS_INIT;
+  wo.codec = r->o->codec;
+  wo.partition_values = f->partition_values;
+  const arw_batch *b = NULL;
+  int rc = open_scan(r, f, &sc);
+  if (!rc) rc = dw_open(&w, r->t, r->s, r->b.schema, &wo);
+  if (!rc && (rc = add_writer(r, w))) dw_free(w);
+  while (!rc && !(rc = scn_next(sc, &b)) && b) rc = write_batch(r, w, b);
+  if (!rc) rc = dw_finish(w);
+  scn_free(sc);
+  if (!rc) rc = remove_file(r, f);
+  for (size_t i = 0; !rc && i < dw_num_files(w); i++) {
+    const dl_file *a = dw_file(w, i);
+    r->res->num_added_files++;
+    r->res->num_added_bytes += a->size;
+    rc = dl_txn_add_file(r->x, a);
+  }
+  return rc;
+}
+
+/* ---- deletion vectors -------------------------------------------------------------------- */
+
+static int push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x) {
+  if (*n == *cap) {
+    size_t c = *cap ? *cap * 2 : 256;
+    uint64_t *nv = realloc(*v, c * sizeof *nv);
+    if (!nv) return dml__oom();
+    *v = nv;
+    *cap = c;
+  }
+  (*v)[(*n)++] = x;
+  return 0;
+}
+
+/* The union of two sorted unique row lists. */
+static int merge_rows(uint64_t **out, size_t *nout, const uint64_t *a, size_t na,
+                      const uint64_t *b, size_t nb) {
+  uint64_t *m = malloc((na + nb + 1) * sizeof *m);
+  if (!m) return dml__oom();
+  size_t i = 0, j = 0, n = 0;
+  while (i < na || j < nb) {
+    if (j == nb || (i < na && a[i] < b[j])) m[n++] = a[i++];
+    else if (i == na || b[j] < a[i]) m[n++] = b[j++];
+    else m[n++] = a[i++], j++;
+  }
+  *out = m;
+  *nout = n;
+  return 0;
+}
+
+/* UPDATE's matched rows idx[0..k) of b, updated, into the writer (opened on first use). */
+static int write_updated(run *r, const dl_file *f, const arw_batch *b, size_t k, dw_writer **w) {
+  arw_batch *m = NULL, *u = NULL;
+  int rc = arw_batch_take(&m, b, r->idx, k);
+  if (!rc && !*w) {
+    dw_opts wo = DW_OPTS_INIT;
+    wo.codec = r->o->codec;
+    wo.partition_values = f->partition_values;
+    rc = dw_open(w, r->t, r->s, r->b.schema, &wo);
+    if (!rc && (rc = add_writer(r, *w))) dw_free(*w), *w = NULL;
+  }
+  if (!rc) rc = update_batch(r, m, &u);
+  if (!rc) rc = dw_write(*w, u);
+  arw_batch_free(u);
+  arw_batch_free(m);
+  return rc;
+}
+
+/* The matched rows' positions in file f (its old deletion vector's rows skipped), and
+ * for UPDATE their new values written. */
+static int mark_rows(run *r, const dl_file *f, const dl_rowset *old, uint64_t **del, size_t *nd,
+                     dw_writer **w) {
+  scn_scan *sc = NULL;
+  const arw_batch *b = NULL;
+  size_t cap = 0, oi = 0;
+  uint64_t pos = 0;
+  int rc = open_scan(r, f, &sc);
+  while (!rc && !(rc = scn_next(sc, &b)) && b) {
+    size_t n = arw_batch_rows(b), ones = 0, k = 0;
+    if ((rc = eval_mask(r, b, &ones))) break;
+    r->res->num_affected_rows += (int64_t)ones;
+    for (size_t j = 0; j < n && !rc; j++, pos++) {
+      while (oi < old->count && old->rows[oi] == pos) oi++, pos++;
+      if (!r->mask[j]) continue;
+      r->idx[k++] = j;
+      rc = push_u64(del, nd, &cap, pos);
+    }
+    if (!rc && r->update && k) rc = write_updated(r, f, b, k, w);
+  }
+  scn_free(sc);
+  return rc;
+}
+
+static int64_t file_rows(const dl_file *f);
+
+/* File f with a matched row, by deletion vector: the old file stays with the union of its
+ * deletion vector and the matched rows (a file left without rows is removed instead);
+ * UPDATE's new rows go to a new file. */
+static int dv_file(run *r, const dl_file *f) {
+  dl_rowset old = {0};
+  uint64_t *del = NULL, *all = NULL;
+  size_t nd = 0, na = 0;
+  dw_writer *w = NULL;
+  char *stats = NULL;
+  dl_dv dv = {0};
+  int rc = f->dv ? dl_dv_load(&old, r->t, f->dv) : 0;
+  if (!rc) rc = mark_rows(r, f, &old, &del, &nd, &w);
+  if (!rc) rc = merge_rows(&all, &na, old.rows, old.count, del, nd);
+  if (!rc && w) rc = dw_finish(w);
+  int64_t records = f->stats ? file_rows(f) + (f->dv ? f->dv->cardinality : 0) : -1;
+  if (rc) {
+  } else if (records >= 0 && (int64_t)na >= records) {
+    /* every row is gone: the file goes (as Delta, whose UPDATE then counts no bytes and no
+     * removed deletion vector) */
+    int64_t bytes = r->res->num_removed_bytes, dvs = r->res->num_dvs_removed;
+    rc = remove_file(r, f);
+    if (r->update) r->res->num_removed_bytes = bytes, r->res->num_dvs_removed = dvs;
+  } else {
+    rc = dml__dv_append(&r->dvf, all, na, &dv);
+    if (!rc) rc = dml__stats_loose(&stats, f->stats);
+    dl_file rm = *f, add = *f;
+    rm.data_change = add.data_change = true;
+    rm.deletion_timestamp = r->now;
+    add.dv = &dv;
+    add.stats = stats;
+    if (!rc) rc = dl_txn_remove_file(r->x, &rm);
+    if (!rc) rc = dl_txn_add_file(r->x, &add);
+    r->res->num_dvs_added += !f->dv;
+    r->res->num_dvs_updated += f->dv != NULL;
+    r->res->num_removed_files += r->update; /* as Delta counts them */
+    r->res->num_changed_files++;
+  }
+  for (size_t i = 0; !rc && w && i < dw_num_files(w); i++) {
+    const dl_file *a = dw_file(w, i);
+    r->res->num_added_files++;
+    r->res->num_added_bytes += a->size;
+    rc = dl_txn_add_file(r->x, a);
+  }
+  free(stats);
+  free(all);
+  free(del);
+  dl_rowset_free(&old);
+  return rc;
+}
+
+/* Logical rows of a file from its stats (-1 unknown). */
+static int64_t file_rows(const dl_file *f) {
+  dl_stats *st = NULL;
+  int64_t n = -1;
+  if (f->stats && dl_stats_parse(&st, f->stats) == 0) n = dl_stats_num_records(st);
+  dl_stats_free(st);
+  if (n >= 0 && f->dv) n -= f->dv->cardinality;
+  return n;
+}
+
+static int file_cb(void *ctx, const dl_file *f) {
+  run *r = ctx;
+  r->res->num_files_considered++;
+  if (r->sk && !ex_skipper_keep(r->sk, f)) return 0;
+  int rc = dl_txn_read_file(r->x, f->path);
+  if (rc) return rc;
+  if (!r->update && r->b.partition_only) {
+    if (r->pf && !opt_filter_keep(r->pf, f)) return 0;
+    int64_t n = file_rows(f);
+    if (n < 0 || r->res->num_affected_rows < 0) r->res->num_affected_rows = -1;
+    else r->res->num_affected_rows += n;
+    return remove_file(r, f);
+  }
+  int64_t t0 = mono_ms();
+  bool any = false;
+  rc = has_match(r, f, &any);
+  int64_t t1 = mono_ms();
+  r->res->scan_ms += t1 - t0;
+  if (!rc && any) rc = r->use_dv ? dv_file(r, f) : rewrite(r, f);
+  r->res->rewrite_ms += mono_ms() - t1;
+  return rc;
+}
+
+/* ---- the commit ------------------------------------------------------------------------ */
+
+static int commit(run *r) {
+  char *params = NULL, *metrics = NULL, *pred = NULL;
+  json_t *a = json_array();
+  if (a && r->b.pred_sql) json_array_append_new(a, json_string(r->b.pred_sql));
+  else if (a && !r->update) json_array_append_new(a, json_string("true")); /* UPDATE: [] */
+  pred = a ? json_dumps(a, JSON_COMPACT) : NULL;
+  json_decref(a);
+  json_t *p = pred ? json_pack("{s:s}", "predicate", pred) : NULL;
+  params = p ? json_dumps(p, JSON_COMPACT) : NULL;
+  json_decref(p);
+  free(pred);
+  int rc = params ? dml_metrics_json(&metrics, r->res) : dml__oom();
+  if (!rc) {
+    dl_commit_opts co = DL_COMMIT_OPTS_INIT;
+    co.operation = op_name(r);
+    co.operation_parameters = params;
+    co.operation_metrics = metrics;
+    co.max_retries = r->o->max_retries;
+    co.now_ms = r->o->now_ms;
+    rc = dl_txn_commit(r->x, &co, &r->res->version);
+  }
+  free(params);
+  free(metrics);
+  return rc;
+}
+
+/* ---- entry ------------------------------------------------------------------------------ */
+
+static bool prop_true(const dl_snapshot *s, const char *key) {
+  const char *v = dl_snapshot_property(s, key);
+  return v && !strcasecmp(v, "true");
+}
+
+static bool has_dv_feature(const dl_snapshot *s) {
+  const dl_protocol *p = dl_snapshot_protocol(s);
+  for (size_t i = 0; p->writer_features && i < p->num_writer_features; i++)
+    if (!strcmp(p->writer_features[i], "deletionVectors")) return true;
+  return false;
+}
+
+static int check_table(const run *r) {
+  int rc = dl_protocol_check(dl_snapshot_protocol(r->s), true);
+  if (rc) return rc;
+  if (prop_true(r->s, "delta.appendOnly"))
+    return dd_err_set(DD_EPRECOND, "%s: [DELTA_CANNOT_MODIFY_APPEND_ONLY] This table is configured "
+                      "to only allow appends. If you would like to permit updates or deletes, use "
+                      "'ALTER TABLE <table_name> SET TBLPROPERTIES (delta.appendOnly=false)'.",
+                      op_name(r));
+  if (prop_true(r->s, "delta.enableChangeDataFeed"))
+    return dd_err_set(DD_EUNSUPPORTED, "%s: the table has delta.enableChangeDataFeed=true and deltad "
+                      "does not write change data files yet", op_name(r));
+  return 0;
+}
+
+static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts *opts, bool update) {
+  memset(out, 0, sizeof *out);
+  out->version = -1;
+  out->is_update = update;
+  int64_t start = mono_ms();
+  dml_opts def = DML_OPTS_INIT;
+  run r = {.t = t, .s = s, .o = opts ? opts : &def, .update = update, .res = out};
+  r.now = r.o->now_ms ? r.o->now_ms : wall_ms();
+  r.use_dv = prop_true(s, "delta.enableDeletionVectors") && has_dv_feature(s);
+  int rc = check_table(&r);
+  if (!rc) rc = dml__bind(&r.b, s, r.o, update);
+  if (!rc && r.b.pred) rc = ex_skipper_new(&r.sk, r.b.pred, s);
+  /* Whole files go only on the exact answer of the partition filter, which takes SQL text:
+   * a predicate given as a tree, or one the filter cannot evaluate, reads the files. */
+  if (!rc && !update && r.b.pred && r.b.partition_only &&
+      (r.o->predicate || !r.o->predicate_sql || opt_filter_new(&r.pf, s, r.o->predicate_sql)))
+    r.b.partition_only = false;
+  out->metadata_only = !update && r.b.partition_only;
+  if (!rc) rc = dl_txn_begin(&r.x, t, s);
+  if (!rc) rc = dl_snapshot_files(s, file_cb, &r);
+  out->execution_ms = mono_ms() - start;
+  if (!rc) rc = dml__dv_put(&r.dvf, t);
+  if (!rc && (out->num_removed_files || out->num_changed_files)) rc = commit(&r);
+  for (size_t i = 0; i < r.nw; i++) {
+    if (rc) dw_abort(r.ws[i]);
+    dw_free(r.ws[i]);
+  }
+  dml__dv_free(&r.dvf, t, rc != 0);
+  if (rc) out->version = -1;
+  free(r.ws);
+  free(r.mask);
+  free(r.idx);
+  dl_txn_free(r.x);
+  opt_filter_free(r.pf);
+  ex_skipper_free(r.sk);
+  dml__bound_free(&r.b);
+  return rc;
+}
+
+int dml_delete(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts *opts) {
+  return dml_run(out, t, s, opts, false);
+}
+
+int dml_update(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts *opts) {
+  return dml_run(out, t, s, opts, true);
+}

@@ -1,0 +1,91 @@
+"""dml_common.py: what test_dml.py and test_dml_random.py share: the paths of the tools,
+tables made by Spark (the judge), copies, and the comparisons of a deltad table with the
+table Spark changed the same way (rows by Spark, delta-rs and DuckDB, the last commit)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+IT = os.path.dirname(HERE)
+sys.path.insert(0, IT)
+import dd_harness as h  # noqa: E402
+
+VENV = os.environ.get("DD_VENV", os.path.join(h.ROOT, "build-test", "venv"))
+PY = os.path.join(VENV, "bin", "python")
+ROWS_PEER = os.path.join(IT, "peers", "optimize_peer.py")
+DC_PEER = os.path.join(HERE, "dml_connect.py")
+DELTACTL = os.environ.get("DELTACTL_BIN", os.path.join(h.ROOT, "build-test", "cmd", "deltactl"))
+RACE = os.environ.get("DML_RACE_BIN", os.path.join(h.ROOT, "build-test", "tests", "integration",
+                                                   "dml", "dml_race"))
+
+
+def q(path):
+    return "delta.`%s`" % path
+
+
+def make_table(judge, path, columns, values, part="", props=""):
+    """A Delta table made by Spark: one INSERT (one commit, files) per entry of values
+    (VALUES rows, or a SELECT)."""
+    judge.sql("CREATE TABLE %s (%s) USING delta %s %s" % (q(path), columns, part, props))
+    for v in values:
+        judge.sql("INSERT INTO %s %s%s" % (q(path), "" if v.startswith("SELECT") else "VALUES ", v))
+
+
+def copy_pair(base, dest_dir, tag):
+    """Two copies of table base: (deltad's, Spark's)."""
+    a = os.path.join(dest_dir, tag + "-dd")
+    b = os.path.join(dest_dir, tag + "-spark")
+    shutil.copytree(base, a)
+    shutil.copytree(base, b)
+    return a, b
+
+
+def spark_rows(judge, path):
+    return sorted(json.dumps(r, sort_keys=True) for r in judge.read(path))
+
+
+def peer_rows(path):
+    p = subprocess.run([PY, ROWS_PEER, json.dumps({"op": "rows", "path": path})],
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        raise AssertionError("optimize_peer failed: %s" % p.stderr[-2000:])
+    return json.loads(p.stdout)
+
+
+def last_commit(judge, path):
+    return judge.sql("DESCRIBE HISTORY %s LIMIT 1" % q(path))[0]
+
+
+def tree(path):
+    """Every file under the table (log and data), for "nothing was written"."""
+    out = set()
+    for d, _, fs in os.walk(path):
+        for f in fs:
+            if not f.endswith(".crc"):
+                out.add(os.path.relpath(os.path.join(d, f), path))
+    return out
+
+
+def deltactl(args, server=None, tls_ca=None, expect=0, timeout=600):
+    cmd = [DELTACTL]
+    if server:
+        cmd += ["--server", server.grpc_target, "--token", server.token]
+        if tls_ca:
+            cmd += ["--tls-ca-file", tls_ca]
+    cmd += ["--output", "json", "table"] + list(args)
+    if not server:
+        cmd.append("--local")
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != expect:
+        raise AssertionError("deltactl %s: exit %d (want %d): %s %s"
+                             % (" ".join(args), p.returncode, expect, p.stdout, p.stderr))
+    if expect:
+        return p.stderr
+    return [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+
+
+def affected(rows):
+    """num_affected_rows of a result, as an int (JSON output carries int64 as text)."""
+    return [int(r["num_affected_rows"]) for r in rows]
