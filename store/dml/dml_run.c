@@ -309,7 +309,9 @@ static int file_cb(void *ctx, const dl_file *f) {
   int rc = dl_txn_read_file(r->x, f->path);
   if (rc) return rc;
   if (!r->update && r->b.partition_only) {
-    if (r->pf && !opt_filter_keep(r->pf, f)) return 0;
+    bool match = true; /* an error evaluating the partition predicate fails the DELETE */
+    if (r->pf && (rc = opt_filter_match(r->pf, f, &match))) return dd_err_wrap(rc, "DELETE condition on partition values of %s", f->path);
+    if (!match) return 0;
     int64_t n = file_rows(f);
     if (n < 0 || r->res->num_affected_rows < 0) r->res->num_affected_rows = -1;
     else r->res->num_affected_rows += n;

@@ -148,7 +148,12 @@ static int put_value(opt_filter *f, int id, const dl_field *c, const char *text)
 }
 
 bool opt_filter_keep(void *filter, const dl_file *file) {
-  opt_filter *f = filter;
+  bool match = false;
+  return opt_filter_match(filter, file, &match) ? true : match; /* an error keeps the file */
+}
+
+int opt_filter_match(opt_filter *f, const dl_file *file, bool *match) {
+  *match = false;
   arw_batch_clear(f->row);
   int rc = 0;
   for (size_t i = 0; i < f->ncols && !rc; i++) {
@@ -161,7 +166,8 @@ bool opt_filter_keep(void *filter, const dl_file *file) {
   }
   uint8_t mask = 0;
   if (!rc) rc = ex_eval_mask(f->bound, f->row, &mask, NULL);
-  return rc ? true : mask != 0; /* a value the predicate cannot read keeps the file */
+  if (!rc) *match = mask != 0;
+  return rc;
 }
 
 const char *opt_filter_sql(const opt_filter *f) { return f ? f->sql : NULL; }

@@ -16,6 +16,10 @@ typedef struct opt_filter opt_filter;
 int opt_filter_new(opt_filter **out, const dl_snapshot *s, const char *sql);
 /* opt_opts.keep_file: false only when file f's partition cannot match. */
 bool opt_filter_keep(void *filter, const dl_file *f);
+/* Evaluates the predicate on file f's partition values: *match true when it holds (null is
+ * false). An evaluation error (a value the predicate cannot read, an ANSI error) is returned,
+ * not taken as a match: a caller that removes matched files must not remove on an error. */
+int opt_filter_match(opt_filter *filter, const dl_file *f, bool *match);
 /* The predicate's text as Delta records it in operationParameters.predicate. */
 const char *opt_filter_sql(const opt_filter *f);
 void opt_filter_free(opt_filter *f);

@@ -252,6 +252,10 @@ class Dml(dcc.DeltaConnectClient):
         self.assert_refused("ao", ["update", "--set", "y = 'b'"], "FAILED_PRECONDITION",
                             "DELTA_CANNOT_MODIFY_APPEND_ONLY", "UPDATE {t} SET y = 'b'")
         self.assert_refused("part", ["update", "--set", "p = 'q'"], "UNIMPLEMENTED", "partition column")
+        # a condition on partition values only, which fails on one partition (ANSI cast of
+        # 'u'): an error, as in Spark, never a match (deltad once removed that file whole)
+        self.assert_refused("part", ["delete", "--where", "CAST(p AS INT) = 1"], "INVALID_ARGUMENT",
+                            "CAST_INVALID_INPUT", "DELETE FROM {t} WHERE CAST(p AS INT) = 1")
 
     def race(self, path, args, concurrent):
         p = subprocess.Popen([c.RACE, path] + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
