@@ -1,5 +1,6 @@
-/* bench_scan.c: bench_scan TABLE [REPS]: full scans of TABLE's latest snapshot to Arrow
- * batches through store/scan (every column, default batch size), REPS times (default 3),
+/* bench_scan.c: bench_scan TABLE [REPS [THREADS [WHERE_COL MIN]]]: full scans of TABLE's
+ * latest snapshot to Arrow batches through store/scan (every column, default batch size,
+ * THREADS decode threads: default scn_opts' default), REPS times (default 3),
  * printing one line per run: "deltad rows=N seconds=S" (snapshot load included, as the
  * peers' figures include theirs). */
 #include <stdio.h>
@@ -15,6 +16,8 @@ static double now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static unsigned threads;
+
 static int scan_once(const char *path, int64_t *rows) {
   dl_table *t = NULL;
   dl_snapshot *s = NULL;
@@ -23,7 +26,9 @@ static int scan_once(const char *path, int64_t *rows) {
   *rows = 0;
   int rc = dl_table_open(&t, path);
   if (!rc) rc = dl_snapshot_open(&s, t, &so);
-  if (!rc) rc = scn_open(&sc, t, s, NULL);
+  scn_opts o = SCN_OPTS_INIT;
+  o.threads = threads;
+  if (!rc) rc = scn_open(&sc, t, s, &o);
   const arw_batch *b;
   while (!rc && !(rc = scn_next(sc, &b)) && b) *rows += (int64_t)arw_batch_rows(b);
   scn_free(sc);
@@ -38,6 +43,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   int reps = argc > 2 ? atoi(argv[2]) : 3;
+  threads = argc > 3 ? (unsigned)atoi(argv[3]) : 0;
   for (int i = 0; i < reps; i++) {
     int64_t rows;
     double t0 = now();
