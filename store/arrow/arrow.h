@@ -185,6 +185,8 @@ int arw_append_done(arw_batch *b, int id);
 
 /* Number of rows (values in the first column). */
 size_t arw_batch_rows(const arw_batch *b);
+/* Bytes of the batch's buffers in use (validity, offsets and values of every field). */
+size_t arw_batch_bytes(const arw_batch *b);
 /* Appends rows idx[0..n) of src to dst. dst and src must have the same schema (the same
  * object, or one with the same field tree: kinds, precision/scale, nullability). Nested
  * values are copied whole. */

@@ -228,17 +228,6 @@ static int read_file(run *r, const ofile *f, batch_fn sink, void *ctx, dw_writer
 
 static int write_sink(void *ctx, const arw_batch *b) { return dw_write(ctx, b); }
 
-static int gather_sink(void *ctx, const arw_batch *b) {
-  arw_batch *all = ctx;
-  size_t n = arw_batch_rows(b);
-  size_t *idx = malloc((n + 1) * sizeof *idx);
-  if (!idx) return oom();
-  for (size_t i = 0; i < n; i++) idx[i] = i;
-  int rc = arw_batch_append_rows(all, b, idx, n);
-  free(idx);
-  return rc;
-}
-
 /* Compaction: every file's batches straight into one writer. */
 static int compact_bin(run *r, const bin *bn, dw_writer **out) {
   int rc = 0;
@@ -250,52 +239,100 @@ static int compact_bin(run *r, const bin *bn, dw_writer **out) {
   return rc;
 }
 
-/* Z-order: the partition's rows gathered, reordered, written in slices. The first
- * file's scan stays open: its schema is the gathered batch's. */
+/* Z-order: the partition's rows into the bounded sort (opt_zsort.c), which asks once for
+ * the sample pass when they do not fit in one run; then written in the sorted order, cut
+ * into files of equal row counts. The first file's scan stays open: its schema is the
+ * sort's. */
+typedef struct zctx {
+  run *r;
+  const bin *bn;
+  opt__zsort *z;
+  dw_writer *w;
+  size_t per_file, done;
+} zctx;
+
+static int sample_sink(void *ctx, const arw_batch *b) { return opt__zs_sample(ctx, b); }
+
+/* Every row's Z-order columns of the bin, once, into the sample. */
+static int sample_pass(run *r, const bin *bn, opt__zsort *z) {
+  int rc = 0;
+  for (size_t i = 0; i < bn->n && !rc; i++) {
+    scn_opts so = SCN_OPTS_INIT;
+    so.columns = r->o->zorder_by;
+    so.num_columns = r->o->num_zorder;
+    so.only_file = r->files[bn->first + i].path;
+    so.batch_rows = r->o->batch_rows;
+    scn_scan *sc = NULL;
+    const arw_batch *b = NULL;
+    rc = scn_open(&sc, r->t, r->s, &so);
+    while (!rc && !(rc = scn_next(sc, &b)) && b && !(rc = sample_sink(z, b))) {
+    }
+    scn_free(sc);
+  }
+  return rc ? rc : opt__zs_ranks_done(z);
+}
+
+static int zadd_sink(void *ctx, const arw_batch *b) {
+  zctx *c = ctx;
+  int rc = opt__zs_add(c->z, b);
+  if (rc == OPT_ZS_NEED_RANKS) {
+    rc = sample_pass(c->r, c->bn, c->z);
+    if (!rc) rc = opt__zs_add(c->z, b);
+    if (rc == OPT_ZS_NEED_RANKS) rc = dd_err_set(DD_EINTERNAL, "optimize: Z-order ranks");
+  }
+  return rc;
+}
+
+static int zemit(void *ctx, const arw_batch *b) {
+  zctx *c = ctx;
+  int rc = dw_write(c->w, b);
+  c->done += arw_batch_rows(b);
+  if (!rc && c->done % c->per_file == 0) rc = dw_next_file(c->w);
+  return rc;
+}
+
+static size_t zorder_run_bytes(const run *r) {
+  if (r->o->zorder_run_bytes) return r->o->zorder_run_bytes;
+  int64_t t = r->target < ((int64_t)1 << 20) ? (int64_t)1 << 20 : r->target;
+  return (uint64_t)t > OPT_MAX_ZORDER_RUN_BYTES ? OPT_MAX_ZORDER_RUN_BYTES : (size_t)t;
+}
+
+static const char *tmp_dir(const run *r) {
+  if (r->o->tmp_dir) return r->o->tmp_dir;
+  const char *t = getenv("TMPDIR");
+  return t && *t ? t : "/tmp";
+}
+
 static int zorder_bin(run *r, const bin *bn, dw_writer **out) {
   scn_scan *first = NULL;
-  arw_batch *all = NULL, *sorted = NULL;
-  size_t *idx = NULL;
-  dw_writer *w = NULL;
+  zctx c = {.r = r, .bn = bn};
   int rc = 0;
   for (size_t i = 0; i < bn->n && !rc; i++) {
     const ofile *f = &r->files[bn->first + i];
     if (i == 0) {
       rc = open_scan(r, f, &first);
-      if (!rc) rc = arw_batch_new(&all, scn_schema(first));
-      if (!rc) rc = drain_scan(r, f, first, gather_sink, all);
+      if (!rc) rc = opt__zs_new(&c.z, scn_schema(first), r->o->zorder_by, r->o->num_zorder,
+                                zorder_run_bytes(r), tmp_dir(r));
+      if (!rc) rc = drain_scan(r, f, first, zadd_sink, &c);
     } else {
-      rc = read_file(r, f, gather_sink, all, NULL);
+      rc = read_file(r, f, zadd_sink, &c, NULL);
     }
   }
-  size_t n = all ? arw_batch_rows(all) : 0;
-  if (!rc) rc = opt__zorder_order(&idx, all, r->o->zorder_by, r->o->num_zorder);
-  if (!rc) rc = arw_batch_take(&sorted, all, idx, n);
-  arw_batch_free(all);
-  if (!rc) rc = open_writer(r, &w, scn_schema(first), &r->files[bn->first]);
+  size_t n = c.z ? opt__zs_rows(c.z) : 0;
+  if (!rc) rc = open_writer(r, &c.w, scn_schema(first), &r->files[bn->first]);
   /* as many files as target sizes in the input (Delta's numFiles), equal row counts */
   int64_t bytes = 0;
   for (size_t i = 0; i < bn->n; i++) bytes += r->files[bn->first + i].f.size;
   size_t nfiles = (size_t)((bytes + r->target - 1) / r->target);
   if (nfiles < 1) nfiles = 1;
-  size_t per_file = (n + nfiles - 1) / nfiles;
+  c.per_file = (n + nfiles - 1) / nfiles;
+  if (c.per_file < 1) c.per_file = 1;
   size_t step = r->o->batch_rows ? r->o->batch_rows : SCN_DEFAULT_BATCH_ROWS;
-  for (size_t at = 0; !rc && at < n;) {
-    size_t file_end = at + per_file < n ? at + per_file : n;
-    for (; !rc && at < file_end; at += step) {
-      arw_batch *part = NULL;
-      rc = arw_batch_slice(&part, sorted, at, at + step < file_end ? at + step : file_end);
-      if (!rc) rc = dw_write(w, part);
-      arw_batch_free(part);
-    }
-    at = file_end;
-    if (!rc) rc = dw_next_file(w);
-  }
-  if (!rc && w) rc = dw_finish(w);
-  arw_batch_free(sorted);
-  free(idx);
+  if (!rc) rc = opt__zs_finish(c.z, step, c.per_file, zemit, &c);
+  if (!rc && c.w) rc = dw_finish(c.w);
+  opt__zs_free(c.z);
   scn_free(first);
-  *out = w;
+  *out = c.w;
   return rc;
 }
 
