@@ -88,6 +88,25 @@ int arw_append_strs(arw_batch *b, int id, const uint8_t *data, const int32_t *of
   return 0;
 }
 
+int arw_append_strs_space(arw_batch *b, int id, size_t n, size_t total, const uint8_t *valid,
+                          uint8_t **data, int32_t **ends, int32_t *base) {
+  int rc = arw__field_check(b, id, "append strings");
+  if (rc) return rc;
+  const arw_field *f = &b->schema->fields[id];
+  arw_col *c = &b->cols[id];
+  if (f->kind != ARW_UTF8 && f->kind != ARW_BINARY)
+    return dd_err_set(DD_EINVAL, "append strings: arrow field '%s' has another type", f->name);
+  if (c->values.len + total > INT32_MAX)
+    return dd_err_set(DD_EINVAL, "arrow column exceeds 2 GiB of offsets");
+  *base = (int32_t)c->values.len;
+  uint8_t *offs;
+  if ((rc = slots_append(f, c, valid, n))) return rc;
+  if ((rc = arw_buf_extend(&c->values, total, data))) return rc;
+  if ((rc = arw_buf_extend(&c->offsets, 4 * n, &offs))) return rc;
+  *ends = (int32_t *)(void *)offs;
+  return 0;
+}
+
 int arw_append_nulls(arw_batch *b, int id, size_t n) {
   int rc = arw__field_check(b, id, "append nulls");
   if (rc) return rc;

@@ -123,6 +123,43 @@ static uint64_t hash_bytes(vref v) {
   return h;
 }
 
+/* build_dict for 4- and 8-byte values: the table holds the values themselves, so a probe
+ * is one cache line, not a second random read of the value it points at. */
+typedef struct nslot { uint64_t key; uint32_t idx; } nslot;
+
+static int build_dict_num(const pq__wleaf *l, dict *d, size_t cap) {
+  const size_t w = (size_t)l->elem;
+  nslot *table = malloc(cap * sizeof *table);
+  d->idx = malloc((l->nvals + 1) * sizeof *d->idx);
+  d->first = malloc((l->nvals + 1) * sizeof *d->first);
+  if (!table || !d->idx || !d->first) {
+    free(table);
+    return dd_err_set(DD_ENOMEM, "parquet: out of memory");
+  }
+  for (size_t s = 0; s < cap; s++) table[s].idx = UINT32_MAX;
+  const uint8_t *vals = l->vals.data;
+  for (size_t i = 0; i < l->nvals && d->idx; i++) {
+    uint64_t x = 0;
+    memcpy(&x, vals + i * w, w);
+    size_t s = (size_t)hash_bytes((vref){vals + i * w, w}) & (cap - 1);
+    while (table[s].idx != UINT32_MAX && table[s].key != x) s = (s + 1) & (cap - 1);
+    if (table[s].idx == UINT32_MAX) {
+      table[s].key = x;
+      table[s].idx = d->n;
+      d->first[d->n++] = (uint32_t)i;
+      d->bytes += w;
+      if (d->bytes > DICT_MAX_BYTES) { /* give up: PLAIN */
+        free(d->idx);
+        d->idx = NULL;
+        break;
+      }
+    }
+    d->idx[i] = table[s].idx;
+  }
+  free(table);
+  return 0;
+}
+
 /* Returns 0 with d->idx set, or 0 with d->idx NULL when a dictionary does not pay. */
 static int build_dict(const pq__wleaf *l, dict *d) {
   /* the dictionary gives up past DICT_MAX_BYTES, so it never has more entries than that
@@ -132,6 +169,7 @@ static int build_dict(const pq__wleaf *l, dict *d) {
   size_t want = (l->nvals < most ? l->nvals : most) * 2;
   size_t cap = 16;
   while (cap < want) cap *= 2;
+  if (l->type != PQ_T_BYTE_ARRAY && (l->elem == 4 || l->elem == 8)) return build_dict_num(l, d, cap);
   uint32_t *table = malloc(cap * sizeof *table);
   d->idx = malloc((l->nvals + 1) * sizeof *d->idx);
   d->first = malloc((l->nvals + 1) * sizeof *d->first);
@@ -181,12 +219,24 @@ static int put_plain(const pq__wleaf *l, pq__buf *b, size_t from, size_t to,
     }
     return rc;
   }
-  for (size_t i = from; i < to && !rc; i++) {
+  if (to == from) return 0;
+  if (l->type != PQ_T_BYTE_ARRAY && !sel) /* fixed width, in order: one copy */
+    return pq__buf_put(b, l->vals.data + from * (size_t)l->elem, (to - from) * (size_t)l->elem);
+  size_t need = 0;
+  for (size_t i = from; i < to; i++) need += value_at(l, sel ? sel[i] : i).n + 4;
+  if ((rc = pq__buf_reserve(b, need))) return rc;
+  uint8_t *w = b->data + b->len;
+  for (size_t i = from; i < to; i++) {
     vref v = value_at(l, sel ? sel[i] : i);
-    if (l->type == PQ_T_BYTE_ARRAY) rc = pq__buf_le32(b, (uint32_t)v.n);
-    if (!rc) rc = pq__buf_put(b, v.p, v.n);
+    if (l->type == PQ_T_BYTE_ARRAY) {
+      uint32_t n = (uint32_t)v.n;
+      for (int k = 0; k < 4; k++) *w++ = (uint8_t)(n >> (8 * k));
+    }
+    if (v.n) memcpy(w, v.p, v.n);
+    w += v.n;
   }
-  return rc;
+  b->len = (size_t)(w - b->data);
+  return 0;
 }
 
 static int put_levels(pq__buf *b, const int16_t *lv, size_t n, int max) {

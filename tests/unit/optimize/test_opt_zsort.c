@@ -19,6 +19,7 @@
 
 #include "store/dwrite/dw.h"
 #include "store/optimize/opt_int.h"
+#include "tests/unit/new_table.h"
 
 /* ---- the sort: spilled and merged == in memory ----------------------------------------- */
 
@@ -127,16 +128,10 @@ static const char *SCHEMA =
 static void make_table(const char *dir, int nfiles) {
   dl_table *t;
   assert_int_equal(dl_table_open(&t, dir), 0);
+  assert_int_equal(tu_new_table(t, SCHEMA), 0);
   dl_txn *x;
-  assert_int_equal(dl_txn_begin(&x, t, NULL), 0);
-  dl_protocol p = {1, 2, 0, 0, NULL, NULL};
-  assert_int_equal(dl_txn_set_protocol(x, &p), 0);
-  dl_metadata_spec md = {NULL, NULL, NULL, SCHEMA, 0, NULL, NULL, -1};
-  assert_int_equal(dl_txn_set_metadata(x, &md), 0);
   dl_commit_opts co = DL_COMMIT_OPTS_INIT;
   int64_t v;
-  assert_int_equal(dl_txn_commit(x, &co, &v), 0);
-  dl_txn_free(x);
   dl_snapshot *s;
   assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
   arw_schema *as;

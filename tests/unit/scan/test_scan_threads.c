@@ -17,6 +17,7 @@
 #include "common/err.h"
 #include "store/dwrite/dw.h"
 #include "store/scan/scn.h"
+#include "tests/unit/new_table.h"
 
 /* What a scan gave: its batches as IPC bytes, its final code and message, its stats. */
 typedef struct result {
@@ -141,18 +142,12 @@ static char *rewrite(const char *src) {
   char tmpl[] = "/tmp/scn_threads_XXXXXX";
   char *dir = strdup(mkdtemp(tmpl));
   assert_int_equal(dl_table_open(&nt, dir), 0);
-  dl_txn *x;
-  assert_int_equal(dl_txn_begin(&x, nt, NULL), 0);
-  dl_protocol p = {1, 2, 0, 0, NULL, NULL};
-  assert_int_equal(dl_txn_set_protocol(x, &p), 0);
   const dl_metadata *md = dl_snapshot_metadata(s);
   assert_int_equal(md->num_partition_columns, 0);
-  dl_metadata_spec spec = {NULL, NULL, NULL, md->schema_string, 0, NULL, NULL, -1};
-  assert_int_equal(dl_txn_set_metadata(x, &spec), 0);
+  assert_int_equal(tu_new_table(nt, md->schema_string), 0);
+  dl_txn *x;
   dl_commit_opts co = DL_COMMIT_OPTS_INIT;
   int64_t v;
-  assert_int_equal(dl_txn_commit(x, &co, &v), 0);
-  dl_txn_free(x);
   assert_int_equal(dl_snapshot_open(&ns, nt, NULL), 0);
 
   scn_opts so = SCN_OPTS_INIT;
