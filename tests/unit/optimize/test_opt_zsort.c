@@ -129,9 +129,6 @@ static void make_table(const char *dir, int nfiles) {
   dl_table *t;
   assert_int_equal(dl_table_open(&t, dir), 0);
   assert_int_equal(tu_new_table(t, SCHEMA), 0);
-  dl_txn *x;
-  dl_commit_opts co = DL_COMMIT_OPTS_INIT;
-  int64_t v;
   dl_snapshot *s;
   assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
   arw_schema *as;
@@ -143,7 +140,6 @@ static void make_table(const char *dir, int nfiles) {
   arw_schema_add(as, ARW_ROOT, "v", ARW_FLOAT64, true, &dv);
   arw_batch *b;
   assert_int_equal(arw_batch_new(&b, as), 0);
-  assert_int_equal(dl_txn_begin(&x, t, s), 0);
   dw_opts wo = DW_OPTS_INIT;
   dw_writer *w;
   assert_int_equal(dw_open(&w, t, s, as, &wo), 0);
@@ -162,10 +158,7 @@ static void make_table(const char *dir, int nfiles) {
     assert_int_equal(dw_next_file(w), 0);
   }
   assert_int_equal(dw_finish(w), 0);
-  for (size_t i = 0; i < dw_num_files(w); i++) assert_int_equal(dl_txn_add_file(x, dw_file(w, i)), 0);
-  co.operation = "WRITE";
-  assert_int_equal(dl_txn_commit(x, &co, &v), 0);
-  dl_txn_free(x);
+  assert_int_equal(tu_commit_writer(t, s, w), 0);
   dw_free(w);
   arw_batch_free(b);
   arw_schema_free(as);

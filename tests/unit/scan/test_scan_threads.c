@@ -145,9 +145,6 @@ static char *rewrite(const char *src) {
   const dl_metadata *md = dl_snapshot_metadata(s);
   assert_int_equal(md->num_partition_columns, 0);
   assert_int_equal(tu_new_table(nt, md->schema_string), 0);
-  dl_txn *x;
-  dl_commit_opts co = DL_COMMIT_OPTS_INIT;
-  int64_t v;
   assert_int_equal(dl_snapshot_open(&ns, nt, NULL), 0);
 
   scn_opts so = SCN_OPTS_INIT;
@@ -167,11 +164,7 @@ static char *rewrite(const char *src) {
   }
   assert_int_equal(dw_finish(w), 0);
   assert_true(dw_num_files(w) >= 2);
-  assert_int_equal(dl_txn_begin(&x, nt, ns), 0);
-  for (size_t i = 0; i < dw_num_files(w); i++) assert_int_equal(dl_txn_add_file(x, dw_file(w, i)), 0);
-  co.operation = "WRITE";
-  assert_int_equal(dl_txn_commit(x, &co, &v), 0);
-  dl_txn_free(x);
+  assert_int_equal(tu_commit_writer(nt, ns, w), 0);
   dw_free(w);
   scn_free(sc);
   dl_snapshot_free(ns);
