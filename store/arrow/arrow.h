@@ -139,6 +139,12 @@ int arw_append_fixed(arw_batch *b, int id, const void *values, size_t n, const u
  * entries, any start). */
 int arw_append_strs(arw_batch *b, int id, const uint8_t *data, const int32_t *offsets,
                     size_t n, const uint8_t *valid);
+/* Room for n strings (UTF8, BINARY) of total bytes in all, for the caller to write without
+ * a staging copy: their bytes at *data (contiguous, in order) and, for each string i, its
+ * end offset *base + (bytes of strings 0..i) at (*ends)[i]; a null (valid[i] == 0, valid
+ * NULL: none) is empty. The caller must fill all of it before the batch is used. */
+int arw_append_strs_space(arw_batch *b, int id, size_t n, size_t total, const uint8_t *valid,
+                          uint8_t **data, int32_t **ends, int32_t *base);
 /* n nulls (for a struct, each child gets its placeholder slots). */
 int arw_append_nulls(arw_batch *b, int id, size_t n);
 /* n slots of a STRUCT, LIST or MAP field with validity valid (NULL: all valid), leaving the
@@ -185,6 +191,8 @@ int arw_append_done(arw_batch *b, int id);
 
 /* Number of rows (values in the first column). */
 size_t arw_batch_rows(const arw_batch *b);
+/* Bytes of the batch's buffers in use (validity, offsets and values of every field). */
+size_t arw_batch_bytes(const arw_batch *b);
 /* Appends rows idx[0..n) of src to dst. dst and src must have the same schema (the same
  * object, or one with the same field tree: kinds, precision/scale, nullability). Nested
  * values are copied whole. */

@@ -71,6 +71,13 @@ size_t arw_batch_rows(const arw_batch *b) {
   return first < 0 ? 0 : b->cols[first].length;
 }
 
+size_t arw_batch_bytes(const arw_batch *b) {
+  size_t n = 0;
+  for (int i = 0; i < b->schema->nfields; i++)
+    n += b->cols[i].validity.len + b->cols[i].offsets.len + b->cols[i].values.len;
+  return n;
+}
+
 /* ---- bits and slots --------------------------------------------------------------------- */
 
 /* Appends bit `on` at index `n` of a bitmap that currently holds n bits. */

@@ -27,6 +27,14 @@ int arw_buf_put(arw_buf *b, const void *p, size_t n) {
   return 0;
 }
 
+int arw_buf_extend(arw_buf *b, size_t n, uint8_t **at) {
+  int rc = buf_reserve(b, n ? n : 1);
+  if (rc) return rc;
+  *at = b->data + b->len;
+  b->len += n;
+  return 0;
+}
+
 int arw_buf_zeros(arw_buf *b, size_t n) {
   if (n == 0) return 0;
   int rc = buf_reserve(b, n);

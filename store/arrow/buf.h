@@ -19,6 +19,8 @@ typedef struct arw_buf {
 int arw_buf_put(arw_buf *b, const void *p, size_t n);
 /* Appends n zero bytes. */
 int arw_buf_zeros(arw_buf *b, size_t n);
+/* Adds n bytes the caller then writes (uninitialized) at *at (0 or DD_ENOMEM). */
+int arw_buf_extend(arw_buf *b, size_t n, uint8_t **at);
 /* Appends zero bytes until len is a multiple of align (a power of two). */
 int arw_buf_pad(arw_buf *b, size_t align);
 /* Appends a little-endian integer of 4 or 8 bytes. */

@@ -63,14 +63,23 @@ int arw_append_fixed(arw_batch *b, int id, const void *values, size_t n, const u
   return arw_buf_put(&c->values, values, n * w);
 }
 
-int arw_append_strs(arw_batch *b, int id, const uint8_t *data, const int32_t *offsets,
-                    size_t n, const uint8_t *valid) {
+/* Field id of b and its column, checked to hold strings. */
+static int strs_col(arw_batch *b, int id, const arw_field **f, arw_col **c) {
   int rc = arw__field_check(b, id, "append strings");
   if (rc) return rc;
-  const arw_field *f = &b->schema->fields[id];
-  arw_col *c = &b->cols[id];
-  if (f->kind != ARW_UTF8 && f->kind != ARW_BINARY)
-    return dd_err_set(DD_EINVAL, "append strings: arrow field '%s' has another type", f->name);
+  *f = &b->schema->fields[id];
+  *c = &b->cols[id];
+  if ((*f)->kind != ARW_UTF8 && (*f)->kind != ARW_BINARY)
+    return dd_err_set(DD_EINVAL, "append strings: arrow field '%s' has another type", (*f)->name);
+  return 0;
+}
+
+int arw_append_strs(arw_batch *b, int id, const uint8_t *data, const int32_t *offsets,
+                    size_t n, const uint8_t *valid) {
+  const arw_field *f;
+  arw_col *c;
+  int rc = strs_col(b, id, &f, &c);
+  if (rc) return rc;
   if (n == 0) return 0;
   for (size_t i = 0; i < n; i++)
     if (offsets[i + 1] < offsets[i] || offsets[i] < 0)
@@ -85,6 +94,23 @@ int arw_append_strs(arw_batch *b, int id, const uint8_t *data, const int32_t *of
   int32_t *out = (int32_t *)(void *)(c->offsets.data + c->offsets.len - 4 * n);
   int32_t shift = (int32_t)base - offsets[0];
   for (size_t i = 0; i < n; i++) out[i] = offsets[i + 1] + shift;
+  return 0;
+}
+
+int arw_append_strs_space(arw_batch *b, int id, size_t n, size_t total, const uint8_t *valid,
+                          uint8_t **data, int32_t **ends, int32_t *base) {
+  const arw_field *f;
+  arw_col *c;
+  int rc = strs_col(b, id, &f, &c);
+  if (rc) return rc;
+  if (c->values.len + total > INT32_MAX)
+    return dd_err_set(DD_EINVAL, "arrow column exceeds 2 GiB of offsets");
+  *base = (int32_t)c->values.len;
+  uint8_t *offs;
+  if ((rc = slots_append(f, c, valid, n))) return rc;
+  if ((rc = arw_buf_extend(&c->values, total, data))) return rc;
+  if ((rc = arw_buf_extend(&c->offsets, 4 * n, &offs))) return rc;
+  *ends = (int32_t *)(void *)offs;
   return 0;
 }
 

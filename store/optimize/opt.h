@@ -17,7 +17,11 @@
  * files are deleted); concurrent appends do not.
  *
  * Memory: compaction streams each input file's batches into one output file built in
- * memory, so it holds about one target-size file. Z-order holds one partition's rows.
+ * memory, so it holds about one target-size file. Z-order holds at most one run of
+ * zorder_run_bytes (default the target size, capped) in memory: a partition larger than
+ * that is sorted externally (sorted runs spilled to unlinked files in tmp_dir, merged; the
+ * ranks then come from a sample of OPT_ZS_SAMPLE rows, exact up to that many rows), plus
+ * the output file being built.
  *
  * Errors follow common/err.h; nothing is committed or left behind on error. */
 #ifndef DD_STORE_OPTIMIZE_OPT_H
@@ -61,7 +65,12 @@ typedef struct opt_opts {
   size_t batch_rows;                /* scan batches (0: the scan's default) */
   int max_retries;                  /* commit retries after lost races (default 10) */
   int64_t now_ms;                   /* 0: the clock */
+  /* Z-order: rows held in memory at most (Arrow bytes) before a sorted run is spilled;
+   * 0: the target size, at least 1 MiB and at most OPT_MAX_ZORDER_RUN_BYTES. */
+  size_t zorder_run_bytes;
+  const char *tmp_dir;              /* Z-order spill files (unlinked): NULL: $TMPDIR or /tmp */
 } opt_opts;
+#define OPT_MAX_ZORDER_RUN_BYTES ((size_t)256 << 20)
 #define OPT_OPTS_VERSION 1
 #define OPT_OPTS_INIT {.version = OPT_OPTS_VERSION, .codec = PQ_CODEC_SNAPPY, .max_retries = 10}
 

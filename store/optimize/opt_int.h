@@ -1,5 +1,6 @@
 /* opt_int.h: internals of OPTIMIZE, shared by opt_run.c (file selection, bins, the
- * rewrite and the commit), opt_zorder.c (Z-order keys and the row order) and
+ * rewrite and the commit), opt_zorder.c (Z-order keys and the row order), opt_zsort.c
+ * (the Z-order of a partition in bounded memory) and
  * opt_result.c (metrics as JSON and as Delta's result row). */
 #ifndef DD_STORE_OPTIMIZE_OPT_INT_H
 #define DD_STORE_OPTIMIZE_OPT_INT_H
@@ -12,6 +13,36 @@
  * (n entries). DD_EINVAL for a column that is missing or nested. */
 int opt__zorder_order(size_t **out_idx, const arw_batch *b, const char *const *names,
                       size_t k);
+
+/* Order-preserving keys of column view v (n rows); valid[i] false for nulls. DD_EINVAL
+ * for a kind that has no order. */
+int opt__column_keys(uint64_t *key, bool *valid, const arw_view *v, size_t n);
+
+/* ---- the Z-order sort of a partition in bounded memory (opt_zsort.c) ----
+ * Rows come in (opt__zs_add) and go into an in-memory run of at most run_bytes Arrow
+ * bytes. If every row fits, the run is ordered exactly as opt__zorder_order does. When the
+ * run overflows, the ranks must hold for the whole partition: the caller feeds every row's
+ * Z-order columns once (opt__zs_sample, a deterministic reservoir of OPT_ZS_SAMPLE rows,
+ * exact up to that many rows) and calls opt__zs_ranks_done; then each full run is sorted
+ * by its Z-keys and spilled to an unlinked temp file (Arrow IPC chunks with their keys),
+ * and opt__zs_finish merges the runs. */
+#define OPT_ZS_SAMPLE 65536
+#define OPT_ZS_CHUNK_ROWS 1024 /* rows per spilled chunk: the merge holds one per run */
+#define OPT_ZS_NEED_RANKS 1 /* opt__zs_add: feed the sample first, then add b again */
+typedef struct opt__zsort opt__zsort;
+typedef int (*opt__zs_emit_fn)(void *ctx, const arw_batch *b);
+int opt__zs_new(opt__zsort **out, const arw_schema *s, const char *const *names, size_t k,
+                size_t run_bytes, const char *tmp_dir);
+int opt__zs_add(opt__zsort *z, const arw_batch *b);
+int opt__zs_sample(opt__zsort *z, const arw_batch *b);
+int opt__zs_ranks_done(opt__zsort *z);
+bool opt__zs_has_ranks(const opt__zsort *z);
+size_t opt__zs_rows(const opt__zsort *z);
+size_t opt__zs_runs_spilled(const opt__zsort *z);
+/* Every row in Z-order, in batches of at most chunk rows that never cross a multiple of
+ * cut rows (0: no cut). */
+int opt__zs_finish(opt__zsort *z, size_t chunk, size_t cut, opt__zs_emit_fn emit, void *ctx);
+void opt__zs_free(opt__zsort *z);
 
 /* Fills a file-size summary from n sizes (sorted ascending in place). */
 void opt__file_stats(opt_file_stats *out, int64_t *sizes, size_t n);

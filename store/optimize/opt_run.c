@@ -192,110 +192,175 @@ static int open_writer(run *r, dw_writer **w, const arw_schema *s, const ofile *
   return dw_open(w, r->t, r->s, s, &wo);
 }
 
-/* Reads file f's rows into sink(ctx); with w, into the writer *w, opened on the first
- * file for the scan's schema. */
 typedef int (*batch_fn)(void *ctx, const arw_batch *b);
 
-/* A scan of file f's data columns (deletion vector applied). */
-static int open_scan(run *r, const ofile *f, scn_scan **sc) {
+/* One scan over a bin's files (so the scan's threads decode the next file while this one
+ * is written): keep_file admits the bin's paths and notes the files in the scan's order,
+ * which the progress follows. */
+typedef struct bin_scan {
+  const ofile **by_path; /* the bin's files, sorted by path */
+  const ofile **order;   /* the files the scan reads, in its order */
+  size_t n, norder, done;
+} bin_scan;
+
+static int cmp_ofile_path(const void *a, const void *b) {
+  return strcmp((*(const ofile *const *)a)->path, (*(const ofile *const *)b)->path);
+}
+
+static bool keep_bin_file(void *ctx, const dl_file *f) {
+  bin_scan *bs = ctx;
+  ofile key = {.path = (char *)f->path};
+  const ofile *k = &key;
+  const ofile **hit = bsearch(&k, bs->by_path, bs->n, sizeof *bs->by_path, cmp_ofile_path);
+  if (hit && bs->norder < bs->n) bs->order[bs->norder++] = *hit;
+  return hit != NULL;
+}
+
+static void bin_scan_free(bin_scan *bs) {
+  free(bs->by_path);
+  free(bs->order);
+}
+
+/* A scan of bin bn's files: the data columns, or only cols when ncols > 0. */
+static int open_bin_scan(run *r, const bin *bn, const char *const *cols, size_t ncols,
+                         bin_scan *bs, scn_scan **sc) {
+  *sc = NULL;
+  memset(bs, 0, sizeof *bs);
+  bs->n = bn->n;
+  bs->by_path = malloc((bn->n + 1) * sizeof *bs->by_path);
+  bs->order = malloc((bn->n + 1) * sizeof *bs->order);
+  if (!bs->by_path || !bs->order) return oom();
+  for (size_t i = 0; i < bn->n; i++) bs->by_path[i] = &r->files[bn->first + i];
+  qsort(bs->by_path, bn->n, sizeof *bs->by_path, cmp_ofile_path);
   scn_opts so = SCN_OPTS_INIT;
-  so.columns = r->data_cols;
-  so.num_columns = r->ndata;
-  so.only_file = f->path;
+  so.columns = ncols ? cols : r->data_cols;
+  so.num_columns = ncols ? ncols : r->ndata;
+  so.keep_file = keep_bin_file;
+  so.keep_ctx = bs;
   so.batch_rows = r->o->batch_rows;
   return scn_open(sc, r->t, r->s, &so);
 }
 
-static int drain_scan(run *r, const ofile *f, scn_scan *sc, batch_fn sink, void *ctx) {
-  const arw_batch *b = NULL;
-  int rc;
-  while (!(rc = scn_next(sc, &b)) && b && !(rc = sink(ctx, b))) {
+/* Counts the files the scan has finished (progress) when count is set. */
+static void files_progress(run *r, bin_scan *bs, size_t read, bool count) {
+  for (; count && bs->done < read && bs->done < bs->norder; bs->done++) {
+    r->prog.files_done++;
+    r->prog.bytes_done += bs->order[bs->done]->f.size;
+    progress(r);
   }
-  r->prog.files_done++;
-  r->prog.bytes_done += f->f.size;
-  progress(r);
-  return rc;
 }
 
-static int read_file(run *r, const ofile *f, batch_fn sink, void *ctx, dw_writer **w) {
-  scn_scan *sc = NULL;
-  int rc = open_scan(r, f, &sc);
-  if (!rc && w && !*w) rc = open_writer(r, w, scn_schema(sc), f);
-  if (!rc) rc = drain_scan(r, f, sc, sink, w ? *w : ctx);
-  scn_free(sc);
+/* Every batch of sc into sink(ctx). */
+static int drain_bin(run *r, bin_scan *bs, scn_scan *sc, bool count, batch_fn sink,
+                     void *ctx) {
+  const arw_batch *b = NULL;
+  scn_stats st;
+  int rc;
+  while (!(rc = scn_next(sc, &b)) && b) {
+    scn_stats_get(sc, &st);
+    files_progress(r, bs, st.files_read ? st.files_read - 1 : 0, count);
+    if ((rc = sink(ctx, b))) break;
+  }
+  if (!rc) files_progress(r, bs, bs->norder, count);
   return rc;
 }
 
 static int write_sink(void *ctx, const arw_batch *b) { return dw_write(ctx, b); }
 
-static int gather_sink(void *ctx, const arw_batch *b) {
-  arw_batch *all = ctx;
-  size_t n = arw_batch_rows(b);
-  size_t *idx = malloc((n + 1) * sizeof *idx);
-  if (!idx) return oom();
-  for (size_t i = 0; i < n; i++) idx[i] = i;
-  int rc = arw_batch_append_rows(all, b, idx, n);
-  free(idx);
-  return rc;
-}
-
 /* Compaction: every file's batches straight into one writer. */
 static int compact_bin(run *r, const bin *bn, dw_writer **out) {
-  int rc = 0;
+  bin_scan bs;
+  scn_scan *sc = NULL;
   dw_writer *w = NULL;
-  for (size_t i = 0; i < bn->n && !rc; i++)
-    rc = read_file(r, &r->files[bn->first + i], write_sink, NULL, &w);
+  int rc = open_bin_scan(r, bn, NULL, 0, &bs, &sc);
+  if (!rc) rc = open_writer(r, &w, scn_schema(sc), &r->files[bn->first]);
+  if (!rc) rc = drain_bin(r, &bs, sc, true, write_sink, w);
   if (!rc && w) rc = dw_finish(w);
+  scn_free(sc);
+  bin_scan_free(&bs);
   *out = w;
   return rc;
 }
 
-/* Z-order: the partition's rows gathered, reordered, written in slices. The first
- * file's scan stays open: its schema is the gathered batch's. */
-static int zorder_bin(run *r, const bin *bn, dw_writer **out) {
-  scn_scan *first = NULL;
-  arw_batch *all = NULL, *sorted = NULL;
-  size_t *idx = NULL;
-  dw_writer *w = NULL;
-  int rc = 0;
-  for (size_t i = 0; i < bn->n && !rc; i++) {
-    const ofile *f = &r->files[bn->first + i];
-    if (i == 0) {
-      rc = open_scan(r, f, &first);
-      if (!rc) rc = arw_batch_new(&all, scn_schema(first));
-      if (!rc) rc = drain_scan(r, f, first, gather_sink, all);
-    } else {
-      rc = read_file(r, f, gather_sink, all, NULL);
-    }
+/* Z-order: the partition's rows into the bounded sort (opt_zsort.c), which asks once for
+ * the sample pass when they do not fit in one run; then written in the sorted order, cut
+ * into files of equal row counts. The bin's scan stays open: its schema is the sort's. */
+typedef struct zctx {
+  run *r;
+  const bin *bn;
+  opt__zsort *z;
+  dw_writer *w;
+  size_t per_file, done;
+} zctx;
+
+static int sample_sink(void *ctx, const arw_batch *b) { return opt__zs_sample(ctx, b); }
+
+/* Every row's Z-order columns of the bin, once, into the sample. */
+static int sample_pass(run *r, const bin *bn, opt__zsort *z) {
+  bin_scan bs;
+  scn_scan *sc = NULL;
+  int rc = open_bin_scan(r, bn, r->o->zorder_by, r->o->num_zorder, &bs, &sc);
+  if (!rc) rc = drain_bin(r, &bs, sc, false, sample_sink, z);
+  scn_free(sc);
+  bin_scan_free(&bs);
+  return rc ? rc : opt__zs_ranks_done(z);
+}
+
+static int zadd_sink(void *ctx, const arw_batch *b) {
+  zctx *c = ctx;
+  int rc = opt__zs_add(c->z, b);
+  if (rc == OPT_ZS_NEED_RANKS) {
+    rc = sample_pass(c->r, c->bn, c->z);
+    if (!rc) rc = opt__zs_add(c->z, b);
+    if (rc == OPT_ZS_NEED_RANKS) rc = dd_err_set(DD_EINTERNAL, "optimize: Z-order ranks");
   }
-  size_t n = all ? arw_batch_rows(all) : 0;
-  if (!rc) rc = opt__zorder_order(&idx, all, r->o->zorder_by, r->o->num_zorder);
-  if (!rc) rc = arw_batch_take(&sorted, all, idx, n);
-  arw_batch_free(all);
-  if (!rc) rc = open_writer(r, &w, scn_schema(first), &r->files[bn->first]);
+  return rc;
+}
+
+static int zemit(void *ctx, const arw_batch *b) {
+  zctx *c = ctx;
+  int rc = dw_write(c->w, b);
+  c->done += arw_batch_rows(b);
+  if (!rc && c->done % c->per_file == 0) rc = dw_next_file(c->w);
+  return rc;
+}
+
+static size_t zorder_run_bytes(const run *r) {
+  if (r->o->zorder_run_bytes) return r->o->zorder_run_bytes;
+  int64_t t = r->target < ((int64_t)1 << 20) ? (int64_t)1 << 20 : r->target;
+  return (uint64_t)t > OPT_MAX_ZORDER_RUN_BYTES ? OPT_MAX_ZORDER_RUN_BYTES : (size_t)t;
+}
+
+static const char *tmp_dir(const run *r) {
+  if (r->o->tmp_dir) return r->o->tmp_dir;
+  const char *t = getenv("TMPDIR");
+  return t && *t ? t : "/tmp";
+}
+
+static int zorder_bin(run *r, const bin *bn, dw_writer **out) {
+  bin_scan bs;
+  scn_scan *sc = NULL;
+  zctx c = {.r = r, .bn = bn};
+  int rc = open_bin_scan(r, bn, NULL, 0, &bs, &sc);
+  if (!rc) rc = opt__zs_new(&c.z, scn_schema(sc), r->o->zorder_by, r->o->num_zorder,
+                            zorder_run_bytes(r), tmp_dir(r));
+  if (!rc) rc = drain_bin(r, &bs, sc, true, zadd_sink, &c);
+  size_t n = c.z ? opt__zs_rows(c.z) : 0;
+  if (!rc) rc = open_writer(r, &c.w, scn_schema(sc), &r->files[bn->first]);
   /* as many files as target sizes in the input (Delta's numFiles), equal row counts */
   int64_t bytes = 0;
   for (size_t i = 0; i < bn->n; i++) bytes += r->files[bn->first + i].f.size;
   size_t nfiles = (size_t)((bytes + r->target - 1) / r->target);
   if (nfiles < 1) nfiles = 1;
-  size_t per_file = (n + nfiles - 1) / nfiles;
+  c.per_file = (n + nfiles - 1) / nfiles;
+  if (c.per_file < 1) c.per_file = 1;
   size_t step = r->o->batch_rows ? r->o->batch_rows : SCN_DEFAULT_BATCH_ROWS;
-  for (size_t at = 0; !rc && at < n;) {
-    size_t file_end = at + per_file < n ? at + per_file : n;
-    for (; !rc && at < file_end; at += step) {
-      arw_batch *part = NULL;
-      rc = arw_batch_slice(&part, sorted, at, at + step < file_end ? at + step : file_end);
-      if (!rc) rc = dw_write(w, part);
-      arw_batch_free(part);
-    }
-    at = file_end;
-    if (!rc) rc = dw_next_file(w);
-  }
-  if (!rc && w) rc = dw_finish(w);
-  arw_batch_free(sorted);
-  free(idx);
-  scn_free(first);
-  *out = w;
+  if (!rc) rc = opt__zs_finish(c.z, step, c.per_file, zemit, &c);
+  if (!rc && c.w) rc = dw_finish(c.w);
+  opt__zs_free(c.z);
+  scn_free(sc);
+  bin_scan_free(&bs);
+  *out = c.w;
   return rc;
 }
 

@@ -29,8 +29,7 @@ static uint64_t real_key(double d) {
   return (u >> 63) ? ~u : u | (1ULL << 63);
 }
 
-/* Order-preserving keys of column view v; valid[i] false for nulls. */
-static int column_keys(uint64_t *key, bool *valid, const arw_view *v, size_t n) {
+int opt__column_keys(uint64_t *key, bool *valid, const arw_view *v, size_t n) {
   for (size_t i = 0; i < n; i++) {
     valid[i] = arw_view_valid(v, i);
     if (!valid[i]) {
@@ -113,7 +112,8 @@ static int cmp_z(const void *a, const void *b, void *vc) {
   const uint64_t *y = c->keys + *(const size_t *)b * c->words;
   for (size_t w = 0; w < c->words; w++)
     if (x[w] != y[w]) return x[w] < y[w] ? -1 : 1;
-  return 0;
+  size_t i = *(const size_t *)a, j = *(const size_t *)b; /* ties: arrival order */
+  return (i > j) - (i < j);
 }
 
 int opt__zorder_order(size_t **out_idx, const arw_batch *b, const char *const *names,
@@ -140,7 +140,7 @@ int opt__zorder_order(size_t **out_idx, const arw_batch *b, const char *const *n
       rc = dd_err_set(DD_ENOMEM, "optimize: out of memory");
       break;
     }
-    if (!(rc = column_keys(key, valid, &v, n))) rc = ranks_of(ranks[c], key, valid, n);
+    if (!(rc = opt__column_keys(key, valid, &v, n))) rc = ranks_of(ranks[c], key, valid, n);
     if (rc == DD_EINVAL)
       rc = dd_err_set(DD_EINVAL, "optimize: cannot Z-order by column '%s' (a nested or "
                       "unordered type)", names[c]);

@@ -123,6 +123,89 @@ static uint64_t hash_bytes(vref v) {
   return h;
 }
 
+/* A dictionary is not tried further when nearly every one of the first values is new: its
+ * entries would pass DICT_MAX_BYTES long before the chunk ends. */
+#define DICT_PROBE_VALUES 65536
+#define DICT_PROBE_DISTINCT (DICT_PROBE_VALUES / 10 * 9)
+
+static bool dict_hopeless(size_t i, const dict *d) {
+  return i + 1 == DICT_PROBE_VALUES && d->n > DICT_PROBE_DISTINCT;
+}
+
+/* build_dict for 4- and 8-byte values: the table holds the values themselves, so a probe
+ * is one cache line, not a second random read of the value it points at; it starts small
+ * and doubles at half full (up to cap), so a column of few values stays in cache. */
+typedef struct nslot { uint64_t key; uint32_t idx; } nslot;
+
+static uint64_t mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  return x ^ (x >> 33);
+}
+
+static nslot *nslots_new(size_t n) {
+  nslot *t = malloc(n * sizeof *t);
+  for (size_t s = 0; t && s < n; s++) t[s].idx = UINT32_MAX;
+  return t;
+}
+
+static int build_dict_num(const pq__wleaf *l, dict *d, size_t cap_max) {
+  const size_t w = (size_t)l->elem;
+  size_t cap = cap_max < 4096 ? cap_max : 4096;
+  nslot *table = nslots_new(cap);
+  d->idx = malloc((l->nvals + 1) * sizeof *d->idx);
+  d->first = malloc((l->nvals + 1) * sizeof *d->first);
+  if (!table || !d->idx || !d->first) {
+    free(table);
+    return dd_err_set(DD_ENOMEM, "parquet: out of memory");
+  }
+  const uint8_t *vals = l->vals.data;
+  for (size_t i = 0; i < l->nvals && d->idx; i++) {
+    uint64_t x = 0;
+    memcpy(&x, vals + i * w, w);
+    size_t s = (size_t)mix64(x) & (cap - 1);
+    while (table[s].idx != UINT32_MAX && table[s].key != x) s = (s + 1) & (cap - 1);
+    if (table[s].idx == UINT32_MAX) {
+      table[s].key = x;
+      table[s].idx = d->n;
+      d->first[d->n++] = (uint32_t)i;
+      d->bytes += w;
+      if (d->bytes > DICT_MAX_BYTES) { /* give up: PLAIN */
+        free(d->idx);
+        d->idx = NULL;
+        break;
+      }
+      if (2 * (size_t)d->n > cap && cap < cap_max) { /* grow: rehash the entries */
+        nslot *t2 = nslots_new(2 * cap);
+        if (!t2) {
+          free(table);
+          return dd_err_set(DD_ENOMEM, "parquet: out of memory");
+        }
+        for (size_t k = 0; k < cap; k++) {
+          if (table[k].idx == UINT32_MAX) continue;
+          size_t q = (size_t)mix64(table[k].key) & (2 * cap - 1);
+          while (t2[q].idx != UINT32_MAX) q = (q + 1) & (2 * cap - 1);
+          t2[q] = table[k];
+        }
+        free(table);
+        table = t2;
+        cap *= 2;
+        s = (size_t)mix64(x) & (cap - 1);
+        while (table[s].key != x || table[s].idx == UINT32_MAX) s = (s + 1) & (cap - 1);
+      }
+    }
+    d->idx[i] = table[s].idx;
+    if (dict_hopeless(i, d)) {
+      free(d->idx);
+      d->idx = NULL;
+    }
+  }
+  free(table);
+  return 0;
+}
+
 /* Returns 0 with d->idx set, or 0 with d->idx NULL when a dictionary does not pay. */
 static int build_dict(const pq__wleaf *l, dict *d) {
   /* the dictionary gives up past DICT_MAX_BYTES, so it never has more entries than that
@@ -132,6 +215,7 @@ static int build_dict(const pq__wleaf *l, dict *d) {
   size_t want = (l->nvals < most ? l->nvals : most) * 2;
   size_t cap = 16;
   while (cap < want) cap *= 2;
+  if (l->type != PQ_T_BYTE_ARRAY && (l->elem == 4 || l->elem == 8)) return build_dict_num(l, d, cap);
   uint32_t *table = malloc(cap * sizeof *table);
   d->idx = malloc((l->nvals + 1) * sizeof *d->idx);
   d->first = malloc((l->nvals + 1) * sizeof *d->first);
@@ -159,6 +243,10 @@ static int build_dict(const pq__wleaf *l, dict *d) {
       }
     }
     d->idx[i] = table[s];
+    if (dict_hopeless(i, d)) {
+      free(d->idx);
+      d->idx = NULL;
+    }
   }
   free(table);
   return 0;
@@ -181,12 +269,24 @@ static int put_plain(const pq__wleaf *l, pq__buf *b, size_t from, size_t to,
     }
     return rc;
   }
-  for (size_t i = from; i < to && !rc; i++) {
+  if (to == from) return 0;
+  if (l->type != PQ_T_BYTE_ARRAY && !sel) /* fixed width, in order: one copy */
+    return pq__buf_put(b, l->vals.data + from * (size_t)l->elem, (to - from) * (size_t)l->elem);
+  size_t need = 0;
+  for (size_t i = from; i < to; i++) need += value_at(l, sel ? sel[i] : i).n + 4;
+  if ((rc = pq__buf_reserve(b, need))) return rc;
+  uint8_t *w = b->data + b->len;
+  for (size_t i = from; i < to; i++) {
     vref v = value_at(l, sel ? sel[i] : i);
-    if (l->type == PQ_T_BYTE_ARRAY) rc = pq__buf_le32(b, (uint32_t)v.n);
-    if (!rc) rc = pq__buf_put(b, v.p, v.n);
+    if (l->type == PQ_T_BYTE_ARRAY) {
+      uint32_t n = (uint32_t)v.n;
+      for (int k = 0; k < 4; k++) *w++ = (uint8_t)(n >> (8 * k));
+    }
+    if (v.n) memcpy(w, v.p, v.n);
+    w += v.n;
   }
-  return rc;
+  b->len = (size_t)(w - b->data);
+  return 0;
 }
 
 static int put_levels(pq__buf *b, const int16_t *lv, size_t n, int max) {

@@ -18,7 +18,12 @@
  *   variant STRUCT<value BINARY, metadata BINARY>.
  *
  * Memory: at most one row group's projected columns of one file are decoded at a time,
- * plus the batch being returned (batch_rows bound); the table is never held whole.
+ * plus the batch being returned (batch_rows bound); the table is never held whole. With
+ * threads > 1 (the default on a machine with several CPUs) up to `threads` row groups are
+ * decoded ahead on worker threads, each into its own batch (so at most threads + 1 row
+ * groups' batches exist); the batches come out in the same order with the same rows as
+ * with one thread (files in log order, row groups in file order), and an error comes back
+ * at the place of the row group that raised it.
  *
  * Use:
  *   scn_opts o = SCN_OPTS_INIT; o.batch_rows = 4096;
@@ -44,6 +49,7 @@
 #include "store/delta/dl.h"
 
 #define SCN_DEFAULT_BATCH_ROWS 65536
+#define SCN_MAX_THREADS 8 /* decode threads at most (scn_opts.threads) */
 
 /* Per-file filter: return false to skip file f (it must not hold a matching row). */
 typedef bool (*scn_keep_file_fn)(void *ctx, const dl_file *f);
@@ -66,6 +72,10 @@ typedef struct scn_opts {
    * may be read from (absolute paths in the log); NULL/0: the table directory only. */
   const char *const *roots;
   size_t num_roots;
+  /* Threads decoding row groups ahead of scn_next: 0 the online CPU count (at most
+   * SCN_MAX_THREADS), 1 in the caller's thread only (no thread started); larger values
+   * are capped at SCN_MAX_THREADS. */
+  unsigned threads;
 } scn_opts;
 #define SCN_OPTS_VERSION 1
 #define SCN_OPTS_INIT {.version = SCN_OPTS_VERSION, .limit = -1}

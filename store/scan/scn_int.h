@@ -86,4 +86,106 @@ int scn__dec_parse(const char *s, int scale, uint8_t out[16]);
 /* The top-level field of root named name: exact, then case-insensitive. */
 const dl_field *scn__find_field(const dl_type *root, const char *name);
 
+/* ---- the scan and its files (scn_scan.c), the decode pool (scn_pool.c) ---- */
+
+typedef struct scn__col {
+  const dl_field *field;
+  int arw_id;
+  bool partition;
+  const char *part_key;  /* key in partitionValues (physical name under column mapping) */
+} scn__col;
+
+/* An active file to read, copied from the snapshot at scn_open. */
+typedef struct scn__file {
+  char *path;            /* as in the log (decoded) */
+  char *pvals;           /* packed partition values (copied) */
+  bool has_dv;
+  dl_dv dv;
+  char *dv_text;         /* dv.path_or_inline (copied) */
+} scn__file;
+
+/* An opened data file: its footer, the columns bound to it and its deletion vector.
+ * Read-only once opened, so the pool's workers share it; refs counts its holders (under
+ * the pool's lock; 0 outside the pool). */
+typedef struct scn__open {
+  const scn__file *f;
+  pq_file *pf;
+  scn__bind *binds;      /* per scan column (partition columns unbound) */
+  size_t ncols;
+  dl_rowset dv;
+  size_t nrg;
+  int refs;
+} scn__open;
+
+/* A decoded row group (or, for a file without row groups, none): its rows in b and the
+ * indexes of those the deletion vector keeps. */
+typedef struct scn__unit {
+  arw_batch *b;
+  size_t *keep;
+  size_t nkeep, keep_cap;
+  bool keep_all;
+  bool decoded;          /* a row group was read (false: a file without row groups) */
+  bool first_of_file;    /* the file's first unit (counts the file as read) */
+  size_t nrows;
+} scn__unit;
+
+typedef struct scn__pool scn__pool;
+
+struct scn_scan {
+  dl_table *t;
+  dl_snapshot *snap;
+  size_t batch_rows;
+  int64_t limit;
+  unsigned threads;      /* decode threads (1: in the caller's thread) */
+  const char *mode;      /* column mapping: "none", "name" or "id" */
+  arw_schema *schema;
+  scn__col *cols;
+  size_t ncols;
+  char *table_dir;       /* realpath of the table location */
+  char **roots;
+  size_t nroots;
+  scn__file *files;
+  size_t nfiles, cap_files, next_file;
+  /* one thread: the file being read */
+  scn__open *cur;
+  scn__rg rg;
+  size_t next_rg;
+  int64_t rg_base;       /* file row index of the next row group's first row */
+  /* threads > 1 */
+  scn__pool *pool;
+  int failed;            /* the error a worker returned (then every scn_next returns it) */
+  /* the unit being handed out */
+  scn__unit cu;
+  size_t keep_pos;
+  bool started, done;
+  arw_batch *outb;
+  scn_stats st;
+  /* open-time file collection */
+  const scn_opts *o;
+  int cb_rc;
+};
+
+/* Opens file f of scan s (confined path, footer, deletion vector, bindings); touches
+ * nothing in s, so it may run on a worker. */
+int scn__file_open(const scn_scan *s, const scn__file *f, scn__open **out);
+void scn__file_close(scn__open *o);
+/* Points scratch r at o's file (freeing what it held for another file). */
+void scn__rg_bind(scn__rg *r, const scn__open *o);
+/* Decodes row group rg of o (file rows from base) into u, with the rows its deletion vector
+ * keeps; r is the caller's scratch, bound to o. Reads only s's columns and schema. */
+int scn__decode_rg(const scn_scan *s, const scn__open *o, size_t rg, int64_t base,
+                   scn__rg *r, scn__unit *u);
+int scn__unit_init(scn__unit *u, const arw_schema *schema);
+void scn__unit_free(scn__unit *u);
+
+/* Starts s->threads workers decoding s's files ahead of the consumer, in the order one
+ * thread would (file by file in log order, row group by row group), holding at most one
+ * decoded unit each. *out = NULL when no thread could start (then decode in the caller). */
+int scn__pool_start(scn__pool **out, const scn_scan *s);
+/* The next unit in order, swapped into *cu (whose batch the pool reuses); *end at the end.
+ * A worker's error comes back at its unit's place in the order. */
+int scn__pool_next(scn__pool *p, scn__unit *cu, bool *end);
+/* Stops the workers (they finish the unit they decode), joins them and frees the pool. */
+void scn__pool_free(scn__pool *p);
+
 #endif

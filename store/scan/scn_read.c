@@ -184,22 +184,30 @@ static int append_leaf(scn__rg *r, arw_batch *out, const scn__bind *b, const pq_
     size_t w = (size_t)c->field->type_length;
     for (size_t j = 0; j < nvalid; j++) total += b->conv == SCN_CV_BYTES ? c->ba[j].len : w;
     if (total > INT32_MAX) return dd_err_set(DD_EUNSUPPORTED, "scan: over 2 GiB of strings");
-    if ((rc = grow((void **)&r->vals, &r->cap_vals, total + 1, 1))) return rc;
-    if ((rc = grow((void **)&r->lens, &r->cap_lens, n + 1, sizeof(int32_t)))) return rc;
-    int32_t *offs = r->lens;
+    uint8_t *dst;
+    int32_t *ends, base;
+    if ((rc = arw_append_strs_space(out, id, n, total, valid, &dst, &ends, &base))) return rc;
     size_t at = 0, j = 0;
-    offs[0] = 0;
+    if (b->conv == SCN_CV_BYTES && !valid) { /* the common case: no nulls */
+      for (size_t i = 0; i < n; i++) {
+        size_t len = c->ba[i].len;
+        if (len) memcpy(dst + at, c->ba[i].ptr, len);
+        at += len;
+        ends[i] = base + (int32_t)at;
+      }
+      return 0;
+    }
     for (size_t i = 0; i < n; i++) {
       if (!valid || valid[i]) {
         const uint8_t *p = b->conv == SCN_CV_BYTES ? c->ba[j].ptr : c->fixed + j * w;
         size_t len = b->conv == SCN_CV_BYTES ? c->ba[j].len : w;
-        if (len) memcpy(r->vals + at, p, len);
+        if (len) memcpy(dst + at, p, len);
         at += len;
         j++;
       }
-      offs[i + 1] = (int32_t)at;
+      ends[i] = base + (int32_t)at;
     }
-    return arw_append_strs(out, id, r->vals, offs, n, valid);
+    return 0;
   }
   arw_kind k = arw_field_kind(s, id);
   size_t w = k == ARW_BOOL ? 1 : arw_kind_width(k);

@@ -2,65 +2,18 @@
  * active files (copied from the snapshot, after keep_file), and scn_next, which reads one
  * row group at a time (scn_read.c), drops the rows the file's deletion vector names, adds
  * partition values and hands out batches of at most batch_rows rows. Data files and
- * deletion vectors are read only from inside the table directory or opts.roots. */
+ * deletion vectors are read only from inside the table directory or opts.roots. With
+ * threads > 1 the row groups are decoded ahead by scn_pool.c's workers (through
+ * scn__file_open and scn__decode_rg, which only read the scan), in the same order. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "common/err.h"
 #include "store/scan/scn_int.h"
-
-typedef struct scn__col {
-  const dl_field *field;
-  int arw_id;
-  bool partition;
-  const char *part_key;  /* key in partitionValues (physical name under column mapping) */
-} scn__col;
-
-typedef struct scn__file {
-  char *path;            /* as in the log (decoded) */
-  char *pvals;           /* packed partition values (copied) */
-  bool has_dv;
-  dl_dv dv;
-  char *dv_text;         /* dv.path_or_inline (copied) */
-} scn__file;
-
-struct scn_scan {
-  dl_table *t;
-  dl_snapshot *snap;
-  size_t batch_rows;
-  int64_t limit;
-  const char *mode;      /* column mapping: "none", "name" or "id" */
-  arw_schema *schema;
-  scn__col *cols;
-  size_t ncols;
-  char *table_dir;       /* realpath of the table location */
-  char **roots;
-  size_t nroots;
-  scn__file *files;
-  size_t nfiles, cap_files, next_file;
-  /* the file being read */
-  pq_file *pf;
-  scn__bind *binds;      /* per column (partition columns unbound) */
-  scn__rg rg;
-  size_t next_rg, nrg;
-  int64_t rg_base;       /* file row index of the current row group's first row */
-  dl_rowset dv;
-  size_t dv_pos;
-  const scn__file *cur;
-  /* the current row group's rows and those of it still to hand out */
-  arw_batch *rgb;
-  size_t *keep;
-  size_t nkeep, keep_cap, keep_pos;
-  bool keep_all;
-  arw_batch *outb;
-  scn_stats st;
-  /* open-time file collection */
-  const scn_opts *o;
-  int cb_rc;
-};
 
 /* ---- files ------------------------------------------------------------------------------- */
 
@@ -142,19 +95,17 @@ static int resolve(const scn_scan *s, const char *path, char **out) {
   return 0;
 }
 
-static void close_file(scn_scan *s) {
-  for (size_t i = 0; s->binds && i < s->ncols; i++) scn__bind_free(&s->binds[i]);
-  free(s->binds);
-  s->binds = NULL;
-  scn__rg_free(&s->rg);
-  pq_file_free(s->pf);
-  s->pf = NULL;
-  dl_rowset_free(&s->dv);
-  s->dv = (dl_rowset){NULL, 0};
-  s->cur = NULL;
+void scn__file_close(scn__open *o) {
+  if (!o) return;
+  for (size_t i = 0; o->binds && i < o->ncols; i++) scn__bind_free(&o->binds[i]);
+  free(o->binds);
+  pq_file_free(o->pf);
+  dl_rowset_free(&o->dv);
+  free(o);
 }
 
-static int load_dv(scn_scan *s, const scn__file *f) {
+static int load_dv(const scn_scan *s, scn__open *o) {
+  const scn__file *f = o->f;
   if (f->dv.storage_type != 'i') { /* a file: confine it before the engine reads it */
     char *p = NULL, *real = NULL;
     int rc = dl_dv_path(&p, &f->dv);
@@ -163,105 +114,208 @@ static int load_dv(scn_scan *s, const scn__file *f) {
     free(real);
     if (rc) return dd_err_wrap(rc, "deletion vector of '%s'", f->path);
   }
-  int rc = dl_dv_load(&s->dv, s->t, &f->dv);
+  int rc = dl_dv_load(&o->dv, s->t, &f->dv);
   return rc ? dd_err_wrap(rc, "deletion vector of '%s'", f->path) : 0;
 }
 
-static int open_file(scn_scan *s, const scn__file *f) {
+int scn__file_open(const scn_scan *s, const scn__file *f, scn__open **out) {
+  *out = NULL;
+  scn__open *o = calloc(1, sizeof *o);
+  if (!o) return dd_err_set(DD_ENOMEM, "scan: out of memory opening '%s'", f->path);
+  o->f = f;
   char *real = NULL;
   int rc = resolve(s, f->path, &real);
-  if (!rc) rc = pq_file_open_path(&s->pf, real);
+  if (!rc) rc = pq_file_open_path(&o->pf, real);
   free(real);
-  if (rc) return dd_err_wrap(rc, "data file '%s'", f->path);
-  s->cur = f;
-  s->next_rg = 0;
-  s->nrg = pq_file_num_row_groups(s->pf);
-  s->rg_base = 0;
-  s->dv_pos = 0;
-  if (f->has_dv && (rc = load_dv(s, f))) return rc;
-  size_t nleaves = pq_file_num_columns(s->pf);
-  s->rg = (scn__rg){.pf = s->pf, .ncols = nleaves};
-  s->rg.cols = calloc(nleaves ? nleaves : 1, sizeof *s->rg.cols);
-  s->rg.cols_rg = malloc((nleaves ? nleaves : 1) * sizeof *s->rg.cols_rg);
-  s->binds = calloc(s->ncols, sizeof *s->binds);
-  if (!s->rg.cols || !s->rg.cols_rg || !s->binds)
-    return dd_err_set(DD_ENOMEM, "scan: out of memory opening '%s'", f->path);
-  for (size_t i = 0; i < nleaves; i++) s->rg.cols_rg[i] = SIZE_MAX;
-  const pq_field *root = pq_file_schema(s->pf);
+  if (rc) {
+    rc = dd_err_wrap(rc, "data file '%s'", f->path);
+    goto cleanup;
+  }
+  o->nrg = pq_file_num_row_groups(o->pf);
+  if (f->has_dv && (rc = load_dv(s, o))) goto cleanup;
+  o->binds = calloc(s->ncols ? s->ncols : 1, sizeof *o->binds);
+  if (!o->binds) {
+    rc = dd_err_set(DD_ENOMEM, "scan: out of memory opening '%s'", f->path);
+    goto cleanup;
+  }
+  o->ncols = s->ncols;
+  const pq_field *root = pq_file_schema(o->pf);
   for (size_t i = 0; i < s->ncols && !rc; i++) {
     const scn__col *c = &s->cols[i];
     if (c->partition) continue;
     const pq_field *x = scn__pq_child(root, c->field, s->mode);
-    rc = scn__bind_node(&s->binds[i], s->schema, c->arw_id, c->field->type, x, 0, 0, -1,
+    rc = scn__bind_node(&o->binds[i], s->schema, c->arw_id, c->field->type, x, 0, 0, -1,
                         s->mode);
   }
-  if (rc) return dd_err_wrap(rc, "data file '%s'", f->path);
-  s->st.files_read++;
-  return 0;
+  if (rc) rc = dd_err_wrap(rc, "data file '%s'", f->path);
+cleanup:
+  if (rc) scn__file_close(o);
+  else *out = o;
+  return rc;
+}
+
+void scn__rg_bind(scn__rg *r, const scn__open *o) {
+  if (r->pf == o->pf && r->cols) return;
+  scn__rg_free(r);
+  size_t nleaves = pq_file_num_columns(o->pf);
+  r->pf = o->pf;
+  r->ncols = nleaves;
+  r->cols = calloc(nleaves ? nleaves : 1, sizeof *r->cols);
+  r->cols_rg = malloc((nleaves ? nleaves : 1) * sizeof *r->cols_rg);
+  if (!r->cols || !r->cols_rg) r->ncols = 0; /* get_col then fails cleanly */
+  for (size_t i = 0; r->cols_rg && i < r->ncols; i++) r->cols_rg[i] = SIZE_MAX;
+}
+
+int scn__unit_init(scn__unit *u, const arw_schema *schema) {
+  memset(u, 0, sizeof *u);
+  return arw_batch_new(&u->b, schema);
+}
+
+void scn__unit_free(scn__unit *u) {
+  arw_batch_free(u->b);
+  free(u->keep);
+  memset(u, 0, sizeof *u);
 }
 
 /* ---- row groups ---------------------------------------------------------------------------- */
 
-/* Reads the next row group of the current file into s->rgb and its kept rows. */
-static int read_row_group(scn_scan *s) {
-  size_t rg = s->next_rg++;
-  int64_t n64 = pq_row_group_num_rows(s->pf, rg);
+int scn__decode_rg(const scn_scan *s, const scn__open *o, size_t rg, int64_t base,
+                   scn__rg *r, scn__unit *u) {
+  const scn__file *f = o->f;
+  arw_batch_clear(u->b);
+  u->decoded = false;
+  u->nrows = u->nkeep = 0;
+  int64_t n64 = pq_row_group_num_rows(o->pf, rg);
   if (n64 < 0) return dd_err_set(DD_ECORRUPT, "scan: row group with %lld rows", (long long)n64);
+  if (!r->cols) return dd_err_set(DD_ENOMEM, "scan: out of memory opening '%s'", f->path);
   size_t n = (size_t)n64;
-  arw_batch_clear(s->rgb);
-  s->rg.rg = rg;
+  r->rg = rg;
   int rc = 0;
   for (size_t i = 0; i < s->ncols && !rc; i++) {
     const scn__col *c = &s->cols[i];
     if (c->partition) {
       const char *text = NULL;
-      if (!dl_kv_get(s->cur->pvals, c->part_key, &text)) text = NULL;
-      rc = scn__append_partition(s->rgb, c->arw_id, c->field->type, text, n);
+      if (!dl_kv_get(f->pvals, c->part_key, &text)) text = NULL;
+      rc = scn__append_partition(u->b, c->arw_id, c->field->type, text, n);
     } else {
-      rc = scn__read_field(&s->rg, s->rgb, &s->binds[i], n);
+      rc = scn__read_field(r, u->b, &o->binds[i], n);
     }
-    if (rc) rc = dd_err_wrap(rc, "column '%s' of '%s'", c->field->name, s->cur->path);
+    if (rc) rc = dd_err_wrap(rc, "column '%s' of '%s'", c->field->name, f->path);
   }
   if (rc) return rc;
-  s->st.row_groups_read++;
-  s->st.rows_read += n64;
   /* the rows the deletion vector keeps */
-  if (n > s->keep_cap) {
-    size_t *k = realloc(s->keep, n * sizeof *k);
+  if (n > u->keep_cap) {
+    size_t *k = realloc(u->keep, n * sizeof *k);
     if (!k) return dd_err_set(DD_ENOMEM, "scan: out of memory");
-    s->keep = k;
-    s->keep_cap = n;
+    u->keep = k;
+    u->keep_cap = n;
   }
-  size_t m = 0;
-  const uint64_t base = (uint64_t)s->rg_base;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t row = base + i;
-    while (s->dv_pos < s->dv.count && s->dv.rows[s->dv_pos] < row) s->dv_pos++;
-    if (s->dv_pos < s->dv.count && s->dv.rows[s->dv_pos] == row) continue;
-    s->keep[m++] = i;
+  size_t m = 0, dv_pos = 0;
+  const uint64_t b0 = (uint64_t)base;
+  if (o->dv.count) { /* the first deleted row at or after this row group */
+    size_t lo = 0, hi = o->dv.count;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (o->dv.rows[mid] < b0) lo = mid + 1;
+      else hi = mid;
+    }
+    dv_pos = lo;
   }
-  s->st.rows_deleted += (int64_t)(n - m);
-  s->nkeep = m;
+  if (dv_pos == o->dv.count || o->dv.rows[dv_pos] >= b0 + n) {
+    for (size_t i = 0; i < n; i++) u->keep[i] = i;
+    m = n;
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      uint64_t row = b0 + i;
+      while (dv_pos < o->dv.count && o->dv.rows[dv_pos] < row) dv_pos++;
+      if (dv_pos < o->dv.count && o->dv.rows[dv_pos] == row) continue;
+      u->keep[m++] = i;
+    }
+  }
+  u->decoded = true;
+  u->nrows = n;
+  u->nkeep = m;
+  u->keep_all = m == n;
+  return 0;
+}
+
+/* One thread: the next unit into s->cu, decoded here; *end past the last file. */
+static int next_unit_here(scn_scan *s, bool *end) {
+  *end = false;
+  for (;;) {
+    if (s->cur && s->next_rg < s->cur->nrg) {
+      size_t rg = s->next_rg++;
+      s->cu.first_of_file = rg == 0;
+      int64_t base = s->rg_base;
+      s->rg_base += pq_row_group_num_rows(s->cur->pf, rg);
+      return scn__decode_rg(s, s->cur, rg, base, &s->rg, &s->cu);
+    }
+    scn__rg_free(&s->rg);
+    scn__file_close(s->cur);
+    s->cur = NULL;
+    if (s->next_file == s->nfiles) {
+      *end = true;
+      return 0;
+    }
+    int rc = scn__file_open(s, &s->files[s->next_file++], &s->cur);
+    if (rc) return rc;
+    scn__rg_bind(&s->rg, s->cur);
+    s->next_rg = 0;
+    s->rg_base = 0;
+    if (s->cur->nrg == 0) { /* a file without row groups still counts as read */
+      arw_batch_clear(s->cu.b);
+      s->cu.decoded = false;
+      s->cu.first_of_file = true;
+      s->cu.nrows = s->cu.nkeep = 0;
+      return 0;
+    }
+  }
+}
+
+static unsigned default_threads(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  if (n < 1) n = 1;
+  return n > SCN_MAX_THREADS ? SCN_MAX_THREADS : (unsigned)n;
+}
+
+/* The next unit into s->cu, with its counters. */
+static int next_unit(scn_scan *s, bool *end) {
+  if (!s->started) {
+    s->started = true;
+    if (s->threads > 1 && s->nfiles > 0) {
+      int rc = scn__pool_start(&s->pool, s);
+      if (rc) return rc;
+    }
+  }
+  int rc = s->pool ? scn__pool_next(s->pool, &s->cu, end) : next_unit_here(s, end);
+  if (rc || *end) return rc;
+  const scn__unit *u = &s->cu;
+  if (u->first_of_file) s->st.files_read++;
+  if (u->decoded) {
+    s->st.row_groups_read++;
+    s->st.rows_read += (int64_t)u->nrows;
+    s->st.rows_deleted += (int64_t)(u->nrows - u->nkeep);
+  }
   s->keep_pos = 0;
-  s->keep_all = m == n;
-  s->rg_base += n64;
   return 0;
 }
 
 int scn_next(scn_scan *s, const arw_batch **out) {
   *out = NULL;
+  if (s->failed) return dd_err_set(s->failed, "scan: an earlier error stopped this scan");
   for (;;) {
     int64_t left = s->limit < 0 ? INT64_MAX : s->limit - s->st.rows_returned;
-    if (left <= 0) return 0;
-    if (s->keep_pos < s->nkeep) {
-      size_t k = s->nkeep - s->keep_pos;
+    if (left <= 0 || s->done) return 0;
+    scn__unit *u = &s->cu;
+    if (s->keep_pos < u->nkeep) {
+      size_t k = u->nkeep - s->keep_pos;
       if (k > s->batch_rows) k = s->batch_rows;
       if ((int64_t)k > left) k = (size_t)left;
-      if (s->keep_all && s->keep_pos == 0 && k == arw_batch_rows(s->rgb)) {
-        *out = s->rgb; /* the whole row group as it is */
+      if (u->keep_all && s->keep_pos == 0 && k == arw_batch_rows(u->b)) {
+        *out = u->b; /* the whole row group as it is */
       } else {
         arw_batch_clear(s->outb);
-        int rc = arw_batch_append_rows(s->outb, s->rgb, s->keep + s->keep_pos, k);
+        int rc = arw_batch_append_rows(s->outb, u->b, u->keep + s->keep_pos, k);
         if (rc) return rc;
         *out = s->outb;
       }
@@ -269,15 +323,16 @@ int scn_next(scn_scan *s, const arw_batch **out) {
       s->st.rows_returned += (int64_t)k;
       return 0;
     }
-    if (s->pf && s->next_rg < s->nrg) {
-      int rc = read_row_group(s);
-      if (rc) return rc;
-      continue;
+    bool end = false;
+    int rc = next_unit(s, &end);
+    if (rc) {
+      s->failed = rc;
+      return rc;
     }
-    close_file(s);
-    if (s->next_file == s->nfiles) return 0;
-    int rc = open_file(s, &s->files[s->next_file++]);
-    if (rc) return rc;
+    if (end) {
+      s->done = true;
+      return 0;
+    }
   }
 }
 
@@ -347,12 +402,14 @@ int scn_open(scn_scan **out, dl_table *t, dl_snapshot *snap, const scn_opts *opt
   s->snap = snap;
   s->batch_rows = o->batch_rows ? o->batch_rows : SCN_DEFAULT_BATCH_ROWS;
   s->limit = o->limit;
+  s->threads = o->threads ? o->threads : default_threads();
+  if (s->threads > SCN_MAX_THREADS) s->threads = SCN_MAX_THREADS;
   const char *mode = dl_snapshot_property(snap, "delta.columnMapping.mode");
   s->mode = mode && (!strcmp(mode, "name") || !strcmp(mode, "id")) ? mode : "none";
   s->o = o;
   rc = setup_roots(s, o);
   if (!rc) rc = setup_columns(s, o);
-  if (!rc) rc = arw_batch_new(&s->rgb, s->schema);
+  if (!rc) rc = scn__unit_init(&s->cu, s->schema);
   if (!rc) rc = arw_batch_new(&s->outb, s->schema);
   if (!rc) rc = dl_snapshot_files(snap, add_file, s);
   if (rc && s->cb_rc) rc = s->cb_rc;
@@ -374,7 +431,9 @@ void scn_stats_get(const scn_scan *s, scn_stats *out) { *out = s->st; }
 
 void scn_free(scn_scan *s) {
   if (!s) return;
-  close_file(s);
+  scn__pool_free(s->pool);
+  scn__rg_free(&s->rg);
+  scn__file_close(s->cur);
   for (size_t i = 0; i < s->nfiles; i++) {
     free(s->files[i].path);
     free(s->files[i].pvals);
@@ -384,9 +443,8 @@ void scn_free(scn_scan *s) {
   for (size_t i = 0; i < s->nroots; i++) free(s->roots[i]);
   free(s->roots);
   free(s->table_dir);
-  free(s->keep);
+  scn__unit_free(&s->cu);
   arw_batch_free(s->outb);
-  arw_batch_free(s->rgb);
   arw_schema_free(s->schema);
   free(s->cols);
   free(s);

@@ -53,6 +53,21 @@ static int append_copies(arw_batch *out, int id, const void *one, size_t w, size
   return rc;
 }
 
+/* nrows copies of one string, written straight into the column. */
+static int append_str_copies(arw_batch *out, int id, const char *str, size_t len,
+                             size_t nrows) {
+  if (nrows && len > INT32_MAX / nrows)
+    return dd_err_set(DD_EUNSUPPORTED, "scan: over 2 GiB of partition values");
+  uint8_t *dst;
+  int32_t *ends, base;
+  int rc = arw_append_strs_space(out, id, nrows, len * nrows, NULL, &dst, &ends, &base);
+  for (size_t i = 0; !rc && i < nrows; i++) {
+    if (len) memcpy(dst + i * len, str, len);
+    ends[i] = base + (int32_t)((i + 1) * len);
+  }
+  return rc;
+}
+
 int scn__append_partition(arw_batch *out, int id, const dl_type *t, const char *text,
                           size_t nrows) {
   if (!text) return arw_append_nulls(out, id, nrows);
@@ -66,8 +81,7 @@ int scn__append_partition(arw_batch *out, int id, const dl_type *t, const char *
   switch (k) {
     case ARW_UTF8:
     case ARW_BINARY:
-      for (size_t i = 0; i < nrows && !rc; i++) rc = arw_append_str(out, id, v.str, v.len);
-      return rc;
+      return append_str_copies(out, id, v.str, v.len, nrows);
     case ARW_BOOL: one[0] = v.b; w = 1; break;
     case ARW_INT8: { int8_t x = (int8_t)v.i64; memcpy(one, &x, 1); break; }
     case ARW_INT16: { int16_t x = (int16_t)v.i64; memcpy(one, &x, 2); break; }

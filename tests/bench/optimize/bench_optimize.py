@@ -2,8 +2,9 @@
 build) against delta-rs (`deltalake` optimize.compact() and optimize.z_order()) on copies
 of one generated table, in the same run.
 
-The table: FILES appends written by deltalake (10 columns: id bigint, k int, g int, v double,
-w double, s string, t string, d date, ts timestamp, b boolean), ROWS rows in all, unpartitioned.
+The table: FILES Parquet files written by pyarrow and committed at once (10 columns: id bigint,
+k int, g int, v double, w double, s string, t string, d date, ts timestamp, b boolean), ROWS
+rows in all, unpartitioned; --appends writes them as FILES deltalake appends instead (slow).
 Each contender gets its own copy per round; the rounds alternate contenders. Both use the
 same target file size (TARGET bytes). Measured: wall time, and the peak RSS of the process
 (deltactl's from wait4; delta-rs's from a child python's ru_maxrss) and the CPU seconds
@@ -57,6 +58,64 @@ def generate(path, files, rows):
             "b": pa.array([i % 3 == 0 for i in range(lo, lo + per)]),
         })
         deltalake.write_deltalake(path, t, mode="append")
+
+
+def file_table(lo, per):
+    """The rows [lo, lo + per) of the generated table, as pyarrow columns (vectorized)."""
+    import pyarrow.compute as pc
+    ids = pa.array(range(lo, lo + per), pa.int64())
+    mod = lambda a, m: pc.subtract(a, pc.multiply(pc.divide(a, m), m))  # ints: floor division
+    s_num = mod(pc.multiply(ids, 13), 1000003)
+    return pa.table({
+        "id": ids,
+        "k": pc.cast(mod(pc.multiply(ids, 7919), 100000), pa.int32()),
+        "g": pc.cast(mod(ids, 97), pa.int32()),
+        "v": pc.multiply(pc.cast(ids, pa.float64()), 0.25),
+        "w": pc.divide(pc.cast(mod(pc.multiply(ids, 31), 1000), pa.float64()), 7.0),
+        "s": pc.binary_join_element_wise("s", pc.utf8_lpad(pc.cast(s_num, pa.string()), 7, "0"), ""),
+        "t": pc.binary_join_element_wise("tag", pc.cast(mod(ids, 50), pa.string()), ""),
+        "d": pc.cast(pc.cast(pc.add(mod(ids, 365), 19723), pa.int32()), pa.date32()),
+        "ts": pc.cast(pc.add(pc.multiply(ids, 1_000_000), 1704067200000000),
+                      pa.timestamp("us", tz="UTC")),
+        "b": pc.equal(mod(ids, 3), 0),
+    })
+
+
+def generate_fast(path, files, rows):
+    """The same rows as generate(), one snappy Parquet file per FILES (written by pyarrow) and
+    one commit of all the adds (protocol 1/2, numeric stats), instead of FILES appends by
+    deltalake (whose log replay per append makes 2,000 appends take an hour on the VM)."""
+    import uuid
+    import pyarrow.compute as pc
+    import pyarrow.parquet as papq
+    per = rows // files
+    os.makedirs(os.path.join(path, "_delta_log"))
+    fields = [("id", "long"), ("k", "integer"), ("g", "integer"), ("v", "double"),
+              ("w", "double"), ("s", "string"), ("t", "string"), ("d", "date"),
+              ("ts", "timestamp"), ("b", "boolean")]
+    schema = {"type": "struct", "fields": [{"name": n, "type": t, "nullable": True,
+                                            "metadata": {}} for n, t in fields]}
+    now = int(time.time() * 1000)
+    lines = [json.dumps({"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}}),
+             json.dumps({"metaData": {"id": str(uuid.uuid4()), "format": {"provider": "parquet",
+                         "options": {}}, "schemaString": json.dumps(schema),
+                         "partitionColumns": [], "configuration": {}, "createdTime": now}})]
+    for f in range(files):
+        t = file_table(f * per, per)
+        name = "part-%05d-%s-c000.snappy.parquet" % (f, uuid.uuid4())
+        papq.write_table(t, os.path.join(path, name), compression="snappy")
+        mins, maxs = {}, {}
+        for n in ("id", "k", "g", "v", "w"):
+            mm = pc.min_max(t[n])
+            mins[n], maxs[n] = mm["min"].as_py(), mm["max"].as_py()
+        stats = {"numRecords": per, "minValues": mins, "maxValues": maxs,
+                 "nullCount": {n: 0 for n, _ in fields}}
+        lines.append(json.dumps({"add": {"path": name, "partitionValues": {},
+                     "size": os.path.getsize(os.path.join(path, name)),
+                     "modificationTime": now, "dataChange": True, "stats": json.dumps(stats)}}))
+    lines.append(json.dumps({"commitInfo": {"timestamp": now, "operation": "WRITE"}}))
+    with open(os.path.join(path, "_delta_log", "%020d.json" % 0), "w") as out:
+        out.write("\n".join(lines) + "\n")
 
 
 def check(path):
@@ -126,6 +185,8 @@ def main():
     ap.add_argument("--target", type=int, default=256 << 20)
     ap.add_argument("--deltactl")
     ap.add_argument("--keep")
+    ap.add_argument("--appends", action="store_true",
+                    help="generate by FILES deltalake appends (slow) instead of one commit")
     a = ap.parse_args()
     files = a.files or (200 if a.small else 2000)
     rows = a.rows or (1_000_000 if a.small else 10_000_000)
@@ -136,7 +197,7 @@ def main():
     src = os.path.join(work, "src")
     if not os.path.exists(src):
         t0 = time.perf_counter()
-        generate(src, files, rows)
+        (generate if a.appends else generate_fast)(src, files, rows)
         print("generated %d files, %d rows in %.1f s" % (files, rows, time.perf_counter() - t0),
               file=sys.stderr)
     want = check(src)

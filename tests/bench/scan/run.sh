@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run.sh BUILD_DIR [--small]: full scan of a generated 10-column Delta table to Arrow, by
-# deltad (store/scan, bench_scan, one thread), DuckDB (2 threads) and delta-rs, in the same
+# deltad (store/scan, bench_scan, THREADS decode threads: default 0, the scan's default of
+# the online CPU count capped at 8), DuckDB (2 threads) and delta-rs, in the same
 # run, for the table unpartitioned and partitioned (8 partitions). 10,000,000 rows, or
 # 200,000 with --small (ROWS= overrides). Prints the medians and ratios and appends them to
 # docs/benchmarks.md. Use a build without sanitizers (Release/RelWithDebInfo) for figures.
@@ -13,16 +14,19 @@ venv=${DD_VENV:-$root/build-test/venv}
 py=$venv/bin/python
 rows=${ROWS:-$([ "$small" = "--small" ] && echo 200000 || echo 10000000)}
 reps=${REPS:-3}
+threads=${THREADS:-0}
+nthreads=$([ "$threads" = 0 ] && nproc | awk '{print ($1 > 8 ? 8 : $1)}' || echo "$threads")
 work=${SCAN_BENCH_DIR:-/tmp/dd_scan_bench}
 mkdir -p "$work"
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 secs() { grep "^$1 " | sed 's/.*seconds=//'; }
 report=""
+load=$(cut -d' ' -f1-3 /proc/loadavg)
 for kind in flat partitioned; do
   t=$work/t_${kind}_$rows
   flag=$([ "$kind" = partitioned ] && echo --partitioned || true)
   [ -d "$t/_delta_log" ] || "$py" "$here/gen_table.py" "$rows" "$t" $flag
-  out=$("$build/tests/bench/scan/bench_scan" "$t" "$reps"; "$py" "$here/peers.py" "$t" "$reps" $flag)
+  out=$("$build/tests/bench/scan/bench_scan" "$t" "$reps" "$threads"; "$py" "$here/peers.py" "$t" "$reps" $flag)
   echo "$out"
   for who in deltad duckdb delta-rs; do
     n=$(echo "$out" | grep "^$who " | head -1 | sed 's/.*rows=\([0-9]*\).*/\1/')
@@ -40,9 +44,9 @@ done
   echo
   echo "## Scan to Arrow (#13), $(date -u +%Y-%m-%d) ($(git -C "$root" rev-parse --short HEAD))"
   echo
-  echo "\`bash tests/bench/scan/run.sh ${build#$root/} $small\` (median of $reps; ratio = deltad time / peer time)"
+  echo "\`bash tests/bench/scan/run.sh ${build#$root/} $small\` (median of $reps; ratio = deltad time / peer time; load average before: $load)"
   echo
-  echo "| table | deltad (1 thread) | DuckDB (2 threads) | delta-rs to_pyarrow_table |"
+  echo "| table | deltad ($nthreads threads) | DuckDB (2 threads) | delta-rs to_pyarrow_table |"
   echo "|---|---:|---:|---:|"
   printf "%s" "$report"
 } >> "$root/docs/benchmarks.md"
