@@ -124,7 +124,7 @@ typedef struct common {
   dctl_strv props, cols, parts, clusters;
 } common;
 
-static char *abs_path(const char *p) {
+char *dctl_abs_path(const char *p) {
   if (p[0] == '/' || strchr(p, '`') || !strncmp(p, "file:", 5)) return strdup(p);
   char cwd[4096];
   if (!getcwd(cwd, sizeof cwd)) return strdup(p);
@@ -372,7 +372,7 @@ static int verb_simple_cmd(common *c, const char *verb, const char *path, const 
 }
 
 /* True when a server was named (--server or $DELTAD_SERVER). */
-static bool server_named(void) {
+bool dctl_server_named(void) {
   const char *env = getenv("DELTAD_SERVER");
   return dctl_globals_get()->server || (env && *env);
 }
@@ -386,7 +386,7 @@ static int check_detail(const common *c, int64_t *version) {
     return dctl_usage_error(USAGE, "--version wants a number >= 0");
   if (!c->local && (c->version || c->timestamp))
     return dctl_usage_error(USAGE, "detail --version and --timestamp need --local");
-  if (!c->local && !server_named())
+  if (!c->local && !dctl_server_named())
     return dctl_usage_error(USAGE, "no server named (--server or $DELTAD_SERVER), so server mode is "
                                    "not available; use --local");
   return DCTL_CONTINUE;
@@ -526,13 +526,13 @@ int dctl_tableops_main(int argc, char **argv) {
   int npos = 0;
   int code = parse_common(&c, argc - 1, argv + 1, pos, &npos);
   if (code != DCTL_CONTINUE) return code;
-  char *path = abs_path(pos[0]), *second = NULL;
+  char *path = dctl_abs_path(pos[0]), *second = NULL;
   if (!path) return dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
   if (!strcmp(verb, "vacuum")) code = verb_vacuum(&c, path);
   else if (!strcmp(verb, "restore")) code = verb_restore(&c, path);
   else if (!strcmp(verb, "clone")) {
     if (npos < 2) code = dctl_usage_error(USAGE, "clone needs SOURCE and TARGET");
-    else if (!(second = abs_path(pos[1]))) code = dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
+    else if (!(second = dctl_abs_path(pos[1]))) code = dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
     else code = verb_clone(&c, path, second);
   } else if (!strcmp(verb, "create")) code = verb_create(&c, path);
   else if (!strcmp(verb, "upgrade") || !strcmp(verb, "add-feature") || !strcmp(verb, "drop-feature") ||
@@ -550,7 +550,7 @@ static bool engine_verb(int argc, char **argv) {
   if (strcmp(argv[1], "history")) return false;
   bool local = false;
   for (int i = 2; i < argc; i++) local |= !strcmp(argv[i], "--local");
-  return local || !server_named();
+  return local || !dctl_server_named();
 }
 
 int dctl_tableops_dispatch(int argc, char **argv) {

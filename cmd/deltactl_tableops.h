@@ -17,6 +17,11 @@ int dctl_tableops_dispatch(int argc, char **argv);
 /* Streams a DeltaConnectService request and prints its result rows; the exit code. */
 struct ProtobufCMessage;
 int dctl_tableops_remote(const char *method, const struct ProtobufCMessage *req);
+/* p as the server needs it: an absolute path (relative to the working directory), or as
+ * given when it already is one, a file: URL or a `quoted` name. NULL when out of memory. */
+char *dctl_abs_path(const char *p);
+/* True when a server was named (--server or $DELTAD_SERVER). */
+bool dctl_server_named(void);
 /* `table optimize` (deltactl_optimize.c); argv[0] is "table". */
 int dctl_optimize_main(int argc, char **argv);
 
