@@ -130,6 +130,10 @@ static void call_sql(sb *b, const ex_node *e) {
     sql(b, e->args[0]);
     puts_(b, is(e, "like") ? " LIKE " : " ILIKE ");
     sql(b, e->args[1]);
+  } else if ((is(e, "floor") || is(e, "ceil")) && e->nargs == 1) {
+    puts_(b, is(e, "floor") ? "FLOOR(" : "CEIL(");
+    sql(b, e->args[0]);
+    puts_(b, ")");
   } else if (is(e, "rlike") && e->nargs == 2) {
     puts_(b, "RLIKE(");
     args_sql(b, e, 0, ", ");
