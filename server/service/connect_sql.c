@@ -467,9 +467,11 @@ static int sql_alter(qry_op **out, cur *c, const connect_exec_opts *o) {
   bool add = !rc && connect_sql__kw(c, "ADD");
   bool drop = !rc && !add && connect_sql__kw(c, "DROP");
   if (!rc && !add && !drop) {
-    if (connect_sql__peek_kw(c, "SET") || connect_sql__peek_kw(c, "UNSET"))
-      rc = dd_err_set(DD_EUNSUPPORTED, "ALTER TABLE ... SET|UNSET TBLPROPERTIES is not supported by deltad yet");
+    bool set = connect_sql__kw(c, "SET");
+    if (set || connect_sql__kw(c, "UNSET")) rc = connect_sql__alter_props(out, c, loc, set);
     else rc = connect_sql__syntax(c);
+    free(loc);
+    return rc;
   }
   if (!rc && !connect_sql__kw(c, "FEATURE")) rc = connect_sql__syntax(c);
   if (!rc) rc = connect_sql__ident(c, &feature);

@@ -1,12 +1,16 @@
-/* connect_sql_ddl.c: SQL CREATE TABLE, as Spark with Delta takes it:
+/* connect_sql_ddl.c: SQL CREATE TABLE and ALTER TABLE ... SET | UNSET TBLPROPERTIES, as
+ * Spark with Delta takes them:
  *
  *   CREATE [OR REPLACE] TABLE [IF NOT EXISTS] name (col type [NOT NULL] [COMMENT 'c'], ...)
  *     USING DELTA [PARTITIONED BY (col, ...)] [LOCATION 'path'] [TBLPROPERTIES (k = v, ...)]
  *     [COMMENT 'text']                       (the clauses after USING in any order)
  *
- * The statement becomes a delta.connect CreateDeltaTable (types as DDL text) and runs on the
- * one create path, connect_exec_command -> dop_create: the same confinement, validation and
- * commit as a Delta Connect client's. */
+ *   ALTER TABLE name SET TBLPROPERTIES (k = v, ...) | UNSET TBLPROPERTIES [IF EXISTS] (k, ...)
+ *
+ * CREATE becomes a delta.connect CreateDeltaTable (types as DDL text) and runs on the one
+ * create path, connect_exec_command -> dop_create: the same confinement, validation and
+ * commit as a Delta Connect client's. The properties go to dop_set_properties /
+ * dop_unset_properties (Delta's value rules, the metaData commit). */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -91,6 +95,7 @@ static int column(create_q *q, connect_sql_cur *c) {
   delta__connect__create_delta_table__column__init(col);
   spark__connect__data_type__init(t);
   spark__connect__data_type__unparsed__init(u);
+  col->name = u->data_type_string = NULL; /* init points them at a shared "" */
   q->ncols++;
   col->nullable = true;
   t->kind_case = SPARK__CONNECT__DATA_TYPE__KIND_UNPARSED, t->unparsed = u;
@@ -129,6 +134,7 @@ static int properties(create_q *q, connect_sql_cur *c) {
     if ((rc = grow((void **)&q->props, &q->cap_props, q->nprops, sizeof *q->props))) return rc;
     create_prop *p = &q->props[q->nprops++];
     delta__connect__create_delta_table__properties_entry__init(p);
+    p->key = p->value = NULL; /* init points them at a shared "" */
     if ((rc = word_or_string(c, &p->key, true))) return rc;
     connect_sql__punct(c, '='); /* optional, as in Spark */
     if ((rc = word_or_string(c, &p->value, false))) return rc;
@@ -231,6 +237,40 @@ int connect_sql__create(qry_op **out, connect_sql_cur *c, const connect_exec_opt
     cmd.create_delta_table = &q.m;
     rc = connect_exec_command(&res, &cmd, o);
   }
+  create_free(&q);
+  return connect_sql__result(out, res, rc);
+}
+
+/* ---- ALTER TABLE ... SET | UNSET TBLPROPERTIES ---- */
+
+int connect_sql__alter_props(qry_op **out, connect_sql_cur *c, const char *location, bool set) {
+  create_q q;
+  memset(&q, 0, sizeof q);
+  int rc = 0;
+  if (!connect_sql__kw(c, "TBLPROPERTIES")) return connect_sql__syntax(c);
+  if (set) {
+    rc = properties(&q, c);
+  } else {
+    if (connect_sql__kw(c, "IF") && !connect_sql__kw(c, "EXISTS")) rc = connect_sql__syntax(c);
+    if (!rc && !connect_sql__punct(c, '(')) rc = connect_sql__syntax(c);
+    do {
+      if (!rc) rc = grow((void **)&q.props, &q.cap_props, q.nprops, sizeof *q.props);
+      if (rc) break;
+      create_prop *p = &q.props[q.nprops++];
+      delta__connect__create_delta_table__properties_entry__init(p);
+    p->key = p->value = NULL; /* init points them at a shared "" */
+      rc = word_or_string(c, &p->key, true);
+    } while (!rc && connect_sql__punct(c, ','));
+    if (!rc && !connect_sql__punct(c, ')')) rc = connect_sql__syntax(c);
+  }
+  if (!rc && !connect_sql__at_end(c)) rc = connect_sql__syntax(c);
+  const char **keys = calloc(q.nprops + 1, sizeof *keys), **vals = calloc(q.nprops + 1, sizeof *vals);
+  if (!rc && (!keys || !vals)) rc = OOM();
+  for (size_t i = 0; !rc && i < q.nprops; i++) keys[i] = q.props[i].key, vals[i] = q.props[i].value;
+  dop_result *res = NULL;
+  if (!rc) rc = set ? dop_set_properties(&res, location, keys, vals, q.nprops)
+                    : dop_unset_properties(&res, location, keys, q.nprops);
+  free(keys), free(vals);
   create_free(&q);
   return connect_sql__result(out, res, rc);
 }

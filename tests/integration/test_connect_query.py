@@ -232,6 +232,9 @@ class ConnectQuery(h.ServerTest):
             ("bad_type", "spark.sql(%r).collect()" % ("CREATE TABLE %s (a NOPE) USING DELTA" % q(dd + "x"))),
             ("bad_part", "spark.sql(%r).collect()" % ("CREATE TABLE %s (a INT) USING DELTA PARTITIONED BY (b)" % q(dd + "y"))),
             ("not_delta", "spark.sql(%r).collect()" % ("CREATE TABLE %s (a INT) USING parquet" % q(dd + "z"))),
+            # a column without a type: a syntax error (the server freed a shared "" before)
+            ("no_type", "spark.sql(%r).collect()" % ("CREATE TABLE %s (a) USING DELTA" % q(dd + "w"))),
+            ("after_no_type", "spark.sql('SELECT 1 AS one').collect()"),
             ("replace", "spark.sql(%r).collect()" % ("CREATE OR REPLACE TABLE %s (id BIGINT, v STRING) USING DELTA" % q(dd + "r"))),
         ])
         self.judge.sql(create % q(jt))
@@ -239,6 +242,8 @@ class ConnectQuery(h.ServerTest):
         self.assertIn("value", got["create"], got["create"])
         self.assertIn("ALREADY_EXISTS", got["again"]["error"])
         self.assertIn("value", got["if_not"], got["if_not"])
+        self.assertIn("PARSE_SYNTAX_ERROR", got["no_type"]["error"])
+        self.assertIn("value", got["after_no_type"], got["after_no_type"])
         for k in ("bad_type", "bad_part", "not_delta"):
             self.assertIn("error", got[k], k)
         self.assertFalse(os.path.exists(os.path.join(dd + "x", "_delta_log", "%020d.json" % 0)))
@@ -255,6 +260,42 @@ class ConnectQuery(h.ServerTest):
                             if k in ("description", "partitionColumns", "minReaderVersion", "minWriterVersion",
                                      "tableFeatures", "properties")}
         self.assertEqual(detail(dd), detail(jt))
+
+    def test_alter_properties_sql(self):
+        """ALTER TABLE SET / UNSET TBLPROPERTIES on deltad and on Spark with Delta, each on its own
+        copy: the same properties, protocol and features after each statement, and the same
+        commits (operation and parameters); refused values commit nothing."""
+        dd, jt = os.path.join(self.tmp, "AP_dd"), os.path.join(self.tmp, "AP_judge")
+        for d in (dd, jt):
+            shutil.copytree(os.path.join(DAT, "basic_append", "delta"), d)
+        good = ["ALTER TABLE %s SET TBLPROPERTIES ('team' = 'qa', 'delta.appendOnly' = 'true')",
+                "ALTER TABLE %s SET TBLPROPERTIES (delta.logRetentionDuration = 'interval 30 days', "
+                "'delta.checkpointInterval' = '20')",
+                "ALTER TABLE %s UNSET TBLPROPERTIES ('team')",
+                "ALTER TABLE %s UNSET TBLPROPERTIES IF EXISTS ('nothere', 'delta.appendOnly')",
+                "ALTER TABLE %s SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"]
+        bad = [("bool", "ALTER TABLE %s SET TBLPROPERTIES ('delta.appendOnly' = 'maybe')", "UNSUPPORTED_TABLE_CHANGE"),
+               ("unknown", "ALTER TABLE %s SET TBLPROPERTIES ('delta.nope' = '1')", "DELTA_UNKNOWN_CONFIGURATION"),
+               ("interval", "ALTER TABLE %s SET TBLPROPERTIES ('delta.logRetentionDuration' = 'forever')",
+                "DELTA_INVALID_INTERVAL"),
+               ("positive", "ALTER TABLE %s SET TBLPROPERTIES ('delta.checkpointInterval' = '-1')",
+                "UNSUPPORTED_TABLE_CHANGE")]
+        before = self.judge.sql("DESCRIBE HISTORY %s" % q(dd))[0]["version"]
+        got = self.client([("bad_" + k, "spark.sql(%r).collect()" % (sql % q(dd))) for k, sql, _ in bad])
+        for k, _, cls in bad:
+            self.assertIn(cls, got["bad_" + k].get("error", ""), k)
+        self.assertEqual(self.judge.sql("DESCRIBE HISTORY %s" % q(dd))[0]["version"], before)
+        got = self.client([("s%d" % i, "spark.sql(%r).collect()" % (sql % q(dd))) for i, sql in enumerate(good)])
+        for i, sql in enumerate(good):
+            self.assertIn("value", got["s%d" % i], got["s%d" % i])
+            self.judge.sql(sql % q(jt))
+        self.assertEqual(self.judge.query("SHOW TBLPROPERTIES %s" % q(dd)), self.judge.query("SHOW TBLPROPERTIES %s" % q(jt)))
+        detail = lambda p: {k: v for k, v in self.judge.sql("DESCRIBE DETAIL %s" % q(p))[0].items()  # noqa: E731
+                            if k in ("properties", "minReaderVersion", "minWriterVersion", "tableFeatures")}
+        self.assertEqual(detail(dd), detail(jt))
+        hist = lambda p: [(r["version"], r["operation"], r["operationParameters"])  # noqa: E731
+                          for r in self.judge.sql("DESCRIBE HISTORY %s" % q(p))]
+        self.assertEqual(hist(dd), hist(jt))
 
     def test_maintenance_sql(self):
         dd, jt = os.path.join(self.tmp, "W_dd"), os.path.join(self.tmp, "W_judge")
