@@ -100,7 +100,8 @@ static int agg_call(cur *c, item *it, bool *matched) {
   *matched = false;
   char *fn = NULL;
   connect_sql__ws(c);
-  if (c->pos >= c->len || !isalpha((unsigned char)c->s[c->pos]) || connect_sql__ident(c, &fn)) return dd_err_clear(), c->pos = st, 0;
+  if (c->pos >= c->len || !isalpha((unsigned char)c->s[c->pos]) || connect_sql__ident(c, &fn))
+    return dd_err_clear(), c->pos = st, 0;
   qry_agg_fn f;
   bool is_agg = !qry_agg_lookup(&f, fn) && connect_sql__punct(c, '(');
   free(fn);
@@ -170,7 +171,8 @@ static int parse_select(cur *c, select_q *q, const connect_exec_opts *o) {
   q->distinct = connect_sql__kw(c, "DISTINCT");
   if (!q->distinct) connect_sql__kw(c, "ALL");
   int rc = select_items(c, q);
-  if (!rc && !connect_sql__kw(c, "FROM")) return connect_sql__at_end(c) ? 0 : connect_sql__syntax(c); /* SELECT 1: one row, no table */
+  if (!rc && !connect_sql__kw(c, "FROM")) /* SELECT 1: one row, no table */
+    return connect_sql__at_end(c) ? 0 : connect_sql__syntax(c);
   if (!rc) rc = connect_sql__table_loc(c, &q->loc, o);
   if (!rc && connect_sql__kw(c, "VERSION")) {
     if (!connect_sql__kw(c, "AS") || !connect_sql__kw(c, "OF")) return connect_sql__syntax(c);
@@ -185,9 +187,11 @@ static int parse_select(cur *c, select_q *q, const connect_exec_opts *o) {
     free(a);
   }
   if (!rc && connect_sql__kw(c, "WHERE")) rc = connect_sql__expr(c, &q->where, false);
-  if (!rc && connect_sql__kw(c, "GROUP")) rc = connect_sql__kw(c, "BY") ? expr_list(c, &q->groups, &q->ngroups, false) : connect_sql__syntax(c);
+  if (!rc && connect_sql__kw(c, "GROUP"))
+    rc = connect_sql__kw(c, "BY") ? expr_list(c, &q->groups, &q->ngroups, false) : connect_sql__syntax(c);
   if (!rc && connect_sql__kw(c, "HAVING")) rc = connect_sql__expr(c, &q->having, false);
-  if (!rc && connect_sql__kw(c, "ORDER")) rc = connect_sql__kw(c, "BY") ? expr_list(c, &q->order, &q->norder, true) : connect_sql__syntax(c);
+  if (!rc && connect_sql__kw(c, "ORDER"))
+    rc = connect_sql__kw(c, "BY") ? expr_list(c, &q->order, &q->norder, true) : connect_sql__syntax(c);
   if (!rc && connect_sql__kw(c, "LIMIT")) rc = connect_sql__integer(c, &q->limit);
   if (!rc && connect_sql__kw(c, "OFFSET")) rc = connect_sql__integer(c, &q->offset);
   if (!rc && !connect_sql__at_end(c)) rc = connect_sql__syntax(c);
@@ -364,7 +368,8 @@ static int sql_vacuum(qry_op **out, cur *c, const connect_exec_opts *o) {
       rc = dd_err_set(DD_EINVAL, "RETAIN: hours must be between 0 and %d", CONNECT_MAX_RETENTION_HOURS);
     vo.has_retention = true, vo.retention_hours = h;
   }
-  if (!rc && connect_sql__kw(c, "DRY")) vo.dry_run = connect_sql__kw(c, "RUN") ? true : (rc = connect_sql__syntax(c), false);
+  if (!rc && connect_sql__kw(c, "DRY"))
+    vo.dry_run = connect_sql__kw(c, "RUN") ? true : (rc = connect_sql__syntax(c), false);
   if (!rc && !connect_sql__at_end(c)) rc = connect_sql__syntax(c);
   dop_result *res = NULL;
   if (!rc) rc = dop_vacuum(&res, loc, &vo, NULL);
@@ -475,7 +480,8 @@ static int sql_alter(qry_op **out, cur *c, const connect_exec_opts *o) {
   }
   if (!rc && !connect_sql__kw(c, "FEATURE")) rc = connect_sql__syntax(c);
   if (!rc) rc = connect_sql__ident(c, &feature);
-  bool truncate = !rc && drop && connect_sql__kw(c, "TRUNCATE") && (connect_sql__kw(c, "HISTORY") || (rc = connect_sql__syntax(c), false));
+  bool truncate = !rc && drop && connect_sql__kw(c, "TRUNCATE") &&
+                  (connect_sql__kw(c, "HISTORY") || (rc = connect_sql__syntax(c), false));
   if (!rc && !connect_sql__at_end(c)) rc = connect_sql__syntax(c);
   dop_result *res = NULL;
   if (!rc) rc = add ? dop_add_feature(&res, loc, feature) : dop_drop_feature(&res, loc, feature, truncate);
@@ -505,13 +511,15 @@ static int sql_generate(qry_op **out, cur *c, const connect_exec_opts *o) {
 static int sql_show_props(qry_op **out, cur *c, const connect_exec_opts *o) {
   char *loc = NULL, *key = NULL;
   if (connect_sql__kw(c, "COLUMNS")) { /* SHOW COLUMNS IN|FROM t */
-    int rc = connect_sql__kw(c, "IN") || connect_sql__kw(c, "FROM") ? connect_sql__table_loc(c, &loc, o) : connect_sql__syntax(c);
+    int rc = connect_sql__kw(c, "IN") || connect_sql__kw(c, "FROM") ? connect_sql__table_loc(c, &loc, o)
+                                                                      : connect_sql__syntax(c);
     if (!rc && !connect_sql__at_end(c)) rc = connect_sql__syntax(c);
     if (!rc) rc = connect_sql_columns(out, loc, false);
     free(loc);
     return rc;
   }
-  if (!connect_sql__kw(c, "TBLPROPERTIES")) return dd_err_set(DD_EUNSUPPORTED, "SHOW: only SHOW TBLPROPERTIES and SHOW COLUMNS are supported");
+  if (!connect_sql__kw(c, "TBLPROPERTIES"))
+    return dd_err_set(DD_EUNSUPPORTED, "SHOW: only SHOW TBLPROPERTIES and SHOW COLUMNS are supported");
   int rc = connect_sql__table_loc(c, &loc, o);
   if (!rc && connect_sql__punct(c, '(')) {
     if (!(rc = connect_sql__string_lit(c, &key)) && !connect_sql__punct(c, ')')) rc = connect_sql__syntax(c);

@@ -229,7 +229,7 @@ static int eval_isnull(ex__vec *out, const ex_node *e, const arw_batch *in) {
 }
 
 /* coalesce(a, b, ...), nvl, ifnull: the first non-null */
-static int bind_coalesce(ex_node *e) {
+int ex__bind_common(ex_node *e) {
   ex_type t;
   if (!ex__common_type(e, 0, 1, &t) || ex__is_nested(t.id))
     return ex__type_error(e, "arguments of one (wider) type");
@@ -449,9 +449,9 @@ static const ex__fn fns[] = {
   {"isnotnull", 1, 1, bind_isnull, eval_isnull, NULL},
   {"in", 1, -1, bind_cmp, eval_in, NULL},
   {"between", 3, 3, bind_cmp, eval_between, NULL},
-  {"coalesce", 1, -1, bind_coalesce, eval_coalesce, NULL},
-  {"nvl", 2, 2, bind_coalesce, eval_coalesce, NULL},
-  {"ifnull", 2, 2, bind_coalesce, eval_coalesce, NULL},
+  {"coalesce", 1, -1, ex__bind_common, eval_coalesce, NULL},
+  {"nvl", 2, 2, ex__bind_common, eval_coalesce, NULL},
+  {"ifnull", 2, 2, ex__bind_common, eval_coalesce, NULL},
   {"when", 2, -1, bind_when, eval_when, NULL},
   {"if", 3, 3, bind_when, eval_when, NULL},
   {NULL, 0, 0, NULL, NULL, NULL},

@@ -51,19 +51,6 @@ static int eval_nullif(ex__vec *out, const ex_node *e, const arw_batch *in) {
   return rc;
 }
 
-static int bind_extreme(ex_node *e) {
-  ex_type t;
-  if (!ex__common_type(e, 0, 1, &t) || ex__is_nested(t.id)) return ex__type_error(e, "arguments of one (wider) type");
-  e->nullable = true;
-  for (size_t i = 0; i < e->nargs; i++) {
-    int rc = ex__coerce_arg(e, i, t);
-    if (rc) return rc;
-    if (!e->args[i]->nullable) e->nullable = false;
-  }
-  e->type = t;
-  return 0;
-}
-
 /* For each row the index of the greatest (least) valid argument; cmp[k][j] for j < k. */
 static int eval_extreme(ex__vec *out, const ex_node *e, const arw_batch *in) {
   ex__vec *v;
@@ -266,8 +253,8 @@ const ex__fn ex__fns_more[] = {
   {"to_date", 1, 1, bind_to_time, eval_to_time, NULL},
   {"to_timestamp", 1, 1, bind_to_time, eval_to_time, NULL},
   {"nullif", 2, 2, bind_nullif, eval_nullif, NULL},
-  {"greatest", 2, -1, bind_extreme, eval_extreme, NULL},
-  {"least", 2, -1, bind_extreme, eval_extreme, NULL},
+  {"greatest", 2, -1, ex__bind_common, eval_extreme, NULL},
+  {"least", 2, -1, ex__bind_common, eval_extreme, NULL},
   {"concat_ws", 1, -1, bind_concat_ws, eval_concat_ws, NULL},
   {"replace", 2, 3, bind_replace, eval_replace, NULL},
   {"hour", 1, 1, bind_time_part, eval_time_part, NULL},

@@ -195,20 +195,19 @@ static int value(qry_text *t, const arw_batch *b, int id, size_t i, bool json) {
     case ARW_INT64: { int64_t x; memcpy(&x, p + 8 * i, 8); putf(t, "%" PRId64, x); return 0; }
     case ARW_FLOAT32: { float x; memcpy(&x, p + 4 * i, 4); qry_text_float(t, x, true, json); return 0; }
     case ARW_FLOAT64: { double x; memcpy(&x, p + 8 * i, 8); qry_text_float(t, x, false, json); return 0; }
-    case ARW_DATE32: {
-      int32_t days;
-      memcpy(&days, p + 4 * i, 4);
-      if (json) qry_text_put(t, "\"", 1);
-      qry_text_date(t, days);
-      if (json) qry_text_put(t, "\"", 1);
-      return 0;
-    }
+    case ARW_DATE32:
     case ARW_TIMESTAMP:
     case ARW_TIMESTAMP_UTC: {
-      int64_t x;
-      memcpy(&x, p + 8 * i, 8);
       if (json) qry_text_put(t, "\"", 1);
-      qry_text_timestamp(t, x);
+      if (v.kind == ARW_DATE32) {
+        int32_t days;
+        memcpy(&days, p + 4 * i, 4);
+        qry_text_date(t, days);
+      } else {
+        int64_t x;
+        memcpy(&x, p + 8 * i, 8);
+        qry_text_timestamp(t, x);
+      }
       if (json) qry_text_put(t, "\"", 1);
       return 0;
     }
