@@ -73,6 +73,10 @@ EXPRS = [
     "ceil(l)", "ceiling(dec)", "floor(CAST(i AS DECIMAL(10,0)))", "floor(s)",
     "to_date(ts)", "to_date(tn)", "to_date('2020-01-02')", "to_timestamp(dt)", "to_date(s)",
     "to_timestamp('2020-01-02 03:04:05')", "to_timestamp(tn)",
+    # LIKE ... ESCAPE
+    "s LIKE 'x!%y' ESCAPE '!'", "s LIKE 'a!_c' ESCAPE '!'", "s NOT LIKE '%!%%' ESCAPE '!'",
+    "s ILIKE 'A#_C' ESCAPE '#'", "s LIKE 'a/_c' ESCAPE '/'", "s LIKE 'a\\_c' ESCAPE '!'",
+    "s LIKE 'a_c' ESCAPE 'ab'",
 ]
 
 
