@@ -1,7 +1,8 @@
 /* connect_delta_svc.c: deltad.connect.v1.DeltaConnectService: ExecuteCommand and
  * ExecuteRelation run a delta.connect message (connect_exec.c) and stream the result as
  * one ExecuteResult{schema} followed by one ExecuteResult{row} per row (over REST: NDJSON).
- * Admin only. The vacuum retention check is on unless the request carries the header
+ * A Scan, and ExecuteQuery's spark.connect.Relation, run on the query engine
+ * (connect_plan.c) and stream batch by batch (connect_rows.c). Admin only. The vacuum retention check is on unless the request carries the header
  * x-delta-retention-duration-check: false. */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,8 @@
 #include "deltad/connect/v1/connect.pb-c.h"
 #include "server/service/app.h"
 #include "server/service/connect_exec.h"
+#include "server/service/connect_plan.h"
+#include "server/service/connect_rows.h"
 #include "server/service/svc_util.h"
 
 /* Sends the schema, then every row; values point into r (the handler keeps ownership). */
@@ -95,9 +98,32 @@ static int cs_relation(dd_call *call, const ProtobufCMessage *req, ProtobufCMess
   if (rc) return rc;
   dop_result *r = NULL;
   connect_exec_opts o = call_opts(call);
-  rc = connect_exec_relation(&r, (const Delta__Connect__DeltaRelation *)req, &o);
+  const Delta__Connect__DeltaRelation *rel = (const Delta__Connect__DeltaRelation *)req;
+  if (rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_SCAN) {
+    char *loc = NULL;
+    qry_op *op = NULL;
+    if (!(rc = connect_exec_table_location(&loc, rel->scan->table, &o)))
+      rc = connect_plan_scan(&op, loc, -1, NULL, NULL, &o);
+    if (!rc) rc = connect_rows_send(call, op);
+    qry_free(op);
+    free(loc);
+    return rc;
+  }
+  rc = connect_exec_relation(&r, rel, &o);
   if (!rc) rc = send_result(call, r);
   dop_result_free(r);
+  return rc;
+}
+
+static int cs_query(dd_call *call, const ProtobufCMessage *req, ProtobufCMessage **out) {
+  *out = NULL;
+  int rc = svc_require_admin(call);
+  if (rc) return rc;
+  connect_exec_opts o = call_opts(call);
+  qry_op *op = NULL;
+  rc = connect_plan_build(&op, (const Spark__Connect__Relation *)req, &o);
+  if (!rc) rc = connect_rows_send(call, op);
+  qry_free(op);
   return rc;
 }
 
@@ -106,5 +132,7 @@ const dd_method dd_connect_delta_methods[] = {
      &deltad__connect__v1__execute_result__descriptor, cs_command, DD_METHOD_STREAMING},
     {"/deltad.connect.v1.DeltaConnectService/ExecuteRelation", &delta__connect__delta_relation__descriptor,
      &deltad__connect__v1__execute_result__descriptor, cs_relation, DD_METHOD_STREAMING},
+    {"/deltad.connect.v1.DeltaConnectService/ExecuteQuery", &spark__connect__relation__descriptor,
+     &deltad__connect__v1__execute_result__descriptor, cs_query, DD_METHOD_STREAMING},
 };
 const size_t dd_connect_delta_methods_len = sizeof dd_connect_delta_methods / sizeof dd_connect_delta_methods[0];

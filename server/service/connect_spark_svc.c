@@ -26,6 +26,7 @@
 #include "server/service/connect_arrow.h"
 #include "server/service/connect_exec.h"
 #include "server/service/connect_plan.h"
+#include "server/service/connect_rows.h"
 #include "server/service/connect_session.h"
 #include "server/service/connect_sql.h"
 #include "server/call/req_guard.h"
@@ -287,10 +288,12 @@ static int stream_query(exec_ctx *x, qry_op *op) {
   int64_t offset = 0;
   bool any = false;
   const arw_batch *b;
+  qry_set_check(op, connect_rows_deadline_check, x->call);
   while (!rc && !(rc = qry_next(op, &b)) && b) {
     any = true;
     rc = send_batch(x, s, b, &offset, 0);
   }
+  qry_set_check(op, NULL, NULL);
   if (!rc && !any) {
     arw_batch *empty = NULL;
     if (!(rc = arw_batch_new(&empty, s))) rc = send_batch(x, s, empty, &offset, 0);

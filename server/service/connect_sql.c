@@ -15,183 +15,19 @@
 #include "server/service/connect_plan.h"
 #include "server/service/connect_sql.h"
 #include "server/service/connect_sql_dml.h"
+#include "server/service/connect_sql_having.h"
+#include "server/service/connect_sql_int.h"
 
 #define OOM() dd_err_set(DD_ENOMEM, "out of memory")
 
 connect_sql_optimize_fn connect_sql_optimize_hook;
 
-/* ======================= the cursor ======================= */
-
-typedef struct cur {
-  const char *s;
-  size_t pos, len;
-} cur;
-
-static void ws(cur *c) {
-  for (;;) {
-    while (c->pos < c->len && isspace((unsigned char)c->s[c->pos])) c->pos++;
-    if (c->pos + 1 < c->len && c->s[c->pos] == '-' && c->s[c->pos + 1] == '-') {
-      while (c->pos < c->len && c->s[c->pos] != '\n') c->pos++;
-      continue;
-    }
-    return;
-  }
-}
-
-static bool ident_char(char ch) { return isalnum((unsigned char)ch) || ch == '_'; }
-
-static int syntax(const cur *c) {
-  size_t n = 0;
-  while (c->pos + n < c->len && n < 24 && !isspace((unsigned char)c->s[c->pos + n])) n++;
-  if (c->pos >= c->len)
-    return dd_err_set(DD_EINVAL, "[PARSE_SYNTAX_ERROR] Syntax error at or near end of input. SQLSTATE: 42601");
-  return dd_err_set(DD_EINVAL, "[PARSE_SYNTAX_ERROR] Syntax error at or near '%.*s' (offset %zu). SQLSTATE: 42601",
-                    (int)n, c->s + c->pos, c->pos);
-}
-
-/* Consumes keyword kw (case-insensitive, a whole word) when it is next. */
-static bool kw(cur *c, const char *k) {
-  ws(c);
-  size_t n = strlen(k);
-  if (c->len - c->pos < n || strncasecmp(c->s + c->pos, k, n)) return false;
-  if (c->pos + n < c->len && ident_char(c->s[c->pos + n])) return false;
-  c->pos += n;
-  return true;
-}
-
-static bool peek_kw(cur *c, const char *k) {
-  size_t p = c->pos;
-  bool ok = kw(c, k);
-  c->pos = p;
-  return ok;
-}
-
-static bool punct(cur *c, char ch) {
-  ws(c);
-  if (c->pos < c->len && c->s[c->pos] == ch) return c->pos++, true;
-  return false;
-}
-
-static bool at_end(cur *c) {
-  punct(c, ';');
-  ws(c);
-  return c->pos >= c->len;
-}
-
-/* An identifier (plain or `backquoted`, `` inside is one backquote); *out malloc'ed. */
-static int ident(cur *c, char **out) {
-  ws(c);
-  *out = NULL;
-  if (c->pos < c->len && c->s[c->pos] == '`') {
-    size_t len = 0;
-    char *b = NULL;
-    FILE *f = open_memstream(&b, &len);
-    if (!f) return OOM();
-    for (c->pos++; c->pos < c->len; c->pos++) {
-      if (c->s[c->pos] == '`') {
-        if (c->pos + 1 < c->len && c->s[c->pos + 1] == '`') {
-          fputc('`', f), c->pos++;
-          continue;
-        }
-        break;
-      }
-      fputc(c->s[c->pos], f);
-    }
-    fclose(f);
-    if (c->pos >= c->len) return free(b), syntax(c);
-    c->pos++;
-    *out = b;
-    return b ? 0 : OOM();
-  }
-  size_t st = c->pos;
-  while (c->pos < c->len && ident_char(c->s[c->pos])) c->pos++;
-  if (c->pos == st) return syntax(c);
-  return (*out = strndup(c->s + st, c->pos - st)) ? 0 : OOM();
-}
-
-/* A string literal: '...' or "..." (backslash escapes and doubled quotes). */
-static int string_lit(cur *c, char **out) {
-  ws(c);
-  *out = NULL;
-  if (c->pos >= c->len || (c->s[c->pos] != '\'' && c->s[c->pos] != '"')) return syntax(c);
-  char q = c->s[c->pos++];
-  size_t len = 0;
-  char *b = NULL;
-  FILE *f = open_memstream(&b, &len);
-  if (!f) return OOM();
-  bool closed = false;
-  for (; c->pos < c->len; c->pos++) {
-    char ch = c->s[c->pos];
-    if (ch == '\\' && c->pos + 1 < c->len) ch = c->s[++c->pos];
-    else if (ch == q && c->pos + 1 < c->len && c->s[c->pos + 1] == q) c->pos++;
-    else if (ch == q) { closed = true; c->pos++; break; }
-    fputc(ch, f);
-  }
-  fclose(f);
-  if (!closed) return free(b), syntax(c);
-  *out = b;
-  return b ? 0 : OOM();
-}
-
-static int number(cur *c, double *out) {
-  ws(c);
-  char *end = NULL;
-  const char *st = c->s + c->pos;
-  if (c->pos >= c->len || !(isdigit((unsigned char)*st) || *st == '.')) return syntax(c);
-  *out = strtod(st, &end);
-  if (end == st || (size_t)(end - c->s) > c->len) return syntax(c);
-  c->pos = (size_t)(end - c->s);
-  return 0;
-}
-
-static int integer(cur *c, int64_t *out) {
-  double d;
-  size_t st = c->pos;
-  int rc = number(c, &d);
-  if (rc) return rc;
-  if (d != (double)(int64_t)d || d < 0 || d > 9.2e18) return c->pos = st, syntax(c);
-  *out = (int64_t)d;
-  return 0;
-}
-
-/* A table name as written: ident(.ident)*, e.g. delta.`/path` or cat.sch.tbl (raw text). */
-static int table_name(cur *c, char **out) {
-  ws(c);
-  size_t st = c->pos;
-  char *part = NULL;
-  int rc = ident(c, &part);
-  free(part);
-  while (!rc && c->pos < c->len && c->s[c->pos] == '.') {
-    c->pos++;
-    rc = ident(c, &part);
-    free(part);
-  }
-  if (rc) return rc;
-  return (*out = strndup(c->s + st, c->pos - st)) ? 0 : OOM();
-}
-
-static int table_loc(cur *c, char **loc, const connect_exec_opts *o) {
-  char *name = NULL;
-  int rc = table_name(c, &name);
-  if (!rc) rc = connect_exec_name_location(loc, name, o);
-  free(name);
-  return rc;
-}
-
-/* An expression at the cursor (store/expr's prefix parser). */
-static int expr(cur *c, ex_node **out, bool allow_alias) {
-  ws(c);
-  ex_parse_opts po = EX_PARSE_OPTS_INIT;
-  po.allow_alias = allow_alias;
-  size_t used = 0;
-  int rc = ex_parse_prefix(out, c->s + c->pos, c->len - c->pos, &used, &po);
-  if (!rc) c->pos += used;
-  return rc;
-}
+/* the cursor (connect_sql_cur.c) */
+typedef connect_sql_cur cur;
 
 /* ======================= results of commands ======================= */
 
-static int result_op(qry_op **out, dop_result *res, int rc) {
+int connect_sql__result(qry_op **out, dop_result *res, int rc) {
   arw_schema *s = NULL;
   arw_batch *b = NULL;
   if (!rc) rc = connect_result_batch(&s, &b, res);
@@ -216,6 +52,7 @@ typedef struct select {
   ex_node *where;
   ex_node **groups;
   size_t ngroups;
+  ex_node *having;
   ex_node **order;
   size_t norder;
   int64_t limit, offset;
@@ -230,6 +67,7 @@ static void select_free(select_q *q) {
   ex_free(q->where);
   for (size_t i = 0; i < q->ngroups; i++) ex_free(q->groups[i]);
   free(q->groups);
+  ex_free(q->having);
   for (size_t i = 0; i < q->norder; i++) ex_free(q->order[i]);
   free(q->order);
   free(q->loc);
@@ -248,13 +86,13 @@ static int push(void **arr, size_t *n, size_t size) {
 /* [[AS] name] after an aggregate call. */
 static int opt_alias(cur *c, char **out) {
   *out = NULL;
-  bool as = kw(c, "AS");
-  ws(c);
-  static const char *const stop[] = {"FROM", "WHERE", "GROUP", "ORDER", "LIMIT", "OFFSET", NULL};
+  bool as = connect_sql__kw(c, "AS");
+  connect_sql__ws(c);
+  static const char *const stop[] = {"FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "OFFSET", NULL};
   for (size_t i = 0; !as && stop[i]; i++)
-    if (peek_kw(c, stop[i])) return 0;
-  if (!as && (c->pos >= c->len || !(ident_char(c->s[c->pos]) || c->s[c->pos] == '`'))) return 0;
-  return ident(c, out);
+    if (connect_sql__peek_kw(c, stop[i])) return 0;
+  if (!as && (c->pos >= c->len || !(connect_sql__ident_char(c->s[c->pos]) || c->s[c->pos] == '`'))) return 0;
+  return connect_sql__ident(c, out);
 }
 
 /* count(*) | count([DISTINCT] e) | sum|min|max|avg|mean(e), when next; *matched says so. */
@@ -262,22 +100,23 @@ static int agg_call(cur *c, item *it, bool *matched) {
   size_t st = c->pos;
   *matched = false;
   char *fn = NULL;
-  ws(c);
-  if (c->pos >= c->len || !isalpha((unsigned char)c->s[c->pos]) || ident(c, &fn)) return dd_err_clear(), c->pos = st, 0;
+  connect_sql__ws(c);
+  if (c->pos >= c->len || !isalpha((unsigned char)c->s[c->pos]) || connect_sql__ident(c, &fn))
+    return dd_err_clear(), c->pos = st, 0;
   qry_agg_fn f;
-  bool is_agg = !qry_agg_lookup(&f, fn) && punct(c, '(');
+  bool is_agg = !qry_agg_lookup(&f, fn) && connect_sql__punct(c, '(');
   free(fn);
   if (!is_agg) return c->pos = st, 0;
   it->is_agg = true, it->agg.fn = f;
   int rc = 0;
-  if (punct(c, '*')) it->star = true;
+  if (connect_sql__punct(c, '*')) it->star = true;
   else {
-    it->agg.distinct = kw(c, "DISTINCT");
-    rc = expr(c, &it->e, false);
+    it->agg.distinct = connect_sql__kw(c, "DISTINCT");
+    rc = connect_sql__expr(c, &it->e, false);
   }
-  if (!rc && !punct(c, ')')) rc = syntax(c);
+  if (!rc && !connect_sql__punct(c, ')')) rc = connect_sql__syntax(c);
   /* an aggregate inside a larger expression (sum(x) + 1) is not this grammar */
-  ws(c);
+  connect_sql__ws(c);
   if (!rc && c->pos < c->len && strchr("+-*/%<>=!|&", c->s[c->pos]))
     rc = dd_err_set(DD_EUNSUPPORTED, "an aggregate inside an expression is not supported (select it alone)");
   if (!rc) rc = opt_alias(c, &it->alias);
@@ -292,15 +131,15 @@ static int select_items(cur *c, select_q *q) {
   do {
     if ((rc = push((void **)&q->items, &q->nitems, sizeof *q->items))) return rc;
     item *it = &q->items[q->nitems - 1];
-    ws(c);
-    if (punct(c, '*')) {
+    connect_sql__ws(c);
+    if (connect_sql__punct(c, '*')) {
       it->star = true;
       continue;
     }
     bool m;
     if ((rc = agg_call(c, it, &m))) return rc;
-    if (!m) rc = expr(c, &it->e, true);
-  } while (!rc && punct(c, ','));
+    if (!m) rc = connect_sql__expr(c, &it->e, true);
+  } while (!rc && connect_sql__punct(c, ','));
   return rc;
 }
 
@@ -308,15 +147,15 @@ static int expr_list(cur *c, ex_node ***out, size_t *n, bool sort) {
   int rc = 0;
   do {
     ex_node *e = NULL;
-    if ((rc = expr(c, &e, false))) return rc;
+    if ((rc = connect_sql__expr(c, &e, false))) return rc;
     if (sort) {
-      bool asc = !kw(c, "DESC");
-      if (asc) kw(c, "ASC");
+      bool asc = !connect_sql__kw(c, "DESC");
+      if (asc) connect_sql__kw(c, "ASC");
       int nf = -1;
-      if (kw(c, "NULLS")) {
-        if (kw(c, "FIRST")) nf = 1;
-        else if (kw(c, "LAST")) nf = 0;
-        else return ex_free(e), syntax(c);
+      if (connect_sql__kw(c, "NULLS")) {
+        if (connect_sql__kw(c, "FIRST")) nf = 1;
+        else if (connect_sql__kw(c, "LAST")) nf = 0;
+        else return ex_free(e), connect_sql__syntax(c);
       }
       ex_node *s = NULL;
       if ((rc = ex_new_sort(&s, e, asc, nf))) return rc;
@@ -324,43 +163,46 @@ static int expr_list(cur *c, ex_node ***out, size_t *n, bool sort) {
     }
     if ((rc = push((void **)out, n, sizeof **out))) return ex_free(e), rc;
     (*out)[*n - 1] = e;
-  } while (punct(c, ','));
+  } while (connect_sql__punct(c, ','));
   return 0;
 }
 
 static int parse_select(cur *c, select_q *q, const connect_exec_opts *o) {
   q->limit = -1, q->version = -1;
-  q->distinct = kw(c, "DISTINCT");
-  if (!q->distinct) kw(c, "ALL");
+  q->distinct = connect_sql__kw(c, "DISTINCT");
+  if (!q->distinct) connect_sql__kw(c, "ALL");
   int rc = select_items(c, q);
-  if (!rc && !kw(c, "FROM")) return at_end(c) ? 0 : syntax(c); /* SELECT 1: one row, no table */
-  if (!rc) rc = table_loc(c, &q->loc, o);
-  if (!rc && kw(c, "VERSION")) {
-    if (!kw(c, "AS") || !kw(c, "OF")) return syntax(c);
-    rc = integer(c, &q->version);
-  } else if (!rc && kw(c, "TIMESTAMP")) {
-    if (!kw(c, "AS") || !kw(c, "OF")) return syntax(c);
-    rc = string_lit(c, &q->ts);
+  if (!rc && !connect_sql__kw(c, "FROM")) /* SELECT 1: one row, no table */
+    return connect_sql__at_end(c) ? 0 : connect_sql__syntax(c);
+  if (!rc) rc = connect_sql__table_loc(c, &q->loc, o);
+  if (!rc && connect_sql__kw(c, "VERSION")) {
+    if (!connect_sql__kw(c, "AS") || !connect_sql__kw(c, "OF")) return connect_sql__syntax(c);
+    rc = connect_sql__integer(c, &q->version);
+  } else if (!rc && connect_sql__kw(c, "TIMESTAMP")) {
+    if (!connect_sql__kw(c, "AS") || !connect_sql__kw(c, "OF")) return connect_sql__syntax(c);
+    rc = connect_sql__string_lit(c, &q->ts);
   }
-  if (!rc && kw(c, "AS")) { /* a table alias: accepted, columns are not qualified by it */
+  if (!rc && connect_sql__kw(c, "AS")) { /* a table alias: accepted, columns are not qualified by it */
     char *a = NULL;
-    rc = ident(c, &a);
+    rc = connect_sql__ident(c, &a);
     free(a);
   }
-  if (!rc && kw(c, "WHERE")) rc = expr(c, &q->where, false);
-  if (!rc && kw(c, "GROUP")) rc = kw(c, "BY") ? expr_list(c, &q->groups, &q->ngroups, false) : syntax(c);
-  if (!rc && peek_kw(c, "HAVING")) rc = dd_err_set(DD_EUNSUPPORTED, "HAVING is not supported by deltad");
-  if (!rc && kw(c, "ORDER")) rc = kw(c, "BY") ? expr_list(c, &q->order, &q->norder, true) : syntax(c);
-  if (!rc && kw(c, "LIMIT")) rc = integer(c, &q->limit);
-  if (!rc && kw(c, "OFFSET")) rc = integer(c, &q->offset);
-  if (!rc && !at_end(c)) rc = syntax(c);
+  if (!rc && connect_sql__kw(c, "WHERE")) rc = connect_sql__expr(c, &q->where, false);
+  if (!rc && connect_sql__kw(c, "GROUP"))
+    rc = connect_sql__kw(c, "BY") ? expr_list(c, &q->groups, &q->ngroups, false) : connect_sql__syntax(c);
+  if (!rc && connect_sql__kw(c, "HAVING")) rc = connect_sql__expr(c, &q->having, false);
+  if (!rc && connect_sql__kw(c, "ORDER"))
+    rc = connect_sql__kw(c, "BY") ? expr_list(c, &q->order, &q->norder, true) : connect_sql__syntax(c);
+  if (!rc && connect_sql__kw(c, "LIMIT")) rc = connect_sql__integer(c, &q->limit);
+  if (!rc && connect_sql__kw(c, "OFFSET")) rc = connect_sql__integer(c, &q->offset);
+  if (!rc && !connect_sql__at_end(c)) rc = connect_sql__syntax(c);
   return rc;
 }
 
 static bool has_agg(const select_q *q) {
   for (size_t i = 0; i < q->nitems; i++)
     if (q->items[i].is_agg) return true;
-  return q->ngroups > 0;
+  return q->ngroups > 0 || q->having;
 }
 
 static int col_ref(ex_node **out, const char *name, const char *alias) {
@@ -378,12 +220,17 @@ static int plan_aggregate(qry_op **op, select_q *q) {
   ex_node **keys = calloc(q->ngroups + 1, sizeof *keys), **proj = calloc(q->nitems + 1, sizeof *proj);
   qry_agg *aggs = calloc(q->nitems + 1, sizeof *aggs);
   char **anames = calloc(q->nitems + 1, sizeof *anames);
-  int rc = keys && proj && aggs && anames ? 0 : OOM();
+  /* what HAVING may name: each item's output name and the column it reads */
+  const char **shown_names = calloc(q->nitems + 1, sizeof *shown_names);
+  char **shown_cols = calloc(q->nitems + 1, sizeof *shown_cols), **gcols = calloc(q->ngroups + 1, sizeof *gcols);
+  ex_node *having = NULL;
+  int rc = keys && proj && aggs && anames && shown_names && shown_cols && gcols ? 0 : OOM();
   for (size_t i = 0; !rc && i < q->ngroups; i++) {
     char n[32];
     ex_node *k = NULL;
     snprintf(n, sizeof n, "__g%zu", i);
-    if (!(rc = ex_clone(&k, q->groups[i]))) rc = ex_new_alias(&keys[i], k, n);
+    if (!(gcols[i] = strdup(n))) rc = OOM();
+    if (!rc && !(rc = ex_clone(&k, q->groups[i]))) rc = ex_new_alias(&keys[i], k, n);
   }
   for (size_t i = 0; !rc && i < q->nitems; i++) {
     item *it = &q->items[i];
@@ -411,6 +258,8 @@ static int plan_aggregate(qry_op **op, select_q *q) {
         free(arg);
       }
       rc = shown ? col_ref(&proj[i], n, shown) : OOM();
+      if (!rc) rc = (shown_cols[i] = strdup(n)) ? 0 : OOM();
+      if (!rc) shown_names[i] = ex_alias_name(proj[i]);
       free(shown);
       na++;
       continue;
@@ -431,14 +280,25 @@ static int plan_aggregate(qry_op **op, select_q *q) {
     snprintf(n, sizeof n, "__g%zu", g);
     if (!rc) rc = ex_name(&name, it->e);
     if (!rc) rc = col_ref(&proj[i], n, name);
+    if (!rc) rc = (shown_cols[i] = strdup(n)) ? 0 : OOM();
+    if (!rc) shown_names[i] = ex_alias_name(proj[i]);
     free(want), free(name);
   }
+  if (!rc && q->having) {
+    connect_having h = {q->groups, (const char *const *)gcols, q->ngroups, shown_names,
+                        (const char *const *)shown_cols, q->nitems, &aggs, &anames, &na};
+    rc = connect_sql_having(&having, q->having, &h);
+  }
   if (!rc) rc = qry_aggregate(op, *op, keys, q->ngroups, aggs, na), *op = rc ? NULL : *op;
+  if (!rc && having) rc = qry_filter(op, *op, having), *op = rc ? NULL : *op;
   if (!rc) rc = qry_project(op, *op, proj, q->nitems, false), *op = rc ? NULL : *op;
   for (size_t i = 0; keys && i < q->ngroups; i++) ex_free(keys[i]);
   for (size_t i = 0; proj && i < q->nitems; i++) ex_free(proj[i]);
   for (size_t i = 0; anames && i < na; i++) free(anames[i]);
-  free(keys), free(proj), free(aggs), free(anames);
+  for (size_t i = 0; shown_cols && i < q->nitems; i++) free(shown_cols[i]);
+  for (size_t i = 0; gcols && i < q->ngroups; i++) free(gcols[i]);
+  free(keys), free(proj), free(aggs), free(anames), free(shown_names), free(shown_cols), free(gcols);
+  ex_free(having);
   return rc;
 }
 
@@ -501,20 +361,21 @@ static int sql_vacuum(qry_op **out, cur *c, const connect_exec_opts *o) {
   char *loc = NULL;
   dop_vacuum_opts vo = DOP_VACUUM_OPTS_INIT;
   vo.retention_check = o ? o->retention_check : true;
-  int rc = table_loc(c, &loc, o);
-  if (!rc && kw(c, "RETAIN")) {
+  int rc = connect_sql__table_loc(c, &loc, o);
+  if (!rc && connect_sql__kw(c, "RETAIN")) {
     double h;
-    if (!(rc = number(c, &h)) && !kw(c, "HOURS")) rc = syntax(c);
+    if (!(rc = connect_sql__number(c, &h)) && !connect_sql__kw(c, "HOURS")) rc = connect_sql__syntax(c);
     if (!rc && !(h >= 0 && h <= CONNECT_MAX_RETENTION_HOURS))
       rc = dd_err_set(DD_EINVAL, "RETAIN: hours must be between 0 and %d", CONNECT_MAX_RETENTION_HOURS);
     vo.has_retention = true, vo.retention_hours = h;
   }
-  if (!rc && kw(c, "DRY")) vo.dry_run = kw(c, "RUN") ? true : (rc = syntax(c), false);
-  if (!rc && !at_end(c)) rc = syntax(c);
+  if (!rc && connect_sql__kw(c, "DRY"))
+    vo.dry_run = connect_sql__kw(c, "RUN") ? true : (rc = connect_sql__syntax(c), false);
+  if (!rc && !connect_sql__at_end(c)) rc = connect_sql__syntax(c);
   dop_result *res = NULL;
   if (!rc) rc = dop_vacuum(&res, loc, &vo, NULL);
   free(loc);
-  return result_op(out, res, rc);
+  return connect_sql__result(out, res, rc);
 }
 
 /* A Delta Connect table named as SQL wrote it (connect_exec resolves and confines it). */
@@ -530,20 +391,20 @@ static Delta__Connect__DeltaTable named_table(char *name) {
 static int run_relation(qry_op **out, Delta__Connect__DeltaRelation *rel, const connect_exec_opts *o) {
   dop_result *res = NULL;
   int rc = connect_exec_relation(&res, rel, o);
-  return result_op(out, res, rc);
+  return connect_sql__result(out, res, rc);
 }
 
 static int sql_restore(qry_op **out, cur *c, const connect_exec_opts *o) {
-  kw(c, "TABLE");
+  connect_sql__kw(c, "TABLE");
   char *name = NULL, *ts = NULL;
   int64_t v = -1;
-  int rc = table_name(c, &name);
-  if (!rc && !kw(c, "TO")) rc = syntax(c);
-  bool by_version = !rc && kw(c, "VERSION");
-  if (!rc && !by_version && !kw(c, "TIMESTAMP")) rc = syntax(c);
-  if (!rc && (!kw(c, "AS") || !kw(c, "OF"))) rc = syntax(c);
-  if (!rc) rc = by_version ? integer(c, &v) : string_lit(c, &ts);
-  if (!rc && !at_end(c)) rc = syntax(c);
+  int rc = connect_sql__table_name(c, &name);
+  if (!rc && !connect_sql__kw(c, "TO")) rc = connect_sql__syntax(c);
+  bool by_version = !rc && connect_sql__kw(c, "VERSION");
+  if (!rc && !by_version && !connect_sql__kw(c, "TIMESTAMP")) rc = connect_sql__syntax(c);
+  if (!rc && (!connect_sql__kw(c, "AS") || !connect_sql__kw(c, "OF"))) rc = connect_sql__syntax(c);
+  if (!rc) rc = by_version ? connect_sql__integer(c, &v) : connect_sql__string_lit(c, &ts);
+  if (!rc && !connect_sql__at_end(c)) rc = connect_sql__syntax(c);
   Delta__Connect__DeltaTable t = named_table(name);
   Delta__Connect__RestoreTable r = DELTA__CONNECT__RESTORE_TABLE__INIT;
   r.table = &t;
@@ -558,32 +419,41 @@ static int sql_restore(qry_op **out, cur *c, const connect_exec_opts *o) {
 }
 
 static int sql_describe(qry_op **out, cur *c, const connect_exec_opts *o) {
-  bool history = kw(c, "HISTORY");
-  if (!history && !kw(c, "DETAIL")) return dd_err_set(DD_EUNSUPPORTED, "DESCRIBE: only DESCRIBE HISTORY and DESCRIBE DETAIL are supported");
+  bool history = connect_sql__kw(c, "HISTORY");
   char *loc = NULL;
+  if (!history && !connect_sql__kw(c, "DETAIL")) { /* DESCRIBE [TABLE] t: its columns */
+    connect_sql__kw(c, "TABLE");
+    if (connect_sql__peek_kw(c, "EXTENDED") || connect_sql__peek_kw(c, "FORMATTED"))
+      return dd_err_set(DD_EUNSUPPORTED, "DESCRIBE TABLE EXTENDED|FORMATTED is not supported by deltad");
+    int rc = connect_sql__table_loc(c, &loc, o);
+    if (!rc && !connect_sql__at_end(c)) rc = connect_sql__syntax(c);
+    if (!rc) rc = connect_sql_columns(out, loc, true);
+    free(loc);
+    return rc;
+  }
   int64_t limit = 0;
-  int rc = table_loc(c, &loc, o);
-  if (!rc && history && kw(c, "LIMIT")) rc = integer(c, &limit);
-  if (!rc && !at_end(c)) rc = syntax(c);
+  int rc = connect_sql__table_loc(c, &loc, o);
+  if (!rc && history && connect_sql__kw(c, "LIMIT")) rc = connect_sql__integer(c, &limit);
+  if (!rc && !connect_sql__at_end(c)) rc = connect_sql__syntax(c);
   dop_result *res = NULL;
   if (!rc) rc = history ? dop_history(&res, loc, (size_t)limit) : dop_detail(&res, loc);
   free(loc);
-  return result_op(out, res, rc);
+  return connect_sql__result(out, res, rc);
 }
 
 static int sql_convert(qry_op **out, cur *c, const connect_exec_opts *o) {
-  if (!kw(c, "TO") || !kw(c, "DELTA")) return syntax(c);
+  if (!connect_sql__kw(c, "TO") || !connect_sql__kw(c, "DELTA")) return connect_sql__syntax(c);
   char *name = NULL, *parts = NULL;
-  int rc = table_name(c, &name);
-  if (!rc && kw(c, "PARTITIONED")) {
-    if (!kw(c, "BY") || !punct(c, '(')) rc = syntax(c);
-    ws(c);
+  int rc = connect_sql__table_name(c, &name);
+  if (!rc && connect_sql__kw(c, "PARTITIONED")) {
+    if (!connect_sql__kw(c, "BY") || !connect_sql__punct(c, '(')) rc = connect_sql__syntax(c);
+    connect_sql__ws(c);
     size_t st = c->pos, depth = 1;
     while (!rc && c->pos < c->len && depth) depth += c->s[c->pos] == '(' ? 1 : c->s[c->pos] == ')' ? -1 : 0, c->pos++;
-    if (!rc && depth) rc = syntax(c);
+    if (!rc && depth) rc = connect_sql__syntax(c);
     if (!rc && !(parts = strndup(c->s + st, c->pos - st - 1))) rc = OOM();
   }
-  if (!rc && !at_end(c)) rc = syntax(c);
+  if (!rc && !connect_sql__at_end(c)) rc = connect_sql__syntax(c);
   Delta__Connect__ConvertToDelta cv = DELTA__CONNECT__CONVERT_TO_DELTA__INIT;
   cv.identifier = name;
   if (parts) cv.partition_schema_case = DELTA__CONNECT__CONVERT_TO_DELTA__PARTITION_SCHEMA_PARTITION_SCHEMA_STRING,
@@ -597,32 +467,35 @@ static int sql_convert(qry_op **out, cur *c, const connect_exec_opts *o) {
 }
 
 static int sql_alter(qry_op **out, cur *c, const connect_exec_opts *o) {
-  if (!kw(c, "TABLE")) return syntax(c);
+  if (!connect_sql__kw(c, "TABLE")) return connect_sql__syntax(c);
   char *loc = NULL, *feature = NULL;
-  int rc = table_loc(c, &loc, o);
-  bool add = !rc && kw(c, "ADD");
-  bool drop = !rc && !add && kw(c, "DROP");
+  int rc = connect_sql__table_loc(c, &loc, o);
+  bool add = !rc && connect_sql__kw(c, "ADD");
+  bool drop = !rc && !add && connect_sql__kw(c, "DROP");
   if (!rc && !add && !drop) {
-    if (peek_kw(c, "SET") || peek_kw(c, "UNSET"))
-      rc = dd_err_set(DD_EUNSUPPORTED, "ALTER TABLE ... SET|UNSET TBLPROPERTIES is not supported by deltad yet");
-    else rc = syntax(c);
+    bool set = connect_sql__kw(c, "SET");
+    if (set || connect_sql__kw(c, "UNSET")) rc = connect_sql__alter_props(out, c, loc, set);
+    else rc = connect_sql__syntax(c);
+    free(loc);
+    return rc;
   }
-  if (!rc && !kw(c, "FEATURE")) rc = syntax(c);
-  if (!rc) rc = ident(c, &feature);
-  bool truncate = !rc && drop && kw(c, "TRUNCATE") && (kw(c, "HISTORY") || (rc = syntax(c), false));
-  if (!rc && !at_end(c)) rc = syntax(c);
+  if (!rc && !connect_sql__kw(c, "FEATURE")) rc = connect_sql__syntax(c);
+  if (!rc) rc = connect_sql__ident(c, &feature);
+  bool truncate = !rc && drop && connect_sql__kw(c, "TRUNCATE") &&
+                  (connect_sql__kw(c, "HISTORY") || (rc = connect_sql__syntax(c), false));
+  if (!rc && !connect_sql__at_end(c)) rc = connect_sql__syntax(c);
   dop_result *res = NULL;
   if (!rc) rc = add ? dop_add_feature(&res, loc, feature) : dop_drop_feature(&res, loc, feature, truncate);
   free(loc), free(feature);
-  return result_op(out, res, rc);
+  return connect_sql__result(out, res, rc);
 }
 
 static int sql_generate(qry_op **out, cur *c, const connect_exec_opts *o) {
   char *mode = NULL, *name = NULL;
-  int rc = ident(c, &mode);
-  if (!rc && (!kw(c, "FOR") || !kw(c, "TABLE"))) rc = syntax(c);
-  if (!rc) rc = table_name(c, &name);
-  if (!rc && !at_end(c)) rc = syntax(c);
+  int rc = connect_sql__ident(c, &mode);
+  if (!rc && (!connect_sql__kw(c, "FOR") || !connect_sql__kw(c, "TABLE"))) rc = connect_sql__syntax(c);
+  if (!rc) rc = connect_sql__table_name(c, &name);
+  if (!rc && !connect_sql__at_end(c)) rc = connect_sql__syntax(c);
   Delta__Connect__DeltaTable t = named_table(name);
   Delta__Connect__Generate g = DELTA__CONNECT__GENERATE__INIT;
   g.table = &t, g.mode = mode;
@@ -632,18 +505,27 @@ static int sql_generate(qry_op **out, cur *c, const connect_exec_opts *o) {
   dop_result *res = NULL;
   if (!rc) rc = connect_exec_command(&res, &cmd, o);
   free(mode), free(name);
-  return result_op(out, res, rc);
+  return connect_sql__result(out, res, rc);
 }
 
 /* SHOW TBLPROPERTIES: rows (key, value) of the table's configuration, as Spark's. */
 static int sql_show_props(qry_op **out, cur *c, const connect_exec_opts *o) {
-  if (!kw(c, "TBLPROPERTIES")) return dd_err_set(DD_EUNSUPPORTED, "SHOW: only SHOW TBLPROPERTIES is supported");
   char *loc = NULL, *key = NULL;
-  int rc = table_loc(c, &loc, o);
-  if (!rc && punct(c, '(')) {
-    if (!(rc = string_lit(c, &key)) && !punct(c, ')')) rc = syntax(c);
+  if (connect_sql__kw(c, "COLUMNS")) { /* SHOW COLUMNS IN|FROM t */
+    int rc = connect_sql__kw(c, "IN") || connect_sql__kw(c, "FROM") ? connect_sql__table_loc(c, &loc, o)
+                                                                      : connect_sql__syntax(c);
+    if (!rc && !connect_sql__at_end(c)) rc = connect_sql__syntax(c);
+    if (!rc) rc = connect_sql_columns(out, loc, false);
+    free(loc);
+    return rc;
   }
-  if (!rc && !at_end(c)) rc = syntax(c);
+  if (!connect_sql__kw(c, "TBLPROPERTIES"))
+    return dd_err_set(DD_EUNSUPPORTED, "SHOW: only SHOW TBLPROPERTIES and SHOW COLUMNS are supported");
+  int rc = connect_sql__table_loc(c, &loc, o);
+  if (!rc && connect_sql__punct(c, '(')) {
+    if (!(rc = connect_sql__string_lit(c, &key)) && !connect_sql__punct(c, ')')) rc = connect_sql__syntax(c);
+  }
+  if (!rc && !connect_sql__at_end(c)) rc = connect_sql__syntax(c);
   dl_table *t = NULL;
   dl_snapshot *snap = NULL;
   arw_schema *s = NULL;
@@ -695,34 +577,34 @@ static int sql_show_props(qry_op **out, cur *c, const connect_exec_opts *o) {
 
 static int sql_optimize(qry_op **out, cur *c, const connect_exec_opts *o) {
   char *loc = NULL;
-  int rc = table_loc(c, &loc, o);
+  int rc = connect_sql__table_loc(c, &loc, o);
   dop_result *res = NULL;
-  ws(c);
+  connect_sql__ws(c);
   if (!rc && !connect_sql_optimize_hook) rc = dd_err_set(DD_EUNSUPPORTED, "OPTIMIZE is not available in this build of deltad");
   if (!rc) rc = connect_sql_optimize_hook(&res, loc, c->s + c->pos, o);
   free(loc);
-  return result_op(out, res, rc);
+  return connect_sql__result(out, res, rc);
 }
 
 /* DELETE FROM table ... / UPDATE table ...: the tails are connect_sql_dml.c's. */
 static int sql_delete(qry_op **out, cur *c, const connect_exec_opts *o) {
   char *loc = NULL;
-  int rc = kw(c, "FROM") ? table_loc(c, &loc, o) : syntax(c);
+  int rc = connect_sql__kw(c, "FROM") ? connect_sql__table_loc(c, &loc, o) : connect_sql__syntax(c);
   dop_result *res = NULL;
-  ws(c);
+  connect_sql__ws(c);
   if (!rc) rc = connect_sql_delete(&res, loc, c->s + c->pos, o);
   free(loc);
-  return result_op(out, res, rc);
+  return connect_sql__result(out, res, rc);
 }
 
 static int sql_update(qry_op **out, cur *c, const connect_exec_opts *o) {
   char *loc = NULL;
-  int rc = table_loc(c, &loc, o);
+  int rc = connect_sql__table_loc(c, &loc, o);
   dop_result *res = NULL;
-  ws(c);
+  connect_sql__ws(c);
   if (!rc) rc = connect_sql_update(&res, loc, c->s + c->pos, o);
   free(loc);
-  return result_op(out, res, rc);
+  return connect_sql__result(out, res, rc);
 }
 
 /* ======================= dispatch ======================= */
@@ -736,12 +618,12 @@ static const struct {
     {"VACUUM", sql_vacuum},     {"RESTORE", sql_restore},   {"DESCRIBE", sql_describe},
     {"DESC", sql_describe},     {"CONVERT", sql_convert},   {"ALTER", sql_alter},
     {"GENERATE", sql_generate}, {"SHOW", sql_show_props},   {"OPTIMIZE", sql_optimize},
-    {"DELETE", sql_delete},     {"UPDATE", sql_update},
+    {"DELETE", sql_delete},     {"UPDATE", sql_update},     {"CREATE", connect_sql__create},
 };
 
 bool connect_sql_is_query(const char *sql) {
   cur c = {sql, 0, sql ? strlen(sql) : 0};
-  return kw(&c, "SELECT");
+  return connect_sql__kw(&c, "SELECT");
 }
 
 int connect_sql_query(qry_op **out, const char *sql, const connect_exec_opts *opts, int depth) {
@@ -750,7 +632,7 @@ int connect_sql_query(qry_op **out, const char *sql, const connect_exec_opts *op
   size_t len = sql ? strlen(sql) : 0;
   if (len > CONNECT_SQL_MAX_LEN) return dd_err_set(DD_EINVAL, "SQL statement longer than %d bytes", CONNECT_SQL_MAX_LEN);
   cur c = {sql ? sql : "", 0, len};
-  if (kw(&c, "SELECT")) {
+  if (connect_sql__kw(&c, "SELECT")) {
     select_q q = {0};
     int rc = parse_select(&c, &q, opts);
     if (!rc) rc = plan_select(out, &q, opts);
@@ -758,11 +640,11 @@ int connect_sql_query(qry_op **out, const char *sql, const connect_exec_opts *op
     return rc;
   }
   for (size_t i = 0; i < sizeof STATEMENTS / sizeof STATEMENTS[0]; i++)
-    if (kw(&c, STATEMENTS[i].kw)) return STATEMENTS[i].fn(out, &c, opts);
-  ws(&c);
-  static const char *const known[] = {"CREATE", "INSERT", "MERGE", "DROP", "WITH", "USE", "SET", NULL};
+    if (connect_sql__kw(&c, STATEMENTS[i].kw)) return STATEMENTS[i].fn(out, &c, opts);
+  connect_sql__ws(&c);
+  static const char *const known[] = {"INSERT", "MERGE", "DROP", "WITH", "USE", "SET", NULL};
   for (size_t i = 0; known[i]; i++)
-    if (peek_kw(&c, known[i]))
+    if (connect_sql__peek_kw(&c, known[i]))
       return dd_err_set(DD_EUNSUPPORTED, "SQL statement %s is not supported by deltad", known[i]);
-  return syntax(&c);
+  return connect_sql__syntax(&c);
 }

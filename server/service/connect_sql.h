@@ -1,18 +1,21 @@
 /* connect_sql.h: the SQL deltad answers through Spark Connect (the SQL relation and the
  * SqlCommand of spark.sql(...)):
  *
- *   SELECT [DISTINCT] item, ... FROM table [VERSION|TIMESTAMP AS OF x] [[AS] alias]
- *     [WHERE expr] [GROUP BY expr, ...] [ORDER BY expr [ASC|DESC] [NULLS FIRST|LAST], ...]
- *     [LIMIT n] [OFFSET n]
+ *   SELECT [DISTINCT] item, ... [FROM table [VERSION|TIMESTAMP AS OF x] [[AS] alias]]
+ *     [WHERE expr] [GROUP BY expr, ...] [HAVING expr]
+ *     [ORDER BY expr [ASC|DESC] [NULLS FIRST|LAST], ...] [LIMIT n] [OFFSET n]
  *       item: * | expr [[AS] name] | count(*) | count([DISTINCT] expr) | sum|min|max|avg(expr)
  *       table: delta.`/path` | catalog.schema.table
  *   VACUUM table [RETAIN n HOURS] [DRY RUN]
  *   RESTORE [TABLE] table TO VERSION AS OF n | TO TIMESTAMP AS OF 'ts'
- *   DESCRIBE HISTORY table [LIMIT n] | DESCRIBE DETAIL table
+ *   DESCRIBE HISTORY table [LIMIT n] | DESCRIBE DETAIL table | DESCRIBE [TABLE] table
+ *   SHOW COLUMNS IN|FROM table
  *   CONVERT TO DELTA parquet.`/path` [PARTITIONED BY (col type, ...)]
  *   ALTER TABLE table ADD FEATURE name | DROP FEATURE name [TRUNCATE HISTORY]
  *   GENERATE symlink_format_manifest FOR TABLE table
  *   SHOW TBLPROPERTIES table [('key')]
+ *   CREATE [OR REPLACE] TABLE [IF NOT EXISTS] table (col type [NOT NULL] [COMMENT 'c'], ...)
+ *     USING DELTA [PARTITIONED BY (...)] [LOCATION '..'] [TBLPROPERTIES (..)] [COMMENT '..']
  *   OPTIMIZE table ...           (CONNECT_SQL_OPTIMIZE_HOOK below; UNIMPLEMENTED until set)
  *   DELETE FROM table [WHERE cond] | UPDATE table SET col = expr, ... [WHERE cond]
  *                                (connect_sql_dml.c, docs/dml.md)
@@ -35,6 +38,11 @@
 int connect_sql_query(qry_op **out, const char *sql, const connect_exec_opts *opts, int depth);
 /* Is the statement a query (SELECT), as opposed to a command that runs eagerly? */
 bool connect_sql_is_query(const char *sql);
+
+/* DESCRIBE [TABLE] (describe: col_name, data_type, comment and the partition section) or
+ * SHOW COLUMNS (col_name) of the table at location, as a local relation
+ * (connect_sql_describe.c). */
+int connect_sql_columns(qry_op **out, const char *location, bool describe);
 
 /* OPTIMIZE: set by the OPTIMIZE module when it is linked in (table location, the text
  * after the table name); NULL answers UNIMPLEMENTED. */

@@ -209,6 +209,17 @@ typedef struct dop_create_opts {
 /* An empty result. */
 int dop_create(dop_result **out, const dop_create_opts *opts);
 
+/* ALTER TABLE ... SET TBLPROPERTIES: checks the values as Delta does (unknown delta.* keys,
+ * bad booleans, intervals, ...: DD_EINVAL), raises the protocol a property needs, and commits
+ * the new configuration (operation "SET TBLPROPERTIES", parameter "properties"). An empty
+ * result. */
+int dop_set_properties(dop_result **out, const char *location, const char *const *keys, const char *const *values,
+                       size_t n);
+/* ALTER TABLE ... UNSET TBLPROPERTIES [IF EXISTS]: removes the keys (a missing one is no
+ * error, as in Delta 4; delta.feature.* is DD_EINVAL: use drop-feature) and commits
+ * (operation "UNSET TBLPROPERTIES", parameters "properties" and "ifExists"). */
+int dop_unset_properties(dop_result **out, const char *location, const char *const *keys, size_t n);
+
 /* identifier "parquet.`/path`" (or a path); partition_schema DDL "a INT, b STRING" or
  * NULL. One row: column "identifier" = "delta.`/path`". */
 int dop_convert(dop_result **out, const char *identifier, const char *partition_schema,

@@ -68,40 +68,6 @@ static bool has_column(const dop_create_opts *o, const char *name) {
   return false;
 }
 
-/* ---- properties and protocol ---- */
-
-static int apply_properties(const dop_create_opts *o, dop__proto *p, const char **keys, const char **vals,
-                            size_t *n) {
-  int rc = 0, rv = 0, wv = 0;
-  *n = 0;
-  for (size_t i = 0; i < o->num_properties && !rc; i++) {
-    const char *k = o->property_keys[i], *v = o->property_values[i];
-    if (!strncmp(k, "delta.feature.", 14)) {
-      if (strcmp(v, "supported") && strcmp(v, "enabled"))
-        return dd_err_set(DD_EINVAL, "%s must be 'supported', not '%s'", k, v);
-      rc = dop__proto_add_feature(p, k + 14);
-      continue;
-    }
-    if (!strcmp(k, "delta.minReaderVersion")) { rv = atoi(v); continue; }
-    if (!strcmp(k, "delta.minWriterVersion")) { wv = atoi(v); continue; }
-    keys[*n] = k;
-    vals[(*n)++] = v;
-    bool on = !strcasecmp(v, "true");
-    if (!strcmp(k, "delta.enableChangeDataFeed") && on) rc = dop__proto_raise(p, p->reader, p->writer > 4 ? p->writer : 4);
-    else if (!strcmp(k, "delta.enableDeletionVectors") && on) rc = dop__proto_add_feature(p, "deletionVectors");
-    else if (!strcmp(k, "delta.enableInCommitTimestamps") && on) rc = dop__proto_add_feature(p, "inCommitTimestamp");
-    else if (!strcmp(k, "delta.enableRowTracking") && on) rc = dop__proto_add_feature(p, "rowTracking");
-    else if (!strcmp(k, "delta.appendOnly") && on) rc = dop__proto_raise(p, p->reader, p->writer > 2 ? p->writer : 2);
-    else if (!strncmp(k, "delta.constraints.", 18)) rc = dop__proto_raise(p, p->reader, p->writer > 3 ? p->writer : 3);
-    else if (!strcmp(k, "delta.columnMapping.mode") && strcmp(v, "none")) {
-      if (p->writer >= 7) rc = dop__proto_add_feature(p, "columnMapping");
-      else rc = dop__proto_raise(p, p->reader > 2 ? p->reader : 2, p->writer > 5 ? p->writer : 5);
-    }
-  }
-  if (!rc && (rv || wv)) rc = dop__proto_raise(p, rv > p->reader ? rv : p->reader, wv > p->writer ? wv : p->writer);
-  return rc;
-}
-
 /* ---- commit ---- */
 
 static json_t *strv_json(const char *const *v, size_t n) {
@@ -161,7 +127,7 @@ int dop_create(dop_result **out, const dop_create_opts *o) {
   dop__proto p = {.reader = 1, .writer = 2};
   size_t nprops = 0;
   if (!keys || !vals) { rc = DOP_OOM(); goto cleanup; }
-  if ((rc = build_schema(&schema, o, &p)) || (rc = apply_properties(o, &p, keys, vals, &nprops))) goto cleanup;
+  if ((rc = build_schema(&schema, o, &p)) || (rc = dop__apply_properties(&p, o->property_keys, o->property_values, o->num_properties, keys, vals, &nprops))) goto cleanup;
   if (o->num_clustering_columns && (rc = dop__proto_add_feature(&p, "clustering"))) goto cleanup;
   if (!(schema_s = dump(schema))) { rc = DOP_OOM(); goto cleanup; }
   if ((rc = dl_kv_pack(&packed, keys, vals, nprops))) goto cleanup;

@@ -107,4 +107,14 @@ int dop__ddl_type(json_t **out, const char *ddl);
 /* A DDL column list ("a INT, b STRING NOT NULL") as an array of Delta struct fields. */
 int dop__ddl_fields(json_t **out, const char *ddl);
 
+/* ---- table properties (dop_props.c) ---- */
+/* Delta's rule for a table property: DD_EINVAL for an unknown delta.* key
+ * ([DELTA_UNKNOWN_CONFIGURATION]) or a value it refuses; other keys are free-form. */
+int dop__check_property(const char *key, const char *value);
+/* Checks in_keys/in_vals[0..n) and raises p to what they need (delta.feature.*,
+ * delta.min*Version, enable* flags, column mapping); the configuration entries (all but
+ * delta.feature.* and delta.min*Version) go to keys/vals (n slots), *nout of them. */
+int dop__apply_properties(dop__proto *p, const char *const *in_keys, const char *const *in_vals, size_t n,
+                          const char **keys, const char **vals, size_t *nout);
+
 #endif

@@ -1,6 +1,6 @@
 /* ex_fn.c: the function table and the functions of logic, comparison and nulls: and, or,
  * not, = < <= > >= <=>, isnull, isnotnull, in, between, coalesce / nvl / ifnull, when, if.
- * Arithmetic is in ex_fn_arith.c, strings and dates in ex_fn_str.c.
+ * Arithmetic is in ex_fn_arith.c, strings and dates in ex_fn_str.c, the rest in ex_fn_more.c.
  *
  * Three-valued logic (Spark's): a AND b is false when either is false, else NULL when
  * either is NULL; a OR b is true when either is true, else NULL when either is NULL. */
@@ -229,7 +229,7 @@ static int eval_isnull(ex__vec *out, const ex_node *e, const arw_batch *in) {
 }
 
 /* coalesce(a, b, ...), nvl, ifnull: the first non-null */
-static int bind_coalesce(ex_node *e) {
+int ex__bind_common(ex_node *e) {
   ex_type t;
   if (!ex__common_type(e, 0, 1, &t) || ex__is_nested(t.id))
     return ex__type_error(e, "arguments of one (wider) type");
@@ -260,7 +260,7 @@ static int take_row(ex__vec *dst, const ex__vec *src, size_t i) {
 }
 
 /* out[i] = vals[pick[i]][i], null where pick[i] < 0. */
-static int gather(ex__vec *out, ex_type t, ex__vec *vals, const int *pick, size_t n) {
+int ex__gather(ex__vec *out, ex_type t, ex__vec *vals, const int *pick, size_t n) {
   int rc = ex__vec_init(out, t, n);
   if (rc) return rc;
   for (size_t i = 0; i < n; i++) {
@@ -293,7 +293,7 @@ static int eval_coalesce(ex__vec *out, const ex_node *e, const arw_batch *in) {
         break;
       }
   }
-  rc = gather(out, e->type, v, pick, n);
+  rc = ex__gather(out, e->type, v, pick, n);
 cleanup:
   free(pick);
   ex__free_all(v, e->nargs);
@@ -354,7 +354,7 @@ static int eval_when(ex__vec *out, const ex_node *e, const arw_batch *in) {
         break;
       }
   }
-  rc = gather(out, e->type, v, pick, n);
+  rc = ex__gather(out, e->type, v, pick, n);
 cleanup:
   free(pick);
   ex__free_all(v, e->nargs);
@@ -449,9 +449,9 @@ static const ex__fn fns[] = {
   {"isnotnull", 1, 1, bind_isnull, eval_isnull, NULL},
   {"in", 1, -1, bind_cmp, eval_in, NULL},
   {"between", 3, 3, bind_cmp, eval_between, NULL},
-  {"coalesce", 1, -1, bind_coalesce, eval_coalesce, NULL},
-  {"nvl", 2, 2, bind_coalesce, eval_coalesce, NULL},
-  {"ifnull", 2, 2, bind_coalesce, eval_coalesce, NULL},
+  {"coalesce", 1, -1, ex__bind_common, eval_coalesce, NULL},
+  {"nvl", 2, 2, ex__bind_common, eval_coalesce, NULL},
+  {"ifnull", 2, 2, ex__bind_common, eval_coalesce, NULL},
   {"when", 2, -1, bind_when, eval_when, NULL},
   {"if", 3, 3, bind_when, eval_when, NULL},
   {NULL, 0, 0, NULL, NULL, NULL},
@@ -463,14 +463,14 @@ static const struct { const char *alias, *name; } aliases[] = {
   {"dayofmonth", "day"}, {"ucase", "upper"}, {"lcase", "lower"}, {"substr", "substring"},
   {"char_length", "length"}, {"character_length", "length"}, {"len", "length"},
   {"regexp", "rlike"}, {"regexp_like", "rlike"}, {"mod", "%"}, {"dateadd", "date_add"},
-  {"date_diff", "datediff"}, {"now", "current_timestamp"}, {"curdate", "current_date"},
+  {"date_diff", "datediff"}, {"ceiling", "ceil"}, {"now", "current_timestamp"}, {"curdate", "current_date"},
 };
 
 const ex__fn *ex__fn_find(const char *name) {
   for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
     if (!strcmp(name, aliases[i].alias)) name = aliases[i].name;
-  const ex__fn *tables[] = {fns, ex__fns_arith, ex__fns_str};
-  for (size_t t = 0; t < 3; t++)
+  const ex__fn *tables[] = {fns, ex__fns_arith, ex__fns_str, ex__fns_more};
+  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
     for (const ex__fn *f = tables[t]; f->name; f++)
       if (!strcmp(f->name, name)) return f;
   return NULL;

@@ -106,7 +106,8 @@ static int push_case(ex__vec *out, size_t i, const char *s, size_t len, bool upp
 
 /* ---- like / rlike ---- */
 
-static bool like_match(const char *s, size_t sl, const char *p, size_t pl, bool fold) {
+/* esc: the escape character ('\\' unless LIKE ... ESCAPE named another). */
+static bool like_match(const char *s, size_t sl, const char *p, size_t pl, bool fold, char esc) {
   size_t si = 0, pi = 0, star_p = (size_t)-1, star_s = 0;
   while (si < sl) {
     if (pi < pl && p[pi] == '%') {
@@ -121,7 +122,7 @@ static bool like_match(const char *s, size_t sl, const char *p, size_t pl, bool 
     }
     if (pi < pl) {
       size_t k = pi;
-      if (p[k] == '\\' && k + 1 < pl) k++;
+      if (p[k] == esc && k + 1 < pl) k++; /* the escaped character as is */
       char a = s[si], b = p[k];
       if (fold) a = (char)tolower((unsigned char)a), b = (char)tolower((unsigned char)b);
       if (a == b) {
@@ -171,6 +172,12 @@ cleanup:
 static int bind_like(ex_node *e) {
   int rc = args_to(e, 0, 2, ex__t(EX_T_STRING), "string arguments");
   if (rc) return rc;
+  if (e->nargs > 2) { /* ESCAPE: one character, a literal */
+    const ex_node *c = e->args[2];
+    if (c->kind != EX_LITERAL || c->lit.is_null || c->lit.type.id != EX_T_STRING || c->lit.len != 1)
+      return dd_err_set(DD_EINVAL, "[INVALID_ESC] Found an invalid escape string: the escape string of %s must "
+                        "be a literal of only one character", e->name);
+  }
   e->type = ex__t(EX_T_BOOLEAN);
   e->nullable = any_nullable(e);
   const ex_node *p = e->args[1];
@@ -183,11 +190,12 @@ static int bind_like(ex_node *e) {
 }
 
 static int eval_like(ex__vec *out, const ex_node *e, const arw_batch *in) {
-  ex__vec v[2];
+  ex__vec v[3]; /* string, pattern and, with ESCAPE, the escape character */
   int rc = ex__eval_args(v, e, in);
   if (rc) return rc;
   size_t n = v[0].n;
   bool rlike = !strcmp(e->name, "rlike"), fold = !strcmp(e->name, "ilike");
+  char esc = e->nargs > 2 ? e->args[2]->lit.str[0] : '\\';
   char *buf = NULL;
   size_t cap = 0;
   if ((rc = ex__vec_init(out, ex__t(EX_T_BOOLEAN), n)) || (rc = ex__vec_and_valid(out, &v[0])) ||
@@ -198,7 +206,7 @@ static int eval_like(ex__vec *out, const ex_node *e, const arw_batch *in) {
     const char *s = ex__vec_str(&v[0], i), *p = ex__vec_str(&v[1], i);
     size_t sl = v[0].off[i + 1] - v[0].off[i], pl = v[1].off[i + 1] - v[1].off[i];
     if (!rlike) {
-      out->b[i] = like_match(s, sl, p, pl, fold);
+      out->b[i] = like_match(s, sl, p, pl, fold, esc);
       continue;
     }
     regex_t *re = e->aux, *own = NULL;
@@ -224,7 +232,7 @@ static int eval_like(ex__vec *out, const ex_node *e, const arw_batch *in) {
 cleanup:
   if (rc) ex__vec_free(out);
   free(buf);
-  ex__free_args(v, 2);
+  ex__free_args(v, e->nargs);
   return rc;
 }
 
@@ -511,8 +519,8 @@ static int eval_now(ex__vec *out, const ex_node *e, const arw_batch *in) {
 }
 
 const ex__fn ex__fns_str[] = {
-  {"like", 2, 2, bind_like, eval_like, NULL},
-  {"ilike", 2, 2, bind_like, eval_like, NULL},
+  {"like", 2, 3, bind_like, eval_like, NULL},
+  {"ilike", 2, 3, bind_like, eval_like, NULL},
   {"rlike", 2, 2, bind_like, eval_like, free_regex},
   {"lower", 1, 1, bind_str1, eval_str1, NULL},
   {"upper", 1, 1, bind_str1, eval_str1, NULL},

@@ -128,6 +128,13 @@ struct ex__fn {
 const ex__fn *ex__fn_find(const char *name);
 extern const ex__fn ex__fns_arith[]; /* ex_fn_arith.c; ended by a NULL name */
 extern const ex__fn ex__fns_str[];   /* ex_fn_str.c */
+extern const ex__fn ex__fns_more[];  /* ex_fn_more.c */
+/* *out (type t, n rows): row i copied from vals[pick[i]], null where pick[i] < 0 or that
+ * row is null. */
+int ex__gather(ex__vec *out, ex_type t, ex__vec *vals, const int *pick, size_t n);
+/* Binds a call whose arguments all take their wider (atomic) type, which is its type;
+ * nullable unless an argument is not (coalesce, greatest, least). */
+int ex__bind_common(ex_node *e);
 int ex__eval_args(ex__vec *v, const ex_node *e, const arw_batch *in); /* v[e->nargs] */
 void ex__free_args(ex__vec *v, size_t n);
 /* Allocates *out (e->nargs vectors) and evaluates every argument into it; ex__free_all. */

@@ -126,10 +126,19 @@ static void call_sql(sb *b, const ex_node *e) {
     puts_(b, " IN (");
     args_sql(b, e, 1, ", ");
     puts_(b, "))");
-  } else if ((is(e, "like") || is(e, "ilike")) && e->nargs == 2) {
+  } else if ((is(e, "like") || is(e, "ilike")) && (e->nargs == 2 || e->nargs == 3)) {
     sql(b, e->args[0]);
     puts_(b, is(e, "like") ? " LIKE " : " ILIKE ");
     sql(b, e->args[1]);
+    if (e->nargs == 3) {
+      puts_(b, " ESCAPE '");
+      sql(b, e->args[2]);
+      puts_(b, "'");
+    }
+  } else if ((is(e, "floor") || is(e, "ceil")) && e->nargs == 1) {
+    puts_(b, is(e, "floor") ? "FLOOR(" : "CEIL(");
+    sql(b, e->args[0]);
+    puts_(b, ")");
   } else if (is(e, "rlike") && e->nargs == 2) {
     puts_(b, "RLIKE(");
     args_sql(b, e, 0, ", ");

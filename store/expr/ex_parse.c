@@ -844,12 +844,17 @@ static int predicate(parser *p, ex_node **out) {
       const char *fn = is_kw(p, "like") ? "like" : is_kw(p, "ilike") ? "ilike" : "rlike";
       ex_node *pat;
       if ((rc = lex(p)) || (rc = value(p, &pat, L_CMP))) goto fail;
-      if (is_kw(p, "escape")) {
-        ex_free(pat);
-        rc = dd_err_set(DD_EUNSUPPORTED, "LIKE ... ESCAPE is not supported");
-        goto fail;
+      if (is_kw(p, "escape") && strcmp(fn, "rlike")) { /* x LIKE pat ESCAPE 'c' */
+        ex_node *esc;
+        if ((rc = lex(p)) || (rc = value(p, &esc, L_CMP))) {
+          ex_free(pat);
+          goto fail;
+        }
+        ex_node *args[3] = {v, pat, esc};
+        if ((rc = call(&v, fn, args, 3))) return rc;
+      } else if ((rc = call2(&v, fn, v, pat))) {
+        return rc;
       }
-      if ((rc = call2(&v, fn, v, pat))) return rc;
     } else if (is_kw(p, "is")) {
       if ((rc = lex(p))) goto fail;
       if (is_kw(p, "not")) {

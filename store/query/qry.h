@@ -48,6 +48,12 @@ const arw_schema *qry_schema(const qry_op *op);
 /* The next batch in *out (at least one row), or *out = NULL at the end. The batch belongs
  * to the operator and is valid until the next qry_next or qry_free. */
 int qry_next(qry_op *op, const arw_batch **out);
+/* A check run before every batch of every operator of a tree (a deadline, a cancelled
+ * call): non-zero stops the query, and qry_next returns that code (the check sets the
+ * message). */
+typedef int (*qry_check_fn)(void *ctx);
+/* Sets the check on op and all its inputs (NULL fn: none). Call it on the finished tree. */
+void qry_set_check(qry_op *op, qry_check_fn fn, void *ctx);
 /* Frees op and its inputs. Accepts NULL. */
 void qry_free(qry_op *op);
 /* A one-line description of the operator ("Filter (id > 5)") for explain; borrowed. */
@@ -129,5 +135,42 @@ int qry_tree_string(char **out, const arw_schema *s, int level);
 /* Spark's simpleString type name of field id ("bigint", "array<string>",
  * "struct<a:int>", "decimal(10,2)"). *out malloc'ed. */
 int qry_type_string(char **out, const arw_schema *s, int id);
+
+/* ======================= value text ======================= */
+
+/* One text form of values for every consumer that prints rows without Arrow (deltactl table
+ * scan, the JSON of nested cells in DeltaConnectService rows): decimals with their scale,
+ * binary as lower-case hex, dates "YYYY-MM-DD", timestamps "YYYY-MM-DDTHH:MM:SS.ffffff"
+ * (UTC, both timestamp types), structs and maps as JSON objects (a key that is not a string
+ * as its JSON text), arrays as lists, floats as their shortest round-trip text, NaN and
+ * infinities as NaN / Infinity / -Infinity (quoted in JSON).
+ *
+ * A growable buffer, p NUL-terminated once anything was put. After an allocation failure it
+ * stops growing and sets oom (qry_text_value then answers DD_ENOMEM). */
+typedef struct qry_text {
+  char *p;
+  size_t len, cap;
+  bool oom;
+} qry_text;
+#define QRY_TEXT_INIT {NULL, 0, 0, false}
+
+void qry_text_put(qry_text *t, const char *s, size_t n);
+/* Empties the text (keeps its memory). */
+void qry_text_clear(qry_text *t);
+void qry_text_free(qry_text *t);
+/* s[0..n) as a JSON string (quotes, backslash and control characters escaped). */
+void qry_text_json_str(qry_text *t, const char *s, size_t n);
+void qry_text_date(qry_text *t, int64_t days);
+void qry_text_timestamp(qry_text *t, int64_t micros);
+/* A Decimal128 (16 bytes little-endian two's complement) with scale digits after the point. */
+void qry_text_decimal(qry_text *t, const uint8_t *le16, int scale);
+/* single: as a float (the shortest text that reads back as the same float). quote_special:
+ * NaN and the infinities in quotes (JSON). */
+void qry_text_float(qry_text *t, double v, bool single, bool quote_special);
+void qry_text_hex(qry_text *t, const uint8_t *p, size_t n);
+/* Slot i of field id of b: json true: as a JSON value (null, quoted strings, dates,
+ * timestamps, decimals and binary); false: bare text (strings unquoted, null as ""; nested
+ * values are JSON either way). */
+int qry_text_value(qry_text *t, const arw_batch *b, int id, size_t i, bool json);
 
 #endif

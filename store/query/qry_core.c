@@ -54,7 +54,12 @@ const qry_op *qry_input(const qry_op *op) { return op->in; }
 
 int qry_next(qry_op *op, const arw_batch **out) {
   *out = NULL;
-  return op->next(op, out);
+  int rc = op->check ? op->check(op->check_ctx) : 0;
+  return rc ? rc : op->next(op, out);
+}
+
+void qry_set_check(qry_op *op, qry_check_fn fn, void *ctx) {
+  for (; op; op = op->in) op->check = fn, op->check_ctx = ctx;
 }
 
 void qry_free(qry_op *op) {

@@ -18,6 +18,8 @@ struct qry_op {
   arw_batch *cur;         /* the last batch this op made */
   int (*next)(qry_op *op, const arw_batch **out);
   void (*drop)(qry_op *op);
+  qry_check_fn check;     /* run by qry_next before each batch (qry_set_check); may be NULL */
+  void *check_ctx;
 };
 
 /* Allocates an operator struct of size bytes (a qry_op first) with next and drop, taking

@@ -62,6 +62,21 @@ EXPRS = [
     "(i + 1) * (l - 2) / 3", "dec * i", "dec / i", "CAST(i AS DECIMAL(10,0)) / 7",
     "l % -3", "i div -2", "CAST(d AS BIGINT)", "CAST(f AS INT)", "s = 'Hello' OR i IS NULL",
     "contains(s, 'l')", "startswith(s, 'a')", "endswith(s, 'c')", "isnan(d)", "isnan(f)",
+    # nullif, greatest/least, concat_ws, replace, hour/minute/second, floor/ceil
+    "nullif(i, 0)", "nullif(s, 'abc')", "nullif(i, 1.5)", "nullif(dt, DATE'2000-01-01')",
+    "greatest(i, sh, by)", "least(d, f)", "greatest(s, 'b')", "least(dt, DATE'2000-01-01')",
+    "greatest(i, NULL)", "greatest(dec, i)", "least(l, dec)", "least(ts, tn)", "greatest(d, 0.5)",
+    "concat_ws('-', s, i, NULL)", "concat_ws(s, 'a', 'b')", "concat_ws(',')", "concat_ws('', s, s)",
+    "replace(s, 'b', 'XY')", "replace(s, 'a')", "replace(s, '', 'z')", "replace(s, s, 'q')",
+    "hour(ts)", "minute(ts)", "second(ts)", "hour(tn)", "second(tn)", "hour('2020-01-01 05:06:07')",
+    "minute(dt)", "floor(d)", "ceil(d)", "floor(dec)", "ceil(dec)", "floor(i)", "ceil(f)", "floor(-2.5)",
+    "ceil(l)", "ceiling(dec)", "floor(CAST(i AS DECIMAL(10,0)))", "floor(s)",
+    "to_date(ts)", "to_date(tn)", "to_date('2020-01-02')", "to_timestamp(dt)", "to_date(s)",
+    "to_timestamp('2020-01-02 03:04:05')", "to_timestamp(tn)",
+    # LIKE ... ESCAPE
+    "s LIKE 'x!%y' ESCAPE '!'", "s LIKE 'a!_c' ESCAPE '!'", "s NOT LIKE '%!%%' ESCAPE '!'",
+    "s ILIKE 'A#_C' ESCAPE '#'", "s LIKE 'a/_c' ESCAPE '/'", "s LIKE 'a\\_c' ESCAPE '!'",
+    "s LIKE 'a_c' ESCAPE 'ab'",
 ]
 
 

@@ -231,7 +231,7 @@ class ConnectDelta(ServerTest):
             (self.stub.ExecuteCommand, C.DeltaCommand(vacuum_table=C.VacuumTable(
                 table=self.table(t), retention_hours=1)), grpc.StatusCode.FAILED_PRECONDITION),
             (self.stub.ExecuteCommand, C.DeltaCommand(), grpc.StatusCode.INVALID_ARGUMENT),
-            (self.stub.ExecuteRelation, R.DeltaRelation(scan=R.Scan(table=self.table(t))),
+            (self.stub.ExecuteRelation, R.DeltaRelation(merge_into_table=R.MergeIntoTable()),
              grpc.StatusCode.UNIMPLEMENTED),
         ]
         for fn, req, want in cases:

@@ -197,7 +197,7 @@ class RequestGuard(h.ServerTest):
         # request and with bytes that are no message: the auth outcome comes first
         open_to_recipients = {"deltad.sharing.v1.DeltaSharingService", "deltad.system.v1.SystemService"}
         methods = self.all_methods()
-        self.assertEqual(len(methods), 68)
+        self.assertEqual(len(methods), 69)  # ExecuteQuery joined DeltaConnectService
         for path, stream, svc in methods:
             for body in (b"", b"\xff\xff"):
                 for md in ((), self.server.md("0" * 64)):

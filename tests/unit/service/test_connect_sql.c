@@ -125,9 +125,16 @@ static void test_maintenance(void **state) {
   assert_int_equal(n, 1); /* Delta's result row (path, metrics) */
   snprintf(sql, sizeof sql, "OPTIMIZE delta.`%s` ZORDER id extra", tmpl);
   assert_int_equal(run(sql, v, 16, &n, NULL), DD_EINVAL);
+  /* ALTER TABLE ... SET TBLPROPERTIES commits: on the copy too */
+  snprintf(sql, sizeof sql, "ALTER TABLE delta.`%s` SET TBLPROPERTIES ('a' = 'b')", tmpl);
+  assert_int_equal(run(sql, v, 16, &n, NULL), 0);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
   assert_int_equal(system(cmd), 0);
-  assert_int_equal(run(sqlf("ALTER TABLE %s SET TBLPROPERTIES ('a' = 'b')"), v, 16, &n, NULL), DD_EUNSUPPORTED);
+  /* a refused property commits nothing (the fixture keeps its 5 versions) */
+  assert_int_equal(run(sqlf("ALTER TABLE %s SET TBLPROPERTIES ('delta.nope' = '1')"), v, 16, &n, NULL), DD_EINVAL);
+  assert_non_null(strstr(dd_err_msg(), "DELTA_UNKNOWN_CONFIGURATION"));
+  assert_int_equal(run(sqlf("DESCRIBE HISTORY %s"), v, 16, &n, NULL), 0);
+  assert_int_equal(n, 5);
 }
 
 static void test_bad_sql(void **state) {

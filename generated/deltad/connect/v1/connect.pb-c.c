@@ -384,7 +384,7 @@ const ProtobufCMessageDescriptor deltad__connect__v1__result_row__descriptor =
   (ProtobufCMessageInit) deltad__connect__v1__result_row__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor deltad__connect__v1__value__field_descriptors[8] =
+static const ProtobufCFieldDescriptor deltad__connect__v1__value__field_descriptors[9] =
 {
   {
     "null_value",
@@ -482,6 +482,18 @@ static const ProtobufCFieldDescriptor deltad__connect__v1__value__field_descript
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "timestamp_us",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    offsetof(Deltad__Connect__V1__Value, kind_case),
+    offsetof(Deltad__Connect__V1__Value, timestamp_us),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned deltad__connect__v1__value__field_indices_by_name[] = {
   1,   /* field[1] = bool_value */
@@ -492,11 +504,12 @@ static const unsigned deltad__connect__v1__value__field_indices_by_name[] = {
   0,   /* field[0] = null_value */
   4,   /* field[4] = string_value */
   6,   /* field[6] = timestamp_ms */
+  8,   /* field[8] = timestamp_us */
 };
 static const ProtobufCIntRange deltad__connect__v1__value__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 8 }
+  { 0, 9 }
 };
 const ProtobufCMessageDescriptor deltad__connect__v1__value__descriptor =
 {
@@ -506,20 +519,22 @@ const ProtobufCMessageDescriptor deltad__connect__v1__value__descriptor =
   "Deltad__Connect__V1__Value",
   "deltad.connect.v1",
   sizeof(Deltad__Connect__V1__Value),
-  8,
+  9,
   deltad__connect__v1__value__field_descriptors,
   deltad__connect__v1__value__field_indices_by_name,
   1,  deltad__connect__v1__value__number_ranges,
   (ProtobufCMessageInit) deltad__connect__v1__value__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCMethodDescriptor deltad__connect__v1__delta_connect_service__method_descriptors[2] =
+static const ProtobufCMethodDescriptor deltad__connect__v1__delta_connect_service__method_descriptors[3] =
 {
   { "ExecuteCommand", &delta__connect__delta_command__descriptor, &deltad__connect__v1__execute_result__descriptor },
   { "ExecuteRelation", &delta__connect__delta_relation__descriptor, &deltad__connect__v1__execute_result__descriptor },
+  { "ExecuteQuery", &spark__connect__relation__descriptor, &deltad__connect__v1__execute_result__descriptor },
 };
 const unsigned deltad__connect__v1__delta_connect_service__method_indices_by_name[] = {
   0,        /* ExecuteCommand */
+  2,        /* ExecuteQuery */
   1         /* ExecuteRelation */
 };
 const ProtobufCServiceDescriptor deltad__connect__v1__delta_connect_service__descriptor =
@@ -529,7 +544,7 @@ const ProtobufCServiceDescriptor deltad__connect__v1__delta_connect_service__des
   "DeltaConnectService",
   "Deltad__Connect__V1__DeltaConnectService",
   "deltad.connect.v1",
-  2,
+  3,
   deltad__connect__v1__delta_connect_service__method_descriptors,
   deltad__connect__v1__delta_connect_service__method_indices_by_name
 };
@@ -548,6 +563,14 @@ void deltad__connect__v1__delta_connect_service__execute_relation(ProtobufCServi
 {
   assert(service->descriptor == &deltad__connect__v1__delta_connect_service__descriptor);
   service->invoke(service, 1, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void deltad__connect__v1__delta_connect_service__execute_query(ProtobufCService *service,
+                                                               const Spark__Connect__Relation *input,
+                                                               Deltad__Connect__V1__ExecuteResult_Closure closure,
+                                                               void *closure_data)
+{
+  assert(service->descriptor == &deltad__connect__v1__delta_connect_service__descriptor);
+  service->invoke(service, 2, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void deltad__connect__v1__delta_connect_service__init (Deltad__Connect__V1__DeltaConnectService_Service *service,
                                                        Deltad__Connect__V1__DeltaConnectService_ServiceDestroy destroy)

@@ -17,6 +17,7 @@ PROTOBUF_C__BEGIN_DECLS
 #include "google/api/annotations.pb-c.h"
 #include "delta/connect/commands.pb-c.h"
 #include "delta/connect/relations.pb-c.h"
+#include "spark/connect/relations.pb-c.h"
 
 typedef struct Deltad__Connect__V1__ExecuteResult Deltad__Connect__V1__ExecuteResult;
 typedef struct Deltad__Connect__V1__ResultSchema Deltad__Connect__V1__ResultSchema;
@@ -107,7 +108,8 @@ typedef enum {
   DELTAD__CONNECT__V1__VALUE__KIND_STRING_VALUE = 5,
   DELTAD__CONNECT__V1__VALUE__KIND_BYTES_VALUE = 6,
   DELTAD__CONNECT__V1__VALUE__KIND_TIMESTAMP_MS = 7,
-  DELTAD__CONNECT__V1__VALUE__KIND_JSON = 8
+  DELTAD__CONNECT__V1__VALUE__KIND_JSON = 8,
+  DELTAD__CONNECT__V1__VALUE__KIND_TIMESTAMP_US = 9
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(DELTAD__CONNECT__V1__VALUE__KIND__CASE)
 } Deltad__Connect__V1__Value__KindCase;
 
@@ -141,6 +143,11 @@ struct  Deltad__Connect__V1__Value
      * {..}; map keys as strings).
      */
     char *json;
+    /*
+     * timestamp and timestamp_ntz cells of table and query rows: microseconds since
+     * 1970-01-01T00:00:00 (UTC for timestamp). Maintenance results keep timestamp_ms.
+     */
+    int64_t timestamp_us;
   };
 };
 #define DELTAD__CONNECT__V1__VALUE__INIT \
@@ -259,6 +266,10 @@ struct Deltad__Connect__V1__DeltaConnectService_Service
                            const Delta__Connect__DeltaRelation *input,
                            Deltad__Connect__V1__ExecuteResult_Closure closure,
                            void *closure_data);
+  void (*execute_query)(Deltad__Connect__V1__DeltaConnectService_Service *service,
+                        const Spark__Connect__Relation *input,
+                        Deltad__Connect__V1__ExecuteResult_Closure closure,
+                        void *closure_data);
 };
 typedef void (*Deltad__Connect__V1__DeltaConnectService_ServiceDestroy)(Deltad__Connect__V1__DeltaConnectService_Service *);
 void deltad__connect__v1__delta_connect_service__init (Deltad__Connect__V1__DeltaConnectService_Service *service,
@@ -268,7 +279,8 @@ void deltad__connect__v1__delta_connect_service__init (Deltad__Connect__V1__Delt
 #define DELTAD__CONNECT__V1__DELTA_CONNECT_SERVICE__INIT(function_prefix__) \
     { DELTAD__CONNECT__V1__DELTA_CONNECT_SERVICE__BASE_INIT,\
       function_prefix__ ## execute_command,\
-      function_prefix__ ## execute_relation  }
+      function_prefix__ ## execute_relation,\
+      function_prefix__ ## execute_query  }
 void deltad__connect__v1__delta_connect_service__execute_command(ProtobufCService *service,
                                                                  const Delta__Connect__DeltaCommand *input,
                                                                  Deltad__Connect__V1__ExecuteResult_Closure closure,
@@ -277,6 +289,10 @@ void deltad__connect__v1__delta_connect_service__execute_relation(ProtobufCServi
                                                                   const Delta__Connect__DeltaRelation *input,
                                                                   Deltad__Connect__V1__ExecuteResult_Closure closure,
                                                                   void *closure_data);
+void deltad__connect__v1__delta_connect_service__execute_query(ProtobufCService *service,
+                                                               const Spark__Connect__Relation *input,
+                                                               Deltad__Connect__V1__ExecuteResult_Closure closure,
+                                                               void *closure_data);
 
 /* --- descriptors --- */
 
