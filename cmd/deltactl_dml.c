@@ -88,14 +88,7 @@ static int run_local(const args *a, const char *path) {
   for (size_t i = 0; i < a->sets.n; i++) ex_free(vals[i]);
   dl_snapshot_free(s);
   dl_table_free(t);
-  if (rc) {
-    fprintf(stderr, "deltactl: %s: %s\n", dd_err_name(rc), dd_err_msg());
-    return DCTL_EXIT_SERVER;
-  }
-  int code = dctl_print_result(d, dctl_globals_get()->output == DCTL_OUT_JSON)
-                 ? dctl_fail(DCTL_EXIT_LOCAL, "%s", dd_err_msg()) : 0;
-  dop_result_free(d);
-  return code;
+  return dctl_finish_local(rc, d);
 }
 
 /* A spark.connect Expression of SQL text. */

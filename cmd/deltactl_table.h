@@ -29,6 +29,9 @@ int dctl_print_result(const dop_result *r, bool json);
 /* As dctl_print_result; with list, JSON is an array even for one row (history, lists of
  * files), else a result of one row prints as one object. Follows --output (jsonl, csv). */
 int dctl_print_result_as(const dop_result *r, bool json, bool list);
+/* The end of an in-process operation (optimize, delete, update): rc != 0 prints the error
+ * (exit DCTL_EXIT_SERVER), else prints r by --output; frees r either way. The exit code. */
+int dctl_finish_local(int rc, dop_result *r);
 int dctl_print_files(const dl_snapshot *s, bool json);
 int dctl_print_changes(dl_table *t, int64_t from, int64_t to, bool json);
 

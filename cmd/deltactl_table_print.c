@@ -150,6 +150,18 @@ static void label_text(char *buf, size_t cap, const char *name) {
   buf[n] = '\0';
 }
 
+int dctl_finish_local(int rc, dop_result *r) {
+  if (rc) {
+    dop_result_free(r);
+    fprintf(stderr, "deltactl: %s: %s\n", dd_err_name(rc), dd_err_msg());
+    return DCTL_EXIT_SERVER;
+  }
+  int code = dctl_print_result(r, dctl_globals_get()->output == DCTL_OUT_JSON)
+                 ? dctl_fail(DCTL_EXIT_LOCAL, "%s", dd_err_msg()) : 0;
+  dop_result_free(r);
+  return code;
+}
+
 int dctl_print_result(const dop_result *r, bool json) {
   return dctl_print_result_as(r, json, r->nrows != 1);
 }

@@ -74,7 +74,7 @@ def deltactl(args, server=None, tls_ca=None, expect=0, timeout=600):
         cmd += ["--server", server.grpc_target, "--token", server.token]
         if tls_ca:
             cmd += ["--tls-ca-file", tls_ca]
-    cmd += ["--output", "json", "table"] + list(args)
+    cmd += ["--output", "jsonl", "table"] + list(args)
     if not server:
         cmd.append("--local")
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -87,5 +87,6 @@ def deltactl(args, server=None, tls_ca=None, expect=0, timeout=600):
 
 
 def affected(rows):
-    """num_affected_rows of a result, as an int (JSON output carries int64 as text)."""
-    return [int(r["num_affected_rows"]) for r in rows]
+    """num_affected_rows of a result row list, as ints: Spark's rows and the client's use
+    Delta's snake_case name, deltactl prints the API's camelCase (numAffectedRows)."""
+    return [int(r["numAffectedRows"] if "numAffectedRows" in r else r["num_affected_rows"]) for r in rows]
