@@ -18,6 +18,11 @@
 #include "common/err.h"
 #include "store/expr/ex_int.h"
 
+/* The largest {m,n} bound rlike compiles (glibc allows 32767; each copy costs memory). */
+#define EX_REGEX_MAX_REPEAT 1000
+#define EX_STR2(x) #x
+#define EX_STR(x) EX_STR2(x)
+
 static bool any_nullable(const ex_node *e) {
   for (size_t i = 0; i < e->nargs; i++)
     if (e->args[i]->nullable) return true;
@@ -145,7 +150,45 @@ static void free_regex(void *aux) {
   free(aux);
 }
 
+/* glibc's regcomp builds a copy of the tree per stacked quantifier: 60 '+' in a row took over
+ * 2 GiB (found by fuzz.expr_parse). Java, whose syntax Spark uses, refuses a third quantifier
+ * after an atom (X+ greedy, X++ possessive, then "dangling meta character"), and large
+ * bounded repetitions multiply too; both are refused before compiling. NULL when fine. */
+static const char *regex_too_costly(const char *p, size_t len) {
+  int run = 0;
+  for (size_t i = 0; i < len; i++) {
+    char ch = p[i];
+    if (ch == '\\') {
+      i++, run = 0;
+    } else if (ch == '[') { /* a bracket expression: ']' first is a member */
+      size_t j = i + 1;
+      if (j < len && p[j] == '^') j++;
+      if (j < len && p[j] == ']') j++;
+      while (j < len && p[j] != ']') j += (p[j] == '[' && j + 1 < len && p[j + 1] == ':') ? 2 : 1;
+      i = j, run = 0;
+    } else if (ch == '*' || ch == '+' || ch == '?' || ch == '{') {
+      if (++run > 2) return "a quantifier after two quantifiers";
+      if (ch == '{') {
+        long n = 0;
+        for (i++; i < len && p[i] != '}'; i++) {
+          if (p[i] >= '0' && p[i] <= '9') {
+            n = n * 10 + (p[i] - '0');
+            if (n > EX_REGEX_MAX_REPEAT) return "a repetition count over " EX_STR(EX_REGEX_MAX_REPEAT);
+          } else n = 0;
+        }
+      }
+    } else {
+      run = 0;
+    }
+  }
+  return NULL;
+}
+
 static int compile(regex_t **out, const char *pat, size_t len) {
+  const char *costly = regex_too_costly(pat, len);
+  if (costly)
+    return dd_err_set(DD_EINVAL, "[INVALID_PARAMETER_VALUE.PATTERN] The value of parameter(s) "
+                      "`regexp` in `rlike` is invalid: '%.*s' (%s)", (int)(len > 100 ? 100 : len), pat, costly);
   char *z = ex__strndup(pat, len);
   regex_t *re = malloc(sizeof *re);
   int rc = 0;

@@ -139,9 +139,9 @@ class ScanCli(unittest.TestCase):
         p = scan(self.table, "--local", "--where", "nope = 1")
         self.assertEqual(p.returncode, 1)
         self.assertIn("UNRESOLVED_COLUMN", p.stderr)
-        p = scan(self.table)
+        p = scan(self.table)  # the server path by default: without a token it says how to get one
         self.assertEqual(p.returncode, 2)
-        self.assertIn("--local", p.stderr)
+        self.assertIn("DELTAD_TOKEN", p.stderr)
         p = scan(self.table, "--local", "--output", "xml")
         self.assertEqual(p.returncode, 2)
         p = scan(os.path.join(self.tmp, "none"), "--local")

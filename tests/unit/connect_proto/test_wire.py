@@ -121,9 +121,11 @@ SERVICES = {
     "deltad.connect.v1.DeltaConnectService": {
         "ExecuteCommand": ("delta.connect.DeltaCommand", "ExecuteResult", True),
         "ExecuteRelation": ("delta.connect.DeltaRelation", "ExecuteResult", True),
+        "ExecuteQuery": ("spark.connect.Relation", "ExecuteResult", True),
     },
 }
-HTTP = {"ExecuteCommand": "/api/v1/delta/commands", "ExecuteRelation": "/api/v1/delta/relations"}
+HTTP = {"ExecuteCommand": "/api/v1/delta/commands", "ExecuteRelation": "/api/v1/delta/relations",
+        "ExecuteQuery": "/api/v1/delta/query"}
 
 
 def short_name(package, type_name):
