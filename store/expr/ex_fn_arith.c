@@ -189,8 +189,11 @@ static int dec_op(ex_i128 *out, char op, ex_i128 a, int sa, ex_i128 b, int sb, e
       /* a / b at scale t.scale, one extra digit for rounding */
       int shift = t.scale + 1 - sa + sb;
       ex_i128 num = a;
-      if (shift >= 0) ok = !__builtin_mul_overflow(num, ex__pow10(shift), &num);
-      else num /= ex__pow10(-shift);
+      /* 10^39 does not fit __int128: a larger shift overflows unless a is 0 (fuzz.expr_parse
+       * found ex__pow10(shift) overflowing for 3 / .7777...0721164 with 30 digits) */
+      if (shift > 38) ok = num == 0;
+      else if (shift >= 0) ok = !__builtin_mul_overflow(num, ex__pow10(shift), &num);
+      else num = -shift > 38 ? 0 : num / ex__pow10(-shift);
       if (ok) {
         ex_i128 q = num / b;
         ex_i128 last = q % 10;
