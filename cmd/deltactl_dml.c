@@ -17,18 +17,18 @@
 #define REL_METHOD "/deltad.connect.v1.DeltaConnectService/ExecuteRelation"
 
 static const char USAGE_DELETE[] =
-    "usage: deltactl table delete PATH [--where EXPR] [--local] [--output table|json]\n"
+    "usage: deltactl table delete PATH [--where EXPR] [--local] [--output FORMAT]\n"
     "Deletes the rows matching EXPR (every row without --where), as DELETE FROM does.\n";
 static const char USAGE_UPDATE[] =
     "usage: deltactl table update PATH --set COL=EXPR [--set COL=EXPR...] [--where EXPR]\n"
-    "                             [--local] [--output table|json]\n"
+    "                             [--local] [--output FORMAT]\n"
     "Sets the columns of the rows matching EXPR (every row without --where) to the\n"
     "expressions' values, as UPDATE ... SET does.\n";
 
 typedef struct args {
   bool update;
   int local;
-  const char *where, *output;
+  const char *where;
   dctl_strv sets;
   char *cols[DCTL_LIST_MAX];   /* column names of --set, split off */
   const char *vals[DCTL_LIST_MAX];
@@ -39,7 +39,6 @@ static int parse(args *a, int argc, char **argv, const char **path) {
   dctl_opt opts[] = {
       {"--local", 0, NULL, &a->local, NULL},
       {"--where", 1, &a->where, NULL, NULL},
-      {"--output", 1, &a->output, NULL, NULL},
       {a->update ? "--set" : NULL, 1, NULL, NULL, &a->sets},
       {NULL, 0, NULL, NULL, NULL},
   };
@@ -47,9 +46,6 @@ static int parse(args *a, int argc, char **argv, const char **path) {
   int npos = 0;
   int code = dctl_parse(&cmd, argc, argv, path, &npos);
   if (code != DCTL_CONTINUE) return code;
-  if (a->output && !strcmp(a->output, "json")) dctl_globals_get()->output = DCTL_OUT_JSON;
-  else if (a->output && strcmp(a->output, "table"))
-    return dctl_usage_error(usage, "--output must be table or json");
   if (a->update && !a->sets.n) return dctl_usage_error(usage, "update needs at least one --set COL=EXPR");
   for (size_t i = 0; i < a->sets.n; i++) {
     const char *eq = strchr(a->sets.v[i], '=');

@@ -20,14 +20,14 @@
 
 static const char USAGE[] =
     "usage: deltactl table optimize PATH [--where EXPR] [--zorder-by COL[,COL...]]\n"
-    "                               [--target-size BYTES] [--local] [--output table|json]\n"
+    "                               [--target-size BYTES] [--local] [--output FORMAT]\n"
     "Compacts files smaller than the target size (delta.targetFileSize, else 1 GiB) per\n"
     "partition, or with --zorder-by rewrites each partition ordered by those columns.\n"
     "--where limits the partitions (a predicate on partition columns).\n";
 
 typedef struct args {
   int local;
-  const char *where, *zorder, *target, *output;
+  const char *where, *zorder, *target;
   char *zcopy;
   const char *zcols[64];
   size_t nz;
@@ -48,16 +48,12 @@ static int parse(args *a, int argc, char **argv, const char **path) {
       {"--where", 1, &a->where, NULL, NULL},
       {"--zorder-by", 1, &a->zorder, NULL, NULL},
       {"--target-size", 1, &a->target, NULL, NULL},
-      {"--output", 1, &a->output, NULL, NULL},
       {NULL, 0, NULL, NULL, NULL},
   };
   dctl_cmd cmd = {USAGE, opts, 1, 1};
   int npos = 0;
   int code = dctl_parse(&cmd, argc, argv, path, &npos);
   if (code != DCTL_CONTINUE) return code;
-  if (a->output && !strcmp(a->output, "json")) dctl_globals_get()->output = DCTL_OUT_JSON;
-  else if (a->output && strcmp(a->output, "table"))
-    return dctl_usage_error(USAGE, "--output must be table or json");
   if (a->target) {
     char *end;
     long long n = strtoll(a->target, &end, 10);
