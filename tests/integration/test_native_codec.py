@@ -98,9 +98,8 @@ class NativeCodecPool(h.ServerTest):
                 self.assertEqual(r.status_code, 200, r.text)
                 n += 1
                 time.sleep(0.05)
+            streamed = sum(got)
             self.assertTrue(got, "the streamed reply sent nothing")
-            self.assertLess(worst, 0.75, "a list call waited %.2f s behind a streamed reply "
-                            "(%d calls)" % (worst, n))
         finally:
             stop.set()
             t.join()
@@ -108,6 +107,14 @@ class NativeCodecPool(h.ServerTest):
         r = self.query("slow", "{}")
         self.assertEqual(r.status_code, 200)
         self.assertEqual(len(r.text.splitlines()), NFILES + 2)
+        # Every list call was answered while the slow reply was still being streamed (its
+        # reader had not got it all), and none waited long: a pool thread held by the stream
+        # would make a call wait for the rest of the reply (tens of seconds at this pace), so
+        # the bound is loose enough for a loaded machine and not a speed measurement.
+        self.assertLess(streamed, len(r.content), "the slow reply ended before the list calls")
+        self.assertGreater(n, 10)
+        self.assertLess(worst, 2.5, "a list call waited %.2f s behind a streamed reply "
+                        "(%d calls)" % (worst, n))
 
     def test_streamed_replies_complete_on_the_pool(self):
         """Two big queries at once on the one pool thread both come back whole."""
