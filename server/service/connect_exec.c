@@ -126,9 +126,11 @@ static const char *table_conf(const Delta__Connect__DeltaTable *t, const char *k
 
 int connect_exec_table_location(char **out, const Delta__Connect__DeltaTable *t, const connect_exec_opts *opts) {
   *out = NULL;
+  /* Called from inside a relation's execution too: put back the store that was set. */
+  struct cat_store *prev = exec__store;
   exec__store = opts ? opts->store : NULL;
   int rc = table_location(out, t);
-  exec__store = NULL;
+  exec__store = prev;
   return rc;
 }
 
