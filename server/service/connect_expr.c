@@ -258,6 +258,8 @@ static int convert(ex_node **out, const Spark__Connect__Expression *m, int depth
       if (rc) return rc;
       ex_node *a = NULL;
       if ((rc = convert(&a, c->expr, depth + 1))) return rc;
+      if (c->eval_mode == SPARK__CONNECT__EXPRESSION__CAST__EVAL_MODE__EVAL_MODE_TRY)
+        return ex_new_try_cast(out, a, t);
       return ex_new_cast(out, a, t);
     }
     case SPARK__CONNECT__EXPRESSION__EXPR_TYPE_UNRESOLVED_EXTRACT_VALUE:

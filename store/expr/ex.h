@@ -133,6 +133,8 @@ int ex_new_call(ex_node **out, const char *fn, ex_node **args, size_t nargs);
 /* Marks a call as an aggregate over distinct values (count(DISTINCT x)). */
 void ex_set_distinct(ex_node *call, bool distinct);
 int ex_new_cast(ex_node **out, ex_node *arg, ex_type to);
+/* TRY_CAST: the ANSI cast, NULL where it would fail. */
+int ex_new_try_cast(ex_node **out, ex_node *arg, ex_type to);
 int ex_new_alias(ex_node **out, ex_node *arg, const char *name);
 /* `*` (target NULL) or `target.*` (the dotted qualifier as text). */
 int ex_new_star(ex_node **out, const char *target);
@@ -152,6 +154,7 @@ const ex_value *ex_literal(const ex_node *e);      /* EX_LITERAL; NULL otherwise
 /* EX_COLUMN: the name parts (as written, or in a bound tree as the schema spells them). */
 const char *const *ex_column_parts(const ex_node *e, size_t *nparts);
 ex_type ex_cast_type(const ex_node *e);            /* EX_CAST */
+bool ex_cast_is_try(const ex_node *e);             /* EX_CAST made by ex_new_try_cast */
 bool ex_sort_ascending(const ex_node *e);          /* EX_SORT */
 bool ex_sort_nulls_first(const ex_node *e);        /* EX_SORT (default resolved) */
 

@@ -225,7 +225,7 @@ static int bind_node(ex_node *e, const arw_schema *s, const ex__opts *o) {
       break;
     case EX_CAST: {
       ex_type from = e->args[0]->type;
-      if (!ex__can_cast(from, e->cast_to, o->ansi)) {
+      if (!ex__can_cast(from, e->cast_to, o->ansi || e->try_)) {
         char a[40], b[40];
         ex_type_format(from, a, sizeof a);
         ex_type_format(e->cast_to, b, sizeof b);
@@ -233,7 +233,7 @@ static int bind_node(ex_node *e, const arw_schema *s, const ex__opts *o) {
                           "\"%s\" to \"%s\"", a, b);
       }
       e->type = e->cast_to;
-      e->nullable = e->args[0]->nullable || !o->ansi;
+      e->nullable = e->args[0]->nullable || !o->ansi || e->try_;
       break;
     }
     case EX_ALIAS:

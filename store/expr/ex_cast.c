@@ -642,7 +642,7 @@ static int cast_one(ex__vec *out, const ex__vec *in, size_t i, const ex__opts *o
   return 0;
 }
 
-int ex__cast_vec(ex__vec *out, const ex__vec *in, ex_type to, const ex__opts *o) {
+static int cast_vec(ex__vec *out, const ex__vec *in, ex_type to, const ex__opts *o, bool try_) {
   int rc = ex__vec_init(out, to, in->n);
   if (rc) return rc;
   if (in->type.id == EX_T_NULL || to.id == EX_T_NULL) {
@@ -667,6 +667,10 @@ int ex__cast_vec(ex__vec *out, const ex__vec *in, ex_type to, const ex__opts *o)
       continue;
     }
     rc = cast_one(out, in, i, o);
+    if (rc < 0 && try_ && rc != DD_ENOMEM) {
+      dd_err_clear();
+      rc = 1;
+    }
     if (rc < 0) goto fail;
     if (rc == 1) {
       if ((rc = ex__vec_set_null(out, i))) goto fail;
@@ -677,4 +681,12 @@ int ex__cast_vec(ex__vec *out, const ex__vec *in, ex_type to, const ex__opts *o)
 fail:
   ex__vec_free(out);
   return rc;
+}
+
+int ex__cast_vec(ex__vec *out, const ex__vec *in, ex_type to, const ex__opts *o) {
+  return cast_vec(out, in, to, o, false);
+}
+
+int ex__cast_vec_try(ex__vec *out, const ex__vec *in, ex_type to, const ex__opts *o) {
+  return cast_vec(out, in, to, o, true);
 }

@@ -239,7 +239,13 @@ int ex__eval_node(ex__vec *out, const ex_node *e, const arw_batch *in) {
       ex__vec a;
       int rc = ex__eval_node(&a, e->args[0], in);
       if (rc) return rc;
-      rc = ex__cast_vec(out, &a, e->type, &e->opts);
+      if (e->try_) {
+        ex__opts ansi = e->opts;
+        ansi.ansi = true;
+        rc = ex__cast_vec_try(out, &a, e->type, &ansi);
+      } else {
+        rc = ex__cast_vec(out, &a, e->type, &e->opts);
+      }
       ex__vec_free(&a);
       return rc;
     }

@@ -469,7 +469,7 @@ static const struct { const char *alias, *name; } aliases[] = {
 const ex__fn *ex__fn_find(const char *name) {
   for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
     if (!strcmp(name, aliases[i].alias)) name = aliases[i].name;
-  const ex__fn *tables[] = {fns, ex__fns_arith, ex__fns_str, ex__fns_more};
+  const ex__fn *tables[] = {fns, ex__fns_arith, ex__fns_str, ex__fns_more, ex__fns_round};
   for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
     for (const ex__fn *f = tables[t]; f->name; f++)
       if (!strcmp(f->name, name)) return f;

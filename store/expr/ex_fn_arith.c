@@ -7,6 +7,8 @@
  *   allowPrecisionLoss (results capped at 38 digits keeping at least 6 fraction digits);
  *   a string operand is cast to bigint (other side integral) or double (ANSI), else double;
  *   date + int, date - int: date_add / date_sub.
+ * pmod(a, b): the remainder made non-negative as Spark's Pmod does (r = a % b; r < 0 ?
+ *   (r + b) % b : r, in the result type's Java arithmetic), typed as %.
  * Division and remainder by zero: ANSI error, legacy NULL. */
 #include <math.h>
 #include <stdlib.h>
@@ -123,7 +125,7 @@ static int bind_arith(ex_node *e) {
 }
 
 static int zero_error(const char *op) {
-  if (op[0] == '%')
+  if (op[0] == '%' || !strcmp(op, "pmod"))
     return dd_err_set(DD_ERANGE, "[REMAINDER_BY_ZERO] Remainder by zero. Use `try_mod` to "
                       "tolerate divisor being 0 and return NULL instead.");
   return dd_err_set(DD_ERANGE, "[DIVIDE_BY_ZERO] Division by zero. Use `try_divide` to tolerate "
@@ -210,6 +212,7 @@ static int dec_op(ex_i128 *out, char op, ex_i128 a, int sa, ex_i128 b, int sb, e
       int s = sa > sb ? sa : sb;
       ok = rescale(&a, sa, s) && rescale(&b, sb, s);
       if (ok) r = a % b;
+      if (ok && op == 'p' && r < 0) r = (r + b) % b; /* |r| < |b|: no overflow */
       sr = s;
       break;
     }
@@ -238,13 +241,21 @@ static int64_t wrap_to(int64_t v, ex_type_id t) {
   }
 }
 
+/* (r + n) % n for a negative remainder r, with Java's arithmetic of type t: int and long
+ * additions wrap, tinyint and smallint are added as ints (so never wrap); n is not 0 or -1. */
+static int64_t pmod_fix(int64_t r, int64_t n, ex_type_id t) {
+  int64_t s = t == EX_T_LONG ? (int64_t)((uint64_t)r + (uint64_t)n)
+            : t == EX_T_INT ? (int32_t)(uint32_t)((uint64_t)r + (uint64_t)n) : r + n;
+  return s % n;
+}
+
 static int eval_arith(ex__vec *out, const ex_node *e, const arw_batch *in) {
   ex__vec v[2];
   int rc = ex__eval_args(v, e, in);
   if (rc) return rc;
   size_t n = v[0].n;
   const char *name = e->name;
-  char op = !strcmp(name, "div") ? 'd' : name[0];
+  char op = !strcmp(name, "div") ? 'd' : name[0]; /* 'p': pmod */
   bool ansi = e->opts.ansi;
   ex_type t = e->type;
   if ((rc = ex__vec_init(out, t, n)) || (rc = ex__vec_and_valid(out, &v[0])) ||
@@ -268,6 +279,10 @@ static int eval_arith(ex__vec *out, const ex_node *e, const arw_batch *in) {
             continue;
           }
           r[i] = op == '/' ? a[i] / b[i] : fmod(a[i], b[i]);
+          if (op == 'p' && r[i] < 0) { /* Java's (r + n) % n, in float for a float result */
+            double s = r[i] + b[i];
+            r[i] = fmod(t.id == EX_T_FLOAT ? (float)s : s, b[i]);
+          }
         }
         break;
     }
@@ -303,9 +318,12 @@ static int eval_arith(ex__vec *out, const ex_node *e, const arw_batch *in) {
           }
           if (b[i] == -1) { /* INT64_MIN / -1 overflows; x % -1 is 0 */
             of = op == 'd' && a[i] == INT64_MIN;
-            x = op == '%' || of ? (op == '%' ? 0 : a[i]) : -a[i];
+            x = op == '%' || op == 'p' || of ? (op == 'd' ? a[i] : 0) : -a[i];
+          } else if (op == '%' || op == 'p') {
+            x = a[i] % b[i];
+            if (op == 'p' && x < 0) x = pmod_fix(x, b[i], t.id);
           } else {
-            x = op == '%' ? a[i] % b[i] : a[i] / b[i];
+            x = a[i] / b[i];
           }
           break;
       }
@@ -408,6 +426,7 @@ const ex__fn ex__fns_arith[] = {
   {"*", 2, 2, bind_arith, eval_arith, NULL},
   {"/", 2, 2, bind_arith, eval_arith, NULL},
   {"%", 2, 2, bind_arith, eval_arith, NULL},
+  {"pmod", 2, 2, bind_arith, eval_arith, NULL},
   {"div", 2, 2, bind_arith, eval_arith, NULL},
   {"negative", 1, 1, bind_unary, eval_unary, NULL},
   {"abs", 1, 1, bind_unary, eval_unary, NULL},

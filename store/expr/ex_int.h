@@ -52,6 +52,7 @@ struct ex_node {
   size_t nparts;
   ex_type cast_to;     /* CAST */
   bool implicit;       /* CAST inserted by binding (hidden from ex_name) */
+  bool try_;           /* CAST: try_cast (an ANSI cast giving NULL instead of an error) */
   bool asc, nulls_first; /* SORT */
   bool distinct;       /* CALL: aggregate over distinct values */
   /* bound part */
@@ -129,6 +130,7 @@ const ex__fn *ex__fn_find(const char *name);
 extern const ex__fn ex__fns_arith[]; /* ex_fn_arith.c; ended by a NULL name */
 extern const ex__fn ex__fns_str[];   /* ex_fn_str.c */
 extern const ex__fn ex__fns_more[];  /* ex_fn_more.c */
+extern const ex__fn ex__fns_round[]; /* ex_fn_round.c */
 /* *out (type t, n rows): row i copied from vals[pick[i]], null where pick[i] < 0 or that
  * row is null. */
 int ex__gather(ex__vec *out, ex_type t, ex__vec *vals, const int *pick, size_t n);
@@ -153,6 +155,8 @@ bool ex__can_implicit(ex_type from, ex_type to);
 /* Can a value of type from be cast to to at all (Cast.canCast / canAnsiCast)? */
 bool ex__can_cast(ex_type from, ex_type to, bool ansi);
 int ex__cast_vec(ex__vec *out, const ex__vec *in, ex_type to, const ex__opts *o);
+/* The same, NULL for each row whose cast fails (TRY_CAST; only out of memory is an error). */
+int ex__cast_vec_try(ex__vec *out, const ex__vec *in, ex_type to, const ex__opts *o);
 /* Text to date/timestamp (Spark's formats); false when invalid. */
 bool ex__parse_date(const char *s, size_t len, int64_t *days);
 bool ex__parse_timestamp(const char *s, size_t len, bool ntz, int32_t tz_offset_s,

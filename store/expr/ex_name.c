@@ -187,7 +187,7 @@ static void sql(sb *b, const ex_node *e) {
         sql(b, e->args[0]);
         break;
       }
-      puts_(b, "CAST(");
+      puts_(b, e->try_ ? "TRY_CAST(" : "CAST(");
       sql(b, e->args[0]);
       puts_(b, " AS ");
       type_sql(b, e->cast_to);

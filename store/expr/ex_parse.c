@@ -686,8 +686,7 @@ static int primary(parser *p, ex_node **out) {
       ex_free(a);
       return rc;
     }
-    if (try_) return dd_err_set(DD_EUNSUPPORTED, "function try_cast is not supported");
-    return ex_new_cast(out, a, t);
+    return try_ ? ex_new_try_cast(out, a, t) : ex_new_cast(out, a, t);
   }
   /* typed literals: DATE '...', TIMESTAMP '...', X'...' */
   static const struct { const char *kw; ex_type_id t; } typed[] = {

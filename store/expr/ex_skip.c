@@ -249,7 +249,8 @@ static bool monotone(ex_type from, ex_type to) {
 /* The column under monotone casts, or NULL. */
 static const ex_node *column_of(const ex_node *e) {
   while (e->kind == EX_CAST || e->kind == EX_ALIAS) {
-    if (e->kind == EX_CAST && !monotone(e->args[0]->type, e->type)) return NULL;
+    /* a TRY_CAST may turn a value into NULL: not order-preserving over the stats */
+    if (e->kind == EX_CAST && (e->try_ || !monotone(e->args[0]->type, e->type))) return NULL;
     e = e->args[0];
   }
   return e->kind == EX_COLUMN ? e : NULL;
@@ -384,7 +385,11 @@ static mm in_node(file_ctx *fc, const ex_node *e) {
 
 static mm null_node(file_ctx *fc, const ex_node *e) {
   const ex_node *col = e->args[0];
-  while (col->kind == EX_CAST || col->kind == EX_ALIAS) col = col->args[0];
+  while (col->kind == EX_CAST || col->kind == EX_ALIAS) {
+    /* a cast that gives NULL for a value (TRY_CAST, a legacy cast) says nothing here */
+    if (col->kind == EX_CAST && (col->try_ || !col->opts.ansi)) return UNKNOWN;
+    col = col->args[0];
+  }
   if (col->kind != EX_COLUMN) return UNKNOWN;
   col_info c;
   bool ok = column_info(fc, col, &c);

@@ -216,6 +216,12 @@ int ex_new_cast(ex_node **out, ex_node *arg, ex_type to) {
   return rc;
 }
 
+int ex_new_try_cast(ex_node **out, ex_node *arg, ex_type to) {
+  int rc = ex_new_cast(out, arg, to);
+  if (!rc) (*out)->try_ = true;
+  return rc;
+}
+
 int ex_new_alias(ex_node **out, ex_node *arg, const char *name) {
   char *n = ex__strdup(name);
   if (!n) {
@@ -262,6 +268,7 @@ int ex_clone(ex_node **out, const ex_node *e) {
   c->lit.str = NULL;
   c->cast_to = e->cast_to;
   c->implicit = e->implicit;
+  c->try_ = e->try_;
   c->asc = e->asc;
   c->nulls_first = e->nulls_first;
   c->distinct = e->distinct;
@@ -301,6 +308,7 @@ const char *ex_alias_name(const ex_node *e) { return e->kind == EX_ALIAS ? e->na
 const char *ex_star_target(const ex_node *e) { return e->kind == EX_STAR ? e->name : NULL; }
 const ex_value *ex_literal(const ex_node *e) { return e->kind == EX_LITERAL ? &e->lit : NULL; }
 ex_type ex_cast_type(const ex_node *e) { return e->cast_to; }
+bool ex_cast_is_try(const ex_node *e) { return e->kind == EX_CAST && e->try_; }
 bool ex_sort_ascending(const ex_node *e) { return e->asc; }
 bool ex_sort_nulls_first(const ex_node *e) { return e->nulls_first; }
 

@@ -77,6 +77,22 @@ EXPRS = [
     "s LIKE 'x!%y' ESCAPE '!'", "s LIKE 'a!_c' ESCAPE '!'", "s NOT LIKE '%!%%' ESCAPE '!'",
     "s ILIKE 'A#_C' ESCAPE '#'", "s LIKE 'a/_c' ESCAPE '/'", "s LIKE 'a\\_c' ESCAPE '!'",
     "s LIKE 'a_c' ESCAPE 'ab'",
+    # round, bround (Spark's result types, text-based double rounding, negative scales)
+    "round(d, 1)", "bround(d, 1)", "round(d)", "round(d, -1)", "round(f, 1)", "bround(f)",
+    "round(dec, 1)", "round(dec, -2)", "bround(dec, 0)", "round(dec, 5)", "round(i, -1)",
+    "bround(i, -1)", "round(l, -3)", "round(by, -2)", "round(sh, -4)", "round(i, 2)", "round(s)",
+    "round(2.675, 2)", "round(CAST(2.675 AS DOUBLE), 2)", "bround(2.5)", "round(-2.5)",
+    "bround(CAST(2.5 AS DOUBLE))", "round(CAST(0.35 AS FLOAT), 1)", "round(d, NULL)",
+    "round(CAST(-0.1 AS DOUBLE))", "round(l, -19)", "round(CAST(127 AS TINYINT), -1)",
+    "round(d, i)", "bround(CAST(-25 AS INT), -1)",
+    # pmod
+    "pmod(i, 7)", "pmod(l, -3)", "pmod(by, 3)", "pmod(sh, by)", "pmod(d, 2.5)", "pmod(f, 3)",
+    "pmod(dec, 7)", "pmod(i, 0)", "pmod(dec, 0)", "pmod(dec, dec)", "pmod(i, NULL)",
+    "pmod(-7, -3)", "pmod(CAST(-7.5 AS DOUBLE), 2)",
+    # try_cast: the ANSI cast, NULL where it fails
+    "try_cast(s AS INT)", "try_cast(s AS DATE)", "try_cast(l AS INT)", "try_cast(d AS DECIMAL(5,2))",
+    "try_cast(dec AS TINYINT)", "try_cast(s AS DOUBLE)", "try_cast(ts AS STRING)",
+    "try_cast(s AS BOOLEAN)", "try_cast(d AS INT)",
 ]
 
 

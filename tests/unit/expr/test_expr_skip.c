@@ -195,6 +195,10 @@ static void test_nulls_and_partitions(void **state) {
   expect("n = 1", "f2,f3,f4,f5");
   expect("n IS NULL", "f1,f3,f4,f5");
   expect("id IS NULL", "f3,f4,f5");
+  /* TRY_CAST turns values into NULL: a file without nulls may still match */
+  expect("try_cast(name AS INT) IS NULL", "f1,f2,f3,f4,f5");
+  expect("try_cast(id AS TINYINT) > 5", "f1,f2,f3,f4,f5");
+  expect("CAST(id AS TINYINT) IS NULL", "f3,f4,f5");
 }
 
 static void test_widened_bounds(void **state) {
