@@ -76,6 +76,41 @@ static bool typed_minmax(const pq__wleaf *l, size_t *plo, size_t *phi) {
   return true;
 }
 
+/* Unsigned byte order; the first value wins ties, as in the generic loop. */
+static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+  if (an && bn && a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+  size_t n = an < bn ? an : bn;
+  int c = n ? memcmp(a, b, n) : 0;
+  return c ? c : (an > bn) - (an < bn);
+}
+
+/* min/max of a BYTE_ARRAY leaf, walking its offsets once with the current bounds at hand. */
+static void bytes_minmax(const pq__wleaf *l, size_t *plo, size_t *phi) {
+  if (l->nvals == 0) return;
+  const uint8_t *base = l->vals.data ? l->vals.data : (const uint8_t *)"";
+  const uint8_t *offs = l->offs.data;
+  uint64_t s0;
+  memcpy(&s0, offs, 8);
+  size_t lo = 0, hi = 0;
+  const uint8_t *mn = base + s0, *mx = mn;
+  size_t mnn = 0, mxn = 0, last = l->nvals - 1;
+  for (size_t i = 0; i < l->nvals; i++) {
+    uint64_t s, e = l->vals.len;
+    memcpy(&s, offs + i * 8, 8);
+    if (i < last) memcpy(&e, offs + (i + 1) * 8, 8);
+    const uint8_t *p = base + s;
+    size_t n = (size_t)(e - s);
+    if (i == 0) {
+      mnn = mxn = n;
+      continue;
+    }
+    if (cmp_bytes(p, n, mn, mnn) < 0) { lo = i; mn = p; mnn = n; }
+    if (cmp_bytes(p, n, mx, mxn) > 0) { hi = i; mx = p; mxn = n; }
+  }
+  *plo = lo;
+  *phi = hi;
+}
+
 static int stats(const pq__wleaf *l, pq__wchunk *m) {
   for (size_t i = 0; i < l->nlev; i++) m->nulls += l->def[i] < l->max_def;
   /* INT96 has no defined order; a FIXED decimal is signed, which byte order is not */
@@ -83,7 +118,9 @@ static int stats(const pq__wleaf *l, pq__wchunk *m) {
                                 l->node->kind == PQ_W_DECIMAL))
     return 0;
   size_t lo = SIZE_MAX, hi = SIZE_MAX;
-  if (!typed_minmax(l, &lo, &hi)) {
+  if (l->type == PQ_T_BYTE_ARRAY) {
+    bytes_minmax(l, &lo, &hi);
+  } else if (!typed_minmax(l, &lo, &hi)) {
     for (size_t i = 0; i < l->nvals; i++) {
       vref v = value_at(l, i);
       if (is_nan(l->type, v)) continue;
@@ -359,8 +396,25 @@ static int data_page(chunkw *c, const dict *d, size_t e0, size_t e1, size_t v0, 
                    d->idx ? PQ__ENC_RLE_DICT : PQ__ENC_PLAIN);
 }
 
+/* data_pages when every entry is a row with its value and each value's estimate is the
+ * same (flat, no nulls, dictionary or fixed width): the same cuts, counted. */
+static int data_pages_even(chunkw *c, const dict *d, size_t per) {
+  const pq__wleaf *l = c->l;
+  size_t page_size = c->o->page_size ? c->o->page_size : (1u << 20);
+  size_t step = (page_size + per - 1) / per; /* entries until est >= page_size */
+  if (step == 0) step = 1;
+  size_t e0 = 0;
+  for (; l->nlev - e0 > step; e0 += step) {
+    int rc = data_page(c, d, e0, e0 + step, e0, e0 + step);
+    if (rc) return rc;
+  }
+  return data_page(c, d, e0, l->nlev, e0, l->nlev);
+}
+
 static int data_pages(chunkw *c, const dict *d) {
   const pq__wleaf *l = c->l;
+  if (l->max_rep == 0 && l->nvals == l->nlev && (d->idx || l->type != PQ_T_BYTE_ARRAY))
+    return data_pages_even(c, d, (d->idx ? 2 : (size_t)l->elem + 4) + 1);
   size_t page_size = c->o->page_size ? c->o->page_size : (1u << 20);
   size_t e0 = 0, v0 = 0, v = 0, est = 0;
   for (size_t e = 0; e < l->nlev; e++) {
