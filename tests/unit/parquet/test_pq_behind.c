@@ -16,7 +16,7 @@
 #include "store/parquet/pq.h"
 
 #define BATCH 20000
-#define BATCHES 30 /* 600,000 rows */
+#define BATCHES 22 /* 440,000 rows: three large row groups and a small one */
 #define RG_BATCHES 7 /* a row group every 140,000 rows: about 5 MiB buffered */
 
 static const pq_wfield ELEM = {"element", PQ_W_INT32, true, 0, 0, 0, NULL};
