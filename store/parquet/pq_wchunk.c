@@ -170,10 +170,10 @@ static bool dict_hopeless(size_t i, const dict *d) {
 }
 
 /* build_dict for 4- and 8-byte values: the table holds the values themselves, so a probe
- * is one cache line, not a second random read of the value it points at; it starts small
- * and doubles at half full (up to cap), so a column of few values stays in cache. */
-typedef struct nslot { uint64_t key; uint32_t idx; } nslot;
-
+ * is one cache line, not a second random read of the value it points at (4-byte values in
+ * 8-byte slots: half the table, so more of it stays in cache); it starts small and doubles
+ * at half full (up to cap), so a column of few values stays in cache. The dictionary is
+ * the values in order of first appearance, whatever the table's layout. */
 static uint64_t mix64(uint64_t x) {
   x ^= x >> 33;
   x *= 0xff51afd7ed558ccdULL;
@@ -182,66 +182,69 @@ static uint64_t mix64(uint64_t x) {
   return x ^ (x >> 33);
 }
 
-static nslot *nslots_new(size_t n) {
-  nslot *t = malloc(n * sizeof *t);
-  for (size_t s = 0; t && s < n; s++) t[s].idx = UINT32_MAX;
-  return t;
-}
+#define DEFINE_BUILD_DICT(NAME, KT)                                                   \
+  typedef struct NAME##_slot { KT key; uint32_t idx; } NAME##_slot;                  \
+  static NAME##_slot *NAME##_new(size_t n) {                                         \
+    NAME##_slot *t = malloc(n * sizeof *t);                                          \
+    for (size_t s = 0; t && s < n; s++) t[s].idx = UINT32_MAX;                       \
+    return t;                                                                        \
+  }                                                                                  \
+  static int NAME(const pq__wleaf *l, dict *d, size_t cap_max) {                     \
+    size_t cap = cap_max < 4096 ? cap_max : 4096;                                    \
+    NAME##_slot *table = NAME##_new(cap);                                            \
+    d->idx = malloc((l->nvals + 1) * sizeof *d->idx);                                \
+    d->first = malloc((l->nvals + 1) * sizeof *d->first);                            \
+    if (!table || !d->idx || !d->first) {                                            \
+      free(table);                                                                   \
+      return dd_err_set(DD_ENOMEM, "parquet: out of memory");                        \
+    }                                                                                \
+    const uint8_t *vals = l->vals.data;                                              \
+    for (size_t i = 0; i < l->nvals && d->idx; i++) {                                \
+      KT x;                                                                          \
+      memcpy(&x, vals + i * sizeof x, sizeof x);                                     \
+      size_t s = (size_t)mix64(x) & (cap - 1);                                       \
+      while (table[s].idx != UINT32_MAX && table[s].key != x) s = (s + 1) & (cap - 1); \
+      if (table[s].idx == UINT32_MAX) {                                              \
+        table[s].key = x;                                                            \
+        table[s].idx = d->n;                                                         \
+        d->first[d->n++] = (uint32_t)i;                                              \
+        d->bytes += sizeof x;                                                        \
+        if (d->bytes > DICT_MAX_BYTES) { /* give up: PLAIN */                        \
+          free(d->idx);                                                              \
+          d->idx = NULL;                                                             \
+          break;                                                                     \
+        }                                                                            \
+        if (2 * (size_t)d->n > cap && cap < cap_max) { /* grow: rehash the entries */ \
+          NAME##_slot *t2 = NAME##_new(2 * cap);                                     \
+          if (!t2) {                                                                 \
+            free(table);                                                             \
+            return dd_err_set(DD_ENOMEM, "parquet: out of memory");                  \
+          }                                                                          \
+          for (size_t k = 0; k < cap; k++) {                                         \
+            if (table[k].idx == UINT32_MAX) continue;                                \
+            size_t q = (size_t)mix64(table[k].key) & (2 * cap - 1);                  \
+            while (t2[q].idx != UINT32_MAX) q = (q + 1) & (2 * cap - 1);             \
+            t2[q] = table[k];                                                        \
+          }                                                                          \
+          free(table);                                                               \
+          table = t2;                                                                \
+          cap *= 2;                                                                  \
+          s = (size_t)mix64(x) & (cap - 1);                                          \
+          while (table[s].key != x || table[s].idx == UINT32_MAX) s = (s + 1) & (cap - 1); \
+        }                                                                            \
+      }                                                                              \
+      d->idx[i] = table[s].idx;                                                      \
+      if (dict_hopeless(i, d)) {                                                     \
+        free(d->idx);                                                                \
+        d->idx = NULL;                                                               \
+      }                                                                              \
+    }                                                                                \
+    free(table);                                                                     \
+    return 0;                                                                        \
+  }
 
-static int build_dict_num(const pq__wleaf *l, dict *d, size_t cap_max) {
-  const size_t w = (size_t)l->elem;
-  size_t cap = cap_max < 4096 ? cap_max : 4096;
-  nslot *table = nslots_new(cap);
-  d->idx = malloc((l->nvals + 1) * sizeof *d->idx);
-  d->first = malloc((l->nvals + 1) * sizeof *d->first);
-  if (!table || !d->idx || !d->first) {
-    free(table);
-    return dd_err_set(DD_ENOMEM, "parquet: out of memory");
-  }
-  const uint8_t *vals = l->vals.data;
-  for (size_t i = 0; i < l->nvals && d->idx; i++) {
-    uint64_t x = 0;
-    memcpy(&x, vals + i * w, w);
-    size_t s = (size_t)mix64(x) & (cap - 1);
-    while (table[s].idx != UINT32_MAX && table[s].key != x) s = (s + 1) & (cap - 1);
-    if (table[s].idx == UINT32_MAX) {
-      table[s].key = x;
-      table[s].idx = d->n;
-      d->first[d->n++] = (uint32_t)i;
-      d->bytes += w;
-      if (d->bytes > DICT_MAX_BYTES) { /* give up: PLAIN */
-        free(d->idx);
-        d->idx = NULL;
-        break;
-      }
-      if (2 * (size_t)d->n > cap && cap < cap_max) { /* grow: rehash the entries */
-        nslot *t2 = nslots_new(2 * cap);
-        if (!t2) {
-          free(table);
-          return dd_err_set(DD_ENOMEM, "parquet: out of memory");
-        }
-        for (size_t k = 0; k < cap; k++) {
-          if (table[k].idx == UINT32_MAX) continue;
-          size_t q = (size_t)mix64(table[k].key) & (2 * cap - 1);
-          while (t2[q].idx != UINT32_MAX) q = (q + 1) & (2 * cap - 1);
-          t2[q] = table[k];
-        }
-        free(table);
-        table = t2;
-        cap *= 2;
-        s = (size_t)mix64(x) & (cap - 1);
-        while (table[s].key != x || table[s].idx == UINT32_MAX) s = (s + 1) & (cap - 1);
-      }
-    }
-    d->idx[i] = table[s].idx;
-    if (dict_hopeless(i, d)) {
-      free(d->idx);
-      d->idx = NULL;
-    }
-  }
-  free(table);
-  return 0;
-}
+DEFINE_BUILD_DICT(build_dict_u32, uint32_t)
+DEFINE_BUILD_DICT(build_dict_u64, uint64_t)
 
 /* Returns 0 with d->idx set, or 0 with d->idx NULL when a dictionary does not pay. */
 static int build_dict(const pq__wleaf *l, dict *d) {
@@ -252,7 +255,8 @@ static int build_dict(const pq__wleaf *l, dict *d) {
   size_t want = (l->nvals < most ? l->nvals : most) * 2;
   size_t cap = 16;
   while (cap < want) cap *= 2;
-  if (l->type != PQ_T_BYTE_ARRAY && (l->elem == 4 || l->elem == 8)) return build_dict_num(l, d, cap);
+  if (l->type != PQ_T_BYTE_ARRAY && l->elem == 4) return build_dict_u32(l, d, cap);
+  if (l->type != PQ_T_BYTE_ARRAY && l->elem == 8) return build_dict_u64(l, d, cap);
   uint32_t *table = malloc(cap * sizeof *table);
   d->idx = malloc((l->nvals + 1) * sizeof *d->idx);
   d->first = malloc((l->nvals + 1) * sizeof *d->first);
