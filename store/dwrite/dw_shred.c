@@ -9,6 +9,7 @@
  * the list's rep level). */
 #include "store/dwrite/dw_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -162,46 +163,72 @@ static dw__i128 dec_at(const arw_view *v, size_t j) {
   return x;
 }
 
+/* Range of the present values of one fixed-width kind: a local min/max over the
+ * selection, then one update of the stats column with each. */
+#define RANGE(T, UPDATE, CHECK)                                                  \
+  do {                                                                         \
+    const uint8_t *vals = v->values;                                           \
+    T mn, mx;                                                                  \
+    memcpy(&mn, vals + (size_t)sh->sel[0] * sizeof(T), sizeof mn);             \
+    mx = mn;                                                                   \
+    bool ok = true;                                                            \
+    for (size_t i = 0; i < sh->nsel; i++) {                                    \
+      T x;                                                                     \
+      memcpy(&x, vals + (size_t)sh->sel[i] * sizeof(T), sizeof x);             \
+      ok &= CHECK;                                                             \
+      mn = x < mn ? x : mn;                                                    \
+      mx = x > mx ? x : mx;                                                    \
+    }                                                                          \
+    if (!ok) {                                                                 \
+      dw__stat_real(c, NAN); /* a NaN or infinity: no range */                 \
+      return;                                                                  \
+    }                                                                          \
+    UPDATE(c, mn);                                                             \
+    UPDATE(c, mx);                                                             \
+  } while (0)
+
+static int bytes_order(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+  if (an && bn && a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+  int r = memcmp(a, b, an < bn ? an : bn);
+  return r ? r : (an > bn) - (an < bn);
+}
+
 /* Stats of a leaf on a path without lists: its nulls and the present values' range. */
 static void leaf_stats(shred *sh, dw__stat *c, const arw_view *v) {
   if (!c || !c->indexed) return;
   c->nulls += (int64_t)(sh->rows - sh->nsel);
-  if (c->kind == DW__S_NULLS || c->bad) return;
-  for (size_t i = 0; i < sh->nsel; i++) {
-    size_t j = sh->sel[i];
-    switch (v->kind) {
-      case ARW_INT8: dw__stat_int(c, (int8_t)v->values[j]); break;
-      case ARW_INT16: { int16_t x; memcpy(&x, v->values + j * 2, 2); dw__stat_int(c, x); break; }
-      case ARW_INT32: case ARW_DATE32: { int32_t x; memcpy(&x, v->values + j * 4, 4); dw__stat_int(c, x); break; }
-      case ARW_INT64: case ARW_TIMESTAMP: case ARW_TIMESTAMP_UTC: {
-        int64_t x;
-        memcpy(&x, v->values + j * 8, 8);
-        dw__stat_int(c, x);
-        break;
+  if (c->kind == DW__S_NULLS || c->bad || sh->nsel == 0) return;
+  switch (v->kind) {
+    case ARW_INT8: RANGE(int8_t, dw__stat_int, true); return;
+    case ARW_INT16: RANGE(int16_t, dw__stat_int, true); return;
+    case ARW_INT32: case ARW_DATE32: RANGE(int32_t, dw__stat_int, true); return;
+    case ARW_INT64: case ARW_TIMESTAMP: case ARW_TIMESTAMP_UTC:
+      RANGE(int64_t, dw__stat_int, true);
+      return;
+    case ARW_FLOAT32: RANGE(float, dw__stat_real, isfinite(x)); return;
+    case ARW_FLOAT64: RANGE(double, dw__stat_real, isfinite(x)); return;
+    case ARW_DECIMAL128:
+      for (size_t i = 0; i < sh->nsel; i++) dw__stat_dec(c, dec_at(v, sh->sel[i]));
+      return;
+    case ARW_UTF8: {
+      /* the batch's own min and max first, then one update each */
+      const uint8_t *vals = v->values;
+      const int32_t *off = v->offsets;
+      size_t j = sh->sel[0];
+      const uint8_t *lo = vals + off[j], *hi = lo;
+      size_t ln = (size_t)(off[j + 1] - off[j]), hn = ln;
+      for (size_t k = 1; k < sh->nsel; k++) {
+        size_t m = sh->sel[k];
+        const uint8_t *p = vals + off[m];
+        size_t pn = (size_t)(off[m + 1] - off[m]);
+        if (bytes_order(p, pn, lo, ln) < 0) { lo = p; ln = pn; }
+        if (bytes_order(p, pn, hi, hn) > 0) { hi = p; hn = pn; }
       }
-      case ARW_FLOAT32: { float x; memcpy(&x, v->values + j * 4, 4); dw__stat_real(c, x); break; }
-      case ARW_FLOAT64: { double x; memcpy(&x, v->values + j * 8, 8); dw__stat_real(c, x); break; }
-      case ARW_DECIMAL128: dw__stat_dec(c, dec_at(v, j)); break;
-      case ARW_UTF8: {
-        /* the batch's own min and max first, then one update each */
-        size_t lo = j, hi = j;
-        for (size_t k = i + 1; k < sh->nsel; k++) {
-          size_t m = sh->sel[k];
-          const uint8_t *p = v->values + v->offsets[m];
-          size_t pn = (size_t)(v->offsets[m + 1] - v->offsets[m]);
-          size_t ln = (size_t)(v->offsets[lo + 1] - v->offsets[lo]);
-          size_t hn = (size_t)(v->offsets[hi + 1] - v->offsets[hi]);
-          int a = memcmp(p, v->values + v->offsets[lo], pn < ln ? pn : ln);
-          if (a < 0 || (a == 0 && pn < ln)) lo = m;
-          int z = memcmp(p, v->values + v->offsets[hi], pn < hn ? pn : hn);
-          if (z > 0 || (z == 0 && pn > hn)) hi = m;
-        }
-        dw__stat_str(c, v->values + v->offsets[lo], (size_t)(v->offsets[lo + 1] - v->offsets[lo]));
-        dw__stat_str(c, v->values + v->offsets[hi], (size_t)(v->offsets[hi + 1] - v->offsets[hi]));
-        return;
-      }
-      default: return;
+      dw__stat_str(c, lo, ln);
+      dw__stat_str(c, hi, hn);
+      return;
     }
+    default: return;
   }
 }
 

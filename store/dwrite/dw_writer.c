@@ -96,7 +96,11 @@ int dw_open(dw_writer **out, dl_table *t, const dl_snapshot *s, const arw_schema
 static int file_start(dw_writer *w) {
   dw__stats_reset(&w->st);
   w->cur_rows = w->rg_rows = 0;
-  return pq_writer_open_mem(&w->cur, &w->pqs, &w->po);
+  int rc = pq_writer_open_mem(&w->cur, &w->pqs, &w->po);
+  /* the caller cuts the files (no size to watch): encode each row group behind the
+   * shredding of the next */
+  if (!rc && w->o.target_file_bytes <= 0) pq_writer_encode_behind(w->cur, true);
+  return rc;
 }
 
 /* Closes the current file and puts it into the store. */

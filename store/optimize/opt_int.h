@@ -1,13 +1,16 @@
 /* opt_int.h: internals of OPTIMIZE, shared by opt_run.c (file selection, bins, the
  * rewrite and the commit), opt_zorder.c (Z-order keys and the row order), opt_zsort.c
- * (the Z-order of a partition in bounded memory) and
- * opt_result.c (metrics as JSON and as Delta's result row). */
+ * (the Z-order of a partition in bounded memory), opt_finish.c (a bin's writer finished
+ * behind the next bin) and opt_result.c (metrics as JSON and as Delta's result row). */
 #ifndef DD_STORE_OPTIMIZE_OPT_INT_H
 #define DD_STORE_OPTIMIZE_OPT_INT_H
 
 #include "store/optimize/opt.h"
 
 #include "common/err.h"
+#include "store/dwrite/dw.h"
+
+#include <pthread.h>
 
 /* Row order of batch b (n rows) by the Z-order of columns names[0..k): *out_idx malloc'ed
  * (n entries). DD_EINVAL for a column that is missing or nested. */
@@ -43,6 +46,20 @@ size_t opt__zs_runs_spilled(const opt__zsort *z);
  * cut rows (0: no cut). */
 int opt__zs_finish(opt__zsort *z, size_t chunk, size_t cut, opt__zs_emit_fn emit, void *ctx);
 void opt__zs_free(opt__zsort *z);
+
+/* ---- a bin's writer finished on its own thread (opt_finish.c) ----
+ * opt__finish_start runs dw_finish(w) on a thread (here when none can start); the caller
+ * leaves w alone until opt__finish_wait, which returns dw_finish's result with its message.
+ * One finish at a time per finisher. */
+typedef struct opt__finisher {
+  dw_writer *w;
+  pthread_t th;
+  bool running;
+  int rc;
+  char *msg; /* the thread's error message (dd_err_msg is per thread) */
+} opt__finisher;
+int opt__finish_start(opt__finisher *f, dw_writer *w);
+int opt__finish_wait(opt__finisher *f);
 
 /* Fills a file-size summary from n sizes (sorted ascending in place). */
 void opt__file_stats(opt_file_stats *out, int64_t *sizes, size_t n);

@@ -1,6 +1,7 @@
 /* opt_run.c: OPTIMIZE (see opt.h): the considered files, the bins per partition, each bin
- * read through the scan (deletion vectors applied) and written through the data writer,
- * then one commit of the adds and removes with Delta's OPTIMIZE commitInfo. */
+ * read through the scan (deletion vectors applied) and written through the data writer
+ * (each bin's writer finished on a thread while the next bin is read), then one commit of
+ * the adds and removes with Delta's OPTIMIZE commitInfo. */
 #include "store/optimize/opt_int.h"
 
 #include "store/dwrite/dw.h"
@@ -275,7 +276,6 @@ static int compact_bin(run *r, const bin *bn, dw_writer **out) {
   int rc = open_bin_scan(r, bn, NULL, 0, &bs, &sc);
   if (!rc) rc = open_writer(r, &w, scn_schema(sc), &r->files[bn->first]);
   if (!rc) rc = drain_bin(r, &bs, sc, true, write_sink, w);
-  if (!rc && w) rc = dw_finish(w);
   scn_free(sc);
   bin_scan_free(&bs);
   *out = w;
@@ -356,7 +356,6 @@ static int zorder_bin(run *r, const bin *bn, dw_writer **out) {
   if (c.per_file < 1) c.per_file = 1;
   size_t step = r->o->batch_rows ? r->o->batch_rows : SCN_DEFAULT_BATCH_ROWS;
   if (!rc) rc = opt__zs_finish(c.z, step, c.per_file, zemit, &c);
-  if (!rc && c.w) rc = dw_finish(c.w);
   opt__zs_free(c.z);
   scn_free(sc);
   bin_scan_free(&bs);
@@ -549,12 +548,17 @@ int opt_run(opt_result *out, dl_table *t, dl_snapshot *s, const opt_opts *opts) 
     r.prog.files_total += bins[b].n;
     for (size_t i = 0; i < bins[b].n; i++) r.prog.bytes_total += r.files[bins[b].first + i].f.size;
   }
+  opt__finisher fin = {0};
   for (size_t b = 0; b < nb && !rc; b++) {
     rc = r.o->num_zorder ? zorder_bin(&r, &bins[b], &ws[b]) : compact_bin(&r, &bins[b], &ws[b]);
+    if (!rc) rc = opt__finish_wait(&fin); /* the bin before */
+    if (!rc && ws[b]) rc = opt__finish_start(&fin, ws[b]);
     if (!rc && ws[b]) out->rows_written += dw_rows(ws[b]);
     r.prog.bins_done++;
     progress(&r);
   }
+  int frc = opt__finish_wait(&fin);
+  if (!rc) rc = frc;
   out->num_batches = (int64_t)nb;
   out->total_considered_files = (int64_t)r.considered;
   out->zorder = r.o->num_zorder > 0;

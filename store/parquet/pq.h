@@ -348,7 +348,15 @@ int pq_writer_end_rows(pq_writer *w, int64_t nrows);
 size_t pq_writer_buffered_bytes(const pq_writer *w);
 /* Cuts the current row group now (nothing when it is empty). */
 int pq_writer_flush_row_group(pq_writer *w);
-/* Bytes written to the output so far (row groups flushed; the footer comes at close). */
+/* Bytes written to the output so far (row groups flushed; the footer comes at close). With
+ * encode_behind on, a row group still being encoded counts once settled. */
 int64_t pq_writer_bytes_written(const pq_writer *w);
+/* Encode behind (off by default): a large row group (megabytes) that is cut is encoded on
+ * two threads while the caller goes on appending the next one; the file's bytes are the same
+ * as without it. Its memory: one more row group's buffers. An encoding error comes back
+ * from the next call that cuts, settles or closes. */
+void pq_writer_encode_behind(pq_writer *w, bool on);
+/* Waits for a row group being encoded behind and places it in the output. */
+int pq_writer_settle(pq_writer *w);
 
 #endif

@@ -208,6 +208,10 @@ int pq__col_decode(pq__col *c, const pq_file *f, size_t rg, size_t col) {
   const pq__chunk *ch = &f->rgs[rg].chunks[col];
   c->field = f->leaves[col];
   c->elem = pq__type_elem(c->field);
+  c->last_type = c->field->type;
+  c->last_def = c->field->max_def > 0;
+  c->last_rep = c->field->max_rep > 0;
+  c->decoded = true;
   /* Blocks hold several pages and are reused across row groups; size them after the
    * chunk (a hint only) so a small file with many columns stays small. */
   int64_t hint = ch->info.total_uncompressed_size;
@@ -288,12 +292,20 @@ int pq_column_read(pq_column **out, const pq_file *f, size_t rg, size_t col) {
   return 0;
 }
 
+/* Whether leaf b decodes into buffers of the same layout as the last leaf c decoded (the
+ * same leaf of another file with the same schema, typically): then c's memory serves it.
+ * Only what c recorded is compared: the last leaf's file may be gone. */
+static bool same_shape(const pq__col *c, const pq_field *b) {
+  return c->decoded && c->last_type == b->type && c->elem == pq__type_elem(b) &&
+         c->last_def == (b->max_def > 0) && c->last_rep == (b->max_rep > 0);
+}
+
 int pq_column_reread(pq_column *pc, const pq_file *f, size_t rg, size_t col) {
   if (rg >= f->num_rgs || col >= f->num_leaves)
     return dd_err_set(DD_EINVAL, "parquet: no column %zu in row group %zu", col, rg);
   pq__col *c = (pq__col *)pc;
-  if (c->field != f->leaves[col]) pq__col_clear(c); /* another leaf: nothing to reuse */
-  else pq__col_reset(c);
+  if (same_shape(c, f->leaves[col])) pq__col_reset(c);
+  else pq__col_clear(c); /* another kind of leaf: nothing to reuse */
   int rc = pq__col_decode(c, f, rg, col);
   fill_pub(c);
   return rc;

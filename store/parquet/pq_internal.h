@@ -223,6 +223,9 @@ int pq__delta_decode(const uint8_t *p, size_t n, int64_t *out, size_t count, siz
 typedef struct pq__col {
   pq_column pub;
   const pq_field *field;
+  /* the layout of the last leaf decoded (field may belong to a file freed since) */
+  pq_type last_type;
+  bool last_def, last_rep, decoded;
   int16_t *def, *rep;
   size_t nlev, caplev;
   uint8_t *vals;       /* elem-sized values */

@@ -76,6 +76,41 @@ static bool typed_minmax(const pq__wleaf *l, size_t *plo, size_t *phi) {
   return true;
 }
 
+/* Unsigned byte order; the first value wins ties, as in the generic loop. */
+static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+  if (an && bn && a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+  size_t n = an < bn ? an : bn;
+  int c = n ? memcmp(a, b, n) : 0;
+  return c ? c : (an > bn) - (an < bn);
+}
+
+/* min/max of a BYTE_ARRAY leaf, walking its offsets once with the current bounds at hand. */
+static void bytes_minmax(const pq__wleaf *l, size_t *plo, size_t *phi) {
+  if (l->nvals == 0) return;
+  const uint8_t *base = l->vals.data ? l->vals.data : (const uint8_t *)"";
+  const uint8_t *offs = l->offs.data;
+  uint64_t s0;
+  memcpy(&s0, offs, 8);
+  size_t lo = 0, hi = 0;
+  const uint8_t *mn = base + s0, *mx = mn;
+  size_t mnn = 0, mxn = 0, last = l->nvals - 1;
+  for (size_t i = 0; i < l->nvals; i++) {
+    uint64_t s, e = l->vals.len;
+    memcpy(&s, offs + i * 8, 8);
+    if (i < last) memcpy(&e, offs + (i + 1) * 8, 8);
+    const uint8_t *p = base + s;
+    size_t n = (size_t)(e - s);
+    if (i == 0) {
+      mnn = mxn = n;
+      continue;
+    }
+    if (cmp_bytes(p, n, mn, mnn) < 0) { lo = i; mn = p; mnn = n; }
+    if (cmp_bytes(p, n, mx, mxn) > 0) { hi = i; mx = p; mxn = n; }
+  }
+  *plo = lo;
+  *phi = hi;
+}
+
 static int stats(const pq__wleaf *l, pq__wchunk *m) {
   for (size_t i = 0; i < l->nlev; i++) m->nulls += l->def[i] < l->max_def;
   /* INT96 has no defined order; a FIXED decimal is signed, which byte order is not */
@@ -83,7 +118,9 @@ static int stats(const pq__wleaf *l, pq__wchunk *m) {
                                 l->node->kind == PQ_W_DECIMAL))
     return 0;
   size_t lo = SIZE_MAX, hi = SIZE_MAX;
-  if (!typed_minmax(l, &lo, &hi)) {
+  if (l->type == PQ_T_BYTE_ARRAY) {
+    bytes_minmax(l, &lo, &hi);
+  } else if (!typed_minmax(l, &lo, &hi)) {
     for (size_t i = 0; i < l->nvals; i++) {
       vref v = value_at(l, i);
       if (is_nan(l->type, v)) continue;
@@ -133,10 +170,10 @@ static bool dict_hopeless(size_t i, const dict *d) {
 }
 
 /* build_dict for 4- and 8-byte values: the table holds the values themselves, so a probe
- * is one cache line, not a second random read of the value it points at; it starts small
- * and doubles at half full (up to cap), so a column of few values stays in cache. */
-typedef struct nslot { uint64_t key; uint32_t idx; } nslot;
-
+ * is one cache line, not a second random read of the value it points at (4-byte values in
+ * 8-byte slots: half the table, so more of it stays in cache); it starts small and doubles
+ * at half full (up to cap), so a column of few values stays in cache. The dictionary is
+ * the values in order of first appearance, whatever the table's layout. */
 static uint64_t mix64(uint64_t x) {
   x ^= x >> 33;
   x *= 0xff51afd7ed558ccdULL;
@@ -145,66 +182,69 @@ static uint64_t mix64(uint64_t x) {
   return x ^ (x >> 33);
 }
 
-static nslot *nslots_new(size_t n) {
-  nslot *t = malloc(n * sizeof *t);
-  for (size_t s = 0; t && s < n; s++) t[s].idx = UINT32_MAX;
-  return t;
-}
+#define DEFINE_BUILD_DICT(NAME, KT)                                                   \
+  typedef struct NAME##_slot { KT key; uint32_t idx; } NAME##_slot;                  \
+  static NAME##_slot *NAME##_new(size_t n) {                                         \
+    NAME##_slot *t = malloc(n * sizeof *t);                                          \
+    for (size_t s = 0; t && s < n; s++) t[s].idx = UINT32_MAX;                       \
+    return t;                                                                        \
+  }                                                                                  \
+  static int NAME(const pq__wleaf *l, dict *d, size_t cap_max) {                     \
+    size_t cap = cap_max < 4096 ? cap_max : 4096;                                    \
+    NAME##_slot *table = NAME##_new(cap);                                            \
+    d->idx = malloc((l->nvals + 1) * sizeof *d->idx);                                \
+    d->first = malloc((l->nvals + 1) * sizeof *d->first);                            \
+    if (!table || !d->idx || !d->first) {                                            \
+      free(table);                                                                   \
+      return dd_err_set(DD_ENOMEM, "parquet: out of memory");                        \
+    }                                                                                \
+    const uint8_t *vals = l->vals.data;                                              \
+    for (size_t i = 0; i < l->nvals && d->idx; i++) {                                \
+      KT x;                                                                          \
+      memcpy(&x, vals + i * sizeof x, sizeof x);                                     \
+      size_t s = (size_t)mix64(x) & (cap - 1);                                       \
+      while (table[s].idx != UINT32_MAX && table[s].key != x) s = (s + 1) & (cap - 1); \
+      if (table[s].idx == UINT32_MAX) {                                              \
+        table[s].key = x;                                                            \
+        table[s].idx = d->n;                                                         \
+        d->first[d->n++] = (uint32_t)i;                                              \
+        d->bytes += sizeof x;                                                        \
+        if (d->bytes > DICT_MAX_BYTES) { /* give up: PLAIN */                        \
+          free(d->idx);                                                              \
+          d->idx = NULL;                                                             \
+          break;                                                                     \
+        }                                                                            \
+        if (2 * (size_t)d->n > cap && cap < cap_max) { /* grow: rehash the entries */ \
+          NAME##_slot *t2 = NAME##_new(2 * cap);                                     \
+          if (!t2) {                                                                 \
+            free(table);                                                             \
+            return dd_err_set(DD_ENOMEM, "parquet: out of memory");                  \
+          }                                                                          \
+          for (size_t k = 0; k < cap; k++) {                                         \
+            if (table[k].idx == UINT32_MAX) continue;                                \
+            size_t q = (size_t)mix64(table[k].key) & (2 * cap - 1);                  \
+            while (t2[q].idx != UINT32_MAX) q = (q + 1) & (2 * cap - 1);             \
+            t2[q] = table[k];                                                        \
+          }                                                                          \
+          free(table);                                                               \
+          table = t2;                                                                \
+          cap *= 2;                                                                  \
+          s = (size_t)mix64(x) & (cap - 1);                                          \
+          while (table[s].key != x || table[s].idx == UINT32_MAX) s = (s + 1) & (cap - 1); \
+        }                                                                            \
+      }                                                                              \
+      d->idx[i] = table[s].idx;                                                      \
+      if (dict_hopeless(i, d)) {                                                     \
+        free(d->idx);                                                                \
+        d->idx = NULL;                                                               \
+      }                                                                              \
+    }                                                                                \
+    free(table);                                                                     \
+    return 0;                                                                        \
+  }
 
-static int build_dict_num(const pq__wleaf *l, dict *d, size_t cap_max) {
-  const size_t w = (size_t)l->elem;
-  size_t cap = cap_max < 4096 ? cap_max : 4096;
-  nslot *table = nslots_new(cap);
-  d->idx = malloc((l->nvals + 1) * sizeof *d->idx);
-  d->first = malloc((l->nvals + 1) * sizeof *d->first);
-  if (!table || !d->idx || !d->first) {
-    free(table);
-    return dd_err_set(DD_ENOMEM, "parquet: out of memory");
-  }
-  const uint8_t *vals = l->vals.data;
-  for (size_t i = 0; i < l->nvals && d->idx; i++) {
-    uint64_t x = 0;
-    memcpy(&x, vals + i * w, w);
-    size_t s = (size_t)mix64(x) & (cap - 1);
-    while (table[s].idx != UINT32_MAX && table[s].key != x) s = (s + 1) & (cap - 1);
-    if (table[s].idx == UINT32_MAX) {
-      table[s].key = x;
-      table[s].idx = d->n;
-      d->first[d->n++] = (uint32_t)i;
-      d->bytes += w;
-      if (d->bytes > DICT_MAX_BYTES) { /* give up: PLAIN */
-        free(d->idx);
-        d->idx = NULL;
-        break;
-      }
-      if (2 * (size_t)d->n > cap && cap < cap_max) { /* grow: rehash the entries */
-        nslot *t2 = nslots_new(2 * cap);
-        if (!t2) {
-          free(table);
-          return dd_err_set(DD_ENOMEM, "parquet: out of memory");
-        }
-        for (size_t k = 0; k < cap; k++) {
-          if (table[k].idx == UINT32_MAX) continue;
-          size_t q = (size_t)mix64(table[k].key) & (2 * cap - 1);
-          while (t2[q].idx != UINT32_MAX) q = (q + 1) & (2 * cap - 1);
-          t2[q] = table[k];
-        }
-        free(table);
-        table = t2;
-        cap *= 2;
-        s = (size_t)mix64(x) & (cap - 1);
-        while (table[s].key != x || table[s].idx == UINT32_MAX) s = (s + 1) & (cap - 1);
-      }
-    }
-    d->idx[i] = table[s].idx;
-    if (dict_hopeless(i, d)) {
-      free(d->idx);
-      d->idx = NULL;
-    }
-  }
-  free(table);
-  return 0;
-}
+DEFINE_BUILD_DICT(build_dict_u32, uint32_t)
+DEFINE_BUILD_DICT(build_dict_u64, uint64_t)
 
 /* Returns 0 with d->idx set, or 0 with d->idx NULL when a dictionary does not pay. */
 static int build_dict(const pq__wleaf *l, dict *d) {
@@ -215,7 +255,8 @@ static int build_dict(const pq__wleaf *l, dict *d) {
   size_t want = (l->nvals < most ? l->nvals : most) * 2;
   size_t cap = 16;
   while (cap < want) cap *= 2;
-  if (l->type != PQ_T_BYTE_ARRAY && (l->elem == 4 || l->elem == 8)) return build_dict_num(l, d, cap);
+  if (l->type != PQ_T_BYTE_ARRAY && l->elem == 4) return build_dict_u32(l, d, cap);
+  if (l->type != PQ_T_BYTE_ARRAY && l->elem == 8) return build_dict_u64(l, d, cap);
   uint32_t *table = malloc(cap * sizeof *table);
   d->idx = malloc((l->nvals + 1) * sizeof *d->idx);
   d->first = malloc((l->nvals + 1) * sizeof *d->first);
@@ -359,8 +400,25 @@ static int data_page(chunkw *c, const dict *d, size_t e0, size_t e1, size_t v0, 
                    d->idx ? PQ__ENC_RLE_DICT : PQ__ENC_PLAIN);
 }
 
+/* data_pages when every entry is a row with its value and each value's estimate is the
+ * same (flat, no nulls, dictionary or fixed width): the same cuts, counted. */
+static int data_pages_even(chunkw *c, const dict *d, size_t per) {
+  const pq__wleaf *l = c->l;
+  size_t page_size = c->o->page_size ? c->o->page_size : (1u << 20);
+  size_t step = (page_size + per - 1) / per; /* entries until est >= page_size */
+  if (step == 0) step = 1;
+  size_t e0 = 0;
+  for (; l->nlev - e0 > step; e0 += step) {
+    int rc = data_page(c, d, e0, e0 + step, e0, e0 + step);
+    if (rc) return rc;
+  }
+  return data_page(c, d, e0, l->nlev, e0, l->nlev);
+}
+
 static int data_pages(chunkw *c, const dict *d) {
   const pq__wleaf *l = c->l;
+  if (l->max_rep == 0 && l->nvals == l->nlev && (d->idx || l->type != PQ_T_BYTE_ARRAY))
+    return data_pages_even(c, d, (d->idx ? 2 : (size_t)l->elem + 4) + 1);
   size_t page_size = c->o->page_size ? c->o->page_size : (1u << 20);
   size_t e0 = 0, v0 = 0, v = 0, est = 0;
   for (size_t e = 0; e < l->nlev; e++) {

@@ -133,5 +133,6 @@ size_t pq_writer_buffered_bytes(const pq_writer *w) {
 }
 
 int64_t pq_writer_bytes_written(const pq_writer *w) {
-  return w->file_off + (int64_t)w->out.len;
+  /* a job behind owns the output until it is settled */
+  return w->job.running ? w->written : w->file_off + (int64_t)w->out.len;
 }

@@ -1,8 +1,8 @@
 /* pq_writer.c: the public writer API: opening (memory or path), appending rows, cutting
  * row groups every row_group_rows rows, key-value metadata, and closing with the footer.
  * A writer that failed while writing output is marked failed and refuses further work.
- * Large row groups are encoded on two threads (flush_rg); the writer is still used from one
- * thread at a time. */
+ * Large row groups are encoded on two threads (flush_rg), optionally behind the caller
+ * (pq_writer_encode_behind); the writer is still used from one thread at a time. */
 #include "store/parquet/pq_writer_int.h"
 
 #include <errno.h>
@@ -97,79 +97,169 @@ static int new_rg(pq_writer *w, pq__wrg **g) {
 
 /* A row group this large has its columns encoded on two threads (each half of the leaves
  * into its own buffer, then appended in order and their offsets moved); smaller ones (a
- * checkpoint's, most tests') on the caller's thread. */
+ * checkpoint's, most tests') on the caller's thread. With encode_behind, a large row group
+ * is moved out of the writer and encoded on those two threads while the caller fills the
+ * next one (pq__wjob); it is placed at the next flush, at close, or when bytes_written asks. */
 #define PAR_MIN_BYTES (4u << 20)
 
-typedef struct half {
-  const pq_writer *w;
-  pq__wrg *g;
-  size_t from, to;
-  pq__buf buf;
-  int rc;
-} half;
-
 static void *encode_half(void *p) {
-  half *h = p;
+  pq__whalf *h = p;
   for (size_t i = h->from; i < h->to && !h->rc; i++)
-    h->rc = pq__wchunk_encode(&h->w->leaves[i], &h->w->o, 0, &h->buf, &h->g->chunks[i]);
+    h->rc = pq__wchunk_encode(&h->leaves[i], h->o, h->base, h->dst, &h->chunks[i]);
   return NULL;
 }
 
-/* Appends half h's chunks at the end of the output, their offsets moved there. */
-static int place_half(pq_writer *w, half *h) {
+/* Splits leaves [0, n) into two halves of about equal buffered bytes: the first is encoded
+ * onto the end of the output, the second into b->buf. */
+static void split_halves(pq_writer *w, const pq__wleaf *leaves, pq__wchunk *chunks,
+                         pq__whalf *a, pq__whalf *b) {
+  size_t total = 0, acc = 0, mid = 1;
+  for (size_t i = 0; i < w->nleaves; i++)
+    total += leaves[i].vals.len + leaves[i].offs.len / 2 + leaves[i].nlev / 2;
+  for (size_t i = 0; i + 1 < w->nleaves && acc < total / 2; i++, mid = i)
+    acc += leaves[i].vals.len + leaves[i].offs.len / 2 + leaves[i].nlev / 2;
+  a->leaves = b->leaves = leaves;
+  a->chunks = b->chunks = chunks;
+  a->o = b->o = &w->o;
+  a->from = 0;
+  a->to = b->from = mid;
+  b->to = w->nleaves;
+  a->rc = b->rc = 0;
+  a->dst = &w->out;
+  a->base = w->file_off;
+  b->buf.len = 0;
+  b->dst = &b->buf;
+  b->base = 0;
+}
+
+/* The first error of the two halves (a worker's message stayed on its thread). */
+static int halves_rc(const pq__whalf *a, const pq__whalf *b, bool threaded) {
+  int rc = a->rc ? a->rc : b->rc;
+  if (rc && threaded)
+    rc = dd_err_set(rc, "parquet writer: encoding a column chunk failed (%s)", dd_err_name(rc));
+  return rc;
+}
+
+/* Appends the second half after the first (already in place), its offsets moved there, and
+ * sums the row group's bytes. */
+static int place_second(pq_writer *w, pq__wrg *g, pq__whalf *b) {
   int64_t at = w->file_off + (int64_t)w->out.len;
-  for (size_t i = h->from; i < h->to; i++) {
-    h->g->chunks[i].data_off += at;
-    if (h->g->chunks[i].has_dict) h->g->chunks[i].dict_off += at;
+  for (size_t i = b->from; i < b->to; i++) {
+    b->chunks[i].data_off += at;
+    if (b->chunks[i].has_dict) b->chunks[i].dict_off += at;
   }
-  return h->buf.len ? pq__buf_put(&w->out, h->buf.data, h->buf.len) : 0;
+  for (size_t i = 0; i < w->nleaves; i++) g->total_bytes += g->chunks[i].uncomp_size;
+  return b->buf.len ? pq__buf_put(&w->out, b->buf.data, b->buf.len) : 0;
 }
 
 static int encode_parallel(pq_writer *w, pq__wrg *g) {
-  size_t total = pq_writer_buffered_bytes(w), acc = 0, mid = 1;
-  for (size_t i = 0; i + 1 < w->nleaves && acc < total / 2; i++, mid = i) {
-    const pq__wleaf *l = &w->leaves[i];
-    acc += l->vals.len + l->offs.len / 2 + l->nlev / 2;
-  }
-  half a = {w, g, 0, mid, {0}, 0}, b = {w, g, mid, w->nleaves, {0}, 0};
+  pq__whalf a = {0}, b = {0};
+  split_halves(w, w->leaves, g->chunks, &a, &b);
   pthread_t t;
-  bool threaded = pthread_create(&t, NULL, encode_half, &a) == 0;
-  if (!threaded) encode_half(&a);
-  encode_half(&b);
+  bool threaded = pthread_create(&t, NULL, encode_half, &b) == 0;
+  if (!threaded) encode_half(&b);
+  encode_half(&a);
   if (threaded) pthread_join(t, NULL);
-  int rc = a.rc ? a.rc : b.rc;
-  if (a.rc && threaded) /* the worker's message stayed on its thread */
-    rc = dd_err_set(a.rc, "parquet writer: encoding a column chunk failed (%s)", dd_err_name(a.rc));
-  if (!rc) rc = place_half(w, &a);
-  if (!rc) rc = place_half(w, &b);
-  pq__buf_free(&a.buf);
+  int rc = a.rc || b.rc ? halves_rc(&a, &b, threaded) : place_second(w, g, &b);
   pq__buf_free(&b.buf);
   return rc;
 }
 
-static int flush_rg(pq_writer *w) {
-  if (w->rows_in_rg == 0) return 0;
+/* The job's first thread: its half onto the output, then the second half after it. */
+static void *job_first(void *p) {
+  pq__wjob *j = p;
+  encode_half(&j->a);
+  if (j->tb_started) pthread_join(j->tb, NULL);
+  else encode_half(&j->b);
+  j->tb_started = false;
+  if (!j->a.rc && !j->b.rc) j->rc = place_second(j->w, &j->w->rgs[j->g_index], &j->b);
+  return NULL;
+}
+
+/* Waits for the row group being encoded behind (placed by then) and drains it. */
+static int job_join(pq_writer *w) {
+  pq__wjob *j = &w->job;
+  if (!j->running) return 0;
+  j->running = false;
+  if (j->ta_started) pthread_join(j->ta, NULL);
+  else job_first(j);
+  int rc = j->a.rc || j->b.rc ? halves_rc(&j->a, &j->b, true) : j->rc;
+  if (rc && j->rc && !j->a.rc && !j->b.rc)
+    rc = dd_err_set(rc, "parquet writer: placing a row group failed (%s)", dd_err_name(rc));
+  for (size_t i = 0; i < w->nleaves; i++) pq__wleaf_reset(&j->leaves[i]);
+  if (!rc) rc = drain(w);
+  w->written = w->file_off + (int64_t)w->out.len;
+  return rc;
+}
+
+/* Moves the buffered row group (already in rgs[g_index]) into the job and starts its two
+ * threads; the writer's leaves get the job's previous (emptied) buffers. */
+static int job_start(pq_writer *w, size_t g_index) {
+  pq__wjob *j = &w->job;
+  if (!j->leaves && !(j->leaves = calloc(w->nleaves, sizeof *j->leaves)))
+    return dd_err_set(DD_ENOMEM, "parquet: out of memory");
+  for (size_t i = 0; i < w->nleaves; i++) {
+    pq__wleaf t = w->leaves[i];
+    pq__wleaf *spare = &j->leaves[i];
+    w->leaves[i].def = spare->def;
+    w->leaves[i].rep = spare->rep;
+    w->leaves[i].caplev = spare->caplev;
+    w->leaves[i].vals = spare->vals;
+    w->leaves[i].offs = spare->offs;
+    pq__wleaf_reset(&w->leaves[i]);
+    *spare = t;
+  }
+  j->w = w;
+  j->g_index = g_index;
+  j->rc = 0;
+  split_halves(w, j->leaves, w->rgs[g_index].chunks, &j->a, &j->b);
+  j->running = true;
+  j->tb_started = pthread_create(&j->tb, NULL, encode_half, &j->b) == 0;
+  j->ta_started = pthread_create(&j->ta, NULL, job_first, j) == 0;
+  return 0;
+}
+
+/* Cuts the buffered row group: behind the caller when allowed (not at close), else here. */
+static int flush_rg(pq_writer *w, bool last) {
+  int rc = job_join(w);
+  if (rc || w->rows_in_rg == 0) return rc;
   pq__wrg *g = NULL;
-  int rc = new_rg(w, &g);
-  if (rc) return rc;
+  if ((rc = new_rg(w, &g))) return rc;
   int64_t base = w->file_off;
   g->num_rows = w->rows_in_rg;
   g->file_off = base + (int64_t)w->out.len;
   bool par = w->nleaves >= 2 && pq_writer_buffered_bytes(w) >= PAR_MIN_BYTES;
-  if (par) rc = encode_parallel(w, g);
-  for (size_t i = 0; i < w->nleaves && !rc; i++) {
-    if (!par) rc = pq__wchunk_encode(&w->leaves[i], &w->o, base, &w->out, &g->chunks[i]);
-    g->total_bytes += g->chunks[i].uncomp_size;
+  w->rows_in_rg = 0;
+  if (par && w->behind && !last) return job_start(w, w->nrgs - 1);
+  if (par) {
+    rc = encode_parallel(w, g);
+  } else {
+    for (size_t i = 0; i < w->nleaves && !rc; i++) {
+      rc = pq__wchunk_encode(&w->leaves[i], &w->o, base, &w->out, &g->chunks[i]);
+      g->total_bytes += g->chunks[i].uncomp_size;
+    }
   }
   for (size_t i = 0; i < w->nleaves; i++) pq__wleaf_reset(&w->leaves[i]);
-  w->rows_in_rg = 0;
   return rc ? rc : drain(w);
+}
+
+void pq_writer_encode_behind(pq_writer *w, bool on) {
+  w->behind = on;
+  w->written = w->file_off + (int64_t)w->out.len;
+}
+
+int pq_writer_settle(pq_writer *w) {
+  if (w->closed || w->failed)
+    return dd_err_set(DD_EPRECOND, "parquet writer: already closed or failed");
+  int rc = job_join(w);
+  if (rc) w->failed = rc;
+  return rc;
 }
 
 int pq_writer_flush_row_group(pq_writer *w) {
   if (w->closed || w->failed)
     return dd_err_set(DD_EPRECOND, "parquet writer: already closed or failed");
-  int rc = flush_rg(w);
+  int rc = flush_rg(w, false);
   if (rc) w->failed = rc;
   return rc;
 }
@@ -182,7 +272,7 @@ int pq_writer_write_row(pq_writer *w, const pq_value *row) {
   for (size_t i = 0; i < w->nleaves; i++) pq__wleaf_mark(&w->leaves[i]);
   w->rows_in_rg++;
   w->total_rows++;
-  if (w->rows_in_rg >= w->o.row_group_rows && (rc = flush_rg(w))) w->failed = rc;
+  if (w->rows_in_rg >= w->o.row_group_rows && (rc = flush_rg(w, false))) w->failed = rc;
   return rc;
 }
 
@@ -193,7 +283,7 @@ int pq_writer_close(pq_writer *w, uint8_t **out_buf, size_t *out_len) {
     return dd_err_set(DD_EPRECOND, "parquet writer: already closed or failed");
   w->closed = true;
   bool to_path = w->fp != NULL;
-  int rc = flush_rg(w);
+  int rc = flush_rg(w, true);
   if (!rc) rc = pq__wfooter_write(w, &w->out);
   if (!rc && to_path) {
     rc = drain(w);
@@ -213,6 +303,10 @@ int pq_writer_close(pq_writer *w, uint8_t **out_buf, size_t *out_len) {
 
 void pq_writer_free(pq_writer *w) {
   if (!w) return;
+  if (w->job.running) job_join(w); /* its result no longer matters */
+  for (size_t i = 0; w->job.leaves && i < w->nleaves; i++) pq__wleaf_free(&w->job.leaves[i]);
+  free(w->job.leaves);
+  pq__buf_free(&w->job.b.buf);
   if (w->fp) fclose(w->fp);
   for (size_t i = 0; i < w->nleaves; i++) pq__wleaf_free(&w->leaves[i]);
   free(w->leaves);

@@ -10,6 +10,7 @@
 
 #include "store/parquet/pq_internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 
 typedef struct pq__wnode pq__wnode;
@@ -53,6 +54,35 @@ typedef struct pq__wrg {
   pq__wchunk *chunks;
 } pq__wrg;
 
+/* One half of a row group's leaves being encoded: the first half straight onto the end of
+ * the output (dst = the writer's out, base its file offset), the second into its own buffer
+ * (offsets from 0, moved when it is appended after the first). */
+typedef struct pq__whalf {
+  const pq__wleaf *leaves;
+  pq__wchunk *chunks;
+  const pq_writer_opts *o;
+  size_t from, to;
+  pq__buf *dst;
+  int64_t base;
+  pq__buf buf;           /* dst of the second half */
+  int rc;
+} pq__whalf;
+
+/* Encoding behind (pq_writer_encode_behind): the previous row group's leaf buffers, moved
+ * out of the writer and encoded on two threads while the caller fills the next one. The
+ * first half's thread also appends the second half and so owns the writer's output (out,
+ * rgs[g_index]) until the job is joined; the caller touches neither meanwhile. The leaf
+ * buffers are kept for reuse. */
+typedef struct pq__wjob {
+  pq__wleaf *leaves;     /* nleaves; buffers owned here */
+  pq_writer *w;
+  size_t g_index;
+  pq__whalf a, b;
+  pthread_t ta, tb;
+  bool running, ta_started, tb_started;
+  int rc;                /* placing (the first half's thread) */
+} pq__wjob;
+
 struct pq_writer {
   pq_writer_opts o;
   pq__arena mem;        /* schema copy and names */
@@ -69,6 +99,9 @@ struct pq_writer {
   size_t nkv;
   bool closed;
   int failed;
+  bool behind;          /* encode large row groups behind the caller */
+  pq__wjob job;
+  int64_t written;      /* behind: bytes_written as of the last settle */
 };
 
 int pq__wschema_build(pq_writer *w, const pq_wfield *schema);

@@ -131,8 +131,7 @@ static int work(scn__slot *w, claim *c, scn__open **drop) {
     u->nrows = u->nkeep = 0;
     return 0;
   }
-  if (c->o != w->held) { /* the scratch moves to the new file */
-    scn__rg_free(&w->rg);
+  if (c->o != w->held) { /* the scratch moves to the new file (scn__rg_bind) */
     *drop = w->held;
     w->held = c->o;
   } else {

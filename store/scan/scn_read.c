@@ -90,8 +90,12 @@ static int node_slots(scn__rg *r, const pq_column *c, const scn__bind *b, bool l
 }
 
 static void put_dec(uint8_t *out, __int128 v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(out, &v, 16); /* Arrow's decimal128 is little-endian */
+#else
   unsigned __int128 u = (unsigned __int128)v;
   for (int i = 0; i < 16; i++) out[i] = (uint8_t)(u >> (8 * i));
+#endif
 }
 
 static __int128 pow10_128(int n) {
@@ -219,8 +223,16 @@ static int append_leaf(scn__rg *r, arw_batch *out, const scn__bind *b, const pq_
   if (all_valid && b->conv == SCN_CV_F32) return arw_append_fixed(out, id, c->f, n, NULL);
   if (all_valid && b->conv == SCN_CV_BOOL) return arw_append_fixed(out, id, c->b, n, NULL);
   if ((rc = grow((void **)&r->vals, &r->cap_vals, n * w + 1, 1))) return rc;
-  memset(r->vals, 0, n * w);
   __int128 scale = pow10_128(b->dec_shift);
+  if (all_valid && (b->conv == SCN_CV_DEC_I32 || b->conv == SCN_CV_DEC_I64)) {
+    /* decimals without nulls: one typed loop, every slot written */
+    if (b->conv == SCN_CV_DEC_I64)
+      for (size_t i = 0; i < n; i++) put_dec(r->vals + i * 16, (__int128)c->i64[i] * scale);
+    else
+      for (size_t i = 0; i < n; i++) put_dec(r->vals + i * 16, (__int128)c->i32[i] * scale);
+    return arw_append_fixed(out, id, r->vals, n, NULL);
+  }
+  if (!all_valid) memset(r->vals, 0, n * w); /* null slots stay zero */
   size_t j = 0;
   for (size_t i = 0; i < n; i++) {
     if (valid && !valid[i]) continue;

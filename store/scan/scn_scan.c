@@ -156,8 +156,15 @@ cleanup:
 
 void scn__rg_bind(scn__rg *r, const scn__open *o) {
   if (r->pf == o->pf && r->cols) return;
-  scn__rg_free(r);
   size_t nleaves = pq_file_num_columns(o->pf);
+  if (r->cols && r->ncols == nleaves && nleaves) {
+    /* another file of as many leaves (the same schema, typically): its columns are decoded
+     * into the memory of the last file's (pq_column_reread keeps what has the same shape) */
+    r->pf = o->pf;
+    for (size_t i = 0; i < r->ncols; i++) r->cols_rg[i] = SIZE_MAX;
+    return;
+  }
+  scn__rg_free(r);
   r->pf = o->pf;
   r->ncols = nleaves;
   r->cols = calloc(nleaves ? nleaves : 1, sizeof *r->cols);
@@ -250,8 +257,7 @@ static int next_unit_here(scn_scan *s, bool *end) {
       s->rg_base += pq_row_group_num_rows(s->cur->pf, rg);
       return scn__decode_rg(s, s->cur, rg, base, &s->rg, &s->cu);
     }
-    scn__rg_free(&s->rg);
-    scn__file_close(s->cur);
+    scn__file_close(s->cur); /* s->rg keeps its memory for the next file (scn__rg_bind) */
     s->cur = NULL;
     if (s->next_file == s->nfiles) {
       *end = true;

@@ -15,7 +15,7 @@ checked equal after each run.
 
 Usage (under build-test/venv's python):
   bench_optimize.py [--small] [--rounds N] [--files N] [--rows N] [--target BYTES]
-                    [--deltactl PATH] [--keep DIR]
+                    [--deltactl PATH] [--keep DIR] [--modes compact,zorder]
 --small is 200 files of 1,000,000 rows in all (the full size is 2,000 files, 10,000,000
 rows). deltactl defaults to build-bench/cmd/deltactl (built Release when missing)."""
 import argparse
@@ -160,7 +160,8 @@ def run_deltad(deltactl, path, mode, target):
     out, err = p.stdout.read(), p.stderr.read()
     if status != 0:
         raise SystemExit("deltactl failed: %s" % err)
-    m = json.loads(out.splitlines()[0])["metrics"]
+    doc = json.loads(out)  # one result (pretty-printed), or a list of them
+    m = (doc[0] if isinstance(doc, list) else doc)["metrics"]
     m = json.loads(m) if isinstance(m, str) else m
     return {"s": el, "cpu": ru.ru_utime + ru.ru_stime, "rss": ru.ru_maxrss * 1024,
             "added": m["numFilesAdded"],
@@ -185,6 +186,8 @@ def main():
     ap.add_argument("--target", type=int, default=256 << 20)
     ap.add_argument("--deltactl")
     ap.add_argument("--keep")
+    ap.add_argument("--modes", default="compact,zorder",
+                    help="which operations to run (comma-separated: compact, zorder)")
     ap.add_argument("--appends", action="store_true",
                     help="generate by FILES deltalake appends (slow) instead of one commit")
     a = ap.parse_args()
@@ -202,8 +205,9 @@ def main():
               file=sys.stderr)
     want = check(src)
     res = {}
+    modes = [m for m in ("compact", "zorder") if m in a.modes.split(",")]
     for r in range(a.rounds):
-        for mode in ("compact", "zorder"):
+        for mode in modes:
             for who in (("deltad", "delta-rs") if r % 2 == 0 else ("delta-rs", "deltad")):
                 copy = os.path.join(work, "copy")
                 shutil.rmtree(copy, ignore_errors=True)
@@ -218,7 +222,7 @@ def main():
     print("| operation | deltad s | delta-rs s | ratio | deltad CPU s | delta-rs CPU s | CPU ratio "
           "| deltad peak RSS MiB | delta-rs peak RSS MiB | files removed / added (deltad, delta-rs) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for mode in ("compact", "zorder"):
+    for mode in modes:
         d, x = res[(mode, "deltad")], res[(mode, "delta-rs")]
         ds = statistics.median(m["s"] for m in d)
         xs = statistics.median(m["s"] for m in x)

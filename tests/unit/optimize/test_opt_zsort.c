@@ -3,7 +3,9 @@
  * while the partition has at most OPT_ZS_SAMPLE rows; ties in arrival order), batches cut
  * where asked; and OPTIMIZE ZORDER BY's peak RSS (a child process, wait4) does not grow
  * with the table: 8x the rows with a 1 MiB target stay within a few MiB of the small
- * table's peak (it held the whole partition twice before). */
+ * table's peak (it held the whole partition twice before). Also compaction into several
+ * bins, each bin's writer finished on a thread while the next is read (opt_finish.c): every
+ * bin's file committed, every row kept. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +21,7 @@
 
 #include "store/dwrite/dw.h"
 #include "store/optimize/opt_int.h"
+#include "store/scan/scn.h"
 #include "tests/unit/new_table.h"
 
 /* ---- the sort: spilled and merged == in memory ----------------------------------------- */
@@ -209,10 +212,82 @@ static void test_zorder_peak_rss(void **state) {
   assert_true(big < small + 12 * 1024);
 }
 
+/* ---- compaction of several bins, each finished behind the next ---------------------------- */
+
+static int max_size_cb(void *ctx, const dl_file *f) {
+  int64_t *m = ctx;
+  if (f->size > *m) *m = f->size;
+  return 0;
+}
+
+static int sum_ids_cb(void *ctx, const dl_file *f) {
+  (void)f;
+  (*(int64_t *)ctx)++;
+  return 0;
+}
+
+static void test_compact_bins_behind(void **state) {
+  (void)state;
+  char tmpl[] = "/tmp/opt_bins_XXXXXX";
+  char *dir = mkdtemp(tmpl);
+  assert_non_null(dir);
+  make_table(dir, 12);
+  dl_table *t;
+  dl_snapshot *s;
+  assert_int_equal(dl_table_open(&t, dir), 0);
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
+  int64_t most = 0;
+  assert_int_equal(dl_snapshot_files(s, max_size_cb, &most), 0);
+  opt_opts o = OPT_OPTS_INIT;
+  o.target_size = 3 * most; /* bins of two or three files */
+  o.min_file_size = 4 * most;
+  opt_result r;
+  int rc = opt_run(&r, t, s, &o);
+  if (rc) fprintf(stderr, "opt_run: %s\n", dd_err_msg());
+  assert_int_equal(rc, 0);
+  assert_true(r.num_batches >= 4);
+  assert_int_equal(r.num_files_added, r.num_batches); /* every bin's file put and committed */
+  assert_int_equal(r.num_files_removed, 12);
+  assert_int_equal(r.rows_written, 120000);
+  dl_snapshot *after;
+  assert_int_equal(dl_snapshot_open(&after, t, NULL), 0);
+  int64_t nfiles = 0;
+  assert_int_equal(dl_snapshot_files(after, sum_ids_cb, &nfiles), 0);
+  assert_int_equal(nfiles, r.num_batches);
+  scn_scan *sc;
+  scn_opts so = SCN_OPTS_INIT;
+  const char *cols[] = {"id"};
+  so.columns = cols;
+  so.num_columns = 1;
+  assert_int_equal(scn_open(&sc, t, after, &so), 0);
+  const arw_batch *b;
+  int64_t rows = 0, sum = 0;
+  while (scn_next(sc, &b) == 0 && b) {
+    arw_view v;
+    assert_int_equal(arw_batch_view(b, 0, &v), 0);
+    for (size_t i = 0; i < arw_batch_rows(b); i++) {
+      int64_t x;
+      memcpy(&x, v.values + i * 8, 8);
+      sum += x;
+    }
+    rows += (int64_t)arw_batch_rows(b);
+  }
+  assert_int_equal(rows, 120000);
+  assert_int_equal(sum, (int64_t)120000 * 119999 / 2);
+  scn_free(sc);
+  dl_snapshot_free(after);
+  dl_snapshot_free(s);
+  dl_table_free(t);
+  char cmd[200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_spill_matches_memory),
       cmocka_unit_test(test_zorder_peak_rss),
+      cmocka_unit_test(test_compact_bins_behind),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
