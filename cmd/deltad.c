@@ -1,8 +1,10 @@
 /* deltad.c: the server's main: reads the configuration, opens the application (LMDB store,
  * keys, admin token), starts the gRPC and REST transports on the same method table, prints
  * where they listen, and on SIGINT/SIGTERM shuts down gracefully (stop accepting, finish
- * in-flight calls, flush LMDB) and exits 0. With TLS configured, SIGHUP re-reads the
- * certificate, key and client CA files; a reload that fails keeps the old ones. */
+ * in-flight calls, flush LMDB) and exits 0. SIGHUP re-reads the config file (log level and
+ * format apply at once; other changes are logged as needing a restart) and, with TLS
+ * configured, the certificate, key and client CA files; a reload that fails keeps the old
+ * ones. Open connections and calls are not touched. */
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -13,6 +15,8 @@
 
 #include "cmd/deltad_config.h"
 #include "cmd/deltad_demo.h"
+#include "cmd/deltad_obs.h"
+#include "common/log.h"
 #include "cmd/deltad_tls.h"
 #include "common/err.h"
 #include "server/call/call.h"
@@ -99,7 +103,8 @@ static int main_ready_check(void *ctx) {
   return rc ? dd_err_set(rc, "catalog: %s", dd_err_msg()) : 0;
 }
 
-static int main_run(const dd_config *cfg, const sigset_t *sigs) {
+static int main_run(dd_config *cfg, const sigset_t *sigs, int argc, char **argv) {
+  static dd_obs obs; /* outlives both HTTP servers: read by their threads */
   dd_app *app = NULL;
   static main_ready ready; /* outlives the HTTP server: read by its threads */
   dd_grpc_server *grpc = NULL;
@@ -139,6 +144,8 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   if ((rc = dd_native_sharing_register(http, cfg->base_path)) != 0) goto cleanup;
   ready.app = app;
   if ((rc = dd_native_health_register(http, main_ready_check, &ready)) != 0) goto cleanup;
+  dd_obs_init(&obs, reg, app);
+  if ((rc = dd_native_metrics_register(http, &obs.on_rest)) != 0) goto cleanup;
   /* the public URL is set before the first request can arrive: handlers read it */
   if ((rc = dd_http_server_bind(http)) != 0) goto cleanup;
   if (cfg->public_url[0]) {
@@ -158,10 +165,16 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   gopts.tls = tls ? &tls->pem : NULL;
   main_grpc_limits(&gopts, cfg);
   if ((rc = dd_grpc_server_start(&grpc, &gopts, reg)) != 0) goto cleanup;
+  if ((rc = dd_obs_listen(&obs, cfg)) != 0) goto cleanup;
   atomic_store(&ready.serving, 1);
 
   printf("deltad: gRPC listening on %s:%d\n", host, dd_grpc_server_port(grpc));
   printf("deltad: REST listening on %s%s\n", public_url, cfg->base_path);
+  if (dd_obs_port(&obs) >= 0) {
+    char mhost[256];
+    main_host_of(mhost, sizeof mhost, cfg->metrics_listen);
+    printf("deltad: metrics listening on http://%s:%d/metrics\n", mhost, dd_obs_port(&obs));
+  }
   if (tls)
     printf("deltad: TLS on both ports (certificate serial %s, expires %s; client certificates %s)\n",
            tls->serial, tls->not_after, main_client_auth_name(cfg->tls_client_auth));
@@ -182,7 +195,10 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   fflush(stdout);
 
   int sig = 0;
-  while (sigwait(sigs, &sig) == 0 && sig == SIGHUP) main_reload_tls(cfg, http, grpc);
+  while (sigwait(sigs, &sig) == 0 && sig == SIGHUP) {
+    dd_log(DD_LOG_INFO, "SIGHUP received: reloading the configuration, log level and TLS files");
+    if (dd_obs_reload(cfg, argc, argv) == 0) main_reload_tls(cfg, http, grpc);
+  }
   /* Both ports stop taking new calls at the same moment; in-flight ones share one grace. */
   atomic_store(&ready.serving, 0);
   dd_http_server_drain(http);
@@ -191,6 +207,7 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   fflush(stdout);
 
 cleanup:
+  dd_obs_stop(&obs);
   dd_http_server_drain(http);
   dd_grpc_server_drain(grpc);
   dd_grpc_server_shutdown(grpc);
@@ -217,11 +234,13 @@ int main(int argc, char **argv) {
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGINT);
   sigaddset(&sigs, SIGTERM);
-  sigaddset(&sigs, SIGHUP); /* reloads the TLS files */
+  sigaddset(&sigs, SIGHUP); /* reloads the config file, log level and TLS files */
   pthread_sigmask(SIG_BLOCK, &sigs, NULL);
   signal(SIGPIPE, SIG_IGN);
 
-  rc = main_run(&cfg, &sigs);
+  dd_log_set_format((dd_log_format)cfg.log_format);
+  dd_log_set_level((dd_log_level)cfg.log_level);
+  rc = main_run(&cfg, &sigs, argc, argv);
   if (rc != 0) {
     fprintf(stderr, "deltad: %s\n", dd_err_msg());
     return 1;

@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/buf.h"
+#include "common/log.h"
 #include "generated/api.h"
 #include "server/call/call_route.h"
 #include "server/call/handler.h"
@@ -97,6 +99,9 @@ typedef struct dd_call_sink {
    * (once; the core frees it afterwards) or one streamed message (the handler's). 0, or a
    * DD_E* code that the handler's send returns (DD_ECANCELLED: client gone). */
   int (*send)(void *cls, const ProtobufCMessage *msg);
+  /* Optional: the transport's request id for this call (DD_REQUEST_ID_LEN hex digits, sent
+   * back to the client), else the core makes one. Borrowed for the call. */
+  const char *request_id;
 } dd_call_sink;
 
 /* What the call reports back besides its status. */
@@ -105,6 +110,8 @@ typedef struct dd_call_result {
   int file_fd;                 /* a file reply (the transport owns it now), -1 none */
   uint64_t file_off, file_len;
   size_t sent;                 /* messages given to sink->send */
+  uint64_t bytes;              /* their protobuf size, plus a file reply's length */
+  char request_id[DD_REQUEST_ID_LEN + 1]; /* the call's (the sink's, or a fresh one) */
 } dd_call_result;
 
 /* Runs m's handler on req (borrowed) for who (borrowed) with the registry's app. Returns
@@ -113,6 +120,14 @@ typedef struct dd_call_result {
 int dd_call_run(const dd_call_registry *r, const dd_method *m, const ProtobufCMessage *req,
                 const dd_principal *who, int64_t deadline_ms, const dd_call_sink *sink,
                 dd_call_result *res);
+
+/* ---- metrics -------------------------------------------------------------------------- */
+
+/* Appends the call core's metrics in Prometheus' text format (requests by method and code,
+ * latency histograms, reply bytes and messages, calls in flight, per-recipient counts;
+ * call_obs.h says how labels stay bounded). Every call that reached dd_call_run, or was
+ * refused by dd_call_authenticate, is counted once. 0 or DD_ENOMEM. */
+int dd_call_metrics_write(const dd_call_registry *r, dd_buf *out);
 
 /* ---- deadlines ------------------------------------------------------------------------- */
 
@@ -172,6 +187,8 @@ typedef struct dd_call_stream_hooks {
   /* Called once when the stream is freed (both the producer and the transport are done
    * with it), or when dd_call_stream_start fails; may be NULL. */
   void (*release_cls)(void *cls);
+  /* The transport's request id for the call (copied), or NULL: the runner makes one. */
+  const char *request_id;
 } dd_call_stream_hooks;
 
 typedef struct dd_call_runner dd_call_runner;

@@ -58,6 +58,11 @@ const char *dd_app_base_path(const dd_app *app);
 typedef struct dl_cache dl_cache;
 dl_cache *dd_app_delta_cache(const dd_app *app);
 
+/* Appends the engine's metrics (snapshot cache, Delta commits, object-store requests, the
+ * LMDB map) in Prometheus' text format to out (common/buf.h). 0 or a DD_E* code. */
+typedef struct dd_buf dd_buf;
+int dd_app_metrics_write(dd_app *app, dd_buf *out);
+
 /* Per-service method tables, concatenated by dd_app_methods(). */
 extern const dd_method dd_system_methods[];
 extern const size_t dd_system_methods_len;

@@ -188,3 +188,14 @@ void cat_store_close(cat_store *s) {
   free(s->data_real);
   free(s);
 }
+
+int cat_store_map_usage(cat_store *s, uint64_t *map_bytes, uint64_t *used_bytes) {
+  MDB_envinfo info;
+  MDB_stat st;
+  int rc = mdb_env_info(s->env, &info);
+  if (!rc) rc = mdb_env_stat(s->env, &st);
+  if (rc) return cat__mdb_err(rc, "catalog store: environment info");
+  *map_bytes = (uint64_t)info.me_mapsize;
+  *used_bytes = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+  return 0;
+}

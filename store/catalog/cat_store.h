@@ -53,6 +53,10 @@ typedef struct cat_store_stats {
 } cat_store_stats;
 cat_store_stats cat_store_stats_get(cat_store *store);
 
+/* The LMDB environment's map size and the bytes its pages use (last page + 1, times the
+ * page size), for metrics. 0 or DD_E*. */
+int cat_store_map_usage(cat_store *store, uint64_t *map_bytes, uint64_t *used_bytes);
+
 /* ---- read views ----------------------------------------------------------------------
  * A read view is one LMDB read transaction: every cat_view_* read sees the state committed
  * when the view was opened, and begins no transaction of its own. Each cat_view_x behaves
