@@ -116,12 +116,14 @@ static int main_run(dd_config *cfg, const sigset_t *sigs, int argc, char **argv)
   int rc;
 
   if ((rc = dd_tls_files_load(&tls, cfg)) != 0) goto cleanup; /* before anything opens */
+  if ((rc = dd_obs_restore(cfg)) != 0) goto cleanup;           /* --restore-from */
   main_host_of(host, sizeof host, cfg->http_listen);
   dd_app_opts aopts = DD_APP_OPTS_INIT;
   aopts.data_dir = cfg->data_dir;
   aopts.public_url = cfg->public_url[0] ? cfg->public_url : NULL;
   aopts.base_path = cfg->base_path;
   aopts.url_expiry_seconds = cfg->url_expiry_seconds;
+  aopts.audit_retention_days = (int)cfg->audit_retention_days;
   rg_limits limits = {(unsigned)cfg->req_max_depth, (size_t)cfg->req_max_elements,
                       (size_t)cfg->req_max_memory, (unsigned)cfg->req_max_requests,
                       (unsigned)cfg->req_max_per_principal};
@@ -130,6 +132,7 @@ static int main_run(dd_config *cfg, const sigset_t *sigs, int argc, char **argv)
   size_t n_methods = 0;
   const dd_method *methods = dd_app_methods(&n_methods);
   if ((rc = dd_call_registry_new(&reg, methods, n_methods, app, dd_app_auth)) != 0) goto cleanup;
+  dd_call_registry_set_observer(reg, dd_app_audit_observe); /* the audit log */
   if (cfg->demo && (rc = dd_demo_setup(reg, cfg->data_dir)) != 0) goto cleanup;
   dd_http_opts hopts = DD_HTTP_OPTS_INIT;
   hopts.listen = cfg->http_listen;

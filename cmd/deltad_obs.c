@@ -2,9 +2,14 @@
  * deltad_obs.h). */
 #include "cmd/deltad_obs.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd/version.h"
 #include "common/log.h"
@@ -60,6 +65,59 @@ void dd_obs_stop(dd_obs *o) {
   dd_call_registry_free(o->empty_reg);
   o->http = NULL;
   o->empty_reg = NULL;
+}
+
+/* ---- restore ---- */
+
+static int obs__copy(const char *from, const char *to, bool optional) {
+  int in = open(from, O_RDONLY);
+  if (in < 0 && optional && errno == ENOENT) return 0;
+  if (in < 0) return dd_err_set(DD_EIO, "restore: open %s: %s", from, strerror(errno));
+  int out = open(to, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  int rc = out < 0 ? dd_err_set(DD_EIO, "restore: create %s: %s", to, strerror(errno)) : 0;
+  char buf[1 << 16];
+  ssize_t n;
+  while (!rc && (n = read(in, buf, sizeof buf)) != 0) {
+    if (n < 0 || write(out, buf, (size_t)n) != n) rc = dd_err_set(DD_EIO, "restore: copy %s: %s", from, strerror(errno));
+  }
+  if (!rc && fsync(out) != 0) rc = dd_err_set(DD_EIO, "restore: sync %s: %s", to, strerror(errno));
+  if (out >= 0) close(out);
+  close(in);
+  return rc;
+}
+
+static int obs__empty_dir(const char *dir) {
+  if (mkdir(dir, 0700) == 0) return 0;
+  if (errno != EEXIST) return dd_err_set(DD_EIO, "restore: create %s: %s", dir, strerror(errno));
+  DIR *d = opendir(dir);
+  if (!d) return dd_err_set(DD_EIO, "restore: open %s: %s", dir, strerror(errno));
+  struct dirent *e;
+  bool found = false;
+  while (!found && (e = readdir(d))) found = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+  closedir(d);
+  return found ? dd_err_set(DD_EEXISTS, "restore: data directory %s is not empty; restore into a new one", dir) : 0;
+}
+
+int dd_obs_restore(const dd_config *cfg) {
+  if (!cfg->restore_from[0]) return 0;
+  const char *b = cfg->restore_from, *d = cfg->data_dir;
+  char from[2200], to[2200];
+  snprintf(from, sizeof from, "%s/catalog.mdb/data.mdb", b);
+  if (access(from, R_OK) != 0)
+    return dd_err_set(DD_EINVAL, "restore: %s is not a backup (no catalog.mdb/data.mdb)", b);
+  int rc = obs__empty_dir(d);
+  snprintf(to, sizeof to, "%s/catalog.mdb", d);
+  if (!rc && mkdir(to, 0700) != 0) rc = dd_err_set(DD_EIO, "restore: create %s: %s", to, strerror(errno));
+  snprintf(to, sizeof to, "%s/catalog.mdb/data.mdb", d);
+  if (!rc) rc = obs__copy(from, to, false);
+  static const char *const keys[] = {"secret.key", "url_signing.key"};
+  for (int i = 0; !rc && i < 2; i++) {
+    snprintf(from, sizeof from, "%s/%s", b, keys[i]);
+    snprintf(to, sizeof to, "%s/%s", d, keys[i]);
+    rc = obs__copy(from, to, i == 1);
+  }
+  if (!rc) printf("deltad: restored the backup %s into %s\n", b, d);
+  return rc;
 }
 
 /* ---- SIGHUP ---- */

@@ -29,6 +29,11 @@ int dd_obs_listen(dd_obs *o, const dd_config *cfg);
 int dd_obs_port(const dd_obs *o); /* the listener's port, -1 without one */
 void dd_obs_stop(dd_obs *o);      /* stops and frees the listener; accepts an idle o */
 
+/* --restore-from: copies a backup (deltactl admin backup: catalog.mdb/data.mdb, secret.key,
+ * url_signing.key) into cfg->data_dir, which must be absent or empty (DD_EEXISTS
+ * otherwise: a restore never overwrites). Nothing when restore_from is "". */
+int dd_obs_restore(const dd_config *cfg);
+
 /* SIGHUP: reloads the config (file and the same flags) into *cfg: applies the log level
  * and format, keeps the TLS file names for the caller to reload, and logs every other
  * changed option as needing a restart (the running value stays). 0, or the parse error

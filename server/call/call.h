@@ -43,6 +43,12 @@ typedef struct dd_call_registry dd_call_registry;
 int dd_call_registry_new(dd_call_registry **out, const dd_method *methods, size_t n, void *app,
                          dd_auth_fn auth);
 void dd_call_registry_free(dd_call_registry *r);
+/* Called by dd_call_run after every handler returned, on its thread, with the request, the
+ * unary reply (NULL for a stream or a file) and the call's code: the services' audit log
+ * hangs here. Set before serving; NULL for none. */
+typedef void (*dd_call_observe_fn)(const dd_call *call, const dd_method *m, const ProtobufCMessage *req,
+                                   const ProtobufCMessage *out, int rc);
+void dd_call_registry_set_observer(dd_call_registry *r, dd_call_observe_fn fn);
 void *dd_call_registry_app(const dd_call_registry *r);
 /* The methods, in table order (for transports that register each one). */
 size_t dd_call_registry_count(const dd_call_registry *r);

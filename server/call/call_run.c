@@ -122,7 +122,7 @@ int dd_call_run(const dd_call_registry *r, const dd_method *m, const ProtobufCMe
                 dd_call_result *res) {
   dd_call__span sp;
   dd_call__obs_begin(r, &sp, sink->request_id);
-  call__ctx c = {.call = {.request_id = sp.request_id, .principal = who, .deadline_ms = deadline_ms, .app = dd_call_registry_app(r),
+  call__ctx c = {.call = {.request_id = sp.request_id, .method_path = m->path, .principal = who, .deadline_ms = deadline_ms, .app = dd_call_registry_app(r),
                           .send = call__send, .header = call__header, .transport = sink->cls, .file_fd = -1},
                  .m = m, .sink = sink};
   *res = (dd_call_result){.file_fd = -1};
@@ -132,6 +132,8 @@ int dd_call_run(const dd_call_registry *r, const dd_method *m, const ProtobufCMe
   if (rc == DD_ECANCELLED && dd_call_deadline_passed(deadline_ms))
     rc = dd_err_wrap(DD_EDEADLINE, "deadline exceeded");
   if (!rc && !(m->flags & DD_METHOD_STREAMING)) rc = call__reply(&c, out);
+  dd_call_observe_fn observe = dd_call__registry_observer(r);
+  if (observe) observe(&c.call, m, req, rc ? NULL : out, rc);
   if (out) protobuf_c_message_free_unpacked(out, NULL);
   res->detail = c.call.detail;
   res->sent = c.sent;

@@ -41,6 +41,7 @@ static const char *const cat__dbi_names[CAT__DB_COUNT] = {
     [CAT__DB_NAMESPACE_NAMES] = "namespace_names",
     [CAT__DB_LANCE_TABLES] = "lance_tables",
     [CAT__DB_LANCE_TABLE_NAMES] = "lance_table_names",
+    [CAT__DB_AUDIT] = "audit",
 };
 
 /* ---- errors and transactions ------------------------------------------------------------ */
