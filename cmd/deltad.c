@@ -5,6 +5,7 @@
  * format apply at once; other changes are logged as needing a restart) and, with TLS
  * configured, the certificate, key and client CA files; a reload that fails keeps the old
  * ones. Open connections and calls are not touched. */
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd/deltad_config.h"
 #include "cmd/deltad_demo.h"
@@ -87,12 +89,27 @@ static void main_grpc_limits(dd_grpc_opts *o, const dd_config *cfg) {
   o->max_concurrent_streams = (int)cfg->grpc_max_concurrent_streams;
 }
 
-/* /readyz: both ports serve (set once the gRPC server started, cleared when draining)
- * and the catalog opens a read view. */
+/* /readyz: both ports serve (set once the gRPC server started, cleared when draining),
+ * the catalog opens a read view, and the keys are in place (secret.key, url_signing.key:
+ * 32 bytes each, owner-only: what the next start would load). */
 typedef struct main_ready {
   atomic_int serving;
   dd_app *app;
+  const char *data_dir;
 } main_ready;
+
+static int main_keys_check(const char *data_dir) {
+  static const char *const keys[] = {"secret.key", "url_signing.key"};
+  for (int i = 0; i < 2; i++) {
+    char path[2048];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", data_dir, keys[i]);
+    if (stat(path, &st) != 0) return dd_err_set(DD_EIO, "key %s: %s", keys[i], strerror(errno));
+    if (st.st_size != 32 || (st.st_mode & 077))
+      return dd_err_set(DD_EIO, "key %s: not 32 bytes readable by its owner only", keys[i]);
+  }
+  return 0;
+}
 
 static int main_ready_check(void *ctx) {
   main_ready *r = ctx;
@@ -100,7 +117,8 @@ static int main_ready_check(void *ctx) {
   cat_view *v = NULL;
   int rc = cat_view_open(dd_app_store(r->app), &v);
   if (v) cat_view_close(v);
-  return rc ? dd_err_set(rc, "catalog: %s", dd_err_msg()) : 0;
+  if (rc) return dd_err_set(rc, "catalog: %s", dd_err_msg());
+  return main_keys_check(r->data_dir);
 }
 
 static int main_run(dd_config *cfg, const sigset_t *sigs, int argc, char **argv) {
@@ -146,6 +164,7 @@ static int main_run(dd_config *cfg, const sigset_t *sigs, int argc, char **argv)
   if ((rc = dd_native_lance_register(http)) != 0) goto cleanup; /* Lance Namespace REST */
   if ((rc = dd_native_sharing_register(http, cfg->base_path)) != 0) goto cleanup;
   ready.app = app;
+  ready.data_dir = cfg->data_dir;
   if ((rc = dd_native_health_register(http, main_ready_check, &ready)) != 0) goto cleanup;
   dd_obs_init(&obs, reg, app);
   if ((rc = dd_native_metrics_register(http, &obs.on_rest)) != 0) goto cleanup;

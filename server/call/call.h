@@ -82,10 +82,12 @@ typedef enum {
  * when absent; api_key only for REST), checks it with the registry's auth, authorizes m
  * for the principal (dd_method_authorize) and admits the call (rg_admit into *ticket,
  * which the transport releases when the call ends). *who is filled in every case (kind
- * NONE for a public method). 0, DD_EUNAUTH, DD_EPERM or DD_ENOMEM (over a cap). */
+ * NONE for a public method). 0, DD_EUNAUTH, DD_EPERM or DD_ENOMEM (over a cap). A refusal is
+ * counted and logged here (call_obs.h) under request_id (the transport's, sent back to the
+ * client; NULL: a fresh one). */
 int dd_call_authenticate(const dd_call_registry *r, const dd_method *m, dd_call_auth_kind kind,
                          const char *authorization, const char *api_key, dd_principal *who,
-                         rg_ticket *ticket);
+                         rg_ticket *ticket, const char *request_id);
 /* Only the token part of dd_call_authenticate (for a native codec that authorizes and
  * admits by itself): *who from the token, or DD_EUNAUTH. */
 int dd_call_authenticate_token(const dd_call_registry *r, dd_call_auth_kind kind,

@@ -189,7 +189,7 @@ int dd_call_authenticate_token(const dd_call_registry *r, dd_call_auth_kind kind
 
 int dd_call_authenticate(const dd_call_registry *r, const dd_method *m, dd_call_auth_kind kind,
                          const char *authorization, const char *api_key, dd_principal *who,
-                         rg_ticket *ticket) {
+                         rg_ticket *ticket, const char *request_id) {
   if (m->flags & DD_METHOD_PUBLIC) {
     memset(who, 0, sizeof *who);
     who->kind = DD_PRINCIPAL_NONE;
@@ -200,7 +200,7 @@ int dd_call_authenticate(const dd_call_registry *r, const dd_method *m, dd_call_
   if (!rc) rc = rg_admit(ticket, who);
   if (rc) { /* refused before a handler ran: counted and logged here */
     dd_call__span sp;
-    dd_call__obs_begin(r, &sp, NULL);
+    dd_call__obs_begin(r, &sp, request_id);
     char keep[1024];
     snprintf(keep, sizeof keep, "%s", dd_err_msg());
     dd_call__obs_end(r, m, who, rc, &sp, 0, 0);

@@ -82,7 +82,8 @@ int dd_grpc__ctx_init(dd_grpc__call *c) {
  * the request is decoded (call.h). */
 int dd_grpc__authenticate(dd_grpc__call *c) {
   return dd_call_authenticate(c->srv->reg, &c->method->m, DD_CALL_AUTH_GRPC,
-                              call__header(c, "authorization"), NULL, &c->principal, &c->admit);
+                              call__header(c, "authorization"), NULL, &c->principal, &c->admit,
+                              c->request_id);
 }
 
 int dd_grpc__decode(dd_grpc__call *c, ProtobufCMessage **out) {

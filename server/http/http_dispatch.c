@@ -245,7 +245,7 @@ enum MHD_Result dd_http__dispatch_route(dd_http__req *rq, const char *path) {
   enum MHD_Result r;
   /* the token, the method's authorization and admission, all before the body is parsed */
   if ((rc = dd_call_authenticate(s->reg, method, DD_CALL_AUTH_REST, dd_http__hdr(rq->conn, MHD_HTTP_HEADER_AUTHORIZATION),
-                                 dd_http__hdr(rq->conn, "x-api-key"), &who, &rq->admit)) != 0 ||
+                                 dd_http__hdr(rq->conn, "x-api-key"), &who, &rq->admit, rq->request_id)) != 0 ||
       (rc = dd_call_parse_timeout(dd_http__hdr(rq->conn, "grpc-timeout"), &deadline)) != 0 ||
       (rc = build_request(rq, rt.route, method, &rt.match, &req)) != 0) {
     r = dd_http__queue_error(rq->conn, rc, 0, dd_err_msg());

@@ -94,9 +94,15 @@ typedef struct dd_http__req {
   char request_id[DD_REQUEST_ID_LEN + 1]; /* sent as x-request-id; the call core logs it */
 } dd_http__req;
 
-/* The request the calling thread is answering (set by the access handler on each entry;
- * MHD calls it on the thread that queues the reply), or NULL. */
-extern _Thread_local dd_http__req *dd_http__current;
+/* The connection and request id the calling thread is answering: copied by the access
+ * handler on each entry (MHD queues a reply on the thread that runs the handler). A value,
+ * never a pointer into a request, so a stale entry is harmless: dd_http__queue only
+ * compares its connection pointer. */
+typedef struct dd_http__cur {
+  struct MHD_Connection *conn;
+  char request_id[DD_REQUEST_ID_LEN + 1];
+} dd_http__cur;
+extern _Thread_local dd_http__cur dd_http__current;
 /* Every reply goes out through this: MHD_queue_response with x-request-id added. */
 enum MHD_Result dd_http__queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r);
 

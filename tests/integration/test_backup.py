@@ -164,6 +164,20 @@ class Sighup(h.ServerTest):
         super().tearDownClass()
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
+    def test_readyz_checks_the_keys(self):
+        key = os.path.join(self.server.data_dir, "url_signing.key")
+        os.rename(key, key + ".away")
+        try:
+            code, body = self.server.curl("GET", self.server.http_base + "/readyz", token=None)
+            self.assertEqual(code, 503, body)
+            self.assertIn("key url_signing.key", body["reason"])
+            code, _ = self.server.curl("GET", self.server.http_base + "/healthz", token=None)
+            self.assertEqual(code, 200)  # liveness does not depend on it
+        finally:
+            os.rename(key + ".away", key)
+        code, body = self.server.curl("GET", self.server.http_base + "/readyz", token=None)
+        self.assertEqual(code, 200, body)
+
     def requests_logged(self):
         return sum(1 for l in list(self.server.stderr_lines) if '"msg":"request"' in l)
 
