@@ -76,6 +76,29 @@ class Metrics(ServerTest):
         # the separate listener needs no token
         with urllib.request.urlopen(self.metrics_url, timeout=10) as r:
             self.assertIn("deltad_requests_total", r.read().decode())
+        # a recipient may not read them (they name recipients), and its calls are counted
+        code, out = self.server.curl("POST", "/recipients", {"name": "metrics_r"})
+        self.assertEqual(code, 200, out)
+        rtok = json.loads(out["profile"])["bearerToken"]
+        code, _ = self.server.curl("GET", self.server.http_base + "/metrics", token=rtok)
+        self.assertEqual(code, 403)
+        code, _ = self.server.curl("GET", "/system/info", token=rtok)
+        self.assertEqual(code, 200)
+        with urllib.request.urlopen(self.metrics_url, timeout=10) as r:
+            self.assertIn('deltad_recipient_requests_total{recipient="metrics_r"} 1', r.read().decode())
+
+    def test_refused_call_logged_under_its_header_id(self):
+        code, headers, _ = self.rest_get("/catalogs", "not-a-token")
+        self.assertEqual(code, 401)
+        rid = headers["x-request-id"]
+        deadline = time.time() + 10
+        rec = None
+        while time.time() < deadline and rec is None:
+            rec = next((r for r in access_lines(self.server) if r["request_id"] == rid), None)
+            time.sleep(0.05)
+        self.assertIsNotNone(rec, rid)
+        self.assertEqual((rec["principal"], rec["code"], rec["http_status"]),
+                         ("anonymous", "UNAUTHENTICATED", 401))
 
     def test_prometheus_counts_and_logs(self):
         prom = shutil.which("prometheus")
