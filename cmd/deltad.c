@@ -262,7 +262,9 @@ int main(int argc, char **argv) {
 
   dd_log_set_format((dd_log_format)cfg.log_format);
   dd_log_set_level((dd_log_level)cfg.log_level);
+  dd_log_start_async(); /* request lines cost a copy; flushed at exit */
   rc = main_run(&cfg, &sigs, argc, argv);
+  dd_log_flush();
   if (rc != 0) {
     fprintf(stderr, "deltad: %s\n", dd_err_msg());
     return 1;

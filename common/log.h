@@ -1,7 +1,8 @@
 /* log.h: the process's logger: one line per call on stderr, in one of two formats:
  *   text: "2026-12-01T16:20:00.123Z deltad ERROR message key=value ..."
  *   json: {"ts":"2026-12-01T16:20:00.123Z","level":"error","msg":"message","key":value,...}
- * Lines from different threads never interleave. The level and format are process-wide
+ * Lines from different threads never interleave (dd_log_start_async: written by a thread
+ * of their own, in order). The level and format are process-wide
  * (atomics: set at start and on SIGHUP while other threads log). Lines below the level are
  * dropped before they are formatted. Never log secrets (tokens, keys, credentials, signed
  * URLs). */
@@ -22,6 +23,14 @@ bool dd_log_enabled(dd_log_level level);
 /* "debug", "info", "warn" or "error" -> *out; -1 for another word. */
 int dd_log_level_parse(const char *word, dd_log_level *out);
 const char *dd_log_level_name(dd_log_level level); /* lower case */
+
+/* From here on lines are queued and written to fd 2 by a thread of the logger's own (every
+ * 20 ms, at once for a warning or an error), so a request line costs a copy, not a system
+ * call under a lock. dd_log_flush writes what is queued (also run at exit). 0, or -1 when
+ * the thread cannot start (lines stay synchronous). Before it, and in programs that never
+ * call it, every line is written by the caller. */
+int dd_log_start_async(void);
+void dd_log_flush(void);
 
 /* Writes one line (newlines inside become spaces). */
 void dd_log(dd_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
