@@ -18,6 +18,8 @@ static const char dctl__usage[] =
     "  schema       schemas inside a catalog: list, create, get, update, delete\n"
     "  credential   storage credentials: list, create, get, delete\n"
     "  location     storage locations: list, create, get, delete\n"
+    "  audit        the audit log: list (changes, recipient reads)\n"
+    "  admin        operations: backup\n"
     "  server       the server itself: info, ping\n"
     "  share        Delta Sharing shares, their schemas and tables\n"
     "  recipient    Delta Sharing recipients (create writes a profile file)\n"
@@ -58,6 +60,7 @@ static const dctl__group dctl__groups[] = {
     {"server", dctl_server_main},         {"table", dctl_tableops_dispatch},
     {"share", dctl_share_main},           {"recipient", dctl_recipient_main},
     {"grant", dctl_grant_main},           {"completion", dctl_completion_main},
+    {"audit", dctl_audit_main},           {"admin", dctl_admin_main},
     {NULL, NULL},
 };
 

@@ -12,6 +12,8 @@ int dctl_share_main(int argc, char **argv);      /* deltactl_share.c */
 int dctl_recipient_main(int argc, char **argv);  /* deltactl_share.c */
 int dctl_grant_main(int argc, char **argv);      /* deltactl_share.c */
 int dctl_completion_main(int argc, char **argv); /* deltactl_completion.c */
+int dctl_audit_main(int argc, char **argv);      /* deltactl_admin.c */
+int dctl_admin_main(int argc, char **argv);      /* deltactl_admin.c */
 /* `share import FILE` (deltactl_share_import.c); argv[0] is "import". */
 int dctl_share_import(int argc, char **argv);
 

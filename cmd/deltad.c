@@ -1,8 +1,11 @@
 /* deltad.c: the server's main: reads the configuration, opens the application (LMDB store,
  * keys, admin token), starts the gRPC and REST transports on the same method table, prints
  * where they listen, and on SIGINT/SIGTERM shuts down gracefully (stop accepting, finish
- * in-flight calls, flush LMDB) and exits 0. With TLS configured, SIGHUP re-reads the
- * certificate, key and client CA files; a reload that fails keeps the old ones. */
+ * in-flight calls, flush LMDB) and exits 0. SIGHUP re-reads the config file (log level and
+ * format apply at once; other changes are logged as needing a restart) and, with TLS
+ * configured, the certificate, key and client CA files; a reload that fails keeps the old
+ * ones. Open connections and calls are not touched. */
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -10,9 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd/deltad_config.h"
 #include "cmd/deltad_demo.h"
+#include "cmd/deltad_obs.h"
+#include "common/log.h"
 #include "cmd/deltad_tls.h"
 #include "common/err.h"
 #include "server/call/call.h"
@@ -83,12 +89,27 @@ static void main_grpc_limits(dd_grpc_opts *o, const dd_config *cfg) {
   o->max_concurrent_streams = (int)cfg->grpc_max_concurrent_streams;
 }
 
-/* /readyz: both ports serve (set once the gRPC server started, cleared when draining)
- * and the catalog opens a read view. */
+/* /readyz: both ports serve (set once the gRPC server started, cleared when draining),
+ * the catalog opens a read view, and the keys are in place (secret.key, url_signing.key:
+ * 32 bytes each, owner-only: what the next start would load). */
 typedef struct main_ready {
   atomic_int serving;
   dd_app *app;
+  const char *data_dir;
 } main_ready;
+
+static int main_keys_check(const char *data_dir) {
+  static const char *const keys[] = {"secret.key", "url_signing.key"};
+  for (int i = 0; i < 2; i++) {
+    char path[2048];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", data_dir, keys[i]);
+    if (stat(path, &st) != 0) return dd_err_set(DD_EIO, "key %s: %s", keys[i], strerror(errno));
+    if (st.st_size != 32 || (st.st_mode & 077))
+      return dd_err_set(DD_EIO, "key %s: not 32 bytes readable by its owner only", keys[i]);
+  }
+  return 0;
+}
 
 static int main_ready_check(void *ctx) {
   main_ready *r = ctx;
@@ -96,10 +117,12 @@ static int main_ready_check(void *ctx) {
   cat_view *v = NULL;
   int rc = cat_view_open(dd_app_store(r->app), &v);
   if (v) cat_view_close(v);
-  return rc ? dd_err_set(rc, "catalog: %s", dd_err_msg()) : 0;
+  if (rc) return dd_err_set(rc, "catalog: %s", dd_err_msg());
+  return main_keys_check(r->data_dir);
 }
 
-static int main_run(const dd_config *cfg, const sigset_t *sigs) {
+static int main_run(dd_config *cfg, const sigset_t *sigs, int argc, char **argv) {
+  static dd_obs obs; /* outlives both HTTP servers: read by their threads */
   dd_app *app = NULL;
   static main_ready ready; /* outlives the HTTP server: read by its threads */
   dd_grpc_server *grpc = NULL;
@@ -111,12 +134,14 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   int rc;
 
   if ((rc = dd_tls_files_load(&tls, cfg)) != 0) goto cleanup; /* before anything opens */
+  if ((rc = dd_obs_restore(cfg)) != 0) goto cleanup;           /* --restore-from */
   main_host_of(host, sizeof host, cfg->http_listen);
   dd_app_opts aopts = DD_APP_OPTS_INIT;
   aopts.data_dir = cfg->data_dir;
   aopts.public_url = cfg->public_url[0] ? cfg->public_url : NULL;
   aopts.base_path = cfg->base_path;
   aopts.url_expiry_seconds = cfg->url_expiry_seconds;
+  aopts.audit_retention_days = (int)cfg->audit_retention_days;
   rg_limits limits = {(unsigned)cfg->req_max_depth, (size_t)cfg->req_max_elements,
                       (size_t)cfg->req_max_memory, (unsigned)cfg->req_max_requests,
                       (unsigned)cfg->req_max_per_principal};
@@ -125,6 +150,7 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   size_t n_methods = 0;
   const dd_method *methods = dd_app_methods(&n_methods);
   if ((rc = dd_call_registry_new(&reg, methods, n_methods, app, dd_app_auth)) != 0) goto cleanup;
+  dd_call_registry_set_observer(reg, dd_app_audit_observe); /* the audit log */
   if (cfg->demo && (rc = dd_demo_setup(reg, cfg->data_dir)) != 0) goto cleanup;
   dd_http_opts hopts = DD_HTTP_OPTS_INIT;
   hopts.listen = cfg->http_listen;
@@ -138,7 +164,10 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   if ((rc = dd_native_lance_register(http)) != 0) goto cleanup; /* Lance Namespace REST */
   if ((rc = dd_native_sharing_register(http, cfg->base_path)) != 0) goto cleanup;
   ready.app = app;
+  ready.data_dir = cfg->data_dir;
   if ((rc = dd_native_health_register(http, main_ready_check, &ready)) != 0) goto cleanup;
+  dd_obs_init(&obs, reg, app);
+  if ((rc = dd_native_metrics_register(http, &obs.on_rest)) != 0) goto cleanup;
   /* the public URL is set before the first request can arrive: handlers read it */
   if ((rc = dd_http_server_bind(http)) != 0) goto cleanup;
   if (cfg->public_url[0]) {
@@ -158,10 +187,16 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   gopts.tls = tls ? &tls->pem : NULL;
   main_grpc_limits(&gopts, cfg);
   if ((rc = dd_grpc_server_start(&grpc, &gopts, reg)) != 0) goto cleanup;
+  if ((rc = dd_obs_listen(&obs, cfg)) != 0) goto cleanup;
   atomic_store(&ready.serving, 1);
 
   printf("deltad: gRPC listening on %s:%d\n", host, dd_grpc_server_port(grpc));
   printf("deltad: REST listening on %s%s\n", public_url, cfg->base_path);
+  if (dd_obs_port(&obs) >= 0) {
+    char mhost[256];
+    main_host_of(mhost, sizeof mhost, cfg->metrics_listen);
+    printf("deltad: metrics listening on http://%s:%d/metrics\n", mhost, dd_obs_port(&obs));
+  }
   if (tls)
     printf("deltad: TLS on both ports (certificate serial %s, expires %s; client certificates %s)\n",
            tls->serial, tls->not_after, main_client_auth_name(cfg->tls_client_auth));
@@ -182,7 +217,10 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   fflush(stdout);
 
   int sig = 0;
-  while (sigwait(sigs, &sig) == 0 && sig == SIGHUP) main_reload_tls(cfg, http, grpc);
+  while (sigwait(sigs, &sig) == 0 && sig == SIGHUP) {
+    dd_log(DD_LOG_INFO, "SIGHUP received: reloading the configuration, log level and TLS files");
+    if (dd_obs_reload(cfg, argc, argv) == 0) main_reload_tls(cfg, http, grpc);
+  }
   /* Both ports stop taking new calls at the same moment; in-flight ones share one grace. */
   atomic_store(&ready.serving, 0);
   dd_http_server_drain(http);
@@ -191,6 +229,7 @@ static int main_run(const dd_config *cfg, const sigset_t *sigs) {
   fflush(stdout);
 
 cleanup:
+  dd_obs_stop(&obs);
   dd_http_server_drain(http);
   dd_grpc_server_drain(grpc);
   dd_grpc_server_shutdown(grpc);
@@ -217,11 +256,15 @@ int main(int argc, char **argv) {
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGINT);
   sigaddset(&sigs, SIGTERM);
-  sigaddset(&sigs, SIGHUP); /* reloads the TLS files */
+  sigaddset(&sigs, SIGHUP); /* reloads the config file, log level and TLS files */
   pthread_sigmask(SIG_BLOCK, &sigs, NULL);
   signal(SIGPIPE, SIG_IGN);
 
-  rc = main_run(&cfg, &sigs);
+  dd_log_set_format((dd_log_format)cfg.log_format);
+  dd_log_set_level((dd_log_level)cfg.log_level);
+  dd_log_start_async(); /* request lines cost a copy; flushed at exit */
+  rc = main_run(&cfg, &sigs, argc, argv);
+  dd_log_flush();
   if (rc != 0) {
     fprintf(stderr, "deltad: %s\n", dd_err_msg());
     return 1;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "common/log.h"
 #include "cmd/version.h"
 #include "server/http/http_server.h"
 
@@ -56,7 +57,16 @@ void dd_config_usage(void) {
       "  --grpc-max-connection-age-seconds N   any connection (default 0 = none)\n"
       "  --grpc-max-connection-age-grace-seconds N  calls after the age (default 60)\n"
       "  --grpc-max-concurrent-streams N   calls at once on one connection (default 128)\n"
-      "  --config FILE          read options from FILE first; flags override it\n"
+      "observability and operations (docs/configuration.md, docs/operations.md):\n"
+      "  --log-format FMT       text (default) or json: one line per request either way\n"
+      "  --log-level LEVEL      debug, info (default), warn or error (re-read on SIGHUP)\n"
+      "  --metrics-listen ADDR  also serve /metrics without a token on ADDR (default: only\n"
+      "                         on the REST port, for the admin token)\n"
+      "  --audit-retention-days N  keep audit events N days (default 90)\n"
+      "  --restore-from DIR     restore a backup (deltactl admin backup) into an empty\n"
+      "                         --data-dir, then serve it\n"
+      "  --config FILE          read options from FILE first; flags override it (re-read\n"
+      "                         on SIGHUP)\n"
       "  --help, --version\n"
       "\n"
       "environment:\n"
@@ -144,6 +154,7 @@ static const struct {
     {"grpc-max-connection-age-grace-seconds", offsetof(dd_config, grpc_max_connection_age_grace_s), 0,
      1000000, 60},
     {"grpc-max-concurrent-streams", offsetof(dd_config, grpc_max_concurrent_streams), 0, 1000000, 128},
+    {"audit-retention-days", offsetof(dd_config, audit_retention_days), 1, 36500, 90},
 };
 #define CFG_N_LIMITS (sizeof cfg_limits / sizeof cfg_limits[0])
 
@@ -161,11 +172,34 @@ static void cfg_limit_defaults(dd_config *cfg) {
   for (size_t i = 0; i < CFG_N_LIMITS; i++) *cfg_limit_field(cfg, i) = cfg_limits[i].def;
 }
 
+/* Logging, metrics and restore; 1 when key is none of them. */
+static int cfg_set_obs(dd_config *cfg, const char *key, const char *val) {
+  if (strcmp(key, "log-format") == 0) {
+    if (strcmp(val, "text") && strcmp(val, "json"))
+      return dd_err_set(DD_EINVAL, "log-format: expected text or json, got '%s'", val);
+    cfg->log_format = strcmp(val, "json") == 0 ? DD_LOG_JSON : DD_LOG_TEXT;
+    return 0;
+  }
+  if (strcmp(key, "log-level") == 0) {
+    dd_log_level l;
+    if (dd_log_level_parse(val, &l) != 0)
+      return dd_err_set(DD_EINVAL, "log-level: expected debug, info, warn or error, got '%s'", val);
+    cfg->log_level = (int)l;
+    return 0;
+  }
+  if (strcmp(key, "metrics-listen") == 0)
+    return cfg_copy(cfg->metrics_listen, sizeof cfg->metrics_listen, key, val);
+  if (strcmp(key, "restore-from") == 0)
+    return cfg_copy(cfg->restore_from, sizeof cfg->restore_from, key, val);
+  return 1;
+}
+
 /* Applies one setting; key has no leading dashes. */
 static int cfg_set(dd_config *cfg, const char *key, const char *val) {
   long n = 0;
   int rc = cfg_set_limit(cfg, key, val);
   if (rc != 1) return rc;
+  if ((rc = cfg_set_obs(cfg, key, val)) != 1) return rc;
   rc = 0;
   if (strncmp(key, "tls-", 4) == 0) return cfg_set_tls(cfg, key, val);
   if (strcmp(key, "data-dir") == 0) return cfg_copy(cfg->data_dir, sizeof cfg->data_dir, key, val);
@@ -254,6 +288,8 @@ static void cfg_defaults(dd_config *cfg) {
   cfg->max_message_bytes = 16u << 20;
   cfg->shutdown_grace_ms = 5000;
   cfg->url_expiry_seconds = 3600;
+  cfg->log_format = DD_LOG_TEXT;
+  cfg->log_level = DD_LOG_INFO;
   cfg_limit_defaults(cfg);
 }
 
@@ -271,7 +307,8 @@ int dd_config_load(dd_config *cfg, int argc, char **argv) {
     }
     if (strcmp(argv[i], "--config") == 0) {
       if (i + 1 >= argc) return dd_err_set(DD_EINVAL, "--config needs a file");
-      int rc = cfg_read_file(cfg, argv[i + 1]);
+      int rc = cfg_copy(cfg->config_file, sizeof cfg->config_file, "config", argv[i + 1]);
+      if (!rc) rc = cfg_read_file(cfg, argv[i + 1]);
       if (rc) return rc;
     }
   }

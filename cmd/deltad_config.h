@@ -32,6 +32,13 @@ typedef struct dd_config {
   long grpc_keepalive_time_s, grpc_keepalive_timeout_s, grpc_handshake_timeout_s;
   long grpc_max_connection_idle_s, grpc_max_connection_age_s, grpc_max_connection_age_grace_s;
   long grpc_max_concurrent_streams;
+  /* Observability and operations (docs/configuration.md, docs/operations.md) */
+  int log_format;            /* dd_log_format: text (default) or json */
+  int log_level;             /* dd_log_level: info by default */
+  char metrics_listen[256];  /* "" = /metrics only on the REST port, behind the admin token */
+  long audit_retention_days; /* audit events older than this are purged (default 90) */
+  char restore_from[1024];   /* a backup directory to restore into data_dir before start */
+  char config_file[1024];    /* --config, re-read on SIGHUP */
 } dd_config;
 
 /* Fills *cfg with defaults, then the config file named by --config (if any), then flags.

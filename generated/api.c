@@ -2,6 +2,8 @@
 #include "generated/api.h"
 
 const dd_api_route dd_api_routes[] = {
+  {"/deltad.admin.v1.AdminService/ListAuditEvents", "GET", "/audit/events", ""},
+  {"/deltad.admin.v1.AdminService/Backup", "POST", "/admin/backup", "*"},
   {"/deltad.catalog.v1.CatalogService/ListCatalogs", "GET", "/catalogs", ""},
   {"/deltad.catalog.v1.CatalogService/CreateCatalog", "POST", "/catalogs", "*"},
   {"/deltad.catalog.v1.CatalogService/GetCatalog", "GET", "/catalogs/{name}", ""},
@@ -53,7 +55,7 @@ const dd_api_route dd_api_routes[] = {
   {"/deltad.system.v1.SystemService/Ping", "GET", "/system/ping", ""},
   {"/deltad.system.v1.SystemService/GetServerInfo", "GET", "/system/info", ""},
 };
-const size_t dd_api_routes_len = 50;
+const size_t dd_api_routes_len = 52;
 
 static const unsigned char file0_desc[] = {
   10,24,100,101,108,116,97,47,99,111,110,110,101,99,116,47,98,97,115,101,
@@ -1744,6 +1746,77 @@ static const char *const file9_syms[] = {
   NULL};
 
 static const unsigned char file10_desc[] = {
+  10,27,100,101,108,116,97,100,47,97,100,109,105,110,47,118,49,47,97,100,
+  109,105,110,46,112,114,111,116,111,18,15,100,101,108,116,97,100,46,97,100,
+  109,105,110,46,118,49,26,28,103,111,111,103,108,101,47,97,112,105,47,97,
+  110,110,111,116,97,116,105,111,110,115,46,112,114,111,116,111,34,254,2,10,
+  10,65,117,100,105,116,69,118,101,110,116,18,14,10,2,105,100,24,1,32,
+  1,40,9,82,2,105,100,18,23,10,7,116,105,109,101,95,109,115,24,2,
+  32,1,40,3,82,6,116,105,109,101,77,115,18,18,10,4,107,105,110,100,
+  24,3,32,1,40,9,82,4,107,105,110,100,18,28,10,9,112,114,105,110,
+  99,105,112,97,108,24,4,32,1,40,9,82,9,112,114,105,110,99,105,112,
+  97,108,18,29,10,10,114,101,113,117,101,115,116,95,105,100,24,5,32,1,
+  40,9,82,9,114,101,113,117,101,115,116,73,100,18,22,10,6,97,99,116,
+  105,111,110,24,6,32,1,40,9,82,6,97,99,116,105,111,110,18,24,10,
+  7,115,101,114,118,105,99,101,24,7,32,1,40,9,82,7,115,101,114,118,
+  105,99,101,18,22,10,6,111,98,106,101,99,116,24,8,32,1,40,9,82,
+  6,111,98,106,101,99,116,18,25,10,8,105,100,95,97,102,116,101,114,24,
+  9,32,1,40,9,82,7,105,100,65,102,116,101,114,18,29,10,10,110,97,
+  109,101,95,97,102,116,101,114,24,10,32,1,40,9,82,9,110,97,109,101,
+  65,102,116,101,114,18,20,10,5,115,104,97,114,101,24,11,32,1,40,9,
+  82,5,115,104,97,114,101,18,22,10,6,115,99,104,101,109,97,24,12,32,
+  1,40,9,82,6,115,99,104,101,109,97,18,20,10,5,116,97,98,108,101,
+  24,13,32,1,40,9,82,5,116,97,98,108,101,18,24,10,7,118,101,114,
+  115,105,111,110,24,14,32,1,40,3,82,7,118,101,114,115,105,111,110,18,
+  20,10,5,102,105,108,101,115,24,15,32,1,40,3,82,5,102,105,108,101,
+  115,34,165,1,10,22,76,105,115,116,65,117,100,105,116,69,118,101,110,116,
+  115,82,101,113,117,101,115,116,18,28,10,9,114,101,99,105,112,105,101,110,
+  116,24,1,32,1,40,9,82,9,114,101,99,105,112,105,101,110,116,18,25,
+  10,8,115,105,110,99,101,95,109,115,24,2,32,1,40,3,82,7,115,105,
+  110,99,101,77,115,18,31,10,11,109,97,120,95,114,101,115,117,108,116,115,
+  24,3,32,1,40,5,82,10,109,97,120,82,101,115,117,108,116,115,18,29,
+  10,10,112,97,103,101,95,116,111,107,101,110,24,4,32,1,40,9,82,9,
+  112,97,103,101,84,111,107,101,110,18,18,10,4,107,105,110,100,24,5,32,
+  1,40,9,82,4,107,105,110,100,34,118,10,23,76,105,115,116,65,117,100,
+  105,116,69,118,101,110,116,115,82,101,115,112,111,110,115,101,18,51,10,6,
+  101,118,101,110,116,115,24,1,32,3,40,11,50,27,46,100,101,108,116,97,
+  100,46,97,100,109,105,110,46,118,49,46,65,117,100,105,116,69,118,101,110,
+  116,82,6,101,118,101,110,116,115,18,38,10,15,110,101,120,116,95,112,97,
+  103,101,95,116,111,107,101,110,24,2,32,1,40,9,82,13,110,101,120,116,
+  80,97,103,101,84,111,107,101,110,34,33,10,13,66,97,99,107,117,112,82,
+  101,113,117,101,115,116,18,16,10,3,100,105,114,24,1,32,1,40,9,82,
+  3,100,105,114,34,78,10,14,66,97,99,107,117,112,82,101,115,112,111,110,
+  115,101,18,16,10,3,100,105,114,24,1,32,1,40,9,82,3,100,105,114,
+  18,20,10,5,102,105,108,101,115,24,2,32,3,40,9,82,5,102,105,108,
+  101,115,18,20,10,5,98,121,116,101,115,24,3,32,1,40,3,82,5,98,
+  121,116,101,115,50,255,1,10,12,65,100,109,105,110,83,101,114,118,105,99,
+  101,18,130,1,10,15,76,105,115,116,65,117,100,105,116,69,118,101,110,116,
+  115,18,39,46,100,101,108,116,97,100,46,97,100,109,105,110,46,118,49,46,
+  76,105,115,116,65,117,100,105,116,69,118,101,110,116,115,82,101,113,117,101,
+  115,116,26,40,46,100,101,108,116,97,100,46,97,100,109,105,110,46,118,49,
+  46,76,105,115,116,65,117,100,105,116,69,118,101,110,116,115,82,101,115,112,
+  111,110,115,101,34,28,130,211,228,147,2,22,18,20,47,97,112,105,47,118,
+  49,47,97,117,100,105,116,47,101,118,101,110,116,115,18,106,10,6,66,97,
+  99,107,117,112,18,30,46,100,101,108,116,97,100,46,97,100,109,105,110,46,
+  118,49,46,66,97,99,107,117,112,82,101,113,117,101,115,116,26,31,46,100,
+  101,108,116,97,100,46,97,100,109,105,110,46,118,49,46,66,97,99,107,117,
+  112,82,101,115,112,111,110,115,101,34,31,130,211,228,147,2,25,34,20,47,
+  97,112,105,47,118,49,47,97,100,109,105,110,47,98,97,99,107,117,112,58,
+  1,42,98,6,112,114,111,116,111,51,
+};
+static const char *const file10_deps[] = {"google/api/annotations.proto",  NULL};
+static const char *const file10_syms[] = {
+  "deltad.admin.v1.AuditEvent",
+  "deltad.admin.v1.ListAuditEventsRequest",
+  "deltad.admin.v1.ListAuditEventsResponse",
+  "deltad.admin.v1.BackupRequest",
+  "deltad.admin.v1.BackupResponse",
+  "deltad.admin.v1.AdminService",
+  "deltad.admin.v1.AdminService.ListAuditEvents",
+  "deltad.admin.v1.AdminService.Backup",
+  NULL};
+
+static const unsigned char file11_desc[] = {
   10,27,103,111,111,103,108,101,47,112,114,111,116,111,98,117,102,47,101,109,
   112,116,121,46,112,114,111,116,111,18,15,103,111,111,103,108,101,46,112,114,
   111,116,111,98,117,102,34,7,10,5,69,109,112,116,121,66,125,10,19,99,
@@ -1755,12 +1828,12 @@ static const unsigned char file10_desc[] = {
   114,111,116,111,98,117,102,46,87,101,108,108,75,110,111,119,110,84,121,112,
   101,115,98,6,112,114,111,116,111,51,
 };
-static const char *const file10_deps[] = { NULL};
-static const char *const file10_syms[] = {
+static const char *const file11_deps[] = { NULL};
+static const char *const file11_syms[] = {
   "google.protobuf.Empty",
   NULL};
 
-static const unsigned char file11_desc[] = {
+static const unsigned char file12_desc[] = {
   10,31,100,101,108,116,97,100,47,99,97,116,97,108,111,103,47,118,49,47,
   99,97,116,97,108,111,103,46,112,114,111,116,111,18,17,100,101,108,116,97,
   100,46,99,97,116,97,108,111,103,46,118,49,26,28,103,111,111,103,108,101,
@@ -1956,8 +2029,8 @@ static const unsigned char file11_desc[] = {
   115,47,123,102,117,108,108,95,110,97,109,101,125,98,6,112,114,111,116,111,
   51,
 };
-static const char *const file11_deps[] = {"google/api/annotations.proto", "google/protobuf/empty.proto",  NULL};
-static const char *const file11_syms[] = {
+static const char *const file12_deps[] = {"google/api/annotations.proto", "google/protobuf/empty.proto",  NULL};
+static const char *const file12_syms[] = {
   "deltad.catalog.v1.CatalogInfo",
   "deltad.catalog.v1.CatalogInfo.PropertiesEntry",
   "deltad.catalog.v1.SchemaInfo",
@@ -1991,7 +2064,7 @@ static const char *const file11_syms[] = {
   "deltad.catalog.v1.CatalogService.DeleteSchema",
   NULL};
 
-static const unsigned char file12_desc[] = {
+static const unsigned char file13_desc[] = {
   10,31,100,101,108,116,97,100,47,99,111,110,110,101,99,116,47,118,49,47,
   99,111,110,110,101,99,116,46,112,114,111,116,111,18,17,100,101,108,116,97,
   100,46,99,111,110,110,101,99,116,46,118,49,26,28,103,111,111,103,108,101,
@@ -2055,8 +2128,8 @@ static const unsigned char file12_desc[] = {
   211,228,147,2,24,34,19,47,97,112,105,47,118,49,47,100,101,108,116,97,
   47,113,117,101,114,121,58,1,42,48,1,98,6,112,114,111,116,111,51,
 };
-static const char *const file12_deps[] = {"google/api/annotations.proto", "delta/connect/commands.proto", "delta/connect/relations.proto", "spark/connect/relations.proto",  NULL};
-static const char *const file12_syms[] = {
+static const char *const file13_deps[] = {"google/api/annotations.proto", "delta/connect/commands.proto", "delta/connect/relations.proto", "spark/connect/relations.proto",  NULL};
+static const char *const file13_syms[] = {
   "deltad.connect.v1.ExecuteResult",
   "deltad.connect.v1.ResultSchema",
   "deltad.connect.v1.ResultSchema.Column",
@@ -2068,7 +2141,7 @@ static const char *const file12_syms[] = {
   "deltad.connect.v1.DeltaConnectService.ExecuteQuery",
   NULL};
 
-static const unsigned char file13_desc[] = {
+static const unsigned char file14_desc[] = {
   10,39,100,101,108,116,97,100,47,99,114,101,100,101,110,116,105,97,108,115,
   47,118,49,47,99,114,101,100,101,110,116,105,97,108,115,46,112,114,111,116,
   111,18,21,100,101,108,116,97,100,46,99,114,101,100,101,110,116,105,97,108,
@@ -2281,8 +2354,8 @@ static const unsigned char file13_desc[] = {
   211,228,147,2,26,42,24,47,97,112,105,47,118,49,47,108,111,99,97,116,
   105,111,110,115,47,123,110,97,109,101,125,98,6,112,114,111,116,111,51,
 };
-static const char *const file13_deps[] = {"google/api/annotations.proto", "google/protobuf/empty.proto",  NULL};
-static const char *const file13_syms[] = {
+static const char *const file14_deps[] = {"google/api/annotations.proto", "google/protobuf/empty.proto",  NULL};
+static const char *const file14_syms[] = {
   "deltad.credentials.v1.AzureKeyCredential",
   "deltad.credentials.v1.AzureSasCredential",
   "deltad.credentials.v1.AzureClientCredential",
@@ -2314,7 +2387,7 @@ static const char *const file13_syms[] = {
   "deltad.credentials.v1.CredentialService.DeleteStorageLocation",
   NULL};
 
-static const unsigned char file14_desc[] = {
+static const unsigned char file15_desc[] = {
   10,27,100,101,108,116,97,100,47,108,97,110,99,101,47,118,49,47,108,97,
   110,99,101,46,112,114,111,116,111,18,15,100,101,108,116,97,100,46,108,97,
   110,99,101,46,118,49,34,131,3,10,13,78,97,109,101,115,112,97,99,101,
@@ -2583,8 +2656,8 @@ static const unsigned char file14_desc[] = {
   99,101,46,118,49,46,68,101,114,101,103,105,115,116,101,114,84,97,98,108,
   101,82,101,115,112,111,110,115,101,98,6,112,114,111,116,111,51,
 };
-static const char *const file14_deps[] = { NULL};
-static const char *const file14_syms[] = {
+static const char *const file15_deps[] = { NULL};
+static const char *const file15_syms[] = {
   "deltad.lance.v1.NamespaceInfo",
   "deltad.lance.v1.NamespaceInfo.PropertiesEntry",
   "deltad.lance.v1.TableInfo",
@@ -2635,7 +2708,7 @@ static const char *const file14_syms[] = {
   "deltad.lance.v1.NamespaceService.DeregisterTable",
   NULL};
 
-static const unsigned char file15_desc[] = {
+static const unsigned char file16_desc[] = {
   10,31,100,101,108,116,97,100,47,115,104,97,114,105,110,103,47,118,49,47,
   115,104,97,114,105,110,103,46,112,114,111,116,111,18,17,100,101,108,116,97,
   100,46,115,104,97,114,105,110,103,46,118,49,26,28,103,111,111,103,108,101,
@@ -3197,8 +3270,8 @@ static const unsigned char file15_desc[] = {
   97,114,105,110,103,46,118,49,46,79,112,101,110,70,105,108,101,82,101,115,
   112,111,110,115,101,98,6,112,114,111,116,111,51,
 };
-static const char *const file15_deps[] = {"google/api/annotations.proto", "google/protobuf/empty.proto",  NULL};
-static const char *const file15_syms[] = {
+static const char *const file16_deps[] = {"google/api/annotations.proto", "google/protobuf/empty.proto",  NULL};
+static const char *const file16_syms[] = {
   "deltad.sharing.v1.Share",
   "deltad.sharing.v1.Schema",
   "deltad.sharing.v1.Table",
@@ -3284,7 +3357,7 @@ static const char *const file15_syms[] = {
   "deltad.sharing.v1.DeltaSharingFileService.OpenFile",
   NULL};
 
-static const unsigned char file16_desc[] = {
+static const unsigned char file17_desc[] = {
   10,29,100,101,108,116,97,100,47,115,121,115,116,101,109,47,118,49,47,115,
   121,115,116,101,109,46,112,114,111,116,111,18,16,100,101,108,116,97,100,46,
   115,121,115,116,101,109,46,118,49,26,28,103,111,111,103,108,101,47,97,112,
@@ -3310,8 +3383,8 @@ static const unsigned char file16_desc[] = {
   19,47,97,112,105,47,118,49,47,115,121,115,116,101,109,47,105,110,102,111,
   98,6,112,114,111,116,111,51,
 };
-static const char *const file16_deps[] = {"google/api/annotations.proto",  NULL};
-static const char *const file16_syms[] = {
+static const char *const file17_deps[] = {"google/api/annotations.proto",  NULL};
+static const char *const file17_syms[] = {
   "deltad.system.v1.PingRequest",
   "deltad.system.v1.PingResponse",
   "deltad.system.v1.GetServerInfoRequest",
@@ -3321,7 +3394,7 @@ static const char *const file16_syms[] = {
   "deltad.system.v1.SystemService.GetServerInfo",
   NULL};
 
-static const unsigned char file17_desc[] = {
+static const unsigned char file18_desc[] = {
   10,27,103,114,112,99,47,104,101,97,108,116,104,47,118,49,47,104,101,97,
   108,116,104,46,112,114,111,116,111,18,14,103,114,112,99,46,104,101,97,108,
   116,104,46,118,49,34,46,10,18,72,101,97,108,116,104,67,104,101,99,107,
@@ -3346,8 +3419,8 @@ static const unsigned char file17_desc[] = {
   101,97,108,116,104,46,118,49,46,72,101,97,108,116,104,67,104,101,99,107,
   82,101,115,112,111,110,115,101,48,1,98,6,112,114,111,116,111,51,
 };
-static const char *const file17_deps[] = { NULL};
-static const char *const file17_syms[] = {
+static const char *const file18_deps[] = { NULL};
+static const char *const file18_syms[] = {
   "grpc.health.v1.HealthCheckRequest",
   "grpc.health.v1.HealthCheckResponse",
   "grpc.health.v1.HealthCheckResponse.ServingStatus",
@@ -3356,7 +3429,7 @@ static const char *const file17_syms[] = {
   "grpc.health.v1.Health.Watch",
   NULL};
 
-static const unsigned char file18_desc[] = {
+static const unsigned char file19_desc[] = {
   10,35,103,114,112,99,47,114,101,102,108,101,99,116,105,111,110,47,118,49,
   47,114,101,102,108,101,99,116,105,111,110,46,112,114,111,116,111,18,18,103,
   114,112,99,46,114,101,102,108,101,99,116,105,111,110,46,118,49,34,243,2,
@@ -3440,8 +3513,8 @@ static const unsigned char file18_desc[] = {
   46,118,49,46,83,101,114,118,101,114,82,101,102,108,101,99,116,105,111,110,
   82,101,115,112,111,110,115,101,40,1,48,1,98,6,112,114,111,116,111,51,
 };
-static const char *const file18_deps[] = { NULL};
-static const char *const file18_syms[] = {
+static const char *const file19_deps[] = { NULL};
+static const char *const file19_syms[] = {
   "grpc.reflection.v1.ServerReflectionRequest",
   "grpc.reflection.v1.ExtensionRequest",
   "grpc.reflection.v1.ServerReflectionResponse",
@@ -3454,7 +3527,7 @@ static const char *const file18_syms[] = {
   "grpc.reflection.v1.ServerReflection.ServerReflectionInfo",
   NULL};
 
-static const unsigned char file19_desc[] = {
+static const unsigned char file20_desc[] = {
   10,40,103,114,112,99,47,114,101,102,108,101,99,116,105,111,110,47,118,49,
   97,108,112,104,97,47,114,101,102,108,101,99,116,105,111,110,46,112,114,111,
   116,111,18,23,103,114,112,99,46,114,101,102,108,101,99,116,105,111,110,46,
@@ -3541,8 +3614,8 @@ static const unsigned char file19_desc[] = {
   101,114,118,101,114,82,101,102,108,101,99,116,105,111,110,82,101,115,112,111,
   110,115,101,40,1,48,1,98,6,112,114,111,116,111,51,
 };
-static const char *const file19_deps[] = { NULL};
-static const char *const file19_syms[] = {
+static const char *const file20_deps[] = { NULL};
+static const char *const file20_syms[] = {
   "grpc.reflection.v1alpha.ServerReflectionRequest",
   "grpc.reflection.v1alpha.ExtensionRequest",
   "grpc.reflection.v1alpha.ServerReflectionResponse",
@@ -3555,7 +3628,7 @@ static const char *const file19_syms[] = {
   "grpc.reflection.v1alpha.ServerReflection.ServerReflectionInfo",
   NULL};
 
-static const unsigned char file20_desc[] = {
+static const unsigned char file21_desc[] = {
   10,28,115,112,97,114,107,47,99,111,110,110,101,99,116,47,99,111,109,109,
   97,110,100,115,46,112,114,111,116,111,18,13,115,112,97,114,107,46,99,111,
   110,110,101,99,116,26,25,103,111,111,103,108,101,47,112,114,111,116,111,98,
@@ -3671,8 +3744,8 @@ static const unsigned char file20_desc[] = {
   95,115,111,117,114,99,101,66,11,10,9,115,97,118,101,95,116,121,112,101,
   98,6,112,114,111,116,111,51,
 };
-static const char *const file20_deps[] = {"google/protobuf/any.proto", "spark/connect/expressions.proto", "spark/connect/relations.proto",  NULL};
-static const char *const file20_syms[] = {
+static const char *const file21_deps[] = {"google/protobuf/any.proto", "spark/connect/expressions.proto", "spark/connect/relations.proto",  NULL};
+static const char *const file21_syms[] = {
   "spark.connect.Command",
   "spark.connect.SqlCommand",
   "spark.connect.SqlCommand.ArgsEntry",
@@ -3686,7 +3759,7 @@ static const char *const file20_syms[] = {
   "spark.connect.WriteOperation.SaveMode",
   NULL};
 
-static const unsigned char file21_desc[] = {
+static const unsigned char file22_desc[] = {
   10,24,115,112,97,114,107,47,99,111,110,110,101,99,116,47,98,97,115,101,
   46,112,114,111,116,111,18,13,115,112,97,114,107,46,99,111,110,110,101,99,
   116,26,25,103,111,111,103,108,101,47,112,114,111,116,111,98,117,102,47,97,
@@ -4244,8 +4317,8 @@ static const unsigned char file21_desc[] = {
   108,101,97,115,101,83,101,115,115,105,111,110,82,101,115,112,111,110,115,101,
   34,0,98,6,112,114,111,116,111,51,
 };
-static const char *const file21_deps[] = {"google/protobuf/any.proto", "spark/connect/commands.proto", "spark/connect/expressions.proto", "spark/connect/relations.proto", "spark/connect/types.proto",  NULL};
-static const char *const file21_syms[] = {
+static const char *const file22_deps[] = {"google/protobuf/any.proto", "spark/connect/commands.proto", "spark/connect/expressions.proto", "spark/connect/relations.proto", "spark/connect/types.proto",  NULL};
+static const char *const file22_syms[] = {
   "spark.connect.Plan",
   "spark.connect.UserContext",
   "spark.connect.AnalyzePlanRequest",
@@ -4329,22 +4402,24 @@ const dd_api_file dd_api_files[] = {
   {"google/api/http.proto", file7_desc, sizeof file7_desc, file7_deps, file7_syms},
   {"google/protobuf/descriptor.proto", file8_desc, sizeof file8_desc, file8_deps, file8_syms},
   {"google/api/annotations.proto", file9_desc, sizeof file9_desc, file9_deps, file9_syms},
-  {"google/protobuf/empty.proto", file10_desc, sizeof file10_desc, file10_deps, file10_syms},
-  {"deltad/catalog/v1/catalog.proto", file11_desc, sizeof file11_desc, file11_deps, file11_syms},
-  {"deltad/connect/v1/connect.proto", file12_desc, sizeof file12_desc, file12_deps, file12_syms},
-  {"deltad/credentials/v1/credentials.proto", file13_desc, sizeof file13_desc, file13_deps, file13_syms},
-  {"deltad/lance/v1/lance.proto", file14_desc, sizeof file14_desc, file14_deps, file14_syms},
-  {"deltad/sharing/v1/sharing.proto", file15_desc, sizeof file15_desc, file15_deps, file15_syms},
-  {"deltad/system/v1/system.proto", file16_desc, sizeof file16_desc, file16_deps, file16_syms},
-  {"grpc/health/v1/health.proto", file17_desc, sizeof file17_desc, file17_deps, file17_syms},
-  {"grpc/reflection/v1/reflection.proto", file18_desc, sizeof file18_desc, file18_deps, file18_syms},
-  {"grpc/reflection/v1alpha/reflection.proto", file19_desc, sizeof file19_desc, file19_deps, file19_syms},
-  {"spark/connect/commands.proto", file20_desc, sizeof file20_desc, file20_deps, file20_syms},
-  {"spark/connect/base.proto", file21_desc, sizeof file21_desc, file21_deps, file21_syms},
+  {"deltad/admin/v1/admin.proto", file10_desc, sizeof file10_desc, file10_deps, file10_syms},
+  {"google/protobuf/empty.proto", file11_desc, sizeof file11_desc, file11_deps, file11_syms},
+  {"deltad/catalog/v1/catalog.proto", file12_desc, sizeof file12_desc, file12_deps, file12_syms},
+  {"deltad/connect/v1/connect.proto", file13_desc, sizeof file13_desc, file13_deps, file13_syms},
+  {"deltad/credentials/v1/credentials.proto", file14_desc, sizeof file14_desc, file14_deps, file14_syms},
+  {"deltad/lance/v1/lance.proto", file15_desc, sizeof file15_desc, file15_deps, file15_syms},
+  {"deltad/sharing/v1/sharing.proto", file16_desc, sizeof file16_desc, file16_deps, file16_syms},
+  {"deltad/system/v1/system.proto", file17_desc, sizeof file17_desc, file17_deps, file17_syms},
+  {"grpc/health/v1/health.proto", file18_desc, sizeof file18_desc, file18_deps, file18_syms},
+  {"grpc/reflection/v1/reflection.proto", file19_desc, sizeof file19_desc, file19_deps, file19_syms},
+  {"grpc/reflection/v1alpha/reflection.proto", file20_desc, sizeof file20_desc, file20_deps, file20_syms},
+  {"spark/connect/commands.proto", file21_desc, sizeof file21_desc, file21_deps, file21_syms},
+  {"spark/connect/base.proto", file22_desc, sizeof file22_desc, file22_deps, file22_syms},
 };
-const size_t dd_api_files_len = 22;
+const size_t dd_api_files_len = 23;
 
 const char *const dd_api_services[] = {
+  "deltad.admin.v1.AdminService",
   "deltad.catalog.v1.CatalogService",
   "deltad.connect.v1.DeltaConnectService",
   "deltad.credentials.v1.CredentialService",
@@ -4358,4 +4433,4 @@ const char *const dd_api_services[] = {
   "grpc.reflection.v1alpha.ServerReflection",
   "spark.connect.SparkConnectService",
 };
-const size_t dd_api_services_len = 12;
+const size_t dd_api_services_len = 13;

@@ -19,7 +19,7 @@ if [ "$RUNTIME" -eq 0 ]; then
   PKGS+=(
     clang libclang-rt-14-dev lmdb-utils libcmocka-dev
     python3 python3-venv python3-grpcio python3-grpc-tools python3-protobuf python3-requests python3-botocore
-    wrk
+    wrk prometheus
   )
 fi
 

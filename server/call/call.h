@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/buf.h"
+#include "common/log.h"
 #include "generated/api.h"
 #include "server/call/call_route.h"
 #include "server/call/handler.h"
@@ -41,6 +43,12 @@ typedef struct dd_call_registry dd_call_registry;
 int dd_call_registry_new(dd_call_registry **out, const dd_method *methods, size_t n, void *app,
                          dd_auth_fn auth);
 void dd_call_registry_free(dd_call_registry *r);
+/* Called by dd_call_run after every handler returned, on its thread, with the request, the
+ * unary reply (NULL for a stream or a file) and the call's code: the services' audit log
+ * hangs here. Set before serving; NULL for none. */
+typedef void (*dd_call_observe_fn)(const dd_call *call, const dd_method *m, const ProtobufCMessage *req,
+                                   const ProtobufCMessage *out, int rc);
+void dd_call_registry_set_observer(dd_call_registry *r, dd_call_observe_fn fn);
 void *dd_call_registry_app(const dd_call_registry *r);
 /* The methods, in table order (for transports that register each one). */
 size_t dd_call_registry_count(const dd_call_registry *r);
@@ -74,10 +82,12 @@ typedef enum {
  * when absent; api_key only for REST), checks it with the registry's auth, authorizes m
  * for the principal (dd_method_authorize) and admits the call (rg_admit into *ticket,
  * which the transport releases when the call ends). *who is filled in every case (kind
- * NONE for a public method). 0, DD_EUNAUTH, DD_EPERM or DD_ENOMEM (over a cap). */
+ * NONE for a public method). 0, DD_EUNAUTH, DD_EPERM or DD_ENOMEM (over a cap). A refusal is
+ * counted and logged here (call_obs.h) under request_id (the transport's, sent back to the
+ * client; NULL: a fresh one). */
 int dd_call_authenticate(const dd_call_registry *r, const dd_method *m, dd_call_auth_kind kind,
                          const char *authorization, const char *api_key, dd_principal *who,
-                         rg_ticket *ticket);
+                         rg_ticket *ticket, const char *request_id);
 /* Only the token part of dd_call_authenticate (for a native codec that authorizes and
  * admits by itself): *who from the token, or DD_EUNAUTH. */
 int dd_call_authenticate_token(const dd_call_registry *r, dd_call_auth_kind kind,
@@ -97,6 +107,9 @@ typedef struct dd_call_sink {
    * (once; the core frees it afterwards) or one streamed message (the handler's). 0, or a
    * DD_E* code that the handler's send returns (DD_ECANCELLED: client gone). */
   int (*send)(void *cls, const ProtobufCMessage *msg);
+  /* Optional: the transport's request id for this call (DD_REQUEST_ID_LEN hex digits, sent
+   * back to the client), else the core makes one. Borrowed for the call. */
+  const char *request_id;
 } dd_call_sink;
 
 /* What the call reports back besides its status. */
@@ -105,6 +118,8 @@ typedef struct dd_call_result {
   int file_fd;                 /* a file reply (the transport owns it now), -1 none */
   uint64_t file_off, file_len;
   size_t sent;                 /* messages given to sink->send */
+  uint64_t bytes;              /* their protobuf size, plus a file reply's length */
+  char request_id[DD_REQUEST_ID_LEN + 1]; /* the call's (the sink's, or a fresh one) */
 } dd_call_result;
 
 /* Runs m's handler on req (borrowed) for who (borrowed) with the registry's app. Returns
@@ -113,6 +128,14 @@ typedef struct dd_call_result {
 int dd_call_run(const dd_call_registry *r, const dd_method *m, const ProtobufCMessage *req,
                 const dd_principal *who, int64_t deadline_ms, const dd_call_sink *sink,
                 dd_call_result *res);
+
+/* ---- metrics -------------------------------------------------------------------------- */
+
+/* Appends the call core's metrics in Prometheus' text format (requests by method and code,
+ * latency histograms, reply bytes and messages, calls in flight, per-recipient counts;
+ * call_obs.h says how labels stay bounded). Every call that reached dd_call_run, or was
+ * refused by dd_call_authenticate, is counted once. 0 or DD_ENOMEM. */
+int dd_call_metrics_write(const dd_call_registry *r, dd_buf *out);
 
 /* ---- deadlines ------------------------------------------------------------------------- */
 
@@ -172,6 +195,8 @@ typedef struct dd_call_stream_hooks {
   /* Called once when the stream is freed (both the producer and the transport are done
    * with it), or when dd_call_stream_start fails; may be NULL. */
   void (*release_cls)(void *cls);
+  /* The transport's request id for the call (copied), or NULL: the runner makes one. */
+  const char *request_id;
 } dd_call_stream_hooks;
 
 typedef struct dd_call_runner dd_call_runner;

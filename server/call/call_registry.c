@@ -1,11 +1,14 @@
 /* call_registry.c: the method registry (gRPC paths in an open-addressing hash, REST
  * routes through the router), authentication with admission, and method authorization. */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "common/err.h"
 #include "server/call/call.h"
+#include "server/call/call_obs.h"
 
 struct dd_call_registry {
   const dd_method *methods;
@@ -18,7 +21,19 @@ struct dd_call_registry {
   const dd_method **route_of; /* route_of[i] serves routes[i] */
   size_t n_routes;
   dd_call_router *router;
+  dd_call__obs *obs; /* metrics of the calls run through this registry */
+  dd_call_observe_fn observer;
 };
+
+dd_call__obs *dd_call__registry_obs(const dd_call_registry *r) { return r->obs; }
+dd_call_observe_fn dd_call__registry_observer(const dd_call_registry *r) { return r->observer; }
+void dd_call_registry_set_observer(dd_call_registry *r, dd_call_observe_fn fn) { r->observer = fn; }
+
+size_t dd_call__method_index(const dd_call_registry *r, const dd_method *m) {
+  if (m >= r->methods && m < r->methods + r->n) return (size_t)(m - r->methods);
+  const dd_method *found = dd_call_find(r, m->path, strlen(m->path));
+  return found ? (size_t)(found - r->methods) : SIZE_MAX;
+}
 
 static uint64_t reg__hash(const char *s, size_t len) {
   uint64_t h = 1469598103934665603ull; /* FNV-1a */
@@ -63,6 +78,7 @@ int dd_call_registry_new(dd_call_registry **out, const dd_method *methods, size_
   *r = (dd_call_registry){.methods = methods, .n = n, .app = app, .auth = auth};
   int rc = reg__index(r);
   if (!rc) rc = reg__routes(r);
+  if (!rc) rc = dd_call__obs_new(&r->obs, n);
   if (rc) {
     dd_call_registry_free(r);
     return rc;
@@ -77,6 +93,7 @@ void dd_call_registry_free(dd_call_registry *r) {
   free(r->routes);
   free(r->route_of);
   free(r->slots);
+  dd_call__obs_free(r->obs);
   free(r);
 }
 
@@ -172,7 +189,7 @@ int dd_call_authenticate_token(const dd_call_registry *r, dd_call_auth_kind kind
 
 int dd_call_authenticate(const dd_call_registry *r, const dd_method *m, dd_call_auth_kind kind,
                          const char *authorization, const char *api_key, dd_principal *who,
-                         rg_ticket *ticket) {
+                         rg_ticket *ticket, const char *request_id) {
   if (m->flags & DD_METHOD_PUBLIC) {
     memset(who, 0, sizeof *who);
     who->kind = DD_PRINCIPAL_NONE;
@@ -180,5 +197,14 @@ int dd_call_authenticate(const dd_call_registry *r, const dd_method *m, dd_call_
   }
   int rc = dd_call_authenticate_token(r, kind, authorization, api_key, who);
   if (!rc) rc = dd_method_authorize(m, who);
-  return rc ? rc : rg_admit(ticket, who);
+  if (!rc) rc = rg_admit(ticket, who);
+  if (rc) { /* refused before a handler ran: counted and logged here */
+    dd_call__span sp;
+    dd_call__obs_begin(r, &sp, request_id);
+    char keep[1024];
+    snprintf(keep, sizeof keep, "%s", dd_err_msg());
+    dd_call__obs_end(r, m, who, rc, &sp, 0, 0);
+    dd_err_set(rc, "%s", keep);
+  }
+  return rc;
 }

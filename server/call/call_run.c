@@ -9,6 +9,7 @@
 
 #include "common/err.h"
 #include "server/call/call.h"
+#include "server/call/call_obs.h"
 
 /* The handler's dd_call and what the core keeps beside it (call first: handlers get
  * &ctx->call and the core's callbacks cast back). */
@@ -17,6 +18,7 @@ typedef struct call__ctx {
   const dd_method *m;
   const dd_call_sink *sink;
   size_t sent;
+  uint64_t bytes; /* protobuf size of what was sent */
 } call__ctx;
 
 int64_t dd_call_now_ms(void) {
@@ -86,6 +88,11 @@ static int call__deadline(const call__ctx *c, const char *when) {
   return dd_err_set(DD_EDEADLINE, "deadline exceeded %s", when);
 }
 
+static void call__count(call__ctx *c, const ProtobufCMessage *msg) {
+  c->sent++;
+  c->bytes += protobuf_c_message_get_packed_size(msg);
+}
+
 static int call__send(dd_call *call, const ProtobufCMessage *msg) {
   call__ctx *c = (call__ctx *)call;
   if (!(c->m->flags & DD_METHOD_STREAMING))
@@ -94,7 +101,7 @@ static int call__send(dd_call *call, const ProtobufCMessage *msg) {
   /* handlers stop on DD_ECANCELLED; dd_call_run reports DD_EDEADLINE once they return */
   if (!rc && dd_call_deadline_passed(c->call.deadline_ms)) rc = dd_err_set(DD_ECANCELLED, "deadline exceeded");
   if (!rc) rc = c->sink->send(c->sink->cls, msg);
-  if (!rc) c->sent++;
+  if (!rc) call__count(c, msg);
   return rc;
 }
 
@@ -106,14 +113,16 @@ static int call__reply(call__ctx *c, const ProtobufCMessage *out) {
   int rc = call__check_type(c, out);
   if (!rc) rc = call__deadline(c, "while the call ran");
   if (!rc) rc = c->sink->send(c->sink->cls, out);
-  if (!rc) c->sent++;
+  if (!rc) call__count(c, out);
   return rc;
 }
 
 int dd_call_run(const dd_call_registry *r, const dd_method *m, const ProtobufCMessage *req,
                 const dd_principal *who, int64_t deadline_ms, const dd_call_sink *sink,
                 dd_call_result *res) {
-  call__ctx c = {.call = {.principal = who, .deadline_ms = deadline_ms, .app = dd_call_registry_app(r),
+  dd_call__span sp;
+  dd_call__obs_begin(r, &sp, sink->request_id);
+  call__ctx c = {.call = {.request_id = sp.request_id, .method_path = m->path, .principal = who, .deadline_ms = deadline_ms, .app = dd_call_registry_app(r),
                           .send = call__send, .header = call__header, .transport = sink->cls, .file_fd = -1},
                  .m = m, .sink = sink};
   *res = (dd_call_result){.file_fd = -1};
@@ -123,14 +132,19 @@ int dd_call_run(const dd_call_registry *r, const dd_method *m, const ProtobufCMe
   if (rc == DD_ECANCELLED && dd_call_deadline_passed(deadline_ms))
     rc = dd_err_wrap(DD_EDEADLINE, "deadline exceeded");
   if (!rc && !(m->flags & DD_METHOD_STREAMING)) rc = call__reply(&c, out);
+  dd_call_observe_fn observe = dd_call__registry_observer(r);
+  if (observe) observe(&c.call, m, req, rc ? NULL : out, rc);
   if (out) protobuf_c_message_free_unpacked(out, NULL);
   res->detail = c.call.detail;
   res->sent = c.sent;
+  res->bytes = c.bytes + (c.call.has_file && !rc ? c.call.file_len : 0);
+  memcpy(res->request_id, sp.request_id, sizeof res->request_id);
   if (c.call.has_file && rc) close(c.call.file_fd);
   else if (c.call.has_file) {
     res->file_fd = c.call.file_fd;
     res->file_off = c.call.file_off;
     res->file_len = c.call.file_len;
   }
+  dd_call__obs_end(r, m, who, rc, &sp, res->bytes, res->sent);
   return rc;
 }

@@ -46,6 +46,7 @@ struct dd_call_stream {
   char **hdr; /* 2 * n_hdr strings: name, value, ... */
   size_t n_hdr;
   int64_t deadline_ms;
+  char request_id[DD_REQUEST_ID_LEN + 1]; /* made at start: the transport sends it first */
   dd_call_stream_hooks hooks;
   pthread_mutex_t mu; /* guards everything below */
   pthread_cond_t cv;
@@ -152,7 +153,7 @@ static int stream__send(void *cls, const ProtobufCMessage *msg) {
 }
 
 static void stream__run(dd_call_stream *s) {
-  dd_call_sink sink = {.cls = s, .header = stream__header, .send = stream__send};
+  dd_call_sink sink = {.cls = s, .header = stream__header, .send = stream__send, .request_id = s->request_id};
   dd_call_result res;
   dd_err_clear();
   int rc = dd_call_run(s->reg, s->m, s->req, &s->who, s->deadline_ms, &sink, &res);
@@ -310,6 +311,10 @@ int dd_call_stream_start(dd_call_stream **out, dd_call_runner *rn, const dd_call
                         .hooks = *hooks, .res = {.file_fd = -1}, .unary = !(m->flags & DD_METHOD_STREAMING)};
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv, NULL);
+  if (hooks->request_id && strlen(hooks->request_id) == DD_REQUEST_ID_LEN)
+    memcpy(s->request_id, hooks->request_id, sizeof s->request_id);
+  else
+    dd_request_id(s->request_id);
   int rc = stream__copy_headers(s, headers, n_headers);
   if (rc) {
     stream__free(s);
@@ -378,6 +383,7 @@ int dd_call_stream_status(dd_call_stream *s, char *msg, size_t msg_cap, bool *by
   if (msg_cap) snprintf(msg, msg_cap, "%s", m);
   *bytes_queued = s->queued_any;
   *res = s->res;
+  memcpy(res->request_id, s->request_id, sizeof res->request_id);
   s->res.file_fd = -1; /* the caller's now */
   pthread_mutex_unlock(&s->mu);
   if (rc) dd_err_set(rc, "%s", msg_cap ? msg : m);

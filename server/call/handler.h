@@ -51,6 +51,8 @@ struct dd_call {
    * is NUL-terminated and valid during the call. */
   const char *(*header)(dd_call *call, const char *name);
   void *transport; /* the transport's own state; handlers do not touch it */
+  const char *request_id;        /* the call's id (in its access-log line), never NULL */
+  const char *method_path;       /* "/pkg.Service/Method" of the method running */
   /* Set by the handler through the functions below, read by the call core. */
   int detail;                  /* protocol detail of an error (DD_CALL_DETAIL_*); 0 none */
   int has_file;                /* a file reply was set: file_fd (owned) and its range */

@@ -72,6 +72,7 @@ int dd_grpc__ctx_init(dd_grpc__call *c) {
   memset(&c->principal, 0, sizeof c->principal);
   c->principal.kind = DD_PRINCIPAL_NONE;
   c->deadline_ms = call__deadline_ms(c->deadline);
+  dd_request_id(c->request_id);
   return call__copy_headers(c);
 }
 
@@ -81,7 +82,8 @@ int dd_grpc__ctx_init(dd_grpc__call *c) {
  * the request is decoded (call.h). */
 int dd_grpc__authenticate(dd_grpc__call *c) {
   return dd_call_authenticate(c->srv->reg, &c->method->m, DD_CALL_AUTH_GRPC,
-                              call__header(c, "authorization"), NULL, &c->principal, &c->admit);
+                              call__header(c, "authorization"), NULL, &c->principal, &c->admit,
+                              c->request_id);
 }
 
 int dd_grpc__decode(dd_grpc__call *c, ProtobufCMessage **out) {
@@ -118,7 +120,7 @@ int dd_grpc__run(dd_grpc__call *c, int (*send)(void *cls, const ProtobufCMessage
   if (!rc) rc = dd_grpc__authenticate(c);
   if (!rc) rc = dd_grpc__decode(c, &req);
   if (!rc) {
-    dd_call_sink sink = {.cls = c, .header = call__header, .send = send};
+    dd_call_sink sink = {.cls = c, .header = call__header, .send = send, .request_id = c->request_id};
     rc = dd_call_run(c->srv->reg, &c->method->m, req, &c->principal, c->deadline_ms, &sink, &res);
     if (res.file_fd >= 0) {
       close(res.file_fd);
@@ -142,6 +144,12 @@ void dd_grpc__status_op_code(dd_grpc__call *c, grpc_status_code code, const char
   op->op = GRPC_OP_SEND_STATUS_FROM_SERVER;
   op->data.send_status_from_server.status = code;
   op->data.send_status_from_server.status_details = code == GRPC_STATUS_OK ? NULL : &c->status_details;
+  if (c->request_id[0]) { /* the slices point into the call, which outlives the batch */
+    c->trailer.key = grpc_slice_from_static_string("x-request-id");
+    c->trailer.value = grpc_slice_from_static_buffer(c->request_id, DD_REQUEST_ID_LEN);
+    op->data.send_status_from_server.trailing_metadata = &c->trailer;
+    op->data.send_status_from_server.trailing_metadata_count = 1;
+  }
 }
 
 void dd_grpc__status_op(dd_grpc__call *c, int rc, grpc_op *op) {

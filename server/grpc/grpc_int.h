@@ -123,6 +123,8 @@ struct dd_grpc__call {
   rg_ticket admit; /* admission (req_guard.h), held from authentication until freed */
   char **hdr; /* 2*n_hdr strings: name, value, ...; one allocation */
   size_t n_hdr;
+  char request_id[DD_REQUEST_ID_LEN + 1]; /* sent in the trailing metadata x-request-id */
+  grpc_metadata trailer;                  /* static slices over the key and request_id */
   /* In flight. */
   grpc_byte_buffer *send_bb; /* message being sent; destroyed when its batch completes */
   grpc_byte_buffer *recv_bb; /* reflection: message being received */

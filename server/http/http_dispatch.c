@@ -24,7 +24,7 @@ enum MHD_Result dd_http__queue_body(struct MHD_Connection *c, int status, const 
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
   if (status == 429) MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
-  enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, r);
+  enum MHD_Result ok = dd_http__queue(c, (unsigned)status, r);
   MHD_destroy_response(r);
   return ok;
 }
@@ -192,7 +192,7 @@ static int unary_send(void *cls, const ProtobufCMessage *msg) {
 static enum MHD_Result call_unary(dd_http__req *rq, const dd_method *method, const dd_principal *who,
                                   const ProtobufCMessage *req, int64_t deadline_ms) {
   unary_sink us = {.rq = rq};
-  dd_call_sink sink = {.cls = &us, .header = unary_header, .send = unary_send};
+  dd_call_sink sink = {.cls = &us, .header = unary_header, .send = unary_send, .request_id = rq->request_id};
   dd_call_result res;
   dd_err_clear();
   int rc = dd_call_run(rq->srv->reg, method, req, who, deadline_ms, &sink, &res);
@@ -207,7 +207,7 @@ static enum MHD_Result call_unary(dd_http__req *rq, const dd_method *method, con
       close(res.file_fd);
       return MHD_NO;
     }
-    enum MHD_Result ok = MHD_queue_response(rq->conn, MHD_HTTP_OK, r);
+    enum MHD_Result ok = dd_http__queue(rq->conn, MHD_HTTP_OK, r);
     MHD_destroy_response(r);
     return ok;
   }
@@ -224,7 +224,7 @@ static enum MHD_Result queue_not_allowed(struct MHD_Connection *c, const char *a
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
   MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-  enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
+  enum MHD_Result ok = dd_http__queue(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
   MHD_destroy_response(r);
   return ok;
 }
@@ -245,7 +245,7 @@ enum MHD_Result dd_http__dispatch_route(dd_http__req *rq, const char *path) {
   enum MHD_Result r;
   /* the token, the method's authorization and admission, all before the body is parsed */
   if ((rc = dd_call_authenticate(s->reg, method, DD_CALL_AUTH_REST, dd_http__hdr(rq->conn, MHD_HTTP_HEADER_AUTHORIZATION),
-                                 dd_http__hdr(rq->conn, "x-api-key"), &who, &rq->admit)) != 0 ||
+                                 dd_http__hdr(rq->conn, "x-api-key"), &who, &rq->admit, rq->request_id)) != 0 ||
       (rc = dd_call_parse_timeout(dd_http__hdr(rq->conn, "grpc-timeout"), &deadline)) != 0 ||
       (rc = build_request(rq, rt.route, method, &rt.match, &req)) != 0) {
     r = dd_http__queue_error(rq->conn, rc, 0, dd_err_msg());

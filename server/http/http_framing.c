@@ -149,7 +149,7 @@ enum MHD_Result dd_http__refuse_close(struct MHD_Connection *c, int code, int ht
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
-  enum MHD_Result ok = MHD_queue_response(c, (unsigned)http_status, r);
+  enum MHD_Result ok = dd_http__queue(c, (unsigned)http_status, r);
   MHD_destroy_response(r);
   return ok;
 }

@@ -91,7 +91,20 @@ typedef struct dd_http__req {
   int answered;    /* dispatched (or answered early): later calls only drain uploads */
   dd_http__stream *st; /* a streaming call waiting for its first line (see http_stream.c) */
   rg_ticket admit; /* admission (req_guard.h), held until the request completes */
+  char request_id[DD_REQUEST_ID_LEN + 1]; /* sent as x-request-id; the call core logs it */
 } dd_http__req;
+
+/* The connection and request id the calling thread is answering: copied by the access
+ * handler on each entry (MHD queues a reply on the thread that runs the handler). A value,
+ * never a pointer into a request, so a stale entry is harmless: dd_http__queue only
+ * compares its connection pointer. */
+typedef struct dd_http__cur {
+  struct MHD_Connection *conn;
+  char request_id[DD_REQUEST_ID_LEN + 1];
+} dd_http__cur;
+extern _Thread_local dd_http__cur dd_http__current;
+/* Every reply goes out through this: MHD_queue_response with x-request-id added. */
+enum MHD_Result dd_http__queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r);
 
 /* http_tls.c: TLS key sets, the certificate callback, client certificate checks. */
 int dd_http__tls_init(dd_http_server *s, const dd_tls_pem *pem); /* pem NULL: plaintext */

@@ -227,7 +227,7 @@ static enum MHD_Result native_queue(dd_http__req *rq, int rc, dd_http_reply *rep
     r = dd_http__queue_error(rq->conn, rc, 0, dd_err_msg());
   } else {
     struct MHD_Response *resp = make_response(rq, rep);
-    r = resp ? MHD_queue_response(rq->conn, (unsigned)rep->status, resp) : MHD_NO;
+    r = resp ? dd_http__queue(rq->conn, (unsigned)rep->status, resp) : MHD_NO;
     if (resp) MHD_destroy_response(resp);
   }
   reply_clear(rep);

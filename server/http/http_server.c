@@ -47,6 +47,19 @@ static const dd_http__native *find_native(const dd_http_server *s, const char *u
 
 /* ---- the access handler -------------------------------------------------------------- */
 
+_Thread_local dd_http__cur dd_http__current;
+
+enum MHD_Result dd_http__queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r) {
+  if (dd_http__current.conn == c && dd_http__current.request_id[0])
+    MHD_add_response_header(r, "x-request-id", dd_http__current.request_id);
+  return MHD_queue_response(c, status, r);
+}
+
+static void req_current(const dd_http__req *rq) {
+  dd_http__current.conn = rq->conn;
+  memcpy(dd_http__current.request_id, rq->request_id, sizeof rq->request_id);
+}
+
 static dd_http__req *req_new(dd_http_server *s, struct MHD_Connection *c, const char *method,
                          const char *url) {
   dd_http__req *rq = calloc(1, sizeof *rq);
@@ -55,6 +68,7 @@ static dd_http__req *req_new(dd_http_server *s, struct MHD_Connection *c, const 
   rq->conn = c;
   rq->method = method;
   rq->url = url;
+  dd_request_id(rq->request_id);
   size_t n = strlen(url);
   if (n > 1 && url[n - 1] == '/' && url[n - 2] != '/') { /* "/api/v1/catalogs/" is "/api/v1/catalogs" */
     if (!(rq->url_own = strndup(url, n - 1))) {
@@ -150,12 +164,14 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
   if (!rq) {
     if (!(rq = req_new(cls, c, method, url))) return MHD_NO;
     *con_cls = rq;
+    req_current(rq);
     if (dd_http__tls_check_client(rq->srv, c) != 0) { /* before anything else is looked at */
       rq->answered = 1;
       return dd_http__queue_error(c, DD_EUNAUTH, 401, dd_err_msg());
     }
     return first_call(rq, version);
   }
+  req_current(rq);
   if (rq->answered) {
     if (rq->st) return dd_http__stream_answer(rq); /* resumed while waiting for a stream */
     *upload_size = 0;

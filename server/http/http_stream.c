@@ -119,7 +119,7 @@ static void stream_response_free(void *cls) { stream_drop(cls); }
 
 static enum MHD_Result queue_response(dd_http__req *rq, int status, struct MHD_Response *r) {
   if (!r) return MHD_NO;
-  enum MHD_Result ok = MHD_queue_response(rq->conn, (unsigned)status, r);
+  enum MHD_Result ok = dd_http__queue(rq->conn, (unsigned)status, r);
   MHD_destroy_response(r);
   return ok;
 }
@@ -219,7 +219,8 @@ enum MHD_Result dd_http__stream_start(dd_http__req *rq, const dd_method *m, Prot
                       .unary = !(m->flags & DD_METHOD_STREAMING)};
   dd_call_stream_hooks hooks = {.cls = hk, .encode = hk_encode, .encode_error = hk_encode_error,
                                 .suspend = st->blocking ? NULL : hk_suspend,
-                                .resume = st->blocking ? NULL : hk_resume, .release_cls = hk_release};
+                                .resume = st->blocking ? NULL : hk_resume, .release_cls = hk_release,
+                                .request_id = rq->request_id};
   header_list h = {.cap = (size_t)MHD_get_connection_values(rq->conn, MHD_HEADER_KIND, NULL, NULL)};
   int rc;
   if (!(h.kv = calloc(2 * h.cap + 1, sizeof *h.kv))) {
@@ -293,7 +294,7 @@ static enum MHD_Result codec_run_inline(dd_http__req *rq, const dd_method *m, Pr
     r = dd_http__queue_error(rq->conn, DD_ENOMEM, 0, "out of memory");
   } else {
     *ci = (codec_inline){.rq = rq, .c = codec};
-    dd_call_sink sink = {.cls = ci, .header = inline_header, .send = inline_send};
+    dd_call_sink sink = {.cls = ci, .header = inline_header, .send = inline_send, .request_id = rq->request_id};
     dd_err_clear();
     ci->rc = dd_call_run(rq->srv->reg, m, req, who, deadline, &sink, &ci->res);
     if (ci->rc) snprintf(ci->msg, sizeof ci->msg, "%s", dd_err_msg());

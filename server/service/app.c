@@ -55,6 +55,7 @@ static int app_mkdirs(const char *path) {
 static int app_copy_opts(dd_app_opts *dst, const dd_app_opts *src) {
   dst->lmdb_map_bytes = src->lmdb_map_bytes;
   dst->url_expiry_seconds = src->url_expiry_seconds > 0 ? src->url_expiry_seconds : 3600;
+  dst->audit_retention_days = src->audit_retention_days > 0 ? src->audit_retention_days : 90;
   dst->base_path = strdup(src->base_path ? src->base_path : "");
   if (!dst->base_path) return dd_err_set(DD_ENOMEM, "out of memory");
   dst->data_dir = strdup(src->data_dir);
@@ -136,6 +137,7 @@ static void app_methods_build(void) {
     size_t n;
   } parts[] = {
       {dd_system_methods, dd_system_methods_len},
+      {dd_admin_methods, dd_admin_methods_len}, /* audit log and backup (audit_svc.c) */
       {dd_catalog_methods, dd_catalog_methods_len},
       {dd_credential_methods, dd_credential_methods_len},
       {dd_sharing_methods, dd_sharing_methods_len},

@@ -19,8 +19,9 @@ typedef struct dd_app_opts {
   /* Delta Sharing (sharing branch): */
   const char *base_path;     /* REST base path, "/api/v1" (profile endpoint, file URLs) */
   int url_expiry_seconds;    /* lifetime of signed file URLs; 0 = 3600 */
+  int audit_retention_days;  /* audit events older than this are purged; 0 = 90 */
 } dd_app_opts;
-#define DD_APP_OPTS_INIT {NULL, "0.1.0", NULL, 0, "/api/v1", 0}
+#define DD_APP_OPTS_INIT {NULL, "0.1.0", NULL, 0, "/api/v1", 0, 90}
 
 /* Opens (or creates) the data directory and its store. On first start it creates the admin
  * token: from DELTAD_ADMIN_TOKEN when set, else random; only its SHA-256 is stored; a
@@ -57,6 +58,23 @@ const char *dd_app_base_path(const dd_app *app);
  * location, internally locked), so repeated queries of a table replay only new commits. */
 typedef struct dl_cache dl_cache;
 dl_cache *dd_app_delta_cache(const dd_app *app);
+
+/* Appends the engine's metrics (snapshot cache, Delta commits, object-store requests, the
+ * LMDB map) in Prometheus' text format to out (common/buf.h). 0 or a DD_E* code. */
+typedef struct dd_buf dd_buf;
+int dd_app_metrics_write(dd_app *app, dd_buf *out);
+
+/* The audit log (audit_svc.c). dd_app_audit_observe is the registry's observer
+ * (dd_call_registry_set_observer): every successful administrator call that changes
+ * something is recorded as an admin_change. dd_app_audit_access records a recipient's data
+ * access (share, schema, table, the version served and the number of files signed).
+ * Recording failures are logged, never fail the call. */
+void dd_app_audit_observe(const dd_call *call, const dd_method *m, const ProtobufCMessage *req,
+                          const ProtobufCMessage *out, int rc);
+void dd_app_audit_access(const dd_call *call, const char *share, const char *schema,
+                         const char *table, int64_t version, int64_t files);
+extern const dd_method dd_admin_methods[]; /* deltad.admin.v1.AdminService */
+extern const size_t dd_admin_methods_len;
 
 /* Per-service method tables, concatenated by dd_app_methods(). */
 extern const dd_method dd_system_methods[];

@@ -228,7 +228,16 @@ typedef struct shr_stream {
   dd_call *call;
   shq_result *res;
   bool first;
+  int64_t files; /* file lines sent (each a signed URL, or a file action) */
 } shr_stream;
+
+/* A line that is not protocol, metaData or endStreamAction carries a file. */
+static bool shr_is_file_line(const char *json, size_t len) {
+  static const char *const meta[] = {"{\"protocol\"", "{\"metaData\"", "{\"endStreamAction\""};
+  for (size_t i = 0; i < 3; i++)
+    if (len >= strlen(meta[i]) && !memcmp(json, meta[i], strlen(meta[i]))) return false;
+  return true;
+}
 
 static int shr_caps_echo(char *buf, size_t cap, const shq_result *r) {
   return snprintf(buf, cap, "responseformat=%s%s",
@@ -250,6 +259,7 @@ static int shr_send_line(void *ctx, const char *json, size_t len) {
     st->first = false;
   }
   int rc = st->call->send(st->call, &m.base);
+  if (!rc && shr_is_file_line(json, len)) st->files++;
   free(line);
   return rc;
 }
@@ -291,7 +301,7 @@ int shr_get_table_metadata(dd_call *call, const ProtobufCMessage *in, ProtobufCM
   shr_open o;
   shq_caps caps = SHQ_CAPS_INIT;
   shq_result res = {0};
-  shr_stream st = {call, &res, true};
+  shr_stream st = {call, &res, true, 0};
   (void)out;
   int rc = shr_caps(call, &caps);
   if (!rc) rc = shr_open_table(call, &o, req->share, req->schema, req->table);
@@ -329,7 +339,7 @@ int shr_query_table(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage 
   shq_caps caps = SHQ_CAPS_INIT;
   shq_query q;
   shq_result res = {0};
-  shr_stream st = {call, &res, true};
+  shr_stream st = {call, &res, true, 0};
   (void)out;
   shr_query_of(&q, req);
   int rc = shq_query_check_hints(&q); /* before the table is looked up, as a bad body is */
@@ -340,6 +350,7 @@ int shr_query_table(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage 
   if (!rc)
     rc = shr_engine_error(call, shq_query_table(o.dl, &q, &caps, &o.opts, &o.signer, shr_now_ms(),
                                                 &res, shr_send_line, &st));
+  if (!rc) dd_app_audit_access(call, req->share, req->schema, req->table, res.version, st.files);
   shr_close(&o);
   return svc_recipient_error(call, rc, false);
 }
@@ -350,7 +361,7 @@ int shr_get_table_changes(dd_call *call, const ProtobufCMessage *in, ProtobufCMe
   shq_caps caps = SHQ_CAPS_INIT;
   shq_changes c = SHQ_CHANGES_INIT;
   shq_result res = {0};
-  shr_stream st = {call, &res, true};
+  shr_stream st = {call, &res, true, 0};
   (void)out;
   if (req->_starting_version_case) c.starting_version = req->starting_version;
   if (req->_ending_version_case) c.ending_version = req->ending_version;
@@ -366,6 +377,7 @@ int shr_get_table_changes(dd_call *call, const ProtobufCMessage *in, ProtobufCMe
   if (!rc)
     rc = shr_engine_error(call, shq_table_changes(o.dl, &c, &caps, &o.opts, &o.signer,
                                                   shr_now_ms(), &res, shr_send_line, &st));
+  if (!rc) dd_app_audit_access(call, req->share, req->schema, req->table, res.version, st.files);
   shr_close(&o);
   return svc_recipient_error(call, rc, false);
 }

@@ -48,8 +48,9 @@ int svc_recipient_error(const dd_call *call, int rc, bool all) {
                      rc == DD_ENOMEM || rc == DD_EPERM;
   if (!all && !server_side) return rc;
   if (!strncmp(dd_err_msg(), SVC_GENERIC_MSG, strlen(SVC_GENERIC_MSG))) return rc; /* done */
-  char id[DD_REQUEST_ID_LEN + 1];
-  dd_request_id(id);
+  char id[DD_REQUEST_ID_LEN + 1]; /* the call's own (its x-request-id), else a fresh one */
+  if (call->request_id && strlen(call->request_id) == DD_REQUEST_ID_LEN) memcpy(id, call->request_id, sizeof id);
+  else dd_request_id(id);
   dd_log(DD_LOG_ERROR, "request %s: %s '%s': %s: %s", id,
          call->principal->kind == DD_PRINCIPAL_RECIPIENT ? "recipient" : "caller",
          call->principal->name, dd_err_name(rc), dd_err_msg());

@@ -41,6 +41,7 @@ static const char *const cat__dbi_names[CAT__DB_COUNT] = {
     [CAT__DB_NAMESPACE_NAMES] = "namespace_names",
     [CAT__DB_LANCE_TABLES] = "lance_tables",
     [CAT__DB_LANCE_TABLE_NAMES] = "lance_table_names",
+    [CAT__DB_AUDIT] = "audit",
 };
 
 /* ---- errors and transactions ------------------------------------------------------------ */
@@ -187,4 +188,15 @@ void cat_store_close(cat_store *s) {
   OPENSSL_cleanse(s->key, sizeof s->key);
   free(s->data_real);
   free(s);
+}
+
+int cat_store_map_usage(cat_store *s, uint64_t *map_bytes, uint64_t *used_bytes) {
+  MDB_envinfo info;
+  MDB_stat st;
+  int rc = mdb_env_info(s->env, &info);
+  if (!rc) rc = mdb_env_stat(s->env, &st);
+  if (rc) return cat__mdb_err(rc, "catalog store: environment info");
+  *map_bytes = (uint64_t)info.me_mapsize;
+  *used_bytes = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+  return 0;
 }

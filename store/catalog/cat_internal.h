@@ -76,6 +76,12 @@
  *   table name as `page_token` for its startAfter), not base64; order is by lname as below.
  *   A cascade drop walks these scopes depth first inside the one write transaction.
  *
+ *   -- the audit log (cat_audit.c) --
+ *   audit         be64(time_ms) | be64(seq) -> AuditEvent (packed)
+ *                 seq is a process counter, so keys are unique and sort by time; the
+ *                 event's id is "<time_ms>-<seq>" in decimal. An append deletes a bounded
+ *                 number of the oldest events past the retention in the same transaction.
+ *
  * READ VIEWS
  *   Every read runs inside a read view (struct cat_view below, cat_view.c): one read-only
  *   transaction. A handler opens one per request (cat_view_open) and makes all its lookups
@@ -129,6 +135,8 @@ enum {
   CAT__DB_NAMESPACE_NAMES,
   CAT__DB_LANCE_TABLES,
   CAT__DB_LANCE_TABLE_NAMES,
+  /* the audit log (cat_audit.c) */
+  CAT__DB_AUDIT,
   CAT__DB_COUNT
 };
 

@@ -28,6 +28,7 @@
 #include "deltad/credentials/v1/credentials.pb-c.h"
 #include "deltad/sharing/v1/sharing.pb-c.h" /* Delta Sharing records (cat_share*.c) */
 #include "deltad/lance/v1/lance.pb-c.h" /* Lance namespaces and tables (below) */
+#include "deltad/admin/v1/admin.pb-c.h" /* audit events (cat_audit.c) */
 
 typedef struct cat_store cat_store;
 
@@ -52,6 +53,32 @@ typedef struct cat_store_stats {
   uint64_t write_txns;
 } cat_store_stats;
 cat_store_stats cat_store_stats_get(cat_store *store);
+
+/* ---- the audit log (cat_audit.c) --------------------------------------------------------
+ * Events in time order under their own sub-database. */
+
+/* Appends ev (borrowed; its id and time_ms are assigned here and ignored on input) in one
+ * write transaction, which also deletes up to 256 of the oldest events older than
+ * retention_ms (0: keep all). Returns 0 or DD_E*. */
+int cat_audit_append(cat_store *store, const Deltad__Admin__V1__AuditEvent *ev, int64_t retention_ms);
+/* Lists events, oldest first, matching the request's filters (recipient: the principal
+ * name of recipient events; kind; since_ms), a page at a time (max_results 1-1000, default
+ * 100; page_token is the last id returned). *out is the caller's (free with
+ * protobuf_c_message_free_unpacked). DD_EINVAL for a bad token or page size. */
+int cat_audit_list(cat_store *store, const Deltad__Admin__V1__ListAuditEventsRequest *req,
+                   Deltad__Admin__V1__ListAuditEventsResponse **out);
+
+/* An online, consistent copy of the catalog store into dir (created 0700 if absent, must be
+ * empty): LMDB through mdb_env_copy2 with compaction (one read transaction: writers go on),
+ * then the secrets key. files[] (caller frees each and the array, also on error) lists what
+ * was written.
+ * DD_EEXISTS when dir is not empty; DD_EIO otherwise. */
+int cat_store_backup(cat_store *store, const char *dir, char ***files, size_t *n_files,
+                     uint64_t *bytes);
+
+/* The LMDB environment's map size and the bytes its pages use (last page + 1, times the
+ * page size), for metrics. 0 or DD_E*. */
+int cat_store_map_usage(cat_store *store, uint64_t *map_bytes, uint64_t *used_bytes);
 
 /* ---- read views ----------------------------------------------------------------------
  * A read view is one LMDB read transaction: every cat_view_* read sees the state committed

@@ -332,6 +332,18 @@ void dl_cache_free(dl_cache *c);
 /* The latest snapshot of t, reading only commits newer than the cached one. */
 int dl_cache_get(dl_cache *c, dl_table *t, dl_snapshot **out);
 size_t dl_cache_bytes(const dl_cache *c);
+/* Counters of a cache, for metrics: lookups that found an entry (hits, brought up to date
+ * if the table moved) or none (misses), and the entries and bytes held now. */
+typedef struct dl_cache_stats {
+  uint64_t hits, misses, entries, bytes;
+} dl_cache_stats;
+dl_cache_stats dl_cache_stats_get(dl_cache *c);
+/* Process-wide commit counters (dl_txn_commit), for metrics: commits written, and commits
+ * refused with DD_ECONFLICT (a concurrent winner conflicted, or retries ran out). */
+typedef struct dl_commit_stats {
+  uint64_t commits, conflicts;
+} dl_commit_stats;
+dl_commit_stats dl_commit_stats_get(void);
 
 /* ======================= misc ======================= */
 

@@ -25,6 +25,7 @@ struct dl_cache {
   centry *head;
   size_t bytes, max_bytes;
   uint64_t tick;
+  uint64_t hits, misses; /* dl_cache_get lookups */
 };
 
 int dl_cache_new(dl_cache **out, size_t max_bytes) {
@@ -168,6 +169,8 @@ int dl_cache_get(dl_cache *c, dl_table *t, dl_snapshot **out) {
   pthread_mutex_lock(&c->mu);
   for (centry *e = c->head; e; e = e->next)
     if (!strcmp(e->key, key)) old = dl_snapshot_ref(e->snap);
+  if (old) c->hits++;
+  else c->misses++;
   pthread_mutex_unlock(&c->mu);
   dl_snapshot *fresh = NULL;
   int rc = bring_up_to_date(&fresh, t, old);
@@ -198,4 +201,15 @@ int dl_cache_get(dl_cache *c, dl_table *t, dl_snapshot **out) {
   pthread_mutex_unlock(&c->mu);
   *out = fresh;
   return 0;
+}
+
+dl_cache_stats dl_cache_stats_get(dl_cache *c) {
+  dl_cache_stats st = {0};
+  pthread_mutex_lock(&c->mu);
+  st.hits = c->hits;
+  st.misses = c->misses;
+  st.bytes = c->bytes;
+  for (centry *e = c->head; e; e = e->next) st.entries++;
+  pthread_mutex_unlock(&c->mu);
+  return st;
 }

@@ -10,6 +10,7 @@
  * The commitInfo goes first and carries the in-commit timestamp when the table enables it.
  * After a commit at a multiple of delta.checkpointInterval a checkpoint is written and the
  * log cleaned up (failures there do not fail the commit). */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -398,7 +399,23 @@ static void after_commit(dl_txn *x, int64_t v, const dl_commit_opts *o, int64_t 
   dd_err_clear();
 }
 
+static atomic_uint_fast64_t dl__commits, dl__conflicts;
+
+dl_commit_stats dl_commit_stats_get(void) {
+  return (dl_commit_stats){atomic_load_explicit(&dl__commits, memory_order_relaxed),
+                           atomic_load_explicit(&dl__conflicts, memory_order_relaxed)};
+}
+
+static int txn_commit(dl_txn *x, const dl_commit_opts *opts, int64_t *out_version);
+
 int dl_txn_commit(dl_txn *x, const dl_commit_opts *opts, int64_t *out_version) {
+  int rc = txn_commit(x, opts, out_version);
+  if (!rc) atomic_fetch_add_explicit(&dl__commits, 1, memory_order_relaxed);
+  else if (rc == DD_ECONFLICT) atomic_fetch_add_explicit(&dl__conflicts, 1, memory_order_relaxed);
+  return rc;
+}
+
+static int txn_commit(dl_txn *x, const dl_commit_opts *opts, int64_t *out_version) {
   dl_commit_opts o = DL_COMMIT_OPTS_INIT;
   if (opts) o = *opts;
   if (out_version) *out_version = -1;

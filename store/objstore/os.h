@@ -57,6 +57,13 @@ typedef struct os_vtable {
   void (*free)(void *impl);
 } os_vtable;
 
+/* Process-wide request counters for metrics: every call through an os_store, by backend
+ * (local, s3, azure, gcs: from the location's scheme) and outcome (ok, not_found, error). */
+enum { OS_STATS_BACKENDS = 4, OS_STATS_OUTCOMES = 3 };
+void os_stats_get(uint64_t out[OS_STATS_BACKENDS][OS_STATS_OUTCOMES]);
+const char *os_stats_backend_name(int i);
+const char *os_stats_outcome_name(int i);
+
 /* Wraps a backend. `location` is copied and names the root (for messages and cache keys). */
 int os_store_new(os_store **out, const os_vtable *vt, void *impl, const char *location);
 /* Opens the local directory `root` (need not exist yet; created on first write). */

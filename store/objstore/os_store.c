@@ -2,6 +2,7 @@
  * vtable and dispatches every call to it, plus the listing helpers (free, add, sort). */
 #include "store/objstore/os.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +12,38 @@ struct os_store {
   const os_vtable *vt;
   void *impl;
   char *location;
+  int backend; /* os_stats index, from the location's scheme */
 };
+
+/* ---- request counters (os_stats_get) ---- */
+
+static const char *const os__backends[OS_STATS_BACKENDS] = {"local", "s3", "azure", "gcs"};
+static const char *const os__outcomes[OS_STATS_OUTCOMES] = {"ok", "not_found", "error"};
+static atomic_uint_fast64_t os__counts[OS_STATS_BACKENDS][OS_STATS_OUTCOMES];
+
+static int os__backend_of(const char *loc) {
+  if (!strncmp(loc, "s3://", 5) || !strncmp(loc, "s3a://", 6)) return 1;
+  if (!strncmp(loc, "abfs", 4) || !strncmp(loc, "az://", 5) || !strncmp(loc, "azure://", 8) ||
+      !strncmp(loc, "wasb", 4))
+    return 2;
+  if (!strncmp(loc, "gs://", 5)) return 3;
+  return 0;
+}
+
+/* Counts one request of st by its outcome; returns rc unchanged. */
+static int os__count(const os_store *st, int rc) {
+  int o = rc == 0 ? 0 : rc == DD_ENOTFOUND ? 1 : 2;
+  atomic_fetch_add_explicit(&os__counts[st->backend][o], 1, memory_order_relaxed);
+  return rc;
+}
+
+void os_stats_get(uint64_t out[OS_STATS_BACKENDS][OS_STATS_OUTCOMES]) {
+  for (int b = 0; b < OS_STATS_BACKENDS; b++)
+    for (int o = 0; o < OS_STATS_OUTCOMES; o++)
+      out[b][o] = atomic_load_explicit(&os__counts[b][o], memory_order_relaxed);
+}
+const char *os_stats_backend_name(int i) { return os__backends[i]; }
+const char *os_stats_outcome_name(int i) { return os__outcomes[i]; }
 
 int os_store_new(os_store **out, const os_vtable *vt, void *impl, const char *location) {
   *out = NULL;
@@ -22,6 +54,7 @@ int os_store_new(os_store **out, const os_vtable *vt, void *impl, const char *lo
   }
   st->vt = vt;
   st->impl = impl;
+  st->backend = os__backend_of(st->location);
   *out = st;
   return 0;
 }
@@ -36,20 +69,20 @@ void os_store_free(os_store *st) {
 const char *os_store_location(const os_store *st) { return st->location; }
 
 int os_read_all(const os_store *st, const char *path, uint8_t **out, size_t *out_len) {
-  return st->vt->read_all(st->impl, path, out, out_len);
+  return os__count(st, st->vt->read_all(st->impl, path, out, out_len));
 }
 
 int os_read_range(const os_store *st, const char *path, uint64_t offset, size_t len,
                   uint8_t *out) {
-  return st->vt->read_range(st->impl, path, offset, len, out);
+  return os__count(st, st->vt->read_range(st->impl, path, offset, len, out));
 }
 
 int os_stat_path(const os_store *st, const char *path, os_stat *out) {
-  return st->vt->stat(st->impl, path, out);
+  return os__count(st, st->vt->stat(st->impl, path, out));
 }
 
 int os_list_dir(const os_store *st, const char *dir, os_list *out) {
-  return st->vt->list(st->impl, dir, out);
+  return os__count(st, st->vt->list(st->impl, dir, out));
 }
 
 void os_list_free(os_list *l) {
@@ -88,15 +121,15 @@ void os_list_sort(os_list *l) {
 }
 
 int os_put_if_absent(const os_store *st, const char *path, const void *data, size_t len) {
-  return st->vt->put_if_absent(st->impl, path, data, len);
+  return os__count(st, st->vt->put_if_absent(st->impl, path, data, len));
 }
 
 int os_put(const os_store *st, const char *path, const void *data, size_t len) {
-  return st->vt->put(st->impl, path, data, len);
+  return os__count(st, st->vt->put(st->impl, path, data, len));
 }
 
-int os_delete(const os_store *st, const char *path) { return st->vt->del(st->impl, path); }
+int os_delete(const os_store *st, const char *path) { return os__count(st, st->vt->del(st->impl, path)); }
 
-int os_mkdirs(const os_store *st, const char *dir) { return st->vt->mkdirs(st->impl, dir); }
+int os_mkdirs(const os_store *st, const char *dir) { return os__count(st, st->vt->mkdirs(st->impl, dir)); }
 
-int os_rmdir(const os_store *st, const char *dir) { return st->vt->rmdir(st->impl, dir); }
+int os_rmdir(const os_store *st, const char *dir) { return os__count(st, st->vt->rmdir(st->impl, dir)); }

@@ -14,7 +14,7 @@ from dd_harness import ServerTest
 GRPCURL = os.path.join(os.environ.get("DD_TOOLS", ""), "grpcurl")
 
 SERVICES = [
-    "deltad.catalog.v1.CatalogService", "deltad.connect.v1.DeltaConnectService",
+    "deltad.admin.v1.AdminService", "deltad.catalog.v1.CatalogService", "deltad.connect.v1.DeltaConnectService",
     "deltad.credentials.v1.CredentialService", "deltad.lance.v1.NamespaceService",
     "deltad.sharing.v1.DeltaSharingExtensionService", "deltad.sharing.v1.DeltaSharingFileService",
     "deltad.sharing.v1.DeltaSharingService", "deltad.system.v1.SystemService",
@@ -25,6 +25,7 @@ SERVICES = [
 # One call a service: (method, request JSON, what the answer must hold). A status other than
 # Unimplemented proves the request was built from the reflected descriptors and served.
 CALLS = [
+    ("deltad.admin.v1.AdminService/ListAuditEvents", {}, "ok"),
     ("deltad.catalog.v1.CatalogService/ListCatalogs", {}, "ok"),
     ("deltad.connect.v1.DeltaConnectService/ExecuteRelation", {"isDeltaTable": {"path": "/nonexistent"}}, "status"),
     ("deltad.credentials.v1.CredentialService/ListCredentials", {}, "ok"),
