@@ -131,11 +131,11 @@ int connect_sql__number(connect_sql_cur *c, double *out) {
 }
 
 int connect_sql__integer(connect_sql_cur *c, int64_t *out) {
-  double d;
+  double d = 0;
   size_t st = c->pos;
   int rc = connect_sql__number(c, &d);
   if (rc) return rc;
-  if (d != (double)(int64_t)d || d < 0 || d > 9.2e18) return c->pos = st, connect_sql__syntax(c);
+  if (!(d >= 0 && d <= 9.2e18) || d != (double)(int64_t)d) return c->pos = st, connect_sql__syntax(c);
   *out = (int64_t)d;
   return 0;
 }

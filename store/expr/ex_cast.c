@@ -168,8 +168,11 @@ void ex__format_date(char *buf, int64_t days) {
   int64_t y;
   unsigned m, d;
   ex__civil_from_days(days, &y, &m, &d);
-  if (y >= 0 && y <= 9999) snprintf(buf, 16, "%04lld-%02u-%02u", (long long)y, m, d);
-  else snprintf(buf, 16, "%+lld-%02u-%02u", (long long)y, m, d);
+  /* a year of an int64 day count can take 17 digits: format wide, keep what fits */
+  char tmp[64];
+  if (y >= 0 && y <= 9999) snprintf(tmp, sizeof tmp, "%04lld-%02u-%02u", (long long)y, m, d);
+  else snprintf(tmp, sizeof tmp, "%+lld-%02u-%02u", (long long)y, m, d);
+  snprintf(buf, 16, "%.15s", tmp);
 }
 
 static int64_t floordiv(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }

@@ -30,6 +30,7 @@ void ex__free_args(ex__vec *v, size_t n) {
 }
 
 int ex__eval_all(ex__vec **out, const ex_node *e, const arw_batch *in) {
+  *out = NULL;
   ex__vec *v = calloc(e->nargs ? e->nargs : 1, sizeof *v);
   if (!v) return dd_err_set(DD_ENOMEM, "out of memory");
   int rc = ex__eval_args(v, e, in);
