@@ -3,7 +3,8 @@
  * added by URL the location whose URL is the longest prefix of it) gives the credential;
  * the location's properties `endpoint` (an S3-compatible store such as MinIO) and
  * `path_style` ("true") say how to reach it. Secrets are loaded decrypted for the
- * duration of one call and never leave this file except inside signed URLs. */
+ * duration of one call and never leave this file except inside signed URLs. The same
+ * lookup opens every table the engines reach by URL (shr_store_opener, os_open's opener). */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -65,8 +66,8 @@ int shr_remote_open(cat_view *v, const cat_shared_table *t, const char *url, shr
                     os_store **out_store) {
   memset(r, 0, sizeof *r);
   *out_store = NULL;
-  int rc = t->location && *t->location ? cat_view_location_get(v, &r->loc, t->location)
-                                       : shr_location_for_url(v, url, &r->loc);
+  int rc = t && t->location && *t->location ? cat_view_location_get(v, &r->loc, t->location)
+                                            : shr_location_for_url(v, url, &r->loc);
   if (!rc && !*r->loc->credential)
     rc = dd_err_set(DD_EPRECOND, "storage location '%s' has no credential to read %s",
                     r->loc->name, url);
@@ -100,4 +101,16 @@ void shr_remote_free(shr_remote *r) {
   if (r->cred) protobuf_c_message_free_unpacked(&r->cred->base, NULL);
   if (r->loc) protobuf_c_message_free_unpacked(&r->loc->base, NULL);
   memset(r, 0, sizeof *r);
+}
+
+int shr_store_opener(void *ctx, const char *url, os_store **out) {
+  *out = NULL;
+  cat_view *v = NULL;
+  shr_remote r;
+  int rc = cat_view_open(ctx, &v);
+  if (rc) return rc;
+  rc = shr_remote_open(v, NULL, url, &r, out);
+  if (!rc) shr_remote_free(&r);
+  cat_view_close(v);
+  return rc;
 }

@@ -95,4 +95,25 @@ int os_mkdirs(const os_store *st, const char *dir);
 /* Removes an empty directory; DD_EPRECOND when not empty. */
 int os_rmdir(const os_store *st, const char *dir);
 
+/* ---- opening a table location (os_open.c) ----
+ * The one way an engine opens the store of a table location. A local path or a file: URL
+ * opens the local backend (os_local_open, its rules unchanged); any other URL (s3://,
+ * abfss://, wasbs://, gs://, ...) goes to the process's opener, which the server installs
+ * once at start to find the storage location and credential covering the URL (longest
+ * prefix) and open the backend (os_open_url). Without an opener (deltactl --local, tools)
+ * an object-store URL is DD_EUNSUPPORTED saying so. The opener is the one piece of global
+ * state in this module: os_set_opener replaces it (under a lock), os_clear_opener(ctx)
+ * removes it when it is still the one installed with ctx (an app closing); fn must be
+ * callable from any thread while installed. */
+typedef int (*os_open_fn)(void *ctx, const char *url, os_store **out);
+void os_set_opener(os_open_fn fn, void *ctx);
+void os_clear_opener(void *ctx);
+int os_open(os_store **out, const char *location);
+/* os_read_all, and for an absolute object-store URL that st refuses as outside its root
+ * (a shallow clone's file in its source table), a read through os_open of the URL's
+ * directory (so only under a location the opener covers). */
+int os_read_any(const os_store *st, const char *path, uint8_t **out, size_t *out_len);
+/* True for a local path ("/x", "x/y") or a file: URL; false for "<scheme>://..." URLs. */
+bool os_is_local(const char *location);
+
 #endif
