@@ -235,17 +235,25 @@ static int retention_ms(const dl_snapshot *s, const dop_vacuum_opts *o, int64_t 
   return 0;
 }
 
+static void delete_progress(void *ctx, size_t done, size_t total) {
+  const vac *v = ctx;
+  if (v->o->progress && (done % 4096 < OS_DELETE_BATCH || done == total))
+    v->o->progress(v->o->progress_ctx, "deleting", done, total);
+}
+
+/* The candidates go in batches (S3 DeleteObjects: 1,000 keys a request; elsewhere one
+ * delete each), then the directories left empty. */
 static int delete_all(vac *v, uint64_t *deleted, uint64_t *dirs) {
-  int rc = 0;
-  for (size_t i = 0; i < v->nc && !rc; i++) {
-    rc = os_delete(v->st, v->c[i].path);
-    if (rc == DD_ENOTFOUND) rc = 0, dd_err_clear();
-    else if (!rc) ++*deleted;
-    if (v->o->progress && (i + 1) % 4096 == 0) v->o->progress(v->o->progress_ctx, "deleting", i + 1, v->nc);
-  }
+  const char **paths = malloc((v->nc ? v->nc : 1) * sizeof *paths);
+  if (!paths) return DOP_OOM();
+  for (size_t i = 0; i < v->nc; i++) paths[i] = v->c[i].path;
+  size_t done = 0;
+  int rc = os_delete_many(v->st, paths, v->nc, &done, delete_progress, v);
+  free(paths);
+  *deleted = done;
   for (size_t i = v->nd; i-- > 0 && !rc;) /* children were pushed before their parents */
     if (os_rmdir(v->st, v->dirs[i]) == 0) ++*dirs;
-  dd_err_clear();
+    else dd_err_clear(); /* not empty (or gone): kept */
   return rc;
 }
 

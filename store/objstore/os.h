@@ -55,7 +55,14 @@ typedef struct os_vtable {
   int (*mkdirs)(void *impl, const char *dir);
   int (*rmdir)(void *impl, const char *dir);
   void (*free)(void *impl);
+  /* Optional (NULL: del per path): deletes paths[0..n) (at most OS_DELETE_BATCH) in as few
+   * requests as the store allows; an absent object counts as deleted. *out_done gets the
+   * number deleted before any error. */
+  int (*del_many)(void *impl, const char *const *paths, size_t n, size_t *out_done);
 } os_vtable;
+
+/* The most paths one del_many call gets (S3 DeleteObjects takes 1,000 keys). */
+#define OS_DELETE_BATCH 1000
 
 /* Wraps a backend. `location` is copied and names the root (for messages and cache keys). */
 int os_store_new(os_store **out, const os_vtable *vt, void *impl, const char *location);
@@ -91,6 +98,11 @@ int os_put_if_absent(const os_store *st, const char *path, const void *data, siz
 int os_put(const os_store *st, const char *path, const void *data, size_t len);
 /* Deletes one object; DD_ENOTFOUND when absent. */
 int os_delete(const os_store *st, const char *path);
+/* Deletes n objects, in batches where the store has them (S3 DeleteObjects); absent ones
+ * count as deleted. *out_done (may be NULL) gets the number deleted, also on error;
+ * progress(ctx, done, n) (may be NULL) is called after each batch. */
+int os_delete_many(const os_store *st, const char *const *paths, size_t n, size_t *out_done,
+                   void (*progress)(void *ctx, size_t done, size_t total), void *ctx);
 int os_mkdirs(const os_store *st, const char *dir);
 /* Removes an empty directory; DD_EPRECOND when not empty. */
 int os_rmdir(const os_store *st, const char *dir);

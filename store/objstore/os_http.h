@@ -12,10 +12,10 @@
 #include "store/objstore/os.h"
 
 typedef struct os__http_req {
-  const char *method;          /* "GET", "HEAD", "PUT", "DELETE" */
+  const char *method;          /* "GET", "HEAD", "PUT", "POST", "DELETE" */
   const char *url;             /* fully signed URL */
   const char *const *headers;  /* "Name: value" strings, NULL-terminated; may be NULL */
-  const void *body;            /* PUT body (may be NULL with body_len 0) */
+  const void *body;            /* PUT or POST body (may be NULL with body_len 0) */
   size_t body_len;
   uint64_t range_off;          /* with range_len > 0: "Range: bytes=off-(off+len-1)" */
   size_t range_len;

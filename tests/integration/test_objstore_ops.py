@@ -54,6 +54,7 @@ class ObjstoreOps(h.ServerTest):
                                        "lake/tables/vac=" + SIMPLE, "lake/tables/vac=" + orphan_dir,
                                        "lake/tables/parts=" + PARTS,
                                        "lake/tables/restore=" + SIMPLE,
+                                       "lake/tables/race=" + SIMPLE,
                                        "lake/tables/raw=" + parquet_only])
         cls.uploaded = time.time()
         cls.procs.append(cls.moto)
@@ -233,6 +234,36 @@ class ObjstoreOps(h.ServerTest):
         self.assertEqual((rs[0]["version"], rs[0]["rows"]), (1, 0))
         self.assertEqual((rs[1]["version"], rs[1]["rows"]), (0, rs[2]["rows"]))
         self.assertEqual(len(rs[1]["files"]), len(rs[2]["files"]))
+
+    def test_commits_refused_where_conditional_put_is_ignored(self):
+        """s3rver accepts a second PUT with If-None-Match: *: deltad reads there but writes no
+        commit, and says why; the table is unchanged."""
+        url = "s3://old/tables/simple"
+        for args in (("restore", url, "--version", "1"), ("add-feature", url, "changeDataFeed"),
+                     ("clone", "s3://lake/tables/simple", "s3://old/tables/clone", "--deep")):
+            p = self.ctl("table", *args, ok=False)
+            self.assertEqual(p.returncode, 1, args)
+            self.assertIn("FAILED_PRECONDITION", p.stderr)
+            self.assertIn("ignores If-None-Match", p.stderr)
+        self.assertEqual(self.js("table", "detail", url)["version"], 4)
+        self.assertFalse(self.js("table", "is-delta", "s3://old/tables/clone")["value"])
+
+    def test_racing_commits_lose_nothing(self):
+        """Commits racing on one S3 table: each one that succeeds has its own version."""
+        url = "s3://lake/tables/race"
+        base = [os.environ["DELTACTL_BIN"], "--server", self.server.grpc_target, "--token",
+                self.server.token, "table", "restore", url, "--version", "0"]
+        procs = [subprocess.Popen(base, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(6)]
+        results = [(p.wait(timeout=120), p.communicate()) for p in procs]
+        ok = sum(1 for code, _ in results if code == 0)
+        for code, (_, err) in results:
+            self.assertTrue(code == 0 or "ABORTED" in err, err)
+        self.assertGreaterEqual(ok, 1)
+        hist = self.js("table", "history", url)
+        self.assertEqual(hist[0]["version"], 4 + ok)
+        self.assertEqual(sum(1 for x in hist if x["operation"] == "RESTORE"), ok)
+        self.assertEqual(self.delta_rs(url)[0]["version"], 4 + ok)
 
     def test_scan_s3_and_azure(self):
         want = self.ctl("--output", "jsonl", "table", "scan", self.local_copy()).stdout.splitlines()
