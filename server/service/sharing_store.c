@@ -43,6 +43,23 @@ static int shr_fill_cred(shr_remote *r, const char *table_url) {
     sc->aws_style = ps && strcasecmp(ps, "true") == 0 ? SIGN_S3_STYLE_PATH : SIGN_S3_STYLE_AUTO;
     return 0;
   }
+  if (c->credential_case == DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_GCP && c->gcp) {
+    const Deltad__Credentials__V1__GcpCredential *g = c->gcp;
+    if (g->credential_case == DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL_SERVICE_ACCOUNT) {
+      sc->kind = SIGN_CRED_GCP_SA;
+      sc->gcp_key_json = g->service_account->key_json;
+      sc->gcs_endpoint = shr_prop(r->loc, "endpoint");
+      return 0;
+    }
+    if (g->credential_case == DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL_HMAC) {
+      sc->kind = SIGN_CRED_AWS; /* the XML API takes HMAC keys as AWS SigV4 does */
+      sc->aws.access_key_id = g->hmac->access_id;
+      sc->aws.secret_access_key = g->hmac->secret;
+      sc->aws_region = "auto";
+      sc->aws_endpoint = shr_prop(r->loc, "endpoint");
+      return 0;
+    }
+  }
   if (c->credential_case == DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_AZURE && c->azure) {
     const Deltad__Credentials__V1__AzureCredential *a = c->azure;
     sc->azure_endpoint = shr_prop(r->loc, "endpoint");

@@ -84,6 +84,14 @@ int os__s3_list_page(os_list *l, size_t *cap, const char *xml, const char *pfx, 
 int os__azure_list_page(os_list *l, size_t *cap, const char *xml, const char *pfx, char *next,
                         size_t next_cap);
 
+/* os_probe.c: 0 when conditional puts to the store named by where ("<kind>|<endpoint>|
+ * <bucket>") are safe. The first call per where runs probe(ctx) (1 honoured, 0 ignored,
+ * negative: an error, not kept) and keeps its answer for the process; an ignoring store is
+ * DD_EPRECOND naming store, endpoint, bucket and the condition it ignores. */
+typedef int (*os__probe_fn)(void *ctx);
+int os__cond_put_check(const char *where, os__probe_fn probe, void *ctx, const char *store,
+                       const char *endpoint, const char *bucket, const char *condition);
+
 /* Parses an HTTP date (RFC 1123, "Sun, 29 Nov 2026 20:45:02 GMT") to epoch ms; -1 when
  * malformed or before 1970 (as os__iso8601_ms). */
 int64_t os__http_date_ms(const char *s);

@@ -10,7 +10,6 @@
  * If-None-Match: * and expects 412 the second time, then deletes it. A store that accepts
  * the second put is refused for every conditional put (DD_EPRECOND saying why); Delta
  * commits and new data files are never written there. The answer is kept per process. */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,38 +282,12 @@ done:
 
 /* ---- the conditional-put probe -------------------------------------------------------- */
 
-#define S3_PROBES_MAX 64
-
-/* Endpoints and buckets probed so far ("<endpoint or aws>|<bucket>"); guarded by the lock. */
-static pthread_mutex_t s3_probe_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct { char *where; bool honoured; } s3_probes[S3_PROBES_MAX];
-static size_t s3_nprobes;
 static atomic_uint s3_probe_seq;
-
-/* 1 honoured, 0 ignored, -1 not probed yet. */
-static int s3_probe_known(const char *where) {
-  int r = -1;
-  pthread_mutex_lock(&s3_probe_lock);
-  for (size_t i = 0; i < s3_nprobes && r < 0; i++)
-    if (!strcmp(s3_probes[i].where, where)) r = s3_probes[i].honoured;
-  pthread_mutex_unlock(&s3_probe_lock);
-  return r;
-}
-
-static void s3_probe_keep(char *where, bool honoured) {
-  pthread_mutex_lock(&s3_probe_lock);
-  if (s3_nprobes < S3_PROBES_MAX) {
-    s3_probes[s3_nprobes].where = where;
-    s3_probes[s3_nprobes++].honoured = honoured;
-    where = NULL;
-  }
-  pthread_mutex_unlock(&s3_probe_lock);
-  free(where); /* a full table: probed again next time */
-}
 
 /* Two conditional PUTs of one new key: 200 then 412 (or 409, a conditional write in
  * flight) means honoured, 200 then 200 ignored; anything else is an error (not kept). */
-static int s3_probe_run(const s3_impl *s, bool *honoured) {
+static int s3_probe_run(void *ctx) {
+  const s3_impl *s = ctx;
   char *key = NULL, rel[128];
   static const char *const cond[] = {"If-None-Match: *", NULL};
   os__http_req ex = {0};
@@ -339,30 +312,17 @@ static int s3_probe_run(const s3_impl *s, bool *honoured) {
   }
   if (!rc && st[1] != 200 && st[1] != 412 && st[1] != 409)
     rc = dd_err_set(DD_EIO, "S3 conditional put probe of '%s': HTTP %ld", key, st[1]);
-  *honoured = st[1] != 200;
   free(key);
-  return rc;
+  return rc ? rc : st[1] != 200;
 }
 
 /* 0 when conditional puts to this endpoint and bucket are safe; DD_EPRECOND when the store
  * ignores If-None-Match (probed once per process). */
 static int s3_conditional_ok(const s3_impl *s) {
-  char *where = NULL;
-  if (asprintf(&where, "%s|%s", s->endpoint ? s->endpoint : "aws", s->bucket) < 0)
-    return dd_err_set(DD_ENOMEM, "out of memory");
-  int known = s3_probe_known(where);
-  bool honoured = known == 1;
-  int rc = 0;
-  if (known < 0 && !(rc = s3_probe_run(s, &honoured))) s3_probe_keep(where, honoured), where = NULL;
-  free(where);
-  if (rc) return rc;
-  if (!honoured)
-    return dd_err_set(DD_EPRECOND, "the S3 store at %s (bucket %s) ignores If-None-Match: * (a "
-                      "second conditional PUT of one key succeeded), so a commit there could "
-                      "silently overwrite a concurrent writer's: deltad does not write Delta "
-                      "commits or data files to it; use a store with conditional writes (AWS "
-                      "S3, MinIO, ...)", s->endpoint ? s->endpoint : "AWS", s->bucket);
-  return 0;
+  char where[1024];
+  snprintf(where, sizeof where, "s3|%s|%s", s->endpoint ? s->endpoint : "aws", s->bucket);
+  return os__cond_put_check(where, s3_probe_run, (void *)s, "S3", s->endpoint ? s->endpoint : "AWS",
+                            s->bucket, "If-None-Match: *");
 }
 
 /* ---- writes --------------------------------------------------------------------------- */

@@ -226,7 +226,8 @@ typedef enum {
   SIGN_CRED_AWS,       /* aws + aws_region (+ optional endpoint and style) */
   SIGN_CRED_AZURE_KEY, /* azure_account + azure_key_b64 */
   SIGN_CRED_AZURE_SAS, /* azure_account + azure_sas */
-  SIGN_CRED_AZURE_CLIENT /* service principal: needs a user delegation key; unsupported */
+  SIGN_CRED_AZURE_CLIENT, /* service principal: needs a user delegation key; unsupported */
+  SIGN_CRED_GCP_SA        /* gcp_key_json: a service account's JSON key (GCS JSON API) */
 } sign_cred_kind;
 
 /* A credential as stored in the catalog (deltad.credentials.v1), borrowed strings. */
@@ -241,6 +242,8 @@ typedef struct sign_cred {
   const char *azure_sas;
   const char *azure_endpoint; /* NULL: https://<account>.blob.<suffix>; else a full blob base
                                  URL such as Azurite's "http://127.0.0.1:10000/devstoreaccount1" */
+  const char *gcp_key_json;   /* SIGN_CRED_GCP_SA */
+  const char *gcs_endpoint;   /* NULL: https://storage.googleapis.com; else an emulator's base */
 } sign_cred;
 
 /* A presigned GET URL for the object <loc->path>/<rel_key>, valid from now_s for
