@@ -187,7 +187,8 @@ static int gcs_read_range(void *impl, const char *path, uint64_t offset, size_t 
 
 /* ---- listings ------------------------------------------------------------------------- */
 
-static int gcs_list_raw(gcs_impl *s, const char *dir, os_list *out) {
+static int gcs_list_raw(void *impl, const char *dir, os_list *out) {
+  gcs_impl *s = impl;
   char *key = NULL, *pfx = NULL, token[2048] = "";
   size_t cap = 0;
   memset(out, 0, sizeof *out);
@@ -330,19 +331,9 @@ static int gcs_del(void *impl, const char *path) {
   return rc;
 }
 
-static int gcs_mkdirs(void *impl, const char *dir) {
-  (void)impl;
-  (void)dir;
-  return 0;
-}
-
+/* Prefixes are not objects: see os__prefix_rmdir. */
 static int gcs_rmdir(void *impl, const char *dir) {
-  os_list l;
-  int rc = gcs_list_raw(impl, dir, &l);
-  size_t n = l.count;
-  os_list_free(&l);
-  if (rc) return rc;
-  return n ? dd_err_set(DD_EPRECOND, "gcs prefix '%s' is not empty", dir) : 0;
+  return os__prefix_rmdir(gcs_list_raw, impl, dir, "gcs");
 }
 
 static void gcs_free(void *impl) {
@@ -356,7 +347,7 @@ static void gcs_free(void *impl) {
 }
 
 static const os_vtable gcs_vt = {gcs_read_all, gcs_read_range, gcs_stat, gcs_list,
-                                 gcs_put_if_absent, gcs_put, gcs_del, gcs_mkdirs, gcs_rmdir,
+                                 gcs_put_if_absent, gcs_put, gcs_del, os__prefix_mkdirs, gcs_rmdir,
                                  gcs_free, NULL};
 
 /* ---- opening -------------------------------------------------------------------------- */

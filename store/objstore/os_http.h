@@ -84,6 +84,14 @@ int os__s3_list_page(os_list *l, size_t *cap, const char *xml, const char *pfx, 
 int os__azure_list_page(os_list *l, size_t *cap, const char *xml, const char *pfx, char *next,
                         size_t next_cap);
 
+/* os_probe.c: for backends whose directories are key prefixes: mkdirs does nothing, and
+ * rmdir (nothing to remove) succeeds when list_raw finds nothing under dir/ (an absent
+ * prefix is fine; the store's errors, such as an absent bucket, are passed up), else
+ * DD_EPRECOND "<what> prefix '<dir>' is not empty". */
+int os__prefix_mkdirs(void *impl, const char *dir);
+int os__prefix_rmdir(int (*list_raw)(void *impl, const char *dir, os_list *out), void *impl,
+                     const char *dir, const char *what);
+
 /* os_probe.c: 0 when conditional puts to the store named by where ("<kind>|<endpoint>|
  * <bucket>") are safe. The first call per where runs probe(ctx) (1 honoured, 0 ignored,
  * negative: an error, not kept) and keeps its answer for the process; an ignoring store is

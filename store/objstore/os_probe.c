@@ -1,5 +1,6 @@
-/* os_probe.c: the once-per-process answer to "does this store honour conditional puts?"
- * (see os_s3.c and os_gcs.c, which probe it): kept per store, endpoint and bucket. */
+/* os_probe.c: what the prefix-keyed backends (os_s3.c, os_gcs.c) share: the once-per-
+ * process answer to "does this store honour conditional puts?" (kept per store, endpoint
+ * and bucket), and directories as key prefixes. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,4 +47,20 @@ int os__cond_put_check(const char *where, os__probe_fn probe, void *ctx, const c
                     "overwrite a concurrent writer's: deltad does not write Delta commits or data "
                     "files to it; use a store with conditional writes", store, endpoint, bucket,
                     condition);
+}
+
+int os__prefix_mkdirs(void *impl, const char *dir) {
+  (void)impl;
+  (void)dir;
+  return 0;
+}
+
+int os__prefix_rmdir(int (*list_raw)(void *impl, const char *dir, os_list *out), void *impl,
+                     const char *dir, const char *what) {
+  os_list l;
+  int rc = list_raw(impl, dir, &l);
+  size_t n = l.count;
+  os_list_free(&l);
+  if (rc) return rc;
+  return n ? dd_err_set(DD_EPRECOND, "%s prefix '%s' is not empty", what, dir) : 0;
 }

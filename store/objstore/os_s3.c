@@ -198,7 +198,8 @@ int os__s3_list_page(os_list *l, size_t *cap, const char *xml, const char *pfx,
 }
 
 /* Lists dir into *out; an empty or absent prefix gives 0 and no entries. */
-static int s3_list_raw(s3_impl *s, const char *dir, os_list *out) {
+static int s3_list_raw(void *impl, const char *dir, os_list *out) {
+  s3_impl *s = impl;
   char *key = NULL, *pfx = NULL;
   char token[1024] = "", prev[1024] = "";
   size_t cap = 0;
@@ -465,21 +466,9 @@ static int s3_del_many(void *impl, const char *const *paths, size_t n, size_t *o
   return rc;
 }
 
-static int s3_mkdirs(void *impl, const char *dir) {
-  (void)impl;
-  (void)dir;
-  return 0;
-}
-
-/* Nothing to remove (prefixes are not objects); fails when something is under dir/. An
- * absent prefix is fine, an absent bucket is not (the store's 404 is passed up). */
+/* Prefixes are not objects: see os__prefix_rmdir. */
 static int s3_rmdir(void *impl, const char *dir) {
-  os_list l;
-  int rc = s3_list_raw(impl, dir, &l);
-  size_t n = l.count;
-  os_list_free(&l);
-  if (rc) return rc;
-  return n ? dd_err_set(DD_EPRECOND, "s3 prefix '%s' is not empty", dir) : 0;
+  return os__prefix_rmdir(s3_list_raw, impl, dir, "s3");
 }
 
 static void s3_free(void *impl) {
@@ -496,7 +485,7 @@ static void s3_free(void *impl) {
 }
 
 static const os_vtable s3_vt = {s3_read_all, s3_read_range, s3_stat, s3_list,
-                                s3_put_if_absent, s3_put, s3_del, s3_mkdirs, s3_rmdir,
+                                s3_put_if_absent, s3_put, s3_del, os__prefix_mkdirs, s3_rmdir,
                                 s3_free, s3_del_many};
 
 /* ---- opening -------------------------------------------------------------------------- */

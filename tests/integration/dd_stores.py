@@ -7,6 +7,9 @@ import os
 import re
 import subprocess
 import unittest
+import urllib.parse
+
+import requests
 
 import dd_harness as h
 
@@ -83,6 +86,28 @@ def start_s3(directory):
         p.kill()
         raise RuntimeError("s3rver did not start: %r %r" % (line, p.stderr.read()))
     return p, "http://127.0.0.1:%s" % m.group(1)
+
+
+def s3rver_put_tree(endpoint, bucket, prefix, directory):
+    """Uploads every file under directory to s3rver (which takes unsigned requests) as
+    bucket/prefix/<relative path>; returns the count."""
+    n = 0
+    for root, _, files in os.walk(directory):
+        for f in files:
+            key = prefix + "/" + os.path.relpath(os.path.join(root, f), directory)
+            with open(os.path.join(root, f), "rb") as fh:
+                r = requests.put("%s/%s/%s" % (endpoint, bucket, urllib.parse.quote(key)), data=fh.read())
+            assert r.status_code == 200, (key, r.status_code, r.text)
+            n += 1
+    return n
+
+
+def admin(server, method, path, body, expect=200):
+    """One admin REST call on server; asserts the status and returns the JSON body."""
+    r = requests.request(method, server.rest + path, json=body,
+                         headers={"Authorization": "Bearer " + server.token})
+    assert r.status_code == expect, (path, r.status_code, r.text)
+    return r.json()
 
 
 def strip_lines(lines, keep_time=True):
