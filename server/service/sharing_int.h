@@ -60,7 +60,9 @@ typedef struct shr_remote {
   cat_location *loc;   /* the storage location the table is under */
   cat_credential *cred; /* its credential, secrets decrypted */
   sign_location where; /* the table URL, parsed */
-  sign_cred sc;        /* the credential for signing; strings borrowed from cred and loc */
+  sign_cred sc;        /* the credential for signing; strings borrowed from cred and loc,
+                          or from the two below */
+  char *gcp_email, *gcp_pem; /* a GCP key's client_email and private_key (owned) */
 } shr_remote;
 
 /* Finds the location and credential of the table at url (t->location, or (t NULL or no

