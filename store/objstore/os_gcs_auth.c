@@ -10,11 +10,11 @@
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/pem.h>
 
 #include "common/err.h"
 #include "store/objstore/os_gcs.h"
 #include "store/objstore/os_http.h"
+#include "store/sign/sign.h"
 
 #define GCS_TOKEN_URI "https://oauth2.googleapis.com/token"
 #define GCS_SCOPE "https://www.googleapis.com/auth/devstorage.read_write"
@@ -77,24 +77,6 @@ static char *b64url(const unsigned char *p, size_t n) {
   return o;
 }
 
-static int rs256(unsigned char **sig, size_t *slen, const char *pem, const char *msg) {
-  BIO *bio = BIO_new_mem_buf(pem, -1);
-  EVP_PKEY *pk = bio ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
-  EVP_MD_CTX *md = EVP_MD_CTX_new();
-  int rc = pk && md ? 0 : dd_err_set(DD_EINVAL, "the GCP key's private_key is not a PEM private key");
-  *sig = NULL;
-  if (!rc && (EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, pk) != 1 ||
-              EVP_DigestSign(md, NULL, slen, (const unsigned char *)msg, strlen(msg)) != 1 ||
-              !(*sig = malloc(*slen)) ||
-              EVP_DigestSign(md, *sig, slen, (const unsigned char *)msg, strlen(msg)) != 1))
-    rc = dd_err_set(DD_EINTERNAL, "RS256 signing with the GCP key failed");
-  if (rc) free(*sig), *sig = NULL;
-  EVP_MD_CTX_free(md);
-  EVP_PKEY_free(pk);
-  BIO_free(bio);
-  return rc;
-}
-
 int os__gcs_jwt(char **out, const os__gcs_key *k, int64_t now) {
   *out = NULL;
   json_t *h = json_pack("{s:s,s:s}", "alg", "RS256", "typ", "JWT");
@@ -104,10 +86,10 @@ int os__gcs_jwt(char **out, const os__gcs_key *k, int64_t now) {
   char *hj = h ? json_dumps(h, JSON_COMPACT) : NULL, *cj = c ? json_dumps(c, JSON_COMPACT) : NULL;
   char *hb = hj ? b64url((unsigned char *)hj, strlen(hj)) : NULL;
   char *cb = cj ? b64url((unsigned char *)cj, strlen(cj)) : NULL, *input = NULL, *sb = NULL;
-  unsigned char *sig = NULL;
+  uint8_t *sig = NULL;
   size_t slen = 0;
   int rc = hb && cb && asprintf(&input, "%s.%s", hb, cb) >= 0 ? 0 : (input = NULL, dd_err_set(DD_ENOMEM, "out of memory"));
-  if (!rc) rc = rs256(&sig, &slen, k->private_key, input);
+  if (!rc) rc = sign_rs256(&sig, &slen, k->private_key, input);
   if (!rc && !(sb = b64url(sig, slen))) rc = dd_err_set(DD_ENOMEM, "out of memory");
   if (!rc && asprintf(out, "%s.%s", input, sb) < 0) *out = NULL, rc = dd_err_set(DD_ENOMEM, "out of memory");
   json_decref(h);

@@ -260,5 +260,8 @@ int sign_object_url(char **out, const sign_location *loc, const char *rel_key,
  * service account email, valid from now_s for expires_s seconds. */
 int sign_gcs_v4_url(char **out, const char *endpoint, const char *bucket, const char *key,
                     const char *email, const char *pem, int64_t now_s, int expires_s);
+/* RSASSA-PKCS1-v1_5 with SHA-256 of the string msg under the PEM private key: *out
+ * (malloc'ed, *out_len bytes). DD_EINVAL when pem is not a private key. */
+int sign_rs256(uint8_t **out, size_t *out_len, const char *pem, const char *msg);
 
 #endif

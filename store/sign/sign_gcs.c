@@ -8,7 +8,8 @@
  *   StringToSign     = "GOOG4-RSA-SHA256\n" yyyymmddThhmmssZ "\n" scope "\n" hex(SHA256(CR))
  *   Signature        = hex(RSASSA-PKCS1-v1_5-SHA256(private key, StringToSign))
  *   URL              = endpoint CanonicalURI "?" CanonicalQuery "&X-Goog-Signature=" sig
- * The endpoint is https://storage.googleapis.com unless the credential names another. */
+ * The endpoint is https://storage.googleapis.com unless the credential names another.
+ * sign_rs256 is also the GCS backend's JWT signature (store/objstore/os_gcs_auth.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,25 +19,32 @@
 #include "common/err.h"
 #include "store/sign/sign_int.h"
 
-/* hex(RSA-SHA256(pem, msg)) into *out (malloc'ed). */
-static int gcs_rsa_hex(char **out, const char *pem, const char *msg) {
+int sign_rs256(uint8_t **out, size_t *out_len, const char *pem, const char *msg) {
+  *out = NULL;
   BIO *bio = BIO_new_mem_buf(pem, -1);
   EVP_PKEY *pk = bio ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
   EVP_MD_CTX *md = EVP_MD_CTX_new();
-  unsigned char *sig = NULL;
-  size_t n = 0;
   int rc = pk && md ? 0 : dd_err_set(DD_EINVAL, "the GCP key's private_key is not a PEM private key");
   if (!rc && (EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, pk) != 1 ||
-              EVP_DigestSign(md, NULL, &n, (const unsigned char *)msg, strlen(msg)) != 1 ||
-              !(sig = malloc(n)) ||
-              EVP_DigestSign(md, sig, &n, (const unsigned char *)msg, strlen(msg)) != 1))
+              EVP_DigestSign(md, NULL, out_len, (const unsigned char *)msg, strlen(msg)) != 1 ||
+              !(*out = malloc(*out_len)) ||
+              EVP_DigestSign(md, *out, out_len, (const unsigned char *)msg, strlen(msg)) != 1))
     rc = dd_err_set(DD_EINTERNAL, "RS256 signing with the GCP key failed");
-  if (!rc && !(*out = malloc(2 * n + 1))) rc = dd_err_set(DD_ENOMEM, "out of memory");
-  if (!rc) sign__hex(*out, sig, n);
-  free(sig);
+  if (rc) free(*out), *out = NULL;
   EVP_MD_CTX_free(md);
   EVP_PKEY_free(pk);
   BIO_free(bio);
+  return rc;
+}
+
+/* hex(RSA-SHA256(pem, msg)) into *out (malloc'ed). */
+static int gcs_rsa_hex(char **out, const char *pem, const char *msg) {
+  uint8_t *sig = NULL;
+  size_t n = 0;
+  int rc = sign_rs256(&sig, &n, pem, msg);
+  if (!rc && !(*out = malloc(2 * n + 1))) rc = dd_err_set(DD_ENOMEM, "out of memory");
+  if (!rc) sign__hex(*out, sig, n);
+  free(sig);
   return rc;
 }
 
