@@ -1,8 +1,13 @@
 /* deltactl_credential.c: `deltactl credential list|create|get|delete`, over the credential
  * methods of deltad.credentials.v1.CredentialService. Secrets go to the server on create
  * and never come back. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/crypto.h>
 
 #include "cmd/deltactl_common.h"
 #include "cmd/deltactl_groups.h"
@@ -10,9 +15,13 @@
 
 #define CRED_SVC "/deltad.credentials.v1.CredentialService/"
 
-/* "azure-account-key", "azure-sas", "azure-client", "aws" or "" for a Credential. */
+/* "azure-account-key", "azure-sas", "azure-client", "aws", "gcp-service-account",
+ * "gcs-hmac" or "" for a Credential. */
 static const char *cred__kind(const Deltad__Credentials__V1__Credential *c) {
   if (c->credential_case == DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_AWS) return "aws";
+  if (c->credential_case == DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_GCP && c->gcp)
+    return c->gcp->credential_case == DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL_HMAC ? "gcs-hmac"
+                                                                                             : "gcp-service-account";
   if (c->credential_case != DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_AZURE || !c->azure) return "";
   switch (c->azure->credential_case) {
   case DELTAD__CREDENTIALS__V1__AZURE_CREDENTIAL__CREDENTIAL_ACCOUNT_KEY: return "azure-account-key";
@@ -44,8 +53,9 @@ static int cred_list(int argc, char **argv) {
 
 /* The parsed secret flags of `credential create`. */
 typedef struct cred__flags {
-  const char *azure_key[2], *azure_sas[2], *azure_client[3], *aws[2];
+  const char *azure_key[2], *azure_sas[2], *azure_client[3], *aws[2], *gcp_key, *gcs_hmac[2];
   const char *region, *session_token, *comment;
+  char *gcp_json; /* the key file's contents (owned) */
   int n_kinds;
 } cred__flags;
 
@@ -86,23 +96,61 @@ static void cred__fill(Deltad__Credentials__V1__CreateCredentialRequest *req, co
   req->azure = az;
 }
 
+/* The gcp oneof of req from f (--gcp-key's file contents or --gcs-hmac). */
+static void cred__fill_gcp(Deltad__Credentials__V1__CreateCredentialRequest *req, const cred__flags *f,
+                           Deltad__Credentials__V1__GcpCredential *g,
+                           Deltad__Credentials__V1__GcpServiceAccountKey *sa,
+                           Deltad__Credentials__V1__GcsHmacKey *hmac) {
+  if (f->gcp_json) {
+    sa->key_json = f->gcp_json;
+    g->credential_case = DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL_SERVICE_ACCOUNT;
+    g->service_account = sa;
+  } else {
+    hmac->access_id = (char *)f->gcs_hmac[0];
+    hmac->secret = (char *)f->gcs_hmac[1];
+    g->credential_case = DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL_HMAC;
+    g->hmac = hmac;
+  }
+  req->credential_case = DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__CREDENTIAL_GCP;
+  req->gcp = g;
+}
+
+/* Reads a service account's JSON key file (at most 64 KiB) into f->gcp_json. */
+static int cred__read_key(cred__flags *f) {
+  FILE *fp = fopen(f->gcp_key, "rb");
+  if (!fp) return dctl_fail(DCTL_EXIT_LOCAL, "cannot read %s: %s", f->gcp_key, strerror(errno));
+  char *buf = calloc(1, 65537);
+  size_t n = buf ? fread(buf, 1, 65536, fp) : 0;
+  bool more = buf && fgetc(fp) != EOF;
+  fclose(fp);
+  if (!buf || more || !n) {
+    free(buf);
+    return dctl_fail(DCTL_EXIT_LOCAL, "%s: %s", f->gcp_key, buf ? "not a key file (empty or over 64 KiB)" : "out of memory");
+  }
+  f->gcp_json = buf;
+  return 0;
+}
+
 static const char cred__create_usage[] =
     "usage: deltactl credential create NAME\n"
     "         (--azure-account-key ACCOUNT KEY | --azure-sas ACCOUNT TOKEN\n"
     "          | --azure-client TENANT CLIENT SECRET\n"
-    "          | --aws ACCESS_KEY_ID SECRET [--region R] [--session-token T])\n"
+    "          | --aws ACCESS_KEY_ID SECRET [--region R] [--session-token T]\n"
+    "          | --gcp-key SERVICE_ACCOUNT_KEY.json | --gcs-hmac ACCESS_ID SECRET)\n"
     "         [--comment C]\n"
     "  Creates a storage credential; the server keeps the secret encrypted.\n";
 
 static int cred_create(int argc, char **argv) {
   cred__flags f;
   memset(&f, 0, sizeof f);
-  int k1 = 0, k2 = 0, k3 = 0, k4 = 0, npos;
+  int k1 = 0, k2 = 0, k3 = 0, k4 = 0, k5 = 0, k6 = 0, npos;
   const char *pos[1];
   const dctl_opt opts[] = {{"--azure-account-key", 2, f.azure_key, &k1, NULL},
                            {"--azure-sas", 2, f.azure_sas, &k2, NULL},
                            {"--azure-client", 3, f.azure_client, &k3, NULL},
                            {"--aws", 2, f.aws, &k4, NULL},
+                           {"--gcp-key", 1, &f.gcp_key, &k5, NULL},
+                           {"--gcs-hmac", 2, f.gcs_hmac, &k6, NULL},
                            {"--region", 1, &f.region, NULL, NULL},
                            {"--session-token", 1, &f.session_token, NULL, NULL},
                            {"--comment", 1, &f.comment, NULL, NULL},
@@ -110,8 +158,9 @@ static int cred_create(int argc, char **argv) {
   const dctl_cmd cmd = {cred__create_usage, opts, 1, 1};
   int rc = dctl_parse(&cmd, argc, argv, pos, &npos);
   if (rc != DCTL_CONTINUE) return rc;
-  if (k1 + k2 + k3 + k4 != 1)
-    return dctl_usage_error(cred__create_usage, "give exactly one of --azure-account-key, --azure-sas, --azure-client, --aws");
+  if (k1 + k2 + k3 + k4 + k5 + k6 != 1)
+    return dctl_usage_error(cred__create_usage, "give exactly one of --azure-account-key, --azure-sas, "
+                            "--azure-client, --aws, --gcp-key, --gcs-hmac");
   if (!k4 && (f.region || f.session_token))
     return dctl_usage_error(cred__create_usage, "--region and --session-token go with --aws");
   Deltad__Credentials__V1__CreateCredentialRequest req = DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__INIT;
@@ -120,13 +169,20 @@ static int cred_create(int argc, char **argv) {
   Deltad__Credentials__V1__AzureSasCredential sas = DELTAD__CREDENTIALS__V1__AZURE_SAS_CREDENTIAL__INIT;
   Deltad__Credentials__V1__AzureClientCredential cli = DELTAD__CREDENTIALS__V1__AZURE_CLIENT_CREDENTIAL__INIT;
   Deltad__Credentials__V1__AwsAccessKeyCredential aws = DELTAD__CREDENTIALS__V1__AWS_ACCESS_KEY_CREDENTIAL__INIT;
+  Deltad__Credentials__V1__GcpCredential g = DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__INIT;
+  Deltad__Credentials__V1__GcpServiceAccountKey sa = DELTAD__CREDENTIALS__V1__GCP_SERVICE_ACCOUNT_KEY__INIT;
+  Deltad__Credentials__V1__GcsHmacKey hmac = DELTAD__CREDENTIALS__V1__GCS_HMAC_KEY__INIT;
   req.name = (char *)pos[0];
   if (f.comment) req.comment = (char *)f.comment;
-  cred__fill(&req, &f, &az, &key, &sas, &cli, &aws);
+  if (k5 && (rc = cred__read_key(&f))) return rc;
+  if (k5 || k6) cred__fill_gcp(&req, &f, &g, &sa, &hmac);
+  else cred__fill(&req, &f, &az, &key, &sas, &cli, &aws);
   ProtobufCMessage *resp = NULL;
   rc = dctl_call(CRED_SVC "CreateCredential", &req.base, &deltad__credentials__v1__credential__descriptor, &resp);
   if (!rc) rc = dctl_print_msg(resp);
   protobuf_c_message_free_unpacked(resp, NULL);
+  if (f.gcp_json) OPENSSL_cleanse(f.gcp_json, strlen(f.gcp_json));
+  free(f.gcp_json);
   return rc;
 }
 
@@ -148,7 +204,7 @@ static int cred_delete(int argc, char **argv) {
 
 static const dctl_verb cred__verbs[] = {
     {"list", cred_list, "list storage credentials"},
-    {"create", cred_create, "create a storage credential (Azure or AWS)"},
+    {"create", cred_create, "create a storage credential (Azure, AWS or GCP)"},
     {"get", cred_get, "show a storage credential"},
     {"delete", cred_delete, "delete a storage credential"},
     {NULL, NULL, NULL},

@@ -160,7 +160,7 @@ int dctl_dml_main(int argc, char **argv) {
   const char *pos[1] = {NULL};
   int code = parse(&a, argc - 1, argv + 1, pos);
   if (code == DCTL_CONTINUE) {
-    char *path = pos[0][0] == '/' || !strncmp(pos[0], "file:", 5) ? strdup(pos[0])
+    char *path = pos[0][0] == '/' || !strncmp(pos[0], "file:", 5) || strstr(pos[0], "://") ? strdup(pos[0])
                                                                   : realpath(pos[0], NULL);
     if (!path) code = dctl_fail(DCTL_EXIT_LOCAL, "no table at '%s'", pos[0]);
     else code = a.local ? run_local(&a, path) : run_server(&a, path);

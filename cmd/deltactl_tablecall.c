@@ -156,7 +156,7 @@ bool dctl_tbl_is_catalog_name(const char *a) {
 }
 
 char *dctl_tbl_abs_path(const char *p) {
-  if (p[0] == '/' || strchr(p, '`') || !strncmp(p, "file:", 5)) return strdup(p);
+  if (p[0] == '/' || strchr(p, '`') || !strncmp(p, "file:", 5) || strstr(p, "://")) return strdup(p);
   char cwd[4096];
   if (!getcwd(cwd, sizeof cwd)) return strdup(p);
   char *r = NULL;

@@ -3,11 +3,13 @@
 # client, delta-rs (deltalake), pyspark with delta-spark (the Delta Connect client) and what
 # they need) into a virtualenv under the build folder, by default build-test/venv.
 # Idempotent: does nothing when the venv already holds exactly that list.
+# A second argument names another pinned list (scripts/peers-stores.txt: the object-store
+# emulators, in build-test/venv-stores).
 # Debian's system Python makes the venv (python3-venv, in scripts/setup.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=${1:-"$root/build-test/venv"}
-req="$root/scripts/peers.txt"
+req=${2:-"$root/scripts/peers.txt"}
 stamp="$venv/.peers.txt"
 if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && cmp -s "$req" "$stamp"; then
   exit 0

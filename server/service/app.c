@@ -14,6 +14,7 @@
 #include "server/service/app.h"
 #include "server/service/auth.h"
 #include "server/service/sharing_files.h"
+#include "server/service/sharing_int.h"
 #include "store/catalog/cat_store.h"
 #include "store/delta/dl.h"
 #include "store/sign/sign.h"
@@ -90,6 +91,7 @@ int dd_app_open(dd_app **out, const dd_app_opts *opts, char **out_admin_token_pa
                                    &app->admin_token_from_env);
   if (!rc) rc = app_url_key(app);
   if (!rc) rc = dl_cache_new(&app->delta_cache, APP_DELTA_CACHE_BYTES);
+  if (!rc) os_set_opener(shr_store_opener, app->store); /* tables by URL: the catalog's */
   if (rc) {
     dd_app_close(app);
     return rc;
@@ -100,6 +102,7 @@ int dd_app_open(dd_app **out, const dd_app_opts *opts, char **out_admin_token_pa
 
 void dd_app_close(dd_app *app) {
   if (!app) return;
+  os_clear_opener(app->store);
   cat_store_close(app->store);
   dl_cache_free(app->delta_cache);
   free((char *)app->opts.data_dir);

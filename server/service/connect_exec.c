@@ -11,6 +11,7 @@
 #include "server/service/connect_dml.h"
 #include "server/service/connect_optimize.h"
 #include "store/catalog/cat_store.h"
+#include "store/objstore/os.h"
 
 /* ---- tables ---- */
 
@@ -49,6 +50,10 @@ static void exec__roots_free(exec__roots *r) { cat_roots_free(r->roots, r->n); }
 
 static bool exec__allow(void *ctx, const char *abs_path) {
   const exec__roots *r = ctx;
+  if (exec__store && !os_is_local(abs_path)) { /* an object-store URL: under a location */
+    bool ok = cat_location_confine(exec__store, NULL, "file", abs_path) == 0;
+    return dd_err_clear(), ok;
+  }
   return exec__store && cat_roots_cover(exec__store, r->roots, r->n, abs_path);
 }
 

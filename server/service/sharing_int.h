@@ -60,15 +60,22 @@ typedef struct shr_remote {
   cat_location *loc;   /* the storage location the table is under */
   cat_credential *cred; /* its credential, secrets decrypted */
   sign_location where; /* the table URL, parsed */
-  sign_cred sc;        /* the credential for signing; strings borrowed from cred and loc */
+  sign_cred sc;        /* the credential for signing; strings borrowed from cred and loc,
+                          or from the two below */
+  char *gcp_email, *gcp_pem; /* a GCP key's client_email and private_key (owned) */
 } shr_remote;
 
-/* Finds the location and credential of the table at url (t->location, or the location
+/* Finds the location and credential of the table at url (t->location, or (t NULL or no
+ * location named) the location
  * whose URL is the longest prefix of url) and opens its object store in *out_store (the
  * caller's). DD_EPRECOND when no location or credential reaches it. */
 int shr_remote_open(cat_view *v, const cat_shared_table *t, const char *url, shr_remote *r,
                     os_store **out_store);
 void shr_remote_free(shr_remote *r);
+/* os_open's opener (store/objstore/os.h) for the server: ctx is the cat_store; opens the
+ * object store at url through the location covering it and its credential, as
+ * shr_remote_open with no shared table does (one read view per call). */
+int shr_store_opener(void *ctx, const char *url, os_store **out);
 /* 0 when file URLs of r's table may be given to recipients. A stored Azure SAS token would
  * travel in every URL as it is (granting whatever it grants, e.g. the whole container), so
  * it needs the location property sas_to_recipients=true; else DD_EPRECOND saying so. */

@@ -3,10 +3,14 @@
  * added by URL the location whose URL is the longest prefix of it) gives the credential;
  * the location's properties `endpoint` (an S3-compatible store such as MinIO) and
  * `path_style` ("true") say how to reach it. Secrets are loaded decrypted for the
- * duration of one call and never leave this file except inside signed URLs. */
+ * duration of one call and never leave this file except inside signed URLs. The same
+ * lookup opens every table the engines reach by URL (shr_store_opener, os_open's opener). */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <jansson.h>
+#include <openssl/crypto.h>
 
 #include "common/err.h"
 #include "server/service/sharing_int.h"
@@ -42,6 +46,31 @@ static int shr_fill_cred(shr_remote *r, const char *table_url) {
     sc->aws_style = ps && strcasecmp(ps, "true") == 0 ? SIGN_S3_STYLE_PATH : SIGN_S3_STYLE_AUTO;
     return 0;
   }
+  if (c->credential_case == DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_GCP && c->gcp) {
+    const Deltad__Credentials__V1__GcpCredential *g = c->gcp;
+    if (g->credential_case == DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL_SERVICE_ACCOUNT) {
+      sc->kind = SIGN_CRED_GCP_SA;
+      sc->gcp_key_json = g->service_account->key_json;
+      sc->gcs_endpoint = shr_prop(r->loc, "endpoint");
+      json_t *k = json_loads(sc->gcp_key_json, 0, NULL); /* the parts URLs are signed with */
+      const char *email = json_string_value(json_object_get(k, "client_email"));
+      const char *pem = json_string_value(json_object_get(k, "private_key"));
+      r->gcp_email = email ? strdup(email) : NULL;
+      r->gcp_pem = pem ? strdup(pem) : NULL;
+      json_decref(k);
+      sc->gcp_client_email = r->gcp_email;
+      sc->gcp_private_key = r->gcp_pem;
+      return 0;
+    }
+    if (g->credential_case == DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL_HMAC) {
+      sc->kind = SIGN_CRED_AWS; /* the XML API takes HMAC keys as AWS SigV4 does */
+      sc->aws.access_key_id = g->hmac->access_id;
+      sc->aws.secret_access_key = g->hmac->secret;
+      sc->aws_region = "auto";
+      sc->aws_endpoint = shr_prop(r->loc, "endpoint");
+      return 0;
+    }
+  }
   if (c->credential_case == DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_AZURE && c->azure) {
     const Deltad__Credentials__V1__AzureCredential *a = c->azure;
     sc->azure_endpoint = shr_prop(r->loc, "endpoint");
@@ -65,8 +94,8 @@ int shr_remote_open(cat_view *v, const cat_shared_table *t, const char *url, shr
                     os_store **out_store) {
   memset(r, 0, sizeof *r);
   *out_store = NULL;
-  int rc = t->location && *t->location ? cat_view_location_get(v, &r->loc, t->location)
-                                       : shr_location_for_url(v, url, &r->loc);
+  int rc = t && t->location && *t->location ? cat_view_location_get(v, &r->loc, t->location)
+                                            : shr_location_for_url(v, url, &r->loc);
   if (!rc && !*r->loc->credential)
     rc = dd_err_set(DD_EPRECOND, "storage location '%s' has no credential to read %s",
                     r->loc->name, url);
@@ -96,8 +125,23 @@ int shr_remote_can_sign(const shr_remote *r) {
 
 void shr_remote_free(shr_remote *r) {
   if (!r) return;
+  if (r->gcp_pem) OPENSSL_cleanse(r->gcp_pem, strlen(r->gcp_pem));
+  free(r->gcp_pem);
+  free(r->gcp_email);
   sign_location_free(&r->where);
   if (r->cred) protobuf_c_message_free_unpacked(&r->cred->base, NULL);
   if (r->loc) protobuf_c_message_free_unpacked(&r->loc->base, NULL);
   memset(r, 0, sizeof *r);
+}
+
+int shr_store_opener(void *ctx, const char *url, os_store **out) {
+  *out = NULL;
+  cat_view *v = NULL;
+  shr_remote r;
+  int rc = cat_view_open(ctx, &v);
+  if (rc) return rc;
+  rc = shr_remote_open(v, NULL, url, &r, out);
+  if (!rc) shr_remote_free(&r);
+  cat_view_close(v);
+  return rc;
 }

@@ -43,6 +43,27 @@ static int cat__azure_check(const Deltad__Credentials__V1__AzureCredential *az) 
   }
 }
 
+/* A service-account key must be the JSON object Google issues (client_email, private_key). */
+static int cat__gcp_check(const Deltad__Credentials__V1__GcpCredential *g) {
+  if (!g || (g->credential_case != 0 && !g->service_account)) /* the union's one pointer */
+    return dd_err_set(DD_EINVAL, "gcp: one of service_account or hmac is required");
+  switch (g->credential_case) {
+  case DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL_SERVICE_ACCOUNT: {
+    const char *k = g->service_account->key_json;
+    int rc = cat__need("gcp.service_account.key_json", k);
+    if (!rc && (!strstr(k, "\"client_email\"") || !strstr(k, "\"private_key\"")))
+      rc = dd_err_set(DD_EINVAL, "gcp.service_account.key_json: not a service account's JSON "
+                                 "key (client_email and private_key are required)");
+    return rc;
+  }
+  case DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL_HMAC: {
+    int rc = cat__need("gcp.hmac.access_id", g->hmac->access_id);
+    return rc ? rc : cat__need("gcp.hmac.secret", g->hmac->secret);
+  }
+  default: return dd_err_set(DD_EINVAL, "gcp: one of service_account or hmac is required");
+  }
+}
+
 static int cat__credential_check(const Deltad__Credentials__V1__CreateCredentialRequest *req) {
   int rc = cat_name_check("name", req->name, 1);
   if (rc) return rc;
@@ -53,7 +74,9 @@ static int cat__credential_check(const Deltad__Credentials__V1__CreateCredential
     if (!req->aws) return dd_err_set(DD_EINVAL, "aws: must be set");
     rc = cat__need("aws.access_key_id", req->aws->access_key_id);
     return rc ? rc : cat__need("aws.secret_access_key", req->aws->secret_access_key);
-  default: return dd_err_set(DD_EINVAL, "credential: one of azure or aws is required");
+  case DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__CREDENTIAL_GCP:
+    return cat__gcp_check(req->gcp);
+  default: return dd_err_set(DD_EINVAL, "credential: one of azure, aws or gcp is required");
   }
 }
 
@@ -72,6 +95,13 @@ static void cat__credential_blank(cat_credential *c) {
   if (c->credential_case == DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_AWS) {
     cat__blank(&c->aws->secret_access_key);
     cat__blank(&c->aws->session_token);
+    return;
+  }
+  if (c->credential_case == DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_GCP) {
+    if (c->gcp->credential_case == DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL_SERVICE_ACCOUNT)
+      cat__blank(&c->gcp->service_account->key_json);
+    else if (c->gcp->credential_case == DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL_HMAC)
+      cat__blank(&c->gcp->hmac->secret);
     return;
   }
   if (c->credential_case != DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_AZURE) return;
@@ -147,6 +177,9 @@ static int cat__credential_insert(cat_store *s, MDB_txn *txn, cat_credential **o
   if (req->credential_case == DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__CREDENTIAL_AZURE) {
     full.credential_case = DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_AZURE;
     full.azure = req->azure;
+  } else if (req->credential_case == DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__CREDENTIAL_GCP) {
+    full.credential_case = DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_GCP;
+    full.gcp = req->gcp;
   } else {
     full.credential_case = DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_AWS;
     full.aws = req->aws;

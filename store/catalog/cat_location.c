@@ -82,7 +82,8 @@ static int cat__location_check(const Deltad__Credentials__V1__CreateStorageLocat
   return cat__props_check("properties", req->n_properties, (void *const *)req->properties);
 }
 
-/* Checks the credential kind suits the storage type (aws for S3, azure for AZURE). */
+/* Checks the credential kind suits the storage type (aws for S3, azure for AZURE, gcp for
+ * GCS). */
 static int cat__credential_fits(const cat_credential *c, cat__stype type) {
   if (type == DELTAD__CREDENTIALS__V1__STORAGE_TYPE__S3 &&
       c->credential_case != DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_AWS)
@@ -91,6 +92,10 @@ static int cat__credential_fits(const cat_credential *c, cat__stype type) {
   if (type == DELTAD__CREDENTIALS__V1__STORAGE_TYPE__AZURE &&
       c->credential_case != DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_AZURE)
     return dd_err_set(DD_EINVAL, "credential: '%s' is not an azure credential (needed for AZURE)",
+                      c->name);
+  if (type == DELTAD__CREDENTIALS__V1__STORAGE_TYPE__GCS &&
+      c->credential_case != DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_GCP)
+    return dd_err_set(DD_EINVAL, "credential: '%s' is not a gcp credential (needed for GCS)",
                       c->name);
   return 0;
 }

@@ -94,7 +94,8 @@ size_t dl_type_format(const dl_type *t, char *buf, size_t cap);
 
 /* ======================= table ======================= */
 
-/* Opens a table location (a local directory or file:// URL). Nothing is read yet. */
+/* Opens a table location (a local directory, file:// URL, or an object-store URL through
+ * os_open and the process's opener). Nothing is read yet. */
 int dl_table_open(dl_table **out, const char *location);
 /* Wraps an existing store; with take_ownership the table frees it. */
 int dl_table_open_store(dl_table **out, os_store *store, bool take_ownership);

@@ -20,7 +20,7 @@ int dl_table_open_store(dl_table **out, os_store *store, bool take_ownership) {
 int dl_table_open(dl_table **out, const char *location) {
   *out = NULL;
   os_store *st = NULL;
-  int rc = os_local_open(&st, location);
+  int rc = os_open(&st, location);
   if (!rc) rc = dl_table_open_store(out, st, true);
   if (rc) os_store_free(st);
   return rc;

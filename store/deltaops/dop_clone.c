@@ -29,6 +29,8 @@ static const dop_col CLONE_COLS[] = {
 
 typedef struct cctx {
   const char *src_loc, *dst_loc;
+  const os_store *src_st, *dst_st; /* the tables' stores (borrowed): copies in or out of
+                                      object storage go through them */
   const dop_clone_opts *o;
   dl_txn *txn;
   int64_t copied, copied_bytes, removed, removed_bytes, n, total;
@@ -53,8 +55,11 @@ static int remove_cb(void *vctx, const dl_file *f) {
   return dl_txn_remove_file(c->txn, &g);
 }
 
+/* The absolute URI a shallow clone records: file:///... for a local file, an object-store
+ * URL as it is. */
 static char *uri(const char *abs) {
   char *u = NULL;
+  if (!os_is_local(abs)) return strdup(abs);
   return asprintf(&u, "file://%s", abs) < 0 ? NULL : u;
 }
 
@@ -62,16 +67,35 @@ static char *uri(const char *abs) {
  * checked absolute source path; a relative log path keeps its place, an absolute one
  * (a shallow clone's source) goes to the target's root under its base name. */
 static const char *deep_rel(const char *path, const char *abs) {
-  if (!strncmp(path, "file:", 5) || path[0] == '/') return strrchr(abs, '/') + 1;
+  if (!strncmp(path, "file:", 5) || path[0] == '/' || !os_is_local(path)) return strrchr(abs, '/') + 1;
   return path;
+}
+
+/* A copy in or out of object storage (or between stores): the whole object read from the
+ * source's store (which reads abs only under its root), written to rel in the target's. */
+static int copy_stores(cctx *c, const char *abs, const char *rel, bool *created) {
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  os_stat sb;
+  *created = os_stat_path(c->dst_st, rel, &sb) != 0;
+  dd_err_clear();
+  int rc = os_read_any(c->src_st, abs, &buf, &len);
+  if (!rc) rc = os_put(c->dst_st, rel, buf, len);
+  free(buf);
+  return rc ? dd_err_wrap(rc, "deep clone: copying %s to %s/%s", abs, c->dst_loc, rel) : 0;
 }
 
 /* Copies abs (under its root, see dop__log_path) to rel under the target. */
 static int copy_one(cctx *c, const char *abs, ssize_t root_len, const char *rel) {
-  int in = -1, rc = dop__open_under(&in, abs, root_len);
+  int in = -1, rc = 0;
   bool created = false;
-  if (!rc) rc = dop__copy_file(in, abs, c->dst_loc, rel, &created);
-  if (in >= 0) close(in);
+  if (os_is_local(abs) && os_is_local(c->dst_loc)) {
+    rc = dop__open_under(&in, abs, root_len);
+    if (!rc) rc = dop__copy_file(in, abs, c->dst_loc, rel, &created);
+    if (in >= 0) close(in);
+  } else {
+    rc = copy_stores(c, abs, rel, &created);
+  }
   if (!rc && created) {
     if (c->nmade == c->capmade) {
       size_t cap = c->capmade ? c->capmade * 2 : 64;
@@ -193,7 +217,7 @@ static int open_source(dl_table **t, dl_snapshot **s, const char *source, const 
  * leave empty (deepest first), then the target itself when this call created it. */
 static void undo_copies(cctx *c, bool target_existed) {
   os_store *st = NULL;
-  if (os_local_open(&st, c->dst_loc) == 0) {
+  if (os_open(&st, c->dst_loc) == 0) {
     for (size_t i = c->nmade; i-- > 0;) {
       os_delete(st, c->made[i]);
       for (char *s = strrchr(c->made[i], '/'); s; s = strrchr(c->made[i], '/')) {
@@ -204,7 +228,7 @@ static void undo_copies(cctx *c, bool target_existed) {
     if (!target_existed) os_rmdir(st, "_delta_log");
   }
   os_store_free(st);
-  if (!target_existed) rmdir(c->dst_loc);
+  if (!target_existed && os_is_local(c->dst_loc)) rmdir(c->dst_loc);
   dd_err_clear();
 }
 
@@ -219,7 +243,7 @@ int dop_clone(dop_result **out, const char *source, const dop_clone_opts *o) {
   dop_result *r = NULL;
   cctx c = {.src_loc = source, .dst_loc = o->target, .o = o};
   struct stat tsb;
-  bool target_existed = lstat(o->target, &tsb) == 0;
+  bool target_existed = os_is_local(o->target) ? lstat(o->target, &tsb) == 0 : dop__has_log(o->target);
   int rc = open_source(&st, &ss, source, o);
   if (!rc) rc = dl_snapshot_files(ss, check_cb, &c);
   if (rc) goto cleanup;
@@ -230,6 +254,8 @@ int dop_clone(dop_result **out, const char *source, const dop_clone_opts *o) {
   }
   rc = exists ? dop__open_latest(&tt, &ts, o->target) : dl_table_open(&tt, o->target);
   if (rc) goto cleanup;
+  c.src_st = dl_table_store(st);
+  c.dst_st = dl_table_store(tt);
   dop__proto_from(&p, dl_snapshot_protocol(ss));
   if (ts) {
     dop__proto old;

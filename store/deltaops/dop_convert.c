@@ -125,11 +125,15 @@ static char *hive_unescape(const char *s) {
 
 static int merge_schema(conv *c, const char *abs, int64_t *rows) {
   pq_file *pf = NULL;
-  int rc = pq_file_open_path(&pf, abs);
-  if (rc) return dd_err_wrap(rc, "convert: %s is not a readable Parquet file", abs);
+  uint8_t *buf = NULL; /* a file in object storage, read whole (the footer is at its end) */
+  size_t len = 0;
+  int rc = os_is_local(abs) ? pq_file_open_path(&pf, abs) : os_read_all(c->st, abs, &buf, &len);
+  if (!rc && buf) rc = pq_file_open_mem(&pf, buf, len);
+  if (rc) return free(buf), dd_err_wrap(rc, "convert: %s is not a readable Parquet file", abs);
   *rows = pq_file_num_rows(pf);
   json_t *st = struct_json(pq_file_schema(pf));
   pq_file_free(pf);
+  free(buf);
   if (!st) return dd_err_set(DD_EUNSUPPORTED, "convert: cannot map the Parquet schema of %s", abs);
   json_t *fields = json_object_get(st, "fields"), *fl, *g;
   size_t i, j;
@@ -263,7 +267,7 @@ int dop_convert(dop_result **out, const char *identifier, const char *partition_
     if (c.nparts > 64) { rc = dd_err_set(DD_EINVAL, "convert: too many partition columns"); goto cleanup; }
   }
   if (!dop__has_log(loc)) {
-    if ((rc = os_local_open(&c.st, loc))) goto cleanup;
+    if ((rc = os_open(&c.st, loc))) goto cleanup;
     if ((rc = walk(&c, "", 0))) {
       if (rc == DD_ENOTFOUND) rc = dd_err_set(DD_ENOTFOUND, "convert: directory %s does not exist", loc);
       goto cleanup;

@@ -149,7 +149,7 @@ int dop_generate_in(dop_result **out, const char *location, const char *mode,
   if (rc) return rc;
   g.m = dl_snapshot_metadata(s);
   bool empty;
-  if ((rc = dl_snapshot_files(s, file_cb, &g)) || (rc = os_local_open(&st, location))) goto cleanup;
+  if ((rc = dl_snapshot_files(s, file_cb, &g)) || (rc = os_open(&st, location))) goto cleanup;
   qsort(g.e, g.n, sizeof *g.e, cmp_entry);
   if ((rc = write_manifests(st, &g, &written))) goto cleanup;
   if ((rc = remove_stale(st, MANIFEST_DIR, &written, &empty))) goto cleanup;

@@ -150,7 +150,7 @@ int dop_restore_in(dop_result **out, const char *location, int64_t version,
   add.now = rem.now = dop__now_ms();
   add.location = location;
   add.roots = roots;
-  if ((rc = os_local_open(&add.st, location))) goto cleanup;
+  if ((rc = os_open(&add.st, location))) goto cleanup;
   if ((rc = dl_txn_begin(&add.txn, t, latest))) goto cleanup;
   dl_txn_read_all(add.txn);
   rem.txn = add.txn;

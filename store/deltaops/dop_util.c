@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "store/deltaops/dop_int.h"
+#include "store/sign/sign.h"
 
 /* ======================= results ======================= */
 
@@ -135,11 +136,30 @@ static char *backquoted(const char *s, const char *fmt) {
   return strndup(s + fl + 2, n - fl - 3);
 }
 
+/* An object-store URL ("s3://b/t", "abfss://c@a.dfs.core.windows.net/t", "gs://b/t"):
+ * parsed by store/sign, with no "." or ".." segment; a trailing '/' dropped. */
+static int remote_url(char **out, const char *name, char *url) {
+  *out = NULL;
+  sign_location loc;
+  int rc = sign_parse_location(&loc, url);
+  if (!rc && loc.kind == SIGN_LOC_FILE) rc = dd_err_set(DD_EINVAL, "table: '%s' is not an absolute path", name);
+  if (!rc && *loc.path && !dl_rel_path_clean(loc.path, strlen(loc.path)))
+    rc = dd_err_set(DD_EINVAL, "table: '%s' has an empty, '.' or '..' segment", name);
+  sign_location_free(&loc);
+  if (rc) return free(url), rc == DD_EINVAL ? rc : dd_err_wrap(DD_EINVAL, "table '%s'", name);
+  size_t n = strlen(url);
+  while (n > 0 && url[n - 1] == '/') url[--n] = '\0';
+  *out = url;
+  return 0;
+}
+
 int dop_resolve_table(char **out, const char *name, bool allow_parquet) {
   *out = NULL;
   if (!name || !*name) return dd_err_set(DD_EINVAL, "table: a path or name is required");
   char *p = backquoted(name, "delta");
   if (!p && allow_parquet) p = backquoted(name, "parquet");
+  if (!p && strstr(name, "://") && strncmp(name, "file:", 5)) p = strdup(name);
+  if (p && !os_is_local(p)) return remote_url(out, name, p);
   if (!p && !strncmp(name, "file://", 7)) p = strdup(name + 7);
   if (!p && name[0] == '/') p = strdup(name);
   if (!p && strchr(name, '`')) return dd_err_set(DD_EINVAL, "table: cannot parse name '%s'", name);
@@ -162,7 +182,7 @@ bool dop__has_log(const char *location) {
   os_store *st = NULL;
   os_list l = {0};
   bool found = false;
-  if (os_local_open(&st, location) == 0 && os_list_dir(st, "_delta_log", &l) == 0) {
+  if (os_open(&st, location) == 0 && os_list_dir(st, "_delta_log", &l) == 0) {
     for (size_t i = 0; i < l.count && !found; i++) {
       const char *nm = l.entries[i].name;
       size_t n = strlen(nm);
@@ -189,7 +209,7 @@ int dop__open_at(dl_table **t, dl_snapshot **s, const char *location, int64_t ve
   if (version < 0 && timestamp && dl_parse_timestamp(timestamp, &o.timestamp_ms))
     return dd_err_set(DD_EINVAL, "bad timestamp '%s' (want epoch ms or ISO-8601)", timestamp);
   struct stat sb;
-  if (stat(location, &sb) != 0)
+  if (os_is_local(location) && stat(location, &sb) != 0)
     return dd_err_set(DD_ENOTFOUND, "table %s does not exist", location);
   if (!dop__has_log(location))
     return dd_err_set(DD_ENOTFOUND, "%s is not a Delta table (no _delta_log commits)", location);
@@ -266,7 +286,7 @@ int dop_parse_interval_ms(const char *text, int64_t *out_ms) {
 char *dop__abs_path(const char *location, const char *path) {
   if (!strncmp(path, "file://", 7)) path += 7;
   if (!strncmp(path, "file:", 5)) path += 5;
-  if (path[0] == '/') return strdup(path);
+  if (path[0] == '/' || !os_is_local(path)) return strdup(path);
   size_t a = strlen(location), b = strlen(path);
   char *r = malloc(a + b + 2);
   if (r) snprintf(r, a + b + 2, "%s/%s", location, path);

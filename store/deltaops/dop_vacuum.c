@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "store/deltaops/dop_int.h"
+#include "store/sign/sign.h"
 
 /* Files modified this recently are never deleted, whatever the retention: a writer may
  * have written them and not committed yet (retention 0 would race it otherwise). */
@@ -52,6 +53,8 @@ typedef struct vac {
   size_t nd, capd;
   const dop_vacuum_opts *o;
   uint64_t seen;
+  bool remote;          /* the table is in object storage ... */
+  sign_location where;  /* ... at this parsed URL */
 } vac;
 
 /* ---- the keep set ---- */
@@ -66,6 +69,13 @@ static const char *relative(const vac *v, const char *p) {
 }
 
 static int keep_path(vac *v, const char *p) {
+  if (v->remote && !os_is_local(p)) { /* an object-store URL (any alias of the scheme) */
+    char *rel = NULL;
+    if (sign_location_under(&rel, &v->where, p)) return dd_err_clear(), 0; /* outside */
+    int rc = dop__set_add(&v->keep, rel);
+    free(rel);
+    return rc;
+  }
   const char *r = relative(v, p);
   return r ? dop__set_add(&v->keep, r) : 0;
 }
@@ -225,17 +235,25 @@ static int retention_ms(const dl_snapshot *s, const dop_vacuum_opts *o, int64_t 
   return 0;
 }
 
+static void delete_progress(void *ctx, size_t done, size_t total) {
+  const vac *v = ctx;
+  if (v->o->progress && (done % 4096 < OS_DELETE_BATCH || done == total))
+    v->o->progress(v->o->progress_ctx, "deleting", done, total);
+}
+
+/* The candidates go in batches (S3 DeleteObjects: 1,000 keys a request; elsewhere one
+ * delete each), then the directories left empty. */
 static int delete_all(vac *v, uint64_t *deleted, uint64_t *dirs) {
-  int rc = 0;
-  for (size_t i = 0; i < v->nc && !rc; i++) {
-    rc = os_delete(v->st, v->c[i].path);
-    if (rc == DD_ENOTFOUND) rc = 0, dd_err_clear();
-    else if (!rc) ++*deleted;
-    if (v->o->progress && (i + 1) % 4096 == 0) v->o->progress(v->o->progress_ctx, "deleting", i + 1, v->nc);
-  }
+  const char **paths = malloc((v->nc ? v->nc : 1) * sizeof *paths);
+  if (!paths) return DOP_OOM();
+  for (size_t i = 0; i < v->nc; i++) paths[i] = v->c[i].path;
+  size_t done = 0;
+  int rc = os_delete_many(v->st, paths, v->nc, &done, delete_progress, v);
+  free(paths);
+  *deleted = done;
   for (size_t i = v->nd; i-- > 0 && !rc;) /* children were pushed before their parents */
     if (os_rmdir(v->st, v->dirs[i]) == 0) ++*dirs;
-  dd_err_clear();
+    else dd_err_clear(); /* not empty (or gone): kept */
   return rc;
 }
 
@@ -264,13 +282,15 @@ int dop_vacuum(dop_result **out, const char *location, const dop_vacuum_opts *op
   dop_result *r = NULL;
   int64_t dflt = 0, keep_ms = 0, now = o.now_ms ? o.now_ms : dop__now_ms();
   uint64_t deleted = 0, dirs = 0;
-  int rc = dop__open_latest(&t, &v.snap, location);
+  v.remote = !os_is_local(location);
+  int rc = v.remote ? sign_parse_location(&v.where, location) : 0;
+  if (!rc) rc = dop__open_latest(&t, &v.snap, location);
   if (!rc) rc = dl_protocol_check(dl_snapshot_protocol(v.snap), true);
   if (!rc) rc = retention_ms(v.snap, &o, &dflt, &keep_ms);
   if (rc) goto cleanup;
   int64_t span = keep_ms < DOP_VACUUM_GRACE_MS ? DOP_VACUUM_GRACE_MS : keep_ms;
   if (__builtin_sub_overflow(now, span, &v.cutoff)) v.cutoff = INT64_MIN; /* keeps everything */
-  if ((rc = os_local_open(&v.st, location))) goto cleanup;
+  if ((rc = os_open(&v.st, location))) goto cleanup;
   if ((rc = keep_snapshot(&v, v.snap)) || (rc = walk(&v, ""))) goto cleanup;
   /* Files committed while we walked are kept too. */
   if ((rc = dl_snapshot_open(&s2, t, NULL)) || (rc = keep_snapshot(&v, s2))) goto cleanup;
@@ -314,6 +334,7 @@ cleanup:
   for (size_t i = 0; i < v.nd; i++) free(v.dirs[i]);
   free(v.dirs);
   dop__set_free(&v.keep);
+  sign_location_free(&v.where);
   os_store_free(v.st);
   dl_snapshot_free(s2);
   dl_snapshot_free(v.snap);

@@ -55,6 +55,10 @@ typedef struct os_vtable {
   int (*mkdirs)(void *impl, const char *dir);
   int (*rmdir)(void *impl, const char *dir);
   void (*free)(void *impl);
+  /* Optional (NULL: del per path): deletes paths[0..n) (at most OS_DELETE_BATCH) in as few
+   * requests as the store allows; an absent object counts as deleted. *out_done gets the
+   * number deleted before any error. */
+  int (*del_many)(void *impl, const char *const *paths, size_t n, size_t *out_done);
 } os_vtable;
 
 /* Process-wide request counters for metrics: every call through an os_store, by backend
@@ -63,6 +67,9 @@ enum { OS_STATS_BACKENDS = 4, OS_STATS_OUTCOMES = 3 };
 void os_stats_get(uint64_t out[OS_STATS_BACKENDS][OS_STATS_OUTCOMES]);
 const char *os_stats_backend_name(int i);
 const char *os_stats_outcome_name(int i);
+
+/* The most paths one del_many call gets (S3 DeleteObjects takes 1,000 keys). */
+#define OS_DELETE_BATCH 1000
 
 /* Wraps a backend. `location` is copied and names the root (for messages and cache keys). */
 int os_store_new(os_store **out, const os_vtable *vt, void *impl, const char *location);
@@ -98,8 +105,34 @@ int os_put_if_absent(const os_store *st, const char *path, const void *data, siz
 int os_put(const os_store *st, const char *path, const void *data, size_t len);
 /* Deletes one object; DD_ENOTFOUND when absent. */
 int os_delete(const os_store *st, const char *path);
+/* Deletes n objects, in batches where the store has them (S3 DeleteObjects); absent ones
+ * count as deleted. *out_done (may be NULL) gets the number deleted, also on error;
+ * progress(ctx, done, n) (may be NULL) is called after each batch. */
+int os_delete_many(const os_store *st, const char *const *paths, size_t n, size_t *out_done,
+                   void (*progress)(void *ctx, size_t done, size_t total), void *ctx);
 int os_mkdirs(const os_store *st, const char *dir);
 /* Removes an empty directory; DD_EPRECOND when not empty. */
 int os_rmdir(const os_store *st, const char *dir);
+
+/* ---- opening a table location (os_open.c) ----
+ * The one way an engine opens the store of a table location. A local path or a file: URL
+ * opens the local backend (os_local_open, its rules unchanged); any other URL (s3://,
+ * abfss://, wasbs://, gs://, ...) goes to the process's opener, which the server installs
+ * once at start to find the storage location and credential covering the URL (longest
+ * prefix) and open the backend (os_open_url). Without an opener (deltactl --local, tools)
+ * an object-store URL is DD_EUNSUPPORTED saying so. The opener is the one piece of global
+ * state in this module: os_set_opener replaces it (under a lock), os_clear_opener(ctx)
+ * removes it when it is still the one installed with ctx (an app closing); fn must be
+ * callable from any thread while installed. */
+typedef int (*os_open_fn)(void *ctx, const char *url, os_store **out);
+void os_set_opener(os_open_fn fn, void *ctx);
+void os_clear_opener(void *ctx);
+int os_open(os_store **out, const char *location);
+/* os_read_all, and for an absolute object-store URL that st refuses as outside its root
+ * (a shallow clone's file in its source table), a read through os_open of the URL's
+ * directory (so only under a location the opener covers). */
+int os_read_any(const os_store *st, const char *path, uint8_t **out, size_t *out_len);
+/* True for a local path ("/x", "x/y") or a file: URL; false for "<scheme>://..." URLs. */
+bool os_is_local(const char *location);
 
 #endif

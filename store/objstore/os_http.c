@@ -144,6 +144,10 @@ static int os__attempt(CURL *c, const os__http_req *rq, const char *url, os__htt
     curl_easy_setopt(c, CURLOPT_READFUNCTION, os__read_cb);
     curl_easy_setopt(c, CURLOPT_READDATA, &src);
     curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)rq->body_len);
+  } else if (strcmp(rq->method, "POST") == 0) {
+    curl_easy_setopt(c, CURLOPT_POST, 1L);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, rq->body ? rq->body : "");
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_len);
   } else if (strcmp(rq->method, "GET") != 0) {
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, rq->method);
   }

@@ -12,10 +12,10 @@
 #include "store/objstore/os.h"
 
 typedef struct os__http_req {
-  const char *method;          /* "GET", "HEAD", "PUT", "DELETE" */
+  const char *method;          /* "GET", "HEAD", "PUT", "POST", "DELETE" */
   const char *url;             /* fully signed URL */
   const char *const *headers;  /* "Name: value" strings, NULL-terminated; may be NULL */
-  const void *body;            /* PUT body (may be NULL with body_len 0) */
+  const void *body;            /* PUT or POST body (may be NULL with body_len 0) */
   size_t body_len;
   uint64_t range_off;          /* with range_len > 0: "Range: bytes=off-(off+len-1)" */
   size_t range_len;
@@ -83,6 +83,22 @@ int os__s3_list_page(os_list *l, size_t *cap, const char *xml, const char *pfx, 
 /* os_azure.c: the same for one List Blobs page; *next gets the next marker or "". */
 int os__azure_list_page(os_list *l, size_t *cap, const char *xml, const char *pfx, char *next,
                         size_t next_cap);
+
+/* os_probe.c: for backends whose directories are key prefixes: mkdirs does nothing, and
+ * rmdir (nothing to remove) succeeds when list_raw finds nothing under dir/ (an absent
+ * prefix is fine; the store's errors, such as an absent bucket, are passed up), else
+ * DD_EPRECOND "<what> prefix '<dir>' is not empty". */
+int os__prefix_mkdirs(void *impl, const char *dir);
+int os__prefix_rmdir(int (*list_raw)(void *impl, const char *dir, os_list *out), void *impl,
+                     const char *dir, const char *what);
+
+/* os_probe.c: 0 when conditional puts to the store named by where ("<kind>|<endpoint>|
+ * <bucket>") are safe. The first call per where runs probe(ctx) (1 honoured, 0 ignored,
+ * negative: an error, not kept) and keeps its answer for the process; an ignoring store is
+ * DD_EPRECOND naming store, endpoint, bucket and the condition it ignores. */
+typedef int (*os__probe_fn)(void *ctx);
+int os__cond_put_check(const char *where, os__probe_fn probe, void *ctx, const char *store,
+                       const char *endpoint, const char *bucket, const char *condition);
 
 /* Parses an HTTP date (RFC 1123, "Sun, 29 Nov 2026 20:45:02 GMT") to epoch ms; -1 when
  * malformed or before 1970 (as os__iso8601_ms). */

@@ -1,6 +1,7 @@
 /* os_remote.h: opening an os_store on object storage (library dd_objstore).
  *
- * A table in S3 (s3://, s3a://, s3n://) is read and written over the S3 REST API with
+ * A table in GCS (gs://) is read and written over the JSON API (os_gcs.c). A table in S3
+ * (s3://, s3a://, s3n://) is read and written over the S3 REST API with
  * SigV4-presigned requests made by store/sign, on AWS or on an S3-compatible store named by
  * the credential's endpoint (path-style requests). A table in Azure Blob Storage (abfs[s]://,
  * wasb[s]://, az://, azure://) is read and written over the Blob service REST API, every
@@ -28,7 +29,8 @@
 
 /* Opens the store at url: file:// or an absolute path opens the local backend (cred
  * unused, may be NULL); s3 URLs need an AWS credential, Azure URLs an Azure account-key or
- * SAS credential. Other schemes DD_EUNSUPPORTED. */
+ * SAS credential, gs URLs a GCP service-account key or an HMAC key. Other schemes
+ * DD_EUNSUPPORTED. */
 int os_open_url(os_store **out, const char *url, const sign_cred *cred);
 
 /* The S3 backend at a parsed s3 location. The credential's strings are copied. */
@@ -38,5 +40,11 @@ int os_s3_open(os_store **out, const sign_location *loc, const sign_cred *cred);
  * credential's for az:// and azure:// (DD_EINVAL when they differ); the credential's
  * strings are copied. Service principals give DD_EUNSUPPORTED. */
 int os_azure_open(os_store **out, const sign_location *loc, const sign_cred *cred);
+
+/* The GCS backend at a parsed gs:// location (os_gcs.c): a service account's key
+ * (SIGN_CRED_GCP_SA) reads and writes over the JSON API with OAuth 2 tokens; an HMAC key
+ * (given as SIGN_CRED_AWS: access id and secret) goes to the S3 backend on the XML API at
+ * https://storage.googleapis.com (or the credential's aws_endpoint). */
+int os_gcs_open(os_store **out, const sign_location *loc, const sign_cred *cred);
 
 #endif

@@ -1,10 +1,23 @@
 /* os_s3.c: the S3 backend of os_store (see os_remote.h). Every request is a SigV4
  * presigned URL (store/sign) sent with os_http.c; listings are ListObjectsV2 with the
- * delimiter '/', followed across continuation tokens. */
+ * delimiter '/', followed across continuation tokens; batch deletes are DeleteObjects
+ * (1,000 keys a request).
+ *
+ * Conditional puts: os_put_if_absent is one PUT with If-None-Match: *, atomic on stores
+ * that honour it (AWS S3 since 2024, MinIO, moto) and silently an overwrite on stores that
+ * ignore it (s3rver, older S3-compatible servers). So before the first conditional put to
+ * an endpoint and bucket, this process probes it: it puts a probe object twice with
+ * If-None-Match: * and expects 412 the second time, then deletes it. A store that accepts
+ * the second put is refused for every conditional put (DD_EPRECOND saying why); Delta
+ * commits and new data files are never written there. The answer is kept per process. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "common/err.h"
 #include "store/objstore/os_http.h"
@@ -185,7 +198,8 @@ int os__s3_list_page(os_list *l, size_t *cap, const char *xml, const char *pfx,
 }
 
 /* Lists dir into *out; an empty or absent prefix gives 0 and no entries. */
-static int s3_list_raw(s3_impl *s, const char *dir, os_list *out) {
+static int s3_list_raw(void *impl, const char *dir, os_list *out) {
+  s3_impl *s = impl;
   char *key = NULL, *pfx = NULL;
   char token[1024] = "", prev[1024] = "";
   size_t cap = 0;
@@ -267,6 +281,51 @@ done:
   return rc;
 }
 
+/* ---- the conditional-put probe -------------------------------------------------------- */
+
+static atomic_uint s3_probe_seq;
+
+/* Two conditional PUTs of one new key: 200 then 412 (or 409, a conditional write in
+ * flight) means honoured, 200 then 200 ignored; anything else is an error (not kept). */
+static int s3_probe_run(void *ctx) {
+  const s3_impl *s = ctx;
+  char *key = NULL, rel[128];
+  static const char *const cond[] = {"If-None-Match: *", NULL};
+  os__http_req ex = {0};
+  ex.headers = cond;
+  ex.body = "deltad conditional put probe";
+  ex.body_len = strlen(ex.body);
+  snprintf(rel, sizeof rel, "_delta_log/.deltad-put-probe.%ld.%u.%lld", (long)getpid(),
+           atomic_fetch_add(&s3_probe_seq, 1), (long long)time(NULL));
+  int rc = s3_key(s, rel, &key);
+  long st[2] = {0, 0};
+  for (int i = 0; i < 2 && !rc; i++) {
+    os__http_resp r = {0};
+    rc = s3_send(s, "PUT", key, NULL, 0, &ex, &r);
+    st[i] = r.status;
+    if (!rc && i == 0 && r.status != 200) rc = s3_status_err(s, &r, "PUT (conditional put probe)", key);
+    os__http_resp_free(&r);
+  }
+  if (key && st[0] == 200) { /* the probe object goes whatever the answer */
+    os__http_resp r = {0};
+    if (s3_send(s, "DELETE", key, NULL, 0, NULL, &r) == 0 && r.status >= 300) dd_err_clear();
+    os__http_resp_free(&r);
+  }
+  if (!rc && st[1] != 200 && st[1] != 412 && st[1] != 409)
+    rc = dd_err_set(DD_EIO, "S3 conditional put probe of '%s': HTTP %ld", key, st[1]);
+  free(key);
+  return rc ? rc : st[1] != 200;
+}
+
+/* 0 when conditional puts to this endpoint and bucket are safe; DD_EPRECOND when the store
+ * ignores If-None-Match (probed once per process). */
+static int s3_conditional_ok(const s3_impl *s) {
+  char where[1024];
+  snprintf(where, sizeof where, "s3|%s|%s", s->endpoint ? s->endpoint : "aws", s->bucket);
+  return os__cond_put_check(where, s3_probe_run, (void *)s, "S3", s->endpoint ? s->endpoint : "AWS",
+                            s->bucket, "If-None-Match: *");
+}
+
 /* ---- writes --------------------------------------------------------------------------- */
 
 static int s3_put_common(s3_impl *s, const char *path, const void *data, size_t len,
@@ -280,13 +339,9 @@ static int s3_put_common(s3_impl *s, const char *path, const void *data, size_t 
   ex.body = data;
   ex.body_len = len;
   int rc = s3_key(s, path, &key);
-  if (!rc && if_absent) {
-    rc = s3_send(s, "HEAD", key, NULL, 0, NULL, &r);
-    if (!rc && r.status == 200) rc = dd_err_set(DD_EEXISTS, "s3 object '%s' exists", key);
-    else if (!rc && r.status != 404) rc = s3_status_err(s, &r, "HEAD", key);
-    os__http_resp_free(&r);
-  }
+  if (!rc && if_absent) rc = s3_conditional_ok(s);
   if (!rc) rc = s3_send(s, "PUT", key, NULL, 0, &ex, &r);
+  if (!rc && if_absent && r.status == 412) rc = dd_err_set(DD_EEXISTS, "s3 object '%s' exists", key);
   if (!rc && r.status != 200 && r.status != 201) rc = s3_status_err(s, &r, "PUT", key);
   os__http_resp_free(&r);
   free(key);
@@ -316,21 +371,104 @@ static int s3_del(void *impl, const char *path) {
   return rc;
 }
 
-static int s3_mkdirs(void *impl, const char *dir) {
-  (void)impl;
-  (void)dir;
-  return 0;
+/* ---- batch deletes (DeleteObjects) ---------------------------------------------------- */
+
+typedef struct s3_buf {
+  char *p;
+  size_t len, cap;
+  bool oom;
+} s3_buf;
+
+static void s3_buf_add(s3_buf *b, const char *s, size_t n) {
+  if (b->oom) return;
+  if (b->len + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap * 2 : 4096;
+    while (cap < b->len + n + 1) cap *= 2;
+    char *np = realloc(b->p, cap);
+    if (!np) {
+      b->oom = true;
+      return;
+    }
+    b->p = np;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  b->p[b->len] = '\0';
 }
 
-/* Nothing to remove (prefixes are not objects); fails when something is under dir/. An
- * absent prefix is fine, an absent bucket is not (the store's 404 is passed up). */
+static void s3_buf_str(s3_buf *b, const char *s) { s3_buf_add(b, s, strlen(s)); }
+
+/* Appends text with the XML special characters escaped. */
+static void s3_buf_xml(s3_buf *b, const char *s) {
+  for (; *s; s++) {
+    const char *e = *s == '&' ? "&amp;" : *s == '<' ? "&lt;" : *s == '>' ? "&gt;"
+                  : *s == '"' ? "&quot;" : *s == '\'' ? "&apos;" : NULL;
+    if (e) s3_buf_str(b, e);
+    else s3_buf_add(b, s, 1);
+  }
+}
+
+/* The <Delete> document of a quiet DeleteObjects request for the keys of paths. */
+static int s3_delete_doc(const s3_impl *s, const char *const *paths, size_t n, s3_buf *b) {
+  s3_buf_str(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Delete><Quiet>true</Quiet>");
+  for (size_t i = 0; i < n; i++) {
+    char *key = NULL;
+    int rc = s3_key(s, paths[i], &key);
+    if (rc) return rc;
+    s3_buf_str(b, "<Object><Key>");
+    s3_buf_xml(b, key);
+    s3_buf_str(b, "</Key></Object>");
+    free(key);
+  }
+  s3_buf_str(b, "</Delete>");
+  return b->oom ? dd_err_set(DD_ENOMEM, "out of memory") : 0;
+}
+
+static int s3_del_many(void *impl, const char *const *paths, size_t n, size_t *out_done) {
+  s3_impl *s = impl;
+  s3_buf b = {0};
+  os__http_resp r = {0};
+  *out_done = 0;
+  int rc = s3_delete_doc(s, paths, n, &b);
+  unsigned char md5[EVP_MAX_MD_SIZE];
+  unsigned int mlen = 0;
+  char hdr[64] = "Content-MD5: ";
+  if (!rc && !EVP_Digest(b.p, b.len, md5, &mlen, EVP_md5(), NULL))
+    rc = dd_err_set(DD_EINTERNAL, "MD5 of a DeleteObjects request failed");
+  if (!rc) EVP_EncodeBlock((unsigned char *)hdr + strlen(hdr), md5, (int)mlen);
+  const char *const headers[] = {hdr, "Content-Type: application/xml", NULL};
+  os__http_req ex = {0};
+  ex.headers = headers;
+  ex.body = b.p;
+  ex.body_len = b.len;
+  sign_s3_param ps[1] = {{"delete", ""}};
+  if (!rc) rc = s3_send(s, "POST", "", ps, 1, &ex, &r);
+  if (!rc && r.status != 200) rc = s3_status_err(s, &r, "DeleteObjects", paths[0]);
+  const char *body = r.body ? (const char *)r.body : "";
+  const char *err = rc ? NULL : strstr(body, "<Error>");
+  if (err) { /* quiet mode lists only the keys that failed */
+    char key[S3_KEY_MAX] = "", code[128] = "", msg[512] = "";
+    os__xml_text(err, "Key", key, sizeof key);
+    os__xml_text(err, "Code", code, sizeof code);
+    os__xml_text(err, "Message", msg, sizeof msg);
+    size_t failed = 0;
+    for (const char *e = err; (e = strstr(e, "<Error>")); e++) failed++;
+    *out_done = n - failed;
+    rc = dd_err_set(strcmp(code, "AccessDenied") ? DD_EIO : DD_EPERM,
+                    "S3 DeleteObjects: %zu of %zu keys not deleted, first '%s': %s %s", failed, n,
+                    key, code, msg);
+  } else if (!rc) {
+    *out_done = n;
+  }
+  os__http_resp_free(&r);
+  free(b.p);
+  return rc;
+}
+
+/* Prefixes are not objects: see os__prefix_rmdir. */
 static int s3_rmdir(void *impl, const char *dir) {
-  os_list l;
-  int rc = s3_list_raw(impl, dir, &l);
-  size_t n = l.count;
-  os_list_free(&l);
-  if (rc) return rc;
-  return n ? dd_err_set(DD_EPRECOND, "s3 prefix '%s' is not empty", dir) : 0;
+  return os__prefix_rmdir(s3_list_raw, impl, dir, "s3");
 }
 
 static void s3_free(void *impl) {
@@ -347,8 +485,8 @@ static void s3_free(void *impl) {
 }
 
 static const os_vtable s3_vt = {s3_read_all, s3_read_range, s3_stat, s3_list,
-                                s3_put_if_absent, s3_put, s3_del, s3_mkdirs, s3_rmdir,
-                                s3_free};
+                                s3_put_if_absent, s3_put, s3_del, os__prefix_mkdirs, s3_rmdir,
+                                s3_free, s3_del_many};
 
 /* ---- opening -------------------------------------------------------------------------- */
 

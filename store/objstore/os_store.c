@@ -1,5 +1,6 @@
 /* os_store.c: the backend-independent part of the object store: the wrapper that holds a
- * vtable and dispatches every call to it, plus the listing helpers (free, add, sort). */
+ * vtable and dispatches every call to it, batch deletes (the backend's, or one delete per
+ * path), plus the listing helpers (free, add, sort). */
 #include "store/objstore/os.h"
 
 #include <stdatomic.h>
@@ -129,6 +130,28 @@ int os_put(const os_store *st, const char *path, const void *data, size_t len) {
 }
 
 int os_delete(const os_store *st, const char *path) { return os__count(st, st->vt->del(st->impl, path)); }
+
+int os_delete_many(const os_store *st, const char *const *paths, size_t n, size_t *out_done,
+                   void (*progress)(void *ctx, size_t done, size_t total), void *ctx) {
+  size_t done = 0;
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc; i += OS_DELETE_BATCH) {
+    size_t k = n - i < OS_DELETE_BATCH ? n - i : OS_DELETE_BATCH, got = 0;
+    if (st->vt->del_many) {
+      rc = os__count(st, st->vt->del_many(st->impl, paths + i, k, &got));
+    } else {
+      for (; got < k && !rc; got++) {
+        rc = os__count(st, st->vt->del(st->impl, paths[i + got]));
+        if (rc == DD_ENOTFOUND) rc = 0, dd_err_clear();
+        if (rc) break;
+      }
+    }
+    done += got;
+    if (progress) progress(ctx, done, n);
+  }
+  if (out_done) *out_done = done;
+  return rc;
+}
 
 int os_mkdirs(const os_store *st, const char *dir) { return os__count(st, st->vt->mkdirs(st->impl, dir)); }
 

@@ -115,6 +115,7 @@ typedef struct scn__open {
   dl_rowset dv;
   size_t nrg;
   int refs;
+  uint8_t *buf;          /* a file of a table in object storage, read whole; pf reads it */
 } scn__open;
 
 /* A decoded row group (or, for a file without row groups, none): its rows in b and the
@@ -141,7 +142,8 @@ struct scn_scan {
   arw_schema *schema;
   scn__col *cols;
   size_t ncols;
-  char *table_dir;       /* realpath of the table location */
+  char *table_dir;       /* realpath of the table location (NULL in object storage: the
+                            table's store confines paths to its root) */
   char **roots;
   size_t nroots;
   scn__file *files;

@@ -100,13 +100,14 @@ void scn__file_close(scn__open *o) {
   for (size_t i = 0; o->binds && i < o->ncols; i++) scn__bind_free(&o->binds[i]);
   free(o->binds);
   pq_file_free(o->pf);
+  free(o->buf);
   dl_rowset_free(&o->dv);
   free(o);
 }
 
 static int load_dv(const scn_scan *s, scn__open *o) {
   const scn__file *f = o->f;
-  if (f->dv.storage_type != 'i') { /* a file: confine it before the engine reads it */
+  if (f->dv.storage_type != 'i' && s->table_dir) { /* a local file: confine it first */
     char *p = NULL, *real = NULL;
     int rc = dl_dv_path(&p, &f->dv);
     if (!rc) rc = resolve(s, p, &real);
@@ -124,8 +125,10 @@ int scn__file_open(const scn_scan *s, const scn__file *f, scn__open **out) {
   if (!o) return dd_err_set(DD_ENOMEM, "scan: out of memory opening '%s'", f->path);
   o->f = f;
   char *real = NULL;
-  int rc = resolve(s, f->path, &real);
-  if (!rc) rc = pq_file_open_path(&o->pf, real);
+  size_t len = 0;
+  int rc = s->table_dir ? resolve(s, f->path, &real)
+                        : os_read_any(dl_table_store(s->t), f->path, &o->buf, &len);
+  if (!rc) rc = real ? pq_file_open_path(&o->pf, real) : pq_file_open_mem(&o->pf, o->buf, len);
   free(real);
   if (rc) {
     rc = dd_err_wrap(rc, "data file '%s'", f->path);
@@ -377,8 +380,8 @@ static int setup_roots(scn_scan *s, const scn_opts *o) {
   const char *loc = dl_table_location(s->t);
   if (!strncmp(loc, "file://", 7)) loc += 7;
   else if (!strncmp(loc, "file:", 5)) loc += 5;
-  else if (strstr(loc, "://"))
-    return dd_err_set(DD_EUNSUPPORTED, "scan: reads local tables only, not '%s'", loc);
+  else if (strstr(loc, "://")) /* object storage: its store reads only below the root */
+    return 0;
   if (!(s->table_dir = realpath(loc, NULL)))
     return dd_err_set(DD_EIO, "scan: cannot open table directory '%s'", loc);
   s->roots = calloc(o->num_roots ? o->num_roots : 1, sizeof *s->roots);

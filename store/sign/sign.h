@@ -226,7 +226,8 @@ typedef enum {
   SIGN_CRED_AWS,       /* aws + aws_region (+ optional endpoint and style) */
   SIGN_CRED_AZURE_KEY, /* azure_account + azure_key_b64 */
   SIGN_CRED_AZURE_SAS, /* azure_account + azure_sas */
-  SIGN_CRED_AZURE_CLIENT /* service principal: needs a user delegation key; unsupported */
+  SIGN_CRED_AZURE_CLIENT, /* service principal: needs a user delegation key; unsupported */
+  SIGN_CRED_GCP_SA        /* gcp_key_json: a service account's JSON key (GCS JSON API) */
 } sign_cred_kind;
 
 /* A credential as stored in the catalog (deltad.credentials.v1), borrowed strings. */
@@ -241,13 +242,26 @@ typedef struct sign_cred {
   const char *azure_sas;
   const char *azure_endpoint; /* NULL: https://<account>.blob.<suffix>; else a full blob base
                                  URL such as Azurite's "http://127.0.0.1:10000/devstoreaccount1" */
+  const char *gcp_key_json;   /* SIGN_CRED_GCP_SA (the store reads with it) ... */
+  const char *gcp_client_email, *gcp_private_key; /* ... and its parts, to sign URLs */
+  const char *gcs_endpoint;   /* NULL: https://storage.googleapis.com; else an emulator's base */
 } sign_cred;
 
 /* A presigned GET URL for the object <loc->path>/<rel_key>, valid from now_s for
- * expires_s seconds. S3 and Azure only: file locations are signed with sign_local_url
- * (DD_EINVAL), GCS and Azure service principals give DD_EUNSUPPORTED; a credential of
- * the wrong kind or for another Azure account gives DD_EINVAL. */
+ * expires_s seconds: S3 SigV4, Azure SAS, GCS V4 (sign_gcs_v4_url, with a service
+ * account's email and key). File locations are signed with sign_local_url (DD_EINVAL),
+ * Azure service principals and GCS without a service account give DD_EUNSUPPORTED; a
+ * credential of the wrong kind or for another Azure account gives DD_EINVAL. */
 int sign_object_url(char **out, const sign_location *loc, const char *rel_key,
                     const sign_cred *cred, int64_t now_s, int expires_s);
+
+/* A Cloud Storage V4 signed GET URL (GOOG4-RSA-SHA256, sign_gcs.c) of bucket/key at
+ * endpoint (NULL: https://storage.googleapis.com), signed with the PEM private key of the
+ * service account email, valid from now_s for expires_s seconds. */
+int sign_gcs_v4_url(char **out, const char *endpoint, const char *bucket, const char *key,
+                    const char *email, const char *pem, int64_t now_s, int expires_s);
+/* RSASSA-PKCS1-v1_5 with SHA-256 of the string msg under the PEM private key: *out
+ * (malloc'ed, *out_len bytes). DD_EINVAL when pem is not a private key. */
+int sign_rs256(uint8_t **out, size_t *out_len, const char *pem, const char *msg);
 
 #endif

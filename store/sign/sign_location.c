@@ -264,9 +264,10 @@ int sign_object_url(char **out, const sign_location *loc, const char *rel_key,
     return dd_err_set(DD_EINVAL, "no location or credential");
   if (loc->kind == SIGN_LOC_FILE)
     return dd_err_set(DD_EINVAL, "local files are signed with sign_local_url");
-  if (loc->kind == SIGN_LOC_GCS)
-    return dd_err_set(DD_EUNSUPPORTED, "signing Google Cloud Storage URLs is not supported");
-  if (loc->kind != SIGN_LOC_S3 && loc->kind != SIGN_LOC_AZURE)
+  if (loc->kind == SIGN_LOC_GCS && (cred->kind != SIGN_CRED_GCP_SA || !cred->gcp_private_key))
+    return dd_err_set(DD_EUNSUPPORTED, "signing Google Cloud Storage URLs needs a service "
+                      "account's key (an HMAC credential cannot sign them here)");
+  if (loc->kind != SIGN_LOC_S3 && loc->kind != SIGN_LOC_AZURE && loc->kind != SIGN_LOC_GCS)
     return dd_err_set(DD_EINVAL, "unknown location kind");
   if (expires_s < 1 || expires_s > SIGN__MAX_EXPIRES_S)
     return dd_err_set(DD_EINVAL, "expiry %d is outside 1..%d seconds", expires_s,
@@ -276,6 +277,9 @@ int sign_object_url(char **out, const sign_location *loc, const char *rel_key,
     return rc;
   if (loc->kind == SIGN_LOC_S3)
     rc = sign__object_s3(out, loc, key, cred, now_s, expires_s);
+  else if (loc->kind == SIGN_LOC_GCS)
+    rc = sign_gcs_v4_url(out, cred->gcs_endpoint, loc->bucket, key, cred->gcp_client_email,
+                         cred->gcp_private_key, now_s, expires_s);
   else
     rc = sign__object_azure(out, loc, key, cred, now_s, expires_s);
   free(key);

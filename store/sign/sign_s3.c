@@ -223,9 +223,9 @@ static int sign__s3_prepare(sign__s3_req *r, const sign_s3_request *q, const sig
     return dd_err_set(DD_EINVAL, "sign_s3_opts version %u is not %d", opts->version,
                       SIGN_S3_OPTS_VERSION);
   r->method = q ? q->method : "GET";
-  if (strcmp(r->method, "GET") && strcmp(r->method, "HEAD") && strcmp(r->method, "PUT") &&
+  if (strcmp(r->method, "GET") && strcmp(r->method, "HEAD") && strcmp(r->method, "PUT") && strcmp(r->method, "POST") &&
       strcmp(r->method, "DELETE"))
-    return dd_err_set(DD_EINVAL, "S3 method '%s' is not GET, HEAD, PUT or DELETE", r->method);
+    return dd_err_set(DD_EINVAL, "S3 method '%s' is not GET, HEAD, PUT, POST or DELETE", r->method);
   int rc = sign__s3_check(c, region, bucket, key, q != NULL, expires_s);
   if (rc == 0 && q)
     rc = sign__s3_params_ok(q->params, q->nparams);

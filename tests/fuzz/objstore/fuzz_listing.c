@@ -1,6 +1,7 @@
 /* fuzz_listing.c: the bodies and headers an object store answers, which deltad parses
  * without trusting the store: S3 ListObjectsV2 and Azure List Blobs pages (XML, entities and
- * character references), their RFC 3339 and RFC 1123 dates. The first byte picks the parser
+ * character references), GCS objects.list pages and object metadata (JSON), a GCP service
+ * account's key, their RFC 3339 and RFC 1123 dates. The first byte picks the parser
  * (low 3 bits) and the listed prefix (next 2 bits). Checks: every listed name is non-empty,
  * has no '/', and a date is -1 or a time after 1970. */
 #include <stdint.h>
@@ -9,6 +10,7 @@
 
 #include "common/err.h"
 #include "store/objstore/os.h"
+#include "store/objstore/os_gcs.h"
 #include "store/objstore/os_http.h"
 
 static void check_list(os_list *l) {
@@ -33,15 +35,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t cap = 0;
   switch (data[0] & 7) {
     case 0:
-    case 1:
       os__s3_list_page(&l, &cap, text, pfx, next, sizeof next);
       check_list(&l);
       break;
+    case 1:
+      os__gcs_list_page(&l, &cap, text, pfx, next, sizeof next);
+      if (strnlen(next, sizeof next) == sizeof next) abort();
+      check_list(&l);
+      break;
     case 2:
-    case 3:
       os__azure_list_page(&l, &cap, text, pfx, next, sizeof next);
       check_list(&l);
       break;
+    case 3: {
+      int64_t sz = 0, mt = 0;
+      if (os__gcs_object_meta(text, &sz, &mt) == 0 && mt < -1) abort();
+      os__gcs_key k;
+      if (os__gcs_key_parse(&k, text) == 0 && (!k.client_email || !k.private_key || !k.token_uri)) abort();
+      os__gcs_key_free(&k);
+      break;
+    }
     case 4:
       if (os__iso8601_ms(text) < -1) abort();
       break;

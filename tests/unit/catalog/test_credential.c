@@ -51,6 +51,35 @@ static int make_azure_key(cat_store *s, const char *name) {
   return rc;
 }
 
+#define GCP_KEY_JSON "{\"type\":\"service_account\",\"client_email\":\"sa@p.iam.gserviceaccount.com\"," \
+                     "\"private_key\":\"-----BEGIN PRIVATE KEY-----\\nGCP-SECRET-7d1f\\n\"}"
+
+/* A gcp credential: a service account's JSON key (key_json given) or an HMAC key. */
+static int make_gcp(cat_store *s, const char *name, const char *key_json, const char *hmac_secret) {
+  Deltad__Credentials__V1__CreateCredentialRequest req =
+      DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__INIT;
+  Deltad__Credentials__V1__GcpCredential g = DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__INIT;
+  Deltad__Credentials__V1__GcpServiceAccountKey sa = DELTAD__CREDENTIALS__V1__GCP_SERVICE_ACCOUNT_KEY__INIT;
+  Deltad__Credentials__V1__GcsHmacKey hm = DELTAD__CREDENTIALS__V1__GCS_HMAC_KEY__INIT;
+  if (key_json) {
+    sa.key_json = (char *)key_json;
+    g.credential_case = DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL_SERVICE_ACCOUNT;
+    g.service_account = &sa;
+  } else {
+    hm.access_id = "GOOG1VISIBLE";
+    hm.secret = (char *)hmac_secret;
+    g.credential_case = DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL_HMAC;
+    g.hmac = &hm;
+  }
+  req.name = (char *)name;
+  req.credential_case = DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__CREDENTIAL_GCP;
+  req.gcp = &g;
+  cat_credential *c = NULL;
+  int rc = cat_credential_create(s, &c, "admin", &req);
+  if (c) CT_FREE(c);
+  return rc;
+}
+
 static int make_location(cat_store *s, const char *name, const char *url,
                          Deltad__Credentials__V1__StorageType type, const char *cred,
                          cat_location **out) {
@@ -133,6 +162,40 @@ static void test_secrets_blanked_and_encrypted(void **state) {
   CT_FREE(c);
 }
 
+/* gcp credentials: the whole key and the HMAC secret are sealed, blanked in answers and
+ * opened by the internal API; a key without client_email or private_key is refused; GCS
+ * locations need a gcp credential. */
+static void test_gcp_credentials(void **state) {
+  ct_env *e = *state;
+  cat_credential *g = NULL;
+  assert_int_equal(make_gcp(e->s, "gsa", GCP_KEY_JSON, NULL), 0);
+  assert_int_equal(make_gcp(e->s, "ghmac", NULL, "HMAC-SECRET-55aa"), 0);
+  assert_int_equal(make_gcp(e->s, "bad", "{\"type\":\"service_account\"}", NULL), DD_EINVAL);
+  assert_non_null(strstr(dd_err_msg(), "client_email"));
+  assert_int_equal(make_gcp(e->s, "bad", NULL, ""), DD_EINVAL);
+  assert_int_equal(cat_credential_get(e->s, &g, "gsa"), 0);
+  assert_string_equal(g->gcp->service_account->key_json, "");
+  CT_FREE(g);
+  assert_int_equal(cat_credential_get(e->s, &g, "ghmac"), 0);
+  assert_string_equal(g->gcp->hmac->access_id, "GOOG1VISIBLE");
+  assert_string_equal(g->gcp->hmac->secret, "");
+  CT_FREE(g);
+  ct_reopen(e);
+  assert_false(file_contains(e->dir, "catalog.mdb/data.mdb", "GCP-SECRET-7d1f"));
+  assert_false(file_contains(e->dir, "catalog.mdb/data.mdb", "HMAC-SECRET-55aa"));
+  assert_int_equal(cat_credential_get_secret(e->s, &g, "gsa"), 0);
+  assert_string_equal(g->gcp->service_account->key_json, GCP_KEY_JSON);
+  CT_FREE(g);
+  cat_location *loc = NULL;
+  assert_int_equal(make_location(e->s, "g", "gs://lake/t", DELTAD__CREDENTIALS__V1__STORAGE_TYPE__GCS,
+                                 "gsa", &loc), 0);
+  CT_FREE(loc);
+  assert_int_equal(make_aws(e->s, "aws", NULL), 0);
+  assert_int_equal(make_location(e->s, "g2", "gs://lake/u", DELTAD__CREDENTIALS__V1__STORAGE_TYPE__GCS,
+                                 "aws", &loc), DD_EINVAL);
+  assert_non_null(strstr(dd_err_msg(), "not a gcp credential"));
+}
+
 static void test_wrong_key_does_not_decrypt(void **state) {
   ct_env *e = *state;
   cat_credential *full = NULL;
@@ -162,7 +225,7 @@ static void test_validation(void **state) {
   cat_credential *c = NULL;
   req.name = "x";
   assert_int_equal(cat_credential_create(e->s, &c, "admin", &req), DD_EINVAL);
-  assert_string_equal(dd_err_msg(), "credential: one of azure or aws is required");
+  assert_string_equal(dd_err_msg(), "credential: one of azure, aws or gcp is required");
   req.credential_case = DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__CREDENTIAL_AWS;
   req.aws = &aws;
   aws.access_key_id = "AK";
@@ -260,6 +323,7 @@ static void test_secret_key_file(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_secrets_blanked_and_encrypted, ct_setup, ct_teardown),
+      cmocka_unit_test_setup_teardown(test_gcp_credentials, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_wrong_key_does_not_decrypt, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_validation, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_locations_and_in_use, ct_setup, ct_teardown),

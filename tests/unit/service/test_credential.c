@@ -71,7 +71,7 @@ static void test_credentials(void **state) {
       DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__INIT;
   bad.name = "x";
   assert_int_equal(st_call(e, CREDSVC "CreateCredential", &bad, NULL), DD_EINVAL);
-  assert_string_equal(dd_err_msg(), "credential: one of azure or aws is required");
+  assert_string_equal(dd_err_msg(), "credential: one of azure, aws or gcp is required");
   ST_FREE(c);
 }
 

@@ -232,6 +232,141 @@ void   deltad__credentials__v1__aws_access_key_credential__free_unpacked
   assert(message->base.descriptor == &deltad__credentials__v1__aws_access_key_credential__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   deltad__credentials__v1__gcp_service_account_key__init
+                     (Deltad__Credentials__V1__GcpServiceAccountKey         *message)
+{
+  static const Deltad__Credentials__V1__GcpServiceAccountKey init_value = DELTAD__CREDENTIALS__V1__GCP_SERVICE_ACCOUNT_KEY__INIT;
+  *message = init_value;
+}
+size_t deltad__credentials__v1__gcp_service_account_key__get_packed_size
+                     (const Deltad__Credentials__V1__GcpServiceAccountKey *message)
+{
+  assert(message->base.descriptor == &deltad__credentials__v1__gcp_service_account_key__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t deltad__credentials__v1__gcp_service_account_key__pack
+                     (const Deltad__Credentials__V1__GcpServiceAccountKey *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &deltad__credentials__v1__gcp_service_account_key__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t deltad__credentials__v1__gcp_service_account_key__pack_to_buffer
+                     (const Deltad__Credentials__V1__GcpServiceAccountKey *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &deltad__credentials__v1__gcp_service_account_key__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Deltad__Credentials__V1__GcpServiceAccountKey *
+       deltad__credentials__v1__gcp_service_account_key__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Deltad__Credentials__V1__GcpServiceAccountKey *)
+     protobuf_c_message_unpack (&deltad__credentials__v1__gcp_service_account_key__descriptor,
+                                allocator, len, data);
+}
+void   deltad__credentials__v1__gcp_service_account_key__free_unpacked
+                     (Deltad__Credentials__V1__GcpServiceAccountKey *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &deltad__credentials__v1__gcp_service_account_key__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   deltad__credentials__v1__gcs_hmac_key__init
+                     (Deltad__Credentials__V1__GcsHmacKey         *message)
+{
+  static const Deltad__Credentials__V1__GcsHmacKey init_value = DELTAD__CREDENTIALS__V1__GCS_HMAC_KEY__INIT;
+  *message = init_value;
+}
+size_t deltad__credentials__v1__gcs_hmac_key__get_packed_size
+                     (const Deltad__Credentials__V1__GcsHmacKey *message)
+{
+  assert(message->base.descriptor == &deltad__credentials__v1__gcs_hmac_key__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t deltad__credentials__v1__gcs_hmac_key__pack
+                     (const Deltad__Credentials__V1__GcsHmacKey *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &deltad__credentials__v1__gcs_hmac_key__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t deltad__credentials__v1__gcs_hmac_key__pack_to_buffer
+                     (const Deltad__Credentials__V1__GcsHmacKey *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &deltad__credentials__v1__gcs_hmac_key__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Deltad__Credentials__V1__GcsHmacKey *
+       deltad__credentials__v1__gcs_hmac_key__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Deltad__Credentials__V1__GcsHmacKey *)
+     protobuf_c_message_unpack (&deltad__credentials__v1__gcs_hmac_key__descriptor,
+                                allocator, len, data);
+}
+void   deltad__credentials__v1__gcs_hmac_key__free_unpacked
+                     (Deltad__Credentials__V1__GcsHmacKey *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &deltad__credentials__v1__gcs_hmac_key__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   deltad__credentials__v1__gcp_credential__init
+                     (Deltad__Credentials__V1__GcpCredential         *message)
+{
+  static const Deltad__Credentials__V1__GcpCredential init_value = DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__INIT;
+  *message = init_value;
+}
+size_t deltad__credentials__v1__gcp_credential__get_packed_size
+                     (const Deltad__Credentials__V1__GcpCredential *message)
+{
+  assert(message->base.descriptor == &deltad__credentials__v1__gcp_credential__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t deltad__credentials__v1__gcp_credential__pack
+                     (const Deltad__Credentials__V1__GcpCredential *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &deltad__credentials__v1__gcp_credential__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t deltad__credentials__v1__gcp_credential__pack_to_buffer
+                     (const Deltad__Credentials__V1__GcpCredential *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &deltad__credentials__v1__gcp_credential__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Deltad__Credentials__V1__GcpCredential *
+       deltad__credentials__v1__gcp_credential__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Deltad__Credentials__V1__GcpCredential *)
+     protobuf_c_message_unpack (&deltad__credentials__v1__gcp_credential__descriptor,
+                                allocator, len, data);
+}
+void   deltad__credentials__v1__gcp_credential__free_unpacked
+                     (Deltad__Credentials__V1__GcpCredential *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &deltad__credentials__v1__gcp_credential__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   deltad__credentials__v1__credential__init
                      (Deltad__Credentials__V1__Credential         *message)
 {
@@ -1117,7 +1252,147 @@ const ProtobufCMessageDescriptor deltad__credentials__v1__aws_access_key_credent
   (ProtobufCMessageInit) deltad__credentials__v1__aws_access_key_credential__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor deltad__credentials__v1__credential__field_descriptors[10] =
+static const ProtobufCFieldDescriptor deltad__credentials__v1__gcp_service_account_key__field_descriptors[1] =
+{
+  {
+    "key_json",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Credentials__V1__GcpServiceAccountKey, key_json),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned deltad__credentials__v1__gcp_service_account_key__field_indices_by_name[] = {
+  0,   /* field[0] = key_json */
+};
+static const ProtobufCIntRange deltad__credentials__v1__gcp_service_account_key__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor deltad__credentials__v1__gcp_service_account_key__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "deltad.credentials.v1.GcpServiceAccountKey",
+  "GcpServiceAccountKey",
+  "Deltad__Credentials__V1__GcpServiceAccountKey",
+  "deltad.credentials.v1",
+  sizeof(Deltad__Credentials__V1__GcpServiceAccountKey),
+  1,
+  deltad__credentials__v1__gcp_service_account_key__field_descriptors,
+  deltad__credentials__v1__gcp_service_account_key__field_indices_by_name,
+  1,  deltad__credentials__v1__gcp_service_account_key__number_ranges,
+  (ProtobufCMessageInit) deltad__credentials__v1__gcp_service_account_key__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor deltad__credentials__v1__gcs_hmac_key__field_descriptors[2] =
+{
+  {
+    "access_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Credentials__V1__GcsHmacKey, access_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "secret",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Credentials__V1__GcsHmacKey, secret),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned deltad__credentials__v1__gcs_hmac_key__field_indices_by_name[] = {
+  0,   /* field[0] = access_id */
+  1,   /* field[1] = secret */
+};
+static const ProtobufCIntRange deltad__credentials__v1__gcs_hmac_key__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor deltad__credentials__v1__gcs_hmac_key__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "deltad.credentials.v1.GcsHmacKey",
+  "GcsHmacKey",
+  "Deltad__Credentials__V1__GcsHmacKey",
+  "deltad.credentials.v1",
+  sizeof(Deltad__Credentials__V1__GcsHmacKey),
+  2,
+  deltad__credentials__v1__gcs_hmac_key__field_descriptors,
+  deltad__credentials__v1__gcs_hmac_key__field_indices_by_name,
+  1,  deltad__credentials__v1__gcs_hmac_key__number_ranges,
+  (ProtobufCMessageInit) deltad__credentials__v1__gcs_hmac_key__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor deltad__credentials__v1__gcp_credential__field_descriptors[2] =
+{
+  {
+    "service_account",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Deltad__Credentials__V1__GcpCredential, credential_case),
+    offsetof(Deltad__Credentials__V1__GcpCredential, service_account),
+    &deltad__credentials__v1__gcp_service_account_key__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "hmac",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Deltad__Credentials__V1__GcpCredential, credential_case),
+    offsetof(Deltad__Credentials__V1__GcpCredential, hmac),
+    &deltad__credentials__v1__gcs_hmac_key__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned deltad__credentials__v1__gcp_credential__field_indices_by_name[] = {
+  1,   /* field[1] = hmac */
+  0,   /* field[0] = service_account */
+};
+static const ProtobufCIntRange deltad__credentials__v1__gcp_credential__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor deltad__credentials__v1__gcp_credential__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "deltad.credentials.v1.GcpCredential",
+  "GcpCredential",
+  "Deltad__Credentials__V1__GcpCredential",
+  "deltad.credentials.v1",
+  sizeof(Deltad__Credentials__V1__GcpCredential),
+  2,
+  deltad__credentials__v1__gcp_credential__field_descriptors,
+  deltad__credentials__v1__gcp_credential__field_indices_by_name,
+  1,  deltad__credentials__v1__gcp_credential__number_ranges,
+  (ProtobufCMessageInit) deltad__credentials__v1__gcp_credential__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor deltad__credentials__v1__credential__field_descriptors[11] =
 {
   {
     "id",
@@ -1239,6 +1514,18 @@ static const ProtobufCFieldDescriptor deltad__credentials__v1__credential__field
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "gcp",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Deltad__Credentials__V1__Credential, credential_case),
+    offsetof(Deltad__Credentials__V1__Credential, gcp),
+    &deltad__credentials__v1__gcp_credential__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned deltad__credentials__v1__credential__field_indices_by_name[] = {
   3,   /* field[3] = aws */
@@ -1246,6 +1533,7 @@ static const unsigned deltad__credentials__v1__credential__field_indices_by_name
   4,   /* field[4] = comment */
   6,   /* field[6] = create_at */
   7,   /* field[7] = created_by */
+  10,   /* field[10] = gcp */
   0,   /* field[0] = id */
   1,   /* field[1] = name */
   5,   /* field[5] = owner */
@@ -1255,7 +1543,7 @@ static const unsigned deltad__credentials__v1__credential__field_indices_by_name
 static const ProtobufCIntRange deltad__credentials__v1__credential__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 10 }
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor deltad__credentials__v1__credential__descriptor =
 {
@@ -1265,7 +1553,7 @@ const ProtobufCMessageDescriptor deltad__credentials__v1__credential__descriptor
   "Deltad__Credentials__V1__Credential",
   "deltad.credentials.v1",
   sizeof(Deltad__Credentials__V1__Credential),
-  10,
+  11,
   deltad__credentials__v1__credential__field_descriptors,
   deltad__credentials__v1__credential__field_indices_by_name,
   1,  deltad__credentials__v1__credential__number_ranges,
@@ -1478,7 +1766,7 @@ const ProtobufCMessageDescriptor deltad__credentials__v1__storage_location__desc
   (ProtobufCMessageInit) deltad__credentials__v1__storage_location__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor deltad__credentials__v1__create_credential_request__field_descriptors[4] =
+static const ProtobufCFieldDescriptor deltad__credentials__v1__create_credential_request__field_descriptors[5] =
 {
   {
     "name",
@@ -1528,17 +1816,30 @@ static const ProtobufCFieldDescriptor deltad__credentials__v1__create_credential
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "gcp",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Deltad__Credentials__V1__CreateCredentialRequest, credential_case),
+    offsetof(Deltad__Credentials__V1__CreateCredentialRequest, gcp),
+    &deltad__credentials__v1__gcp_credential__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned deltad__credentials__v1__create_credential_request__field_indices_by_name[] = {
   2,   /* field[2] = aws */
   1,   /* field[1] = azure */
   3,   /* field[3] = comment */
+  4,   /* field[4] = gcp */
   0,   /* field[0] = name */
 };
 static const ProtobufCIntRange deltad__credentials__v1__create_credential_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor deltad__credentials__v1__create_credential_request__descriptor =
 {
@@ -1548,7 +1849,7 @@ const ProtobufCMessageDescriptor deltad__credentials__v1__create_credential_requ
   "Deltad__Credentials__V1__CreateCredentialRequest",
   "deltad.credentials.v1",
   sizeof(Deltad__Credentials__V1__CreateCredentialRequest),
-  4,
+  5,
   deltad__credentials__v1__create_credential_request__field_descriptors,
   deltad__credentials__v1__create_credential_request__field_indices_by_name,
   1,  deltad__credentials__v1__create_credential_request__number_ranges,

