@@ -18,6 +18,9 @@ cmake --build build-test -j"$(nproc)"
 # tools (grpcurl and a grpc-gateway, for integration.grpcurl and integration.gateway) in
 # build-test/tools.
 bash scripts/peers.sh build-test/venv
+# The object-store emulators (moto's S3 server, fake-gcs-server) in their own venv, made here
+# once rather than by whichever of the parallel object-store tests starts first.
+bash scripts/peers.sh build-test/venv-stores scripts/peers-stores.txt
 cmake --build build-test --target grpcurl grpc-gateway
 # The optimised build that scripts/run.sh makes must compile too (-O2 finds warnings -O0 does not).
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
