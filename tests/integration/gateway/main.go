@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	admin "ddgw/pb/deltad/admin/v1"
 	catalog "ddgw/pb/deltad/catalog/v1"
 	connect "ddgw/pb/deltad/connect/v1"
 	credentials "ddgw/pb/deltad/credentials/v1"
@@ -35,6 +36,7 @@ func main() {
 	}))
 	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	regs := []func(context.Context, *runtime.ServeMux, string, []grpc.DialOption) error{
+		admin.RegisterAdminServiceHandlerFromEndpoint,
 		catalog.RegisterCatalogServiceHandlerFromEndpoint,
 		credentials.RegisterCredentialServiceHandlerFromEndpoint,
 		connect.RegisterDeltaConnectServiceHandlerFromEndpoint,
