@@ -30,6 +30,8 @@ typedef struct dml__bound {
  * an unknown column, a non-boolean predicate, a bad assignment. */
 int dml__bind(dml__bound *b, const dl_snapshot *s, const dml_opts *o, bool update);
 void dml__bound_free(dml__bound *b);
+/* The table's CHECK constraints (delta.constraints.*) bound over b->schema into b->cons. */
+int dml__bind_constraints(dml__bound *b, const dl_snapshot *s);
 /* UPDATE's checks on the new rows of batch out (before: the rows they came from, for the
  * NOT NULL test): DD_EINVAL naming the first violated constraint. */
 int dml__check_not_null(const dml__bound *b, const arw_batch *in);

@@ -17,6 +17,7 @@ import tempfile
 import unittest
 
 import dml_common as c
+from dml_merge_cases import MergeCases
 from dml_common import h, q
 from spark_judge_client import SparkJudge, SparkJudgeError
 import test_delta_connect_client as dcc
@@ -76,7 +77,7 @@ TYPE_OPS = [
 ]
 
 
-class Dml(dcc.DeltaConnectClient):
+class Dml(MergeCases, dcc.DeltaConnectClient):
     test_real_client = None  # test_delta_connect_client.py's own test runs there
 
     @classmethod
