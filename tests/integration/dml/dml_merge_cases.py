@@ -131,3 +131,32 @@ class MergeCases:
                                                                           source_schema="x INT, y STRING"),
                                                            target_alias="")))
         self.assert_merged(a, b, got[0], want, "append-only insert", readers=True)
+
+    def test_merge_deltactl(self):
+        """deltactl table merge with a Parquet file source (--local and over
+        DeltaConnectService) and a Delta table source, vs Spark's MERGE USING parquet.`dir`."""
+        d = os.path.join(self.tmp, "merge-pq")
+        if not os.path.exists(d):
+            self.judge.sql("INSERT OVERWRITE DIRECTORY '%s' USING parquet SELECT /*+ REPARTITION(1) */ * FROM "
+                           "VALUES (1, 'P1', 'u'), (5, 'P5', 'w'), (30, 'P30', 'v') AS v(x, y, p)" % d)
+        pq = [os.path.join(d, f) for f in os.listdir(d) if f.endswith(".parquet")][0]
+        args = ["--on", "t.x = s.x", "--when-matched-update", "y = concat(t.y, s.y), p = s.p",
+                "--and", "s.x < 5", "--when-matched-delete", "--when-not-matched-insert-all",
+                "--when-not-matched-by-source-update", "y = 'nbs'", "--and", "t.x = 2"]
+        spark = ("MERGE INTO {t} t USING parquet.`%s` s ON t.x = s.x WHEN MATCHED AND s.x < 5 THEN "
+                 "UPDATE SET y = concat(t.y, s.y), p = s.p WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN "
+                 "INSERT * WHEN NOT MATCHED BY SOURCE AND t.x = 2 THEN UPDATE SET y = 'nbs'" % d)
+        for name, srv in (("part", None), ("plain", self.server)):
+            a, b = self.pair(name)
+            res = c.deltactl(["merge", a, "--source", pq] + args, server=srv, tls_ca=self.certs.ca_cert)
+            want = self.judge.sql(spark.format(t=q(b)))
+            got = [{"num_affected_rows": r["numAffectedRows"], "num_updated_rows": r["numUpdatedRows"],
+                    "num_deleted_rows": r["numDeletedRows"], "num_inserted_rows": r["numInsertedRows"]} for r in res]
+            self.assert_merged(a, b, {"ok": got}, want, "deltactl %s" % name, readers=True)
+        # a Delta table source over the server
+        a, b = self.pair("plain")
+        src, _ = self.pair("part")
+        res = c.deltactl(["merge", a, "--source", src, "--on", "t.x = s.x", "--when-matched-update-all"],
+                         server=self.server, tls_ca=self.certs.ca_cert)
+        self.assertEqual([int(res[0]["numUpdatedRows"])], [6])
+        self.assertEqual(c.spark_rows(self.judge, a), c.spark_rows(self.judge, b))
