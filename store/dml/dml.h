@@ -1,6 +1,6 @@
-/* dml.h: DELETE and UPDATE of rows of a Delta table (prefix dml_), as Delta's DeleteCommand
- * and UpdateCommand do them, committed through dl_txn. MERGE (the next step of issue 14)
- * is meant to reuse the file loop and the commit of dml_int.h.
+/* dml.h: DELETE, UPDATE and MERGE of rows of a Delta table (prefix dml_), as Delta's
+ * DeleteCommand, UpdateCommand and MergeIntoCommand do them, committed through dl_txn
+ * (MERGE: see its section below).
  *
  * Which files change: the active files the predicate's data skipping (ex_skipper over
  * partition values and stats) cannot rule out are the candidates. A DELETE whose predicate

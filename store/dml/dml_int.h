@@ -60,6 +60,25 @@ void dml__dv_free(dml__dvfile *f, dl_table *t, bool remove);
 /* stats JSON with "tightBounds": false (an add with a deletion vector); NULL for none. */
 int dml__stats_loose(char **out, const char *stats);
 
+/* ---- shared by the operations (dml_common.c) ---- */
+struct scn_scan;
+int64_t dml__mono_ms(void);
+int64_t dml__wall_ms(void);
+bool dml__prop_true(const dl_snapshot *s, const char *key);
+/* delta.enableDeletionVectors=true with the deletionVectors writer feature. */
+bool dml__use_dv(const dl_snapshot *s);
+/* The protocol, delta.appendOnly (unless append_only_ok) and the change data feed. */
+int dml__check_table(const dl_snapshot *s, const char *op, bool append_only_ok);
+/* A scan of the one file path of snapshot s. */
+int dml__open_scan(struct scn_scan **sc, dl_table *t, dl_snapshot *s, const char *path,
+                   size_t batch_rows, const char *const *roots, size_t nroots);
+/* The remove action of active file f (dataChange, deletionTimestamp now) into x. */
+int dml__remove(dl_txn *x, const dl_file *f, int64_t now);
+int dml__commit(dl_txn *x, const char *op, const char *params, const char *metrics, int max_retries,
+                int64_t now_ms, int64_t *version);
+/* A one-row result of n bigint columns. */
+int dml__i64_row(dop_result **out, const dop_col *cols, const int64_t *v, size_t n);
+
 static inline int dml__oom(void) { return dd_err_set(DD_ENOMEM, "dml: out of memory"); }
 
 #endif

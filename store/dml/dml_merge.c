@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "store/scan/scn.h"
 
@@ -44,11 +43,6 @@ typedef struct fstate {
   uint8_t *mask;
 } fstate;
 
-static int64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int fs_reserve(fstate *f, size_t n) {
   f->cnt = realloc(f->cnt, (n + 1) * sizeof *f->cnt);
@@ -237,14 +231,11 @@ static int push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x) {
 }
 
 static int remove_file(mrun *r, const dl_file *f) {
-  dl_file rm = *f;
-  rm.data_change = true;
-  rm.deletion_timestamp = r->now;
   r->res->files_removed++;
   r->res->bytes_removed += f->size > 0 ? f->size : 0;
   r->res->dvs_removed += f->dv != NULL;
   r->changed = true;
-  return dl_txn_remove_file(r->x, &rm);
+  return dml__remove(r->x, f, r->now);
 }
 
 /* File f by deletion vector: its old vector plus the changed rows del[0..nd). */
@@ -284,12 +275,7 @@ static int mark_file(mrun *r, const dl_file *f, const dl_rowset *old, uint64_t *
 }
 
 static int open_scan(mrun *r, const dl_file *f, scn_scan **sc) {
-  scn_opts so = SCN_OPTS_INIT;
-  so.only_file = f->path;
-  so.batch_rows = r->o->batch_rows;
-  so.roots = r->o->roots;
-  so.num_roots = r->o->num_roots;
-  return scn_open(sc, r->t, r->s, &so);
+  return dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots);
 }
 
 static int do_file(mrun *r, const dl_file *f) {
@@ -301,7 +287,7 @@ static int do_file(mrun *r, const dl_file *f) {
   size_t nd = 0, cap = 0, oi = 0;
   int64_t live = 0, copied = 0;
   fstate st = {0};
-  int64_t t0 = mono_ms();
+  int64_t t0 = dml__mono_ms();
   int rc = r->use_dv && f->dv ? dl_dv_load(&old, r->t, f->dv) : 0;
   if (!rc) rc = open_scan(r, f, &sc);
   if (!rc && !r->use_dv) rc = arw_batch_new(&keep, r->p.tb.schema);
@@ -319,7 +305,7 @@ static int do_file(mrun *r, const dl_file *f) {
     copied += (int64_t)nk;
   }
   scn_free(sc);
-  int64_t t1 = mono_ms();
+  int64_t t1 = dml__mono_ms();
   r->res->scan_ms += t1 - t0;
   if (!rc && nd && r->use_dv) {
     rc = mark_file(r, f, &old, del, nd, live);
@@ -328,7 +314,7 @@ static int do_file(mrun *r, const dl_file *f) {
     rc = dml__router_write(&r->rt, keep);
     if (!rc) rc = remove_file(r, f);
   }
-  r->res->rewrite_ms += mono_ms() - t1;
+  r->res->rewrite_ms += dml__mono_ms() - t1;
   arw_batch_free(keep);
   dl_rowset_free(&old);
   free(del);
@@ -369,7 +355,7 @@ static int inserts(mrun *r) {
 }
 
 static int load_source(mrun *r) {
-  int64_t t0 = mono_ms();
+  int64_t t0 = dml__mono_ms();
   int rc = arw_batch_new(&r->src, r->p.ss);
   size_t *id = NULL, cap = 0;
   for (size_t i = 0; i < r->o->num_source && !rc; i++) {
@@ -392,7 +378,7 @@ static int load_source(mrun *r) {
   if (!rc && !(r->smatched = calloc(ns + 1, 1))) rc = dml__oom();
   if (!rc && r->p.nkeys) rc = dml__keys_eval(&r->skeys, &r->p, r->p.skey, r->src);
   if (!rc && r->p.nkeys) rc = dml__keyidx_build(&r->idx, r->skeys);
-  r->res->materialize_ms = mono_ms() - t0;
+  r->res->materialize_ms = dml__mono_ms() - t0;
   return rc;
 }
 
@@ -430,58 +416,27 @@ static int commit(mrun *r) {
   if (!rc && !(params = json_dumps(p, JSON_COMPACT))) rc = dml__oom();
   json_decref(p);
   if (!rc) rc = dml_merge_metrics_json(&metrics, r->res);
-  if (!rc) {
-    dl_commit_opts co = DL_COMMIT_OPTS_INIT;
-    co.operation = "MERGE";
-    co.operation_parameters = params;
-    co.operation_metrics = metrics;
-    co.max_retries = r->o->max_retries;
-    co.now_ms = r->o->now_ms;
-    rc = dl_txn_commit(r->x, &co, &r->res->version);
-  }
+  if (!rc) rc = dml__commit(r->x, "MERGE", params, metrics, r->o->max_retries, r->o->now_ms, &r->res->version);
   free(params);
   free(metrics);
   return rc;
 }
 
-static bool prop_true(const dl_snapshot *s, const char *key) {
-  const char *v = dl_snapshot_property(s, key);
-  return v && !strcasecmp(v, "true");
-}
-
 static int check_table(const mrun *r) {
-  int rc = dl_protocol_check(dl_snapshot_protocol(r->s), true);
-  if (rc) return rc;
   if (r->o->schema_evolution)
     return dd_err_set(DD_EUNSUPPORTED, "MERGE: schema evolution (withSchemaEvolution, "
                       "spark.databricks.delta.schema.autoMerge.enabled) is not supported by deltad yet");
-  if (prop_true(r->s, "delta.appendOnly") && (r->p.has_matched || r->p.has_nmbs))
-    return dd_err_set(DD_EPRECOND, "MERGE: [DELTA_CANNOT_MODIFY_APPEND_ONLY] This table is configured "
-                      "to only allow appends. If you would like to permit updates or deletes, use "
-                      "'ALTER TABLE <table_name> SET TBLPROPERTIES (delta.appendOnly=false)'.");
-  if (prop_true(r->s, "delta.enableChangeDataFeed"))
-    return dd_err_set(DD_EUNSUPPORTED, "MERGE: the table has delta.enableChangeDataFeed=true and deltad "
-                      "does not write change data files yet");
-  return 0;
-}
-
-static bool has_dv_feature(const dl_snapshot *s) {
-  const dl_protocol *p = dl_snapshot_protocol(s);
-  for (size_t i = 0; p->writer_features && i < p->num_writer_features; i++)
-    if (!strcmp(p->writer_features[i], "deletionVectors")) return true;
-  return false;
+  return dml__check_table(r->s, "MERGE", !r->p.has_matched && !r->p.has_nmbs);
 }
 
 int dml_merge(dml_merge_result *out, dl_table *t, dl_snapshot *s, const dml_merge_opts *opts) {
   memset(out, 0, sizeof *out);
   out->version = -1;
-  int64_t start = mono_ms();
+  int64_t start = dml__mono_ms();
   dml_merge_opts def = DML_MERGE_OPTS_INIT;
   mrun r = {.t = t, .s = s, .o = opts ? opts : &def, .res = out};
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  r.now = r.o->now_ms ? r.o->now_ms : (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-  r.use_dv = prop_true(s, "delta.enableDeletionVectors") && has_dv_feature(s);
+  r.now = r.o->now_ms ? r.o->now_ms : dml__wall_ms();
+  r.use_dv = dml__use_dv(s);
   int rc = dml__mplan_bind(&r.p, s, r.o);
   if (!rc) rc = check_table(&r);
   if (!rc) rc = dml__router_init(&r.rt, t, s, r.p.tb.schema, r.o->codec);
@@ -491,7 +446,7 @@ int dml_merge(dml_merge_result *out, dl_table *t, dl_snapshot *s, const dml_merg
   if (!rc) rc = dl_snapshot_files(s, file_cb, &r);
   if (!rc && r.p.has_insert) rc = inserts(&r);
   if (!rc) rc = dml__router_commit(&r.rt, r.x, out);
-  out->execution_ms = mono_ms() - start;
+  out->execution_ms = dml__mono_ms() - start;
   if (!rc) rc = dml__dv_put(&r.dvf, t);
   if (!rc && (r.changed || out->files_added)) rc = commit(&r);
   dml__router_free(&r.rt, rc != 0);

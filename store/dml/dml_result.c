@@ -31,22 +31,7 @@ int dml_metrics_json(char **out, const dml_result *r) {
 
 int dml_result_dop(dop_result **out, const dml_result *r) {
   static const dop_col cols[1] = {{"num_affected_rows", "bigint", true}};
-  *out = NULL;
-  dop_result *d = calloc(1, sizeof *d);
-  dop_cell *c = d ? calloc(1, sizeof *c) : NULL;
-  if (!c) {
-    free(d);
-    return dml__oom();
-  }
-  c->kind = DOP_I64;
-  c->i64 = r->num_affected_rows;
-  d->ncols = 1;
-  d->cols = cols;
-  d->nrows = 1;
-  d->cells = c;
-  d->cap = 1;
-  *out = d;
-  return 0;
+  return dml__i64_row(out, cols, &r->num_affected_rows, 1);
 }
 
 /* ---- MERGE ---------------------------------------------------------------------------- */
@@ -88,21 +73,7 @@ int dml_merge_metrics_json(char **out, const dml_merge_result *r) {
 int dml_merge_result_dop(dop_result **out, const dml_merge_result *r) {
   static const dop_col cols[4] = {{"num_affected_rows", "bigint", true}, {"num_updated_rows", "bigint", true},
                                   {"num_deleted_rows", "bigint", true}, {"num_inserted_rows", "bigint", true}};
-  *out = NULL;
-  dop_result *d = calloc(1, sizeof *d);
-  dop_cell *c = d ? calloc(4, sizeof *c) : NULL;
-  if (!c) {
-    free(d);
-    return dml__oom();
-  }
   int64_t u = r->matched_updated + r->nmbs_updated, del = r->matched_deleted + r->nmbs_deleted;
   int64_t v[4] = {u + del + r->inserted, u, del, r->inserted};
-  for (int i = 0; i < 4; i++) c[i].kind = DOP_I64, c[i].i64 = v[i];
-  d->ncols = 4;
-  d->cols = cols;
-  d->nrows = 1;
-  d->cells = c;
-  d->cap = 4;
-  *out = d;
-  return 0;
+  return dml__i64_row(out, cols, v, 4);
 }

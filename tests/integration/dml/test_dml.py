@@ -93,6 +93,7 @@ class Dml(MergeCases, dcc.DeltaConnectClient):
             cls.judge.sql("DELETE FROM %s WHERE x = 2" % q(os.path.join(cls.base, name)))
         cls.judge.sql("ALTER TABLE %s ADD CONSTRAINT pos CHECK (x > 0)" % q(os.path.join(cls.base, "chk")))
         cls.n = 0
+        cls.peer_checked = set()
 
     @classmethod
     def tearDownClass(cls):
@@ -129,7 +130,11 @@ class Dml(MergeCases, dcc.DeltaConnectClient):
             for k in ("numRemovedFiles", "numCopiedRows", "numDeletedRows", "numUpdatedRows"):
                 if k in hb["operationMetrics"]:
                     self.assertEqual(ha["operationMetrics"][k], hb["operationMetrics"][k], "%s: %s" % (what, k))
-        if readers:
+        # delta-rs and DuckDB read each table kind once per operation (a reader process
+        # costs seconds; the files deltad writes for one kind and operation are alike)
+        seen = (os.path.basename(a).split("-")[0], ha["operation"])
+        if readers and seen not in Dml.peer_checked:
+            Dml.peer_checked.add(seen)
             got = c.peer_rows(a)
             self.assertEqual(len(got["deltalake"]), len(c.spark_rows(self.judge, b)), what)
             if not os.path.basename(a).startswith("cm"):
@@ -294,6 +299,15 @@ class Dml(MergeCases, dcc.DeltaConnectClient):
                                 logged.add(act[k]["path"])
         data = {f for f in files if not f.startswith("_delta_log")}
         self.assertEqual(data - logged, set())
+        # a MERGE updating x = 4 while a DELETE removes its file: ABORTED, nothing left
+        a, _ = self.pair("plain")
+        before = c.tree(a)
+        out = self.race(a, ["merge", "4"], lambda: c.deltactl(["delete", a, "--where", "x = 4"]))
+        self.assertTrue(out.startswith("error ABORTED"), out)
+        self.assertIn("was removed concurrently at version 3", out)
+        new = c.tree(a) - before  # the DELETE's commit and its rewritten file only
+        self.assertEqual(sorted(f.endswith(".parquet") for f in new), [False, True], new)
+        self.assertIn("_delta_log/00000000000000000003.json", new)
         # an UPDATE of partition u while Spark appends to partition w: both commit
         a, b = self.pair("part")
         ins = "INSERT INTO {t} VALUES (9, 'z', 'w')"
