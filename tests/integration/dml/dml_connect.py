@@ -48,6 +48,8 @@ def merge(spark, op):
     if op.get("source_alias"):
         src = src.alias(op["source_alias"])
     b = dt.merge(src, op["on"])
+    if op.get("evolve"):
+        b = b.withSchemaEvolution()
     for cl in op["clauses"]:
         w, a, cond, st = cl["when"], cl["action"], cl.get("cond"), cl.get("set")
         if w == "matched":

@@ -35,7 +35,7 @@ class MergeCases:
     def merge_op(self, path, m, **kw):
         op = {"kind": "merge", "path": path, "source_rows": m["rows"], "source_schema": m.get("schema", SRC),
               "target_alias": m.get("ta", "t"), "source_alias": m.get("sa", "s"), "on": m["on"],
-              "clauses": m["clauses"]}
+              "clauses": m["clauses"], "evolve": m.get("evolve", False)}
         op.update(kw)
         return op
 
@@ -111,6 +111,8 @@ class MergeCases:
                      "clauses": [CL("not_matched", "insert", None, {"y": "s.y"})]},
              "DELTA_NOT_NULL_CONSTRAINT_VIOLATED"),
             ("ao", {"on": "t.x = s.x", "rows": [[1, "a", "u"]], "clauses": up}, "DELTA_CANNOT_MODIFY_APPEND_ONLY"),
+            ("plain", {"on": "t.x = s.x", "rows": [[1, "a", "u"]], "clauses": up, "evolve": True},
+             "schema evolution"),
         ]
         ops, befores = [], []
         for name, m, _ in cases:

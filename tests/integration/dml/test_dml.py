@@ -18,6 +18,7 @@ import unittest
 
 import dml_common as c
 from dml_merge_cases import MergeCases
+from test_dml_random import SEED, RandomCases
 from dml_common import h, q
 from spark_judge_client import SparkJudge, SparkJudgeError
 import test_delta_connect_client as dcc
@@ -77,7 +78,7 @@ TYPE_OPS = [
 ]
 
 
-class Dml(MergeCases, dcc.DeltaConnectClient):
+class Dml(MergeCases, RandomCases, dcc.DeltaConnectClient):
     test_real_client = None  # test_delta_connect_client.py's own test runs there
 
     @classmethod
@@ -352,4 +353,5 @@ def split_top(text):
 
 
 if __name__ == "__main__":
+    print("DD_DML_SEED=%d" % SEED, flush=True)
     h.main()

@@ -8,7 +8,9 @@ WHEN MATCHED / NOT MATCHED / NOT MATCHED BY SOURCE clauses with random condition
 moving between partitions), runs it through deltactl --local on one copy and through Spark on the other,
 and compares the result row and every row of both tables. DD_DML_SEED picks the seed
 (default: random), DD_DML_ITERATIONS the steps per table (default 5); a failure prints
-the seed and the statements so far."""
+the seed and the statements so far. The default run has these tests inside integration.dml
+(one Spark for both); run alone, with more steps, as integration.dml_random (configured with
+DD_LONG=1) or `DD_DML_ITERATIONS=40 python3 test_dml_random.py`."""
 import os
 import random
 import shutil
@@ -118,16 +120,9 @@ def merge_step(r):
     return rows, args, spark
 
 
-class DmlRandom(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.judge = SparkJudge()
-        cls.tmp = tempfile.mkdtemp(prefix="dd-dml-random-")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.judge.close()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+class RandomCases:
+    """The random tests; a mixin for a test class with self.judge (Spark) and self.tmp (the
+    default run has them in integration.dml's class, sharing its Spark)."""
 
     def run_table(self, name, props):
         r = random.Random("%d-%s" % (SEED, name))
@@ -170,10 +165,24 @@ class DmlRandom(unittest.TestCase):
             self.assertEqual(c.spark_rows(self.judge, a), c.spark_rows(self.judge, b), what)
 
     def test_random_plain(self):
-        self.run_table("plain", "")
+        self.run_table("rnd-plain", "")
 
     def test_random_deletion_vectors(self):
-        self.run_table("dv", "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+        self.run_table("rnd-dv", "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+
+
+class DmlRandom(RandomCases, unittest.TestCase):
+    """Alone (integration.dml_random, registered with DD_LONG=1), with its own Spark."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.judge = SparkJudge()
+        cls.tmp = tempfile.mkdtemp(prefix="dd-dml-random-")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.judge.close()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
