@@ -57,6 +57,10 @@ int dml__dv_append(dml__dvfile *f, const uint64_t *rows, size_t n, dl_dv *out);
 int dml__dv_put(dml__dvfile *f, dl_table *t);
 /* Frees f; with remove, deletes the file put (an operation that failed). */
 void dml__dv_free(dml__dvfile *f, dl_table *t, bool remove);
+/* Appends x to the growable list *v (*n used, *cap allocated). */
+int dml__push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x);
+/* *out (malloc'ed, *nout long): the union of the sorted unique lists a and b. */
+int dml__rows_union(uint64_t **out, size_t *nout, const uint64_t *a, size_t na, const uint64_t *b, size_t nb);
 /* stats JSON with "tightBounds": false (an add with a deletion vector); NULL for none. */
 int dml__stats_loose(char **out, const char *stats);
 

@@ -219,17 +219,6 @@ static int join_batch(mrun *r, fstate *f, const arw_batch *b) {
 
 /* ---- one target file ------------------------------------------------------------------- */
 
-static int push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x) {
-  if (*n == *cap) {
-    size_t c = *cap ? *cap * 2 : 256;
-    uint64_t *nv = realloc(*v, c * sizeof *nv);
-    if (!nv) return dml__oom();
-    *v = nv, *cap = c;
-  }
-  (*v)[(*n)++] = x;
-  return 0;
-}
-
 static int remove_file(mrun *r, const dl_file *f) {
   r->res->files_removed++;
   r->res->bytes_removed += f->size > 0 ? f->size : 0;
@@ -241,16 +230,11 @@ static int remove_file(mrun *r, const dl_file *f) {
 /* File f by deletion vector: its old vector plus the changed rows del[0..nd). */
 static int mark_file(mrun *r, const dl_file *f, const dl_rowset *old, uint64_t *del, size_t nd,
                      int64_t live) {
-  uint64_t *all = malloc((old->count + nd + 1) * sizeof *all);
+  uint64_t *all = NULL;
   char *stats = NULL;
   dl_dv dv = {0};
-  if (!all) return dml__oom();
-  size_t i = 0, j = 0, na = 0;
-  while (i < old->count || j < nd) {
-    if (j == nd || (i < old->count && old->rows[i] < del[j])) all[na++] = old->rows[i++];
-    else if (i == old->count || del[j] < old->rows[i]) all[na++] = del[j++];
-    else all[na++] = old->rows[i++], j++;
-  }
+  size_t na = 0;
+  if (dml__rows_union(&all, &na, old->rows, old->count, del, nd)) return dml__oom();
   int rc = 0;
   if ((int64_t)nd >= live) {
     rc = remove_file(r, f);
@@ -298,7 +282,7 @@ static int do_file(mrun *r, const dl_file *f) {
     for (size_t i = 0; i < n && !rc; i++, pos++) {
       while (oi < old.count && old.rows[oi] == pos) oi++, pos++;
       if (st.act[i] == ACT_COPY) st.ix[nk++] = i;
-      else if (r->use_dv) rc = push_u64(&del, &nd, &cap, pos);
+      else if (r->use_dv) rc = dml__push_u64(&del, &nd, &cap, pos);
     }
     if (!rc && !r->use_dv && nk < n) nd += n - nk;
     if (!rc && keep && nk) rc = arw_batch_append_rows(keep, b, st.ix, nk);

@@ -149,34 +149,6 @@ static int rewrite(run *r, const dl_file *f) {
 
 /* ---- deletion vectors -------------------------------------------------------------------- */
 
-static int push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x) {
-  if (*n == *cap) {
-    size_t c = *cap ? *cap * 2 : 256;
-    uint64_t *nv = realloc(*v, c * sizeof *nv);
-    if (!nv) return dml__oom();
-    *v = nv;
-    *cap = c;
-  }
-  (*v)[(*n)++] = x;
-  return 0;
-}
-
-/* The union of two sorted unique row lists. */
-static int merge_rows(uint64_t **out, size_t *nout, const uint64_t *a, size_t na,
-                      const uint64_t *b, size_t nb) {
-  uint64_t *m = malloc((na + nb + 1) * sizeof *m);
-  if (!m) return dml__oom();
-  size_t i = 0, j = 0, n = 0;
-  while (i < na || j < nb) {
-    if (j == nb || (i < na && a[i] < b[j])) m[n++] = a[i++];
-    else if (i == na || b[j] < a[i]) m[n++] = b[j++];
-    else m[n++] = a[i++], j++;
-  }
-  *out = m;
-  *nout = n;
-  return 0;
-}
-
 /* UPDATE's matched rows idx[0..k) of b, updated, into the writer (opened on first use). */
 static int write_updated(run *r, const dl_file *f, const arw_batch *b, size_t k, dw_writer **w) {
   arw_batch *m = NULL, *u = NULL;
@@ -212,7 +184,7 @@ static int mark_rows(run *r, const dl_file *f, const dl_rowset *old, uint64_t **
       while (oi < old->count && old->rows[oi] == pos) oi++, pos++;
       if (!r->mask[j]) continue;
       r->idx[k++] = j;
-      rc = push_u64(del, nd, &cap, pos);
+      rc = dml__push_u64(del, nd, &cap, pos);
     }
     if (!rc && r->update && k) rc = write_updated(r, f, b, k, w);
   }
@@ -234,7 +206,7 @@ static int dv_file(run *r, const dl_file *f) {
   dl_dv dv = {0};
   int rc = f->dv ? dl_dv_load(&old, r->t, f->dv) : 0;
   if (!rc) rc = mark_rows(r, f, &old, &del, &nd, &w);
-  if (!rc) rc = merge_rows(&all, &na, old.rows, old.count, del, nd);
+  if (!rc) rc = dml__rows_union(&all, &na, old.rows, old.count, del, nd);
   if (!rc && w) rc = dw_finish(w);
   int64_t records = f->stats ? file_rows(f) + (f->dv ? f->dv->cardinality : 0) : -1;
   if (rc) {
