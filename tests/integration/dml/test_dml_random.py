@@ -72,8 +72,8 @@ def rows_sql(r, n, start):
 
 
 def merge_cond(r):
-    return r.choice(["s.a > %d" % r.randint(-5, 25), "t.a IS NULL", "t.p = '%s'" % r.choice("xyz"),
-                     "s.d < %d.5" % r.randint(-3, 30), "t.s IS NOT NULL AND t.s < s.s", "t.k % 2 = 0"])
+    return r.choice(["src.a > %d" % r.randint(-5, 25), "t.a IS NULL", "t.p = '%s'" % r.choice("xyz"),
+                     "src.d < %d.5" % r.randint(-3, 30), "t.s IS NOT NULL AND t.s < src.s", "t.k % 2 = 0"])
 
 
 def merge_step(r):
@@ -98,7 +98,7 @@ def merge_step(r):
         kind = r.choice(["update", "update_all", "delete"])
         if kind == "update":
             clause("--when-matched-update", "WHEN MATCHED{c} THEN UPDATE SET {s}",
-                   r.choice(["a = s.a", "s = concat(t.s, s.s), d = s.d", "a = t.a + 1, p = s.p"]))
+                   r.choice(["a = src.a", "s = concat(t.s, src.s), d = src.d", "a = t.a + 1, p = src.p"]))
         elif kind == "update_all":
             clause("--when-matched-update-all", "WHEN MATCHED{c} THEN UPDATE SET *")
         else:
@@ -107,8 +107,8 @@ def merge_step(r):
         if r.random() < 0.5:
             clause("--when-not-matched-insert-all", "WHEN NOT MATCHED{c} THEN INSERT *")
         else:
-            args.extend(["--when-not-matched-insert", "k = s.k, a = s.a * 2, p = 'x'"])
-            spark.append("WHEN NOT MATCHED THEN INSERT (k, a, p) VALUES (s.k, s.a * 2, 'x')")
+            args.extend(["--when-not-matched-insert", "k = src.k, a = src.a * 2, p = 'x'"])
+            spark.append("WHEN NOT MATCHED THEN INSERT (k, a, p) VALUES (src.k, src.a * 2, 'x')")
     if r.random() < 0.4:
         if r.random() < 0.5:
             clause("--when-not-matched-by-source-delete", "WHEN NOT MATCHED BY SOURCE{c} THEN DELETE")
@@ -141,8 +141,9 @@ class RandomCases:
                 self.judge.sql("INSERT OVERWRITE DIRECTORY '%s' USING parquet SELECT /*+ REPARTITION(1) */ * "
                                "FROM VALUES %s AS v(k, a, s, d, p)" % (src, rows))
                 pq = [os.path.join(src, f) for f in os.listdir(src) if f.endswith(".parquet")][0]
-                stmt = "MERGE INTO {t} t USING parquet.`%s` s ON t.k = s.k %s" % (src, " ".join(clauses))
-                args = ["merge", a, "--source", pq, "--on", "t.k = s.k"] + margs
+                # (the source alias is not "s": the tables have a column s)
+                stmt = "MERGE INTO {t} t USING parquet.`%s` src ON t.k = src.k %s" % (src, " ".join(clauses))
+                args = ["merge", a, "--source", pq, "--source-alias", "src", "--on", "t.k = src.k"] + margs
             elif kind < 0.65:
                 stmt = "DELETE FROM {t} WHERE %s" % where
                 args = ["delete", a, "--where", where]
