@@ -71,9 +71,13 @@ def rows_sql(r, n, start):
     return ", ".join(vals)
 
 
-def merge_cond(r):
-    return r.choice(["src.a > %d" % r.randint(-5, 25), "t.a IS NULL", "t.p = '%s'" % r.choice("xyz"),
-                     "src.d < %d.5" % r.randint(-3, 30), "t.s IS NOT NULL AND t.s < src.s", "t.k % 2 = 0"])
+def merge_cond(r, side):
+    """A clause condition: over both sides (WHEN MATCHED), the source (NOT MATCHED) or the
+    target (NOT MATCHED BY SOURCE)."""
+    src = ["src.a > %d" % r.randint(-5, 25), "src.d < %d.5" % r.randint(-3, 30), "src.p IS NULL"]
+    tgt = ["t.a IS NULL", "t.p = '%s'" % r.choice("xyz"), "t.k % 2 = 0"]
+    both = src + tgt + ["t.s IS NOT NULL AND t.s < src.s"]
+    return r.choice({"both": both, "src": src, "tgt": tgt}[side])
 
 
 def merge_step(r):
@@ -90,7 +94,8 @@ def merge_step(r):
     args, spark = [], []
 
     def clause(flag, sql, sets=None):
-        cnd = merge_cond(r) if r.random() < 0.5 else None
+        side = "src" if "not-matched-insert" in flag else "tgt" if "by-source" in flag else "both"
+        cnd = merge_cond(r, side) if r.random() < 0.5 else None
         args.extend([flag] + ([sets] if sets else []) + (["--and", cnd] if cnd else []))
         spark.append(sql.format(c=" AND " + cnd if cnd else "", s=sets or ""))
 
