@@ -93,21 +93,24 @@ def merge_step(r):
     rows = ", ".join(vals)
     args, spark = [], []
 
-    def clause(flag, sql, sets=None):
+    def clause(flag, sql, sets=None, need=False):
+        """need: a condition is required (only the last clause of a kind may omit it)."""
         side = "src" if "not-matched-insert" in flag else "tgt" if "by-source" in flag else "both"
-        cnd = merge_cond(r, side) if r.random() < 0.5 else None
+        cnd = merge_cond(r, side) if need or r.random() < 0.5 else None
         args.extend([flag] + ([sets] if sets else []) + (["--and", cnd] if cnd else []))
         spark.append(sql.format(c=" AND " + cnd if cnd else "", s=sets or ""))
 
-    for _ in range(r.randint(0, 2)):
+    nm = r.randint(0, 2)
+    for i in range(nm):
         kind = r.choice(["update", "update_all", "delete"])
         if kind == "update":
             clause("--when-matched-update", "WHEN MATCHED{c} THEN UPDATE SET {s}",
-                   r.choice(["a = src.a", "s = concat(t.s, src.s), d = src.d", "a = t.a + 1, p = src.p"]))
+                   r.choice(["a = src.a", "s = concat(t.s, src.s), d = src.d", "a = t.a + 1, p = src.p"]),
+                   need=i < nm - 1)
         elif kind == "update_all":
-            clause("--when-matched-update-all", "WHEN MATCHED{c} THEN UPDATE SET *")
+            clause("--when-matched-update-all", "WHEN MATCHED{c} THEN UPDATE SET *", need=i < nm - 1)
         else:
-            clause("--when-matched-delete", "WHEN MATCHED{c} THEN DELETE")
+            clause("--when-matched-delete", "WHEN MATCHED{c} THEN DELETE", need=i < nm - 1)
     if r.random() < 0.7:
         if r.random() < 0.5:
             clause("--when-not-matched-insert-all", "WHEN NOT MATCHED{c} THEN INSERT *")
