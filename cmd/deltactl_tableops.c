@@ -94,6 +94,7 @@ static const char USAGE[] =
     "                [--mode create|if-not-exists|replace|create-or-replace]\n"
     "  delete        delete TABLE [--where EXPR] (see delete --help)\n"
     "  update        update TABLE --set COL=EXPR... [--where EXPR] (see update --help)\n"
+    "  merge         merge TABLE --source SRC --on EXPR CLAUSE... (see merge --help)\n"
     "  convert       convert PATH [--partition-schema 'a INT, b STRING']\n"
     "  is-delta      is-delta PATH: true or false\n"
     "options of every verb:\n"
@@ -575,6 +576,7 @@ int dctl_tableops_main(int argc, char **argv) {
 int dctl_tableops_dispatch(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "optimize")) return dctl_optimize_main(argc, argv);
   if (argc >= 2 && (!strcmp(argv[1], "delete") || !strcmp(argv[1], "update"))) return dctl_dml_main(argc, argv);
+  if (argc >= 2 && !strcmp(argv[1], "merge")) return dctl_merge_main(argc, argv);
   if (argc >= 2 && !strcmp(argv[1], "scan")) return dctl_scan_main(argc, argv);
   if (argc >= 2 && (!strcmp(argv[1], "files") || !strcmp(argv[1], "changes"))) return dctl_table_main(argc, argv);
   return dctl_tableops_main(argc, argv);

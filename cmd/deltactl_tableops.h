@@ -21,5 +21,7 @@ int dctl_tableops_remote(const char *method, const struct ProtobufCMessage *req)
 int dctl_optimize_main(int argc, char **argv);
 /* `table delete` / `table update` (deltactl_dml.c); argv[0] is "table". */
 int dctl_dml_main(int argc, char **argv);
+/* `table merge` (deltactl_merge.c); argv[0] is "table". */
+int dctl_merge_main(int argc, char **argv);
 
 #endif

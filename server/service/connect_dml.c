@@ -43,12 +43,15 @@ int connect_dml_run(dop_result **out, const char *loc, bool update, const ex_nod
   return rc;
 }
 
-/* The table a target relation names: a Delta Scan (DeltaTable.forPath / forName), a
- * named table or a delta data source, possibly under aliases (DeltaTable.alias). */
-static int target_location(char **out, const Spark__Connect__Relation *rel, const connect_exec_opts *o) {
+int connect_dml_target(char **out, const char **alias, const Spark__Connect__Relation *rel,
+                       const connect_exec_opts *o) {
+  if (alias) *alias = NULL;
   for (int i = 0; rel && i < MAX_ALIASES &&
-                  rel->rel_type_case == SPARK__CONNECT__RELATION__REL_TYPE_SUBQUERY_ALIAS; i++)
+                  rel->rel_type_case == SPARK__CONNECT__RELATION__REL_TYPE_SUBQUERY_ALIAS; i++) {
+    if (alias && !*alias && rel->subquery_alias->alias && *rel->subquery_alias->alias)
+      *alias = rel->subquery_alias->alias;
     rel = rel->subquery_alias->input;
+  }
   if (!rel) return dd_err_set(DD_EINVAL, "target: a table relation is required");
   if (rel->rel_type_case == SPARK__CONNECT__RELATION__REL_TYPE_READ) {
     const Spark__Connect__Read *r = rel->read;
@@ -96,7 +99,7 @@ int connect_dml_delete(dop_result **out, const Delta__Connect__DeleteFromTable *
   char *loc = NULL;
   ex_node *pred = NULL;
   const char *sql = NULL;
-  int rc = target_location(&loc, d->target, opts);
+  int rc = connect_dml_target(&loc, NULL, d->target, opts);
   if (!rc) rc = condition(&pred, &sql, d->condition);
   if (!rc) rc = connect_dml_run(out, loc, false, pred, sql, NULL, 0, opts);
   ex_free(pred);
@@ -129,7 +132,7 @@ int connect_dml_update(dop_result **out, const Delta__Connect__UpdateTable *u,
   ex_node **vals = calloc(n + 1, sizeof *vals);
   int rc = as && names && vals ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
   if (!rc && !n) rc = dd_err_set(DD_EINVAL, "update: at least one assignment is required");
-  if (!rc) rc = target_location(&loc, u->target, opts);
+  if (!rc) rc = connect_dml_target(&loc, NULL, u->target, opts);
   if (!rc) rc = condition(&pred, &sql, u->condition);
   for (size_t i = 0; !rc && i < n; i++) {
     rc = field_name(&names[i], u->assignments[i]->field);

@@ -19,6 +19,11 @@ int connect_dml_delete(dop_result **out, const Delta__Connect__DeleteFromTable *
 int connect_dml_update(dop_result **out, const Delta__Connect__UpdateTable *u,
                        const connect_exec_opts *opts);
 
+/* The table a target relation names (see above), confined, in *out (malloc'ed); *alias
+ * (may be NULL) the outermost SubqueryAlias's name, borrowed from rel, NULL without one. */
+int connect_dml_target(char **out, const char **alias, const Spark__Connect__Relation *rel,
+                       const connect_exec_opts *o);
+
 /* DELETE (update false) or UPDATE of the latest snapshot of the table at loc (resolved and
  * confined); the condition a tree (pred) or SQL text (pred_sql: lets a partition-only
  * DELETE drop whole files unread), neither for every row; reads files only under the

@@ -9,6 +9,7 @@
 #include "common/err.h"
 #include "server/service/connect_exec.h"
 #include "server/service/connect_dml.h"
+#include "server/service/connect_merge.h"
 #include "server/service/connect_optimize.h"
 #include "store/catalog/cat_store.h"
 #include "store/objstore/os.h"
@@ -438,13 +439,14 @@ bool connect_relation_mutates(const Delta__Connect__DeltaRelation *rel) {
          rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_CONVERT_TO_DELTA ||
          rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_OPTIMIZE_TABLE ||
          rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_DELETE_FROM_TABLE ||
-         rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_UPDATE_TABLE;
+         rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_UPDATE_TABLE ||
+         rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_MERGE_INTO_TABLE;
 }
 
 static int unsupported(const char *what) {
   return dd_err_set(DD_EUNSUPPORTED, "%s is not supported by deltad (it needs a query engine); "
                     "supported relations: DescribeHistory, DescribeDetail, ConvertToDelta, "
-                    "RestoreTable, IsDeltaTable, OptimizeTable, DeleteFromTable, UpdateTable", what);
+                    "RestoreTable, IsDeltaTable, OptimizeTable, DeleteFromTable, UpdateTable, MergeIntoTable", what);
 }
 
 static int exec__relation(dop_result **out, const Delta__Connect__DeltaRelation *rel,
@@ -490,7 +492,7 @@ static int exec__relation(dop_result **out, const Delta__Connect__DeltaRelation 
     case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_SCAN: rc = unsupported("Scan"); break;
     case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_DELETE_FROM_TABLE: rc = connect_dml_delete(out, rel->delete_from_table, opts); break;
     case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_UPDATE_TABLE: rc = connect_dml_update(out, rel->update_table, opts); break;
-    case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_MERGE_INTO_TABLE: rc = unsupported("MergeIntoTable"); break;
+    case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_MERGE_INTO_TABLE: rc = connect_merge_relation(out, rel->merge_into_table, opts); break;
     case DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_OPTIMIZE_TABLE:
       if (!(rc = table_location(&loc, rel->optimize_table->table))) rc = connect_optimize(out, loc, rel->optimize_table);
       break;

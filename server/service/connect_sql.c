@@ -619,6 +619,7 @@ static const struct {
     {"DESC", sql_describe},     {"CONVERT", sql_convert},   {"ALTER", sql_alter},
     {"GENERATE", sql_generate}, {"SHOW", sql_show_props},   {"OPTIMIZE", sql_optimize},
     {"DELETE", sql_delete},     {"UPDATE", sql_update},     {"CREATE", connect_sql__create},
+    {"MERGE", connect_sql__merge},
 };
 
 bool connect_sql_is_query(const char *sql) {

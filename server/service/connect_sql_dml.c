@@ -11,9 +11,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "common/buf.h"
 #include "common/err.h"
 #include "server/service/connect_dml.h"
+#include "server/service/connect_sql_int.h"
 
 #define MAX_ASSIGNMENTS 1024
 
@@ -77,23 +77,13 @@ int connect_sql_delete(dop_result **out, const char *loc, const char *rest, cons
   return rc;
 }
 
-/* A column name, plain or `quoted`, copied into *out. */
+/* A column name, plain or `quoted` (connect_sql__ident), copied into *out. */
 static int column(const char **p, char **out) {
-  dd_buf b = {0};
-  const char *q = *p;
-  if (*q == '`') {
-    for (q++; *q && !(q[0] == '`' && q[1] != '`'); q++) {
-      if (*q == '`') q++;
-      dd_buf_putc(&b, *q);
-    }
-    if (*q != '`') return dd_buf_free(&b), dd_err_set(DD_EINVAL, "UPDATE: an unclosed backquote");
-    q++;
-  } else {
-    while (isalnum((unsigned char)*q) || *q == '_') dd_buf_putc(&b, *q++);
-  }
-  if (!b.p || b.oom) return dd_buf_free(&b), syntax("UPDATE table SET column = value", *p);
-  *out = b.p;
-  *p = skip_ws(q);
+  connect_sql_cur c = {*p, 0, strlen(*p)};
+  int rc = connect_sql__ident(&c, out);
+  if (!rc && !**out) free(*out), *out = NULL, rc = -1;
+  if (rc) return syntax("UPDATE table SET column = value", *p);
+  *p = skip_ws(*p + c.pos);
   return 0;
 }
 

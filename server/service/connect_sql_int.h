@@ -46,6 +46,8 @@ int connect_sql__result(qry_op **out, dop_result *res, int rc);
 
 /* Statements of connect_sql_ddl.c (after their first keyword). */
 int connect_sql__create(qry_op **out, connect_sql_cur *c, const connect_exec_opts *o);
+/* MERGE INTO ... (connect_sql_merge.c), after MERGE. */
+int connect_sql__merge(qry_op **out, connect_sql_cur *c, const connect_exec_opts *o);
 /* After ALTER TABLE name SET | UNSET, of the confined table at location. */
 int connect_sql__alter_props(qry_op **out, connect_sql_cur *c, const char *location, bool set);
 

@@ -1,6 +1,6 @@
-/* dml.h: DELETE and UPDATE of rows of a Delta table (prefix dml_), as Delta's DeleteCommand
- * and UpdateCommand do them, committed through dl_txn. MERGE (the next step of issue 14)
- * is meant to reuse the file loop and the commit of dml_int.h.
+/* dml.h: DELETE, UPDATE and MERGE of rows of a Delta table (prefix dml_), as Delta's
+ * DeleteCommand, UpdateCommand and MergeIntoCommand do them, committed through dl_txn
+ * (MERGE: see its section below).
  *
  * Which files change: the active files the predicate's data skipping (ex_skipper over
  * partition values and stats) cannot rule out are the candidates. A DELETE whose predicate
@@ -100,6 +100,84 @@ typedef struct dml_result {
 int dml_delete(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts *opts);
 /* UPDATE table SET assignments [WHERE predicate]. */
 int dml_update(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts *opts);
+
+/* ---- MERGE (dml_merge*.c) -----------------------------------------------------------------
+ * MERGE INTO target [AS ta] USING source [AS sa] ON cond WHEN ... as Delta's MergeIntoCommand.
+ * The source is materialised (its batches are borrowed for the call; memory is the source
+ * plus one target file's output at a time). Column names in the ON condition and the
+ * clauses may be qualified by the aliases (ta.x, sa.x) or plain when only one side has the
+ * column (both: [AMBIGUOUS_REFERENCE]). The equalities `target-expr = source-expr` among
+ * the ON condition's top-level AND conjuncts are the hash join keys (NULL never matches);
+ * the rest is evaluated per candidate pair. Without an equality the join is a nested loop,
+ * refused (DD_EUNSUPPORTED) above DML_MERGE_NESTED_MAX source rows. The conjuncts that read
+ * only the target skip target files (partitions, stats) unless a WHEN NOT MATCHED BY SOURCE
+ * clause needs every row. Clauses apply in the order given, the first whose condition holds
+ * (Delta's). A target row matched by two source rows is DD_EINVAL
+ * [DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE] unless the only WHEN MATCHED clause
+ * is an unconditional DELETE (as Delta). Changed files are rewritten copy-on-write or, with
+ * deletion vectors on, marked (as UPDATE does); inserted and updated rows go to new files in
+ * their partition (a partition column may be updated). delta.appendOnly allows a MERGE with
+ * only WHEN NOT MATCHED clauses. Schema evolution is DD_EUNSUPPORTED. */
+typedef enum dml_merge_kind {
+  DML_MERGE_MATCHED,           /* WHEN MATCHED: UPDATE / UPDATE * / DELETE */
+  DML_MERGE_NOT_MATCHED,       /* WHEN NOT MATCHED [BY TARGET]: INSERT / INSERT * */
+  DML_MERGE_NOT_MATCHED_BY_SOURCE, /* WHEN NOT MATCHED BY SOURCE: UPDATE / DELETE */
+} dml_merge_kind;
+
+typedef enum dml_merge_action {
+  DML_MERGE_UPDATE,      /* assignments: target column = expression */
+  DML_MERGE_UPDATE_STAR, /* every target column from the source column of its name */
+  DML_MERGE_DELETE,
+  DML_MERGE_INSERT,      /* assignments: target column = source expression; others NULL */
+  DML_MERGE_INSERT_STAR, /* every target column from the source column of its name */
+} dml_merge_action;
+
+typedef struct dml_merge_clause {
+  dml_merge_kind kind;
+  dml_merge_action action;
+  const ex_node *condition;           /* NULL: always (borrowed) */
+  const dml_assignment *assignments;  /* UPDATE / INSERT; column may be qualified (t.x) */
+  size_t num_assignments;
+} dml_merge_clause;
+
+#define DML_MERGE_NESTED_MAX 4096
+
+typedef struct dml_merge_opts {
+  unsigned version;
+  const arw_schema *source_schema;    /* borrowed, as the batches */
+  const arw_batch *const *source;
+  size_t num_source;
+  const char *target_alias, *source_alias; /* NULL: none */
+  const ex_node *on;                  /* the ON condition (required) */
+  const dml_merge_clause *clauses;    /* in order; at least one */
+  size_t num_clauses;
+  bool schema_evolution;              /* refused (DD_EUNSUPPORTED) */
+  pq_codec codec;
+  size_t batch_rows;
+  int max_retries;
+  int64_t now_ms;
+  const char *const *roots;
+  size_t num_roots;
+} dml_merge_opts;
+#define DML_MERGE_OPTS_VERSION 1
+#define DML_MERGE_OPTS_INIT {.version = DML_MERGE_OPTS_VERSION, .codec = PQ_CODEC_SNAPPY, .max_retries = 10}
+
+typedef struct dml_merge_result {
+  int64_t version;                    /* -1: nothing changed, nothing committed */
+  int64_t num_source_rows;
+  int64_t inserted, matched_updated, matched_deleted, nmbs_updated, nmbs_deleted, copied;
+  int64_t files_added, files_removed, bytes_added, bytes_removed;
+  int64_t dvs_added, dvs_removed, dvs_updated;
+  int64_t files_before_skipping, files_after_skipping;
+  int64_t execution_ms, materialize_ms, scan_ms, rewrite_ms;
+} dml_merge_result;
+
+int dml_merge(dml_merge_result *out, dl_table *t, dl_snapshot *s, const dml_merge_opts *opts);
+/* Delta's result row: num_affected_rows, num_updated_rows, num_deleted_rows,
+ * num_inserted_rows (bigint). */
+int dml_merge_result_dop(dop_result **out, const dml_merge_result *r);
+/* MERGE's operationMetrics, Delta's keys (string values), malloc'ed. */
+int dml_merge_metrics_json(char **out, const dml_merge_result *r);
 
 /* The result row as Delta's: one column num_affected_rows (bigint). */
 int dml_result_dop(dop_result **out, const dml_result *r);

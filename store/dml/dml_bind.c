@@ -142,7 +142,7 @@ static int bind_assignments(dml__bound *b, const dl_snapshot *s, const dml_opts 
   return rc;
 }
 
-static int bind_constraints(dml__bound *b, const dl_snapshot *s) {
+int dml__bind_constraints(dml__bound *b, const dl_snapshot *s) {
   const char *cur = dl_snapshot_metadata(s)->configuration, *k, *v;
   size_t n = 0, plen = strlen(CONSTRAINT_PREFIX);
   for (const char *c = cur; c && dl_kv_next(&c, &k, &v);) n += !strncasecmp(k, CONSTRAINT_PREFIX, plen) && v;
@@ -176,7 +176,7 @@ int dml__bind(dml__bound *b, const dl_snapshot *s, const dml_opts *o, bool updat
   b->ncols = rc ? 0 : arw_schema_ncolumns(b->schema);
   if (!rc) rc = bind_pred(b, s, o, update, &pred);
   if (!rc && update) rc = bind_assignments(b, s, o, pred);
-  if (!rc && update) rc = bind_constraints(b, s);
+  if (!rc && update) rc = dml__bind_constraints(b, s);
   ex_free(pred);
   return rc;
 }

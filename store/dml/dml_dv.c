@@ -179,3 +179,33 @@ int dml__stats_loose(char **out, const char *stats) {
   json_decref(j);
   return *out ? 0 : dml__oom();
 }
+
+/* ---- row lists ---- */
+
+int dml__push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x) {
+  if (*n == *cap) {
+    size_t c = *cap ? *cap * 2 : 256;
+    uint64_t *nv = realloc(*v, c * sizeof *nv);
+    if (!nv) return dml__oom();
+    *v = nv;
+    *cap = c;
+  }
+  (*v)[(*n)++] = x;
+  return 0;
+}
+
+/* The union of two sorted unique row lists. */
+int dml__rows_union(uint64_t **out, size_t *nout, const uint64_t *a, size_t na,
+                      const uint64_t *b, size_t nb) {
+  uint64_t *m = malloc((na + nb + 1) * sizeof *m);
+  if (!m) return dml__oom();
+  size_t i = 0, j = 0, n = 0;
+  while (i < na || j < nb) {
+    if (j == nb || (i < na && a[i] < b[j])) m[n++] = a[i++];
+    else if (i == na || b[j] < a[i]) m[n++] = b[j++];
+    else m[n++] = a[i++], j++;
+  }
+  *out = m;
+  *nout = n;
+  return 0;
+}

@@ -30,6 +30,8 @@ typedef struct dml__bound {
  * an unknown column, a non-boolean predicate, a bad assignment. */
 int dml__bind(dml__bound *b, const dl_snapshot *s, const dml_opts *o, bool update);
 void dml__bound_free(dml__bound *b);
+/* The table's CHECK constraints (delta.constraints.*) bound over b->schema into b->cons. */
+int dml__bind_constraints(dml__bound *b, const dl_snapshot *s);
 /* UPDATE's checks on the new rows of batch out (before: the rows they came from, for the
  * NOT NULL test): DD_EINVAL naming the first violated constraint. */
 int dml__check_not_null(const dml__bound *b, const arw_batch *in);
@@ -55,8 +57,31 @@ int dml__dv_append(dml__dvfile *f, const uint64_t *rows, size_t n, dl_dv *out);
 int dml__dv_put(dml__dvfile *f, dl_table *t);
 /* Frees f; with remove, deletes the file put (an operation that failed). */
 void dml__dv_free(dml__dvfile *f, dl_table *t, bool remove);
+/* Appends x to the growable list *v (*n used, *cap allocated). */
+int dml__push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x);
+/* *out (malloc'ed, *nout long): the union of the sorted unique lists a and b. */
+int dml__rows_union(uint64_t **out, size_t *nout, const uint64_t *a, size_t na, const uint64_t *b, size_t nb);
 /* stats JSON with "tightBounds": false (an add with a deletion vector); NULL for none. */
 int dml__stats_loose(char **out, const char *stats);
+
+/* ---- shared by the operations (dml_common.c) ---- */
+struct scn_scan;
+int64_t dml__mono_ms(void);
+int64_t dml__wall_ms(void);
+bool dml__prop_true(const dl_snapshot *s, const char *key);
+/* delta.enableDeletionVectors=true with the deletionVectors writer feature. */
+bool dml__use_dv(const dl_snapshot *s);
+/* The protocol, delta.appendOnly (unless append_only_ok) and the change data feed. */
+int dml__check_table(const dl_snapshot *s, const char *op, bool append_only_ok);
+/* A scan of the one file path of snapshot s. */
+int dml__open_scan(struct scn_scan **sc, dl_table *t, dl_snapshot *s, const char *path,
+                   size_t batch_rows, const char *const *roots, size_t nroots);
+/* The remove action of active file f (dataChange, deletionTimestamp now) into x. */
+int dml__remove(dl_txn *x, const dl_file *f, int64_t now);
+int dml__commit(dl_txn *x, const char *op, const char *params, const char *metrics, int max_retries,
+                int64_t now_ms, int64_t *version);
+/* A one-row result of n bigint columns. */
+int dml__i64_row(dop_result **out, const dop_col *cols, const int64_t *v, size_t n);
 
 static inline int dml__oom(void) { return dd_err_set(DD_ENOMEM, "dml: out of memory"); }
 

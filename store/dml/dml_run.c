@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "store/dwrite/dw.h"
 #include "store/optimize/opt_filter.h"
@@ -35,17 +34,6 @@ typedef struct run {
   int64_t now;
 } run;
 
-static int64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t wall_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static const char *op_name(const run *r) { return r->update ? "UPDATE" : "DELETE"; }
 
@@ -69,12 +57,7 @@ static int eval_mask(run *r, const arw_batch *b, size_t *ones) {
 }
 
 static int open_scan(run *r, const dl_file *f, scn_scan **sc) {
-  scn_opts so = SCN_OPTS_INIT;
-  so.only_file = f->path;
-  so.batch_rows = r->o->batch_rows;
-  so.roots = r->o->roots;
-  so.num_roots = r->o->num_roots;
-  return scn_open(sc, r->t, r->s, &so);
+  return dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots);
 }
 
 /* Pass 1: does file f hold a matched row? */
@@ -134,13 +117,10 @@ static int add_writer(run *r, dw_writer *w) {
 }
 
 static int remove_file(run *r, const dl_file *f) {
-  dl_file rm = *f;
-  rm.data_change = true;
-  rm.deletion_timestamp = r->now;
   r->res->num_removed_files++;
   r->res->num_removed_bytes += f->size > 0 ? f->size : 0;
   r->res->num_dvs_removed += f->dv != NULL;
-  return dl_txn_remove_file(r->x, &rm);
+  return dml__remove(r->x, f, r->now);
 }
 
 /* Pass 2: file f rewritten without its deleted rows / with its updated ones. */
@@ -168,34 +148,6 @@ static int rewrite(run *r, const dl_file *f) {
 }
 
 /* ---- deletion vectors -------------------------------------------------------------------- */
-
-static int push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x) {
-  if (*n == *cap) {
-    size_t c = *cap ? *cap * 2 : 256;
-    uint64_t *nv = realloc(*v, c * sizeof *nv);
-    if (!nv) return dml__oom();
-    *v = nv;
-    *cap = c;
-  }
-  (*v)[(*n)++] = x;
-  return 0;
-}
-
-/* The union of two sorted unique row lists. */
-static int merge_rows(uint64_t **out, size_t *nout, const uint64_t *a, size_t na,
-                      const uint64_t *b, size_t nb) {
-  uint64_t *m = malloc((na + nb + 1) * sizeof *m);
-  if (!m) return dml__oom();
-  size_t i = 0, j = 0, n = 0;
-  while (i < na || j < nb) {
-    if (j == nb || (i < na && a[i] < b[j])) m[n++] = a[i++];
-    else if (i == na || b[j] < a[i]) m[n++] = b[j++];
-    else m[n++] = a[i++], j++;
-  }
-  *out = m;
-  *nout = n;
-  return 0;
-}
 
 /* UPDATE's matched rows idx[0..k) of b, updated, into the writer (opened on first use). */
 static int write_updated(run *r, const dl_file *f, const arw_batch *b, size_t k, dw_writer **w) {
@@ -232,7 +184,7 @@ static int mark_rows(run *r, const dl_file *f, const dl_rowset *old, uint64_t **
       while (oi < old->count && old->rows[oi] == pos) oi++, pos++;
       if (!r->mask[j]) continue;
       r->idx[k++] = j;
-      rc = push_u64(del, nd, &cap, pos);
+      rc = dml__push_u64(del, nd, &cap, pos);
     }
     if (!rc && r->update && k) rc = write_updated(r, f, b, k, w);
   }
@@ -254,7 +206,7 @@ static int dv_file(run *r, const dl_file *f) {
   dl_dv dv = {0};
   int rc = f->dv ? dl_dv_load(&old, r->t, f->dv) : 0;
   if (!rc) rc = mark_rows(r, f, &old, &del, &nd, &w);
-  if (!rc) rc = merge_rows(&all, &na, old.rows, old.count, del, nd);
+  if (!rc) rc = dml__rows_union(&all, &na, old.rows, old.count, del, nd);
   if (!rc && w) rc = dw_finish(w);
   int64_t records = f->stats ? file_rows(f) + (f->dv ? f->dv->cardinality : 0) : -1;
   if (rc) {
@@ -317,13 +269,13 @@ static int file_cb(void *ctx, const dl_file *f) {
     else r->res->num_affected_rows += n;
     return remove_file(r, f);
   }
-  int64_t t0 = mono_ms();
+  int64_t t0 = dml__mono_ms();
   bool any = false;
   rc = has_match(r, f, &any);
-  int64_t t1 = mono_ms();
+  int64_t t1 = dml__mono_ms();
   r->res->scan_ms += t1 - t0;
   if (!rc && any) rc = r->use_dv ? dv_file(r, f) : rewrite(r, f);
-  r->res->rewrite_ms += mono_ms() - t1;
+  r->res->rewrite_ms += dml__mono_ms() - t1;
   return rc;
 }
 
@@ -341,15 +293,7 @@ static int commit(run *r) {
   json_decref(p);
   free(pred);
   int rc = params ? dml_metrics_json(&metrics, r->res) : dml__oom();
-  if (!rc) {
-    dl_commit_opts co = DL_COMMIT_OPTS_INIT;
-    co.operation = op_name(r);
-    co.operation_parameters = params;
-    co.operation_metrics = metrics;
-    co.max_retries = r->o->max_retries;
-    co.now_ms = r->o->now_ms;
-    rc = dl_txn_commit(r->x, &co, &r->res->version);
-  }
+  if (!rc) rc = dml__commit(r->x, op_name(r), params, metrics, r->o->max_retries, r->o->now_ms, &r->res->version);
   free(params);
   free(metrics);
   return rc;
@@ -357,42 +301,16 @@ static int commit(run *r) {
 
 /* ---- entry ------------------------------------------------------------------------------ */
 
-static bool prop_true(const dl_snapshot *s, const char *key) {
-  const char *v = dl_snapshot_property(s, key);
-  return v && !strcasecmp(v, "true");
-}
-
-static bool has_dv_feature(const dl_snapshot *s) {
-  const dl_protocol *p = dl_snapshot_protocol(s);
-  for (size_t i = 0; p->writer_features && i < p->num_writer_features; i++)
-    if (!strcmp(p->writer_features[i], "deletionVectors")) return true;
-  return false;
-}
-
-static int check_table(const run *r) {
-  int rc = dl_protocol_check(dl_snapshot_protocol(r->s), true);
-  if (rc) return rc;
-  if (prop_true(r->s, "delta.appendOnly"))
-    return dd_err_set(DD_EPRECOND, "%s: [DELTA_CANNOT_MODIFY_APPEND_ONLY] This table is configured "
-                      "to only allow appends. If you would like to permit updates or deletes, use "
-                      "'ALTER TABLE <table_name> SET TBLPROPERTIES (delta.appendOnly=false)'.",
-                      op_name(r));
-  if (prop_true(r->s, "delta.enableChangeDataFeed"))
-    return dd_err_set(DD_EUNSUPPORTED, "%s: the table has delta.enableChangeDataFeed=true and deltad "
-                      "does not write change data files yet", op_name(r));
-  return 0;
-}
-
 static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts *opts, bool update) {
   memset(out, 0, sizeof *out);
   out->version = -1;
   out->is_update = update;
-  int64_t start = mono_ms();
+  int64_t start = dml__mono_ms();
   dml_opts def = DML_OPTS_INIT;
   run r = {.t = t, .s = s, .o = opts ? opts : &def, .update = update, .res = out};
-  r.now = r.o->now_ms ? r.o->now_ms : wall_ms();
-  r.use_dv = prop_true(s, "delta.enableDeletionVectors") && has_dv_feature(s);
-  int rc = check_table(&r);
+  r.now = r.o->now_ms ? r.o->now_ms : dml__wall_ms();
+  r.use_dv = dml__use_dv(s);
+  int rc = dml__check_table(s, op_name(&r), false);
   if (!rc) rc = dml__bind(&r.b, s, r.o, update);
   if (!rc && r.b.pred) rc = ex_skipper_new(&r.sk, r.b.pred, s);
   /* Whole files go only on the exact answer of the partition filter, which takes SQL text:
@@ -403,7 +321,7 @@ static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts 
   out->metadata_only = !update && r.b.partition_only;
   if (!rc) rc = dl_txn_begin(&r.x, t, s);
   if (!rc) rc = dl_snapshot_files(s, file_cb, &r);
-  out->execution_ms = mono_ms() - start;
+  out->execution_ms = dml__mono_ms() - start;
   if (!rc) rc = dml__dv_put(&r.dvf, t);
   if (!rc && (out->num_removed_files || out->num_changed_files)) rc = commit(&r);
   for (size_t i = 0; i < r.nw; i++) {

@@ -232,7 +232,7 @@ class ConnectDelta(ServerTest):
                 table=self.table(t), retention_hours=1)), grpc.StatusCode.FAILED_PRECONDITION),
             (self.stub.ExecuteCommand, C.DeltaCommand(), grpc.StatusCode.INVALID_ARGUMENT),
             (self.stub.ExecuteRelation, R.DeltaRelation(merge_into_table=R.MergeIntoTable()),
-             grpc.StatusCode.UNIMPLEMENTED),
+             grpc.StatusCode.INVALID_ARGUMENT),  # no target
         ]
         for fn, req, want in cases:
             code, msg = self.code_of(fn, req)

@@ -90,3 +90,49 @@ def affected(rows):
     """num_affected_rows of a result row list, as ints: Spark's rows and the client's use
     Delta's snake_case name, deltactl prints the API's camelCase (numAffectedRows)."""
     return [int(r["numAffectedRows"] if "numAffectedRows" in r else r["num_affected_rows"]) for r in rows]
+
+
+def merge_sql(target, op, source=None):
+    """Spark's MERGE statement for a merge op of dml_connect.py on table target (source: a
+    table name instead of the op's rows)."""
+    if source is None:
+        cols = [c.split()[0] for c in op["source_schema"].split(",")]
+        vals = ", ".join("(%s)" % ", ".join(sql_lit(v) for v in r) for r in op["source_rows"])
+        source = "(SELECT * FROM VALUES %s AS v(%s))" % (vals, ", ".join(cols))
+    if op.get("source_filter"):
+        source = "(SELECT * FROM %s WHERE %s)" % (source, op["source_filter"])
+    out = "MERGE INTO %s %s USING %s %s ON %s" % (target, op.get("target_alias") or "", source,
+                                                op.get("source_alias") or "", op["on"])
+    for cl in op["clauses"]:
+        w = {"matched": "WHEN MATCHED", "not_matched": "WHEN NOT MATCHED",
+             "nmbs": "WHEN NOT MATCHED BY SOURCE"}[cl["when"]]
+        if cl.get("cond"):
+            w += " AND " + cl["cond"]
+        a = cl["action"]
+        st = cl.get("set") or {}
+        if a == "update":
+            w += " THEN UPDATE SET " + ", ".join("%s = %s" % kv for kv in st.items())
+        elif a == "update_all":
+            w += " THEN UPDATE SET *"
+        elif a == "delete":
+            w += " THEN DELETE"
+        elif a == "insert":
+            w += " THEN INSERT (%s) VALUES (%s)" % (", ".join(st), ", ".join(st.values()))
+        else:
+            w += " THEN INSERT *"
+        out += " " + w
+    return out
+
+
+def sql_lit(v):
+    if v is None:
+        return "NULL"
+    if isinstance(v, str):
+        return "'%s'" % v.replace("'", "''")
+    return repr(v)
+
+
+def merge_counts(rows):
+    """The four counts of a MERGE result row, as ints."""
+    r = rows[0]
+    return [int(r[k]) for k in ("num_affected_rows", "num_updated_rows", "num_deleted_rows", "num_inserted_rows")]

@@ -7,13 +7,19 @@ result rows or "Type: message" when it raised.
 usage: dml_connect.py URL OPS_JSON
   OPS_JSON: a list of {"path": P, "kind": "delete"|"update"|"sql", "cond": text|null,
             "cond_py": python expression over F (pyspark.sql.functions) | null,
-            "set": {col: text} | null, "set_py": python dict expression | null, "sql": text}"""
+            "set": {col: text} | null, "set_py": python dict expression | null, "sql": text}
+  or {"kind": "merge", "path": P, "source_rows": [[...]], "source_schema": DDL,
+      "source_path": P | null (a Delta table read instead of rows), "source_filter": text | null,
+      "target_alias", "source_alias", "on": text, "clauses": [{"when": "matched" |
+      "not_matched" | "nmbs", "action": "update" | "update_all" | "delete" | "insert" |
+      "insert_all", "cond": text | null, "set": {col: text}}]}"""
 import json
 import sys
 
 from delta.connect.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 
 def rows(df):
@@ -21,7 +27,44 @@ def rows(df):
             for r in df.toPandas().to_dict("records")]
 
 
+def struct(ddl):
+    """A "name TYPE, ..." schema as a StructType (a DDL string would need AnalyzePlan)."""
+    types = {"INT": T.IntegerType(), "BIGINT": T.LongType(), "STRING": T.StringType(),
+             "DOUBLE": T.DoubleType(), "BOOLEAN": T.BooleanType(), "DATE": T.DateType()}
+    return T.StructType([T.StructField(f.split()[0], types[f.split()[1].upper()])
+                         for f in ddl.split(",")])
+
+
+def merge(spark, op):
+    dt = DeltaTable.forPath(spark, op["path"])
+    if op.get("target_alias"):
+        dt = dt.alias(op["target_alias"])
+    if op.get("source_path"):
+        src = spark.read.format("delta").load(op["source_path"])
+    else:
+        src = spark.createDataFrame(op["source_rows"], struct(op["source_schema"]))
+    if op.get("source_filter"):
+        src = src.filter(op["source_filter"])
+    if op.get("source_alias"):
+        src = src.alias(op["source_alias"])
+    b = dt.merge(src, op["on"])
+    if op.get("evolve"):
+        b = b.withSchemaEvolution()
+    for cl in op["clauses"]:
+        w, a, cond, st = cl["when"], cl["action"], cl.get("cond"), cl.get("set")
+        if w == "matched":
+            b = {"update": lambda: b.whenMatchedUpdate(cond, st), "update_all": lambda: b.whenMatchedUpdateAll(cond),
+                 "delete": lambda: b.whenMatchedDelete(cond)}[a]()
+        elif w == "not_matched":
+            b = b.whenNotMatchedInsert(cond, st) if a == "insert" else b.whenNotMatchedInsertAll(cond)
+        else:
+            b = b.whenNotMatchedBySourceUpdate(cond, st) if a == "update" else b.whenNotMatchedBySourceDelete(cond)
+    return rows(b.execute())
+
+
 def run(spark, op):
+    if op["kind"] == "merge":
+        return merge(spark, op)
     if op["kind"] == "sql":
         return rows(spark.sql(op["sql"]))
     dt = DeltaTable.forPath(spark, op["path"])

@@ -3,14 +3,67 @@
  * something concurrently meanwhile), then runs the operation on the old snapshot and
  * prints "ok VERSION AFFECTED" or "error STATUS MESSAGE".
  *
- * usage: dml_race TABLE delete WHERE | dml_race TABLE update WHERE COL EXPR */
+ * usage: dml_race TABLE delete WHERE | dml_race TABLE update WHERE COL EXPR |
+ *        dml_race TABLE merge KEY   (MERGE INTO t USING (SELECT KEY AS x) s ON t.x = s.x
+ *                                    WHEN MATCHED THEN UPDATE SET y = 'merged') */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/err.h"
 #include "store/dml/dml.h"
 
+/* The MERGE of one source row x = key. */
+static int merge(dl_table *t, dl_snapshot *s, int key, int64_t *version, int64_t *affected) {
+  arw_schema *sc = NULL;
+  arw_batch *b = NULL;
+  ex_node *on = NULL, *v = NULL;
+  int id = 0;
+  dml_merge_result res;
+  int rc = arw_schema_new(&sc);
+  if (!rc) rc = arw_schema_add(sc, ARW_ROOT, "x", ARW_INT32, true, &id);
+  if (!rc) rc = arw_batch_new(&b, sc);
+  if (!rc) rc = arw_append_i32(b, id, key);
+  if (!rc) rc = ex_parse(&on, "t.x = s.x", 9, NULL);
+  if (!rc) rc = ex_parse(&v, "'merged'", 8, NULL);
+  if (!rc) {
+    dml_assignment as = {"y", v};
+    dml_merge_clause cl = {DML_MERGE_MATCHED, DML_MERGE_UPDATE, NULL, &as, 1};
+    const arw_batch *src[1] = {b};
+    dml_merge_opts o = DML_MERGE_OPTS_INIT;
+    o.source_schema = sc, o.source = src, o.num_source = 1;
+    o.target_alias = "t", o.source_alias = "s", o.on = on;
+    o.clauses = &cl, o.num_clauses = 1;
+    rc = dml_merge(&res, t, s, &o);
+  }
+  if (!rc) *version = res.version, *affected = res.matched_updated;
+  ex_free(on);
+  ex_free(v);
+  arw_batch_free(b);
+  arw_schema_free(sc);
+  return rc;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 4 && !strcmp(argv[2], "merge")) {
+    dl_table *t = NULL;
+    dl_snapshot *s = NULL;
+    int64_t version = -1, affected = 0;
+    char line[64];
+    int rc = dl_table_open(&t, argv[1]);
+    if (!rc) rc = dl_snapshot_open(&s, t, NULL);
+    if (!rc) {
+      printf("ready\n");
+      fflush(stdout);
+      if (!fgets(line, sizeof line, stdin)) return 2;
+      rc = merge(t, s, atoi(argv[3]), &version, &affected);
+    }
+    if (rc) printf("error %s %s\n", dd_err_name(rc), dd_err_msg());
+    else printf("ok %lld %lld\n", (long long)version, (long long)affected);
+    dl_snapshot_free(s);
+    dl_table_free(t);
+    return 0;
+  }
   if (argc < 4 || (strcmp(argv[2], "delete") && (strcmp(argv[2], "update") || argc < 6))) {
     fprintf(stderr, "usage: dml_race TABLE delete WHERE | dml_race TABLE update WHERE COL EXPR\n");
     return 2;

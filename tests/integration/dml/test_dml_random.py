@@ -1,12 +1,16 @@
 #!/usr/bin/python3
-"""test_dml_random.py: a seeded randomised differential test of DELETE and UPDATE against
-Spark with Delta. Two tables (partitioned with nulls; deletion vectors on and off) are
-copied; each step draws a DELETE or an UPDATE with a random condition (comparisons, NULL
+"""test_dml_random.py: a seeded randomised differential test of DELETE, UPDATE and MERGE
+against Spark with Delta. Two tables (partitioned with nulls; deletion vectors on and off)
+are copied; each step draws a DELETE or an UPDATE with a random condition (comparisons, NULL
 tests, AND/OR/NOT over ints, strings, doubles and the partition column) and random
-assignments, runs it through deltactl --local on one copy and through Spark on the other,
+assignments, or a MERGE from a random Parquet source (unique keys and a NULL key; random
+WHEN MATCHED / NOT MATCHED / NOT MATCHED BY SOURCE clauses with random conditions, rows
+moving between partitions), runs it through deltactl --local on one copy and through Spark on the other,
 and compares the result row and every row of both tables. DD_DML_SEED picks the seed
-(default: random), DD_DML_ITERATIONS the steps per table (default 4); a failure prints
-the seed and the statements so far."""
+(default: random), DD_DML_ITERATIONS the steps per table (default 5); a failure prints
+the seed and the statements so far. The default run has these tests inside integration.dml
+(one Spark for both); run alone, with more steps, as integration.dml_random (configured with
+DD_LONG=1) or `DD_DML_ITERATIONS=40 python3 test_dml_random.py`."""
 import os
 import random
 import shutil
@@ -18,7 +22,7 @@ from dml_common import h, q
 from spark_judge_client import SparkJudge
 
 SEED = int(os.environ.get("DD_DML_SEED", random.SystemRandom().randrange(1 << 30)))
-STEPS = int(os.environ.get("DD_DML_ITERATIONS", "4"))
+STEPS = int(os.environ.get("DD_DML_ITERATIONS", "5"))
 
 
 def atom(r):
@@ -67,16 +71,66 @@ def rows_sql(r, n, start):
     return ", ".join(vals)
 
 
-class DmlRandom(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.judge = SparkJudge()
-        cls.tmp = tempfile.mkdtemp(prefix="dd-dml-random-")
+def merge_cond(r, side):
+    """A clause condition: over both sides (WHEN MATCHED), the source (NOT MATCHED) or the
+    target (NOT MATCHED BY SOURCE)."""
+    src = ["src.a > %d" % r.randint(-5, 25), "src.d < %d.5" % r.randint(-3, 30), "src.p IS NULL"]
+    tgt = ["t.a IS NULL", "t.p = '%s'" % r.choice("xyz"), "t.k % 2 = 0"]
+    both = src + tgt + ["t.s IS NOT NULL AND t.s < src.s"]
+    return r.choice({"both": both, "src": src, "tgt": tgt}[side])
 
-    @classmethod
-    def tearDownClass(cls):
-        cls.judge.close()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+def merge_step(r):
+    """A random MERGE: (Spark's source rows SQL, deltactl arguments, Spark's clauses)."""
+    keys = r.sample(range(-5, 60), r.randint(3, 12))
+    vals = []
+    for k in keys + ([None] if r.random() < 0.5 else []):
+        a = "NULL" if r.random() < 0.15 else str(r.randint(-5, 25))
+        sv = "NULL" if r.random() < 0.15 else "'s%d'" % r.randint(0, 9)
+        d = "%.2f" % r.uniform(-3, 30)
+        vals.append("(%s, %s, %s, CAST(%s AS DOUBLE), %s)" % ("NULL" if k is None else k, a, sv, d,
+                                                           r.choice(["'x'", "'y'", "'z'", "NULL"])))
+    rows = ", ".join(vals)
+    args, spark = [], []
+
+    def clause(flag, sql, sets=None, need=False):
+        """need: a condition is required (only the last clause of a kind may omit it)."""
+        side = "src" if "not-matched-insert" in flag else "tgt" if "by-source" in flag else "both"
+        cnd = merge_cond(r, side) if need or r.random() < 0.5 else None
+        args.extend([flag] + ([sets] if sets else []) + (["--and", cnd] if cnd else []))
+        spark.append(sql.format(c=" AND " + cnd if cnd else "", s=sets or ""))
+
+    nm = r.randint(0, 2)
+    for i in range(nm):
+        kind = r.choice(["update", "update_all", "delete"])
+        if kind == "update":
+            clause("--when-matched-update", "WHEN MATCHED{c} THEN UPDATE SET {s}",
+                   r.choice(["a = src.a", "s = concat(t.s, src.s), d = src.d", "a = t.a + 1, p = src.p"]),
+                   need=i < nm - 1)
+        elif kind == "update_all":
+            clause("--when-matched-update-all", "WHEN MATCHED{c} THEN UPDATE SET *", need=i < nm - 1)
+        else:
+            clause("--when-matched-delete", "WHEN MATCHED{c} THEN DELETE", need=i < nm - 1)
+    if r.random() < 0.7:
+        if r.random() < 0.5:
+            clause("--when-not-matched-insert-all", "WHEN NOT MATCHED{c} THEN INSERT *")
+        else:
+            args.extend(["--when-not-matched-insert", "k = src.k, a = src.a * 2, p = 'x'"])
+            spark.append("WHEN NOT MATCHED THEN INSERT (k, a, p) VALUES (src.k, src.a * 2, 'x')")
+    if r.random() < 0.4:
+        if r.random() < 0.5:
+            clause("--when-not-matched-by-source-delete", "WHEN NOT MATCHED BY SOURCE{c} THEN DELETE")
+        else:
+            clause("--when-not-matched-by-source-update", "WHEN NOT MATCHED BY SOURCE{c} THEN UPDATE SET {s}",
+                   "s = 'gone'")
+    if not args:
+        clause("--when-not-matched-insert-all", "WHEN NOT MATCHED{c} THEN INSERT *")
+    return rows, args, spark
+
+
+class RandomCases:
+    """The random tests; a mixin for a test class with self.judge (Spark) and self.tmp (the
+    default run has them in integration.dml's class, sharing its Spark)."""
 
     def run_table(self, name, props):
         r = random.Random("%d-%s" % (SEED, name))
@@ -86,9 +140,19 @@ class DmlRandom(unittest.TestCase):
                      "PARTITIONED BY (p)", props)
         a, b = c.copy_pair(base, self.tmp, name)
         done = []
-        for _ in range(STEPS):
+        for step in range(STEPS):
             where = cond(r)
-            if r.random() < 0.5:
+            kind = r.random()
+            if kind < 0.35:
+                src = os.path.join(self.tmp, "%s-src-%d" % (name, step))
+                rows, margs, clauses = merge_step(r)
+                self.judge.sql("INSERT OVERWRITE DIRECTORY '%s' USING parquet SELECT /*+ REPARTITION(1) */ * "
+                               "FROM VALUES %s AS v(k, a, s, d, p)" % (src, rows))
+                pq = [os.path.join(src, f) for f in os.listdir(src) if f.endswith(".parquet")][0]
+                # (the source alias is not "s": the tables have a column s)
+                stmt = "MERGE INTO {t} t USING parquet.`%s` src ON t.k = src.k %s" % (src, " ".join(clauses))
+                args = ["merge", a, "--source", pq, "--source-alias", "src", "--on", "t.k = src.k"] + margs
+            elif kind < 0.65:
                 stmt = "DELETE FROM {t} WHERE %s" % where
                 args = ["delete", a, "--where", where]
             else:
@@ -102,14 +166,32 @@ class DmlRandom(unittest.TestCase):
                 got = c.deltactl(args)
             except AssertionError as e:
                 raise AssertionError("%s: %s" % (what, e))
-            self.assertEqual(c.affected(got), c.affected(want), what)
+            if args[0] == "merge":
+                self.assertEqual([int(got[0][k]) for k in ("numAffectedRows", "numUpdatedRows", "numDeletedRows",
+                                                           "numInsertedRows")], c.merge_counts(want), what)
+            else:
+                self.assertEqual(c.affected(got), c.affected(want), what)
             self.assertEqual(c.spark_rows(self.judge, a), c.spark_rows(self.judge, b), what)
 
     def test_random_plain(self):
-        self.run_table("plain", "")
+        self.run_table("rnd-plain", "")
 
     def test_random_deletion_vectors(self):
-        self.run_table("dv", "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+        self.run_table("rnd-dv", "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+
+
+class DmlRandom(RandomCases, unittest.TestCase):
+    """Alone (integration.dml_random, registered with DD_LONG=1), with its own Spark."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.judge = SparkJudge()
+        cls.tmp = tempfile.mkdtemp(prefix="dd-dml-random-")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.judge.close()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

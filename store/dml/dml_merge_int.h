@@ -1,0 +1,111 @@
+/* dml_merge_int.h: internals of MERGE (see dml.h): the plan (dml_merge_bind.c: names
+ * resolved against the target and the source, the ON condition split into hash keys, a
+ * residual and a target-only skipping predicate, each clause bound), the source's hash
+ * index (dml_merge_join.c) and the partition router of new rows (dml_route.c).
+ *
+ * Three schemas: the target's (tb.schema, scn_arrow_schema of the table), the source's
+ * (the caller's) and the pair schema ps: every target column named "target.<col>" then
+ * every source column named "source.<col>", the rows of a candidate (target row, source
+ * row) pair. WHEN MATCHED conditions and values are bound over ps, WHEN NOT MATCHED BY
+ * SOURCE over the target schema, WHEN NOT MATCHED over the source schema. */
+#ifndef DD_STORE_DML_DML_MERGE_INT_H
+#define DD_STORE_DML_DML_MERGE_INT_H
+
+#include "store/dml/dml_int.h"
+
+#include "common/buf.h"
+#include "store/dwrite/dw.h"
+
+#define DML__TPFX "target."
+#define DML__SPFX "source."
+
+typedef struct dml__mclause {
+  dml_merge_kind kind;
+  dml_merge_action action;
+  ex_node *cond;   /* bound (see above); NULL: always */
+  ex_node **outs;  /* [tb.ncols] new values of every target column; NULL for DELETE */
+  char *cond_sql;  /* the condition's Spark SQL text, NULL without one */
+} dml__mclause;
+
+typedef struct dml__mplan {
+  dml__bound tb;              /* target schema and CHECK constraints */
+  const arw_schema *ss;       /* source schema (borrowed) */
+  size_t nscols;
+  arw_schema *ps;             /* pair schema */
+  ex_node **fill_t, **fill_s; /* column refs over target / source filling the pair batch */
+  size_t nkeys;
+  ex_node **tkey, **skey;     /* [nkeys] bound over target / source, equal types */
+  arw_schema *kschema;        /* the key columns' schema (both sides') */
+  ex_node *residual;          /* bound over ps; NULL: none */
+  ex_node *skip;              /* target-only conjuncts bound over target; NULL: none */
+  char *on_sql;
+  dml__mclause *cl;
+  size_t ncl;
+  bool has_matched, has_nmbs, has_insert;
+  bool multi_ok;              /* the only WHEN MATCHED clause is an unconditional DELETE */
+  bool *not_null;             /* [tb.ncols] NOT NULL target columns */
+} dml__mplan;
+
+int dml__mplan_bind(dml__mplan *p, const dl_snapshot *s, const dml_merge_opts *o);
+void dml__mplan_free(dml__mplan *p);
+/* The checks of new rows (target schema): NOT NULL columns and CHECK constraints. */
+int dml__mplan_check(const dml__mplan *p, const arw_batch *out);
+/* The pair batch of target rows ti[k] of tb and source rows si[k] of sb. */
+int dml__mplan_pairs(arw_batch **out, const dml__mplan *p, const arw_batch *tb, const size_t *ti,
+                     const arw_batch *sb, const size_t *si, size_t n);
+/* A batch of the target schema holding outs evaluated over in (their schema's batch). */
+int dml__mplan_eval_outs(arw_batch **out, const dml__mplan *p, ex_node *const *outs,
+                         const arw_batch *in);
+
+/* ---- the source's hash index on the join keys ---- */
+typedef struct dml__keyidx {
+  size_t n;
+  int64_t *off;     /* [n + 1] serialized key of row j at data[off[j] .. off[j+1]); */
+  bool *null;       /* [n] a NULL key never matches */
+  dd_buf data;
+  int64_t *head, *next;
+  size_t mask;
+} dml__keyidx;
+
+/* Serialized key of row i of kb (key columns only) appended to out; *null when one is NULL. */
+int dml__key_row(dd_buf *out, const arw_batch *kb, size_t i, bool *null);
+int dml__keyidx_build(dml__keyidx *k, const arw_batch *kb);
+/* Source rows with the key of bytes key[0..len): first in *j, the next ones by
+ * dml__keyidx_next; -1 at the end. */
+int64_t dml__keyidx_first(const dml__keyidx *k, const uint8_t *key, size_t len);
+int64_t dml__keyidx_next(const dml__keyidx *k, int64_t j, const uint8_t *key, size_t len);
+void dml__keyidx_free(dml__keyidx *k);
+/* Key columns of in (schema of the exprs' side) evaluated into a new batch of p->kschema. */
+int dml__keys_eval(arw_batch **out, const dml__mplan *p, ex_node *const *keys, const arw_batch *in);
+
+/* ---- new rows to data files, one writer per partition value ---- */
+typedef struct dml__route {
+  char *key;        /* the partition values, serialized for lookup */
+  size_t klen;
+  char *pv;         /* packed partitionValues */
+  dw_writer *w;
+} dml__route;
+
+typedef struct dml__router {
+  dl_table *t;
+  const dl_snapshot *s;
+  const arw_schema *schema;  /* the target schema (borrowed) */
+  pq_codec codec;
+  size_t npc;
+  char **pkey;               /* partitionValues keys (physical names) */
+  ex_node **pstr;            /* CAST(partition column AS STRING) bound over schema */
+  arw_schema *sschema;       /* npc string columns */
+  dml__route *r;
+  size_t n, cap;
+  int64_t rows;
+} dml__router;
+
+int dml__router_init(dml__router *r, dl_table *t, const dl_snapshot *s, const arw_schema *schema,
+                     pq_codec codec);
+int dml__router_write(dml__router *r, const arw_batch *b);
+/* Finishes every writer and adds its files to x (counting them in res). */
+int dml__router_commit(dml__router *r, dl_txn *x, dml_merge_result *res);
+/* Frees the writers; with abort, deletes every file they put. */
+void dml__router_free(dml__router *r, bool abort);
+
+#endif

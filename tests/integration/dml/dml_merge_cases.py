@@ -1,0 +1,164 @@
+"""dml_merge_cases.py: MERGE tests of integration.dml (a mixin of test_dml.Dml, sharing its
+server and Spark). Every merge runs on two copies of a table made by Spark: deltad merges one
+(the real Delta Connect client's DeltaTable.merge with a createDataFrame or Delta table
+source, spark.sql MERGE through deltad), Spark runs the same MERGE statement on the other.
+Then both have the same rows, the same result row and a MERGE commit with the same
+parameter and metric keys and counts. Bad input is refused with nothing written."""
+import os
+
+import dml_common as c
+from dml_common import q
+
+SRC = "x INT, y STRING, p STRING"
+CL = lambda w, a, cond=None, st=None: {"when": w, "action": a, "cond": cond, "set": st}  # noqa: E731
+MERGES = [
+    # upsert, a NULL key (never matches: inserted)
+    {"on": "t.x = s.x", "rows": [[1, "A", "u"], [4, "D", "v"], [8, "H", "w"], [None, "N", "u"]],
+     "clauses": [CL("matched", "update", None, {"y": "s.y"}), CL("not_matched", "insert_all")]},
+    # conditions, every clause kind, clause order
+    {"on": "t.x = s.x", "rows": [[1, "del", "u"], [2, "B", "u"], [5, "E", "v"], [11, "K", "w"], [9, "I", None]],
+     "clauses": [CL("matched", "delete", "s.y = 'del'"), CL("matched", "update_all", "t.x < 5"),
+                 CL("matched", "update", None, {"y": "concat(t.y, '+', s.y)", "x": "t.x * 10"}),
+                 CL("not_matched", "insert", "s.x > 10", {"x": "s.x", "y": "'new'"}),
+                 CL("not_matched", "insert_all"),
+                 CL("nmbs", "delete", "t.x > 5"), CL("nmbs", "update", None, {"y": "'gone'"})]},
+    # updates moving rows between partitions, a residual condition
+    {"on": "t.x = s.x AND t.p <> s.p", "rows": [[1, "a", "w"], [3, "c", "u"], [4, "d", "v"]],
+     "clauses": [CL("matched", "update", None, {"p": "s.p", "y": "upper(t.y)"}), CL("not_matched", "insert_all")]},
+    # several source rows on one target row, only an unconditional DELETE: allowed
+    {"on": "t.x = s.x", "rows": [[1, "a", "u"], [1, "b", "u"], [7, "x", "w"]],
+     "clauses": [CL("matched", "delete")]},
+]
+
+
+class MergeCases:
+    def merge_op(self, path, m, **kw):
+        op = {"kind": "merge", "path": path, "source_rows": m["rows"], "source_schema": m.get("schema", SRC),
+              "target_alias": m.get("ta", "t"), "source_alias": m.get("sa", "s"), "on": m["on"],
+              "clauses": m["clauses"], "evolve": m.get("evolve", False)}
+        op.update(kw)
+        return op
+
+    def assert_merged(self, a, b, res, want, what, readers):
+        self.assertIn("ok", res, "%s: %s" % (what, res))
+        self.assertEqual(c.merge_counts(res["ok"]), c.merge_counts(want), what)
+        self.assert_same(a, b, what, readers=readers)
+        ha, hb = c.last_commit(self.judge, a), c.last_commit(self.judge, b)
+        self.assertEqual(ha["operation"], "MERGE", what)
+        for k in ("numSourceRows", "numTargetRowsInserted", "numTargetRowsUpdated", "numTargetRowsDeleted",
+                  "numTargetRowsMatchedUpdated", "numTargetRowsMatchedDeleted",
+                  "numTargetRowsNotMatchedBySourceUpdated", "numTargetRowsNotMatchedBySourceDeleted"):
+            self.assertEqual(ha["operationMetrics"][k], hb["operationMetrics"][k], "%s: %s" % (what, k))
+
+    def test_merge_client(self):
+        """DeltaTable.merge (createDataFrame source) on plain, partitioned and DV tables."""
+        plan = []
+        for name in ("plain", "part", "dvm"):
+            for i, m in enumerate(MERGES):
+                a, b = self.pair(name)
+                plan.append((self.merge_op(a, m), b, c.merge_sql(q(b) + " t", dict(self.merge_op(b, m), target_alias="")),
+                             "%s #%d" % (name, i)))
+        got = self.client([p[0] for p in plan])
+        for (op, b, spark, what), res in zip(plan, got):
+            want = self.judge.sql(spark)
+            self.assert_merged(op["path"], b, res, want, what, readers=not what.startswith("dv"))
+
+    def test_merge_sql_and_table_source(self):
+        """spark.sql MERGE through deltad (table and subquery sources, no aliases) and a Delta
+        table source read with a filter through the client."""
+        src = os.path.join(self.tmp, "merge-src")
+        if not os.path.exists(src):
+            c.make_table(self.judge, src, "k INT, z STRING, p STRING",
+                         ["(1, 'one', 'u'), (4, 'four', 'v'), (20, 'twenty', 'w'), (NULL, 'nul', 'u')"])
+        stmts = [
+            "MERGE INTO {t} USING %s ON x = k WHEN MATCHED THEN UPDATE SET y = z "
+            "WHEN NOT MATCHED THEN INSERT (x, y, p) VALUES (k, z, p)" % q(src),
+            "MERGE INTO {t} AS t USING (SELECT k, z FROM %s WHERE k > 1) AS s ON t.x = s.k "
+            "WHEN MATCHED AND t.y IS NOT NULL THEN DELETE WHEN NOT MATCHED BY SOURCE AND t.x = 1 "
+            "THEN UPDATE SET t.y = 'src-less'" % q(src),
+        ]
+        ops, plan = [], []
+        for i, st in enumerate(stmts):
+            a, b = self.pair("part")
+            ops.append({"kind": "sql", "sql": st.format(t=q(a))})
+            plan.append((a, b, st.format(t=q(b)), "sql #%d" % i))
+        a, b = self.pair("plain")
+        m = {"on": "t.x = s.k", "schema": None, "rows": None,
+             "clauses": [CL("matched", "update", None, {"y": "s.z"}),
+                         CL("not_matched", "insert", None, {"x": "s.k", "y": "s.z", "p": "s.p"})]}
+        ops.append(self.merge_op(a, m, source_path=src, source_filter="k < 10"))
+        plan.append((a, b, c.merge_sql(q(b) + " t", dict(self.merge_op(b, m, source_filter="k < 10"),
+                                                          target_alias=""), source=q(src)), "table source"))
+        got = self.client(ops)
+        for (a, b, spark, what), res in zip(plan, got):
+            want = self.judge.sql(spark)
+            self.assert_merged(a, b, res, want, what, readers=True)
+
+    def test_merge_bad_input(self):
+        """Each refused with a clear error and no new file: missing column, type error,
+        duplicate matches, CHECK and NOT NULL violations, append-only."""
+        up = [CL("matched", "update", None, {"y": "s.y"})]
+        cases = [
+            ("plain", {"on": "t.x = s.nope", "rows": [[1, "a", "u"]], "clauses": up}, "UNRESOLVED_COLUMN"),
+            ("plain", {"on": "t.x = s.x", "rows": [[1, "a", "u"]],
+                       "clauses": [CL("matched", "update", None, {"x": "'abc'"})]}, "CAST_INVALID_INPUT"),
+            ("plain", {"on": "t.x = s.x", "rows": [[1, "a", "u"], [1, "b", "u"]], "clauses": up},
+             "DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE"),
+            ("plain", {"on": "t.x + 1", "rows": [[1, "a", "u"]], "clauses": up}, "FILTER_NOT_BOOLEAN"),
+            ("chk", {"on": "t.x = s.x", "rows": [[5, "a", "u"]], "schema": SRC,
+                     "clauses": [CL("matched", "update", None, {"x": "0 - s.x"})]}, "DELTA_VIOLATE_CONSTRAINT"),
+            ("chk", {"on": "t.x = s.x", "rows": [[50, "a", "u"]],
+                     "clauses": [CL("not_matched", "insert", None, {"y": "s.y"})]},
+             "DELTA_NOT_NULL_CONSTRAINT_VIOLATED"),
+            ("ao", {"on": "t.x = s.x", "rows": [[1, "a", "u"]], "clauses": up}, "DELTA_CANNOT_MODIFY_APPEND_ONLY"),
+            ("plain", {"on": "t.x = s.x", "rows": [[1, "a", "u"]], "clauses": up, "evolve": True},
+             "schema evolution"),
+        ]
+        ops, befores = [], []
+        for name, m, _ in cases:
+            a, _b = self.pair(name)
+            befores.append((a, c.tree(a)))
+            ops.append(self.merge_op(a, m))
+        got = self.client(ops)
+        for (name, m, text), (a, before), res in zip(cases, befores, got):
+            self.assertIn("error", res, "%s: %s" % (m, res))
+            self.assertIn(text, res["error"], m)
+            self.assertEqual(c.tree(a), before, "%s left files behind" % m)
+        # an insert-only MERGE is allowed on an append-only table (as Delta)
+        a, b = self.pair("ao")
+        m = {"on": "t.x = s.x", "rows": [[1, "a", "u"], [2, "b", "u"]], "clauses": [CL("not_matched", "insert_all")]}
+        got = self.client([self.merge_op(a, dict(m, schema="x INT, y STRING"),
+                                         source_rows=[[1, "a"], [2, "b"]])])
+        want = self.judge.sql(c.merge_sql(q(b) + " t", dict(self.merge_op(b, m, source_rows=[[1, "a"], [2, "b"]],
+                                                                          source_schema="x INT, y STRING"),
+                                                           target_alias="")))
+        self.assert_merged(a, b, got[0], want, "append-only insert", readers=True)
+
+    def test_merge_deltactl(self):
+        """deltactl table merge with a Parquet file source (--local and over
+        DeltaConnectService) and a Delta table source, vs Spark's MERGE USING parquet.`dir`."""
+        d = os.path.join(self.tmp, "merge-pq")
+        if not os.path.exists(d):
+            self.judge.sql("INSERT OVERWRITE DIRECTORY '%s' USING parquet SELECT /*+ REPARTITION(1) */ * FROM "
+                           "VALUES (1, 'P1', 'u'), (5, 'P5', 'w'), (30, 'P30', 'v') AS v(x, y, p)" % d)
+        pq = [os.path.join(d, f) for f in os.listdir(d) if f.endswith(".parquet")][0]
+        args = ["--on", "t.x = s.x", "--when-matched-update", "y = concat(t.y, s.y), p = s.p",
+                "--and", "s.x < 5", "--when-matched-delete", "--when-not-matched-insert-all",
+                "--when-not-matched-by-source-update", "y = 'nbs'", "--and", "t.x = 2"]
+        spark = ("MERGE INTO {t} t USING parquet.`%s` s ON t.x = s.x WHEN MATCHED AND s.x < 5 THEN "
+                 "UPDATE SET y = concat(t.y, s.y), p = s.p WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN "
+                 "INSERT * WHEN NOT MATCHED BY SOURCE AND t.x = 2 THEN UPDATE SET y = 'nbs'" % d)
+        for name, srv in (("part", None), ("plain", self.server)):
+            a, b = self.pair(name)
+            res = c.deltactl(["merge", a, "--source", pq] + args, server=srv, tls_ca=self.certs.ca_cert)
+            want = self.judge.sql(spark.format(t=q(b)))
+            got = [{"num_affected_rows": r["numAffectedRows"], "num_updated_rows": r["numUpdatedRows"],
+                    "num_deleted_rows": r["numDeletedRows"], "num_inserted_rows": r["numInsertedRows"]} for r in res]
+            self.assert_merged(a, b, {"ok": got}, want, "deltactl %s" % name, readers=True)
+        # a Delta table source over the server
+        a, b = self.pair("plain")
+        src, _ = self.pair("part")
+        res = c.deltactl(["merge", a, "--source", src, "--on", "t.x = s.x", "--when-matched-update-all"],
+                         server=self.server, tls_ca=self.certs.ca_cert)
+        self.assertEqual([int(res[0]["numUpdatedRows"])], [6])
+        self.assertEqual(c.spark_rows(self.judge, a), c.spark_rows(self.judge, b))
