@@ -9,6 +9,9 @@
 
 #include "common/err.h"
 #include "server/service/connect_arrow.h"
+#include "server/service/connect_plan.h"
+#include "store/delta/dl.h"
+#include "store/scan/scn.h"
 
 #define OOM() dd_err_set(DD_ENOMEM, "out of memory")
 #define CONNECT_TYPE_MAX_DEPTH 64
@@ -320,5 +323,38 @@ int connect_result_arrow(arw_buf *out, const dop_result *r) {
   if (!rc) rc = arw_write_stream(out, b);
   arw_batch_free(b);
   arw_schema_free(s);
+  return rc;
+}
+
+int connect_ddl_datatype(Spark__Connect__DataType **out, const char *ddl) {
+  *out = NULL;
+  char *json = NULL, *wrapped = NULL;
+  int rc = dop_ddl_schema_json(&json, ddl);
+  if (rc) return rc;
+  /* one type: as the column "value" of a struct, whose field type is then the answer */
+  bool one = strncmp(json, "{\"type\":\"struct\"", 16) != 0;
+  if (one && asprintf(&wrapped, "{\"type\":\"struct\",\"fields\":[{\"name\":\"value\",\"type\":%s,"
+                      "\"nullable\":true,\"metadata\":{}}]}", json) < 0) {
+    free(json);
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  }
+  const char *text = one ? wrapped : json;
+  dl_schema *ds = NULL;
+  arw_schema *as = NULL;
+  Spark__Connect__DataType *d = NULL;
+  if (!(rc = dl_schema_parse(&ds, text, strlen(text))) && !(rc = arw_schema_new(&as)) &&
+      !(rc = scn_arrow_schema(as, dl_schema_root(ds), NULL, 0)))
+    rc = connect_plan_datatype(&d, as);
+  if (!rc && one) { /* detach the column's type from its struct */
+    Spark__Connect__DataType__StructField *f = d->struct_->fields[0];
+    *out = f->data_type;
+    f->data_type = NULL;
+    protobuf_c_message_free_unpacked(&d->base, NULL);
+  } else if (!rc) {
+    *out = d;
+  }
+  arw_schema_free(as);
+  dl_schema_free(ds);
+  free(wrapped), free(json);
   return rc;
 }

@@ -12,6 +12,9 @@
 
 /* The result's row type as a struct DataType (heap tree: protobuf_c_message_free_unpacked). */
 int connect_result_datatype(Spark__Connect__DataType **out, const dop_result *r);
+/* The DataType of a DDL schema (AnalyzePlan DDLParse, sent by createDataFrame(rows, "a INT,
+ * b STRING")): a column list as a struct, else the one type; DD_EINVAL for bad text. */
+int connect_ddl_datatype(Spark__Connect__DataType **out, const char *ddl);
 /* The result as an arw_schema and one batch of every row (both the caller's: free the
  * batch first). */
 int connect_result_batch(arw_schema **out_schema, arw_batch **out_batch, const dop_result *r);

@@ -710,10 +710,15 @@ static int sc_analyze(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessa
     rc = analyze_other(r, req->analyze_case, req->is_local->plan, req->session_id, dd_app_store(call->app), 0);
   } else if (req->analyze_case == SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_IS_STREAMING) {
     rc = analyze_other(r, req->analyze_case, req->is_streaming->plan, req->session_id, dd_app_store(call->app), 0);
+  } else if (req->analyze_case == SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_DDL_PARSE) {
+    r->result_case = SPARK__CONNECT__ANALYZE_PLAN_RESPONSE__RESULT_DDL_PARSE;
+    r->ddl_parse = new_msg(&spark__connect__analyze_plan_response__ddlparse__descriptor);
+    rc = r->ddl_parse ? connect_ddl_datatype(&r->ddl_parse->parsed, req->ddl_parse->ddl_string)
+                      : dd_err_set(DD_ENOMEM, "out of memory");
   } else {
     char kind[96];
     rc = dd_err_set(DD_EUNSUPPORTED, "AnalyzePlan %s is not supported by deltad (schema, explain, tree_string, "
-                    "is_local, is_streaming and spark_version are)",
+                    "is_local, is_streaming, ddl_parse and spark_version are)",
                     oneof_name(&spark__connect__analyze_plan_request__descriptor, (unsigned)req->analyze_case, kind, sizeof kind));
   }
   return svc_reply(out, &r->base, rc);

@@ -242,6 +242,9 @@ int dop_detail_at(dop_result **out, const char *location, int64_t version, const
 /* Parses a DDL type ("bigint", "decimal(10,2)", "map<string,array<int>>",
  * "struct<a:int,b:string>") into Delta's JSON type (malloc'ed JSON text). */
 int dop_ddl_type_json(char **out, const char *ddl);
+/* Parses a schema as Spark's DDLParse does: a column list ("a INT, b STRING NOT NULL") into
+ * Delta's JSON struct type, else one DDL type as dop_ddl_type_json. */
+int dop_ddl_schema_json(char **out, const char *ddl);
 /* The default retention of deleted files of a table property value ("interval 7 days"),
  * in milliseconds; DD_EINVAL for unparsable text. */
 int dop_parse_interval_ms(const char *text, int64_t *out_ms);

@@ -209,3 +209,17 @@ int dop_ddl_type_json(char **out, const char *ddl) {
   json_decref(t);
   return *out ? 0 : DOP_OOM();
 }
+
+int dop_ddl_schema_json(char **out, const char *ddl) {
+  *out = NULL;
+  json_t *fields = NULL;
+  if (dop__ddl_fields(&fields, ddl ? ddl : "")) {
+    dd_err_clear(); /* not a column list: one type (its own error if it is not one either) */
+    return dop_ddl_type_json(out, ddl);
+  }
+  json_t *st = json_pack("{s:s, s:o}", "type", "struct", "fields", fields);
+  if (!st) return DOP_OOM();
+  *out = json_dumps(st, JSON_COMPACT);
+  json_decref(st);
+  return *out ? 0 : DOP_OOM();
+}

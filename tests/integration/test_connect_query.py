@@ -134,6 +134,11 @@ class ConnectQuery(h.ServerTest):
             ("range", "spark.range(0, 10, 3).filter('id > 0')", "SELECT id FROM range(0, 10, 3) WHERE id > 0", False),
             ("local", "spark.createDataFrame([(1, 'a'), (2, None), (3, 'c')], ['x', 'y']).filter('x >= 2')",
              "SELECT * FROM VALUES (2, CAST(NULL AS STRING)), (3, 'c') AS t(x, y)", False),
+            # a DDL schema string: the client asks AnalyzePlan ddl_parse for its type
+            ("local_ddl", "spark.createDataFrame([(1, 'a'), (2, None), (3, 'c')], 'x INT, y STRING')"
+             ".filter('x >= 2')", "SELECT * FROM VALUES (2, CAST(NULL AS STRING)), (3, 'c') AS t(x, y)", False),
+            ("local_ddl_type", "spark.createDataFrame([1, 2, 3], 'bigint').filter('value > 1')",
+             "SELECT CAST(v AS BIGINT) AS value FROM VALUES (2), (3) AS t(v)", False),
             ("sql_select", "spark.sql(\"SELECT letter, number FROM %s WHERE number >= 2 ORDER BY number DESC LIMIT 3\")"
              % q(T["B"]), "SELECT letter, number FROM %s WHERE number >= 2 ORDER BY number DESC LIMIT 3" % q(T["B"]), True),
             ("sql_group", "spark.sql(\"SELECT letter, count(*) AS n, max(number) FROM %s GROUP BY letter ORDER BY n DESC, letter\")"
@@ -162,6 +167,7 @@ class ConnectQuery(h.ServerTest):
             ("confined_sql", "spark.sql('SELECT * FROM delta.`/usr/share`').collect()"),
             ("not_delta_format", "spark.read.format('parquet').load(S).collect()"),
             ("unsupported", "spark.read.format('delta').load(S).tail(1)"),
+            ("ddl_bad", "spark.createDataFrame([(1,)], 'x INTEGR').collect()"),
         ])
         for cid, _, judge_sql, ordered in cases:
             with self.subTest(case=cid):
@@ -185,6 +191,7 @@ class ConnectQuery(h.ServerTest):
         self.assertIn("PERMISSION_DENIED", got["confined_sql"]["error"])
         self.assertIn("UNIMPLEMENTED", got["not_delta_format"]["error"])
         self.assertIn("'tail'", got["unsupported"]["error"])
+        self.assertIn("INTEGR", got["ddl_bad"]["error"])
 
     def test_sql_statements(self):
         """DESCRIBE [TABLE], SHOW COLUMNS, HAVING and SELECT without FROM: the same columns and
