@@ -65,6 +65,23 @@ int dml__remove(dl_txn *x, const dl_file *f, int64_t now) {
   return dl_txn_remove_file(x, &rm);
 }
 
+int dml__replace_dv(dl_txn *x, dml__dvfile *dvf, const dl_file *f, const uint64_t *rows, size_t n,
+                    int64_t now) {
+  char *stats = NULL;
+  dl_dv dv = {0};
+  int rc = dml__dv_append(dvf, rows, n, &dv);
+  if (!rc) rc = dml__stats_loose(&stats, f->stats);
+  dl_file rm = *f, add = *f;
+  rm.data_change = add.data_change = true;
+  rm.deletion_timestamp = now;
+  add.dv = &dv;
+  add.stats = stats;
+  if (!rc) rc = dl_txn_remove_file(x, &rm);
+  if (!rc) rc = dl_txn_add_file(x, &add);
+  free(stats);
+  return rc;
+}
+
 int dml__commit(dl_txn *x, const char *op, const char *params, const char *metrics, int max_retries,
                 int64_t now_ms, int64_t *version) {
   dl_commit_opts co = DL_COMMIT_OPTS_INIT;

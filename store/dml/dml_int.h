@@ -78,6 +78,10 @@ int dml__open_scan(struct scn_scan **sc, dl_table *t, dl_snapshot *s, const char
                    size_t batch_rows, const char *const *roots, size_t nroots);
 /* The remove action of active file f (dataChange, deletionTimestamp now) into x. */
 int dml__remove(dl_txn *x, const dl_file *f, int64_t now);
+/* Replaces file f in x by f with the deletion vector of rows[0..n) (f's old rows included),
+ * appended to dvf; its stats marked loose. */
+int dml__replace_dv(dl_txn *x, dml__dvfile *dvf, const dl_file *f, const uint64_t *rows, size_t n,
+                    int64_t now);
 int dml__commit(dl_txn *x, const char *op, const char *params, const char *metrics, int max_retries,
                 int64_t now_ms, int64_t *version);
 /* A one-row result of n bigint columns. */

@@ -231,29 +231,18 @@ static int remove_file(mrun *r, const dl_file *f) {
 static int mark_file(mrun *r, const dl_file *f, const dl_rowset *old, uint64_t *del, size_t nd,
                      int64_t live) {
   uint64_t *all = NULL;
-  char *stats = NULL;
-  dl_dv dv = {0};
   size_t na = 0;
   if (dml__rows_union(&all, &na, old->rows, old->count, del, nd)) return dml__oom();
   int rc = 0;
   if ((int64_t)nd >= live) {
     rc = remove_file(r, f);
   } else {
-    rc = dml__dv_append(&r->dvf, all, na, &dv);
-    if (!rc) rc = dml__stats_loose(&stats, f->stats);
-    dl_file rm = *f, add = *f;
-    rm.data_change = add.data_change = true;
-    rm.deletion_timestamp = r->now;
-    add.dv = &dv;
-    add.stats = stats;
-    if (!rc) rc = dl_txn_remove_file(r->x, &rm);
-    if (!rc) rc = dl_txn_add_file(r->x, &add);
+    rc = dml__replace_dv(r->x, &r->dvf, f, all, na, r->now);
     r->res->dvs_added += !f->dv;
     r->res->dvs_updated += f->dv != NULL;
     r->res->files_removed++;
     r->changed = true;
   }
-  free(stats);
   free(all);
   return rc;
 }

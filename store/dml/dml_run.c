@@ -202,8 +202,6 @@ static int dv_file(run *r, const dl_file *f) {
   uint64_t *del = NULL, *all = NULL;
   size_t nd = 0, na = 0;
   dw_writer *w = NULL;
-  char *stats = NULL;
-  dl_dv dv = {0};
   int rc = f->dv ? dl_dv_load(&old, r->t, f->dv) : 0;
   if (!rc) rc = mark_rows(r, f, &old, &del, &nd, &w);
   if (!rc) rc = dml__rows_union(&all, &na, old.rows, old.count, del, nd);
@@ -217,15 +215,7 @@ static int dv_file(run *r, const dl_file *f) {
     rc = remove_file(r, f);
     if (r->update) r->res->num_removed_bytes = bytes, r->res->num_dvs_removed = dvs;
   } else {
-    rc = dml__dv_append(&r->dvf, all, na, &dv);
-    if (!rc) rc = dml__stats_loose(&stats, f->stats);
-    dl_file rm = *f, add = *f;
-    rm.data_change = add.data_change = true;
-    rm.deletion_timestamp = r->now;
-    add.dv = &dv;
-    add.stats = stats;
-    if (!rc) rc = dl_txn_remove_file(r->x, &rm);
-    if (!rc) rc = dl_txn_add_file(r->x, &add);
+    rc = dml__replace_dv(r->x, &r->dvf, f, all, na, r->now);
     r->res->num_dvs_added += !f->dv;
     r->res->num_dvs_updated += f->dv != NULL;
     r->res->num_removed_files += r->update; /* as Delta counts them */
@@ -237,7 +227,6 @@ static int dv_file(run *r, const dl_file *f) {
     r->res->num_added_bytes += a->size;
     rc = dl_txn_add_file(r->x, a);
   }
-  free(stats);
   free(all);
   free(del);
   dl_rowset_free(&old);
