@@ -2,6 +2,7 @@
 #include "common/log.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -51,11 +52,11 @@ static dd_buf log__q;          /* guarded by log__mu */
 static uint64_t log__dropped;  /* guarded by log__mu */
 static atomic_int log__async;
 
-static bool log__enqueue(const dd_buf *line, dd_log_level level) {
+static bool log__enqueue(const char *line, size_t len, dd_log_level level) {
   if (!atomic_load_explicit(&log__async, memory_order_acquire)) return false;
   pthread_mutex_lock(&log__mu);
-  if (log__q.len + line->len > LOG__MAX_BYTES) log__dropped++;
-  else dd_buf_put(&log__q, line->p, line->len);
+  if (log__q.len + len > LOG__MAX_BYTES) log__dropped++;
+  else dd_buf_put(&log__q, line, len);
   bool wake = log__q.len >= LOG__WAKE_BYTES || level >= DD_LOG_WARN;
   if (wake) pthread_cond_signal(&log__cv);
   pthread_mutex_unlock(&log__mu);
@@ -125,90 +126,194 @@ int dd_log_start_async(void) {
   return 0;
 }
 
-/* ---- formatting ---- */
+/* ---- formatting ----
+ * A request line is built in a buffer on the caller's stack (heap only past 1 KiB), from
+ * spans copied whole and numbers converted by hand: no printf and no allocation on the
+ * common path, since every call writes one. */
+
+typedef struct log__line {
+  char *p;
+  size_t len, cap;
+  bool heap, oom;
+  char mem[1024];
+} log__line;
+
+static void log__line_init(log__line *l) {
+  l->p = l->mem;
+  l->len = 0;
+  l->cap = sizeof l->mem;
+  l->heap = l->oom = false;
+}
+
+/* Room for n more bytes past the stack buffer: the slow path of log__room. */
+__attribute__((noinline)) static bool log__grow(log__line *l, size_t n) {
+  if (l->oom) return false;
+  size_t cap = l->cap * 2;
+  while (cap < l->len + n) cap *= 2;
+  char *p = l->heap ? realloc(l->p, cap) : malloc(cap);
+  if (!p) {
+    l->oom = true;
+    return false;
+  }
+  if (!l->heap) memcpy(p, l->mem, l->len);
+  l->p = p;
+  l->cap = cap;
+  l->heap = true;
+  return true;
+}
+
+static inline bool log__room(log__line *l, size_t n) {
+  return l->len + n <= l->cap || log__grow(l, n);
+}
+
+static inline void log__put(log__line *l, const char *s, size_t n) {
+  if (!log__room(l, n)) return;
+  memcpy(l->p + l->len, s, n);
+  l->len += n;
+}
+
+static inline void log__puts(log__line *l, const char *s) { log__put(l, s, strlen(s)); }
+
+static inline void log__putc(log__line *l, char c) {
+  if (!log__room(l, 1)) return;
+  l->p[l->len++] = c;
+}
+
+/* Decimal digits of v (with a '-' when negative). */
+static void log__int(log__line *l, int64_t v) {
+  char d[24];
+  size_t i = sizeof d;
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  do {
+    d[--i] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0) d[--i] = '-';
+  log__put(l, d + i, sizeof d - i);
+}
+
+/* v with three decimals, as "%.3f" writes it (by hand for the magnitudes a duration has). */
+static void log__num(log__line *l, double v) {
+  if (!(v > -1e15 && v < 1e15)) { /* NaN, infinities, huge: printf's own way */
+    char d[64];
+    int n = snprintf(d, sizeof d, "%.3f", v);
+    if (n > 0) log__put(l, d, (size_t)n < sizeof d ? (size_t)n : sizeof d - 1);
+    return;
+  }
+  bool neg = signbit(v); /* printf writes "-0.000" for small negatives and -0 too */
+  double a = neg ? -v : v;
+  uint64_t milli = (uint64_t)(a * 1000.0 + 0.5);
+  if (neg) log__putc(l, '-');
+  log__int(l, (int64_t)(milli / 1000));
+  char frac[4] = {'.', (char)('0' + milli / 100 % 10), (char)('0' + milli / 10 % 10),
+                  (char)('0' + milli % 10)};
+  log__put(l, frac, 4);
+}
 
 /* The UTC time with milliseconds. The date and time of day are formatted once per second
  * and thread (a request line per call must stay cheap). */
-static void log__when(char out[40]) {
+static void log__when(log__line *l) {
   static _Thread_local time_t last = -1;
   static _Thread_local char day[32];
+  static _Thread_local size_t day_len;
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   if (ts.tv_sec != last) {
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
-    strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
+    day_len = strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
     last = ts.tv_sec;
   }
-  snprintf(out, 40, "%s.%03dZ", day, (int)(ts.tv_nsec / 1000000L) % 1000);
+  log__put(l, day, day_len);
+  int ms = (int)(ts.tv_nsec / 1000000L) % 1000;
+  char t[5] = {'.', (char)('0' + ms / 100), (char)('0' + ms / 10 % 10), (char)('0' + ms % 10), 'Z'};
+  log__put(l, t, 5);
 }
 
-/* A JSON string: quotes, backslash and control characters escaped. */
-static void log__json_str(dd_buf *b, const char *s) {
-  dd_buf_putc(b, '"');
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\') {
-      dd_buf_putc(b, '\\');
-      dd_buf_putc(b, (char)*p);
-    } else if (*p < 0x20) {
-      dd_buf_printf(b, "\\u%04x", *p);
+/* A JSON string: quotes, backslash and control characters escaped; runs of other bytes
+ * copied whole. */
+static void log__json_str(log__line *l, const char *s) {
+  static const char hex[] = "0123456789abcdef";
+  log__putc(l, '"');
+  const unsigned char *p = (const unsigned char *)s, *run = p;
+  for (;; p++) {
+    unsigned char c = *p;
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    log__put(l, (const char *)run, (size_t)(p - run));
+    if (!c) break;
+    if (c == '"' || c == '\\') {
+      char e[2] = {'\\', (char)c};
+      log__put(l, e, 2);
     } else {
-      dd_buf_putc(b, (char)*p);
+      char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+      log__put(l, e, 6);
     }
+    run = p + 1;
   }
-  dd_buf_putc(b, '"');
+  log__putc(l, '"');
 }
 
-static void log__text_value(dd_buf *b, const char *s) {
-  if (*s && !strpbrk(s, " \"=")) {
-    dd_buf_puts(b, s);
+/* A text value bare when it has no byte that would make the line ambiguous (space, quote,
+ * '=', a control character), else quoted and escaped as a JSON string. */
+static void log__text_value(log__line *l, const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p > 0x20 && *p != '"' && *p != '=') p++;
+  if (*s && !*p) {
+    log__put(l, s, (size_t)(p - (const unsigned char *)s));
     return;
   }
-  log__json_str(b, s);
+  log__json_str(l, s);
 }
 
-static void log__field(dd_buf *b, bool json, const dd_log_field *f) {
+static void log__field(log__line *l, bool json, const dd_log_field *f) {
   if (json) {
-    dd_buf_putc(b, ',');
-    log__json_str(b, f->key);
-    dd_buf_putc(b, ':');
+    log__putc(l, ',');
+    log__json_str(l, f->key);
+    log__putc(l, ':');
   } else {
-    dd_buf_printf(b, " %s=", f->key);
+    log__putc(l, ' ');
+    log__puts(l, f->key);
+    log__putc(l, '=');
   }
-  if (f->str) json ? log__json_str(b, f->str) : log__text_value(b, f->str);
-  else if (f->is_num) dd_buf_printf(b, "%.3f", f->num);
-  else dd_buf_printf(b, "%lld", (long long)f->i);
+  if (f->str) json ? log__json_str(l, f->str) : log__text_value(l, f->str);
+  else if (f->is_num) log__num(l, f->num);
+  else log__int(l, f->i);
 }
 
 static void log__write(dd_log_level level, const char *msg, const dd_log_field *fields, size_t n) {
   if ((unsigned)level > DD_LOG_ERROR) level = DD_LOG_ERROR;
-  char when[40];
-  log__when(when);
   bool json = atomic_load_explicit(&log__format, memory_order_relaxed) == DD_LOG_JSON;
-  dd_buf b = {0};
-  dd_buf_reserve(&b, 512); /* one allocation for a request line */
+  log__line l;
+  log__line_init(&l);
   if (json) {
-    dd_buf_printf(&b, "{\"ts\":\"%s\",\"level\":\"%s\",\"msg\":", when, log__lower[level]);
-    log__json_str(&b, msg);
+    log__puts(&l, "{\"ts\":\"");
+    log__when(&l);
+    log__puts(&l, "\",\"level\":\"");
+    log__puts(&l, log__lower[level]);
+    log__puts(&l, "\",\"msg\":");
+    log__json_str(&l, msg);
   } else {
-    dd_buf_printf(&b, "%s deltad %s %s", when, log__upper[level], msg);
+    log__when(&l);
+    log__puts(&l, " deltad ");
+    log__puts(&l, log__upper[level]);
+    log__putc(&l, ' ');
+    log__puts(&l, msg);
   }
-  for (size_t i = 0; i < n; i++) log__field(&b, json, &fields[i]);
-  dd_buf_puts(&b, json ? "}\n" : "\n");
-  if (b.oom) {
-    dd_buf_free(&b);
-    return;
+  for (size_t i = 0; i < n; i++) log__field(&l, json, &fields[i]);
+  log__puts(&l, json ? "}\n" : "\n");
+  if (!l.oom) {
+    if (!json) /* one line, whatever the message held (JSON strings escape line breaks) */
+      for (size_t i = 0; i + 1 < l.len; i++)
+        if (l.p[i] == '\n' || l.p[i] == '\r') l.p[i] = ' ';
+    if (!log__enqueue(l.p, l.len, level)) {
+      /* one write under the stream lock: whole lines, never interleaved */
+      flockfile(stderr);
+      fwrite(l.p, 1, l.len, stderr);
+      fflush(stderr);
+      funlockfile(stderr);
+    }
   }
-  for (size_t i = 0; i + 1 < b.len; i++) /* one line, whatever the message held */
-    if (b.p[i] == '\n' || b.p[i] == '\r') b.p[i] = ' ';
-  if (!log__enqueue(&b, level)) {
-    /* one write under the stream lock: whole lines, never interleaved */
-    flockfile(stderr);
-    fwrite(b.p, 1, b.len, stderr);
-    fflush(stderr);
-    funlockfile(stderr);
-  }
-  dd_buf_free(&b);
+  if (l.heap) free(l.p);
 }
 
 void dd_log(dd_log_level level, const char *fmt, ...) {
@@ -235,5 +340,8 @@ void dd_request_id(char out[DD_REQUEST_ID_LEN + 1]) {
     e = atomic_load(&epoch);
   }
   uint64_t n = atomic_fetch_add(&counter, 1) + 1;
-  snprintf(out, DD_REQUEST_ID_LEN + 1, "%08x%08x", (unsigned)e, (unsigned)(n & 0xffffffffu));
+  static const char hex[] = "0123456789abcdef";
+  uint64_t v = (uint64_t)e << 32 | (n & 0xffffffffu);
+  for (int i = DD_REQUEST_ID_LEN - 1; i >= 0; i--, v >>= 4) out[i] = hex[v & 15];
+  out[DD_REQUEST_ID_LEN] = '\0';
 }
