@@ -185,10 +185,29 @@ typedef struct sign_azure_param {
 
 /* The URL of a Blob service request: <endpoint>/<container>[/<pct(blob)>]?<params>&<sas>;
  * blob NULL or "" names the container itself. sas_query (a leading '?' is ignored) is a SAS
- * made by sign_azure_container_sas or a stored token. */
+ * made by sign_azure_container_sas or a stored token; NULL for a request that authenticates
+ * with an OAuth bearer token instead (no SAS; "" is refused). */
 int sign_azure_request_url(char **out, const char *account, const char *container,
                            const char *blob, const sign_azure_param *params, size_t nparams,
                            const char *sas_query, const sign_azure_opts *opts);
+
+/* A user delegation key (Get User Delegation Key, asked for with a service principal's
+ * OAuth token): the fields the service returned, times as it wrote them
+ * ("2026-12-02T10:00:00Z"), and the key (base64). Borrowed strings. */
+typedef struct sign_azure_udk {
+  const char *oid, *tid;           /* SignedOid, SignedTid */
+  const char *start, *expiry;      /* SignedStart, SignedExpiry */
+  const char *service, *version;   /* SignedService ("b"), SignedVersion */
+  const char *value_b64;           /* Value: the HMAC key */
+} sign_azure_udk;
+
+/* https://<account>.blob.<suffix>/<container>/<blob>?sv=&st=&se=&skoid=&sktid=&skt=&ske=
+ * &sks=&skv=&sr=b&sp=&sig=: a user delegation SAS for one blob, version
+ * SIGN_AZURE_VERSION (the 2020-12-06 string-to-sign with the key's fields). The SAS must
+ * end by the key's expiry (DD_EINVAL otherwise). */
+int sign_azure_udk_sas(char **out, const char *account, const sign_azure_udk *key,
+                       const char *container, const char *blob, int64_t start_s,
+                       int64_t expiry_s, const char *permissions, const sign_azure_opts *opts);
 
 /* ===================== storage locations ===================== */
 
@@ -226,7 +245,8 @@ typedef enum {
   SIGN_CRED_AWS,       /* aws + aws_region (+ optional endpoint and style) */
   SIGN_CRED_AZURE_KEY, /* azure_account + azure_key_b64 */
   SIGN_CRED_AZURE_SAS, /* azure_account + azure_sas */
-  SIGN_CRED_AZURE_CLIENT, /* service principal: needs a user delegation key; unsupported */
+  SIGN_CRED_AZURE_CLIENT, /* service principal (client secret): OAuth tokens; URLs are
+                             signed with a user delegation key (azure_udk) */
   SIGN_CRED_GCP_SA        /* gcp_key_json: a service account's JSON key (GCS JSON API) */
 } sign_cred_kind;
 
@@ -242,6 +262,9 @@ typedef struct sign_cred {
   const char *azure_sas;
   const char *azure_endpoint; /* NULL: https://<account>.blob.<suffix>; else a full blob base
                                  URL such as Azurite's "http://127.0.0.1:10000/devstoreaccount1" */
+  const char *azure_tenant, *azure_client_id, *azure_client_secret; /* AZURE_CLIENT */
+  const char *azure_authority; /* NULL: https://login.microsoftonline.com (AZURE_AUTHORITY_HOST) */
+  const sign_azure_udk *azure_udk; /* AZURE_CLIENT: the key to sign URLs with (os_azure_udk) */
   const char *gcp_key_json;   /* SIGN_CRED_GCP_SA (the store reads with it) ... */
   const char *gcp_client_email, *gcp_private_key; /* ... and its parts, to sign URLs */
   const char *gcs_endpoint;   /* NULL: https://storage.googleapis.com; else an emulator's base */
@@ -250,7 +273,8 @@ typedef struct sign_cred {
 /* A presigned GET URL for the object <loc->path>/<rel_key>, valid from now_s for
  * expires_s seconds: S3 SigV4, Azure SAS, GCS V4 (sign_gcs_v4_url, with a service
  * account's email and key). File locations are signed with sign_local_url (DD_EINVAL),
- * Azure service principals and GCS without a service account give DD_EUNSUPPORTED; a
+ * Azure service principals without a user delegation key in cred->azure_udk give
+ * DD_EPRECOND, GCS without a service account DD_EUNSUPPORTED; a
  * credential of the wrong kind or for another Azure account gives DD_EINVAL. */
 int sign_object_url(char **out, const sign_location *loc, const char *rel_key,
                     const sign_cred *cred, int64_t now_s, int expires_s);

@@ -247,10 +247,14 @@ static int sign__object_azure(char **out, const sign_location *loc, const char *
   }
   case SIGN_CRED_AZURE_SAS:
     return sign_azure_with_sas_ex(out, acct, loc->bucket, key, cred->azure_sas, &o);
-  case SIGN_CRED_AZURE_CLIENT:
-    return dd_err_set(DD_EUNSUPPORTED,
-                      "signing with an Azure service principal (user delegation SAS) "
-                      "is not supported");
+  case SIGN_CRED_AZURE_CLIENT: {
+    if (!cred->azure_udk)
+      return dd_err_set(DD_EPRECOND, "signing with an Azure service principal needs a user "
+                        "delegation key, and none was fetched");
+    int64_t st = now_s > SIGN__AZURE_CLOCK_SKEW_S ? now_s - SIGN__AZURE_CLOCK_SKEW_S : 0;
+    return sign_azure_udk_sas(out, acct, cred->azure_udk, loc->bucket, key, st,
+                              now_s + expires_s, "r", &o);
+  }
   default:
     return dd_err_set(DD_EINVAL, "an Azure location needs an Azure credential");
   }

@@ -182,8 +182,29 @@ static void test_object_azure(void **state) {
   c.azure_account = "someoneelse";
   assert_int_equal(sign_object_url(&url, &l, "f", &c, 1609459500, 60), DD_EINVAL);
   c.azure_account = NULL;
-  c.kind = SIGN_CRED_AZURE_CLIENT;
-  assert_int_equal(sign_object_url(&url, &l, "f", &c, 1609459500, 60), DD_EUNSUPPORTED);
+  c.kind = SIGN_CRED_AZURE_CLIENT; /* a service principal: no user delegation key yet */
+  assert_int_equal(sign_object_url(&url, &l, "f", &c, 1609459500, 60), DD_EPRECOND);
+  sign_location_free(&l);
+
+  /* With a user delegation key: the URL @azure/storage-blob 12.29.1's
+   * generateBlobSASQueryParameters makes for the same key, blob and times (version
+   * 2020-12-06, st = now - 300 s). */
+  sign_azure_udk udk = {"11111111-2222-3333-4444-555555555555", "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee",
+                        "2021-01-01T00:00:00Z", "2021-01-02T00:00:00Z", "b", "2020-12-06",
+                        "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="};
+  assert_int_equal(sign_parse_location(&l, "abfss://delta@acct01.dfs.core.windows.net/tbl"), 0);
+  c.azure_udk = &udk;
+  assert_int_equal(sign_object_url(&url, &l, "d/f 1.parquet", &c, 1609459500, 60), 0);
+  assert_string_equal(url, "https://acct01.blob.core.windows.net/delta/tbl/d/f%201.parquet"
+                           "?sv=2020-12-06&st=2021-01-01T00%3A00%3A00Z&se=2021-01-01T00%3A06%3A00Z"
+                           "&skoid=11111111-2222-3333-4444-555555555555&sktid=aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
+                           "&skt=2021-01-01T00%3A00%3A00Z&ske=2021-01-02T00%3A00%3A00Z&sks=b&skv=2020-12-06"
+                           "&sr=b&sp=r&sig=KedBOHnGFoghLVHsJpTVh3dfsZ9DIHNS4%2F5i3jSv51s%3D");
+  free(url);
+  /* A URL that would outlive the key is refused. */
+  assert_int_equal(sign_object_url(&url, &l, "f", &c, 1609459500, 86400 * 2), DD_EINVAL);
+  assert_null(url);
+  c.azure_udk = NULL;
   sign_location_free(&l);
 
   /* az:// takes its account from the credential; a SAS token is appended. */
