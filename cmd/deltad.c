@@ -29,6 +29,7 @@
 #include "server/http/native/sharing_rest.h"
 #include "server/service/app.h"
 #include "store/catalog/cat_store.h"
+#include "store/objstore/os_remote.h"
 #include "server/call/req_guard.h"
 
 static void main_host_of(char *out, size_t cap, const char *listen) {
@@ -135,6 +136,7 @@ static int main_run(dd_config *cfg, const sigset_t *sigs, int argc, char **argv)
 
   if ((rc = dd_tls_files_load(&tls, cfg)) != 0) goto cleanup; /* before anything opens */
   if ((rc = dd_obs_restore(cfg)) != 0) goto cleanup;           /* --restore-from */
+  if ((rc = os_set_ca_file(cfg->storage_ca_file)) != 0) goto cleanup;
   main_host_of(host, sizeof host, cfg->http_listen);
   dd_app_opts aopts = DD_APP_OPTS_INIT;
   aopts.data_dir = cfg->data_dir;

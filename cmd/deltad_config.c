@@ -63,6 +63,8 @@ void dd_config_usage(void) {
       "  --metrics-listen ADDR  also serve /metrics without a token on ADDR (default: only\n"
       "                         on the REST port, for the admin token)\n"
       "  --audit-retention-days N  keep audit events N days (default 90)\n"
+      "  --storage-ca-file FILE trust the CAs in FILE (PEM) for object stores and identity\n"
+      "                         endpoints instead of the system's (a private endpoint)\n"
       "  --restore-from DIR     restore a backup (deltactl admin backup) into an empty\n"
       "                         --data-dir, then serve it\n"
       "  --config FILE          read options from FILE first; flags override it (re-read\n"
@@ -191,6 +193,8 @@ static int cfg_set_obs(dd_config *cfg, const char *key, const char *val) {
     return cfg_copy(cfg->metrics_listen, sizeof cfg->metrics_listen, key, val);
   if (strcmp(key, "restore-from") == 0)
     return cfg_copy(cfg->restore_from, sizeof cfg->restore_from, key, val);
+  if (strcmp(key, "storage-ca-file") == 0)
+    return cfg_copy(cfg->storage_ca_file, sizeof cfg->storage_ca_file, key, val);
   return 1;
 }
 

@@ -39,6 +39,7 @@ typedef struct dd_config {
   long audit_retention_days; /* audit events older than this are purged (default 90) */
   char restore_from[1024];   /* a backup directory to restore into data_dir before start */
   char config_file[1024];    /* --config, re-read on SIGHUP */
+  char storage_ca_file[1024]; /* CA bundle for object-store and identity endpoints ("" = system's) */
 } dd_config;
 
 /* Fills *cfg with defaults, then the config file named by --config (if any), then flags.

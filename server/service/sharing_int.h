@@ -63,6 +63,8 @@ typedef struct shr_remote {
   sign_cred sc;        /* the credential for signing; strings borrowed from cred and loc,
                           or from the two below */
   char *gcp_email, *gcp_pem; /* a GCP key's client_email and private_key (owned) */
+  os_azure_udk udk;          /* an Azure service principal's user delegation key (owned;
+                                sc.azure_udk points into it once shr_remote_can_sign got it) */
 } shr_remote;
 
 /* Finds the location and credential of the table at url (t->location, or (t NULL or no
@@ -79,7 +81,7 @@ int shr_store_opener(void *ctx, const char *url, os_store **out);
 /* 0 when file URLs of r's table may be given to recipients. A stored Azure SAS token would
  * travel in every URL as it is (granting whatever it grants, e.g. the whole container), so
  * it needs the location property sas_to_recipients=true; else DD_EPRECOND saying so. */
-int shr_remote_can_sign(const shr_remote *r);
+int shr_remote_can_sign(shr_remote *r, int ttl_s);
 
 /* ---- local file URLs (sharing_files.c) ----------------------------------------------- */
 

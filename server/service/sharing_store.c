@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <jansson.h>
 #include <openssl/crypto.h>
@@ -80,6 +81,14 @@ static int shr_fill_cred(shr_remote *r, const char *table_url) {
       sc->azure_key_b64 = a->account_key->account_key;
       return 0;
     }
+    if (a->credential_case == DELTAD__CREDENTIALS__V1__AZURE_CREDENTIAL__CREDENTIAL_CLIENT && a->client) {
+      sc->kind = SIGN_CRED_AZURE_CLIENT;
+      sc->azure_tenant = a->client->tenant_id;
+      sc->azure_client_id = a->client->client_id;
+      sc->azure_client_secret = a->client->client_secret;
+      sc->azure_authority = shr_prop(r->loc, "authority_host");
+      return 0;
+    }
     if (a->credential_case == DELTAD__CREDENTIALS__V1__AZURE_CREDENTIAL__CREDENTIAL_SAS) {
       sc->kind = SIGN_CRED_AZURE_SAS;
       sc->azure_account = a->sas->account_name;
@@ -112,7 +121,14 @@ int shr_remote_open(cat_view *v, const cat_shared_table *t, const char *url, shr
   return rc;
 }
 
-int shr_remote_can_sign(const shr_remote *r) {
+int shr_remote_can_sign(shr_remote *r, int ttl_s) {
+  if (r->sc.kind == SIGN_CRED_AZURE_CLIENT) { /* URLs are signed with a user delegation key */
+    const char *acct = r->where.account ? r->where.account : r->sc.azure_account;
+    int rc = os_azure_udk_get(&r->udk, &r->sc, acct, r->where.endpoint_suffix,
+                              (int64_t)time(NULL) + ttl_s + 60);
+    if (!rc) r->sc.azure_udk = &r->udk.key;
+    return rc;
+  }
   if (r->sc.kind != SIGN_CRED_AZURE_SAS) return 0;
   const char *ok = shr_prop(r->loc, "sas_to_recipients");
   if (ok && strcasecmp(ok, "true") == 0) return 0;
@@ -128,6 +144,7 @@ void shr_remote_free(shr_remote *r) {
   if (r->gcp_pem) OPENSSL_cleanse(r->gcp_pem, strlen(r->gcp_pem));
   free(r->gcp_pem);
   free(r->gcp_email);
+  os_azure_udk_free(&r->udk);
   sign_location_free(&r->where);
   if (r->cred) protobuf_c_message_free_unpacked(&r->cred->base, NULL);
   if (r->loc) protobuf_c_message_free_unpacked(&r->loc->base, NULL);

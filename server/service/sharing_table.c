@@ -346,7 +346,7 @@ int shr_query_table(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage 
   if (!rc) rc = shr_caps(call, &caps);
   if (!rc) rc = shr_open_table(call, &o, req->share, req->schema, req->table);
   else memset(&o, 0, sizeof o);
-  if (!rc && o.is_remote) rc = shr_remote_can_sign(&o.rem);
+  if (!rc && o.is_remote) rc = shr_remote_can_sign(&o.rem, o.sctx.ttl_s);
   if (!rc)
     rc = shr_engine_error(call, shq_query_table(o.dl, &q, &caps, &o.opts, &o.signer, shr_now_ms(),
                                                 &res, shr_send_line, &st));
@@ -373,7 +373,7 @@ int shr_get_table_changes(dd_call *call, const ProtobufCMessage *in, ProtobufCMe
   int rc = shr_caps(call, &caps);
   if (!rc) rc = shr_open_table(call, &o, req->share, req->schema, req->table);
   else memset(&o, 0, sizeof o);
-  if (!rc && o.is_remote) rc = shr_remote_can_sign(&o.rem);
+  if (!rc && o.is_remote) rc = shr_remote_can_sign(&o.rem, o.sctx.ttl_s);
   if (!rc)
     rc = shr_engine_error(call, shq_table_changes(o.dl, &c, &caps, &o.opts, &o.signer,
                                                   shr_now_ms(), &res, shr_send_line, &st));

@@ -2,13 +2,16 @@
  * service REST API: Get Blob (with Range), Get Blob Properties, List Blobs (delimiter '/',
  * followed across markers), Put Blob (block blobs) and Delete Blob, sent with os_http.c.
  * Every request carries a SAS: a container SAS (sr=c) made by store/sign for each request
- * from an account key, or the stored SAS token of the credential. ADLS Gen2 (abfss://, dfs
+ * from an account key, or the stored SAS token of the credential; with a service principal
+ * it carries an OAuth bearer token instead (os_azure_ad.c). ADLS Gen2 (abfss://, dfs
  * host) tables are read through the blob endpoint of the same account. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+
+#include <openssl/crypto.h>
 
 #include "common/err.h"
 #include "store/objstore/os_http.h"
@@ -25,6 +28,8 @@ typedef struct az_impl {
   char *suffix;                       /* endpoint suffix or NULL (core.windows.net) */
   char *key;                          /* account key (base64) or NULL */
   char *sas;                          /* stored SAS token or NULL */
+  char *tenant, *client_id, *secret;  /* service principal (no key, no SAS) or NULL */
+  char *authority;                    /* its authority host or NULL */
   char version[48];                   /* "x-ms-version: <v>" */
 } az_impl;
 
@@ -75,6 +80,8 @@ static int az_make_url(void *ctx, char **out) {
   o.blob_endpoint = s->endpoint;
   char *sas = NULL;
   int rc = 0;
+  if (s->secret) /* a service principal: the bearer token is a header, not in the URL */
+    return sign_azure_request_url(out, s->account, s->container, u->blob, u->ps, u->nps, NULL, &o);
   if (s->key) {
     int64_t now = (int64_t)time(NULL);
     rc = sign_azure_container_sas(&sas, s->account, s->key, s->container, now - AZ_CLOCK_SKEW_S,
@@ -108,13 +115,33 @@ static int az_status_err(const os__http_resp *r, const char *op, const char *blo
                     *msg ? ": " : "", msg);
 }
 
+/* The service principal of s as a credential (borrowed strings). */
+static sign_cred az_client_cred(const az_impl *s) {
+  sign_cred c = {0};
+  c.kind = SIGN_CRED_AZURE_CLIENT;
+  c.azure_account = s->account;
+  c.azure_tenant = s->tenant;
+  c.azure_client_id = s->client_id;
+  c.azure_client_secret = s->secret;
+  c.azure_authority = s->authority;
+  c.azure_endpoint = s->endpoint;
+  return c;
+}
+
 /* One request; *resp is filled on success (any status); free it. extra_hdr may be NULL. */
 static int az_send(const az_impl *s, const char *method, const char *blob,
                    const sign_azure_param *ps, size_t nps, const char *const *extra_hdr,
                    const os__http_req *extra, os__http_resp *resp) {
-  const char *hdrs[8];
+  const char *hdrs[9];
+  char bearer[8192];
   size_t n = 0;
   hdrs[n++] = s->version;
+  if (s->secret) {
+    sign_cred c = az_client_cred(s);
+    int rc = os_azure_bearer(&c, bearer, sizeof bearer);
+    if (rc) return rc;
+    hdrs[n++] = bearer;
+  }
   for (const char *const *h = extra_hdr; h && *h && n < 7; h++) hdrs[n++] = *h;
   hdrs[n] = NULL;
   os__http_req rq = {0};
@@ -379,8 +406,14 @@ static void az_free(void *impl) {
   free(s->prefix);
   free(s->endpoint);
   free(s->suffix);
+  if (s->key) OPENSSL_cleanse(s->key, strlen(s->key));
+  if (s->secret) OPENSSL_cleanse(s->secret, strlen(s->secret));
   free(s->key);
   free(s->sas);
+  free(s->tenant);
+  free(s->client_id);
+  free(s->secret);
+  free(s->authority);
   free(s);
 }
 
@@ -432,14 +465,10 @@ static int az_where(char **out, const sign_location *loc, const az_impl *s) {
 }
 
 static int az_check_cred(const sign_location *loc, const sign_cred *cred, const char **acct) {
-  if (!cred || (cred->kind != SIGN_CRED_AZURE_KEY && cred->kind != SIGN_CRED_AZURE_SAS)) {
-    if (cred && cred->kind == SIGN_CRED_AZURE_CLIENT)
-      return dd_err_set(DD_EUNSUPPORTED,
-                        "reading Azure with a service principal is not supported; use an "
-                        "account key or a SAS credential");
-    return dd_err_set(DD_EINVAL, "Azure container '%s' needs an Azure account-key or SAS "
-                      "credential", loc->bucket);
-  }
+  if (!cred || (cred->kind != SIGN_CRED_AZURE_KEY && cred->kind != SIGN_CRED_AZURE_SAS &&
+                cred->kind != SIGN_CRED_AZURE_CLIENT))
+    return dd_err_set(DD_EINVAL, "Azure container '%s' needs an Azure account-key, SAS or "
+                      "service-principal credential", loc->bucket);
   const char *ca = cred->azure_account && *cred->azure_account ? cred->azure_account : NULL;
   if (loc->account && ca && strcmp(loc->account, ca) != 0)
     return dd_err_set(DD_EINVAL, "credential is for Azure account '%s', location is in '%s'",
@@ -469,8 +498,17 @@ int os_azure_open(os_store **out, const sign_location *loc, const sign_cred *cre
   s->prefix = strdup(loc->path ? loc->path : "");
   s->endpoint = az_dup(cred->azure_endpoint, &oom);
   s->suffix = az_dup(loc->endpoint_suffix, &oom);
-  if (cred->kind == SIGN_CRED_AZURE_KEY) s->key = az_dup(cred->azure_key_b64, &oom);
-  else s->sas = az_dup(cred->azure_sas[0] == '?' ? cred->azure_sas + 1 : cred->azure_sas, &oom);
+  if (cred->kind == SIGN_CRED_AZURE_KEY) {
+    s->key = az_dup(cred->azure_key_b64, &oom);
+  } else if (cred->kind == SIGN_CRED_AZURE_CLIENT) {
+    s->tenant = az_dup(cred->azure_tenant, &oom);
+    s->client_id = az_dup(cred->azure_client_id, &oom);
+    s->secret = strdup(cred->azure_client_secret ? cred->azure_client_secret : "");
+    oom = oom || !s->secret;
+    s->authority = az_dup(cred->azure_authority, &oom);
+  } else {
+    s->sas = az_dup(cred->azure_sas[0] == '?' ? cred->azure_sas + 1 : cred->azure_sas, &oom);
+  }
   char *where = NULL, *probe = NULL;
   rc = oom || !s->prefix ? dd_err_set(DD_ENOMEM, "out of memory") : 0;
   if (!rc) {
@@ -480,6 +518,12 @@ int os_azure_open(os_store **out, const sign_location *loc, const sign_cred *cre
     free(probe);
   }
   if (!rc) rc = os__http_init();
+  if (!rc && s->secret) { /* sign in now: a refused client fails the open, not a read */
+    sign_cred c = az_client_cred(s);
+    char bearer[8192];
+    rc = os_azure_bearer(&c, bearer, sizeof bearer);
+    OPENSSL_cleanse(bearer, sizeof bearer);
+  }
   if (!rc) rc = az_where(&where, loc, s);
   if (!rc) rc = os_store_new(out, &az_vt, s, where);
   free(where);

@@ -103,6 +103,19 @@ static size_t os__read_cb(char *buf, size_t sz, size_t n, void *ud) {
   return take;
 }
 
+/* The CA bundle (os_set_ca_file): set once at start, before any request. */
+static char *os__ca_file;
+
+int os_set_ca_file(const char *path) {
+  free(os__ca_file);
+  os__ca_file = NULL;
+  if (!path || !*path) return 0;
+  FILE *f = fopen(path, "r");
+  if (!f) return dd_err_set(DD_ENOTFOUND, "storage CA file '%s' cannot be read", path);
+  fclose(f);
+  return (os__ca_file = strdup(path)) ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
+}
+
 /* The URL without its query string, for messages (never show a signature). */
 static void os__url_bare(char *out, size_t cap, const char *url) {
   snprintf(out, cap, "%.*s", (int)strcspn(url, "?"), url);
@@ -133,6 +146,7 @@ static int os__attempt(CURL *c, const os__http_req *rq, const char *url, os__htt
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
   curl_easy_setopt(c, CURLOPT_FILETIME, 1L);
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+  if (os__ca_file) curl_easy_setopt(c, CURLOPT_CAINFO, os__ca_file);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, os__write_cb);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, os__header_cb);

@@ -38,8 +38,42 @@ int os_s3_open(os_store **out, const sign_location *loc, const sign_cred *cred);
 
 /* The Azure Blob backend at a parsed Azure location. The account is the location's, or the
  * credential's for az:// and azure:// (DD_EINVAL when they differ); the credential's
- * strings are copied. Service principals give DD_EUNSUPPORTED. */
+ * strings are copied. A service principal (SIGN_CRED_AZURE_CLIENT, client secret) sends
+ * OAuth bearer tokens (os_azure_ad.c) instead of a SAS. */
 int os_azure_open(os_store **out, const sign_location *loc, const sign_cred *cred);
+
+/* Trusts the CAs of the PEM file at path (instead of the system's) for every object-store
+ * and identity-platform request from now on; NULL or "" goes back to the system's. Call at
+ * start, before requests are made (not thread-safe against them). DD_ENOTFOUND when the
+ * file cannot be read. */
+int os_set_ca_file(const char *path);
+
+/* ---- Azure service principals (os_azure_ad.c) ----
+ * Tokens come from the Microsoft identity platform's client-credentials grant at
+ * <authority>/<tenant>/oauth2/v2.0/token (scope https://storage.azure.com/.default); the
+ * authority is the credential's azure_authority, else $AZURE_AUTHORITY_HOST, else
+ * https://login.microsoftonline.com. Tokens and user delegation keys are kept for the
+ * process (by a SHA-256 of the authority, tenant, client and secret; keys also by account)
+ * and fetched again 5 minutes before they expire; a lock guards both tables, and a fetch
+ * happens under it, so concurrent first calls wait for one answer. Only client secrets are
+ * supported (certificates and federated tokens are DD_EUNSUPPORTED). */
+
+/* "Authorization: Bearer <token>" for cred into hdr (cap bytes). DD_EPERM when the identity
+ * platform refuses the client (its error_description in the message), DD_EIO when it
+ * cannot be reached. */
+int os_azure_bearer(const sign_cred *cred, char *hdr, size_t cap);
+
+/* A user delegation key of account, valid at least until need_until_s (epoch seconds, at
+ * most 6 days ahead), from Get User Delegation Key on the account's blob endpoint (the
+ * credential's azure_endpoint or https://<account>.blob.<suffix>). The strings are the
+ * caller's: os_azure_udk_free. */
+typedef struct os_azure_udk {
+  char *oid, *tid, *start, *expiry, *service, *version, *value;
+  sign_azure_udk key; /* views of the strings above, for sign_object_url */
+} os_azure_udk;
+int os_azure_udk_get(os_azure_udk *out, const sign_cred *cred, const char *account,
+                     const char *endpoint_suffix, int64_t need_until_s);
+void os_azure_udk_free(os_azure_udk *k);
 
 /* The GCS backend at a parsed gs:// location (os_gcs.c): a service account's key
  * (SIGN_CRED_GCP_SA) reads and writes over the JSON API with OAuth 2 tokens; an HMAC key

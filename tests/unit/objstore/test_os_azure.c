@@ -256,8 +256,15 @@ static void test_open_rejects(void **state) {
   c.azure_key_b64 = "not base64!";
   assert_int_equal(os_open_url(&st, "az://lake1/t", &c), DD_EINVAL);
   c = key_cred();
-  c.kind = SIGN_CRED_AZURE_CLIENT;
+  c.kind = SIGN_CRED_AZURE_CLIENT; /* a service principal needs its tenant and client ... */
+  assert_int_equal(os_open_url(&st, "az://lake1/t", &c), DD_EINVAL);
+  c.azure_tenant = "t1";
+  c.azure_client_id = "c1"; /* ... and a client secret (certificates are not supported) */
   assert_int_equal(os_open_url(&st, "az://lake1/t", &c), DD_EUNSUPPORTED);
+  c.azure_client_secret = "s";
+  c.azure_tenant = "t1/../x";
+  assert_int_equal(os_open_url(&st, "az://lake1/t", &c), DD_EINVAL);
+  c = key_cred();
   c.kind = SIGN_CRED_AWS;
   assert_int_equal(os_open_url(&st, "az://lake1/t", &c), DD_EINVAL);
   assert_int_equal(os_open_url(&st, "az://lake1/t", NULL), DD_EINVAL);
