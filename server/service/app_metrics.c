@@ -39,6 +39,18 @@ static void app__objstore(dd_buf *b) {
     }
 }
 
+static void app__objstore_http(dd_buf *b) {
+  os_http_stats h;
+  os_http_stats_get(&h);
+  app__gauge(b, "deltad_objstore_http_requests_total", "counter",
+             "HTTP requests sent to object stores and identity endpoints (retries included).",
+             h.requests);
+  app__gauge(b, "deltad_objstore_http_received_bytes_total", "counter",
+             "Body bytes received from object stores.", h.bytes_in);
+  app__gauge(b, "deltad_objstore_http_sent_bytes_total", "counter",
+             "Body bytes sent to object stores.", h.bytes_out);
+}
+
 int dd_app_metrics_write(dd_app *app, dd_buf *b) {
   app__cache(b, app);
   dl_commit_stats cs = dl_commit_stats_get();
@@ -46,6 +58,7 @@ int dd_app_metrics_write(dd_app *app, dd_buf *b) {
   app__gauge(b, "deltad_delta_commit_conflicts_total", "counter",
              "Delta commits refused because a concurrent commit conflicted.", cs.conflicts);
   app__objstore(b);
+  app__objstore_http(b);
   uint64_t map = 0, used = 0;
   int rc = cat_store_map_usage(dd_app_store(app), &map, &used);
   if (!rc) {

@@ -68,6 +68,13 @@ void os_stats_get(uint64_t out[OS_STATS_BACKENDS][OS_STATS_OUTCOMES]);
 const char *os_stats_backend_name(int i);
 const char *os_stats_outcome_name(int i);
 
+/* HTTP requests the object-store backends sent (every attempt, retries included) and the
+ * body bytes they received and sent, for the process (relaxed atomics). */
+typedef struct os_http_stats {
+  uint64_t requests, bytes_in, bytes_out;
+} os_http_stats;
+void os_http_stats_get(os_http_stats *out);
+
 /* The most paths one del_many call gets (S3 DeleteObjects takes 1,000 keys). */
 #define OS_DELETE_BATCH 1000
 

@@ -5,6 +5,7 @@
 
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +205,15 @@ static bool os__transient(long status) {
   return status == 500 || status == 502 || status == 503 || status == 504;
 }
 
+/* HTTP requests sent (every attempt) and body bytes received and sent, for the process. */
+static atomic_uint_fast64_t os__n_requests, os__n_bytes_in, os__n_bytes_out;
+
+void os_http_stats_get(os_http_stats *out) {
+  out->requests = atomic_load_explicit(&os__n_requests, memory_order_relaxed);
+  out->bytes_in = atomic_load_explicit(&os__n_bytes_in, memory_order_relaxed);
+  out->bytes_out = atomic_load_explicit(&os__n_bytes_out, memory_order_relaxed);
+}
+
 int os__http_do(const os__http_req *rq, os__http_url_fn make_url, void *ctx,
                 os__http_resp *out) {
   memset(out, 0, sizeof *out);
@@ -223,6 +233,9 @@ int os__http_do(const os__http_req *rq, os__http_url_fn make_url, void *ctx,
     }
     rc = os__attempt(c, rq, url, out);
     os__http_give(c);
+    atomic_fetch_add_explicit(&os__n_requests, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&os__n_bytes_in, out->len, memory_order_relaxed);
+    atomic_fetch_add_explicit(&os__n_bytes_out, rq->body_len, memory_order_relaxed);
     free(url);
     if (rc == DD_ENOMEM) return rc;
     if (rc && out->timed_out) return rc; /* a stalled store: waiting again would only stall */
