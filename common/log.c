@@ -46,6 +46,7 @@ const char *dd_log_level_name(dd_log_level level) {
 
 #define LOG__WAKE_BYTES (64u << 10)
 #define LOG__MAX_BYTES (16u << 20) /* beyond this lines are dropped (and counted) */
+#define LOG__SPARE_MAX (4u << 20)  /* a flushed buffer up to this size is kept for reuse */
 static pthread_mutex_t log__mu = PTHREAD_MUTEX_INITIALIZER, log__wmu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t log__cv = PTHREAD_COND_INITIALIZER;
 static dd_buf log__q;          /* guarded by log__mu */
@@ -73,12 +74,17 @@ static void log__write_all(const char *p, size_t n) {
   }
 }
 
+/* The queue's second buffer (guarded by log__wmu): flushing swaps it in, emptied but with
+ * its capacity kept, so the callers' appends seldom grow the queue (a realloc, and a copy
+ * of it, while they hold log__mu). */
+static dd_buf log__spare;
+
 void dd_log_flush(void) {
   pthread_mutex_lock(&log__wmu);
   pthread_mutex_lock(&log__mu);
   dd_buf q = log__q;
   uint64_t dropped = log__dropped;
-  log__q = (dd_buf){0};
+  log__q = log__spare;
   log__dropped = 0;
   pthread_mutex_unlock(&log__mu);
   if (q.len) log__write_all(q.p, q.len);
@@ -88,8 +94,11 @@ void dd_log_flush(void) {
                      (unsigned long long)dropped);
     log__write_all(msg, (size_t)n);
   }
+  if (q.cap > LOG__SPARE_MAX) dd_buf_free(&q); /* a burst's buffer is not kept */
+  q.len = 0;
+  q.oom = false;
+  log__spare = q;
   pthread_mutex_unlock(&log__wmu);
-  dd_buf_free(&q);
 }
 
 static void *log__writer(void *arg) {
