@@ -253,7 +253,7 @@ static void test_pagination(void **state) {
 /* Puts n catalogs n0000.. in one transaction through the store's own record helpers
  * (1000 separate synced commits would make this test slow). */
 static void bulk_catalogs(cat_store *s, int n) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   assert_int_equal(cat__txn_begin(s, &txn, true), 0);
   for (int i = 0; i < n; i++) {
     char name[16], id[CAT__ID_LEN + 1];
