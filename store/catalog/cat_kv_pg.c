@@ -57,9 +57,11 @@ static PGresult *pg__run(cat_txn *t, const char *stmt, int db, cat__bytes k, con
 
 static int pg__begin_on(pg__txn *t, bool write) {
   PGconn *c = t->slot->c;
+  /* PostgreSQL takes the snapshot at the first statement, not at BEGIN: a SELECT in the
+   * same round trip pins it now, as LMDB's read transaction does */
   if (!write)
-    return pg__exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PGRES_COMMAND_OK,
-                    "begin");
+    return pg__exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1",
+                    PGRES_TUPLES_OK, "begin");
   int rc = pg__exec(c, "BEGIN", PGRES_COMMAND_OK, "begin");
   if (rc) return rc;
   PGresult *r = PQexecPrepared(c, "dd_lock", 0, NULL, NULL, NULL, 0);

@@ -134,6 +134,17 @@ int sign_local_key_load_or_create(sign_local_key *out, const char *path) {
   return rc;
 }
 
+int sign_local_key_load(sign_local_key *out, const char *path) {
+  if (!out || !path || !*path)
+    return dd_err_set(DD_EINVAL, "no key file path");
+  memset(out, 0, sizeof *out);
+  int rc = sign__key_open_read(out, path);
+  if (rc == DD_ENOTFOUND)
+    rc = dd_err_set(DD_EPRECOND, "key file %s does not exist (create it with 32 random "
+                    "bytes, mode 0600: head -c 32 /dev/urandom > FILE)", path);
+  return rc;
+}
+
 /* ===================== canonical string and signature ===================== */
 
 int sign__local_canonical(char **out, const char *table_id, const char *rel_path,
