@@ -40,8 +40,12 @@ class Postgres:
     def _run(self, args, check=True, timeout=120):
         if self.as_root:
             args = ["runuser", "-u", "nobody", "--"] + args
-        return subprocess.run(args, check=check, timeout=timeout, capture_output=True,
-                              text=True)
+        r = subprocess.run(args, timeout=timeout, capture_output=True, text=True)
+        if check and r.returncode != 0:
+            raise RuntimeError("%s failed (%d): %s%s (the folder and its parents must be "
+                               "reachable by the user PostgreSQL runs as)"
+                               % (" ".join(args), r.returncode, r.stdout, r.stderr))
+        return r
 
     def _pg_ctl(self, *args, check=True):
         return self._run([os.path.join(PG_BIN, "pg_ctl"), "-D", self.data, "-w", "-t", "60",
