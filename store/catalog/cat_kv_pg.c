@@ -2,12 +2,17 @@
  * each sub-database is the rows of deltad_kv with its db number, so keys, values and their
  * order (bytea compares bytewise) are LMDB's. A transaction holds one pooled connection
  * (cat_kv_pg_conn.c) from begin to commit or abort:
- *   read:  BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY   (one snapshot, like LMDB's)
- *   write: BEGIN (READ COMMITTED), then SELECT ... FOR UPDATE of the one deltad_lock row:
- *          writers of every replica take turns, and each sees all that committed before it
- *          got the lock, so a write transaction behaves as LMDB's single writer.
+ *   read:  BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT gen FROM deltad_lock
+ *          (one round trip: the snapshot is taken now, as LMDB's read transaction, and its
+ *          generation tells the read cache, cat_kv_pg_cache.c, what it may answer);
+ *          ended by a ROLLBACK sent without waiting (read by the next borrower).
+ *   write: BEGIN (READ COMMITTED); UPDATE deltad_lock SET gen = gen + 1 (one round trip):
+ *          the row lock makes writers of every replica take turns, each seeing all that
+ *          committed before it got the lock, so a write transaction behaves as LMDB's
+ *          single writer.
  * Cursors fetch rows in batches (WHERE k >= / > $key ORDER BY k LIMIT n). */
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,17 +23,21 @@
 #define PG__SEEK_BATCH 16   /* first batch after a seek (walks re-seek often) */
 #define PG__NEXT_BATCH 256
 
+enum { PG__GET, PG__SEEK, PG__AFTER }; /* the cached queries */
+static const char *const pg__stmt_names[] = {"dd_get", "dd_seek", "dd_after"};
+
 typedef struct pg__txn {
   cat_txn base;
   pg__slot *slot;
-  PGresult *last; /* holds the value of the last get */
+  pg__rows *last; /* holds the value of the last get */
+  uint64_t gen;   /* read txns: the generation of the snapshot */
   bool broken;    /* the connection failed: drop it on release */
 } pg__txn;
 
 typedef struct pg__cur {
   cat__cur base;
-  PGresult *res;
-  int row, n, limit;
+  pg__rows *rows;
+  int row, limit;
 } pg__cur;
 
 static pg__state *pg__st(cat_store *s) { return s->be_state; }
@@ -53,24 +62,41 @@ static PGresult *pg__run(cat_txn *t, const char *stmt, int db, cat__bytes k, con
   return NULL;
 }
 
+/* The rows of a read query: from the cache when this read txn's generation has them, else
+ * from the database (and then cached). Write txns always ask the database. */
+static int pg__rows_query(cat_txn *base, int stmt, int db, cat__bytes k, int limit,
+                          pg__rows **out) {
+  pg__txn *t = (pg__txn *)base;
+  pg__cache *cache = &pg__st(base->s)->cache;
+  *out = base->write ? NULL : pg__cache_get(cache, t->gen, stmt, db, k, limit);
+  if (*out) return 0;
+  int rc = 0;
+  PGresult *r = pg__run(base, pg__stmt_names[stmt], db, k, NULL, 0, limit, PGRES_TUPLES_OK, &rc);
+  if (!r) return rc;
+  *out = pg__rows_from(r);
+  PQclear(r);
+  if (!*out) return dd_err_set(DD_ENOMEM, "out of memory");
+  if (!base->write) pg__cache_put(cache, t->gen, stmt, db, k, limit, *out);
+  return 0;
+}
+
 /* ---- transactions ------------------------------------------------------------------------- */
 
 static int pg__begin_on(pg__txn *t, bool write) {
   PGconn *c = t->slot->c;
-  /* PostgreSQL takes the snapshot at the first statement, not at BEGIN: a SELECT in the
-   * same round trip pins it now, as LMDB's read transaction does */
-  if (!write)
-    return pg__exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1",
-                    PGRES_TUPLES_OK, "begin");
-  int rc = pg__exec(c, "BEGIN", PGRES_COMMAND_OK, "begin");
-  if (rc) return rc;
-  PGresult *r = PQexecPrepared(c, "dd_lock", 0, NULL, NULL, NULL, 0);
-  rc = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 ? 0
-       : PQresultStatus(r) == PGRES_TUPLES_OK
-           ? dd_err_set(DD_ECORRUPT, "catalog database: the deltad_lock row is missing")
-           : pg__err(c, r, "take the write lock");
+  PGresult *r = PQexec(c, write ? "BEGIN; UPDATE deltad_lock SET gen = gen + 1 WHERE id = 1 "
+                                  "RETURNING gen"
+                                : "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
+                                  "SELECT gen FROM deltad_lock WHERE id = 1");
+  int rc = 0;
+  if (PQresultStatus(r) != PGRES_TUPLES_OK)
+    rc = pg__err(c, r, write ? "take the write lock" : "begin");
+  else if (PQntuples(r) != 1)
+    rc = dd_err_set(DD_ECORRUPT, "catalog database: the deltad_lock row is missing");
+  else
+    t->gen = strtoull(PQgetvalue(r, 0, 0), NULL, 10);
   PQclear(r);
-  if (rc) PQclear(PQexec(c, "ROLLBACK"));
+  if (rc && PQstatus(c) == CONNECTION_OK) PQclear(PQexec(c, "ROLLBACK"));
   return rc;
 }
 
@@ -98,7 +124,7 @@ static int pg__begin(cat_store *s, cat_txn **out, bool write) {
 }
 
 static void pg__end(pg__txn *t) {
-  PQclear(t->last);
+  free(t->last);
   pg__release(pg__st(t->base.s), t->slot, t->broken);
   free(t);
 }
@@ -118,8 +144,12 @@ static int pg__commit(cat_txn *base) {
 
 static void pg__abort(cat_txn *base) {
   pg__txn *t = (pg__txn *)base;
-  if (!t->broken && pg__exec(t->slot->c, "ROLLBACK", PGRES_COMMAND_OK, "rollback") != 0)
+  if (t->broken) {
+  } else if (!base->write && PQsendQuery(t->slot->c, "ROLLBACK")) {
+    t->slot->pending = true; /* a read-only txn: nothing to wait for */
+  } else if (pg__exec(t->slot->c, "ROLLBACK", PGRES_COMMAND_OK, "rollback") != 0) {
     t->broken = true;
+  }
   pg__end(t);
 }
 
@@ -127,19 +157,19 @@ static void pg__abort(cat_txn *base) {
 
 static int pg__get(cat_txn *base, int db, cat__bytes k, cat__bytes *v) {
   pg__txn *t = (pg__txn *)base;
-  int rc = 0;
-  PQclear(t->last);
-  t->last = pg__run(base, "dd_get", db, k, NULL, 0, 0, PGRES_TUPLES_OK, &rc);
-  if (!t->last) return rc;
-  if (PQntuples(t->last) == 0) return DD_ENOTFOUND;
-  *v = (cat__bytes){PQgetvalue(t->last, 0, 0), (size_t)PQgetlength(t->last, 0, 0)};
+  free(t->last);
+  t->last = NULL;
+  int rc = pg__rows_query(base, PG__GET, db, k, 0, &t->last);
+  if (rc) return rc;
+  if (t->last->n == 0) return DD_ENOTFOUND;
+  *v = pg__rows_val(t->last, 0);
   return 0;
 }
 
 static int pg__put(cat_txn *base, int db, cat__bytes k, cat__bytes v, bool no_overwrite) {
   pg__txn *t = (pg__txn *)base;
   int rc = 0;
-  PQclear(t->last);
+  free(t->last);
   t->last = NULL;
   PGresult *r = pg__run(base, no_overwrite ? "dd_putnx" : "dd_put", db, k, v.n ? v.p : "", v.n,
                         0, PGRES_COMMAND_OK, &rc);
@@ -152,7 +182,7 @@ static int pg__put(cat_txn *base, int db, cat__bytes k, cat__bytes v, bool no_ov
 static int pg__del(cat_txn *base, int db, cat__bytes k) {
   pg__txn *t = (pg__txn *)base;
   int rc = 0;
-  PQclear(t->last);
+  free(t->last);
   t->last = NULL;
   PGresult *r = pg__run(base, "dd_del", db, k, NULL, 0, 0, PGRES_COMMAND_OK, &rc);
   if (!r) return rc;
@@ -173,21 +203,20 @@ static int pg__cur_open(cat_txn *t, int db, cat__cur **out) {
 }
 
 static int pg__cur_row(pg__cur *c, cat__bytes *k, cat__bytes *v) {
-  if (c->row >= c->n) return DD_ENOTFOUND;
-  *k = (cat__bytes){PQgetvalue(c->res, c->row, 0), (size_t)PQgetlength(c->res, c->row, 0)};
-  *v = (cat__bytes){PQgetvalue(c->res, c->row, 1), (size_t)PQgetlength(c->res, c->row, 1)};
+  if (!c->rows || c->row >= c->rows->n) return DD_ENOTFOUND;
+  *k = pg__rows_key(c->rows, c->row);
+  *v = pg__rows_val(c->rows, c->row);
   return 0;
 }
 
 /* Replaces the batch with the rows from `from` (inclusive or not), limit at a time. */
 static int pg__cur_fetch(pg__cur *c, cat__bytes from, bool inclusive, int limit) {
-  int rc = 0;
-  PGresult *r = pg__run(c->base.txn, inclusive ? "dd_seek" : "dd_after", c->base.db, from, NULL,
-                        0, limit, PGRES_TUPLES_OK, &rc);
-  PQclear(c->res);
-  c->res = r;
+  pg__rows *rows = NULL;
+  int rc = pg__rows_query(c->base.txn, inclusive ? PG__SEEK : PG__AFTER, c->base.db, from,
+                          limit, &rows);
+  free(c->rows);
+  c->rows = rows;
   c->row = 0;
-  c->n = r ? PQntuples(r) : 0;
   c->limit = limit;
   return rc;
 }
@@ -200,20 +229,20 @@ static int pg__cur_seek(cat__cur *base, cat__bytes from, cat__bytes *k, cat__byt
 
 static int pg__cur_next(cat__cur *base, cat__bytes *k, cat__bytes *v) {
   pg__cur *c = (pg__cur *)base;
-  if (!c->res) return DD_ENOTFOUND;
-  if (++c->row < c->n) return pg__cur_row(c, k, v);
-  if (c->n < c->limit) return DD_ENOTFOUND; /* the batch was the last */
-  size_t n = (size_t)PQgetlength(c->res, c->n - 1, 0);
-  unsigned char *last = malloc(n ? n : 1);
+  if (!c->rows) return DD_ENOTFOUND;
+  if (++c->row < c->rows->n) return pg__cur_row(c, k, v);
+  if (c->rows->n < c->limit) return DD_ENOTFOUND; /* the batch was the last */
+  cat__bytes lk = pg__rows_key(c->rows, c->rows->n - 1);
+  unsigned char *last = malloc(lk.n ? lk.n : 1);
   if (!last) return dd_err_set(DD_ENOMEM, "out of memory");
-  memcpy(last, PQgetvalue(c->res, c->n - 1, 0), n);
-  int rc = pg__cur_fetch(c, (cat__bytes){last, n}, false, PG__NEXT_BATCH);
+  memcpy(last, lk.p, lk.n);
+  int rc = pg__cur_fetch(c, (cat__bytes){last, lk.n}, false, PG__NEXT_BATCH);
   free(last);
   return rc ? rc : pg__cur_row(c, k, v);
 }
 
 static void pg__cur_close(cat__cur *base) {
-  PQclear(((pg__cur *)base)->res);
+  free(((pg__cur *)base)->rows);
   free(base);
 }
 

@@ -11,8 +11,11 @@
  * SQL (kept to what CockroachDB and YugabyteDB accept too: no advisory locks, no PL/pgSQL):
  *   deltad_schema_version(id INT PRIMARY KEY, version INT)   one row (id 1)
  *   deltad_kv(db SMALLINT, k BYTEA, v BYTEA, PRIMARY KEY(db, k))
- *   deltad_lock(id INT PRIMARY KEY)                          one row (id 1), locked FOR
- *                                                            UPDATE by every write txn */
+ *   deltad_lock(id INT PRIMARY KEY, gen BIGINT)              one row (id 1): every write
+ *                                                            txn begins with UPDATE ...
+ *                                                            SET gen = gen + 1 (row lock:
+ *                                                            writers take turns; gen: the
+ *                                                            read cache, cat_kv_pg_cache.c) */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +45,6 @@ static const struct {
      "SELECT k, v FROM deltad_kv WHERE db = $1 AND k >= $2 ORDER BY k LIMIT $3", 3},
     {"dd_after",
      "SELECT k, v FROM deltad_kv WHERE db = $1 AND k > $2 ORDER BY k LIMIT $3", 3},
-    {"dd_lock", "SELECT id FROM deltad_lock WHERE id = 1 FOR UPDATE", 0},
 };
 
 /* ---- errors --------------------------------------------------------------------------------- */
@@ -143,6 +145,19 @@ int pg__borrow(pg__state *st, pg__slot **out) {
   pg__slot *slot = st->free[--st->n_free];
   pthread_mutex_unlock(&st->mu);
   int rc = 0;
+  if (slot->c && slot->pending) { /* the last user's ROLLBACK: its answer is here by now */
+    PGresult *r;
+    bool failed = false;
+    while ((r = PQgetResult(slot->c)) != NULL) {
+      failed |= PQresultStatus(r) != PGRES_COMMAND_OK;
+      PQclear(r);
+    }
+    if (failed) { /* the connection's state is unknown: start afresh */
+      PQfinish(slot->c);
+      slot->c = NULL;
+    }
+  }
+  slot->pending = false;
   if (slot->c && PQstatus(slot->c) != CONNECTION_OK) {
     PQfinish(slot->c);
     slot->c = NULL;
@@ -191,10 +206,11 @@ static int pg__migrate_txn(PGconn *c) {
     rc = pg__exec(c, "CREATE TABLE deltad_kv (db SMALLINT NOT NULL, k BYTEA NOT NULL, "
                      "v BYTEA NOT NULL, PRIMARY KEY (db, k))",
                   PGRES_COMMAND_OK, "create deltad_kv");
-    if (!rc) rc = pg__exec(c, "CREATE TABLE deltad_lock (id INT PRIMARY KEY)", PGRES_COMMAND_OK,
-                           "create deltad_lock");
-    if (!rc) rc = pg__exec(c, "INSERT INTO deltad_lock (id) VALUES (1)", PGRES_COMMAND_OK,
-                           "create the lock row");
+    if (!rc) rc = pg__exec(c, "CREATE TABLE deltad_lock (id INT PRIMARY KEY, "
+                              "gen BIGINT NOT NULL)",
+                           PGRES_COMMAND_OK, "create deltad_lock");
+    if (!rc) rc = pg__exec(c, "INSERT INTO deltad_lock (id, gen) VALUES (1, 0)",
+                           PGRES_COMMAND_OK, "create the lock row");
     if (!rc) rc = pg__exec(c, "UPDATE deltad_schema_version SET version = 1 WHERE id = 1",
                            PGRES_COMMAND_OK, "set schema version");
   }
@@ -230,6 +246,10 @@ int pg__state_open(pg__state **out, const char *url, int pool_size, const char *
   for (int i = 0; i < n; i++) st->free[i] = &st->slots[n - 1 - i];
   pthread_mutex_init(&st->mu, NULL);
   pthread_cond_init(&st->cv, NULL);
+  if (pg__cache_init(&st->cache) != 0) {
+    free(st);
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  }
   st->url = strdup(url);
   st->schema = schema ? strdup(schema) : NULL;
   int rc = !st->url || (schema && !st->schema) ? dd_err_set(DD_ENOMEM, "out of memory") : 0;
@@ -249,6 +269,7 @@ void pg__state_close(pg__state *st) {
     if (st->slots[i].c) PQfinish(st->slots[i].c);
   pthread_mutex_destroy(&st->mu);
   pthread_cond_destroy(&st->cv);
+  pg__cache_destroy(&st->cache);
   free(st->url);
   free(st->schema);
   free(st);
