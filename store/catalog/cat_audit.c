@@ -1,10 +1,14 @@
 /* cat_audit.c: the audit log in its own sub-database (layout in cat_internal.h): append
  * with retention, and filtered, paged listing in time order. Page tokens are event ids
- * ("<time_ms>-<seq>", decimal), which are also the order of the keys. */
+ * ("<time_ms>-<seq>", decimal), which are also the order of the keys. seq is a process
+ * counter from a random start, so replicas sharing a catalog do not collide. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/rand.h>
 
 #include "common/err.h"
 #include "store/catalog/cat_internal.h"
@@ -13,6 +17,15 @@
 typedef Deltad__Admin__V1__AuditEvent cat__event;
 
 static atomic_uint_fast64_t cat__audit_seq;
+static pthread_once_t cat__audit_once = PTHREAD_ONCE_INIT;
+
+/* The sequence starts at a random multiple of 2^40 in each process: replicas appending to
+ * one catalog (PostgreSQL) in the same millisecond get distinct keys. */
+static void cat__audit_seq_init(void) {
+  unsigned char r[3] = {0, 0, 0};
+  RAND_bytes(r, sizeof r);
+  atomic_store(&cat__audit_seq, ((uint64_t)r[0] << 56 | (uint64_t)r[1] << 48 | (uint64_t)r[2] << 40) >> 1);
+}
 
 static void cat__be64(unsigned char *p, uint64_t v) {
   for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (unsigned char)v;
@@ -43,6 +56,7 @@ static int cat__audit_purge(cat_store *s, cat_txn *txn, int64_t cutoff_ms) {
 
 int cat_audit_append(cat_store *s, const cat__event *ev, int64_t retention_ms) {
   int64_t now = cat__now_ms();
+  pthread_once(&cat__audit_once, cat__audit_seq_init);
   uint64_t seq = atomic_fetch_add(&cat__audit_seq, 1) + 1;
   unsigned char key[16];
   cat__be64(key, (uint64_t)now);

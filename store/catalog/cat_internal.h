@@ -1,6 +1,10 @@
-/* cat_internal.h: what the catalog store keeps on disk, and the helpers its files share.
+/* cat_internal.h: what the catalog store keeps, and the helpers its files share.
  *
- * FILES
+ * The layout below is the same on both backends (cat_kv.h): on LMDB each sub-database is a
+ * named LMDB database; on PostgreSQL it is the rows of the table deltad_kv whose `db` is the
+ * CAT__DB_* number below (cat_kv_pg.c), with the same keys and values.
+ *
+ * FILES (LMDB)
  *   <data_dir>/catalog.mdb/data.mdb, lock.mdb   the LMDB environment (a directory env)
  *   <data_dir>/secret.key                       32 random bytes, mode 0600: the AES-256-GCM
  *                                               key for credential secrets
@@ -78,7 +82,9 @@
  *
  *   -- the audit log (cat_audit.c) --
  *   audit         be64(time_ms) | be64(seq) -> AuditEvent (packed)
- *                 seq is a process counter, so keys are unique and sort by time; the
+ *                 seq is a process counter starting at a random multiple of 2^39 (so
+ *                 replicas sharing a PostgreSQL catalog do not collide): keys are unique
+ *                 and sort by time; the
  *                 event's id is "<time_ms>-<seq>" in decimal. An append deletes a bounded
  *                 number of the oldest events past the retention in the same transaction.
  *

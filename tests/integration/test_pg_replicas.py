@@ -106,6 +106,13 @@ class Replicas(unittest.TestCase):
             self.assertEqual(self.call(s, "GET", "/shares", token=tok).status_code, 401)
         # a name taken through one replica is taken on all
         self.assertEqual(self.call(C, "POST", "/shares", {"name": "RS"}).status_code, 409)
+        # one audit log: the changes made through A and through B, read on C
+        ev = self.ok(C, "GET", "/audit/events?kind=admin_change&max_results=1000")["events"]
+        acts = [(e["action"], e.get("object", "")) for e in ev]
+        self.assertIn(("CreateShare", "name=rs"), acts)        # through A
+        self.assertIn(("CreateCredential", "name=k"), acts)    # through B
+        self.assertIn(("DeleteRecipient", "name=eve"), acts)   # through B
+        self.assertEqual(len({e["id"] for e in ev}), len(ev))
 
     # ---- kill -9 one replica mid-load --------------------------------------------------------
 
