@@ -53,8 +53,9 @@ typedef struct pg__state {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   pg__slot *slots;  /* n_slots, in the same block as the state */
-  pg__slot **free;  /* stack of n_free idle slots */
-  int n_slots, n_free;
+  pg__slot **free;  /* ring of n_free idle slots from free_head: the longest idle first,
+                     * so the ROLLBACK a view sent on leaving has been answered */
+  int n_slots, n_free, free_head;
   pg__cache cache;
 } pg__state;
 

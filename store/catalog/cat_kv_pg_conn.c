@@ -142,7 +142,9 @@ int pg__borrow(pg__state *st, pg__slot **out) {
                         st->n_slots, CAT__PG_WAIT_S);
     }
   }
-  pg__slot *slot = st->free[--st->n_free];
+  pg__slot *slot = st->free[st->free_head];
+  st->free_head = (st->free_head + 1) % st->n_slots;
+  st->n_free--;
   pthread_mutex_unlock(&st->mu);
   int rc = 0;
   if (slot->c && slot->pending) { /* the last user's ROLLBACK: its answer is here by now */
@@ -177,7 +179,7 @@ void pg__release(pg__state *st, pg__slot *slot, bool broken) {
     slot->c = NULL;
   }
   pthread_mutex_lock(&st->mu);
-  st->free[st->n_free++] = slot;
+  st->free[(st->free_head + st->n_free++) % st->n_slots] = slot;
   pthread_cond_signal(&st->cv);
   pthread_mutex_unlock(&st->mu);
 }
@@ -243,7 +245,7 @@ int pg__state_open(pg__state **out, const char *url, int pool_size, const char *
   st->slots = (pg__slot *)(st + 1);
   st->free = (pg__slot **)(st->slots + n);
   st->n_slots = st->n_free = n;
-  for (int i = 0; i < n; i++) st->free[i] = &st->slots[n - 1 - i];
+  for (int i = 0; i < n; i++) st->free[i] = &st->slots[i];
   pthread_mutex_init(&st->mu, NULL);
   pthread_cond_init(&st->cv, NULL);
   if (pg__cache_init(&st->cache) != 0) {
