@@ -103,7 +103,8 @@ def catalog_args(data_dir, pg=None, schema=None):
     pg = pg or shared_postgres()
     keys = os.path.join(data_dir, "replica-keys")
     os.makedirs(keys, mode=0o700, exist_ok=True)
-    return ["--catalog", pg.url, "--catalog-schema",
+    pool = ["--catalog-pool", os.environ["DD_CATALOG_POOL"]] if os.environ.get("DD_CATALOG_POOL") else []
+    return pool + ["--catalog", pg.url, "--catalog-schema",
             schema or "t_" + re.sub(r"[^A-Za-z0-9_]", "_", os.path.basename(data_dir)),
             "--secret-key-file", make_key_file(os.path.join(keys, "secret.key")),
             "--url-signing-key-file", make_key_file(os.path.join(keys, "url_signing.key"))]

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
 import threading
 import time
@@ -70,6 +71,46 @@ class Replicas(unittest.TestCase):
         r = self.call(s, method, path, body)
         self.assertEqual(r.status_code, 200, (path, r.text))
         return r.json()
+
+    # ---- bad configuration: refused with a clear message -------------------------------------
+
+    def deltad_fails(self, args, config=None):
+        d = tempfile.mkdtemp(prefix="dd-replica-bad-")
+        try:
+            if config is not None:
+                with open(os.path.join(d, "deltad.conf"), "w") as f:
+                    f.write(config)
+                args = args + ["--config", os.path.join(d, "deltad.conf")]
+            r = subprocess.run([os.environ["DELTAD_BIN"], "--data-dir", os.path.join(d, "data"),
+                                "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"]
+                               + args, capture_output=True, text=True, timeout=60)
+            return r.returncode, r.stderr
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def test_0_bad_configuration(self):
+        key = h.make_key_file(os.path.join(self.keys, "secret.key"))
+        code, err = self.deltad_fails(["--catalog", self.pg.url])
+        self.assertEqual(code, 2, err)
+        self.assertIn("needs --secret-key-file and --url-signing-key-file", err)
+        code, err = self.deltad_fails(["--catalog", self.pg.url, "--secret-key-file", key,
+                                       "--url-signing-key-file", "/nonexistent/url.key"])
+        self.assertEqual(code, 1, err)
+        self.assertIn("/nonexistent/url.key", err)
+        code, err = self.deltad_fails(["--catalog", "mysql://x"])
+        self.assertEqual(code, 2, err)
+        self.assertIn("expected a postgresql:// URL", err)
+        # a database that does not answer: refused at start within the connect timeout
+        t0 = time.time()
+        code, err = self.deltad_fails([], "catalog = postgresql://deltad@127.0.0.1:1/postgres\n"
+                                      "secret-key-file = %s\nurl-signing-key-file = %s\n" % (key, key))
+        self.assertEqual(code, 1, err)
+        self.assertIn("catalog database unavailable", err)
+        self.assertLess(time.time() - t0, 30)
+        code, err = self.deltad_fails(["--catalog", self.pg.url, "--secret-key-file", key,
+                                       "--url-signing-key-file", key, "--restore-from", "/tmp"])
+        self.assertEqual(code, 1, err)
+        self.assertIn("pg_restore", err)
 
     # ---- one catalog, seen at once everywhere ----------------------------------------------
 
