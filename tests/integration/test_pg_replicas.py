@@ -221,6 +221,26 @@ class Replicas(unittest.TestCase):
         while len(acked) < 30:
             time.sleep(0.05)
         before = len(acked)
+        # gRPC too: GetCatalog through B in a loop while the database is down
+        grpc_codes, grpc_stop = [], threading.Event()
+
+        def grpc_probe():
+            import grpc
+            h.stubs_dir()
+            from deltad.catalog.v1 import catalog_pb2 as c, catalog_pb2_grpc as cg
+            stub = cg.CatalogServiceStub(self.B.channel())
+            md = (("authorization", "Bearer " + ADMIN),)
+            while not grpc_stop.is_set():
+                t0 = time.time()
+                try:
+                    stub.GetCatalog(c.GetCatalogRequest(name="r_0_0000"), metadata=md,
+                                    timeout=CALL_BOUND_S)
+                    grpc_codes.append(("OK", time.time() - t0))
+                except grpc.RpcError as e:
+                    grpc_codes.append((e.code().name, time.time() - t0))
+                time.sleep(0.02)
+        probe = threading.Thread(target=grpc_probe)
+        probe.start()
         self.pg.restart(down_seconds=3)
         restarted = time.time()
         # every replica recovers: writes succeed again on each within seconds
@@ -232,6 +252,13 @@ class Replicas(unittest.TestCase):
                 break
             time.sleep(0.2)
         stop.set()
+        grpc_stop.set()
+        probe.join(CALL_BOUND_S + 5)
+        self.assertFalse(probe.is_alive(), "a gRPC call hung")
+        self.assertIn("UNAVAILABLE", {c for c, _ in grpc_codes}, grpc_codes[:5])
+        self.assertEqual({c for c, _ in grpc_codes} - {"OK", "UNAVAILABLE"}, set())
+        self.assertEqual(grpc_codes[-1][0], "OK")  # recovered
+        self.assertLess(max(t for _, t in grpc_codes), CALL_BOUND_S)
         for t in ts:
             t.join(CALL_BOUND_S + 5)
             self.assertFalse(t.is_alive(), "a call hung")
