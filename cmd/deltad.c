@@ -96,15 +96,17 @@ static void main_grpc_limits(dd_grpc_opts *o, const dd_config *cfg) {
 typedef struct main_ready {
   atomic_int serving;
   dd_app *app;
-  const char *data_dir;
+  const dd_config *cfg;
 } main_ready;
 
-static int main_keys_check(const char *data_dir) {
+static int main_keys_check(const dd_config *cfg) {
   static const char *const keys[] = {"secret.key", "url_signing.key"};
+  const char *files[] = {cfg->secret_key_file, cfg->url_key_file};
   for (int i = 0; i < 2; i++) {
     char path[2048];
     struct stat st;
-    snprintf(path, sizeof path, "%s/%s", data_dir, keys[i]);
+    if (files[i][0]) snprintf(path, sizeof path, "%s", files[i]);
+    else snprintf(path, sizeof path, "%s/%s", cfg->data_dir, keys[i]);
     if (stat(path, &st) != 0) return dd_err_set(DD_EIO, "key %s: %s", keys[i], strerror(errno));
     if (st.st_size != 32 || (st.st_mode & 077))
       return dd_err_set(DD_EIO, "key %s: not 32 bytes readable by its owner only", keys[i]);
@@ -119,7 +121,7 @@ static int main_ready_check(void *ctx) {
   int rc = cat_view_open(dd_app_store(r->app), &v);
   if (v) cat_view_close(v);
   if (rc) return dd_err_set(rc, "catalog: %s", dd_err_msg());
-  return main_keys_check(r->data_dir);
+  return main_keys_check(r->cfg);
 }
 
 static int main_run(dd_config *cfg, const sigset_t *sigs, int argc, char **argv) {
@@ -144,6 +146,11 @@ static int main_run(dd_config *cfg, const sigset_t *sigs, int argc, char **argv)
   aopts.base_path = cfg->base_path;
   aopts.url_expiry_seconds = cfg->url_expiry_seconds;
   aopts.audit_retention_days = (int)cfg->audit_retention_days;
+  aopts.catalog_url = cfg->catalog[0] ? cfg->catalog : NULL;
+  aopts.catalog_schema = cfg->catalog_schema;
+  aopts.catalog_pool = cfg->catalog_pool;
+  aopts.secret_key_file = cfg->secret_key_file;
+  aopts.url_key_file = cfg->url_key_file;
   rg_limits limits = {(unsigned)cfg->req_max_depth, (size_t)cfg->req_max_elements,
                       (size_t)cfg->req_max_memory, (unsigned)cfg->req_max_requests,
                       (unsigned)cfg->req_max_per_principal};
@@ -166,7 +173,7 @@ static int main_run(dd_config *cfg, const sigset_t *sigs, int argc, char **argv)
   if ((rc = dd_native_lance_register(http)) != 0) goto cleanup; /* Lance Namespace REST */
   if ((rc = dd_native_sharing_register(http, cfg->base_path)) != 0) goto cleanup;
   ready.app = app;
-  ready.data_dir = cfg->data_dir;
+  ready.cfg = cfg;
   if ((rc = dd_native_health_register(http, main_ready_check, &ready)) != 0) goto cleanup;
   dd_obs_init(&obs, reg, app);
   if ((rc = dd_native_metrics_register(http, &obs.on_rest)) != 0) goto cleanup;
@@ -208,6 +215,7 @@ static int main_run(dd_config *cfg, const sigset_t *sigs, int argc, char **argv)
   dd_tls_files_free(tls); /* the transports keep copies */
   tls = NULL;
   printf("deltad: data directory %s\n", cfg->data_dir);
+  printf("deltad: catalog on %s\n", cat_store_backend(dd_app_store(app)));
   if (token_path)
     printf("deltad: admin token written to %s (mode 0600)\n", token_path);
   else if (dd_app_admin_token_from_env(app))

@@ -65,6 +65,14 @@ void dd_config_usage(void) {
       "  --audit-retention-days N  keep audit events N days (default 90)\n"
       "  --storage-ca-file FILE trust the CAs in FILE (PEM) for object stores and identity\n"
       "                         endpoints instead of the system's (a private endpoint)\n"
+      "the catalog on PostgreSQL, for replicas (docs/scaling.md):\n"
+      "  --catalog URL          postgresql://user@host:port/db (libpq URL; options pass\n"
+      "                         through): keep the catalog there instead of LMDB\n"
+      "  --catalog-schema NAME  PostgreSQL schema of the deltad_* tables (created if absent)\n"
+      "  --catalog-pool N       PostgreSQL connections per replica (default 8)\n"
+      "  --secret-key-file FILE     credentials' encryption key (32 bytes, 0600; required\n"
+      "                             with --catalog, the same file on every replica)\n"
+      "  --url-signing-key-file FILE  key of signed file URLs (same rules)\n"
       "  --restore-from DIR     restore a backup (deltactl admin backup) into an empty\n"
       "                         --data-dir, then serve it\n"
       "  --config FILE          read options from FILE first; flags override it (re-read\n"
@@ -198,12 +206,35 @@ static int cfg_set_obs(dd_config *cfg, const char *key, const char *val) {
   return 1;
 }
 
+/* The catalog options; 1 when key is not one of them. */
+static int cfg_set_catalog(dd_config *cfg, const char *key, const char *val) {
+  long n = 0;
+  int rc;
+  if (strcmp(key, "catalog") == 0) {
+    if (*val && strncmp(val, "postgresql://", 13) && strncmp(val, "postgres://", 11))
+      return dd_err_set(DD_EINVAL, "catalog: expected a postgresql:// URL, got '%s'", val);
+    return cfg_copy(cfg->catalog, sizeof cfg->catalog, key, val);
+  }
+  if (strcmp(key, "catalog-schema") == 0)
+    return cfg_copy(cfg->catalog_schema, sizeof cfg->catalog_schema, key, val);
+  if (strcmp(key, "catalog-pool") == 0) {
+    if ((rc = cfg_int(&n, key, val, 1, 256)) == 0) cfg->catalog_pool = (int)n;
+    return rc;
+  }
+  if (strcmp(key, "secret-key-file") == 0)
+    return cfg_copy(cfg->secret_key_file, sizeof cfg->secret_key_file, key, val);
+  if (strcmp(key, "url-signing-key-file") == 0)
+    return cfg_copy(cfg->url_key_file, sizeof cfg->url_key_file, key, val);
+  return 1;
+}
+
 /* Applies one setting; key has no leading dashes. */
 static int cfg_set(dd_config *cfg, const char *key, const char *val) {
   long n = 0;
   int rc = cfg_set_limit(cfg, key, val);
   if (rc != 1) return rc;
   if ((rc = cfg_set_obs(cfg, key, val)) != 1) return rc;
+  if ((rc = cfg_set_catalog(cfg, key, val)) != 1) return rc;
   rc = 0;
   if (strncmp(key, "tls-", 4) == 0) return cfg_set_tls(cfg, key, val);
   if (strcmp(key, "data-dir") == 0) return cfg_copy(cfg->data_dir, sizeof cfg->data_dir, key, val);
@@ -294,6 +325,7 @@ static void cfg_defaults(dd_config *cfg) {
   cfg->url_expiry_seconds = 3600;
   cfg->log_format = DD_LOG_TEXT;
   cfg->log_level = DD_LOG_INFO;
+  cfg->catalog_pool = 8;
   cfg_limit_defaults(cfg);
 }
 
@@ -342,6 +374,10 @@ int dd_config_load(dd_config *cfg, int argc, char **argv) {
   }
   int rc = cfg_check_tls(cfg);
   if (rc) return rc;
+  if (cfg->catalog[0] && (!cfg->secret_key_file[0] || !cfg->url_key_file[0]))
+    return dd_err_set(DD_EINVAL, "--catalog %s needs --secret-key-file and "
+                      "--url-signing-key-file (every replica must load the same keys)",
+                      "postgresql://...");
   if (cfg->threads == 0) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     cfg->threads = n > 0 ? (int)n : 2;

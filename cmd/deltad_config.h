@@ -38,6 +38,12 @@ typedef struct dd_config {
   char metrics_listen[256];  /* "" = /metrics only on the REST port, behind the admin token */
   long audit_retention_days; /* audit events older than this are purged (default 90) */
   char restore_from[1024];   /* a backup directory to restore into data_dir before start */
+  /* The catalog on PostgreSQL (docs/scaling.md); "" = LMDB in data_dir */
+  char catalog[1024];          /* postgresql://user@host:port/db?libpq-options */
+  char catalog_schema[128];    /* schema of the deltad_* tables; "" = search_path */
+  int catalog_pool;            /* connections per process (default 8) */
+  char secret_key_file[1024];  /* shared keys of replicas; "" = data_dir/secret.key ... */
+  char url_key_file[1024];     /* ... and data_dir/url_signing.key */
   char config_file[1024];    /* --config, re-read on SIGHUP */
   char storage_ca_file[1024]; /* CA bundle for object-store and identity endpoints ("" = system's) */
 } dd_config;

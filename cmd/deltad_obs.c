@@ -100,6 +100,9 @@ static int obs__empty_dir(const char *dir) {
 
 int dd_obs_restore(const dd_config *cfg) {
   if (!cfg->restore_from[0]) return 0;
+  if (cfg->catalog[0])
+    return dd_err_set(DD_EINVAL, "restore: the catalog is on PostgreSQL (--catalog): restore "
+                      "it with pg_restore or psql from a pg_dump; --restore-from is for LMDB");
   const char *b = cfg->restore_from, *d = cfg->data_dir;
   char from[2200], to[2200];
   snprintf(from, sizeof from, "%s/catalog.mdb/data.mdb", b);
@@ -135,7 +138,9 @@ static void obs__fixed(const dd_config *now, const dd_config *next) {
       OBS_F("http-threads", http_threads),   OBS_F("max-message-bytes", max_message_bytes),
       OBS_F("metrics-listen", metrics_listen), OBS_F("url-expiry-seconds", url_expiry_seconds),
       OBS_F("max-requests", req_max_requests), OBS_F("audit-retention-days", audit_retention_days),
-      OBS_F("tls-client-auth", tls_client_auth),
+      OBS_F("tls-client-auth", tls_client_auth), OBS_F("catalog", catalog),
+      OBS_F("catalog-schema", catalog_schema), OBS_F("catalog-pool", catalog_pool),
+      OBS_F("secret-key-file", secret_key_file), OBS_F("url-signing-key-file", url_key_file),
 #undef OBS_F
   };
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)

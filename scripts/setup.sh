@@ -12,12 +12,12 @@ PKGS=(
   build-essential cmake pkg-config
   libgrpc-dev protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libprotobuf-dev
   protobuf-compiler-grpc
-  liblmdb-dev libssl-dev libjansson-dev libmicrohttpd-dev libgnutls28-dev
+  liblmdb-dev libpq-dev libssl-dev libjansson-dev libmicrohttpd-dev libgnutls28-dev
   libsnappy-dev libzstd-dev zlib1g-dev libcurl4-openssl-dev libyaml-dev curl
 )
 if [ "$RUNTIME" -eq 0 ]; then
   PKGS+=(
-    clang libclang-rt-14-dev lmdb-utils libcmocka-dev
+    clang libclang-rt-14-dev lmdb-utils libcmocka-dev postgresql
     python3 python3-venv python3-grpcio python3-grpc-tools python3-protobuf python3-requests python3-botocore
     wrk prometheus
   )

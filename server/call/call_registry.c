@@ -182,6 +182,8 @@ int dd_call_authenticate_token(const dd_call_registry *r, dd_call_auth_kind kind
   rc = r->auth(r->app, tok, len, who);
   if (!rc) return 0;
   memset(who, 0, sizeof *who);
+  /* the store could not be asked (its database is down): UNAVAILABLE, not a bad token */
+  if (rc == DD_EIO) return rc;
   /* gRPC keeps the reason auth gave; REST says only that the token is invalid */
   if (kind == DD_CALL_AUTH_REST) return dd_err_set(DD_EUNAUTH, "invalid token");
   return *dd_err_msg() ? rc : dd_err_set(rc, "invalid bearer token");

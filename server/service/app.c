@@ -67,9 +67,11 @@ static int app_copy_opts(dd_app_opts *dst, const dd_app_opts *src) {
   return 0;
 }
 
-/* Loads (or creates) the key of Delta Sharing's signed file URLs. */
-static int app_url_key(dd_app *app) {
+/* Loads (or creates) the key of Delta Sharing's signed file URLs; a key file given in the
+ * options is loaded, never created. */
+static int app_url_key(dd_app *app, const char *key_file) {
   char path[4096];
+  if (key_file && *key_file) return sign_local_key_load(&app->url_key, key_file);
   if ((size_t)snprintf(path, sizeof path, "%s/url_signing.key", app->opts.data_dir) >= sizeof path)
     return dd_err_set(DD_EINVAL, "data_dir: path too long");
   return sign_local_key_load_or_create(&app->url_key, path);
@@ -84,12 +86,20 @@ int dd_app_open(dd_app **out, const dd_app_opts *opts, char **out_admin_token_pa
   if (!app) return dd_err_set(DD_ENOMEM, "out of memory");
   cat_store_opts so = CAT_STORE_OPTS_INIT;
   so.map_bytes = opts->lmdb_map_bytes;
+  so.catalog_url = opts->catalog_url;
+  so.pg_schema = opts->catalog_schema && *opts->catalog_schema ? opts->catalog_schema : NULL;
+  so.pool_size = opts->catalog_pool;
+  so.secret_key_file = opts->secret_key_file && *opts->secret_key_file ? opts->secret_key_file : NULL;
   int rc = app_copy_opts(&app->opts, opts);
+  if (!rc && opts->catalog_url && *opts->catalog_url &&
+      (!so.secret_key_file || !opts->url_key_file || !*opts->url_key_file))
+    rc = dd_err_set(DD_EINVAL, "catalog on PostgreSQL: --secret-key-file and "
+                    "--url-signing-key-file are required (every replica must load the same keys)");
   if (!rc) rc = app_mkdirs(opts->data_dir);
   if (!rc) rc = cat_store_open(&app->store, opts->data_dir, &so);
   if (!rc) rc = dd_auth_bootstrap(app->store, opts->data_dir, out_admin_token_path,
                                    &app->admin_token_from_env);
-  if (!rc) rc = app_url_key(app);
+  if (!rc) rc = app_url_key(app, opts->url_key_file);
   if (!rc) rc = dl_cache_new(&app->delta_cache, APP_DELTA_CACHE_BYTES);
   if (!rc) os_set_opener(shr_store_opener, app->store); /* tables by URL: the catalog's */
   if (rc) {

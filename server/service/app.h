@@ -20,8 +20,15 @@ typedef struct dd_app_opts {
   const char *base_path;     /* REST base path, "/api/v1" (profile endpoint, file URLs) */
   int url_expiry_seconds;    /* lifetime of signed file URLs; 0 = 3600 */
   int audit_retention_days;  /* audit events older than this are purged; 0 = 90 */
+  /* The catalog on PostgreSQL (docs/scaling.md): read at open only. With catalog_url set,
+   * both key files are required (every replica must load the same keys). */
+  const char *catalog_url;     /* "postgresql://..."; NULL = LMDB in data_dir */
+  const char *catalog_schema;  /* PostgreSQL schema of the deltad_* tables; NULL = default */
+  int catalog_pool;            /* connections per process; 0 = 8 */
+  const char *secret_key_file; /* credentials' encryption key; NULL = data_dir/secret.key */
+  const char *url_key_file;    /* signed-URL key; NULL = data_dir/url_signing.key */
 } dd_app_opts;
-#define DD_APP_OPTS_INIT {NULL, "0.1.0", NULL, 0, "/api/v1", 0, 90}
+#define DD_APP_OPTS_INIT {NULL, "0.1.0", NULL, 0, "/api/v1", 0, 90, NULL, NULL, 0, NULL, NULL}
 
 /* Opens (or creates) the data directory and its store. On first start it creates the admin
  * token: from DELTAD_ADMIN_TOKEN when set, else random; only its SHA-256 is stored; a

@@ -1,6 +1,8 @@
 /* app_metrics.c: the engine's metrics in Prometheus' text format (dd_app_metrics_write):
  * the Delta snapshot cache, Delta commits and conflicts, object-store requests and the
  * LMDB catalog map. Each comes from its module's read-only counters. */
+#include <string.h>
+
 #include "common/metrics.h"
 #include "server/service/app.h"
 #include "store/catalog/cat_store.h"
@@ -61,7 +63,11 @@ int dd_app_metrics_write(dd_app *app, dd_buf *b) {
   app__objstore_http(b);
   uint64_t map = 0, used = 0;
   int rc = cat_store_map_usage(dd_app_store(app), &map, &used);
-  if (!rc) {
+  app__gauge(b, "deltad_catalog_postgresql", "gauge",
+             "1 when the catalog is on PostgreSQL (no LMDB gauges then), 0 on LMDB.",
+             strcmp(cat_store_backend(dd_app_store(app)), "postgresql") == 0);
+  if (rc == DD_EUNSUPPORTED) rc = 0; /* PostgreSQL: no map to report */
+  else if (!rc) {
     app__gauge(b, "deltad_lmdb_map_size_bytes", "gauge", "Size of the catalog's LMDB map.", map);
     app__gauge(b, "deltad_lmdb_used_bytes", "gauge", "Bytes of the LMDB map in use (pages up to the last).", used);
   }

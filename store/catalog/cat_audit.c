@@ -1,10 +1,14 @@
 /* cat_audit.c: the audit log in its own sub-database (layout in cat_internal.h): append
  * with retention, and filtered, paged listing in time order. Page tokens are event ids
- * ("<time_ms>-<seq>", decimal), which are also the order of the keys. */
+ * ("<time_ms>-<seq>", decimal), which are also the order of the keys. seq is a process
+ * counter from a random start, so replicas sharing a catalog do not collide. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/rand.h>
 
 #include "common/err.h"
 #include "store/catalog/cat_internal.h"
@@ -13,6 +17,15 @@
 typedef Deltad__Admin__V1__AuditEvent cat__event;
 
 static atomic_uint_fast64_t cat__audit_seq;
+static pthread_once_t cat__audit_once = PTHREAD_ONCE_INIT;
+
+/* The sequence starts at a random multiple of 2^40 in each process: replicas appending to
+ * one catalog (PostgreSQL) in the same millisecond get distinct keys. */
+static void cat__audit_seq_init(void) {
+  unsigned char r[3] = {0, 0, 0};
+  RAND_bytes(r, sizeof r);
+  atomic_store(&cat__audit_seq, ((uint64_t)r[0] << 56 | (uint64_t)r[1] << 48 | (uint64_t)r[2] << 40) >> 1);
+}
 
 static void cat__be64(unsigned char *p, uint64_t v) {
   for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (unsigned char)v;
@@ -25,21 +38,25 @@ static uint64_t cat__get_be64(const unsigned char *p) {
 }
 
 /* Deletes the oldest events recorded before cutoff_ms, at most CAT__AUDIT_PURGE_MAX. */
-static int cat__audit_purge(cat_store *s, MDB_txn *txn, int64_t cutoff_ms) {
-  MDB_cursor *cur = NULL;
-  int rc = mdb_cursor_open(txn, s->dbi[CAT__DB_AUDIT], &cur);
-  MDB_val k, v;
+static int cat__audit_purge(cat_store *s, cat_txn *txn, int64_t cutoff_ms) {
+  cat__cur *cur = NULL;
+  cat__bytes k, v;
+  unsigned char key[16];
+  (void)s;
+  int rc = cat__cur_open(txn, CAT__DB_AUDIT, &cur);
   for (int n = 0; !rc && n < CAT__AUDIT_PURGE_MAX; n++) {
-    rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-    if (rc || k.mv_size != 16 || (int64_t)cat__get_be64(k.mv_data) >= cutoff_ms) break;
-    rc = mdb_cursor_del(cur, 0);
+    rc = cat__cur_seek(cur, "", 0, &k, &v);
+    if (rc || k.n != 16 || (int64_t)cat__get_be64(k.p) >= cutoff_ms) break;
+    memcpy(key, k.p, 16);
+    rc = cat__kv_del(txn, CAT__DB_AUDIT, key, 16);
   }
-  if (cur) mdb_cursor_close(cur);
-  return rc == MDB_NOTFOUND ? 0 : rc ? cat__mdb_err(rc, "audit log: purge") : 0;
+  cat__cur_close(cur);
+  return rc == DD_ENOTFOUND ? 0 : rc;
 }
 
 int cat_audit_append(cat_store *s, const cat__event *ev, int64_t retention_ms) {
   int64_t now = cat__now_ms();
+  pthread_once(&cat__audit_once, cat__audit_seq_init);
   uint64_t seq = atomic_fetch_add(&cat__audit_seq, 1) + 1;
   unsigned char key[16];
   cat__be64(key, (uint64_t)now);
@@ -49,21 +66,24 @@ int cat_audit_append(cat_store *s, const cat__event *ev, int64_t retention_ms) {
   cat__event e = *ev; /* shallow: only id and time change */
   e.id = id;
   e.time_ms = now;
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   int rc = cat__txn_begin(s, &txn, true);
   if (rc) return rc;
-  MDB_val k = {sizeof key, key}, v = {protobuf_c_message_get_packed_size(&e.base), NULL};
-  int mrc = mdb_put(txn, s->dbi[CAT__DB_AUDIT], &k, &v, MDB_RESERVE);
-  if (mrc) {
-    rc = cat__mdb_env_err(s->env, mrc, "audit log: append");
+  size_t n = protobuf_c_message_get_packed_size(&e.base);
+  unsigned char *buf = malloc(n ? n : 1);
+  if (!buf) {
+    rc = dd_err_set(DD_ENOMEM, "out of memory");
     goto cleanup;
   }
-  protobuf_c_message_pack(&e.base, v.mv_data);
+  protobuf_c_message_pack(&e.base, buf);
+  rc = cat__kv_put(txn, CAT__DB_AUDIT, key, sizeof key, buf, n, false);
+  free(buf);
+  if (rc) goto cleanup;
   if (retention_ms > 0 && (rc = cat__audit_purge(s, txn, now - retention_ms)) != 0) goto cleanup;
   rc = cat__txn_commit(txn);
   txn = NULL;
 cleanup:
-  if (txn) mdb_txn_abort(txn);
+  if (txn) cat__txn_abort(txn);
   return rc;
 }
 
@@ -111,16 +131,16 @@ static int cat__audit_walk(cat_view *view, const Deltad__Admin__V1__ListAuditEve
   unsigned char start[16];
   bool skip_equal;
   int rc = cat__audit_start(q, start, &skip_equal);
-  MDB_cursor *cur = NULL;
-  int mrc = rc ? 0 : mdb_cursor_open(view->txn, view->s->dbi[CAT__DB_AUDIT], &cur);
-  MDB_val k = {16, start}, v;
+  cat__cur *cur = NULL;
+  int mrc = rc ? 0 : cat__cur_open(view->txn, CAT__DB_AUDIT, &cur);
+  cat__bytes k, v;
   size_t cap = 0;
-  if (!rc && !mrc) mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-  if (!rc && !mrc && skip_equal && k.mv_size == 16 && !memcmp(k.mv_data, start, 16))
-    mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+  if (!rc && !mrc) mrc = cat__cur_seek(cur, start, 16, &k, &v);
+  if (!rc && !mrc && skip_equal && k.n == 16 && !memcmp(k.p, start, 16))
+    mrc = cat__cur_next(cur, &k, &v);
   while (!rc && !mrc) {
     cat__event *e = (cat__event *)protobuf_c_message_unpack(&deltad__admin__v1__audit_event__descriptor,
-                                                           NULL, v.mv_size, v.mv_data);
+                                                           NULL, v.n, v.p);
     if (!e) {
       rc = dd_err_set(DD_ECORRUPT, "audit log: an event does not decode");
       break;
@@ -136,10 +156,10 @@ static int cat__audit_walk(cat_view *view, const Deltad__Admin__V1__ListAuditEve
       protobuf_c_message_free_unpacked(&e->base, NULL);
       break;
     }
-    mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    mrc = cat__cur_next(cur, &k, &v);
   }
-  if (cur) mdb_cursor_close(cur);
-  if (!rc && mrc && mrc != MDB_NOTFOUND) rc = cat__mdb_err(mrc, "audit log: list");
+  cat__cur_close(cur);
+  if (!rc && mrc && mrc != DD_ENOTFOUND) rc = mrc;
   return rc;
 }
 

@@ -60,11 +60,12 @@ int cat_store_backup(cat_store *s, const char *dir, char ***files, size_t *n_fil
   char path[4096];
   if ((size_t)snprintf(path, sizeof path, "%s/catalog.mdb", dir) >= sizeof path - 16)
     return dd_err_set(DD_EINVAL, "backup: directory path too long");
+  if (s->be != &cat__lmdb_backend)
+    return s->be->backup(s, dir); /* says what to use instead, before touching dir */
   int rc = cat__backup_dir(dir);
   if (rc) return rc;
   if (mkdir(path, 0700) != 0) return dd_err_set(DD_EIO, "backup: create %s: %s", path, strerror(errno));
-  int mrc = mdb_env_copy2(s->env, path, MDB_CP_COMPACT);
-  if (mrc) return cat__mdb_env_err(s->env, mrc, "backup: copy the catalog");
+  if ((rc = s->be->backup(s, path)) != 0) return rc;
   snprintf(path, sizeof path, "%s/catalog.mdb/data.mdb", dir);
   if (chmod(path, 0600) != 0) return dd_err_set(DD_EIO, "backup: chmod %s: %s", path, strerror(errno));
   snprintf(path, sizeof path, "%s/secret.key", dir);

@@ -11,7 +11,7 @@
 #define CAT__CATALOG_PROPS (&deltad__catalog__v1__catalog_info__properties_entry__descriptor)
 
 /* Finds the catalog named name inside txn; DD_ENOTFOUND with the usual message. */
-static int cat__catalog_find(cat_store *s, MDB_txn *txn, const char *name, cat_catalog **out,
+static int cat__catalog_find(cat_store *s, cat_txn *txn, const char *name, cat_catalog **out,
                              char id[CAT__ID_LEN + 1]) {
   int rc = cat__get_by_name(s, txn, CAT__DB_CATALOG_NAMES, CAT__DB_CATALOGS, NULL, name,
                             CAT__CATALOG_DESC, (ProtobufCMessage **)out, id);
@@ -21,7 +21,7 @@ static int cat__catalog_find(cat_store *s, MDB_txn *txn, const char *name, cat_c
 
 /* ---- create -------------------------------------------------------------------------------- */
 
-static int cat__catalog_insert(cat_store *s, MDB_txn *txn, cat_catalog **out, const char *actor,
+static int cat__catalog_insert(cat_store *s, cat_txn *txn, cat_catalog **out, const char *actor,
                                const Deltad__Catalog__V1__CreateCatalogRequest *req) {
   char id[CAT__ID_LEN + 1];
   cat__kv **props = NULL;
@@ -49,14 +49,14 @@ cleanup:
 
 int cat_catalog_create(cat_store *s, cat_catalog **out, const char *actor,
                        const Deltad__Catalog__V1__CreateCatalogRequest *req) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   *out = NULL;
   int rc = cat_name_check("name", req->name, 0);
   if (!rc) rc = cat__props_check("properties", req->n_properties, (void *const *)req->properties);
   if (!rc) rc = cat__txn_begin(s, &txn, true);
   if (!rc) rc = cat__catalog_insert(s, txn, out, actor, req);
   if (!rc) rc = cat__txn_commit(txn);
-  else if (txn) mdb_txn_abort(txn);
+  else if (txn) cat__txn_abort(txn);
   if (rc && *out) {
     protobuf_c_message_free_unpacked(&(*out)->base, NULL);
     *out = NULL;
@@ -67,14 +67,14 @@ int cat_catalog_create(cat_store *s, cat_catalog **out, const char *actor,
 /* ---- get / list ------------------------------------------------------------------------------ */
 
 int cat_catalog_get(cat_store *s, cat_catalog **out, const char *name) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   char id[CAT__ID_LEN + 1];
   *out = NULL;
   int rc = cat_name_check("name", name, 0);
   if (rc) return rc;
   if ((rc = cat__txn_begin(s, &txn, false))) return rc;
   rc = cat__catalog_find(s, txn, name, out, id);
-  mdb_txn_abort(txn);
+  cat__txn_abort(txn);
   return rc;
 }
 
@@ -101,7 +101,7 @@ int cat_catalog_list(cat_store *s, Deltad__Catalog__V1__ListCatalogsResponse **o
 /* ---- update ---------------------------------------------------------------------------------- */
 
 /* Walk callback: rewrites catalog_name and full_name of one schema (arg: the new name). */
-static int cat__schema_recatalog(cat_store *s, MDB_txn *txn, const char *lname, const char *id,
+static int cat__schema_recatalog(cat_store *s, cat_txn *txn, const char *lname, const char *id,
                                  void *arg) {
   const char *new_name = arg;
   char full[2 * CAT__NAME_MAX + 2];
@@ -120,13 +120,13 @@ static int cat__schema_recatalog(cat_store *s, MDB_txn *txn, const char *lname, 
   return rc;
 }
 
-static int cat__catalog_rename_schemas(cat_store *s, MDB_txn *txn, const char *cat_id,
+static int cat__catalog_rename_schemas(cat_store *s, cat_txn *txn, const char *cat_id,
                                        const char *new_name) {
   return cat__scope_walk(s, txn, CAT__DB_SCHEMA_NAMES, cat_id, cat__schema_recatalog,
                          (void *)new_name);
 }
 
-static int cat__catalog_rename(cat_store *s, MDB_txn *txn, const char *id, const char *old_name,
+static int cat__catalog_rename(cat_store *s, cat_txn *txn, const char *id, const char *old_name,
                                const char *new_name) {
   int rc = cat__name_del(s, txn, CAT__DB_CATALOG_NAMES, NULL, old_name);
   if (!rc) rc = cat__name_put(s, txn, CAT__DB_CATALOG_NAMES, NULL, new_name, id);
@@ -135,7 +135,7 @@ static int cat__catalog_rename(cat_store *s, MDB_txn *txn, const char *id, const
   return rc;
 }
 
-static int cat__catalog_apply(cat_store *s, MDB_txn *txn, cat_catalog **out, const char *actor,
+static int cat__catalog_apply(cat_store *s, cat_txn *txn, cat_catalog **out, const char *actor,
                               const Deltad__Catalog__V1__UpdateCatalogRequest *req) {
   char id[CAT__ID_LEN + 1];
   cat_catalog *cur = NULL;
@@ -174,13 +174,13 @@ static int cat__catalog_update_check(const Deltad__Catalog__V1__UpdateCatalogReq
 
 int cat_catalog_update(cat_store *s, cat_catalog **out, const char *actor,
                        const Deltad__Catalog__V1__UpdateCatalogRequest *req) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   *out = NULL;
   int rc = cat__catalog_update_check(req);
   if (!rc) rc = cat__txn_begin(s, &txn, true);
   if (!rc) rc = cat__catalog_apply(s, txn, out, actor, req);
   if (!rc) rc = cat__txn_commit(txn);
-  else if (txn) mdb_txn_abort(txn);
+  else if (txn) cat__txn_abort(txn);
   if (rc && *out) {
     protobuf_c_message_free_unpacked(&(*out)->base, NULL);
     *out = NULL;
@@ -196,7 +196,7 @@ typedef struct cat__drop_arg {
 } cat__drop_arg;
 
 /* Walk callback: deletes one schema of the catalog, or refuses when not forced. */
-static int cat__schema_drop(cat_store *s, MDB_txn *txn, const char *lname, const char *id,
+static int cat__schema_drop(cat_store *s, cat_txn *txn, const char *lname, const char *id,
                             void *arg) {
   const cat__drop_arg *a = arg;
   if (!a->force) return dd_err_set(DD_EPRECOND, "catalog '%s' is not empty; use force", a->name);
@@ -205,14 +205,14 @@ static int cat__schema_drop(cat_store *s, MDB_txn *txn, const char *lname, const
   return rc;
 }
 
-static int cat__catalog_drop_schemas(cat_store *s, MDB_txn *txn, const char *cat_id,
+static int cat__catalog_drop_schemas(cat_store *s, cat_txn *txn, const char *cat_id,
                                      const char *name, int force) {
   cat__drop_arg a = {cat_id, name, force};
   return cat__scope_walk(s, txn, CAT__DB_SCHEMA_NAMES, cat_id, cat__schema_drop, &a);
 }
 
 int cat_catalog_delete(cat_store *s, const char *name, int force) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   cat_catalog *cur = NULL;
   char id[CAT__ID_LEN + 1];
   int rc = cat_name_check("name", name, 0);
@@ -224,7 +224,7 @@ int cat_catalog_delete(cat_store *s, const char *name, int force) {
   if (!rc) rc = cat__name_del(s, txn, CAT__DB_CATALOG_NAMES, NULL, name);
   if (!rc) rc = cat__key_del(s, txn, CAT__DB_CATALOGS, id, CAT__ID_LEN);
   if (!rc) rc = cat__txn_commit(txn);
-  else if (txn) mdb_txn_abort(txn);
+  else if (txn) cat__txn_abort(txn);
   if (cur) protobuf_c_message_free_unpacked(&cur->base, NULL);
   return rc;
 }

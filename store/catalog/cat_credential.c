@@ -124,20 +124,19 @@ static void cat__credential_blank(cat_credential *c) {
 /* ---- create ---------------------------------------------------------------------------------- */
 
 /* Seals the packed full credential under id into credential_secrets. */
-static int cat__secret_put(cat_store *s, MDB_txn *txn, const char *id, const unsigned char *plain,
+static int cat__secret_put(cat_store *s, cat_txn *txn, const char *id, const unsigned char *plain,
                            size_t len) {
   unsigned char *sealed = NULL;
   size_t sealed_len = 0;
   int rc = cat__seal(s, &sealed, &sealed_len, plain, len, id, CAT__ID_LEN);
   if (rc) return rc;
-  MDB_val k = {CAT__ID_LEN, (void *)id}, v = {sealed_len, sealed};
-  int mrc = mdb_put(txn, s->dbi[CAT__DB_CREDENTIAL_SECRETS], &k, &v, 0);
+  rc = cat__kv_put(txn, CAT__DB_CREDENTIAL_SECRETS, id, CAT__ID_LEN, sealed, sealed_len, false);
   free(sealed);
-  return mrc ? cat__mdb_err(mrc, "catalog store: write secret") : 0;
+  return rc;
 }
 
 /* Writes the sealed whole and the blanked public record built from full (a view). */
-static int cat__credential_write(cat_store *s, MDB_txn *txn, cat_credential **out,
+static int cat__credential_write(cat_store *s, cat_txn *txn, cat_credential **out,
                                  const cat_credential *full) {
   size_t len = protobuf_c_message_get_packed_size(&full->base);
   unsigned char *plain = malloc(len ? len : 1);
@@ -160,7 +159,7 @@ static int cat__credential_write(cat_store *s, MDB_txn *txn, cat_credential **ou
   return rc;
 }
 
-static int cat__credential_insert(cat_store *s, MDB_txn *txn, cat_credential **out,
+static int cat__credential_insert(cat_store *s, cat_txn *txn, cat_credential **out,
                                   const char *actor,
                                   const Deltad__Credentials__V1__CreateCredentialRequest *req) {
   char id[CAT__ID_LEN + 1];
@@ -189,13 +188,13 @@ static int cat__credential_insert(cat_store *s, MDB_txn *txn, cat_credential **o
 
 int cat_credential_create(cat_store *s, cat_credential **out, const char *actor,
                           const Deltad__Credentials__V1__CreateCredentialRequest *req) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   *out = NULL;
   int rc = cat__credential_check(req);
   if (!rc) rc = cat__txn_begin(s, &txn, true);
   if (!rc) rc = cat__credential_insert(s, txn, out, actor, req);
   if (!rc) rc = cat__txn_commit(txn);
-  else if (txn) mdb_txn_abort(txn);
+  else if (txn) cat__txn_abort(txn);
   if (rc && *out) {
     protobuf_c_message_free_unpacked(&(*out)->base, NULL);
     *out = NULL;
@@ -205,7 +204,7 @@ int cat_credential_create(cat_store *s, cat_credential **out, const char *actor,
 
 /* ---- get / list ------------------------------------------------------------------------------ */
 
-static int cat__credential_find(cat_store *s, MDB_txn *txn, const char *name, cat_credential **out,
+static int cat__credential_find(cat_store *s, cat_txn *txn, const char *name, cat_credential **out,
                                 char id[CAT__ID_LEN + 1]) {
   int rc = cat__get_by_name(s, txn, CAT__DB_CREDENTIAL_NAMES, CAT__DB_CREDENTIALS, NULL, name,
                             CAT__CRED_DESC, (ProtobufCMessage **)out, id);
@@ -214,25 +213,25 @@ static int cat__credential_find(cat_store *s, MDB_txn *txn, const char *name, ca
 }
 
 int cat_credential_get(cat_store *s, cat_credential **out, const char *name) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   char id[CAT__ID_LEN + 1];
   *out = NULL;
   int rc = cat_name_check("name", name, 1);
   if (!rc) rc = cat__txn_begin(s, &txn, false);
   if (rc) return rc;
   rc = cat__credential_find(s, txn, name, out, id);
-  mdb_txn_abort(txn);
+  cat__txn_abort(txn);
   return rc;
 }
 
-static int cat__secret_open(cat_store *s, MDB_txn *txn, const char *id, cat_credential **out) {
-  MDB_val k = {CAT__ID_LEN, (void *)id}, v;
+static int cat__secret_open(cat_store *s, cat_txn *txn, const char *id, cat_credential **out) {
+  cat__bytes v;
   unsigned char *plain = NULL;
   size_t len = 0;
-  int mrc = mdb_get(txn, s->dbi[CAT__DB_CREDENTIAL_SECRETS], &k, &v);
-  if (mrc == MDB_NOTFOUND) return dd_err_set(DD_ECORRUPT, "credential %s has no secret", id);
-  if (mrc) return cat__mdb_err(mrc, "catalog store: read secret");
-  int rc = cat__open_sealed(s, &plain, &len, v.mv_data, v.mv_size, id, CAT__ID_LEN);
+  int rc = cat__kv_get(txn, CAT__DB_CREDENTIAL_SECRETS, id, CAT__ID_LEN, &v);
+  if (rc == DD_ENOTFOUND) return dd_err_set(DD_ECORRUPT, "credential %s has no secret", id);
+  if (rc) return rc;
+  rc = cat__open_sealed(s, &plain, &len, v.p, v.n, id, CAT__ID_LEN);
   if (rc) return rc;
   *out = (cat_credential *)protobuf_c_message_unpack(CAT__CRED_DESC, NULL, len, plain);
   OPENSSL_cleanse(plain, len);
@@ -282,7 +281,7 @@ int cat_credential_list(cat_store *s, Deltad__Credentials__V1__ListCredentialsRe
 /* ---- delete ---------------------------------------------------------------------------------- */
 
 /* Walk callback over credential_uses: the first use found stops the delete. */
-static int cat__credential_in_use(cat_store *s, MDB_txn *txn, const char *lname, const char *id,
+static int cat__credential_in_use(cat_store *s, cat_txn *txn, const char *lname, const char *id,
                                   void *arg) {
   cat_location *loc = NULL;
   (void)lname;
@@ -298,7 +297,7 @@ static int cat__credential_in_use(cat_store *s, MDB_txn *txn, const char *lname,
 }
 
 int cat_credential_delete(cat_store *s, const char *name) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   cat_credential *cur = NULL;
   char id[CAT__ID_LEN + 1];
   int rc = cat_name_check("name", name, 1);
@@ -310,7 +309,7 @@ int cat_credential_delete(cat_store *s, const char *name) {
   if (!rc) rc = cat__key_del(s, txn, CAT__DB_CREDENTIALS, id, CAT__ID_LEN);
   if (!rc) rc = cat__key_del(s, txn, CAT__DB_CREDENTIAL_SECRETS, id, CAT__ID_LEN);
   if (!rc) rc = cat__txn_commit(txn);
-  else if (txn) mdb_txn_abort(txn);
+  else if (txn) cat__txn_abort(txn);
   if (cur) protobuf_c_message_free_unpacked(&cur->base, NULL);
   return rc;
 }

@@ -1,6 +1,10 @@
-/* cat_internal.h: what the catalog store keeps on disk, and the helpers its files share.
+/* cat_internal.h: what the catalog store keeps, and the helpers its files share.
  *
- * FILES
+ * The layout below is the same on both backends (cat_kv.h): on LMDB each sub-database is a
+ * named LMDB database; on PostgreSQL it is the rows of the table deltad_kv whose `db` is the
+ * CAT__DB_* number below (cat_kv_pg.c), with the same keys and values.
+ *
+ * FILES (LMDB)
  *   <data_dir>/catalog.mdb/data.mdb, lock.mdb   the LMDB environment (a directory env)
  *   <data_dir>/secret.key                       32 random bytes, mode 0600: the AES-256-GCM
  *                                               key for credential secrets
@@ -78,7 +82,9 @@
  *
  *   -- the audit log (cat_audit.c) --
  *   audit         be64(time_ms) | be64(seq) -> AuditEvent (packed)
- *                 seq is a process counter, so keys are unique and sort by time; the
+ *                 seq is a process counter starting at a random multiple of 2^39 (so
+ *                 replicas sharing a PostgreSQL catalog do not collide): keys are unique
+ *                 and sort by time; the
  *                 event's id is "<time_ms>-<seq>" in decimal. An append deletes a bounded
  *                 number of the oldest events past the retention in the same transaction.
  *
@@ -103,10 +109,10 @@
 #ifndef DD_STORE_CATALOG_CAT_INTERNAL_H
 #define DD_STORE_CATALOG_CAT_INTERNAL_H
 
-#include <lmdb.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "store/catalog/cat_kv.h"
 #include "store/catalog/cat_store.h"
 
 enum {
@@ -147,23 +153,12 @@ enum {
 #define CAT__MAX_PAGE 1000
 
 struct cat_store {
-  MDB_env *env;
-  MDB_dbi dbi[CAT__DB_COUNT]; /* opened once in cat_store_open; read-only afterwards */
+  const cat__backend *be;     /* LMDB or PostgreSQL (cat_kv.h) */
+  void *be_state;             /* the backend's own, freed by be->close */
   unsigned char key[32];      /* secrets key; cleansed on close */
   char *data_real;            /* realpath of the data directory (cat_confine.c) */
   atomic_uint_fast64_t read_txns, write_txns; /* begun so far (cat__txn_begin) */
 };
-
-/* ---- transactions and LMDB errors (cat_env.c) ----------------------------------------- */
-
-/* Translates an LMDB / errno code into DD_E* and sets the message "what: reason". */
-int cat__mdb_err(int rc, const char *what);
-/* As cat__mdb_err, but an ENOSPC, or an EIO while the file system holding env has less
- * than 4 MiB free (statvfs; LMDB often reports a full disk as EIO), says the disk is full. */
-int cat__mdb_env_err(MDB_env *env, int rc, const char *what);
-int cat__txn_begin(cat_store *s, MDB_txn **out, bool write);
-/* Commits (the txn is gone afterwards either way). */
-int cat__txn_commit(MDB_txn *txn);
 
 /* ---- read views (cat_view.c) ------------------------------------------------------------ */
 
@@ -171,7 +166,7 @@ int cat__txn_commit(MDB_txn *txn);
  * keep one on the stack between cat__view_begin and cat__view_end. */
 struct cat_view {
   cat_store *s;
-  MDB_txn *txn; /* NULL once ended */
+  cat_txn *txn; /* NULL once ended */
 };
 int cat__view_begin(cat_store *s, cat_view *v);
 /* Ends the view (aborts its read transaction; begun or not) and returns rc unchanged. */
@@ -198,33 +193,33 @@ int cat__str_replace(char **slot, const char *s);
 /* ---- records and name indexes (cat_record.c) ------------------------------------------- */
 
 /* Reads and unpacks the record under id. DD_ENOTFOUND (no message) when absent. */
-int cat__rec_get(cat_store *s, MDB_txn *txn, int db, const char *id,
+int cat__rec_get(cat_store *s, cat_txn *txn, int db, const char *id,
                  const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out);
 /* Packs msg and puts it under id. When copy is not NULL, *copy receives a heap tree
  * unpacked from the stored bytes (so msg may be a view of borrowed pointers). */
-int cat__rec_put(cat_store *s, MDB_txn *txn, int db, const char *id,
+int cat__rec_put(cat_store *s, cat_txn *txn, int db, const char *id,
                  const ProtobufCMessage *msg, ProtobufCMessage **copy);
 /* Looks up name (case-insensitively, under scope) in a names DB; writes the id.
  * DD_ENOTFOUND (no message) when absent. */
-int cat__name_get(cat_store *s, MDB_txn *txn, int db, const char *scope, const char *name,
+int cat__name_get(cat_store *s, cat_txn *txn, int db, const char *scope, const char *name,
                   char id[CAT__ID_LEN + 1]);
 /* Puts name -> id; DD_EEXISTS (no message) when the name is taken. */
-int cat__name_put(cat_store *s, MDB_txn *txn, int db, const char *scope, const char *name,
+int cat__name_put(cat_store *s, cat_txn *txn, int db, const char *scope, const char *name,
                   const char *id);
-int cat__name_del(cat_store *s, MDB_txn *txn, int db, const char *scope, const char *name);
+int cat__name_del(cat_store *s, cat_txn *txn, int db, const char *scope, const char *name);
 /* Deletes key (bytes) from db; absent is not an error. */
-int cat__key_del(cat_store *s, MDB_txn *txn, int db, const void *key, size_t len);
+int cat__key_del(cat_store *s, cat_txn *txn, int db, const void *key, size_t len);
 /* Finds name, then unpacks its record: the usual "get by name". */
-int cat__get_by_name(cat_store *s, MDB_txn *txn, int names_db, int recs_db, const char *scope,
+int cat__get_by_name(cat_store *s, cat_txn *txn, int names_db, int recs_db, const char *scope,
                      const char *name, const ProtobufCMessageDescriptor *desc,
                      ProtobufCMessage **out, char id[CAT__ID_LEN + 1]);
 
 /* Calls fn for each entry of names DB db under scope, in key order, with the key without
  * the scope (a lname) and the id. fn may change or delete entries: the walk re-seeks past
  * the last key after every call. A non-zero return from fn stops the walk and is returned. */
-typedef int (*cat__walk_fn)(cat_store *s, MDB_txn *txn, const char *lname, const char *id,
+typedef int (*cat__walk_fn)(cat_store *s, cat_txn *txn, const char *lname, const char *id,
                             void *arg);
-int cat__scope_walk(cat_store *s, MDB_txn *txn, int db, const char *scope, cat__walk_fn fn,
+int cat__scope_walk(cat_store *s, cat_txn *txn, int db, const char *scope, cat__walk_fn fn,
                     void *arg);
 
 /* One page of records listed through a names DB. items/n are a malloc'ed array of heap
@@ -256,8 +251,9 @@ int cat__props_view(cat__kv ***out, const ProtobufCMessageDescriptor *desc, size
 
 /* ---- secrets (cat_secret.c) ------------------------------------------------------------ */
 
-/* Loads <data_dir>/secret.key into s->key, creating it (0600) on first use. */
-int cat__secret_key_load(cat_store *s, const char *data_dir);
+/* Loads key_file (when not NULL: it must exist, mode 0600, 32 bytes; never created) or
+ * <data_dir>/secret.key (created 0600 on first use) into s->key. */
+int cat__secret_key_load(cat_store *s, const char *data_dir, const char *key_file);
 /* AES-256-GCM of plain with AAD aad; *out (malloc'ed) is version|nonce|ciphertext|tag. */
 int cat__seal(const cat_store *s, unsigned char **out, size_t *out_len, const void *plain,
               size_t len, const void *aad, size_t aad_len);
@@ -276,12 +272,12 @@ typedef struct cat__ns_node {
 /* Writes path[0..depth) joined by '$' into buf (truncated to cap). */
 void cat__ns_path_str(char *buf, size_t cap, const char *const *path, size_t depth);
 /* Resolves path to its node; DD_ENOTFOUND "namespace '<path>' not found". */
-int cat__ns_resolve(cat_store *s, MDB_txn *txn, const char *const *path, size_t depth,
+int cat__ns_resolve(cat_store *s, cat_txn *txn, const char *const *path, size_t depth,
                     cat__ns_node *out);
 /* A page of display names from names DB db under scope (NULL: whole DB), records in recs_db
  * of type desc (which must have a string field "name"). limit/token as cat_ns_list. *names
  * is a malloc'ed array of malloc'ed strings; *next is malloc'ed ("" on the last page). */
-int cat__name_page(cat_store *s, MDB_txn *txn, int db, int recs_db,
+int cat__name_page(cat_store *s, cat_txn *txn, int db, int recs_db,
                    const ProtobufCMessageDescriptor *desc, const char *scope, int32_t limit,
                    const char *token, char ***names, size_t *n, char **next);
 
@@ -290,7 +286,7 @@ int cat__name_page(cat_store *s, MDB_txn *txn, int db, int recs_db,
  * id -- tables, namespaces below level 2, and the same for each schema of a catalog, but not
  * the schemas themselves. Without force DD_EPRECOND "namespace '<what>' is not empty";
  * with force all of it is deleted inside txn. */
-int cat__lance_below_drop(cat_store *s, MDB_txn *txn, size_t level, const char *id,
+int cat__lance_below_drop(cat_store *s, cat_txn *txn, size_t level, const char *id,
                           const char *what, int force);
 
 #endif

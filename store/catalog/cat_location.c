@@ -103,7 +103,7 @@ static int cat__credential_fits(const cat_credential *c, cat__stype type) {
 /* ---- create ---------------------------------------------------------------------------------- */
 
 /* Resolves req->credential (if any) to its id and display name and records the use. */
-static int cat__location_use(cat_store *s, MDB_txn *txn, const char *loc_id, const char *name,
+static int cat__location_use(cat_store *s, cat_txn *txn, const char *loc_id, const char *name,
                              cat__stype type, cat_credential **cred) {
   char cred_id[CAT__ID_LEN + 1];
   int rc = cat__get_by_name(s, txn, CAT__DB_CREDENTIAL_NAMES, CAT__DB_CREDENTIALS, NULL, name,
@@ -116,7 +116,7 @@ static int cat__location_use(cat_store *s, MDB_txn *txn, const char *loc_id, con
   return rc == DD_EEXISTS ? dd_err_set(DD_EINTERNAL, "duplicate location id") : rc;
 }
 
-static int cat__location_insert(cat_store *s, MDB_txn *txn, cat_location **out, const char *actor,
+static int cat__location_insert(cat_store *s, cat_txn *txn, cat_location **out, const char *actor,
                                 const Deltad__Credentials__V1__CreateStorageLocationRequest *req,
                                 cat__stype type) {
   char id[CAT__ID_LEN + 1];
@@ -150,14 +150,14 @@ cleanup:
 
 int cat_location_create(cat_store *s, cat_location **out, const char *actor,
                         const Deltad__Credentials__V1__CreateStorageLocationRequest *req) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   cat__stype type = DELTAD__CREDENTIALS__V1__STORAGE_TYPE__STORAGE_TYPE_UNSPECIFIED;
   *out = NULL;
   int rc = cat__location_check(req, &type);
   if (!rc) rc = cat__txn_begin(s, &txn, true);
   if (!rc) rc = cat__location_insert(s, txn, out, actor, req, type);
   if (!rc) rc = cat__txn_commit(txn);
-  else if (txn) mdb_txn_abort(txn);
+  else if (txn) cat__txn_abort(txn);
   if (rc && *out) {
     protobuf_c_message_free_unpacked(&(*out)->base, NULL);
     *out = NULL;
@@ -167,7 +167,7 @@ int cat_location_create(cat_store *s, cat_location **out, const char *actor,
 
 /* ---- get / list / delete ------------------------------------------------------------------- */
 
-static int cat__location_find(cat_store *s, MDB_txn *txn, const char *name, cat_location **out,
+static int cat__location_find(cat_store *s, cat_txn *txn, const char *name, cat_location **out,
                               char id[CAT__ID_LEN + 1]) {
   int rc = cat__get_by_name(s, txn, CAT__DB_LOCATION_NAMES, CAT__DB_LOCATIONS, NULL, name,
                             CAT__LOC_DESC, (ProtobufCMessage **)out, id);
@@ -212,7 +212,7 @@ int cat_location_list(cat_store *s,
 }
 
 /* Removes the credential_uses entry of location id (credential named cred, may be ""). */
-static int cat__location_unuse(cat_store *s, MDB_txn *txn, const char *id, const char *cred) {
+static int cat__location_unuse(cat_store *s, cat_txn *txn, const char *id, const char *cred) {
   char cred_id[CAT__ID_LEN + 1];
   if (!cred || !*cred) return 0;
   int rc = cat__name_get(s, txn, CAT__DB_CREDENTIAL_NAMES, NULL, cred, cred_id);
@@ -221,7 +221,7 @@ static int cat__location_unuse(cat_store *s, MDB_txn *txn, const char *id, const
 }
 
 int cat_location_delete(cat_store *s, const char *name) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   cat_location *cur = NULL;
   char id[CAT__ID_LEN + 1];
   int rc = cat_name_check("name", name, 1);
@@ -231,7 +231,7 @@ int cat_location_delete(cat_store *s, const char *name) {
   if (!rc) rc = cat__name_del(s, txn, CAT__DB_LOCATION_NAMES, NULL, name);
   if (!rc) rc = cat__key_del(s, txn, CAT__DB_LOCATIONS, id, CAT__ID_LEN);
   if (!rc) rc = cat__txn_commit(txn);
-  else if (txn) mdb_txn_abort(txn);
+  else if (txn) cat__txn_abort(txn);
   if (cur) protobuf_c_message_free_unpacked(&cur->base, NULL);
   return rc;
 }
@@ -243,7 +243,7 @@ typedef struct {
   void *arg;
 } cat__loc_walk;
 
-static int cat__loc_walk_one(cat_store *s, MDB_txn *txn, const char *lname, const char *id,
+static int cat__loc_walk_one(cat_store *s, cat_txn *txn, const char *lname, const char *id,
                              void *arg) {
   cat__loc_walk *w = arg;
   cat_location *loc = NULL;

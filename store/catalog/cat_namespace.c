@@ -65,13 +65,13 @@ static int ns_not_found(const char *const *path, size_t depth) {
 }
 
 /* The child `name` of parent; DD_ENOTFOUND (no message) when absent. */
-static int ns_child(cat_store *s, MDB_txn *txn, const cat__ns_node *parent, const char *name,
+static int ns_child(cat_store *s, cat_txn *txn, const cat__ns_node *parent, const char *name,
                     cat__ns_node *out) {
   out->level = parent->level + 1;
   return cat__name_get(s, txn, ns_names_db(parent->level), ns_scope(parent), name, out->id);
 }
 
-int cat__ns_resolve(cat_store *s, MDB_txn *txn, const char *const *path, size_t depth,
+int cat__ns_resolve(cat_store *s, cat_txn *txn, const char *const *path, size_t depth,
                     cat__ns_node *out) {
   cat__ns_node cur = {0, ""};
   for (size_t i = 0; i < depth; i++) {
@@ -124,7 +124,7 @@ static int ns_load_catalog(const cat_catalog *c, cat_namespace **out) {
   return ns_view_copy(&v, c->n_properties, (void *const *)c->properties, out);
 }
 
-static int ns_load_schema(cat_store *s, MDB_txn *txn, const cat_schema *sc, cat_namespace **out) {
+static int ns_load_schema(cat_store *s, cat_txn *txn, const cat_schema *sc, cat_namespace **out) {
   char cat_id[CAT__ID_LEN + 1];
   int rc = cat__name_get(s, txn, CAT__DB_CATALOG_NAMES, NULL, sc->catalog_name, cat_id);
   if (rc == DD_ENOTFOUND) cat_id[0] = '\0'; /* only the parent id is missing from the view */
@@ -143,7 +143,7 @@ static int ns_load_schema(cat_store *s, MDB_txn *txn, const cat_schema *sc, cat_
 }
 
 /* The NamespaceInfo of a resolved node (the root is an empty record at level 0). */
-static int ns_load(cat_store *s, MDB_txn *txn, const cat__ns_node *n, cat_namespace **out) {
+static int ns_load(cat_store *s, cat_txn *txn, const cat__ns_node *n, cat_namespace **out) {
   ProtobufCMessage *rec = NULL;
   *out = NULL;
   if (n->level == 0) {
@@ -169,7 +169,7 @@ typedef struct ns_new {
   int64_t now;
 } ns_new;
 
-static int ns_insert_catalog(cat_store *s, MDB_txn *txn, const char *id, const ns_new *nw) {
+static int ns_insert_catalog(cat_store *s, cat_txn *txn, const char *id, const ns_new *nw) {
   cat__kv **kv = NULL;
   int rc = cat__props_view(&kv, CATALOG_PROPS, nw->n_props, nw->props);
   if (rc) return rc;
@@ -185,7 +185,7 @@ static int ns_insert_catalog(cat_store *s, MDB_txn *txn, const char *id, const n
   return rc;
 }
 
-static int ns_insert_schema(cat_store *s, MDB_txn *txn, const cat__ns_node *parent,
+static int ns_insert_schema(cat_store *s, cat_txn *txn, const cat__ns_node *parent,
                             const char *id, const ns_new *nw) {
   cat_catalog *c = NULL;
   cat__kv **kv = NULL;
@@ -211,7 +211,7 @@ cleanup:
   return rc;
 }
 
-static int ns_insert_deep(cat_store *s, MDB_txn *txn, const cat__ns_node *parent,
+static int ns_insert_deep(cat_store *s, cat_txn *txn, const cat__ns_node *parent,
                           const char *id, const ns_new *nw) {
   cat__kv **kv = NULL;
   int rc = cat__props_view(&kv, NS_PROPS, nw->n_props, nw->props);
@@ -231,7 +231,7 @@ static int ns_insert_deep(cat_store *s, MDB_txn *txn, const cat__ns_node *parent
 }
 
 /* Creates the child nw->name of parent: name index, then the record of its level. */
-static int ns_insert(cat_store *s, MDB_txn *txn, const cat__ns_node *parent, const ns_new *nw,
+static int ns_insert(cat_store *s, cat_txn *txn, const cat__ns_node *parent, const ns_new *nw,
                      cat__ns_node *out) {
   out->level = parent->level + 1;
   int rc = cat__uuid(out->id);
@@ -251,12 +251,12 @@ typedef struct ns_drop_arg {
   int cascade;
 } ns_drop_arg;
 
-static int ns_drop_node(cat_store *s, MDB_txn *txn, const cat__ns_node *node,
+static int ns_drop_node(cat_store *s, cat_txn *txn, const cat__ns_node *node,
                         const char *parent_scope, const char *lname, const char *path,
                         int cascade);
 
 /* Walk callback: one table of the namespace being dropped. */
-static int ns_drop_table(cat_store *s, MDB_txn *txn, const char *lname, const char *id, void *arg) {
+static int ns_drop_table(cat_store *s, cat_txn *txn, const char *lname, const char *id, void *arg) {
   const ns_drop_arg *a = arg;
   if (!a->cascade) return dd_err_set(DD_EPRECOND, "namespace '%s' is not empty: it holds tables", a->path);
   int rc = cat__key_del(s, txn, CAT__DB_LANCE_TABLES, id, CAT__ID_LEN);
@@ -265,7 +265,7 @@ static int ns_drop_table(cat_store *s, MDB_txn *txn, const char *lname, const ch
 }
 
 /* Walk callback: one child namespace of the namespace being dropped. */
-static int ns_drop_child(cat_store *s, MDB_txn *txn, const char *lname, const char *id, void *arg) {
+static int ns_drop_child(cat_store *s, cat_txn *txn, const char *lname, const char *id, void *arg) {
   const ns_drop_arg *a = arg;
   if (!a->cascade)
     return dd_err_set(DD_EPRECOND, "namespace '%s' is not empty: it holds namespaces", a->path);
@@ -275,7 +275,7 @@ static int ns_drop_child(cat_store *s, MDB_txn *txn, const char *lname, const ch
 }
 
 /* Drops node (found as lname under parent_scope) after its tables and children. */
-static int ns_drop_node(cat_store *s, MDB_txn *txn, const cat__ns_node *node,
+static int ns_drop_node(cat_store *s, cat_txn *txn, const cat__ns_node *node,
                         const char *parent_scope, const char *lname, const char *path,
                         int cascade) {
   ns_drop_arg a = {node, path, cascade};
@@ -287,13 +287,13 @@ static int ns_drop_node(cat_store *s, MDB_txn *txn, const cat__ns_node *node,
 }
 
 /* Walk callback: the Lance content of one schema of a catalog being deleted. */
-static int ns_below_schema(cat_store *s, MDB_txn *txn, const char *lname, const char *id, void *arg) {
+static int ns_below_schema(cat_store *s, cat_txn *txn, const char *lname, const char *id, void *arg) {
   const ns_drop_arg *a = arg;
   (void)lname;
   return cat__lance_below_drop(s, txn, 2, id, a->path, a->cascade);
 }
 
-int cat__lance_below_drop(cat_store *s, MDB_txn *txn, size_t level, const char *id,
+int cat__lance_below_drop(cat_store *s, cat_txn *txn, size_t level, const char *id,
                           const char *what, int force) {
   cat__ns_node node = {level, ""};
   if (level < 1 || strlen(id) != CAT__ID_LEN) return dd_err_set(DD_EINTERNAL, "catalog store: bad node");
@@ -307,7 +307,7 @@ int cat__lance_below_drop(cat_store *s, MDB_txn *txn, size_t level, const char *
 }
 
 /* Resolves path (depth >= 1) into its parent and node. */
-static int ns_resolve_pair(cat_store *s, MDB_txn *txn, const char *const *path, size_t depth,
+static int ns_resolve_pair(cat_store *s, cat_txn *txn, const char *const *path, size_t depth,
                            cat__ns_node *parent, cat__ns_node *node) {
   int rc = cat__ns_resolve(s, txn, path, depth - 1, parent);
   if (rc == DD_ENOTFOUND) return ns_not_found(path, depth);
@@ -319,9 +319,9 @@ static int ns_resolve_pair(cat_store *s, MDB_txn *txn, const char *const *path, 
 /* ---- public calls ------------------------------------------------------------------------ */
 
 /* Ends a write: commits on success, aborts on failure and frees a half-made *out. */
-static int ns_finish(int rc, MDB_txn *txn, cat_namespace **out) {
+static int ns_finish(int rc, cat_txn *txn, cat_namespace **out) {
   if (!rc) rc = cat__txn_commit(txn);
-  else if (txn) mdb_txn_abort(txn);
+  else if (txn) cat__txn_abort(txn);
   if (rc && out && *out) {
     protobuf_c_message_free_unpacked(&(*out)->base, NULL);
     *out = NULL;
@@ -329,7 +329,7 @@ static int ns_finish(int rc, MDB_txn *txn, cat_namespace **out) {
   return rc;
 }
 
-static int ns_create_in(cat_store *s, MDB_txn *txn, cat_namespace **out, const char *const *path,
+static int ns_create_in(cat_store *s, cat_txn *txn, cat_namespace **out, const char *const *path,
                         size_t depth, cat_ns_create_mode mode, const ns_new *nw) {
   cat__ns_node parent, node;
   char p[PATH_STR_MAX];
@@ -355,7 +355,7 @@ static int ns_root_create(cat_namespace **out, cat_ns_create_mode mode) {
 
 int cat_ns_create(cat_store *s, cat_namespace **out, const char *actor, const char *const *path,
                   size_t depth, cat_ns_create_mode mode, size_t n_props, void *const *props) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   *out = NULL;
   int rc = cat_ns_path_check(path, depth, 0);
   if (!rc) rc = cat__props_check("properties", n_props, props);
@@ -368,7 +368,7 @@ int cat_ns_create(cat_store *s, cat_namespace **out, const char *actor, const ch
 }
 
 int cat_ns_get(cat_store *s, cat_namespace **out, const char *const *path, size_t depth) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   cat__ns_node node;
   *out = NULL;
   int rc = cat_ns_path_check(path, depth, 0);
@@ -376,13 +376,13 @@ int cat_ns_get(cat_store *s, cat_namespace **out, const char *const *path, size_
   if (rc) return rc;
   rc = cat__ns_resolve(s, txn, path, depth, &node);
   if (!rc) rc = ns_load(s, txn, &node, out);
-  mdb_txn_abort(txn);
+  cat__txn_abort(txn);
   return rc;
 }
 
 int cat_ns_drop(cat_store *s, cat_namespace **out, const char *const *path, size_t depth,
                 int cascade) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   cat__ns_node parent, node;
   cat_namespace *was = NULL;
   char p[PATH_STR_MAX];
@@ -414,33 +414,18 @@ static void ns_names_free(char **names, size_t n) {
   free(names);
 }
 
-/* Positions cur on the first key of prefix after `after` (a lname). */
-static int ns_page_seek(MDB_cursor *cur, MDB_val *k, MDB_val *v, const char *prefix, size_t plen,
-                        const char *after) {
-  char key[CAT__KEY_MAX];
-  size_t alen = strlen(after);
-  memcpy(key, prefix, plen);
-  memcpy(key + plen, after, alen);
-  k->mv_size = plen + alen;
-  k->mv_data = key;
-  int rc = k->mv_size ? mdb_cursor_get(cur, k, v, MDB_SET_RANGE) : mdb_cursor_get(cur, k, v, MDB_FIRST);
-  if (rc == 0 && alen && k->mv_size == plen + alen && memcmp(k->mv_data, key, plen + alen) == 0)
-    rc = mdb_cursor_get(cur, k, v, MDB_NEXT);
-  return rc;
-}
-
 typedef struct ns_page {
   char **names;
   size_t n;
   char *last; /* display name of the last item */
 } ns_page;
 
-static int ns_page_add(cat_store *s, MDB_txn *txn, int recs_db, const ProtobufCMessageDescriptor *desc,
-                       const MDB_val *v, ns_page *pg) {
+static int ns_page_add(cat_store *s, cat_txn *txn, int recs_db, const ProtobufCMessageDescriptor *desc,
+                       const cat__bytes *v, ns_page *pg) {
   char id[CAT__ID_LEN + 1];
   ProtobufCMessage *rec = NULL;
-  if (v->mv_size != CAT__ID_LEN) return dd_err_set(DD_ECORRUPT, "catalog store: bad name index");
-  memcpy(id, v->mv_data, CAT__ID_LEN);
+  if (v->n != CAT__ID_LEN) return dd_err_set(DD_ECORRUPT, "catalog store: bad name index");
+  memcpy(id, v->p, CAT__ID_LEN);
   id[CAT__ID_LEN] = '\0';
   int rc = cat__rec_get(s, txn, recs_db, id, desc, &rec);
   if (rc == DD_ENOTFOUND) return dd_err_set(DD_ECORRUPT, "catalog store: dangling index %s", id);
@@ -462,32 +447,29 @@ static int ns_page_args(int32_t limit, const char *token, int *max, char after[C
   return rc;
 }
 
-int cat__name_page(cat_store *s, MDB_txn *txn, int db, int recs_db,
+int cat__name_page(cat_store *s, cat_txn *txn, int db, int recs_db,
                    const ProtobufCMessageDescriptor *desc, const char *scope, int32_t limit,
                    const char *token, char ***names, size_t *n, char **next) {
   char after[CAT__KEY_MAX], prefix[CAT__KEY_MAX];
-  int max = 0, mrc;
+  int max = 0, mrc = 0;
   ns_page pg = {NULL, 0, NULL};
-  MDB_cursor *cur = NULL;
-  MDB_val k, v;
+  cat__cur *cur = NULL;
+  cat__bytes k, v;
   int rc = ns_page_args(limit, token, &max, after);
   if (rc) return rc;
   size_t plen = scope ? cat__name_key(prefix, scope, "") : 0;
   if (!(pg.names = calloc((size_t)max, sizeof *pg.names))) return dd_err_set(DD_ENOMEM, "out of memory");
-  if ((mrc = mdb_cursor_open(txn, s->dbi[db], &cur))) {
-    rc = cat__mdb_err(mrc, "catalog store: open cursor");
-    goto cleanup;
-  }
-  mrc = ns_page_seek(cur, &k, &v, prefix, plen, after);
-  while (!rc && mrc == 0 && k.mv_size >= plen && !memcmp(k.mv_data, prefix, plen) && pg.n < (size_t)max) {
+  if ((rc = cat__cur_open(txn, db, &cur))) goto cleanup;
+  mrc = cat__cur_seek_after(cur, prefix, plen, after, &k, &v);
+  while (!rc && mrc == 0 && cat__in_prefix(&k, prefix, plen) && pg.n < (size_t)max) {
     rc = ns_page_add(s, txn, recs_db, desc, &v, &pg);
-    if (!rc) mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    if (!rc) mrc = cat__cur_next(cur, &k, &v);
   }
-  if (!rc && mrc != 0 && mrc != MDB_NOTFOUND) rc = cat__mdb_err(mrc, "catalog store: list");
-  bool more = !rc && mrc == 0 && k.mv_size >= plen && !memcmp(k.mv_data, prefix, plen);
+  if (!rc && mrc != 0 && mrc != DD_ENOTFOUND) rc = mrc;
+  bool more = !rc && mrc == 0 && cat__in_prefix(&k, prefix, plen);
   if (!rc && !(*next = strdup(more && pg.last ? pg.last : ""))) rc = dd_err_set(DD_ENOMEM, "out of memory");
 cleanup:
-  if (cur) mdb_cursor_close(cur);
+  cat__cur_close(cur);
   if (rc) ns_names_free(pg.names, pg.n);
   else *names = pg.names, *n = pg.n;
   return rc;
@@ -495,7 +477,7 @@ cleanup:
 
 int cat_ns_list(cat_store *s, Deltad__Lance__V1__ListNamespacesResponse **out,
                 const char *const *path, size_t depth, int32_t limit, const char *page_token) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   cat__ns_node node;
   Deltad__Lance__V1__ListNamespacesResponse *r = NULL;
   *out = NULL;
@@ -513,7 +495,7 @@ int cat_ns_list(cat_store *s, Deltad__Lance__V1__ListNamespacesResponse **out,
                         ns_scope(&node), limit, page_token, &r->namespaces, &r->n_namespaces,
                         &r->page_token);
 cleanup:
-  mdb_txn_abort(txn);
+  cat__txn_abort(txn);
   if (rc && r) protobuf_c_message_free_unpacked(&r->base, NULL);
   else *out = r;
   return rc;

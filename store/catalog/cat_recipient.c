@@ -11,7 +11,7 @@
 #define RCPT_DESC (&deltad__sharing__v1__recipient__descriptor)
 
 /* Writes a RECIPIENT token entry: the same bytes cat_token_put writes (cat_token.c). */
-static int cat__rcpt_token_put(cat_store *s, MDB_txn *txn, const cat_recipient *r,
+static int cat__rcpt_token_put(cat_store *s, cat_txn *txn, const cat_recipient *r,
                                const unsigned char *hash, int64_t expiry_ms) {
   unsigned char buf[1 + 1 + 8 + CAT_TOKEN_HASH_LEN + 1 + 255 + 1 + 40];
   size_t o = 0, nl = strlen(r->name), il = strlen(r->id);
@@ -27,9 +27,8 @@ static int cat__rcpt_token_put(cat_store *s, MDB_txn *txn, const cat_recipient *
   buf[o++] = (unsigned char)il;
   memcpy(buf + o, r->id, il);
   o += il;
-  MDB_val k = {CAT_TOKEN_HASH_LEN, (void *)hash}, v = {o, buf};
-  int mrc = mdb_put(txn, s->dbi[CAT__DB_TOKENS], &k, &v, 0);
-  return mrc ? cat__mdb_err(mrc, "catalog store: write token") : 0;
+  (void)s;
+  return cat__kv_put(txn, CAT__DB_TOKENS, hash, CAT_TOKEN_HASH_LEN, buf, o, false);
 }
 
 static int cat__rcpt_add_hash(cat_recipient *r, const unsigned char *hash) {
@@ -57,7 +56,7 @@ static void cat__rcpt_public(cat_recipient *r) {
 int cat_recipient_create(cat_store *s, cat_recipient **out, const char *actor,
                          const char *name, const char *comment,
                          const unsigned char hash[CAT_TOKEN_HASH_LEN], int64_t expiry_ms) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   char id[CAT__ID_LEN + 1];
   *out = NULL;
   int rc = cat_name_check("name", name, 1);
@@ -81,7 +80,7 @@ int cat_recipient_create(cat_store *s, cat_recipient **out, const char *actor,
   if (!rc) rc = cat__rec_put(s, txn, CAT__DB_RECIPIENTS, id, &r->base, NULL);
   if (!rc) rc = cat__rcpt_token_put(s, txn, r, hash, expiry_ms);
   if (!rc) rc = cat__txn_commit(txn);
-  else if (txn) mdb_txn_abort(txn);
+  else if (txn) cat__txn_abort(txn);
   if (rc) {
     protobuf_c_message_free_unpacked(&r->base, NULL);
     return rc;
@@ -91,7 +90,7 @@ int cat_recipient_create(cat_store *s, cat_recipient **out, const char *actor,
   return 0;
 }
 
-static int cat__rcpt_load(cat_store *s, MDB_txn *txn, const char *name, cat_recipient **out,
+static int cat__rcpt_load(cat_store *s, cat_txn *txn, const char *name, cat_recipient **out,
                           char id[CAT__ID_LEN + 1]) {
   int rc = cat_name_check("name", name, 1);
   if (rc) return rc;
@@ -102,13 +101,13 @@ static int cat__rcpt_load(cat_store *s, MDB_txn *txn, const char *name, cat_reci
 }
 
 int cat_recipient_get(cat_store *s, cat_recipient **out, const char *name) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   char id[CAT__ID_LEN + 1];
   *out = NULL;
   int rc = cat__txn_begin(s, &txn, false);
   if (rc) return rc;
   rc = cat__rcpt_load(s, txn, name, out, id);
-  mdb_txn_abort(txn);
+  cat__txn_abort(txn);
   if (!rc) cat__rcpt_public(*out);
   return rc;
 }
@@ -134,7 +133,7 @@ int cat_recipient_list(cat_store *s, Deltad__Sharing__V1__ListRecipientsResponse
   return 0;
 }
 
-static int cat__rcpt_ungrant_one(cat_store *s, MDB_txn *txn, const char *lname, const char *sid,
+static int cat__rcpt_ungrant_one(cat_store *s, cat_txn *txn, const char *lname, const char *sid,
                                  void *arg) {
   const char *rid = arg;
   int rc = cat__name_del(s, txn, CAT__DB_SHARE_GRANTS, sid, rid);
@@ -142,7 +141,7 @@ static int cat__rcpt_ungrant_one(cat_store *s, MDB_txn *txn, const char *lname, 
   return cat__name_del(s, txn, CAT__DB_RECIPIENT_GRANTS, rid, lname);
 }
 
-static int cat__rcpt_drop_tokens(cat_store *s, MDB_txn *txn, const cat_recipient *r) {
+static int cat__rcpt_drop_tokens(cat_store *s, cat_txn *txn, const cat_recipient *r) {
   for (size_t i = 0; i < r->n_token_hashes; i++) {
     int rc = cat__key_del(s, txn, CAT__DB_TOKENS, r->token_hashes[i].data, r->token_hashes[i].len);
     if (rc) return rc;
@@ -151,7 +150,7 @@ static int cat__rcpt_drop_tokens(cat_store *s, MDB_txn *txn, const cat_recipient
 }
 
 int cat_recipient_delete(cat_store *s, const char *name) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   cat_recipient *r = NULL;
   char id[CAT__ID_LEN + 1];
   int rc = cat__txn_begin(s, &txn, true);
@@ -161,14 +160,14 @@ int cat_recipient_delete(cat_store *s, const char *name) {
   if (!rc) rc = cat__name_del(s, txn, CAT__DB_RECIPIENT_NAMES, NULL, r->name);
   if (!rc) rc = cat__key_del(s, txn, CAT__DB_RECIPIENTS, id, CAT__ID_LEN);
   if (!rc) rc = cat__txn_commit(txn);
-  else if (txn) mdb_txn_abort(txn);
+  else if (txn) cat__txn_abort(txn);
   if (r) protobuf_c_message_free_unpacked(&r->base, NULL);
   return rc;
 }
 
 /* Old tokens: deleted when old_expiry_ms <= now, else re-written with that expiry (never
  * extended past their own expiry). */
-static int cat__rcpt_age_tokens(cat_store *s, MDB_txn *txn, cat_recipient *r,
+static int cat__rcpt_age_tokens(cat_store *s, cat_txn *txn, cat_recipient *r,
                                 int64_t old_expiry_ms) {
   int64_t now = cat__now_ms();
   if (old_expiry_ms <= now) {
@@ -178,19 +177,21 @@ static int cat__rcpt_age_tokens(cat_store *s, MDB_txn *txn, cat_recipient *r,
   }
   size_t keep = 0;
   for (size_t i = 0; i < r->n_token_hashes; i++) {
-    MDB_val k = {r->token_hashes[i].len, r->token_hashes[i].data}, v;
-    int mrc = mdb_get(txn, s->dbi[CAT__DB_TOKENS], &k, &v);
+    cat__bytes v;
+    const unsigned char *kp = r->token_hashes[i].data;
+    size_t kn = r->token_hashes[i].len;
+    int mrc = cat__kv_get(txn, CAT__DB_TOKENS, kp, kn, &v);
     int64_t exp = 0;
-    if (mrc == 0 && v.mv_size >= 10)
-      for (int b = 0; b < 8; b++) exp = exp << 8 | ((const unsigned char *)v.mv_data)[2 + b];
-    if (mrc == 0 && exp != 0 && exp <= now) mrc = MDB_NOTFOUND; /* expired already */
-    if (mrc == MDB_NOTFOUND) {
-      int rc = cat__key_del(s, txn, CAT__DB_TOKENS, k.mv_data, k.mv_size);
+    if (mrc == 0 && v.n >= 10)
+      for (int b = 0; b < 8; b++) exp = exp << 8 | ((const unsigned char *)v.p)[2 + b];
+    if (mrc == 0 && exp != 0 && exp <= now) mrc = DD_ENOTFOUND; /* expired already */
+    if (mrc == DD_ENOTFOUND) {
+      int rc = cat__key_del(s, txn, CAT__DB_TOKENS, kp, kn);
       free(r->token_hashes[i].data);
       if (rc) return rc;
       continue;
     }
-    if (mrc) return cat__mdb_err(mrc, "catalog store: read token");
+    if (mrc) return mrc;
     int64_t e = (exp != 0 && exp < old_expiry_ms) ? exp : old_expiry_ms;
     int rc = cat__rcpt_token_put(s, txn, r, r->token_hashes[i].data, e);
     r->token_hashes[keep++] = r->token_hashes[i];
@@ -203,7 +204,7 @@ static int cat__rcpt_age_tokens(cat_store *s, MDB_txn *txn, cat_recipient *r,
 int cat_recipient_rotate(cat_store *s, cat_recipient **out, const char *name,
                          const unsigned char hash[CAT_TOKEN_HASH_LEN], int64_t expiry_ms,
                          int64_t old_expiry_ms) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   cat_recipient *r = NULL;
   char id[CAT__ID_LEN + 1];
   *out = NULL;
@@ -217,7 +218,7 @@ int cat_recipient_rotate(cat_store *s, cat_recipient **out, const char *name,
     rc = cat__rec_put(s, txn, CAT__DB_RECIPIENTS, id, &r->base, NULL);
   }
   if (!rc) rc = cat__txn_commit(txn);
-  else if (txn) mdb_txn_abort(txn);
+  else if (txn) cat__txn_abort(txn);
   if (rc) {
     if (r) protobuf_c_message_free_unpacked(&r->base, NULL);
     return rc;

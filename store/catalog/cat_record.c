@@ -8,28 +8,33 @@
 
 /* ---- records ------------------------------------------------------------------------------ */
 
-int cat__rec_get(cat_store *s, MDB_txn *txn, int db, const char *id,
+int cat__rec_get(cat_store *s, cat_txn *txn, int db, const char *id,
                  const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out) {
-  MDB_val k = {strlen(id), (void *)id}, v;
+  cat__bytes v;
+  (void)s;
   *out = NULL;
-  int rc = mdb_get(txn, s->dbi[db], &k, &v);
-  if (rc == MDB_NOTFOUND) return DD_ENOTFOUND;
-  if (rc) return cat__mdb_err(rc, "catalog store: read record");
-  *out = protobuf_c_message_unpack(desc, NULL, v.mv_size, v.mv_data);
+  int rc = cat__kv_get(txn, db, id, strlen(id), &v);
+  if (rc) return rc;
+  *out = protobuf_c_message_unpack(desc, NULL, v.n, v.p);
   if (!*out) return dd_err_set(DD_ECORRUPT, "catalog store: record %s does not decode", id);
   return 0;
 }
 
-int cat__rec_put(cat_store *s, MDB_txn *txn, int db, const char *id,
+int cat__rec_put(cat_store *s, cat_txn *txn, int db, const char *id,
                  const ProtobufCMessage *msg, ProtobufCMessage **copy) {
-  MDB_val k = {strlen(id), (void *)id};
-  MDB_val v = {protobuf_c_message_get_packed_size(msg), NULL};
-  int rc = mdb_put(txn, s->dbi[db], &k, &v, MDB_RESERVE);
-  if (rc) return cat__mdb_err(rc, "catalog store: write record");
-  protobuf_c_message_pack(msg, v.mv_data);
-  if (!copy) return 0;
-  *copy = protobuf_c_message_unpack(msg->descriptor, NULL, v.mv_size, v.mv_data);
-  return *copy ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
+  unsigned char small[1024];
+  size_t n = protobuf_c_message_get_packed_size(msg);
+  unsigned char *buf = n <= sizeof small ? small : malloc(n);
+  (void)s;
+  if (!buf) return dd_err_set(DD_ENOMEM, "out of memory");
+  protobuf_c_message_pack(msg, buf);
+  int rc = cat__kv_put(txn, db, id, strlen(id), buf, n, false);
+  if (!rc && copy) {
+    *copy = protobuf_c_message_unpack(msg->descriptor, NULL, n, buf);
+    if (!*copy) rc = dd_err_set(DD_ENOMEM, "out of memory");
+  }
+  if (buf != small) free(buf);
+  return rc;
 }
 
 /* ---- map views ---------------------------------------------------------------------------- */
@@ -64,42 +69,39 @@ int cat__props_view(cat__kv ***out, const ProtobufCMessageDescriptor *desc, size
 
 /* ---- name indexes ------------------------------------------------------------------------- */
 
-int cat__name_get(cat_store *s, MDB_txn *txn, int db, const char *scope, const char *name,
+int cat__name_get(cat_store *s, cat_txn *txn, int db, const char *scope, const char *name,
                   char id[CAT__ID_LEN + 1]) {
   char key[CAT__KEY_MAX];
-  MDB_val k = {cat__name_key(key, scope, name), key}, v;
-  int rc = mdb_get(txn, s->dbi[db], &k, &v);
-  if (rc == MDB_NOTFOUND) return DD_ENOTFOUND;
-  if (rc) return cat__mdb_err(rc, "catalog store: read name index");
-  if (v.mv_size != CAT__ID_LEN) return dd_err_set(DD_ECORRUPT, "catalog store: bad name index");
-  memcpy(id, v.mv_data, CAT__ID_LEN);
+  cat__bytes v;
+  (void)s;
+  int rc = cat__kv_get(txn, db, key, cat__name_key(key, scope, name), &v);
+  if (rc) return rc;
+  if (v.n != CAT__ID_LEN) return dd_err_set(DD_ECORRUPT, "catalog store: bad name index");
+  memcpy(id, v.p, CAT__ID_LEN);
   id[CAT__ID_LEN] = '\0';
   return 0;
 }
 
-int cat__name_put(cat_store *s, MDB_txn *txn, int db, const char *scope, const char *name,
+int cat__name_put(cat_store *s, cat_txn *txn, int db, const char *scope, const char *name,
                   const char *id) {
   char key[CAT__KEY_MAX];
-  MDB_val k = {cat__name_key(key, scope, name), key}, v = {CAT__ID_LEN, (void *)id};
-  int rc = mdb_put(txn, s->dbi[db], &k, &v, MDB_NOOVERWRITE);
-  if (rc == MDB_KEYEXIST) return DD_EEXISTS;
-  return rc ? cat__mdb_err(rc, "catalog store: write name index") : 0;
+  (void)s;
+  return cat__kv_put(txn, db, key, cat__name_key(key, scope, name), id, CAT__ID_LEN, true);
 }
 
-int cat__key_del(cat_store *s, MDB_txn *txn, int db, const void *key, size_t len) {
-  MDB_val k = {len, (void *)key};
-  int rc = mdb_del(txn, s->dbi[db], &k, NULL);
-  if (rc == MDB_NOTFOUND) return 0;
-  return rc ? cat__mdb_err(rc, "catalog store: delete") : 0;
+int cat__key_del(cat_store *s, cat_txn *txn, int db, const void *key, size_t len) {
+  (void)s;
+  int rc = cat__kv_del(txn, db, key, len);
+  return rc == DD_ENOTFOUND ? 0 : rc;
 }
 
-int cat__name_del(cat_store *s, MDB_txn *txn, int db, const char *scope, const char *name) {
+int cat__name_del(cat_store *s, cat_txn *txn, int db, const char *scope, const char *name) {
   char key[CAT__KEY_MAX];
   size_t n = cat__name_key(key, scope, name);
   return cat__key_del(s, txn, db, key, n);
 }
 
-int cat__get_by_name(cat_store *s, MDB_txn *txn, int names_db, int recs_db, const char *scope,
+int cat__get_by_name(cat_store *s, cat_txn *txn, int names_db, int recs_db, const char *scope,
                      const char *name, const ProtobufCMessageDescriptor *desc,
                      ProtobufCMessage **out, char id[CAT__ID_LEN + 1]) {
   int rc = cat__name_get(s, txn, names_db, scope, name, id);
@@ -112,34 +114,32 @@ int cat__get_by_name(cat_store *s, MDB_txn *txn, int names_db, int recs_db, cons
 
 /* ---- walking a scope ---------------------------------------------------------------------- */
 
-int cat__scope_walk(cat_store *s, MDB_txn *txn, int db, const char *scope, cat__walk_fn fn,
+int cat__scope_walk(cat_store *s, cat_txn *txn, int db, const char *scope, cat__walk_fn fn,
                     void *arg) {
   char key[CAT__KEY_MAX], id[CAT__ID_LEN + 1];
   size_t plen = cat__name_key(key, scope, ""), klen = plen;
-  MDB_cursor *cur = NULL;
-  int rc = 0, mrc = mdb_cursor_open(txn, s->dbi[db], &cur);
-  if (mrc) return cat__mdb_err(mrc, "catalog store: open cursor");
-  for (;;) {
-    MDB_val k = {klen, key}, v;
-    mrc = mdb_cursor_get(cur, &k, &v, klen ? MDB_SET_RANGE : MDB_FIRST);
-    if (mrc == 0 && klen > plen && k.mv_size == klen && memcmp(k.mv_data, key, klen) == 0)
-      mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-    if (mrc || k.mv_size < plen || k.mv_size >= CAT__KEY_MAX || memcmp(k.mv_data, key, plen))
-      break;
-    if (v.mv_size != CAT__ID_LEN) {
+  cat__cur *cur = NULL;
+  cat__bytes k, v;
+  int frc = 0, rc = cat__cur_open(txn, db, &cur);
+  while (!rc) {
+    /* re-seek every time: fn may have changed the db */
+    rc = cat__cur_seek(cur, key, klen, &k, &v);
+    if (!rc && klen > plen && k.n == klen && memcmp(k.p, key, klen) == 0)
+      rc = cat__cur_next(cur, &k, &v);
+    if (rc || k.n < plen || k.n >= CAT__KEY_MAX || memcmp(k.p, key, plen)) break;
+    if (v.n != CAT__ID_LEN) {
       rc = dd_err_set(DD_ECORRUPT, "catalog store: bad index entry");
       break;
     }
-    klen = k.mv_size;
-    memcpy(key, k.mv_data, klen);
+    klen = k.n;
+    memcpy(key, k.p, klen);
     key[klen] = '\0';
-    memcpy(id, v.mv_data, CAT__ID_LEN);
+    memcpy(id, v.p, CAT__ID_LEN);
     id[CAT__ID_LEN] = '\0';
-    if ((rc = fn(s, txn, key + plen, id, arg))) break;
+    if ((frc = fn(s, txn, key + plen, id, arg)) != 0) break;
   }
-  mdb_cursor_close(cur);
-  if (!rc && mrc != 0 && mrc != MDB_NOTFOUND) rc = cat__mdb_err(mrc, "catalog store: scan");
-  return rc;
+  cat__cur_close(cur);
+  return frc ? frc : rc == DD_ENOTFOUND ? 0 : rc;
 }
 
 /* ---- listing ------------------------------------------------------------------------------- */
@@ -151,50 +151,28 @@ void cat__page_free(cat__page *page) {
   memset(page, 0, sizeof *page);
 }
 
-/* Positions the cursor on the first key of scope after `after` (a lname; "" = start).
- * Returns MDB_NOTFOUND when there is none. */
-static int cat__list_seek(MDB_cursor *cur, MDB_val *k, MDB_val *v, const char *prefix,
-                          size_t plen, const char *after) {
-  char key[CAT__KEY_MAX];
-  memcpy(key, prefix, plen);
-  size_t alen = strlen(after);
-  memcpy(key + plen, after, alen);
-  k->mv_size = plen + alen;
-  k->mv_data = key;
-  /* LMDB refuses an empty key: an unscoped list without a token starts at the first key */
-  int rc = k->mv_size ? mdb_cursor_get(cur, k, v, MDB_SET_RANGE)
-                      : mdb_cursor_get(cur, k, v, MDB_FIRST);
-  if (rc == 0 && alen > 0 && k->mv_size == plen + alen && memcmp(k->mv_data, key, plen + alen) == 0)
-    rc = mdb_cursor_get(cur, k, v, MDB_NEXT);
-  return rc;
-}
-
-static bool cat__in_scope(const MDB_val *k, const char *prefix, size_t plen) {
-  return k->mv_size >= plen && memcmp(k->mv_data, prefix, plen) == 0;
-}
-
-static int cat__list_collect(cat_store *s, MDB_txn *txn, MDB_cursor *cur, int recs_db,
+static int cat__list_collect(cat_store *s, cat_txn *txn, cat__cur *cur, int recs_db,
                              const char *prefix, size_t plen, const char *after, int max,
                              const ProtobufCMessageDescriptor *desc, cat__page *out) {
-  MDB_val k, v;
+  cat__bytes k, v;
   char last[CAT__KEY_MAX];
   size_t last_len = 0;
-  int rc, mrc = cat__list_seek(cur, &k, &v, prefix, plen, after);
-  while (mrc == 0 && cat__in_scope(&k, prefix, plen) && out->n < (size_t)max) {
+  int rc = cat__cur_seek_after(cur, prefix, plen, after, &k, &v);
+  while (rc == 0 && cat__in_prefix(&k, prefix, plen) && out->n < (size_t)max) {
     char id[CAT__ID_LEN + 1];
-    if (v.mv_size != CAT__ID_LEN) return dd_err_set(DD_ECORRUPT, "catalog store: bad name index");
-    memcpy(id, v.mv_data, CAT__ID_LEN);
+    if (v.n != CAT__ID_LEN) return dd_err_set(DD_ECORRUPT, "catalog store: bad name index");
+    memcpy(id, v.p, CAT__ID_LEN);
     id[CAT__ID_LEN] = '\0';
+    last_len = k.n - plen;
+    memcpy(last, (const char *)k.p + plen, last_len);
     rc = cat__rec_get(s, txn, recs_db, id, desc, &out->items[out->n]);
     if (rc == DD_ENOTFOUND) rc = dd_err_set(DD_ECORRUPT, "catalog store: dangling index %s", id);
     if (rc) return rc;
     out->n++;
-    last_len = k.mv_size - plen;
-    memcpy(last, (const char *)k.mv_data + plen, last_len);
-    mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    rc = cat__cur_next(cur, &k, &v);
   }
-  if (mrc != 0 && mrc != MDB_NOTFOUND) return cat__mdb_err(mrc, "catalog store: list");
-  bool more = mrc == 0 && cat__in_scope(&k, prefix, plen);
+  if (rc != 0 && rc != DD_ENOTFOUND) return rc;
+  bool more = rc == 0 && cat__in_prefix(&k, prefix, plen);
   out->next = more ? cat__page_token(last, last_len) : strdup("");
   return out->next ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
 }
@@ -204,8 +182,8 @@ int cat__list(cat_store *s, int names_db, int recs_db, const char *scope,
               cat__page *out) {
   char after[CAT__NAME_MAX + 1], prefix[CAT__KEY_MAX];
   int max;
-  MDB_txn *txn = NULL;
-  MDB_cursor *cur = NULL;
+  cat_txn *txn = NULL;
+  cat__cur *cur = NULL;
   memset(out, 0, sizeof *out);
   int rc = cat__page_args(max_results, token, &max, after);
   if (rc) return rc;
@@ -213,15 +191,11 @@ int cat__list(cat_store *s, int names_db, int recs_db, const char *scope,
   out->items = calloc((size_t)max, sizeof *out->items);
   if (!out->items) return dd_err_set(DD_ENOMEM, "out of memory");
   if ((rc = cat__txn_begin(s, &txn, false))) goto cleanup;
-  int mrc = mdb_cursor_open(txn, s->dbi[names_db], &cur);
-  if (mrc) {
-    rc = cat__mdb_err(mrc, "catalog store: open cursor");
-    goto cleanup;
-  }
+  if ((rc = cat__cur_open(txn, names_db, &cur))) goto cleanup;
   rc = cat__list_collect(s, txn, cur, recs_db, prefix, plen, after, max, desc, out);
 cleanup:
-  if (cur) mdb_cursor_close(cur);
-  if (txn) mdb_txn_abort(txn);
+  cat__cur_close(cur);
+  cat__txn_abort(txn);
   if (rc) cat__page_free(out);
   return rc;
 }

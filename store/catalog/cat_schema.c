@@ -16,7 +16,7 @@ typedef struct cat__parent {
   char name[CAT__NAME_MAX + 1];
 } cat__parent;
 
-static int cat__parent_find(cat_store *s, MDB_txn *txn, const char *name, cat__parent *out) {
+static int cat__parent_find(cat_store *s, cat_txn *txn, const char *name, cat__parent *out) {
   cat_catalog *c = NULL;
   int rc = cat__get_by_name(s, txn, CAT__DB_CATALOG_NAMES, CAT__DB_CATALOGS, NULL, name,
                             &deltad__catalog__v1__catalog_info__descriptor,
@@ -29,7 +29,7 @@ static int cat__parent_find(cat_store *s, MDB_txn *txn, const char *name, cat__p
 }
 
 /* Finds schema full_name: its catalog, record and id. */
-static int cat__schema_find(cat_store *s, MDB_txn *txn, const char *full_name, cat__parent *p,
+static int cat__schema_find(cat_store *s, cat_txn *txn, const char *full_name, cat__parent *p,
                             cat_schema **out, char id[CAT__ID_LEN + 1]) {
   char cname[256], sname[256];
   int rc = cat_full_name_split("full_name", full_name, cname, sname);
@@ -42,9 +42,9 @@ static int cat__schema_find(cat_store *s, MDB_txn *txn, const char *full_name, c
 }
 
 /* Ends a write: commits on success, aborts on failure and frees a half-made *out. */
-static int cat__schema_finish(int rc, MDB_txn *txn, cat_schema **out) {
+static int cat__schema_finish(int rc, cat_txn *txn, cat_schema **out) {
   if (!rc) rc = cat__txn_commit(txn);
-  else if (txn) mdb_txn_abort(txn);
+  else if (txn) cat__txn_abort(txn);
   if (rc && out && *out) {
     protobuf_c_message_free_unpacked(&(*out)->base, NULL);
     *out = NULL;
@@ -54,7 +54,7 @@ static int cat__schema_finish(int rc, MDB_txn *txn, cat_schema **out) {
 
 /* ---- create ---------------------------------------------------------------------------------- */
 
-static int cat__schema_insert(cat_store *s, MDB_txn *txn, cat_schema **out, const char *actor,
+static int cat__schema_insert(cat_store *s, cat_txn *txn, cat_schema **out, const char *actor,
                               const Deltad__Catalog__V1__CreateSchemaRequest *req) {
   cat__parent p;
   char id[CAT__ID_LEN + 1], full[2 * CAT__NAME_MAX + 2];
@@ -86,7 +86,7 @@ cleanup:
 
 int cat_schema_create(cat_store *s, cat_schema **out, const char *actor,
                       const Deltad__Catalog__V1__CreateSchemaRequest *req) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   *out = NULL;
   int rc = cat_name_check("catalog_name", req->catalog_name, 0);
   if (!rc) rc = cat_name_check("name", req->name, 0);
@@ -99,20 +99,20 @@ int cat_schema_create(cat_store *s, cat_schema **out, const char *actor,
 /* ---- get / list ------------------------------------------------------------------------------ */
 
 int cat_schema_get(cat_store *s, cat_schema **out, const char *full_name) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   cat__parent p;
   char id[CAT__ID_LEN + 1];
   *out = NULL;
   int rc = cat__txn_begin(s, &txn, false);
   if (rc) return rc;
   rc = cat__schema_find(s, txn, full_name, &p, out, id);
-  mdb_txn_abort(txn);
+  cat__txn_abort(txn);
   return rc;
 }
 
 int cat_schema_list(cat_store *s, Deltad__Catalog__V1__ListSchemasResponse **out,
                     const Deltad__Catalog__V1__ListSchemasRequest *req) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   cat__parent p;
   cat__page page;
   *out = NULL;
@@ -120,7 +120,7 @@ int cat_schema_list(cat_store *s, Deltad__Catalog__V1__ListSchemasResponse **out
   if (!rc) rc = cat__txn_begin(s, &txn, false);
   if (rc) return rc;
   rc = cat__parent_find(s, txn, req->catalog_name, &p);
-  mdb_txn_abort(txn);
+  cat__txn_abort(txn);
   if (rc) return rc;
   rc = cat__list(s, CAT__DB_SCHEMA_NAMES, CAT__DB_SCHEMAS, p.id, CAT__SCHEMA_DESC,
                  req->max_results, req->page_token, &page);
@@ -140,7 +140,7 @@ int cat_schema_list(cat_store *s, Deltad__Catalog__V1__ListSchemasResponse **out
 
 /* ---- update ---------------------------------------------------------------------------------- */
 
-static int cat__schema_apply(cat_store *s, MDB_txn *txn, cat_schema **out, const char *actor,
+static int cat__schema_apply(cat_store *s, cat_txn *txn, cat_schema **out, const char *actor,
                              const Deltad__Catalog__V1__UpdateSchemaRequest *req) {
   cat__parent p;
   char id[CAT__ID_LEN + 1], full[2 * CAT__NAME_MAX + 2];
@@ -178,7 +178,7 @@ cleanup:
 
 int cat_schema_update(cat_store *s, cat_schema **out, const char *actor,
                       const Deltad__Catalog__V1__UpdateSchemaRequest *req) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   *out = NULL;
   int rc = 0;
   if (req->_new_name_case == DELTAD__CATALOG__V1__UPDATE_SCHEMA_REQUEST___NEW_NAME_NEW_NAME)
@@ -192,7 +192,7 @@ int cat_schema_update(cat_store *s, cat_schema **out, const char *actor,
 /* ---- delete ---------------------------------------------------------------------------------- */
 
 int cat_schema_delete(cat_store *s, const char *full_name, int force) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   cat__parent p;
   cat_schema *cur = NULL;
   char id[CAT__ID_LEN + 1];

@@ -1,6 +1,8 @@
 /* cat_secret.c: encryption of credential secrets at rest: the 32-byte key file
  * <data_dir>/secret.key (created 0600 on first open, refused when group/other can read it)
  * and AES-256-GCM sealing with a random 12-byte nonce per value and the record id as AAD.
+ * A key file given by the caller (cat_store_opts.secret_key_file: replicas on one PostgreSQL
+ * share it) is read with the same checks and never created.
  * Sealed value: 0x01 | nonce[12] | ciphertext | tag[16]. */
 #include <errno.h>
 #include <fcntl.h>
@@ -63,12 +65,13 @@ static int cat__key_read(cat_store *s, const char *path, int fd) {
   return 0;
 }
 
-int cat__secret_key_load(cat_store *s, const char *data_dir) {
+int cat__secret_key_load(cat_store *s, const char *data_dir, const char *key_file) {
   char path[4096];
-  if ((size_t)snprintf(path, sizeof path, "%s/secret.key", data_dir) >= sizeof path)
-    return dd_err_set(DD_EINVAL, "data directory path too long");
+  if ((size_t)snprintf(path, sizeof path, "%s%s", key_file ? key_file : data_dir,
+                       key_file ? "" : "/secret.key") >= sizeof path)
+    return dd_err_set(DD_EINVAL, "secret key path too long");
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT) {
+  if (fd < 0 && errno == ENOENT && !key_file) {
     int raced = 0, rc = cat__key_create(s, path, &raced);
     if (rc || !raced) return rc;
     fd = open(path, O_RDONLY | O_CLOEXEC);

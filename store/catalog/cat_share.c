@@ -14,7 +14,7 @@
 
 /* ---- loading and saving -------------------------------------------------------------- */
 
-int cat__share_load(cat_store *s, MDB_txn *txn, const char *name, cat_share **out) {
+int cat__share_load(cat_store *s, cat_txn *txn, const char *name, cat_share **out) {
   char id[CAT__ID_LEN + 1];
   int rc = cat_name_check("share", name, 1);
   if (rc) return rc;
@@ -24,21 +24,21 @@ int cat__share_load(cat_store *s, MDB_txn *txn, const char *name, cat_share **ou
   return rc;
 }
 
-static int cat__share_save(cat_store *s, MDB_txn *txn, cat_share *sh) {
+static int cat__share_save(cat_store *s, cat_txn *txn, cat_share *sh) {
   return cat__rec_put(s, txn, CAT__DB_SHARES, sh->id, &sh->base, NULL);
 }
 
 /* Runs edit on the share named name inside one write transaction, then saves it. */
 int cat__share_edit_by_name(cat_store *s, const char *name, cat__share_edit_fn edit, void *arg,
                            cat_share **out) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   cat_share *sh = NULL;
   int rc = cat__txn_begin(s, &txn, true);
   if (!rc) rc = cat__share_load(s, txn, name, &sh);
   if (!rc) rc = edit(s, txn, sh, arg);
   if (!rc) rc = cat__share_save(s, txn, sh);
   if (!rc) rc = cat__txn_commit(txn);
-  else if (txn) mdb_txn_abort(txn);
+  else if (txn) cat__txn_abort(txn);
   if (!rc && out) *out = sh;
   else if (sh) protobuf_c_message_free_unpacked(&sh->base, NULL);
   return rc;
@@ -114,7 +114,7 @@ void cat__remove_at(void **arr, size_t *n, size_t at) {
 
 int cat_share_create(cat_store *s, cat_share **out, const char *actor,
                      const Deltad__Sharing__V1__CreateShareRequest *req) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   cat_share *sh = NULL;
   *out = NULL;
   int rc = cat_name_check("name", req->name, 0);
@@ -141,7 +141,7 @@ int cat_share_create(cat_store *s, cat_share **out, const char *actor,
   if (rc == DD_EEXISTS) rc = dd_err_set(DD_EEXISTS, "share '%s' already exists", req->name);
   if (!rc) rc = cat__share_save(s, txn, sh);
   if (!rc) rc = cat__txn_commit(txn);
-  else if (txn) mdb_txn_abort(txn);
+  else if (txn) cat__txn_abort(txn);
 cleanup:
   if (!rc) *out = sh;
   else protobuf_c_message_free_unpacked(&sh->base, NULL);
@@ -182,7 +182,7 @@ typedef struct {
 } cat__share_upd;
 
 /* Moves the recipient_grants keys of a renamed share to its new lname. */
-static int cat__share_regrant_one(cat_store *s, MDB_txn *txn, const char *lname,
+static int cat__share_regrant_one(cat_store *s, cat_txn *txn, const char *lname,
                                   const char *rid, void *arg) {
   (void)lname;
   const char *const *names = arg; /* old name, new name, share id */
@@ -191,7 +191,7 @@ static int cat__share_regrant_one(cat_store *s, MDB_txn *txn, const char *lname,
   return cat__name_put(s, txn, CAT__DB_RECIPIENT_GRANTS, rid, names[1], names[2]);
 }
 
-static int cat__share_rename(cat_store *s, MDB_txn *txn, cat_share *sh, const char *new_name) {
+static int cat__share_rename(cat_store *s, cat_txn *txn, cat_share *sh, const char *new_name) {
   int rc = cat_name_check("new_name", new_name, 0);
   if (rc || strcmp(new_name, sh->name) == 0) return rc;
   if (strcasecmp(new_name, sh->name) != 0) {
@@ -214,7 +214,7 @@ static int cat__share_rename(cat_store *s, MDB_txn *txn, cat_share *sh, const ch
   return rc;
 }
 
-static int cat__share_update_edit(cat_store *s, MDB_txn *txn, cat_share *sh, void *arg) {
+static int cat__share_update_edit(cat_store *s, cat_txn *txn, cat_share *sh, void *arg) {
   const cat__share_upd *u = arg;
   int rc = 0;
   if (u->req->_new_name_case == DELTAD__SHARING__V1__UPDATE_SHARE_REQUEST___NEW_NAME_NEW_NAME)
@@ -238,7 +238,7 @@ int cat_share_update(cat_store *s, cat_share **out, const char *actor,
   return cat__share_edit_by_name(s, req->name, cat__share_update_edit, &u, out);
 }
 
-static int cat__share_ungrant_one(cat_store *s, MDB_txn *txn, const char *lname,
+static int cat__share_ungrant_one(cat_store *s, cat_txn *txn, const char *lname,
                                   const char *rid, void *arg) {
   const cat_share *sh = arg;
   int rc = cat__name_del(s, txn, CAT__DB_RECIPIENT_GRANTS, rid, sh->name);
@@ -247,7 +247,7 @@ static int cat__share_ungrant_one(cat_store *s, MDB_txn *txn, const char *lname,
 }
 
 int cat_share_delete(cat_store *s, const char *name, int force) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   cat_share *sh = NULL;
   int rc = cat__txn_begin(s, &txn, true);
   if (!rc) rc = cat__share_load(s, txn, name, &sh);
@@ -258,7 +258,7 @@ int cat_share_delete(cat_store *s, const char *name, int force) {
   if (!rc) rc = cat__name_del(s, txn, CAT__DB_SHARE_NAMES, NULL, sh->name);
   if (!rc) rc = cat__key_del(s, txn, CAT__DB_SHARES, sh->id, CAT__ID_LEN);
   if (!rc) rc = cat__txn_commit(txn);
-  else if (txn) mdb_txn_abort(txn);
+  else if (txn) cat__txn_abort(txn);
   if (sh) protobuf_c_message_free_unpacked(&sh->base, NULL);
   return rc;
 }
@@ -290,7 +290,7 @@ typedef struct {
   cat_share_schema *made; /* borrowed from the tree */
 } cat__schema_add;
 
-static int cat__schema_add_edit(cat_store *s, MDB_txn *txn, cat_share *sh, void *arg) {
+static int cat__schema_add_edit(cat_store *s, cat_txn *txn, cat_share *sh, void *arg) {
   (void)s;
   (void)txn;
   cat__schema_add *a = arg;
@@ -353,7 +353,7 @@ typedef struct {
   int force;
 } cat__schema_del;
 
-static int cat__schema_del_edit(cat_store *s, MDB_txn *txn, cat_share *sh, void *arg) {
+static int cat__schema_del_edit(cat_store *s, cat_txn *txn, cat_share *sh, void *arg) {
   (void)s;
   (void)txn;
   cat__schema_del *d = arg;

@@ -9,46 +9,35 @@
 
 /* ---- walking visible shares ------------------------------------------------------------- */
 
-static int cat__walk_cursor(MDB_cursor *cur, const char *prefix, size_t plen,
+static int cat__walk_cursor(cat__cur *cur, const char *prefix, size_t plen,
                             const char *after, cat_share_walk_fn fn, void *arg) {
-  char key[CAT__KEY_MAX + 1];
-  size_t alen = strlen(after);
-  if (plen + alen >= sizeof key) return dd_err_set(DD_EINVAL, "page token too long");
-  memcpy(key, prefix, plen);
-  memcpy(key + plen, after, alen);
-  MDB_val k = {plen + alen, key}, v;
-  /* LMDB refuses an empty key: start from the first entry instead */
-  int mrc = mdb_cursor_get(cur, &k, &v, k.mv_size ? MDB_SET_RANGE : MDB_FIRST);
-  /* skip the `after` key itself: the walk starts strictly after it */
-  if (mrc == 0 && alen && k.mv_size == plen + alen && memcmp(k.mv_data, key, k.mv_size) == 0)
-    mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-  for (; mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-    if (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0) break;
+  cat__bytes k, v;
+  int mrc = cat__cur_seek_after(cur, prefix, plen, after, &k, &v);
+  for (; mrc == 0; mrc = cat__cur_next(cur, &k, &v)) {
+    if (!cat__in_prefix(&k, prefix, plen)) break;
     char lname[CAT__NAME_MAX + 1], id[CAT__ID_LEN + 1];
-    size_t nl = k.mv_size - plen;
-    if (nl > CAT__NAME_MAX || v.mv_size != CAT__ID_LEN)
+    size_t nl = k.n - plen;
+    if (nl > CAT__NAME_MAX || v.n != CAT__ID_LEN)
       return dd_err_set(DD_ECORRUPT, "catalog store: malformed share index entry");
-    memcpy(lname, (const char *)k.mv_data + plen, nl);
+    memcpy(lname, (const char *)k.p + plen, nl);
     lname[nl] = '\0';
-    memcpy(id, v.mv_data, CAT__ID_LEN);
+    memcpy(id, v.p, CAT__ID_LEN);
     id[CAT__ID_LEN] = '\0';
     int rc = fn(arg, lname, id);
     if (rc) return rc;
   }
-  if (mrc && mrc != MDB_NOTFOUND) return cat__mdb_err(mrc, "catalog store: walk shares");
-  return 0;
+  return mrc == DD_ENOTFOUND ? 0 : mrc;
 }
 
 int cat_view_share_walk(cat_view *v, const char *recipient_id, const char *after,
                         cat_share_walk_fn fn, void *arg) {
-  MDB_cursor *cur = NULL;
+  cat__cur *cur = NULL;
   char prefix[CAT__KEY_MAX];
   size_t plen = recipient_id ? cat__name_key(prefix, recipient_id, "") : 0;
   int db = recipient_id ? CAT__DB_RECIPIENT_GRANTS : CAT__DB_SHARE_NAMES;
-  int rc, mrc = mdb_cursor_open(v->txn, v->s->dbi[db], &cur);
-  if (mrc) rc = cat__mdb_err(mrc, "catalog store: open cursor");
-  else rc = cat__walk_cursor(cur, prefix, plen, after ? after : "", fn, arg);
-  if (cur) mdb_cursor_close(cur);
+  int rc = cat__cur_open(v->txn, db, &cur);
+  if (!rc) rc = cat__walk_cursor(cur, prefix, plen, after ? after : "", fn, arg);
+  cat__cur_close(cur);
   return rc;
 }
 
@@ -63,7 +52,7 @@ int cat_share_walk(cat_store *s, const char *recipient_id, const char *after,
 /* ---- grants ---------------------------------------------------------------------------- */
 
 /* Resolves a share name and a recipient name to their ids and the share's display name. */
-static int cat__grant_ids(cat_store *s, MDB_txn *txn, const char *share, const char *recipient,
+static int cat__grant_ids(cat_store *s, cat_txn *txn, const char *share, const char *recipient,
                           char sid[CAT__ID_LEN + 1], char rid[CAT__ID_LEN + 1]) {
   int rc = cat_name_check("share", share, 0);
   if (!rc) rc = cat_name_check("recipient", recipient, 1);
@@ -76,7 +65,7 @@ static int cat__grant_ids(cat_store *s, MDB_txn *txn, const char *share, const c
 }
 
 int cat_grant_add(cat_store *s, const char *share, const char *recipient) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   char sid[CAT__ID_LEN + 1], rid[CAT__ID_LEN + 1];
   int rc = cat__txn_begin(s, &txn, true);
   if (!rc) rc = cat__grant_ids(s, txn, share, recipient, sid, rid);
@@ -87,16 +76,16 @@ int cat_grant_add(cat_store *s, const char *share, const char *recipient) {
   if (!rc) rc = cat__name_del(s, txn, CAT__DB_GRANT_GENS, sid, rid);
   if (!rc) rc = cat__name_put(s, txn, CAT__DB_GRANT_GENS, sid, rid, gen);
   if (rc == DD_EEXISTS) { /* granted already: nothing to do */
-    mdb_txn_abort(txn);
+    cat__txn_abort(txn);
     return 0;
   }
   if (!rc) return cat__txn_commit(txn);
-  if (txn) mdb_txn_abort(txn);
+  if (txn) cat__txn_abort(txn);
   return rc;
 }
 
 int cat_grant_remove(cat_store *s, const char *share, const char *recipient) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   char sid[CAT__ID_LEN + 1], rid[CAT__ID_LEN + 1];
   int rc = cat__txn_begin(s, &txn, true);
   if (!rc) rc = cat__grant_ids(s, txn, share, recipient, sid, rid);
@@ -110,7 +99,7 @@ int cat_grant_remove(cat_store *s, const char *share, const char *recipient) {
   if (!rc) rc = cat__name_del(s, txn, CAT__DB_RECIPIENT_GRANTS, rid, share);
   if (!rc) rc = cat__name_del(s, txn, CAT__DB_GRANT_GENS, sid, rid);
   if (!rc) return cat__txn_commit(txn);
-  if (txn) mdb_txn_abort(txn);
+  if (txn) cat__txn_abort(txn);
   return rc;
 }
 
@@ -161,7 +150,7 @@ typedef struct {
   const char *fixed; /* the display name of the fixed side */
 } cat__grant_list;
 
-static int cat__grant_collect(cat_store *s, MDB_txn *txn, const char *lname, const char *id,
+static int cat__grant_collect(cat_store *s, cat_txn *txn, const char *lname, const char *id,
                               void *arg) {
   cat__grant_list *gl = arg;
   ProtobufCMessage *m = NULL;
@@ -192,7 +181,7 @@ static int cat__grant_collect(cat_store *s, MDB_txn *txn, const char *lname, con
 
 int cat_grant_list(cat_store *s, Deltad__Sharing__V1__ListGrantsResponse **out,
                    const char *share, const char *recipient) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   char id[CAT__ID_LEN + 1];
   int by_share = share && *share;
   *out = NULL;
@@ -213,7 +202,7 @@ int cat_grant_list(cat_store *s, Deltad__Sharing__V1__ListGrantsResponse **out,
   if (!rc)
     rc = cat__scope_walk(s, txn, by_share ? CAT__DB_SHARE_GRANTS : CAT__DB_RECIPIENT_GRANTS, id,
                          cat__grant_collect, &gl);
-  if (txn) mdb_txn_abort(txn);
+  if (txn) cat__txn_abort(txn);
   if (rc) protobuf_c_message_free_unpacked(&resp->base, NULL);
   else *out = resp;
   return rc;

@@ -8,9 +8,9 @@
 #include "store/catalog/cat_internal.h"
 
 /* Loads the share named name (DD_ENOTFOUND "share '...' not found"). */
-int cat__share_load(cat_store *s, MDB_txn *txn, const char *name, cat_share **out);
+int cat__share_load(cat_store *s, cat_txn *txn, const char *name, cat_share **out);
 /* Edits a loaded share in place; the caller saves it. */
-typedef int (*cat__share_edit_fn)(cat_store *s, MDB_txn *txn, cat_share *sh, void *arg);
+typedef int (*cat__share_edit_fn)(cat_store *s, cat_txn *txn, cat_share *sh, void *arg);
 /* Replaces *dst (n_dst entries owned by a heap tree) with deep copies of src. */
 int cat__props_copy(void ***dst, size_t *n_dst, const ProtobufCMessageDescriptor *desc,
                     size_t n, void *const *src);

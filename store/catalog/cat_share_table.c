@@ -69,7 +69,7 @@ static int cat__table_fill(cat_shared_table *t, const cat_share *sh, const cat_s
   return rc;
 }
 
-static int cat__table_add_edit(cat_store *s, MDB_txn *txn, cat_share *sh, void *arg) {
+static int cat__table_add_edit(cat_store *s, cat_txn *txn, cat_share *sh, void *arg) {
   cat__table_add *a = arg;
   const cat__add_req *r = a->req;
   cat_share_schema *sc = cat__schema_of(sh, r->schema);
@@ -126,7 +126,7 @@ typedef struct {
   cat_shared_table *found;
 } cat__table_op;
 
-static int cat__table_op_edit(cat_store *s, MDB_txn *txn, cat_share *sh, void *arg) {
+static int cat__table_op_edit(cat_store *s, cat_txn *txn, cat_share *sh, void *arg) {
   (void)s;
   (void)txn;
   cat__table_op *op = arg;

@@ -33,15 +33,24 @@
 typedef struct cat_store cat_store;
 
 typedef struct cat_store_opts {
-  size_t map_bytes; /* LMDB map size; 0 = 1 GiB */
+  size_t map_bytes;            /* LMDB map size; 0 = 1 GiB */
+  const char *catalog_url;     /* "postgresql://..." (libpq URL): the PostgreSQL backend;
+                                * NULL or "": LMDB in the data directory */
+  int pool_size;               /* PostgreSQL connections per process; 0 = 8 */
+  const char *pg_schema;       /* PostgreSQL schema for the tables (created if absent);
+                                * NULL: the connection's search_path */
+  const char *secret_key_file; /* the secrets key (32 bytes, 0600, must exist); NULL:
+                                * <data_dir>/secret.key, created on first open */
 } cat_store_opts;
-#define CAT_STORE_OPTS_INIT {0}
+#define CAT_STORE_OPTS_INIT {0, NULL, 0, NULL, NULL}
 
 /* Opens or creates the store in data_dir (which must exist): the LMDB environment in
  * <data_dir>/catalog.mdb/ and the secrets key in <data_dir>/secret.key (created on first
  * open, mode 0600). DD_EPRECOND when secret.key is readable by group or others;
  * DD_ECORRUPT when it is not 32 bytes. opts may be NULL. */
 int cat_store_open(cat_store **out, const char *data_dir, const cat_store_opts *opts);
+/* "lmdb" or "postgresql". */
+const char *cat_store_backend(const cat_store *store);
 /* Flushes to disk and closes. Accepts NULL. No other call may be running. */
 void cat_store_close(cat_store *store);
 

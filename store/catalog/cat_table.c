@@ -31,7 +31,7 @@ static int tbl_path_check(const char *const *path, size_t depth) {
 
 /* Resolves the namespace of a table path and finds the table's id. DD_ENOTFOUND with
  * "namespace ... not found" or "table ... not found". The root holds no tables. */
-static int tbl_find(cat_store *s, MDB_txn *txn, const char *const *path, size_t depth,
+static int tbl_find(cat_store *s, cat_txn *txn, const char *const *path, size_t depth,
                     cat__ns_node *ns, char id[CAT__ID_LEN + 1]) {
   char p[PATH_STR_MAX];
   int rc = cat__ns_resolve(s, txn, path, depth - 1, ns);
@@ -43,9 +43,9 @@ static int tbl_find(cat_store *s, MDB_txn *txn, const char *const *path, size_t 
   return dd_err_set(DD_ENOTFOUND, "table '%s' not found", p);
 }
 
-static int tbl_finish(int rc, MDB_txn *txn, cat_lance_table **out) {
+static int tbl_finish(int rc, cat_txn *txn, cat_lance_table **out) {
   if (!rc) rc = cat__txn_commit(txn);
-  else if (txn) mdb_txn_abort(txn);
+  else if (txn) cat__txn_abort(txn);
   if (rc && out && *out) {
     protobuf_c_message_free_unpacked(&(*out)->base, NULL);
     *out = NULL;
@@ -61,7 +61,7 @@ typedef struct tbl_new {
   void *const *props;
 } tbl_new;
 
-static int tbl_put(cat_store *s, MDB_txn *txn, const cat__ns_node *ns, const char *id,
+static int tbl_put(cat_store *s, cat_txn *txn, const cat__ns_node *ns, const char *id,
                    const tbl_new *nw, cat_lance_table **out) {
   cat__kv **kv = NULL;
   int rc = cat__props_view(&kv, TABLE_PROPS, nw->n_props, nw->props);
@@ -81,7 +81,7 @@ static int tbl_put(cat_store *s, MDB_txn *txn, const cat__ns_node *ns, const cha
   return rc;
 }
 
-static int tbl_register_in(cat_store *s, MDB_txn *txn, cat_lance_table **out,
+static int tbl_register_in(cat_store *s, cat_txn *txn, cat_lance_table **out,
                            const char *const *path, size_t depth, int overwrite,
                            const tbl_new *nw) {
   cat__ns_node ns;
@@ -104,7 +104,7 @@ static int tbl_register_in(cat_store *s, MDB_txn *txn, cat_lance_table **out,
 int cat_lance_table_register(cat_store *s, cat_lance_table **out, const char *actor,
                              const char *const *path, size_t depth, const char *location,
                              int overwrite, size_t n_props, void *const *props) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   *out = NULL;
   int rc = tbl_path_check(path, depth);
   if (!rc && depth < 2)
@@ -120,7 +120,7 @@ int cat_lance_table_register(cat_store *s, cat_lance_table **out, const char *ac
 
 /* ---- get / deregister -------------------------------------------------------------------- */
 
-static int tbl_load(cat_store *s, MDB_txn *txn, const char *id, cat_lance_table **out) {
+static int tbl_load(cat_store *s, cat_txn *txn, const char *id, cat_lance_table **out) {
   int rc = cat__rec_get(s, txn, CAT__DB_LANCE_TABLES, id, TABLE_DESC, (ProtobufCMessage **)out);
   if (rc == DD_ENOTFOUND) return dd_err_set(DD_ECORRUPT, "catalog store: dangling table %s", id);
   return rc;
@@ -128,7 +128,7 @@ static int tbl_load(cat_store *s, MDB_txn *txn, const char *id, cat_lance_table 
 
 int cat_lance_table_get(cat_store *s, cat_lance_table **out, const char *const *path,
                         size_t depth) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   cat__ns_node ns;
   char id[CAT__ID_LEN + 1];
   *out = NULL;
@@ -137,13 +137,13 @@ int cat_lance_table_get(cat_store *s, cat_lance_table **out, const char *const *
   if (rc) return rc;
   rc = tbl_find(s, txn, path, depth, &ns, id);
   if (!rc) rc = tbl_load(s, txn, id, out);
-  mdb_txn_abort(txn);
+  cat__txn_abort(txn);
   return rc;
 }
 
 int cat_lance_table_deregister(cat_store *s, cat_lance_table **out, const char *const *path,
                                size_t depth) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   cat__ns_node ns;
   char id[CAT__ID_LEN + 1];
   cat_lance_table *was = NULL;
@@ -166,7 +166,7 @@ int cat_lance_table_deregister(cat_store *s, cat_lance_table **out, const char *
 int cat_lance_table_list(cat_store *s, Deltad__Lance__V1__ListTablesResponse **out,
                          const char *const *path, size_t depth, int32_t limit,
                          const char *page_token) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   cat__ns_node ns;
   Deltad__Lance__V1__ListTablesResponse *r = NULL;
   *out = NULL;
@@ -186,7 +186,7 @@ int cat_lance_table_list(cat_store *s, Deltad__Lance__V1__ListTablesResponse **o
                         ns.level == 0 ? "-" : ns.id, limit, page_token, &r->tables,
                         &r->n_tables, &r->page_token);
 cleanup:
-  mdb_txn_abort(txn);
+  cat__txn_abort(txn);
   if (rc && r) protobuf_c_message_free_unpacked(&r->base, NULL);
   else *out = r;
   return rc;

@@ -62,61 +62,58 @@ int cat_token_hash(unsigned char out[CAT_TOKEN_HASH_LEN], const char *token, siz
 int cat_token_put(cat_store *s, const unsigned char hash[CAT_TOKEN_HASH_LEN],
                   const cat_token_rec *rec) {
   unsigned char buf[CAT__TOKEN_FIXED + 2 + 255 + 40];
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   if (rec->kind != CAT_TOKEN_ADMIN && rec->kind != CAT_TOKEN_RECIPIENT)
     return dd_err_set(DD_EINVAL, "token: unknown principal kind %d", (int)rec->kind);
-  MDB_val k = {CAT_TOKEN_HASH_LEN, (void *)hash}, v = {cat__token_encode(buf, hash, rec), buf};
+  size_t n = cat__token_encode(buf, hash, rec);
   int rc = cat__txn_begin(s, &txn, true);
   if (rc) return rc;
-  int mrc = mdb_put(txn, s->dbi[CAT__DB_TOKENS], &k, &v, 0);
-  if (mrc) {
-    mdb_txn_abort(txn);
-    return cat__mdb_err(mrc, "catalog store: write token");
+  rc = cat__kv_put(txn, CAT__DB_TOKENS, hash, CAT_TOKEN_HASH_LEN, buf, n, false);
+  if (rc) {
+    cat__txn_abort(txn);
+    return rc;
   }
   return cat__txn_commit(txn);
 }
 
 int cat_token_lookup(cat_store *s, cat_token_rec *out,
                      const unsigned char hash[CAT_TOKEN_HASH_LEN]) {
-  MDB_txn *txn = NULL;
-  MDB_val k = {CAT_TOKEN_HASH_LEN, (void *)hash}, v;
+  cat_txn *txn = NULL;
+  cat__bytes v;
   int rc = cat__txn_begin(s, &txn, false);
   if (rc) return rc;
-  int mrc = mdb_get(txn, s->dbi[CAT__DB_TOKENS], &k, &v);
-  if (mrc == MDB_NOTFOUND) rc = dd_err_set(DD_ENOTFOUND, "token not found");
-  else if (mrc) rc = cat__mdb_err(mrc, "catalog store: read token");
-  else rc = cat__token_decode(out, hash, v.mv_data, v.mv_size);
-  mdb_txn_abort(txn);
+  rc = cat__kv_get(txn, CAT__DB_TOKENS, hash, CAT_TOKEN_HASH_LEN, &v);
+  if (rc == DD_ENOTFOUND) rc = dd_err_set(DD_ENOTFOUND, "token not found");
+  else if (!rc) rc = cat__token_decode(out, hash, v.p, v.n);
+  cat__txn_abort(txn);
   return rc;
 }
 
 int cat_token_delete(cat_store *s, const unsigned char hash[CAT_TOKEN_HASH_LEN]) {
-  MDB_txn *txn = NULL;
-  MDB_val k = {CAT_TOKEN_HASH_LEN, (void *)hash};
+  cat_txn *txn = NULL;
   int rc = cat__txn_begin(s, &txn, true);
   if (rc) return rc;
-  int mrc = mdb_del(txn, s->dbi[CAT__DB_TOKENS], &k, NULL);
-  if (mrc) {
-    mdb_txn_abort(txn);
-    return mrc == MDB_NOTFOUND ? dd_err_set(DD_ENOTFOUND, "token not found")
-                               : cat__mdb_err(mrc, "catalog store: delete token");
+  rc = cat__kv_del(txn, CAT__DB_TOKENS, hash, CAT_TOKEN_HASH_LEN);
+  if (rc) {
+    cat__txn_abort(txn);
+    return rc == DD_ENOTFOUND ? dd_err_set(DD_ENOTFOUND, "token not found") : rc;
   }
   return cat__txn_commit(txn);
 }
 
 int cat_token_has_kind(cat_store *s, int *out, cat_token_kind kind) {
-  MDB_txn *txn = NULL;
-  MDB_cursor *cur = NULL;
-  MDB_val k, v;
+  cat_txn *txn = NULL;
+  cat__cur *cur = NULL;
+  cat__bytes k, v;
   *out = 0;
   int rc = cat__txn_begin(s, &txn, false);
   if (rc) return rc;
-  int mrc = mdb_cursor_open(txn, s->dbi[CAT__DB_TOKENS], &cur);
-  for (mrc = mrc ? mrc : mdb_cursor_get(cur, &k, &v, MDB_FIRST); mrc == 0 && !*out;
-       mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
-    *out = v.mv_size > 1 && ((const unsigned char *)v.mv_data)[1] == (unsigned char)kind;
-  if (mrc != 0 && mrc != MDB_NOTFOUND) rc = cat__mdb_err(mrc, "catalog store: scan tokens");
-  if (cur) mdb_cursor_close(cur);
-  mdb_txn_abort(txn);
+  int mrc = cat__cur_open(txn, CAT__DB_TOKENS, &cur);
+  for (mrc = mrc ? mrc : cat__cur_seek(cur, "", 0, &k, &v); mrc == 0 && !*out;
+       mrc = cat__cur_next(cur, &k, &v))
+    *out = v.n > 1 && ((const unsigned char *)v.p)[1] == (unsigned char)kind;
+  if (mrc != 0 && mrc != DD_ENOTFOUND) rc = mrc;
+  cat__cur_close(cur);
+  cat__txn_abort(txn);
   return rc;
 }

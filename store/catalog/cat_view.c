@@ -15,7 +15,7 @@ int cat__view_begin(cat_store *s, cat_view *v) {
 }
 
 int cat__view_end(cat_view *v, int rc) {
-  if (v->txn) mdb_txn_abort(v->txn);
+  if (v->txn) cat__txn_abort(v->txn);
   v->txn = NULL;
   return rc;
 }

@@ -38,6 +38,9 @@ typedef struct sign_local_key {
  * (DD_EPRECOND, "chmod 600" in the message), a file that is not a regular file or is a
  * symlink (DD_EPRECOND), and a file whose size is not 32 bytes (DD_ECORRUPT). */
 int sign_local_key_load_or_create(sign_local_key *out, const char *path);
+/* As sign_local_key_load_or_create with the same checks, but never creates: a missing
+ * file is DD_EPRECOND naming it (replicas share one key file made beforehand). */
+int sign_local_key_load(sign_local_key *out, const char *path);
 
 /* Builds BASE/files/<table_id>/<rel_path>?expires=<ms>&sig=<sig>: table_id and every
  * segment of rel_path are percent-encoded (RFC 3986 unreserved characters kept), sig is

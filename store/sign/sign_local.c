@@ -10,6 +10,7 @@
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -124,14 +125,25 @@ cleanup:
   return rc;
 }
 
-int sign_local_key_load_or_create(sign_local_key *out, const char *path) {
+static int sign__key_load(sign_local_key *out, const char *path, bool create) {
   if (!out || !path || !*path)
     return dd_err_set(DD_EINVAL, "no key file path");
   memset(out, 0, sizeof *out);
   int rc = sign__key_open_read(out, path);
-  if (rc == DD_ENOTFOUND)
+  if (rc == DD_ENOTFOUND && create)
     rc = sign__key_create(out, path);
+  else if (rc == DD_ENOTFOUND)
+    rc = dd_err_set(DD_EPRECOND, "key file %s does not exist (create it with 32 random "
+                    "bytes, mode 0600: head -c 32 /dev/urandom > FILE)", path);
   return rc;
+}
+
+int sign_local_key_load_or_create(sign_local_key *out, const char *path) {
+  return sign__key_load(out, path, true);
+}
+
+int sign_local_key_load(sign_local_key *out, const char *path) {
+  return sign__key_load(out, path, false);
 }
 
 /* ===================== canonical string and signature ===================== */

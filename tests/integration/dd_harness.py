@@ -10,6 +10,12 @@ deltad touches tables only under registered storage locations (never inside its 
 directory), so a started Server registers two LOCAL locations, for the temporary directory
 (where tests make their tables) and the fixtures: `dd-test-tmp` and `dd-test-fixtures`
 (register_locations=False starts without them).
+
+With DD_CATALOG_BACKEND=postgresql in the environment (the ctests integration.X.pg), every
+Server keeps its catalog on one PostgreSQL the process starts once (dd_pg.py), in a schema
+named after its data directory (so each Server starts empty and a restart on the same data
+directory finds its catalog), with key files made in the data directory and passed as
+--secret-key-file / --url-signing-key-file, as a replica would run.
 """
 import json
 import os
@@ -67,6 +73,43 @@ TEST_LOCATIONS = (("dd-test-tmp", os.path.realpath(tempfile.gettempdir())),
                   ("dd-test-fixtures", FIXTURES))
 
 
+_PG = None
+
+
+def shared_postgres():
+    """The process's PostgreSQL (dd_pg.Postgres), started on first use, stopped at exit."""
+    global _PG
+    if _PG is None:
+        import atexit
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import dd_pg
+        _PG = dd_pg.Postgres().start()
+        atexit.register(_PG.cleanup)
+    return _PG
+
+
+def make_key_file(path):
+    """32 random bytes, mode 0600 (a replica's shared key file), unless it exists."""
+    if not os.path.exists(path):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(os.urandom(32))
+    return path
+
+
+def catalog_args(data_dir, pg=None, schema=None):
+    """deltad flags putting the catalog of data_dir on PostgreSQL (pg: a dd_pg.Postgres,
+    default the shared one; schema: default from data_dir's name)."""
+    pg = pg or shared_postgres()
+    keys = os.path.join(data_dir, "replica-keys")
+    os.makedirs(keys, mode=0o700, exist_ok=True)
+    pool = ["--catalog-pool", os.environ["DD_CATALOG_POOL"]] if os.environ.get("DD_CATALOG_POOL") else []
+    return pool + ["--catalog", pg.url, "--catalog-schema",
+            schema or "t_" + re.sub(r"[^A-Za-z0-9_]", "_", os.path.basename(data_dir)),
+            "--secret-key-file", make_key_file(os.path.join(keys, "secret.key")),
+            "--url-signing-key-file", make_key_file(os.path.join(keys, "url_signing.key"))]
+
+
 class Server:
     def __init__(self, data_dir=None, env=None, extra_args=None, register_locations=True,
                  curl_args=None):
@@ -76,7 +119,9 @@ class Server:
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="deltad-test-")
         self.env = dict(os.environ)
         self.env.update(env or {})
-        self.extra_args = extra_args or []
+        self.extra_args = list(extra_args or [])
+        if os.environ.get("DD_CATALOG_BACKEND") == "postgresql" and "--catalog" not in self.extra_args:
+            self.extra_args += catalog_args(self.data_dir)
         self.proc = None
         self.stderr_lines = []
         self.stdout_lines = []

@@ -27,6 +27,7 @@
 
 #include "deltad/catalog/v1/catalog.pb-c.h"
 #include "deltad/credentials/v1/credentials.pb-c.h"
+#include "deltad/sharing/v1/sharing.pb-c.h"
 #include "deltad/system/v1/system.pb-c.h"
 #include "load.h"
 
@@ -48,6 +49,7 @@ static const ProtobufCServiceDescriptor *const load__services[] = {
     &deltad__system__v1__system_service__descriptor,
     &deltad__catalog__v1__catalog_service__descriptor,
     &deltad__credentials__v1__credential_service__descriptor,
+    &deltad__sharing__v1__delta_sharing_service__descriptor,
 };
 
 static int load__usage(const char *why) {

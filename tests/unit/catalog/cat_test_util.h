@@ -1,5 +1,8 @@
 /* cat_test_util.h: helpers for the catalog store tests: a fresh temporary data directory
- * per test (removed afterwards), opening the store there, and request builders. */
+ * per test (removed afterwards), opening the store there, and request builders.
+ * With DD_TEST_CATALOG=postgresql://... in the environment the store is opened on that
+ * PostgreSQL instead of LMDB, in a schema named after the data directory (so each test
+ * starts empty and a reopen finds its data): the ctests unit.catalog.*.pg do that. */
 #ifndef DD_TESTS_UNIT_CATALOG_CAT_TEST_UTIL_H
 #define DD_TESTS_UNIT_CATALOG_CAT_TEST_UTIL_H
 
@@ -14,6 +17,7 @@
 #include <cmocka.h>
 
 #include "common/err.h"
+#include "store/catalog/cat_internal.h"
 #include "store/catalog/cat_store.h"
 
 typedef struct ct_env {
@@ -26,10 +30,37 @@ static int ct__rm(const char *p, const struct stat *st, int flag, struct FTW *ft
   return remove(p);
 }
 
+/* cat_store_open on dir, on the backend DD_TEST_CATALOG names (LMDB when unset). */
+static inline int ct_open(cat_store **s, const char *dir) {
+  const char *url = getenv("DD_TEST_CATALOG");
+  cat_store_opts o = CAT_STORE_OPTS_INIT;
+  const char *base = strrchr(dir, '/');
+  o.catalog_url = url && *url ? url : NULL;
+  o.pg_schema = base ? base + 1 : dir;
+  o.pool_size = 4;
+  return cat_store_open(s, dir, &o);
+}
+
+/* Number of entries in a sub-database (one cursor walk). */
+static inline size_t ct_db_entries(cat_store *s, int db) {
+  cat_txn *txn = NULL;
+  cat__cur *cur = NULL;
+  cat__bytes k, v;
+  size_t n = 0;
+  assert_int_equal(cat__txn_begin(s, &txn, false), 0);
+  assert_int_equal(cat__cur_open(txn, db, &cur), 0);
+  int rc = cat__cur_seek(cur, "", 0, &k, &v);
+  for (; rc == 0; rc = cat__cur_next(cur, &k, &v)) n++;
+  assert_int_equal(rc, DD_ENOTFOUND);
+  cat__cur_close(cur);
+  cat__txn_abort(txn);
+  return n;
+}
+
 static inline void ct_reopen(ct_env *e) {
   cat_store_close(e->s);
   e->s = NULL;
-  int rc = cat_store_open(&e->s, e->dir, NULL);
+  int rc = ct_open(&e->s, e->dir);
   if (rc) fail_msg("reopen: %s", dd_err_msg());
 }
 
@@ -38,7 +69,10 @@ static inline int ct_setup(void **state) {
   const char *tmp = getenv("TMPDIR");
   snprintf(e->dir, sizeof e->dir, "%s/ddcat.XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (!mkdtemp(e->dir)) return -1;
-  if (cat_store_open(&e->s, e->dir, NULL)) return -1;
+  if (ct_open(&e->s, e->dir)) {
+    fprintf(stderr, "open the store: %s\n", dd_err_msg());
+    return -1;
+  }
   *state = e;
   return 0;
 }

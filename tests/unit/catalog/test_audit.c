@@ -98,6 +98,19 @@ static void *write_loop(void *arg) {
 
 static void test_backup_while_writing(void **state) {
   ct_env *e = *state;
+  const char *pg = getenv("DD_TEST_CATALOG");
+  if (pg && *pg) { /* PostgreSQL: refused, pointing at pg_dump, nothing written */
+    char dir[300], **files = NULL;
+    size_t n = 0;
+    uint64_t bytes = 0;
+    struct stat st;
+    snprintf(dir, sizeof dir, "%s/backup", e->dir);
+    assert_int_equal(cat_store_backup(e->s, dir, &files, &n, &bytes), DD_EUNSUPPORTED);
+    assert_non_null(strstr(dd_err_msg(), "pg_dump"));
+    assert_int_equal(n, 0);
+    assert_int_not_equal(stat(dir, &st), 0);
+    return;
+  }
   Deltad__Credentials__V1__CreateCredentialRequest req = DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__INIT;
   Deltad__Credentials__V1__AwsAccessKeyCredential aws = DELTAD__CREDENTIALS__V1__AWS_ACCESS_KEY_CREDENTIAL__INIT;
   aws.access_key_id = "AKIABACKUP";
@@ -137,7 +150,7 @@ static void test_backup_while_writing(void **state) {
   free(files);
   /* the copy opens; its catalogs are a prefix of the writer's; the secret decrypts */
   cat_store *b = NULL;
-  assert_int_equal(cat_store_open(&b, dir, NULL), 0);
+  assert_int_equal(ct_open(&b, dir), 0);
   int have = 0;
   char name[32];
   for (int i = 0; i < atomic_load(&w.made); i++) {

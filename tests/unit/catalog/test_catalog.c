@@ -253,7 +253,7 @@ static void test_pagination(void **state) {
 /* Puts n catalogs n0000.. in one transaction through the store's own record helpers
  * (1000 separate synced commits would make this test slow). */
 static void bulk_catalogs(cat_store *s, int n) {
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   assert_int_equal(cat__txn_begin(s, &txn, true), 0);
   for (int i = 0; i < n; i++) {
     char name[16], id[CAT__ID_LEN + 1];
@@ -453,6 +453,41 @@ static void test_concurrent_creates_unique(void **state) {
   CT_FREE(l);
 }
 
+/* Two stores on one PostgreSQL (two replicas): each write through one is seen by the next
+ * read through the other, also after the other cached what it read (the read cache is
+ * keyed by the catalog generation). LMDB: one environment per process, nothing to test. */
+static void test_two_stores_one_database(void **state) {
+  ct_env *e = *state;
+  const char *url = getenv("DD_TEST_CATALOG");
+  if (!url || !*url) return;
+  cat_store *b = NULL;
+  cat_catalog *c = NULL;
+  assert_int_equal(ct_open(&b, e->dir), 0);
+  assert_int_equal(cat_catalog_get(b, &c, "r1"), DD_ENOTFOUND); /* cached as absent */
+  assert_int_equal(cat_catalog_get(b, &c, "r1"), DD_ENOTFOUND);
+  CT_FREE(ct_catalog(e->s, "r1"));
+  assert_int_equal(cat_catalog_get(b, &c, "R1"), 0);
+  assert_string_equal(c->name, "r1");
+  CT_FREE(c);
+  Deltad__Catalog__V1__UpdateCatalogRequest up = DELTAD__CATALOG__V1__UPDATE_CATALOG_REQUEST__INIT;
+  up.name = "r1";
+  up._comment_case = DELTAD__CATALOG__V1__UPDATE_CATALOG_REQUEST___COMMENT_COMMENT;
+  up.comment = "changed on a";
+  assert_int_equal(cat_catalog_update(e->s, &c, "admin", &up), 0);
+  CT_FREE(c);
+  assert_int_equal(cat_catalog_get(b, &c, "r1"), 0);
+  assert_string_equal(c->comment, "changed on a");
+  CT_FREE(c);
+  char buf[256];
+  ct_list_all(b, 10, buf, sizeof buf);
+  assert_string_equal(buf, "r1,");
+  assert_int_equal(cat_catalog_delete(b, "r1", 0), 0); /* deleted through b */
+  assert_int_equal(cat_catalog_get(e->s, &c, "r1"), DD_ENOTFOUND);
+  ct_list_all(e->s, 10, buf, sizeof buf);
+  assert_string_equal(buf, "");
+  cat_store_close(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_name_validation),
@@ -469,6 +504,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_pagination_concurrent_thread, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_page_token_garbage, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_concurrent_creates_unique, ct_setup, ct_teardown),
+      cmocka_unit_test_setup_teardown(test_two_stores_one_database, ct_setup, ct_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

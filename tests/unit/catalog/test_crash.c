@@ -1,4 +1,4 @@
-/* test_crash.c: crash safety of the LMDB store. A forked child writes and is killed
+/* test_crash.c: crash safety of the store (LMDB, or PostgreSQL under DD_TEST_CATALOG). A forked child writes and is killed
  * (SIGKILL) before or between commits; the parent reopens the store and must see exactly
  * the last committed state, with every index entry resolving to its record. */
 #include <signal.h>
@@ -8,31 +8,22 @@
 #include "cat_test_util.h"
 #include "store/catalog/cat_internal.h"
 
-/* Number of entries in a sub-database. */
-static size_t db_entries(cat_store *s, int db) {
-  MDB_txn *txn = NULL;
-  MDB_stat st;
-  assert_int_equal(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn), 0);
-  assert_int_equal(mdb_stat(txn, s->dbi[db], &st), 0);
-  mdb_txn_abort(txn);
-  return st.ms_entries;
-}
+static size_t db_entries(cat_store *s, int db) { return ct_db_entries(s, db); }
 
 /* Child: opens the store, creates a few catalogs through the API, then starts one big
  * transaction of raw puts into both catalog sub-databases and kills itself mid-way. */
 static void child_uncommitted(const char *dir) {
   cat_store *s = NULL;
-  if (cat_store_open(&s, dir, NULL)) _exit(2);
+  if (ct_open(&s, dir)) _exit(2);
   if (ct_catalog_rc(s, "late") != 0) _exit(3);
-  MDB_txn *txn = NULL;
-  if (mdb_txn_begin(s->env, NULL, 0, &txn)) _exit(4);
+  cat_txn *txn = NULL;
+  if (cat__txn_begin(s, &txn, true)) _exit(4);
   char key[64], val[64];
   for (int i = 0; i < 20000; i++) {
     snprintf(key, sizeof key, "ghost%05d", i);
     snprintf(val, sizeof val, "%036d", i);
-    MDB_val k = {strlen(key), key}, v = {36, val};
-    if (mdb_put(txn, s->dbi[CAT__DB_CATALOG_NAMES], &k, &v, 0)) _exit(5);
-    if (mdb_put(txn, s->dbi[CAT__DB_CATALOGS], &v, &k, 0)) _exit(6);
+    if (cat__kv_put(txn, CAT__DB_CATALOG_NAMES, key, strlen(key), val, 36, false)) _exit(5);
+    if (cat__kv_put(txn, CAT__DB_CATALOGS, val, 36, key, strlen(key), false)) _exit(6);
   }
   kill(getpid(), SIGKILL);
   _exit(7);
@@ -67,7 +58,7 @@ static void test_kill_before_commit(void **state) {
  * byte to fd after each commit so the parent knows how far it got. */
 static void child_committing(const char *dir, int fd) {
   cat_store *s = NULL;
-  if (cat_store_open(&s, dir, NULL)) _exit(2);
+  if (ct_open(&s, dir)) _exit(2);
   for (int i = 0;; i++) {
     char name[16];
     snprintf(name, sizeof name, "n%05d", i);

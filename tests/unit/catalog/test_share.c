@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "tests/unit/catalog/cat_test_util.h"
 #include "store/catalog/cat_store.h"
 
 typedef struct {
@@ -21,7 +22,7 @@ typedef struct {
 static int setup(void **state) {
   fx *f = calloc(1, sizeof *f);
   snprintf(f->dir, sizeof f->dir, "/tmp/dd-catshare-XXXXXX");
-  if (!mkdtemp(f->dir) || cat_store_open(&f->s, f->dir, NULL) != 0) return -1;
+  if (!mkdtemp(f->dir) || ct_open(&f->s, f->dir) != 0) return -1;
   *state = f;
   return 0;
 }

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "common/err.h"
+#include "tests/unit/catalog/cat_test_util.h"
 #include "store/catalog/cat_internal.h"
 
 typedef struct env {
@@ -29,7 +30,7 @@ static int setup(void **state) {
   env *e = calloc(1, sizeof *e);
   const char *tmp = getenv("TMPDIR");
   snprintf(e->dir, sizeof e->dir, "%s/ddlance.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(e->dir) || cat_store_open(&e->s, e->dir, NULL)) return -1;
+  if (!mkdtemp(e->dir) || ct_open(&e->s, e->dir)) return -1;
   *state = e;
   return 0;
 }
@@ -87,14 +88,7 @@ static char *names(cat_store *s, const char *const *path, size_t depth) {
   return buf;
 }
 
-static size_t db_entries(cat_store *s, int db) {
-  MDB_txn *txn;
-  MDB_stat st;
-  assert_int_equal(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn), 0);
-  assert_int_equal(mdb_stat(txn, s->dbi[db], &st), 0);
-  mdb_txn_abort(txn);
-  return st.ms_entries;
-}
+static size_t db_entries(cat_store *s, int db) { return ct_db_entries(s, db); }
 
 static void reg(cat_store *s, const char *const *path, size_t depth, const char *loc) {
   cat_lance_table *t = NULL;
@@ -365,7 +359,7 @@ static void test_tables(void **state) {
   /* persistence */
   cat_store_close(e->s);
   e->s = NULL;
-  assert_int_equal(cat_store_open(&e->s, e->dir, NULL), 0);
+  assert_int_equal(ct_open(&e->s, e->dir), 0);
   assert_int_equal(cat_lance_table_get(e->s, &t, PATH("T", "S", "EV.1")), 0);
   assert_string_equal(t->location, "/x");
   FREE(t);
@@ -388,7 +382,7 @@ static void test_below_drop_hook(void **state) {
   mk0(e->s, PATH("other"));
   mk0(e->s, PATH("other", "s"));
   reg(e->s, PATH("other", "s", "t"), "/3");
-  MDB_txn *txn = NULL;
+  cat_txn *txn = NULL;
   assert_int_equal(cat__txn_begin(e->s, &txn, true), 0);
   assert_int_equal(cat__lance_below_drop(e->s, txn, 1, c->id, "hc", 0), DD_EPRECOND);
   assert_non_null(strstr(dd_err_msg(), "'hc' is not empty"));

@@ -270,9 +270,26 @@ static void test_key_refuses_bad_files(void **state) {
   assert_int_equal(sign_local_key_load_or_create(&a, ""), DD_EINVAL);
 }
 
+/* sign_local_key_load (replicas' shared key file): the same checks, and never creates. */
+static void test_key_load_never_creates(void **state) {
+  char path[512];
+  path_in(path, sizeof path, state, "shared.key");
+  sign_local_key a, b;
+  assert_int_equal(sign_local_key_load(&a, path), DD_EPRECOND);
+  assert_non_null(strstr(dd_err_msg(), "does not exist"));
+  struct stat st;
+  assert_int_not_equal(stat(path, &st), 0);
+  assert_int_equal(sign_local_key_load_or_create(&a, path), 0);
+  assert_int_equal(sign_local_key_load(&b, path), 0);
+  assert_memory_equal(a.k, b.k, 32);
+  assert_int_equal(chmod(path, 0640), 0);
+  assert_int_equal(sign_local_key_load(&b, path), DD_EPRECOND);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pinned_vector),
+      cmocka_unit_test_setup_teardown(test_key_load_never_creates, key_setup, key_teardown),
       cmocka_unit_test(test_round_trip_odd_names),
       cmocka_unit_test(test_normalised_path),
       cmocka_unit_test(test_rejections),

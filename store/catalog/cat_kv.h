@@ -1,0 +1,109 @@
+/* cat_kv.h: the key-value transaction interface beneath the catalog's record layer, and the
+ * two backends behind it: LMDB (cat_kv_lmdb.c, the embedded default) and PostgreSQL through
+ * libpq (cat_kv_pg.c). Every catalog operation is written once over this interface, so both
+ * backends keep the same keys, the same packed protobuf values and the same paging.
+ *
+ * A store holds CAT__DB_COUNT ordered maps ("sub-databases", cat_internal.h); keys compare
+ * bytewise (memcmp, then the shorter first), as LMDB's default and PostgreSQL's bytea do.
+ *
+ * TRANSACTIONS
+ *   A read transaction is a consistent snapshot (LMDB read txn; PostgreSQL REPEATABLE READ
+ *   READ ONLY). Write transactions are serialized (LMDB's one writer; on PostgreSQL each
+ *   write transaction first locks the single row of deltad_lock, so writers on every
+ *   replica take turns) and see every commit made before they began.
+ *   A txn is used by one thread at a time; commit and abort free it.
+ *
+ * VALUES
+ *   A value returned by get stays valid until the next get, put or del on the transaction; a
+ *   row returned by seek / next until the next call on that cursor (a get between two
+ *   cursor calls leaves the cursor's row alone); none outlives its transaction.
+ *
+ * CODES (besides DD_E* failures with a message)
+ *   get, del: DD_ENOTFOUND without a message when the key is absent.
+ *   put with no_overwrite: DD_EEXISTS without a message when the key is present.
+ *   seek, next: DD_ENOTFOUND without a message past the last key.
+ *   A lost database connection is DD_EIO ("catalog database unavailable"), UNAVAILABLE. */
+#ifndef DD_STORE_CATALOG_CAT_KV_H
+#define DD_STORE_CATALOG_CAT_KV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct cat_store cat_store;
+
+typedef struct cat__bytes {
+  const void *p;
+  size_t n;
+} cat__bytes;
+
+/* The part of every backend's transaction the generic code reads. */
+typedef struct cat_txn {
+  cat_store *s;
+  bool write;
+} cat_txn;
+
+/* A cursor over one sub-database of a transaction. */
+typedef struct cat__cur {
+  cat_txn *txn;
+  int db;
+} cat__cur;
+
+typedef struct cat__backend {
+  const char *name; /* "lmdb", "postgresql" */
+  int (*begin)(cat_store *s, cat_txn **out, bool write);
+  int (*commit)(cat_txn *t);
+  void (*abort)(cat_txn *t);
+  int (*get)(cat_txn *t, int db, cat__bytes k, cat__bytes *v);
+  int (*put)(cat_txn *t, int db, cat__bytes k, cat__bytes v, bool no_overwrite);
+  int (*del)(cat_txn *t, int db, cat__bytes k);
+  int (*cur_open)(cat_txn *t, int db, cat__cur **out);
+  /* Positions on the first key >= from (from.n == 0: the first key of the db). The rows a
+   * cursor returns after a seek are those present at the seek: after a write in the same
+   * transaction, seek again to see it (cat__scope_walk does). */
+  int (*cur_seek)(cat__cur *c, cat__bytes from, cat__bytes *k, cat__bytes *v);
+  int (*cur_next)(cat__cur *c, cat__bytes *k, cat__bytes *v);
+  void (*cur_close)(cat__cur *c);
+  /* Flushes and frees the backend's state (s->be_state). */
+  void (*close)(cat_store *s);
+  /* Map size and bytes used (LMDB); DD_EUNSUPPORTED where it means nothing. */
+  int (*usage)(cat_store *s, uint64_t *map_bytes, uint64_t *used_bytes);
+  /* A consistent copy of the key-value data into dir/catalog.mdb (created by the caller);
+   * DD_EUNSUPPORTED with a message saying what to use instead. */
+  int (*backup)(cat_store *s, const char *dir);
+} cat__backend;
+
+extern const cat__backend cat__lmdb_backend;
+extern const cat__backend cat__pg_backend;
+
+/* Opens the backend state for s (s->be, s->be_state). LMDB: <data_dir>/catalog.mdb with a
+ * map of map_bytes (0: 1 GiB). PostgreSQL: url, a pool of pool_size connections, schema
+ * migrated on open. */
+int cat__lmdb_open(cat_store *s, const char *data_dir, size_t map_bytes);
+int cat__pg_open(cat_store *s, const char *url, int pool_size, const char *schema);
+
+/* ---- calls through the store's backend (cat_kv.c) ---------------------------------------- */
+
+/* Begins a transaction (counted in cat_store_stats). */
+int cat__txn_begin(cat_store *s, cat_txn **out, bool write);
+/* Commits; the txn is gone afterwards either way. */
+int cat__txn_commit(cat_txn *t);
+/* Aborts; accepts NULL. */
+void cat__txn_abort(cat_txn *t);
+int cat__kv_get(cat_txn *t, int db, const void *k, size_t kn, cat__bytes *v);
+int cat__kv_put(cat_txn *t, int db, const void *k, size_t kn, const void *v, size_t vn,
+                bool no_overwrite);
+int cat__kv_del(cat_txn *t, int db, const void *k, size_t kn);
+int cat__cur_open(cat_txn *t, int db, cat__cur **out);
+int cat__cur_seek(cat__cur *c, const void *from, size_t n, cat__bytes *k, cat__bytes *v);
+int cat__cur_next(cat__cur *c, cat__bytes *k, cat__bytes *v);
+/* Accepts NULL. */
+void cat__cur_close(cat__cur *c);
+/* Positions c on the first key that starts with prefix and comes strictly after
+ * prefix+after (after "" : the first key of prefix); DD_ENOTFOUND when there is none. */
+int cat__cur_seek_after(cat__cur *c, const char *prefix, size_t plen, const char *after,
+                        cat__bytes *k, cat__bytes *v);
+/* k starts with prefix. */
+bool cat__in_prefix(const cat__bytes *k, const char *prefix, size_t plen);
+
+#endif
