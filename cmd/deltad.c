@@ -160,6 +160,7 @@ static int main_run(dd_config *cfg, const sigset_t *sigs, int argc, char **argv)
   const dd_method *methods = dd_app_methods(&n_methods);
   if ((rc = dd_call_registry_new(&reg, methods, n_methods, app, dd_app_auth)) != 0) goto cleanup;
   dd_call_registry_set_observer(reg, dd_app_audit_observe); /* the audit log */
+  dd_call_registry_set_pre_observer(reg, dd_app_audit_before); /* ... in the change's txn */
   if (cfg->demo && (rc = dd_demo_setup(reg, cfg->data_dir)) != 0) goto cleanup;
   dd_http_opts hopts = DD_HTTP_OPTS_INIT;
   hopts.listen = cfg->http_listen;

@@ -49,6 +49,12 @@ void dd_call_registry_free(dd_call_registry *r);
 typedef void (*dd_call_observe_fn)(const dd_call *call, const dd_method *m, const ProtobufCMessage *req,
                                    const ProtobufCMessage *out, int rc);
 void dd_call_registry_set_observer(dd_call_registry *r, dd_call_observe_fn fn);
+/* Called by dd_call_run just before every handler, on the thread it runs on, with the
+ * decoded request (the audit log arms its event here, to be written in the change's own
+ * transaction). Set before serving; NULL for none. */
+typedef void (*dd_call_pre_observe_fn)(const dd_call *call, const dd_method *m,
+                                       const ProtobufCMessage *req);
+void dd_call_registry_set_pre_observer(dd_call_registry *r, dd_call_pre_observe_fn fn);
 void *dd_call_registry_app(const dd_call_registry *r);
 /* The methods, in table order (for transports that register each one). */
 size_t dd_call_registry_count(const dd_call_registry *r);

@@ -34,6 +34,7 @@ void dd_call__obs_free(dd_call__obs *o);
  * found by its path); SIZE_MAX when m is not registered. */
 dd_call__obs *dd_call__registry_obs(const dd_call_registry *r);
 dd_call_observe_fn dd_call__registry_observer(const dd_call_registry *r);
+dd_call_pre_observe_fn dd_call__registry_pre_observer(const dd_call_registry *r);
 size_t dd_call__method_index(const dd_call_registry *r, const dd_method *m);
 
 /* A call in progress, between _begin and _end (on the caller's stack). */

@@ -23,11 +23,16 @@ struct dd_call_registry {
   dd_call_router *router;
   dd_call__obs *obs; /* metrics of the calls run through this registry */
   dd_call_observe_fn observer;
+  dd_call_pre_observe_fn pre_observer;
 };
 
 dd_call__obs *dd_call__registry_obs(const dd_call_registry *r) { return r->obs; }
 dd_call_observe_fn dd_call__registry_observer(const dd_call_registry *r) { return r->observer; }
 void dd_call_registry_set_observer(dd_call_registry *r, dd_call_observe_fn fn) { r->observer = fn; }
+dd_call_pre_observe_fn dd_call__registry_pre_observer(const dd_call_registry *r) { return r->pre_observer; }
+void dd_call_registry_set_pre_observer(dd_call_registry *r, dd_call_pre_observe_fn fn) {
+  r->pre_observer = fn;
+}
 
 size_t dd_call__method_index(const dd_call_registry *r, const dd_method *m) {
   if (m >= r->methods && m < r->methods + r->n) return (size_t)(m - r->methods);

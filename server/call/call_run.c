@@ -128,6 +128,8 @@ int dd_call_run(const dd_call_registry *r, const dd_method *m, const ProtobufCMe
   *res = (dd_call_result){.file_fd = -1};
   ProtobufCMessage *out = NULL;
   int rc = call__deadline(&c, "before the call ran");
+  dd_call_pre_observe_fn pre = dd_call__registry_pre_observer(r);
+  if (!rc && pre) pre(&c.call, m, req);
   if (!rc) rc = m->fn(&c.call, req, &out);
   if (rc == DD_ECANCELLED && dd_call_deadline_passed(deadline_ms))
     rc = dd_err_wrap(DD_EDEADLINE, "deadline exceeded");

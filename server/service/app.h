@@ -71,11 +71,15 @@ dl_cache *dd_app_delta_cache(const dd_app *app);
 typedef struct dd_buf dd_buf;
 int dd_app_metrics_write(dd_app *app, dd_buf *out);
 
-/* The audit log (audit_svc.c). dd_app_audit_observe is the registry's observer
- * (dd_call_registry_set_observer): every successful administrator call that changes
- * something is recorded as an admin_change. dd_app_audit_access records a recipient's data
- * access (share, schema, table, the version served and the number of files signed).
- * Recording failures are logged, never fail the call. */
+/* The audit log (audit_svc.c). Every successful administrator call that changes something
+ * is recorded as an admin_change: dd_app_audit_before (the registry's pre-observer) arms
+ * the event, so a change to the catalog writes it in its own transaction (cat_audit_arm:
+ * both commit or neither); dd_app_audit_observe (the observer) records on its own the
+ * changes that wrote nothing to the catalog (maintenance of a table). dd_app_audit_access
+ * records a recipient's data access (share, schema, table, the version served and the
+ * number of files signed). Recording failures outside a catalog change are logged and never
+ * fail the call. */
+void dd_app_audit_before(const dd_call *call, const dd_method *m, const ProtobufCMessage *req);
 void dd_app_audit_observe(const dd_call *call, const dd_method *m, const ProtobufCMessage *req,
                           const ProtobufCMessage *out, int rc);
 void dd_app_audit_access(const dd_call *call, const char *share, const char *schema,

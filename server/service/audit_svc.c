@@ -68,24 +68,52 @@ static void audit__object(dd_buf *b, const ProtobufCMessage *req) {
   }
 }
 
+/* The admin_change event of a call, without what only its reply can say. *obj holds the
+ * object text (the caller frees it). false when the call records nothing. */
+static bool audit__change_event(const dd_call *call, const dd_method *m, const ProtobufCMessage *req,
+                                svc_event *ev, dd_buf *obj, char svc[256], char name[256]) {
+  if (call->principal->kind != DD_PRINCIPAL_ADMIN) return false;
+  audit__split(m->path, svc, name, 256);
+  if (!audit__changes(name)) return false;
+  *ev = (svc_event)DELTAD__ADMIN__V1__AUDIT_EVENT__INIT;
+  audit__object(obj, req);
+  const char *new_name = audit__str(req, "new_name");
+  ev->kind = "admin_change";
+  ev->action = name;
+  ev->service = svc;
+  ev->object = obj->p && !obj->oom ? obj->p : "";
+  ev->name_after = (char *)(new_name ? new_name : "");
+  ev->principal = (char *)call->principal->name;
+  ev->request_id = (char *)(call->request_id ? call->request_id : "");
+  return true;
+}
+
+void dd_app_audit_before(const dd_call *call, const dd_method *m, const ProtobufCMessage *req) {
+  svc_event ev;
+  dd_buf obj = {0};
+  char svc[256], name[256];
+  if (audit__change_event(call, m, req, &ev, &obj, svc, name)) {
+    int64_t keep = (int64_t)dd_app_options(call->app)->audit_retention_days * 86400000;
+    if (cat_audit_arm(dd_app_store(call->app), &ev, keep) != 0) /* then recorded after the call */
+      dd_log(DD_LOG_WARN, "request %s: audit event %s not armed: %s", ev.request_id, ev.action,
+             dd_err_msg());
+  }
+  dd_buf_free(&obj);
+}
+
 void dd_app_audit_observe(const dd_call *call, const dd_method *m, const ProtobufCMessage *req,
                           const ProtobufCMessage *out, int rc) {
-  if (rc || call->principal->kind != DD_PRINCIPAL_ADMIN) return;
-  char svc[256], name[256];
-  audit__split(m->path, svc, name, sizeof svc);
-  if (!audit__changes(name)) return;
-  svc_event ev = DELTAD__ADMIN__V1__AUDIT_EVENT__INIT;
+  int written = cat_audit_disarm(); /* written with the change, in its transaction */
+  if (rc || written) return;
+  /* a change outside the catalog (maintenance of a table, a backup): recorded on its own */
+  svc_event ev;
   dd_buf obj = {0};
-  audit__object(&obj, req);
-  const char *id_after = audit__str(out, "id");
-  const char *new_name = audit__str(req, "new_name");
-  ev.kind = "admin_change";
-  ev.action = name;
-  ev.service = svc;
-  ev.object = obj.p && !obj.oom ? obj.p : "";
-  ev.id_after = (char *)(id_after ? id_after : "");
-  ev.name_after = (char *)(new_name ? new_name : "");
-  audit__record(call, &ev);
+  char svc[256], name[256];
+  if (audit__change_event(call, m, req, &ev, &obj, svc, name)) {
+    const char *id_after = audit__str(out, "id");
+    ev.id_after = (char *)(id_after ? id_after : "");
+    audit__record(call, &ev);
+  }
   dd_buf_free(&obj);
 }
 

@@ -54,7 +54,7 @@ static int cat__audit_purge(cat_store *s, cat_txn *txn, int64_t cutoff_ms) {
   return rc == DD_ENOTFOUND ? 0 : rc;
 }
 
-int cat_audit_append(cat_store *s, const cat__event *ev, int64_t retention_ms) {
+int cat__audit_put(cat_txn *txn, const cat__event *ev, int64_t retention_ms) {
   int64_t now = cat__now_ms();
   pthread_once(&cat__audit_once, cat__audit_seq_init);
   uint64_t seq = atomic_fetch_add(&cat__audit_seq, 1) + 1;
@@ -66,23 +66,27 @@ int cat_audit_append(cat_store *s, const cat__event *ev, int64_t retention_ms) {
   cat__event e = *ev; /* shallow: only id and time change */
   e.id = id;
   e.time_ms = now;
+  size_t n = protobuf_c_message_get_packed_size(&e.base);
+  unsigned char *buf = malloc(n ? n : 1);
+  if (!buf) return dd_err_set(DD_ENOMEM, "out of memory");
+  protobuf_c_message_pack(&e.base, buf);
+  int rc = cat__kv_put(txn, CAT__DB_AUDIT, key, sizeof key, buf, n, false);
+  free(buf);
+  if (!rc && retention_ms > 0) rc = cat__audit_purge(txn->s, txn, now - retention_ms);
+  return rc;
+}
+
+int cat_audit_append(cat_store *s, const cat__event *ev, int64_t retention_ms) {
   cat_txn *txn = NULL;
   int rc = cat__txn_begin(s, &txn, true);
   if (rc) return rc;
-  size_t n = protobuf_c_message_get_packed_size(&e.base);
-  unsigned char *buf = malloc(n ? n : 1);
-  if (!buf) {
-    rc = dd_err_set(DD_ENOMEM, "out of memory");
-    goto cleanup;
+  cat__audit_hold(true); /* this transaction is the event's own: no armed event joins it */
+  rc = cat__audit_put(txn, ev, retention_ms);
+  if (!rc) {
+    rc = cat__txn_commit(txn);
+    txn = NULL;
   }
-  protobuf_c_message_pack(&e.base, buf);
-  rc = cat__kv_put(txn, CAT__DB_AUDIT, key, sizeof key, buf, n, false);
-  free(buf);
-  if (rc) goto cleanup;
-  if (retention_ms > 0 && (rc = cat__audit_purge(s, txn, now - retention_ms)) != 0) goto cleanup;
-  rc = cat__txn_commit(txn);
-  txn = NULL;
-cleanup:
+  cat__audit_hold(false);
   if (txn) cat__txn_abort(txn);
   return rc;
 }

@@ -249,6 +249,20 @@ int cat__props_check(const char *field, size_t n, void *const *src);
 int cat__props_view(cat__kv ***out, const ProtobufCMessageDescriptor *desc, size_t n,
                     void *const *src);
 
+/* ---- audit events (cat_audit.c, cat_audit_armed.c) ------------------------------------ */
+
+/* Puts ev (its id and time assigned here) in txn, and purges events past retention_ms. */
+int cat__audit_put(cat_txn *txn, const Deltad__Admin__V1__AuditEvent *ev, int64_t retention_ms);
+/* Marks this thread's transactions as not joined by an armed event (nested counts). */
+void cat__audit_hold(bool on);
+/* Called by cat__txn_commit before a write transaction commits: puts the event armed on
+ * this thread for t's store, if any (a failure fails the commit: nothing is written). */
+int cat__audit_on_commit(cat_txn *t);
+/* ... and after the commit returned rc: the armed event counts as written when rc is 0. */
+void cat__audit_committed(const cat_txn *t, int rc);
+/* The record layer's note of a record id written (or deleted) while an event is armed. */
+void cat__audit_note(const cat_txn *t, int db, const void *key, size_t len, bool deleted);
+
 /* ---- secrets (cat_secret.c) ------------------------------------------------------------ */
 
 /* Loads key_file (when not NULL: it must exist, mode 0600, 32 bytes; never created) or

@@ -11,7 +11,18 @@ int cat__txn_begin(cat_store *s, cat_txn **out, bool write) {
   return s->be->begin(s, out, write);
 }
 
-int cat__txn_commit(cat_txn *t) { return t->s->be->commit(t); }
+int cat__txn_commit(cat_txn *t) {
+  if (!t->write) return t->s->be->commit(t);
+  int rc = cat__audit_on_commit(t); /* an armed audit event joins the change (cat_audit_armed.c) */
+  if (rc) {
+    t->s->be->abort(t);
+    return rc;
+  }
+  const cat_txn copy = *t; /* t is freed by the commit */
+  rc = t->s->be->commit(t);
+  cat__audit_committed(&copy, rc);
+  return rc;
+}
 
 void cat__txn_abort(cat_txn *t) {
   if (t) t->s->be->abort(t);

@@ -29,6 +29,7 @@ int cat__rec_put(cat_store *s, cat_txn *txn, int db, const char *id,
   if (!buf) return dd_err_set(DD_ENOMEM, "out of memory");
   protobuf_c_message_pack(msg, buf);
   int rc = cat__kv_put(txn, db, id, strlen(id), buf, n, false);
+  if (!rc) cat__audit_note(txn, db, id, strlen(id), false);
   if (!rc && copy) {
     *copy = protobuf_c_message_unpack(msg->descriptor, NULL, n, buf);
     if (!*copy) rc = dd_err_set(DD_ENOMEM, "out of memory");
@@ -92,6 +93,7 @@ int cat__name_put(cat_store *s, cat_txn *txn, int db, const char *scope, const c
 int cat__key_del(cat_store *s, cat_txn *txn, int db, const void *key, size_t len) {
   (void)s;
   int rc = cat__kv_del(txn, db, key, len);
+  if (!rc) cat__audit_note(txn, db, key, len, true);
   return rc == DD_ENOTFOUND ? 0 : rc;
 }
 

@@ -70,6 +70,15 @@ cat_store_stats cat_store_stats_get(cat_store *store);
  * write transaction, which also deletes up to 256 of the oldest events older than
  * retention_ms (0: keep all). Returns 0 or DD_E*. */
 int cat_audit_append(cat_store *store, const Deltad__Admin__V1__AuditEvent *ev, int64_t retention_ms);
+/* Arms an audit event (copied) for the change this thread is about to make in s: the first
+ * write transaction of s this thread commits afterwards writes it too, so the change and
+ * its record commit together or not at all (if the event cannot be written, the change
+ * fails). Empty id_after / id_before are filled with the first record id that transaction
+ * writes / deletes. Replaces an event still armed. 0 or DD_ENOMEM. */
+int cat_audit_arm(cat_store *s, const Deltad__Admin__V1__AuditEvent *ev, int64_t retention_ms);
+/* Disarms this thread's event; 1 when it was written with a change, else 0 (then the caller
+ * may append it on its own: cat_audit_append). */
+int cat_audit_disarm(void);
 /* Lists events, oldest first, matching the request's filters (recipient: the principal
  * name of recipient events; kind; since_ms), a page at a time (max_results 1-1000, default
  * 100; page_token is the last id returned). *out is the caller's (free with

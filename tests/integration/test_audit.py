@@ -128,5 +128,18 @@ class Audit(ServerTest):
         self.assertEqual(code, 403)
 
 
+    def test_change_names_object_ids(self):
+        # written in the change's own transaction: a create names the id it made, a delete
+        # the id it removed (the same object), a failed create nothing
+        cat = self.ok("POST", "/catalogs", {"name": "audited_cat"})
+        code, _ = self.server.curl("POST", "/catalogs", {"name": "AUDITED_CAT"})
+        self.assertEqual(code, 409)
+        code, _ = self.server.curl("DELETE", "/catalogs/audited_cat")
+        self.assertEqual(code, 200)
+        evs = [e for e in self.ok("GET", "/audit/events?kind=admin_change&max_results=1000")["events"]
+               if "audited_cat" in e.get("object", "").lower()]
+        self.assertEqual([(e["action"], e.get("idAfter", ""), e.get("idBefore", "")) for e in evs],
+                         [("CreateCatalog", cat["id"], ""), ("DeleteCatalog", "", cat["id"])], evs)
+
 if __name__ == "__main__":
     h.main()

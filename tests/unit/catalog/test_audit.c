@@ -171,10 +171,67 @@ static void test_backup_while_writing(void **state) {
   cat_store_close(b);
 }
 
+/* An armed event is written by the change's own write transaction (one transaction, not
+ * two), names the record it wrote or deleted, and is not written when the change fails. */
+static void test_armed_event_joins_change(void **state) {
+  ct_env *e = *state;
+  ev_t ev = DELTAD__ADMIN__V1__AUDIT_EVENT__INIT;
+  ev.kind = "admin_change";
+  ev.principal = "admin";
+  ev.action = "CreateCatalog";
+  assert_int_equal(cat_audit_arm(e->s, &ev, 0), 0);
+  uint64_t w0 = cat_store_stats_get(e->s).write_txns;
+  cat_catalog *c = ct_catalog(e->s, "sales");
+  assert_int_equal(cat_store_stats_get(e->s).write_txns, w0 + 1);
+  assert_int_equal(cat_audit_disarm(), 1);
+  lresp_t *r = list(e->s, NULL, 0, NULL);
+  assert_int_equal(r->n_events, 1);
+  assert_string_equal(r->events[0]->action, "CreateCatalog");
+  assert_string_equal(r->events[0]->id_after, c->id);
+  CT_FREE(r);
+  /* a failing change (the name is taken) writes no event */
+  ev.action = "CreateCatalog";
+  assert_int_equal(cat_audit_arm(e->s, &ev, 0), 0);
+  Deltad__Catalog__V1__CreateCatalogRequest cr = DELTAD__CATALOG__V1__CREATE_CATALOG_REQUEST__INIT;
+  cr.name = "SALES";
+  cat_catalog *dup = NULL;
+  assert_int_equal(cat_catalog_create(e->s, &dup, "admin", &cr), DD_EEXISTS);
+  assert_int_equal(cat_audit_disarm(), 0);
+  r = list(e->s, NULL, 0, NULL);
+  assert_int_equal(r->n_events, 1);
+  CT_FREE(r);
+  /* a delete names the record it deleted */
+  ev.action = "DeleteCatalog";
+  assert_int_equal(cat_audit_arm(e->s, &ev, 0), 0);
+  assert_int_equal(cat_catalog_delete(e->s, "sales", 0), 0);
+  assert_int_equal(cat_audit_disarm(), 1);
+  r = list(e->s, NULL, 0, NULL);
+  assert_int_equal(r->n_events, 2);
+  assert_string_equal(r->events[1]->action, "DeleteCatalog");
+  assert_string_equal(r->events[1]->id_before, c->id);
+  CT_FREE(r);
+  /* only once: a second change after the event was written writes no second copy, and an
+   * event appended on its own is not joined by an armed one */
+  assert_int_equal(cat_audit_arm(e->s, &ev, 0), 0);
+  append(e->s, "data_access", "bob", "t", 0);
+  cat_catalog *c2 = ct_catalog(e->s, "c2");
+  cat_catalog *c3 = ct_catalog(e->s, "c3");
+  assert_int_equal(cat_audit_disarm(), 1);
+  r = list(e->s, NULL, 0, NULL);
+  assert_int_equal(r->n_events, 4);
+  assert_string_equal(r->events[2]->kind, "data_access");
+  assert_string_equal(r->events[3]->id_after, c2->id);
+  CT_FREE(r);
+  CT_FREE(c);
+  CT_FREE(c2);
+  CT_FREE(c3);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_append_list_page, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_retention, ct_setup, ct_teardown),
+      cmocka_unit_test_setup_teardown(test_armed_event_joins_change, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_backup_while_writing, ct_setup, ct_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

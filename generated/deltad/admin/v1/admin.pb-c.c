@@ -232,7 +232,7 @@ void   deltad__admin__v1__backup_response__free_unpacked
   assert(message->base.descriptor == &deltad__admin__v1__backup_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor deltad__admin__v1__audit_event__field_descriptors[15] =
+static const ProtobufCFieldDescriptor deltad__admin__v1__audit_event__field_descriptors[16] =
 {
   {
     "id",
@@ -414,12 +414,25 @@ static const ProtobufCFieldDescriptor deltad__admin__v1__audit_event__field_desc
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "id_before",
+    16,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Admin__V1__AuditEvent, id_before),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned deltad__admin__v1__audit_event__field_indices_by_name[] = {
   5,   /* field[5] = action */
   14,   /* field[14] = files */
   0,   /* field[0] = id */
   8,   /* field[8] = id_after */
+  15,   /* field[15] = id_before */
   2,   /* field[2] = kind */
   9,   /* field[9] = name_after */
   7,   /* field[7] = object */
@@ -435,7 +448,7 @@ static const unsigned deltad__admin__v1__audit_event__field_indices_by_name[] = 
 static const ProtobufCIntRange deltad__admin__v1__audit_event__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 15 }
+  { 0, 16 }
 };
 const ProtobufCMessageDescriptor deltad__admin__v1__audit_event__descriptor =
 {
@@ -445,7 +458,7 @@ const ProtobufCMessageDescriptor deltad__admin__v1__audit_event__descriptor =
   "Deltad__Admin__V1__AuditEvent",
   "deltad.admin.v1",
   sizeof(Deltad__Admin__V1__AuditEvent),
-  15,
+  16,
   deltad__admin__v1__audit_event__field_descriptors,
   deltad__admin__v1__audit_event__field_indices_by_name,
   1,  deltad__admin__v1__audit_event__number_ranges,

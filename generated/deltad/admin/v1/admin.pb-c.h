@@ -84,10 +84,14 @@ struct  Deltad__Admin__V1__AuditEvent
    * number of files signed into the reply
    */
   int64_t files;
+  /*
+   * admin_change: the id of the object the change deleted, when it deleted one.
+   */
+  char *id_before;
 };
 #define DELTAD__ADMIN__V1__AUDIT_EVENT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&deltad__admin__v1__audit_event__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0 }
+    , (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string }
 
 
 struct  Deltad__Admin__V1__ListAuditEventsRequest
