@@ -7,10 +7,11 @@
  * bytewise (memcmp, then the shorter first), as LMDB's default and PostgreSQL's bytea do.
  *
  * TRANSACTIONS
- *   A read transaction is a consistent snapshot (LMDB read txn; PostgreSQL REPEATABLE READ
- *   READ ONLY). Write transactions are serialized (LMDB's one writer; on PostgreSQL each
- *   write transaction first locks the single row of deltad_lock, so writers on every
- *   replica take turns) and see every commit made before they began.
+ *   A read transaction is a consistent snapshot taken when it begins (LMDB read txn;
+ *   PostgreSQL REPEATABLE READ READ ONLY, plus a read cache by catalog generation).
+ *   Write transactions are serialized (LMDB's one writer; on PostgreSQL each write
+ *   transaction first updates the single row of deltad_lock, so writers on every replica
+ *   take turns) and see every commit made before they began.
  *   A txn is used by one thread at a time; commit and abort free it.
  *
  * VALUES

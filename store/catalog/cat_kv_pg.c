@@ -11,8 +11,6 @@
  *          committed before it got the lock, so a write transaction behaves as LMDB's
  *          single writer.
  * Cursors fetch rows in batches (WHERE k >= / > $key ORDER BY k LIMIT n). */
-#include <arpa/inet.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,9 +1,10 @@
-/* cat_store.h: the catalog store, deltad's persistent state in LMDB: catalogs, schemas,
+/* cat_store.h: the catalog store, deltad's persistent state in LMDB (or PostgreSQL, shared
+ * by replicas: cat_store_opts.catalog_url, docs/scaling.md): catalogs, schemas,
  * credentials (secrets encrypted at rest), storage locations and API token hashes.
  *
  * The records are the API's own protobuf messages (CatalogInfo, SchemaInfo, Credential,
  * StorageLocation), so a get returns exactly what a handler answers. Mutating calls take
- * the API request message, validate it (errors name the field), and run as one LMDB write
+ * the API request message, validate it (errors name the field), and run as one write
  * transaction: on any failure nothing is written. Names are unique case-insensitively
  * (ASCII letters fold; other bytes compare exactly) and keep the case they were given.
  *
@@ -12,7 +13,8 @@
  * principal's name, recorded as owner / created_by / updated_by.
  *
  * Threads: a cat_store may be used from any number of threads at once (the environment is
- * opened with MDB_NOTLS); writers are serialized by LMDB, readers never block. The key
+ * opened with MDB_NOTLS); writers are serialized by LMDB (on PostgreSQL by a row lock
+ * across all replicas), readers never block. The key
  * layout and the on-disk format are described in cat_internal.h.
  *
  * Reads: each read call below is one read transaction of its own. A request that makes
@@ -90,23 +92,25 @@ int cat_audit_list(cat_store *store, const Deltad__Admin__V1__ListAuditEventsReq
  * empty): LMDB through mdb_env_copy2 with compaction (one read transaction: writers go on),
  * then the secrets key. files[] (caller frees each and the array, also on error) lists what
  * was written.
- * DD_EEXISTS when dir is not empty; DD_EIO otherwise. */
+ * DD_EEXISTS when dir is not empty; DD_EIO otherwise; DD_EUNSUPPORTED (saying to use
+ * pg_dump, nothing written) when the catalog is on PostgreSQL. */
 int cat_store_backup(cat_store *store, const char *dir, char ***files, size_t *n_files,
                      uint64_t *bytes);
 
 /* The LMDB environment's map size and the bytes its pages use (last page + 1, times the
- * page size), for metrics. 0 or DD_E*. */
+ * page size), for metrics. 0 or DD_E*; DD_EUNSUPPORTED on PostgreSQL. */
 int cat_store_map_usage(cat_store *store, uint64_t *map_bytes, uint64_t *used_bytes);
 
 /* ---- read views ----------------------------------------------------------------------
- * A read view is one LMDB read transaction: every cat_view_* read sees the state committed
+ * A read view is one read transaction (LMDB; on PostgreSQL one REPEATABLE READ transaction
+ * holding one pooled connection, cat_kv_pg.c): every cat_view_* read sees the state committed
  * when the view was opened, and begins no transaction of its own. Each cat_view_x behaves
  * (arguments, errors, ownership) exactly as the per-call function it is named after, which
  * is implemented over it. Results are heap messages owned by the caller and stay valid after
  * the view closes. A view is used by one thread at a time (it may move between threads) and
  * is closed before the store. Keep views short (one request's lookups, not a whole stream):
- * an open view holds one of the environment's 512 reader slots and keeps the pages it sees
- * from being reused by writers. */
+ * an open view holds one of the environment's 512 reader slots (or one of the PostgreSQL
+ * pool's connections) and keeps the pages it sees from being reused by writers. */
 typedef struct cat_view cat_view;
 int cat_view_open(cat_store *store, cat_view **out);
 /* Accepts NULL. */

@@ -4,10 +4,12 @@ trust authentication for the superuser `deltad`. PostgreSQL refuses to run as ro
 when the tests run as root (CI does) the server runs as the unprivileged user `nobody`
 through runuser. A missing package is an error, never a skip.
 
-As a module: `pg = Postgres().start()`, `pg.url`, `pg.schema_url(...)`, `pg.restart()`,
-`pg.stop()`, `pg.cleanup()`. As a script (the ctest fixtures of unit.catalog.*.pg):
-  dd_pg.py start DIR   writes DIR/url and leaves the server running
-  dd_pg.py stop DIR    stops it and removes DIR
+As a module: `pg = Postgres().start()`, `pg.url`, `pg.restart()`, `pg.psql(sql)`,
+`pg.stop()`, `pg.cleanup()`. As a script (the ctest fixtures of unit.catalog.*.pg, the
+benchmark tests/bench/catalog_pg):
+  dd_pg.py start DIR   starts a server (its files in a new folder under $TMPDIR), writes
+                       DIR/url, DIR/port and DIR/root, and leaves it running
+  dd_pg.py stop DIR    stops it and removes both folders
 """
 import os
 import shutil
@@ -92,20 +94,28 @@ class Postgres:
 def main(argv):
     if len(argv) != 3 or argv[1] not in ("start", "stop"):
         sys.exit("usage: dd_pg.py start|stop DIR")
-    root = argv[2]
+    d = argv[2]
     if argv[1] == "start":
-        shutil.rmtree(root, ignore_errors=True)
-        os.makedirs(root)
-        pg = Postgres(root).start()
-        with open(os.path.join(root, "url"), "w") as f:
-            f.write(pg.url)
-        with open(os.path.join(root, "port"), "w") as f:
-            f.write(str(pg.port))
-        print("PostgreSQL at", pg.url)
+        # the server's files go to a fresh folder under the temporary directory (the user
+        # PostgreSQL runs as may not reach DIR, e.g. a build tree under /root); DIR gets
+        # its URL, port and the folder's path
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        pg = Postgres().start()
+        for name, value in (("url", pg.url), ("port", str(pg.port)), ("root", pg.root)):
+            with open(os.path.join(d, name), "w") as f:
+                f.write(value)
+        print("PostgreSQL at", pg.url, "in", pg.root)
     else:
+        try:
+            with open(os.path.join(d, "root")) as f:
+                root = f.read().strip()
+        except OSError:
+            return
         pg = Postgres(root)
         pg.stop("immediate")
         shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(d, ignore_errors=True)
 
 
 if __name__ == "__main__":

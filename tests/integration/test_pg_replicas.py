@@ -147,6 +147,15 @@ class Replicas(unittest.TestCase):
             self.assertEqual(self.call(s, "GET", "/shares", token=tok).status_code, 401)
         # a name taken through one replica is taken on all
         self.assertEqual(self.call(C, "POST", "/shares", {"name": "RS"}).status_code, 409)
+        # backup is PostgreSQL's job: refused, nothing written; metrics say where the catalog is
+        bdir = os.path.join(self.keys, "backup")
+        r = self.call(A, "POST", "/admin/backup", {"dir": bdir})
+        self.assertEqual(r.status_code, 501, r.text)
+        self.assertIn("pg_dump", r.json()["message"])
+        self.assertFalse(os.path.exists(bdir))
+        m = requests.get(A.http_base + "/metrics", headers=self.H, timeout=CALL_BOUND_S).text
+        self.assertIn("deltad_catalog_postgresql 1", m)
+        self.assertNotIn("deltad_lmdb_map_size_bytes", m)
         # one audit log: the changes made through A and through B, read on C
         ev = self.ok(C, "GET", "/audit/events?kind=admin_change&max_results=1000")["events"]
         acts = [(e["action"], e.get("object", "")) for e in ev]

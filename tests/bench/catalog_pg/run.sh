@@ -34,7 +34,7 @@ DELTACTL=$BUILD/cmd/deltactl
 LOAD=$BUILD/tests/bench/grpc/dd_grpc_load
 
 WORK=$(mktemp -d /tmp/deltad-bench-pg.XXXXXX)
-chmod 711 "$WORK" # PostgreSQL runs as nobody under root (dd_pg.py)
+
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do
