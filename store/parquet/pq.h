@@ -249,6 +249,12 @@ int pq_column_read(pq_column **out, const pq_file *f, size_t rg, size_t col);
  * enough. On error c stays valid (to free, or to reread) but its contents are undefined. */
 int pq_column_reread(pq_column *c, const pq_file *f, size_t rg, size_t col);
 void pq_column_free(pq_column *c);
+/* Exchanges c's value buffer with the caller's malloc'd one (*buf with *cap bytes of
+ * room, or NULL and 0): c's decoded values leave in *buf and *cap, and c keeps the given
+ * memory for its next decode. c's values are then undefined (its levels stay): reread it
+ * to read them again. For handing decoded values to an owner of the same allocator
+ * without a copy (arw_append_fixed_swap). */
+void pq_column_swap_values(pq_column *c, void **buf, size_t *cap);
 
 /* ---------------------------------------------------------------------------------------
  * Writer. */

@@ -317,3 +317,14 @@ void pq_column_free(pq_column *pc) {
   pq__col_clear(c);
   free(c);
 }
+
+void pq_column_swap_values(pq_column *pc, void **buf, size_t *cap) {
+  pq__col *c = (pq__col *)pc;
+  uint8_t *v = c->vals;
+  size_t vc = c->capvals;
+  c->vals = *buf;
+  c->capvals = c->vals ? *cap : 0;
+  *buf = v;
+  *cap = v ? vc : 0;
+  fill_pub(c);
+}
