@@ -362,6 +362,10 @@ int64_t pq_writer_bytes_written(const pq_writer *w);
  * as without it. Its memory: one more row group's buffers. An encoding error comes back
  * from the next call that cuts, settles or closes. */
 void pq_writer_encode_behind(pq_writer *w, bool on);
+/* A memory writer's room for the file, reserved now (address space: pages are touched as
+ * the file is written), so the file is not copied as it grows past each doubling. A hint:
+ * a file that outgrows it still grows. Nothing for a path writer. */
+int pq_writer_reserve(pq_writer *w, size_t bytes);
 /* Waits for a row group being encoded behind and places it in the output. */
 int pq_writer_settle(pq_writer *w);
 

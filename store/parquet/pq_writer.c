@@ -197,6 +197,13 @@ void pq_writer_encode_behind(pq_writer *w, bool on) {
   w->written = w->file_off + (int64_t)w->out.len;
 }
 
+int pq_writer_reserve(pq_writer *w, size_t bytes) {
+  if (w->closed || w->failed)
+    return dd_err_set(DD_EPRECOND, "parquet writer: already closed or failed");
+  if (w->fp || w->job.running || bytes <= w->out.len) return 0;
+  return pq__buf_reserve(&w->out, bytes - w->out.len);
+}
+
 int pq_writer_settle(pq_writer *w) {
   if (w->closed || w->failed)
     return dd_err_set(DD_EPRECOND, "parquet writer: already closed or failed");
