@@ -135,6 +135,13 @@ int arw_append_dec128(arw_batch *b, int id, const uint8_t le[16]);
  * TIMESTAMP*, DECIMAL128: arw_kind_width bytes each, little-endian; BOOL: one byte each,
  * nonzero = true). */
 int arw_append_fixed(arw_batch *b, int id, const void *values, size_t n, const uint8_t *valid);
+/* arw_append_fixed of n values without nulls into a column still empty, by taking the
+ * caller's malloc'd buffer instead of copying it: *values (n values, *cap bytes of room)
+ * becomes the column's, and the column's previous memory (maybe NULL, *cap 0) comes back
+ * in *values and *cap for the caller to fill next time or free. A column that is not
+ * empty, a BOOL, or a buffer too small for n copies as arw_append_fixed, leaving *values
+ * and *cap as they were. */
+int arw_append_fixed_swap(arw_batch *b, int id, void **values, size_t *cap, size_t n);
 /* n UTF8/BINARY values: value i is data[offsets[i] .. offsets[i+1]) (offsets: n + 1
  * entries, any start). */
 int arw_append_strs(arw_batch *b, int id, const uint8_t *data, const int32_t *offsets,

@@ -63,6 +63,26 @@ int arw_append_fixed(arw_batch *b, int id, const void *values, size_t n, const u
   return arw_buf_put(&c->values, values, n * w);
 }
 
+int arw_append_fixed_swap(arw_batch *b, int id, void **values, size_t *cap, size_t n) {
+  int rc = arw__field_check(b, id, "append values");
+  if (rc) return rc;
+  const arw_field *f = &b->schema->fields[id];
+  arw_col *c = &b->cols[id];
+  size_t w = arw__width(f->kind);
+  if (!w || f->kind == ARW_BOOL || c->length != 0 || c->values.len != 0 || n > *cap / w ||
+      n == 0)
+    return arw_append_fixed(b, id, *values, n, NULL);
+  if ((rc = slots_append(f, c, NULL, n))) return rc;
+  uint8_t *old = c->values.data;
+  size_t old_cap = c->values.cap;
+  c->values.data = *values;
+  c->values.cap = *cap;
+  c->values.len = n * w;
+  *values = old;
+  *cap = old ? old_cap : 0;
+  return 0;
+}
+
 /* Field id of b and its column, checked to hold strings. */
 static int strs_col(arw_batch *b, int id, const arw_field **f, arw_col **c) {
   int rc = arw__field_check(b, id, "append strings");

@@ -38,6 +38,8 @@ typedef struct dw_opts {
   int64_t target_file_bytes;   /* start a new file past this many bytes (0: one file) */
   const char *partition_values;/* packed map, every row's partition (NULL: unpartitioned) */
   bool data_change;            /* the add actions' dataChange */
+  size_t file_bytes_hint;      /* room reserved for each file at once (0: target_file_bytes
+                                * plus a row group when set, else none) */
 } dw_opts;
 #define DW_OPTS_VERSION 1
 #define DW_OPTS_INIT {.version = DW_OPTS_VERSION, .codec = PQ_CODEC_SNAPPY, \

@@ -100,6 +100,12 @@ static int file_start(dw_writer *w) {
   /* the caller cuts the files (no size to watch): encode each row group behind the
    * shredding of the next */
   if (!rc && w->o.target_file_bytes <= 0) pq_writer_encode_behind(w->cur, true);
+  /* room for the file at once (address space only), so that it is not copied at each
+   * doubling as it grows: the caller's hint, or the target size and a last row group */
+  size_t room = w->o.file_bytes_hint;
+  if (!room && w->o.target_file_bytes > 0 && (uint64_t)w->o.target_file_bytes < (4ull << 30))
+    room = (size_t)w->o.target_file_bytes + w->o.row_group_bytes;
+  if (!rc && room) rc = pq_writer_reserve(w->cur, room);
   return rc;
 }
 

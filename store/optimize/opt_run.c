@@ -190,6 +190,9 @@ static int open_writer(run *r, dw_writer **w, const arw_schema *s, const ofile *
   wo.data_change = false;
   wo.partition_values = first->pv;
   wo.target_file_bytes = 0; /* one file per bin; Z-order cuts its files itself */
+  /* a bin's file comes out about the size of its input, at most about the target */
+  if (r->target > 0 && r->target < ((int64_t)1 << 32))
+    wo.file_bytes_hint = (size_t)r->target + (size_t)r->target / 8;
   return dw_open(w, r->t, r->s, s, &wo);
 }
 

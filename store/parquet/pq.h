@@ -249,6 +249,12 @@ int pq_column_read(pq_column **out, const pq_file *f, size_t rg, size_t col);
  * enough. On error c stays valid (to free, or to reread) but its contents are undefined. */
 int pq_column_reread(pq_column *c, const pq_file *f, size_t rg, size_t col);
 void pq_column_free(pq_column *c);
+/* Exchanges c's value buffer with the caller's malloc'd one (*buf with *cap bytes of
+ * room, or NULL and 0): c's decoded values leave in *buf and *cap, and c keeps the given
+ * memory for its next decode. c's values are then undefined (its levels stay): reread it
+ * to read them again. For handing decoded values to an owner of the same allocator
+ * without a copy (arw_append_fixed_swap). */
+void pq_column_swap_values(pq_column *c, void **buf, size_t *cap);
 
 /* ---------------------------------------------------------------------------------------
  * Writer. */
@@ -356,6 +362,10 @@ int64_t pq_writer_bytes_written(const pq_writer *w);
  * as without it. Its memory: one more row group's buffers. An encoding error comes back
  * from the next call that cuts, settles or closes. */
 void pq_writer_encode_behind(pq_writer *w, bool on);
+/* A memory writer's room for the file, reserved now (address space: pages are touched as
+ * the file is written), so the file is not copied as it grows past each doubling. A hint:
+ * a file that outgrows it still grows. Nothing for a path writer. */
+int pq_writer_reserve(pq_writer *w, size_t bytes);
 /* Waits for a row group being encoded behind and places it in the output. */
 int pq_writer_settle(pq_writer *w);
 

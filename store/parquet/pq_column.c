@@ -60,8 +60,14 @@ static int levels(pq__col *c, int enc, bool prefixed, const uint8_t *p, size_t l
       if (l > len - 4) return col_bad(c, "level data past end of page");
       off = 4;
     }
-    rc = pq__rle_decode(p + off, l, w, tmp, n);
     *used = off + l;
+    uint32_t v;
+    if (pq__rle_one_run(p + off, l, w, n, &v)) { /* every entry alike: no per-entry pass */
+      if (v > (uint32_t)max) return col_bad(c, "level above the column's maximum");
+      for (size_t i = 0; i < n; i++) dst[i] = (int16_t)v;
+      return 0;
+    }
+    rc = pq__rle_decode(p + off, l, w, tmp, n);
   } else {
     return dd_err_set(DD_EUNSUPPORTED, "parquet: column '%s' uses level encoding %d, "
                       "which is not supported", c->field->name, enc);
@@ -316,4 +322,15 @@ void pq_column_free(pq_column *pc) {
   pq__col *c = (pq__col *)pc; /* pub is the first member */
   pq__col_clear(c);
   free(c);
+}
+
+void pq_column_swap_values(pq_column *pc, void **buf, size_t *cap) {
+  pq__col *c = (pq__col *)pc;
+  uint8_t *v = c->vals;
+  size_t vc = c->capvals;
+  c->vals = *buf;
+  c->capvals = c->vals ? *cap : 0;
+  *buf = v;
+  *cap = v ? vc : 0;
+  fill_pub(c);
 }

@@ -208,6 +208,10 @@ typedef struct pq__bytes_in { const uint8_t *p; size_t n; } pq__bytes_in;
 
 /* Hybrid RLE/bit-packed: decodes exactly count values of width bits from p[0..n). */
 int pq__rle_decode(const uint8_t *p, size_t n, int width, uint32_t *out, size_t count);
+/* Whether RLE/bit-packed data p[0..n) of `width` bits starts with one repeated run of at
+ * least count values (a page of levels without nulls): then its value in *value. False
+ * for anything else, malformed data included (pq__rle_decode then says why). */
+bool pq__rle_one_run(const uint8_t *p, size_t n, int width, size_t count, uint32_t *value);
 /* Legacy BIT_PACKED (MSB first) levels. *used receives the bytes consumed. */
 int pq__bitpacked_decode(const uint8_t *p, size_t n, int width, uint32_t *out,
                          size_t count, size_t *used);

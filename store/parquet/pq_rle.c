@@ -90,6 +90,19 @@ int pq__rle_decode(const uint8_t *p, size_t n, int width, uint32_t *out, size_t 
   return 0;
 }
 
+bool pq__rle_one_run(const uint8_t *p, size_t n, int width, size_t count, uint32_t *value) {
+  if (width <= 0 || width > 32 || count == 0) return false;
+  size_t pos = 0;
+  uint64_t h = 0;
+  if (read_uleb(p, n, &pos, &h) || (h & 1) || (h >> 1) < count) return false;
+  size_t vb = ((size_t)width + 7) / 8;
+  if (n - pos < vb) return false;
+  uint32_t v = 0;
+  for (size_t k = 0; k < vb; k++) v |= (uint32_t)p[pos + k] << (8 * k);
+  *value = v;
+  return true;
+}
+
 int pq__bitpacked_decode(const uint8_t *p, size_t n, int width, uint32_t *out, size_t count,
                          size_t *used) {
   if (width < 0 || width > 32) return rle_bad("bit width above 32");

@@ -29,6 +29,9 @@ static int grow_vals(pq__col *c, size_t n) {
   if (c->capvals && need <= c->capvals) return 0;
   if (need == 0) need = c->elem;
   size_t cap = c->capvals ? c->capvals : 1024;
+  /* the chunk's declared entries (up to 1M) at once: no copies doubling up to them */
+  size_t declared = c->want > 0 ? (c->want < (1 << 20) ? (size_t)c->want : (size_t)1 << 20) : 0;
+  if (declared * c->elem > cap) cap = declared * c->elem;
   while (cap < need) cap *= 2;
   uint8_t *v = realloc(c->vals, cap);
   if (!v) return dd_err_set(DD_ENOMEM, "parquet: out of memory for column values");
@@ -78,18 +81,39 @@ static int rle_bools(pq__col *c, const uint8_t *p, size_t len, size_t n, uint8_t
   return rc;
 }
 
+/* Gathers dictionary entries by index, typed by the element width so each is one move
+ * (a memcpy of a run-time width is a call per value); every index is checked. */
+#define GATHER(T)                                                                 \
+  do {                                                                            \
+    const T *from = (const T *)(const void *)c->dict;                            \
+    T *to = (T *)(void *)dst;                                                     \
+    for (size_t i = 0; i < n; i++) {                                              \
+      uint32_t k = idx[i];                                                        \
+      bad |= k >= nd;                                                             \
+      to[i] = from[k < nd ? k : 0];                                               \
+    }                                                                             \
+  } while (0)
+
 static int dict_indices(pq__col *c, const uint8_t *p, size_t len, size_t n, uint8_t *dst) {
   if (!c->dict && n > 0) return val_bad(c, "dictionary-encoded page without a dictionary");
   if (len < 1) return n ? val_bad(c, "missing dictionary index width") : 0;
   uint32_t *idx = pq__col_tmp(c, n);
   if (!idx) return dd_err_set(DD_ENOMEM, "parquet: out of memory");
   int rc = pq__rle_decode(p + 1, len - 1, p[0], idx, n);
+  if (rc || n == 0) return rc;
+  if (c->ndict == 0) return val_bad(c, "dictionary index out of range");
   size_t e = c->elem;
-  for (size_t i = 0; !rc && i < n; i++) {
-    if (idx[i] >= c->ndict) rc = val_bad(c, "dictionary index out of range");
-    else memcpy(dst + i * e, c->dict + (size_t)idx[i] * e, e);
-  }
-  return rc;
+  uint32_t nd = (uint32_t)c->ndict;
+  bool bad = false;
+  if (e == 4) GATHER(uint32_t);
+  else if (e == 8) GATHER(uint64_t);
+  else if (e == sizeof(pq_bytes)) GATHER(pq_bytes);
+  else
+    for (size_t i = 0; i < n; i++) {
+      bad |= idx[i] >= nd;
+      memcpy(dst + i * e, c->dict + (size_t)(idx[i] < nd ? idx[i] : 0) * e, e);
+    }
+  return bad ? val_bad(c, "dictionary index out of range") : 0;
 }
 
 static int delta_ints(pq__col *c, const uint8_t *p, size_t len, size_t n, uint8_t *dst) {

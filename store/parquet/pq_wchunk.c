@@ -76,36 +76,63 @@ static bool typed_minmax(const pq__wleaf *l, size_t *plo, size_t *phi) {
   return true;
 }
 
-/* Unsigned byte order; the first value wins ties, as in the generic loop. */
-static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
-  if (an && bn && a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
-  size_t n = an < bn ? an : bn;
-  int c = n ? memcmp(a, b, n) : 0;
-  return c ? c : (an > bn) - (an < bn);
+/* The first 8 bytes of a value as a big-endian number (zero-padded): comparing two of them
+ * orders the values by those bytes, unsigned, as memcmp would. */
+static uint64_t prefix8(const uint8_t *p, size_t n) {
+  uint64_t x = 0;
+  if (n >= 8) {
+    memcpy(&x, p, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    return x;
+  }
+  size_t k = n;
+  for (size_t i = 0; i < k; i++) x |= (uint64_t)p[i] << (56 - 8 * i);
+  return x;
 }
 
-/* min/max of a BYTE_ARRAY leaf, walking its offsets once with the current bounds at hand. */
+/* Unsigned byte order, with both values' prefix8 at hand: most pairs differ there. */
+static int cmp_bytes(const uint8_t *a, size_t an, uint64_t ap, const uint8_t *b, size_t bn,
+                     uint64_t bp) {
+  if (ap != bp) return ap < bp ? -1 : 1;
+  if (an > 8 && bn > 8) { /* the first 8 bytes are equal */
+    size_t n = (an < bn ? an : bn) - 8;
+    int c = memcmp(a + 8, b + 8, n);
+    if (c) return c;
+  } /* else the shorter one's bytes all equal the longer one's (padding is zero) */
+  return (an > bn) - (an < bn);
+}
+
+/* min/max of a BYTE_ARRAY leaf, walking its offsets once with the current bounds (and
+ * their prefixes) at hand; the first value wins ties. */
 static void bytes_minmax(const pq__wleaf *l, size_t *plo, size_t *phi) {
   if (l->nvals == 0) return;
   const uint8_t *base = l->vals.data ? l->vals.data : (const uint8_t *)"";
   const uint8_t *offs = l->offs.data;
-  uint64_t s0;
-  memcpy(&s0, offs, 8);
-  size_t lo = 0, hi = 0;
-  const uint8_t *mn = base + s0, *mx = mn;
-  size_t mnn = 0, mxn = 0, last = l->nvals - 1;
+  size_t lo = 0, hi = 0, last = l->nvals - 1;
+  const uint8_t *mn = NULL, *mx = NULL;
+  size_t mnn = 0, mxn = 0;
+  uint64_t mnp = 0, mxp = 0;
   for (size_t i = 0; i < l->nvals; i++) {
     uint64_t s, e = l->vals.len;
     memcpy(&s, offs + i * 8, 8);
     if (i < last) memcpy(&e, offs + (i + 1) * 8, 8);
     const uint8_t *p = base + s;
     size_t n = (size_t)(e - s);
+    uint64_t px = prefix8(p, n);
     if (i == 0) {
+      mn = mx = p;
       mnn = mxn = n;
+      mnp = mxp = px;
       continue;
     }
-    if (cmp_bytes(p, n, mn, mnn) < 0) { lo = i; mn = p; mnn = n; }
-    if (cmp_bytes(p, n, mx, mxn) > 0) { hi = i; mx = p; mxn = n; }
+    if (px <= mnp && cmp_bytes(p, n, px, mn, mnn, mnp) < 0) {
+      lo = i; mn = p; mnn = n; mnp = px;
+    }
+    if (px >= mxp && cmp_bytes(p, n, px, mx, mxn, mxp) > 0) {
+      hi = i; mx = p; mxn = n; mxp = px;
+    }
   }
   *plo = lo;
   *phi = hi;

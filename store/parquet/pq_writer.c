@@ -1,8 +1,9 @@
 /* pq_writer.c: the public writer API: opening (memory or path), appending rows, cutting
  * row groups every row_group_rows rows, key-value metadata, and closing with the footer.
  * A writer that failed while writing output is marked failed and refuses further work.
- * Large row groups are encoded on two threads (flush_rg), optionally behind the caller
- * (pq_writer_encode_behind); the writer is still used from one thread at a time. */
+ * Large row groups are encoded on two threads from a shared queue (flush_rg), optionally
+ * behind the caller (pq_writer_encode_behind); the writer is still used from one thread
+ * at a time. */
 #include "store/parquet/pq_writer_int.h"
 
 #include <errno.h>
@@ -95,84 +96,31 @@ static int new_rg(pq_writer *w, pq__wrg **g) {
   return 0;
 }
 
-/* A row group this large has its columns encoded on two threads (each half of the leaves
- * into its own buffer, then appended in order and their offsets moved); smaller ones (a
- * checkpoint's, most tests') on the caller's thread. With encode_behind, a large row group
- * is moved out of the writer and encoded on those two threads while the caller fills the
- * next one (pq__wjob); it is placed at the next flush, at close, or when bytes_written asks. */
+/* A row group this large has its columns encoded on two threads from one shared queue
+ * (pq_wqueue.c: dearest leaves first, each into its own buffer, then appended in order);
+ * smaller ones (a checkpoint's, most tests') on the caller's thread. With encode_behind, a
+ * large row group is moved out of the writer and encoded on those two threads while the
+ * caller fills the next one (pq__wjob); it is placed at the next flush, at close, or when
+ * bytes_written asks. */
 #define PAR_MIN_BYTES (4u << 20)
 
-static void *encode_half(void *p) {
-  pq__whalf *h = p;
-  for (size_t i = h->from; i < h->to && !h->rc; i++)
-    h->rc = pq__wchunk_encode(&h->leaves[i], h->o, h->base, h->dst, &h->chunks[i]);
-  return NULL;
-}
-
-/* Splits leaves [0, n) into two halves of about equal buffered bytes: the first is encoded
- * onto the end of the output, the second into b->buf. */
-static void split_halves(pq_writer *w, const pq__wleaf *leaves, pq__wchunk *chunks,
-                         pq__whalf *a, pq__whalf *b) {
-  size_t total = 0, acc = 0, mid = 1;
-  for (size_t i = 0; i < w->nleaves; i++)
-    total += leaves[i].vals.len + leaves[i].offs.len / 2 + leaves[i].nlev / 2;
-  for (size_t i = 0; i + 1 < w->nleaves && acc < total / 2; i++, mid = i)
-    acc += leaves[i].vals.len + leaves[i].offs.len / 2 + leaves[i].nlev / 2;
-  a->leaves = b->leaves = leaves;
-  a->chunks = b->chunks = chunks;
-  a->o = b->o = &w->o;
-  a->from = 0;
-  a->to = b->from = mid;
-  b->to = w->nleaves;
-  a->rc = b->rc = 0;
-  a->dst = &w->out;
-  a->base = w->file_off;
-  b->buf.len = 0;
-  b->dst = &b->buf;
-  b->base = 0;
-}
-
-/* The first error of the two halves (a worker's message stayed on its thread). */
-static int halves_rc(const pq__whalf *a, const pq__whalf *b, bool threaded) {
-  int rc = a->rc ? a->rc : b->rc;
-  if (rc && threaded)
-    rc = dd_err_set(rc, "parquet writer: encoding a column chunk failed (%s)", dd_err_name(rc));
-  return rc;
-}
-
-/* Appends the second half after the first (already in place), its offsets moved there, and
- * sums the row group's bytes. */
-static int place_second(pq_writer *w, pq__wrg *g, pq__whalf *b) {
-  int64_t at = w->file_off + (int64_t)w->out.len;
-  for (size_t i = b->from; i < b->to; i++) {
-    b->chunks[i].data_off += at;
-    if (b->chunks[i].has_dict) b->chunks[i].dict_off += at;
-  }
-  for (size_t i = 0; i < w->nleaves; i++) g->total_bytes += g->chunks[i].uncomp_size;
-  return b->buf.len ? pq__buf_put(&w->out, b->buf.data, b->buf.len) : 0;
-}
-
 static int encode_parallel(pq_writer *w, pq__wrg *g) {
-  pq__whalf a = {0}, b = {0};
-  split_halves(w, w->leaves, g->chunks, &a, &b);
+  int rc = pq__wqueue_prepare(w, w->leaves, g->chunks);
+  if (rc) return rc;
   pthread_t t;
-  bool threaded = pthread_create(&t, NULL, encode_half, &b) == 0;
-  if (!threaded) encode_half(&b);
-  encode_half(&a);
+  bool threaded = pthread_create(&t, NULL, pq__wqueue_work, &w->q) == 0;
+  pq__wqueue_work(&w->q);
   if (threaded) pthread_join(t, NULL);
-  int rc = a.rc || b.rc ? halves_rc(&a, &b, threaded) : place_second(w, g, &b);
-  pq__buf_free(&b.buf);
-  return rc;
+  return pq__wqueue_place(w, g);
 }
 
-/* The job's first thread: its half onto the output, then the second half after it. */
+/* The job's first thread: leaves from the queue, then (both workers done) the placing. */
 static void *job_first(void *p) {
   pq__wjob *j = p;
-  encode_half(&j->a);
+  pq__wqueue_work(&j->w->q);
   if (j->tb_started) pthread_join(j->tb, NULL);
-  else encode_half(&j->b);
   j->tb_started = false;
-  if (!j->a.rc && !j->b.rc) j->rc = place_second(j->w, &j->w->rgs[j->g_index], &j->b);
+  j->rc = pq__wqueue_place(j->w, &j->w->rgs[j->g_index]);
   return NULL;
 }
 
@@ -183,9 +131,9 @@ static int job_join(pq_writer *w) {
   j->running = false;
   if (j->ta_started) pthread_join(j->ta, NULL);
   else job_first(j);
-  int rc = j->a.rc || j->b.rc ? halves_rc(&j->a, &j->b, true) : j->rc;
-  if (rc && j->rc && !j->a.rc && !j->b.rc)
-    rc = dd_err_set(rc, "parquet writer: placing a row group failed (%s)", dd_err_name(rc));
+  int rc = j->rc;
+  if (rc && j->ta_started) /* the message stayed on the job's thread */
+    rc = dd_err_set(rc, "parquet writer: encoding behind failed (%s)", dd_err_name(rc));
   for (size_t i = 0; i < w->nleaves; i++) pq__wleaf_reset(&j->leaves[i]);
   if (!rc) rc = drain(w);
   w->written = w->file_off + (int64_t)w->out.len;
@@ -212,9 +160,10 @@ static int job_start(pq_writer *w, size_t g_index) {
   j->w = w;
   j->g_index = g_index;
   j->rc = 0;
-  split_halves(w, j->leaves, w->rgs[g_index].chunks, &j->a, &j->b);
+  int rc = pq__wqueue_prepare(w, j->leaves, w->rgs[g_index].chunks);
+  if (rc) return rc;
   j->running = true;
-  j->tb_started = pthread_create(&j->tb, NULL, encode_half, &j->b) == 0;
+  j->tb_started = pthread_create(&j->tb, NULL, pq__wqueue_work, &w->q) == 0;
   j->ta_started = pthread_create(&j->ta, NULL, job_first, j) == 0;
   return 0;
 }
@@ -246,6 +195,13 @@ static int flush_rg(pq_writer *w, bool last) {
 void pq_writer_encode_behind(pq_writer *w, bool on) {
   w->behind = on;
   w->written = w->file_off + (int64_t)w->out.len;
+}
+
+int pq_writer_reserve(pq_writer *w, size_t bytes) {
+  if (w->closed || w->failed)
+    return dd_err_set(DD_EPRECOND, "parquet writer: already closed or failed");
+  if (w->fp || w->job.running || bytes <= w->out.len) return 0;
+  return pq__buf_reserve(&w->out, bytes - w->out.len);
 }
 
 int pq_writer_settle(pq_writer *w) {
@@ -306,7 +262,7 @@ void pq_writer_free(pq_writer *w) {
   if (w->job.running) job_join(w); /* its result no longer matters */
   for (size_t i = 0; w->job.leaves && i < w->nleaves; i++) pq__wleaf_free(&w->job.leaves[i]);
   free(w->job.leaves);
-  pq__buf_free(&w->job.b.buf);
+  pq__wqueue_free(&w->q);
   if (w->fp) fclose(w->fp);
   for (size_t i = 0; i < w->nleaves; i++) pq__wleaf_free(&w->leaves[i]);
   free(w->leaves);

@@ -11,6 +11,7 @@
 #include "store/parquet/pq_internal.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 typedef struct pq__wnode pq__wnode;
@@ -54,33 +55,33 @@ typedef struct pq__wrg {
   pq__wchunk *chunks;
 } pq__wrg;
 
-/* One half of a row group's leaves being encoded: the first half straight onto the end of
- * the output (dst = the writer's out, base its file offset), the second into its own buffer
- * (offsets from 0, moved when it is appended after the first). */
-typedef struct pq__whalf {
+/* A row group's leaves encoded from one shared queue (pq_wqueue.c): the workers take the
+ * next leaf in order of estimated encoding cost, dearest first, and encode it into its own
+ * buffer (offsets from 0); pq__wqueue_place then appends the buffers in leaf order and moves
+ * their offsets. order and bufs are kept (and their memory reused) across row groups. */
+typedef struct pq__wqueue {
   const pq__wleaf *leaves;
   pq__wchunk *chunks;
   const pq_writer_opts *o;
-  size_t from, to;
-  pq__buf *dst;
-  int64_t base;
-  pq__buf buf;           /* dst of the second half */
-  int rc;
-} pq__whalf;
+  size_t n;
+  size_t *order;         /* n leaf indices, costliest first */
+  pq__buf *bufs;         /* n encoded chunks */
+  atomic_size_t next;
+  atomic_int rc;         /* the first worker error */
+} pq__wqueue;
 
 /* Encoding behind (pq_writer_encode_behind): the previous row group's leaf buffers, moved
- * out of the writer and encoded on two threads while the caller fills the next one. The
- * first half's thread also appends the second half and so owns the writer's output (out,
- * rgs[g_index]) until the job is joined; the caller touches neither meanwhile. The leaf
- * buffers are kept for reuse. */
+ * out of the writer and encoded from the writer's queue on two threads while the caller
+ * fills the next one. The first thread also places the encoded chunks and so owns the
+ * writer's output (out, rgs[g_index]) until the job is joined; the caller touches neither
+ * meanwhile. The leaf buffers are kept for reuse. */
 typedef struct pq__wjob {
   pq__wleaf *leaves;     /* nleaves; buffers owned here */
   pq_writer *w;
   size_t g_index;
-  pq__whalf a, b;
   pthread_t ta, tb;
   bool running, ta_started, tb_started;
-  int rc;                /* placing (the first half's thread) */
+  int rc;                /* placing (the first thread) */
 } pq__wjob;
 
 struct pq_writer {
@@ -101,6 +102,7 @@ struct pq_writer {
   int failed;
   bool behind;          /* encode large row groups behind the caller */
   pq__wjob job;
+  pq__wqueue q;         /* large row groups' column encoding (pq_wqueue.c) */
   int64_t written;      /* behind: bytes_written as of the last settle */
 };
 
@@ -118,6 +120,14 @@ void pq__wleaf_free(pq__wleaf *l);
 int pq__wchunk_encode(const pq__wleaf *l, const pq_writer_opts *o, int64_t base,
                       pq__buf *out, pq__wchunk *meta);
 void pq__wchunk_free(pq__wchunk *m);
+/* Readies w->q for leaves/chunks (w->nleaves of them): the cost order and empty buffers. */
+int pq__wqueue_prepare(pq_writer *w, const pq__wleaf *leaves, pq__wchunk *chunks);
+/* A worker: encodes leaves from the queue until it is empty or a worker failed. */
+void *pq__wqueue_work(void *q);
+/* After the workers: the first error (restated on this thread), else the chunks appended
+ * to w->out in leaf order with their offsets moved and g's total_bytes summed. */
+int pq__wqueue_place(pq_writer *w, pq__wrg *g);
+void pq__wqueue_free(pq__wqueue *q);
 int pq__wfooter_write(const pq_writer *w, pq__buf *out);
 
 #endif

@@ -59,7 +59,7 @@ static int node_slots(scn__rg *r, const pq_column *c, const scn__bind *b, bool l
   const int16_t *def = c->def, *rep = c->rep;
   size_t n = 0, nulls = 0;
   if (!rep && b->srep == 0 && b->pdef == 0 && !lens) { /* flat: one slot per entry */
-    if (!def) {
+    if (!def || c->num_values == nl) { /* every entry has its value: all valid */
       memset(r->valid, 1, nl);
     } else {
       for (size_t i = 0; i < nl; i++) {
@@ -216,7 +216,19 @@ static int append_leaf(scn__rg *r, arw_batch *out, const scn__bind *b, const pq_
   arw_kind k = arw_field_kind(s, id);
   size_t w = k == ARW_BOOL ? 1 : arw_kind_width(k);
   if (w == 0) return dd_err_set(DD_EINTERNAL, "scan: leaf '%s' has no width", c->field->name);
-  /* the common case: no nulls and the file's own representation */
+  /* the common case: no nulls and the file's own representation: the decoded values
+   * become the Arrow column's (no copy), the column's old memory the leaf's next buffer */
+  bool same = b->conv == SCN_CV_I32 || b->conv == SCN_CV_I64 || b->conv == SCN_CV_F64 ||
+              b->conv == SCN_CV_F32;
+  if (all_valid && same && b->rep_leaf >= 0 && r->cols[b->rep_leaf] == c) {
+    void *buf = NULL;
+    size_t cap = 0;
+    pq_column_swap_values(r->cols[b->rep_leaf], &buf, &cap);
+    rc = arw_append_fixed_swap(out, id, &buf, &cap, n);
+    pq_column_swap_values(r->cols[b->rep_leaf], &buf, &cap); /* buf: NULL again */
+    r->cols_rg[b->rep_leaf] = SIZE_MAX; /* its values left: decode again if read again */
+    return rc;
+  }
   if (all_valid && b->conv == SCN_CV_I32) return arw_append_fixed(out, id, c->i32, n, NULL);
   if (all_valid && b->conv == SCN_CV_I64) return arw_append_fixed(out, id, c->i64, n, NULL);
   if (all_valid && b->conv == SCN_CV_F64) return arw_append_fixed(out, id, c->d, n, NULL);

@@ -2,7 +2,8 @@
 # run.sh BUILD_DIR [--small]: full scan of a generated 10-column Delta table to Arrow, by
 # deltad (store/scan, bench_scan, THREADS decode threads: default 0, the scan's default of
 # the online CPU count capped at 8), DuckDB (2 threads) and delta-rs, in the same
-# run, for the table unpartitioned and partitioned (8 partitions). 10,000,000 rows, or
+# run, in alternating rounds (deltad, DuckDB, delta-rs; REPS times), for the table
+# unpartitioned and partitioned (8 partitions). 10,000,000 rows, or
 # 200,000 with --small (ROWS= overrides). Prints the medians and ratios and appends them to
 # docs/benchmarks.md. Use a build without sanitizers (Release/RelWithDebInfo) for figures.
 set -euo pipefail
@@ -26,7 +27,9 @@ for kind in flat partitioned; do
   t=$work/t_${kind}_$rows
   flag=$([ "$kind" = partitioned ] && echo --partitioned || true)
   [ -d "$t/_delta_log" ] || "$py" "$here/gen_table.py" "$rows" "$t" $flag
-  out=$("$build/tests/bench/scan/bench_scan" "$t" "$reps" "$threads"; "$py" "$here/peers.py" "$t" "$reps" $flag)
+  out=$(for r in $(seq "$reps"); do # alternating rounds: deltad, then the peers, REPS times
+    "$build/tests/bench/scan/bench_scan" "$t" 1 "$threads"; "$py" "$here/peers.py" "$t" 1 $flag
+  done)
   echo "$out"
   for who in deltad duckdb delta-rs; do
     n=$(echo "$out" | grep "^$who " | head -1 | sed 's/.*rows=\([0-9]*\).*/\1/')
@@ -44,7 +47,7 @@ done
   echo
   echo "## Scan to Arrow (#13), $(date -u +%Y-%m-%d) ($(git -C "$root" rev-parse --short HEAD))"
   echo
-  echo "\`bash tests/bench/scan/run.sh ${build#$root/} $small\` (median of $reps; ratio = deltad time / peer time; load average before: $load)"
+  echo "\`bash tests/bench/scan/run.sh ${build#$root/} $small\` (median of $reps alternating rounds; ratio = deltad time / peer time; load average before: $load)"
   echo
   echo "| table | deltad ($nthreads threads) | DuckDB (2 threads) | delta-rs to_pyarrow_table |"
   echo "|---|---:|---:|---:|"

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/err.h"
@@ -312,12 +313,76 @@ static void test_append_nested(void **state) {
   arw_schema_free(s);
 }
 
+/* arw_append_fixed_swap: an empty column takes the caller's buffer and gives back its own
+ * (none the first time, the old one after a clear); a column with rows or a BOOL copies
+ * and leaves the caller's buffer alone. */
+static void test_append_fixed_swap(void **state) {
+  (void)state;
+  arw_schema *s;
+  int x, ok;
+  assert_int_equal(arw_schema_new(&s), 0);
+  assert_int_equal(arw_schema_add(s, ARW_ROOT, "x", ARW_INT64, true, &x), 0);
+  assert_int_equal(arw_schema_add(s, ARW_ROOT, "ok", ARW_BOOL, true, &ok), 0);
+  arw_batch *b;
+  assert_int_equal(arw_batch_new(&b, s), 0);
+  int64_t *mine = malloc(100 * sizeof *mine);
+  assert_non_null(mine);
+  for (int i = 0; i < 100; i++) mine[i] = i * 7;
+  void *buf = mine;
+  size_t cap = 100 * sizeof *mine;
+  assert_int_equal(arw_append_fixed_swap(b, x, &buf, &cap, 60), 0);
+  assert_null(buf); /* the column had no memory yet */
+  assert_int_equal(cap, 0);
+  arw_view v;
+  assert_int_equal(arw_batch_view(b, x, &v), 0);
+  assert_int_equal(v.length, 60);
+  assert_int_equal(v.null_count, 0);
+  assert_ptr_equal(v.values, (const uint8_t *)mine); /* taken, not copied */
+  /* not empty now: a copy, the caller keeps its buffer */
+  int64_t more[3] = {-1, -2, -3};
+  buf = more;
+  cap = sizeof more;
+  assert_int_equal(arw_append_fixed_swap(b, x, &buf, &cap, 3), 0);
+  assert_ptr_equal(buf, more);
+  assert_int_equal(arw_batch_view(b, x, &v), 0);
+  assert_int_equal(v.length, 63);
+  int64_t got;
+  memcpy(&got, v.values + 59 * 8, 8);
+  assert_int_equal(got, 59 * 7);
+  memcpy(&got, v.values + 62 * 8, 8);
+  assert_int_equal(got, -3);
+  /* a BOOL copies too */
+  uint8_t bools[2] = {1, 0};
+  buf = bools;
+  cap = sizeof bools;
+  assert_int_equal(arw_append_fixed_swap(b, ok, &buf, &cap, 2), 0);
+  assert_ptr_equal(buf, bools);
+  /* after a clear the column is empty again: it takes a new buffer, returns the old one */
+  arw_batch_clear(b);
+  int64_t *next = malloc(8 * sizeof *next);
+  assert_non_null(next);
+  for (int i = 0; i < 8; i++) next[i] = 100 + i;
+  buf = next;
+  cap = 8 * sizeof *next;
+  assert_int_equal(arw_append_fixed_swap(b, x, &buf, &cap, 8), 0);
+  assert_ptr_equal(buf, (void *)mine); /* 63 values fit: never reallocated */
+  assert_true(cap >= 100 * sizeof *mine);
+  assert_int_equal(arw_batch_view(b, x, &v), 0);
+  assert_int_equal(v.length, 8);
+  memcpy(&got, v.values + 7 * 8, 8);
+  assert_int_equal(got, 107);
+  free(buf);
+  arw_batch_free(b);
+  arw_schema_free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_introspection),
       cmocka_unit_test(test_bulk_and_view),
       cmocka_unit_test(test_take_nested),
       cmocka_unit_test(test_append_nested),
+      cmocka_unit_test(test_append_fixed_swap),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

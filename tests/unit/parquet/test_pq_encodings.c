@@ -45,6 +45,19 @@ static void test_spec_examples(void **state) {
   assert_int_equal(pq__rle_decode(run, sizeof run, 3, out, 8), 0);
   assert_int_equal(out[7], 7);
   assert_int_equal(pq__rle_decode(run, 1, 3, out, 8), DD_ECORRUPT);
+  /* pq__rle_one_run: only a leading repeated run of at least count values */
+  uint32_t v = 99;
+  assert_true(pq__rle_one_run(run, sizeof run, 3, 8, &v));
+  assert_int_equal(v, 7);
+  assert_true(pq__rle_one_run(run, sizeof run, 3, 5, &v));
+  assert_false(pq__rle_one_run(run, sizeof run, 3, 9, &v)); /* a shorter run */
+  assert_false(pq__rle_one_run(run, 1, 3, 8, &v));          /* value missing */
+  assert_false(pq__rle_one_run(hybrid, sizeof hybrid, 3, 8, &v)); /* bit-packed */
+  const uint8_t wide[] = {0xe8, 0x0f, 0x34, 0x12}; /* 1012 copies of 0x1234, width 13 */
+  assert_true(pq__rle_one_run(wide, sizeof wide, 13, 1000, &v));
+  assert_int_equal(v, 0x1234);
+  const uint8_t endless[] = {0x80, 0x80}; /* a header that never ends */
+  assert_false(pq__rle_one_run(endless, sizeof endless, 1, 1, &v));
 }
 
 static void test_delta_binary_packed(void **state) {

@@ -103,6 +103,55 @@ static void test_statistics_and_metadata(void **state) {
   free(buf);
 }
 
+/* Byte-array chunk statistics in unsigned byte order, where the writer compares 8-byte
+ * prefixes first: a shared 8-byte prefix, a value that is another's prefix (with and
+ * without a trailing NUL), bytes >= 0x80, the empty value, ties (the first wins). */
+static void check_bytes_minmax(const char *const *vals, const size_t *lens, size_t n,
+                               size_t want_min, size_t want_max) {
+  static const pq_wfield col = {"b", PQ_W_BINARY, false, 0, 0, 0, NULL};
+  static const pq_wfield root = {"schema", PQ_W_STRUCT, false, 0, 0, 1, &col};
+  pq_writer *w = NULL;
+  assert_int_equal(pq_writer_open_mem(&w, &root, NULL), 0);
+  for (size_t i = 0; i < n; i++) {
+    pq_value v = {.kind = PQ_V_BYTES, .len = (uint32_t)lens[i]};
+    v.u.bytes = (const uint8_t *)vals[i];
+    pq_value row = {.kind = PQ_V_STRUCT, .len = 1};
+    row.u.items = &v;
+    assert_int_equal(pq_writer_write_row(w, &row), 0);
+  }
+  uint8_t *buf;
+  size_t len;
+  assert_int_equal(pq_writer_close(w, &buf, &len), 0);
+  pq_writer_free(w);
+  pq_file *f = NULL;
+  assert_int_equal(pq_file_open_mem(&f, buf, len), 0);
+  pq_chunk_info ci;
+  assert_int_equal(pq_chunk_get(&ci, f, 0, 0), 0);
+  assert_true(ci.stats.has_min_value && ci.stats.has_max_value);
+  assert_int_equal(ci.stats.min_value.len, lens[want_min]);
+  assert_int_equal(ci.stats.max_value.len, lens[want_max]);
+  if (lens[want_min]) assert_memory_equal(ci.stats.min_value.ptr, vals[want_min], lens[want_min]);
+  if (lens[want_max]) assert_memory_equal(ci.stats.max_value.ptr, vals[want_max], lens[want_max]);
+  pq_file_free(f);
+  free(buf);
+}
+
+static void test_byte_array_min_max(void **state) {
+  (void)state;
+  const char *a[] = {"prefix12b", "prefix12", "prefix12\0", "prefix12a", "prefix12az"};
+  const size_t al[] = {9, 8, 9, 9, 10};
+  check_bytes_minmax(a, al, 5, 1, 0);
+  const char *b[] = {"abc", "ab", "ab\0", "abc\x80", "abc\x7f", "\xff", "\xfe\xff\xff"};
+  const size_t bl[] = {3, 2, 3, 4, 4, 1, 3};
+  check_bytes_minmax(b, bl, 7, 1, 5);
+  const char *c[] = {"same-long-value", "", "same-long-value", "same-long-valud"};
+  const size_t cl[] = {15, 0, 15, 15};
+  check_bytes_minmax(c, cl, 4, 1, 0);
+  const char *d[] = {"12345678\x90", "12345678\x10", "123456789"};
+  const size_t dl[] = {9, 9, 9};
+  check_bytes_minmax(d, dl, 3, 1, 0);
+}
+
 static void test_projection_of_written_file(void **state) {
   (void)state;
   uint8_t *buf;
@@ -243,6 +292,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_roundtrip_matrix),
       cmocka_unit_test(test_statistics_and_metadata),
+      cmocka_unit_test(test_byte_array_min_max),
       cmocka_unit_test(test_projection_of_written_file),
       cmocka_unit_test(test_rejects_bad_rows),
       cmocka_unit_test(test_column_reread),
