@@ -9,6 +9,12 @@
  * store with put-if-absent: no reader ever sees half a file. Column names in the file are
  * the physical names and field ids of column mapping when the table uses it.
  *
+ * Change data files (opts.change_data, PROTOCOL.md "Change Data Files"): the same files
+ * under _change_data/<partition dirs>/cdc-NNNNN-<uuid>.c000.<codec>.parquet with one more
+ * column after the table's data columns, `_change_type` (string: delete, insert,
+ * update_preimage, update_postimage), which the input batches carry; the dl_file views
+ * are cdc actions (dataChange false, no stats) for dl_txn_add_cdc.
+ *
  * Input batches carry the table's data columns (not the partition columns: every row of
  * one writer belongs to opts.partition_values), matched to the table schema by name, with
  * scn_arrow_schema's kinds (Spark's Arrow types).
@@ -38,6 +44,7 @@ typedef struct dw_opts {
   int64_t target_file_bytes;   /* start a new file past this many bytes (0: one file) */
   const char *partition_values;/* packed map, every row's partition (NULL: unpartitioned) */
   bool data_change;            /* the add actions' dataChange */
+  bool change_data;            /* change data files (below) */
 } dw_opts;
 #define DW_OPTS_VERSION 1
 #define DW_OPTS_INIT {.version = DW_OPTS_VERSION, .codec = PQ_CODEC_SNAPPY, \
