@@ -15,6 +15,8 @@ import json
 import os
 import subprocess
 
+import requests
+
 import dml_common as c
 from dml_merge_cases import CL, MERGES
 from dml_common import h, q
@@ -32,6 +34,8 @@ TABLES = {
     "dvm": (["SELECT /*+ REPARTITION(1) */ * FROM VALUES (1, 'a', 'u'), (2, 'b', 'u'), (3, NULL, 'v'), "
              "(4, 'd', 'v'), (7, 'g', 'w') AS v(x, y, p)"], "",
             "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true', %s)" % CDF),
+    "chk": (["(5, 'a', 'u'), (6, 'b', 'v')", "(1, 'c', 'u'), (2, 'd', 'v')"], "PARTITIONED BY (p)",
+            "TBLPROPERTIES (%s)" % CDF),
     "cm": (ROWS, "PARTITIONED BY (p)",
            "TBLPROPERTIES ('delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2', "
            "'delta.minWriterVersion' = '5', %s)" % CDF),
@@ -74,6 +78,7 @@ class DmlCdf(dcc.DeltaConnectClient):
         for name, (vals, part, props) in TABLES.items():
             c.make_table(cls.judge, os.path.join(cls.base, name), COLS, vals, part, props)
         cls.judge.sql("DELETE FROM %s WHERE x = 2" % q(os.path.join(cls.base, "dvm")))
+        cls.judge.sql("ALTER TABLE %s ADD CONSTRAINT pos CHECK (x > 0)" % q(os.path.join(cls.base, "chk")))
         cls.n = 0
 
     @classmethod
@@ -142,7 +147,7 @@ class DmlCdf(dcc.DeltaConnectClient):
                 plan.append((mine, b, spark.format(t=q(b)), name))
         got = c.run_client(self, [p[0] for p in plan])
         self.assertEqual(len(got), len(plan))
-        peer = []
+        peer, shared = [], None
         for (op, b, stmt, name), res in zip(plan, got):
             a, what = op["path"], "%s: %s" % (name, stmt)
             self.assertIn("ok", res, "%s: %s" % (what, res))
@@ -152,6 +157,8 @@ class DmlCdf(dcc.DeltaConnectClient):
             got_a, want = self.changes(a, b, v)
             self.assertTrue(want, what)
             self.assertEqual(got_a, want, what)
+            if name == "plain" and op["kind"] == "update":
+                shared = (a, v, len([x for x in log_actions(a, v) if "cdc" in x]))
             # delta-rs reads neither the deletionVectors reader feature nor, in load_cdf,
             # column mapping
             if name not in ("dvm", "cm"):
@@ -169,6 +176,34 @@ class DmlCdf(dcc.DeltaConnectClient):
             elif name == "part":
                 for cols in res["cdc_columns"]:
                     self.assertEqual(cols, ["x", "y", "_change_type"], what)
+        self.check_sharing(*shared)
+
+    def test_failed_leaves_nothing(self):
+        """An UPDATE whose second file breaks a CHECK constraint after the first file's change
+        data was written: refused, and no change data (nor any other file) is left."""
+        a, _ = self.pair("chk")
+        before = c.tree(a)
+        err = c.deltactl(["update", a, "--set", "x = x - 3"], expect=1)
+        self.assertIn("DELTA_VIOLATE_CONSTRAINT_WITH_VALUES", err)
+        self.assertEqual(c.tree(a), before)
+
+    def check_sharing(self, path, v, ncdc):
+        """deltad's Delta Sharing changes of a version deltad wrote: its cdc files, readable."""
+        auth = {"Authorization": "Bearer " + self.server.token}
+        base = self.server.rest
+        for sub, body in (("/shares", {"name": "cdf"}), ("/shares/cdf/schemas", {"name": "m"}),
+                          ("/shares/cdf/schemas/m/tables", {"name": "t", "url": "file://" + path,
+                                                            "historyShared": True})):
+            r = requests.post(base + sub, json=body, headers=auth, verify=self.certs.ca_cert)
+            self.assertEqual(r.status_code, 200, r.text)
+        r = requests.get(base + "/shares/cdf/schemas/m/tables/t/changes?startingVersion=%d&endingVersion=%d"
+                         % (v, v), headers=auth, verify=self.certs.ca_cert)
+        self.assertEqual(r.status_code, 200, r.text)
+        lines = [json.loads(x) for x in r.text.splitlines() if x.strip()]
+        cdf = [x["cdf"] for x in lines if "cdf" in x]
+        self.assertEqual(len(cdf), ncdc, lines)
+        self.assertFalse([x for x in lines if "add" in x or "remove" in x], lines)
+        self.assertEqual({x["version"] for x in cdf}, {v})
 
 
 if __name__ == "__main__":
