@@ -1,7 +1,8 @@
 /* dml_merge_int.h: internals of MERGE (see dml.h): the plan (dml_merge_bind.c: names
  * resolved against the target and the source, the ON condition split into hash keys, a
  * residual and a target-only skipping predicate, each clause bound), the source's hash
- * index (dml_merge_join.c) and the partition router of new rows (dml_route.c).
+ * index (dml_merge_join.c), the partition router of new rows (dml_route.c) and the change
+ * data feed (dml_cdc.c, also used by DELETE and UPDATE).
  *
  * Three schemas: the target's (tb.schema, scn_arrow_schema of the table), the source's
  * (the caller's) and the pair schema ps: every target column named "target.<col>" then
