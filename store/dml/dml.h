@@ -34,9 +34,14 @@
  * feature, a file with a matched row keeps its data: it is removed and added again with a
  * new deletion vector (its old one plus the matched rows' positions; dml_dv.c writes the
  * file), and UPDATE writes the matched rows' new values to a new file. A DELETE that would
- * leave a file empty removes it. The change data feed is not written yet:
- * delta.enableChangeDataFeed=true is refused (DD_EUNSUPPORTED) rather than committing
- * without change data.
+ * leave a file empty removes it.
+ *
+ * Change data feed: with delta.enableChangeDataFeed=true, DELETE, UPDATE and MERGE also
+ * write the changed rows to change data files (dml_cdc.c): `delete` rows, `update_preimage`
+ * and `update_postimage` pairs, MERGE's `insert` rows (not for a MERGE with only WHEN NOT
+ * MATCHED clauses, whose adds readers take as the inserts, as Delta), committed as cdc
+ * actions (also with deletion vectors). A DELETE removing whole files by partition values
+ * writes none: readers take its removes as the deletes, as Delta's.
  *
  * Memory: one batch of one file at a time (plus the data writer's file in memory).
  * Errors follow common/err.h; on error nothing is committed or left behind. */
@@ -92,6 +97,7 @@ typedef struct dml_result {
   int64_t num_dvs_added;       /* files given their first deletion vector */
   int64_t num_dvs_updated;     /* files whose deletion vector grew */
   int64_t num_changed_files;   /* files kept with a new deletion vector */
+  int64_t num_change_files;    /* change data files (numAddedChangeFiles) */
   int64_t num_files_considered, num_files_read;
   int64_t execution_ms, scan_ms, rewrite_ms;
 } dml_result;
@@ -168,6 +174,7 @@ typedef struct dml_merge_result {
   int64_t inserted, matched_updated, matched_deleted, nmbs_updated, nmbs_deleted, copied;
   int64_t files_added, files_removed, bytes_added, bytes_removed;
   int64_t dvs_added, dvs_removed, dvs_updated;
+  int64_t change_files;               /* change data files (numTargetChangeFilesAdded) */
   int64_t files_before_skipping, files_after_skipping;
   int64_t execution_ms, materialize_ms, scan_ms, rewrite_ms;
 } dml_merge_result;

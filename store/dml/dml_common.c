@@ -42,9 +42,6 @@ int dml__check_table(const dl_snapshot *s, const char *op, bool append_only_ok) 
     return dd_err_set(DD_EPRECOND, "%s: [DELTA_CANNOT_MODIFY_APPEND_ONLY] This table is configured "
                       "to only allow appends. If you would like to permit updates or deletes, use "
                       "'ALTER TABLE <table_name> SET TBLPROPERTIES (delta.appendOnly=false)'.", op);
-  if (dml__prop_true(s, "delta.enableChangeDataFeed"))
-    return dd_err_set(DD_EUNSUPPORTED, "%s: the table has delta.enableChangeDataFeed=true and deltad "
-                      "does not write change data files yet", op);
   return 0;
 }
 

@@ -71,7 +71,7 @@ int64_t dml__wall_ms(void);
 bool dml__prop_true(const dl_snapshot *s, const char *key);
 /* delta.enableDeletionVectors=true with the deletionVectors writer feature. */
 bool dml__use_dv(const dl_snapshot *s);
-/* The protocol, delta.appendOnly (unless append_only_ok) and the change data feed. */
+/* The protocol and delta.appendOnly (unless append_only_ok). */
 int dml__check_table(const dl_snapshot *s, const char *op, bool append_only_ok);
 /* A scan of the one file path of snapshot s. */
 int dml__open_scan(struct scn_scan **sc, dl_table *t, dl_snapshot *s, const char *path,

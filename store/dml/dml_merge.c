@@ -27,6 +27,8 @@ typedef struct mrun {
   dml__router rt;
   bool use_dv;
   dml__dvfile dvf;
+  dml__cdc cdc;          /* the change data feed (when the table has it on) */
+  bool cdc_inserts;      /* inserts go to the feed too (not in an inserts-only MERGE) */
   dml_merge_result *res;
   int64_t now;
   bool changed;          /* a file removed or marked */
@@ -148,10 +150,26 @@ static int decide(mrun *r, fstate *f, dml_merge_kind kind, const arw_batch *in, 
   return rc;
 }
 
+/* The change rows of one clause's rows: the target rows tgt[rows[ix[j]]] as preimages
+ * and out as postimages, or out as inserts (tgt NULL). */
+static int cdc_updates(mrun *r, const arw_batch *tgt, const size_t *rows, const size_t *ix,
+                       size_t n, const arw_batch *out) {
+  if (!r->cdc.on) return 0;
+  if (!tgt) return r->cdc_inserts ? dml__cdc_write(&r->cdc, out, NULL, n, DML__CH_INSERT) : 0;
+  size_t *ti = malloc((n + 1) * sizeof *ti);
+  if (!ti) return dml__oom();
+  for (size_t j = 0; j < n; j++) ti[j] = rows[ix[j]];
+  int rc = dml__cdc_write(&r->cdc, tgt, ti, n, DML__CH_PRE);
+  if (!rc) rc = dml__cdc_write(&r->cdc, out, NULL, n, DML__CH_POST);
+  free(ti);
+  return rc;
+}
+
 /* Rows of `in` (indexed by the batch rows their positions map to) updated by each UPDATE
- * clause, written; counts what each clause did. */
+ * clause, written; counts what each clause did. tgt: the target batch those rows index
+ * (the change feed's preimages), NULL for inserts. */
 static int apply_updates(mrun *r, fstate *f, const arw_batch *in, const size_t *rows, size_t k,
-                         bool matched) {
+                         bool matched, const arw_batch *tgt) {
   int rc = 0;
   for (size_t c = 0; c < r->p.ncl && !rc; c++) {
     size_t nsel = 0;
@@ -162,6 +180,7 @@ static int apply_updates(mrun *r, fstate *f, const arw_batch *in, const size_t *
     rc = arw_batch_take(&sel, in, f->ix, nsel);
     if (!rc) rc = dml__mplan_eval_outs(&out, &r->p, r->p.cl[c].outs, sel);
     if (!rc) rc = dml__router_write(&r->rt, out);
+    if (!rc) rc = cdc_updates(r, tgt, rows, f->ix, nsel, out);
     *(matched ? &r->res->matched_updated : &r->res->nmbs_updated) += (int64_t)nsel;
     arw_batch_free(out);
     arw_batch_free(sel);
@@ -169,9 +188,14 @@ static int apply_updates(mrun *r, fstate *f, const arw_batch *in, const size_t *
   return rc;
 }
 
-static int count_deletes(const fstate *f, const size_t *rows, size_t k, int64_t *ctr) {
-  for (size_t i = 0; i < k; i++) *ctr += f->act[rows[i]] == ACT_DELETE;
-  return 0;
+/* Counts the deleted rows among rows[0..k) of target batch b and writes their change rows. */
+static int count_deletes(mrun *r, const fstate *f, const arw_batch *b, const size_t *rows, size_t k,
+                         int64_t *ctr) {
+  size_t nd = 0;
+  for (size_t i = 0; i < k; i++)
+    if (f->act[rows[i]] == ACT_DELETE) f->ix[nd++] = rows[i];
+  *ctr += (int64_t)nd;
+  return dml__cdc_write(&r->cdc, b, f->ix, nd, DML__CH_DELETE);
 }
 
 /* One target batch: act[] for every row, updated rows written. */
@@ -200,8 +224,8 @@ static int join_batch(mrun *r, fstate *f, const arw_batch *b) {
     arw_batch *pb = NULL;
     rc = dml__mplan_pairs(&pb, &r->p, b, mrows, r->src, srows, nm);
     if (!rc) rc = decide(r, f, DML_MERGE_MATCHED, pb, mrows, nm);
-    if (!rc) rc = apply_updates(r, f, pb, mrows, nm, true);
-    if (!rc) count_deletes(f, mrows, nm, &r->res->matched_deleted);
+    if (!rc) rc = apply_updates(r, f, pb, mrows, nm, true, b);
+    if (!rc) rc = count_deletes(r, f, b, mrows, nm, &r->res->matched_deleted);
     arw_batch_free(pb);
   }
   if (!rc && nu && r->p.has_nmbs) {
@@ -209,8 +233,8 @@ static int join_batch(mrun *r, fstate *f, const arw_batch *b) {
     rc = nu == n ? 0 : arw_batch_take(&ub, b, urows, nu);
     const arw_batch *in = ub ? ub : b;
     if (!rc) rc = decide(r, f, DML_MERGE_NOT_MATCHED_BY_SOURCE, in, urows, nu);
-    if (!rc) rc = apply_updates(r, f, in, urows, nu, false);
-    if (!rc) count_deletes(f, urows, nu, &r->res->nmbs_deleted);
+    if (!rc) rc = apply_updates(r, f, in, urows, nu, false, b);
+    if (!rc) rc = count_deletes(r, f, b, urows, nu, &r->res->nmbs_deleted);
     arw_batch_free(ub);
   }
   free(mrows), free(urows), free(srows);
@@ -318,7 +342,7 @@ static int inserts(mrun *r) {
   for (size_t i = 0; i < nu; i++) st.act[i] = ACT_COPY;
   if (!rc && nu) rc = decide(r, &st, DML_MERGE_NOT_MATCHED, ub, rows, nu);
   size_t before = (size_t)r->res->matched_updated;
-  if (!rc && nu) rc = apply_updates(r, &st, ub, rows, nu, true);
+  if (!rc && nu) rc = apply_updates(r, &st, ub, rows, nu, true, NULL);
   r->res->inserted = r->res->matched_updated - (int64_t)before;
   r->res->matched_updated = (int64_t)before;
   arw_batch_free(ub);
@@ -412,17 +436,21 @@ int dml_merge(dml_merge_result *out, dl_table *t, dl_snapshot *s, const dml_merg
   r.use_dv = dml__use_dv(s);
   int rc = dml__mplan_bind(&r.p, s, r.o);
   if (!rc) rc = check_table(&r);
-  if (!rc) rc = dml__router_init(&r.rt, t, s, r.p.tb.schema, r.o->codec);
+  if (!rc) rc = dml__router_init(&r.rt, t, s, r.p.tb.schema, r.o->codec, false);
+  if (!rc) rc = dml__cdc_init(&r.cdc, t, s, r.p.tb.schema, r.o->codec);
+  r.cdc_inserts = r.p.has_matched || r.p.has_nmbs;
   if (!rc) rc = load_source(&r);
   if (!rc && r.p.skip && !r.p.has_nmbs) rc = ex_skipper_new(&r.sk, r.p.skip, s);
   if (!rc) rc = dl_txn_begin(&r.x, t, s);
   if (!rc) rc = dl_snapshot_files(s, file_cb, &r);
   if (!rc && r.p.has_insert) rc = inserts(&r);
-  if (!rc) rc = dml__router_commit(&r.rt, r.x, out);
+  if (!rc) rc = dml__router_commit(&r.rt, r.x, &out->files_added, &out->bytes_added);
+  if (!rc) rc = dml__cdc_commit(&r.cdc, r.x, &out->change_files);
   out->execution_ms = dml__mono_ms() - start;
   if (!rc) rc = dml__dv_put(&r.dvf, t);
   if (!rc && (r.changed || out->files_added)) rc = commit(&r);
   dml__router_free(&r.rt, rc != 0);
+  dml__cdc_free(&r.cdc, rc != 0);
   dml__dv_free(&r.dvf, t, rc != 0);
   if (rc) out->version = -1;
   dl_txn_free(r.x);

@@ -1,7 +1,8 @@
 /* dml_merge_int.h: internals of MERGE (see dml.h): the plan (dml_merge_bind.c: names
  * resolved against the target and the source, the ON condition split into hash keys, a
  * residual and a target-only skipping predicate, each clause bound), the source's hash
- * index (dml_merge_join.c) and the partition router of new rows (dml_route.c).
+ * index (dml_merge_join.c), the partition router of new rows (dml_route.c) and the change
+ * data feed (dml_cdc.c, also used by DELETE and UPDATE).
  *
  * Three schemas: the target's (tb.schema, scn_arrow_schema of the table), the source's
  * (the caller's) and the pair schema ps: every target column named "target.<col>" then
@@ -91,6 +92,7 @@ typedef struct dml__router {
   const dl_snapshot *s;
   const arw_schema *schema;  /* the target schema (borrowed) */
   pq_codec codec;
+  bool change_data;          /* cdc files (the schema ends with _change_type) */
   size_t npc;
   char **pkey;               /* partitionValues keys (physical names) */
   ex_node **pstr;            /* CAST(partition column AS STRING) bound over schema */
@@ -100,12 +102,42 @@ typedef struct dml__router {
   int64_t rows;
 } dml__router;
 
+/* change_data: the writers write change data files (dw_opts.change_data), committed as
+ * cdc actions. */
 int dml__router_init(dml__router *r, dl_table *t, const dl_snapshot *s, const arw_schema *schema,
-                     pq_codec codec);
+                     pq_codec codec, bool change_data);
 int dml__router_write(dml__router *r, const arw_batch *b);
-/* Finishes every writer and adds its files to x (counting them in res). */
-int dml__router_commit(dml__router *r, dl_txn *x, dml_merge_result *res);
+/* Finishes every writer and adds its files to x (add or cdc actions), counting them in
+ * *files and their bytes in *bytes (may be NULL). */
+int dml__router_commit(dml__router *r, dl_txn *x, int64_t *files, int64_t *bytes);
 /* Frees the writers; with abort, deletes every file they put. */
 void dml__router_free(dml__router *r, bool abort);
+
+/* ---- the change data feed (dml_cdc.c), for MERGE and DELETE/UPDATE alike ---- */
+typedef enum dml__change {
+  DML__CH_DELETE, DML__CH_INSERT, DML__CH_PRE, DML__CH_POST, DML__CH_N
+} dml__change;
+
+/* Change rows of one operation on a table with delta.enableChangeDataFeed=true: rows of
+ * the target schema with _change_type appended, routed to change data files by partition.
+ * on is false (every call a no-op) when the table does not have the feed on. */
+typedef struct dml__cdc {
+  bool on;
+  arw_schema *schema;           /* the target columns, then _change_type */
+  size_t ncols;
+  ex_node **cols;               /* [ncols] column refs bound over the target schema */
+  ex_node *type[DML__CH_N];     /* the _change_type literals */
+  dml__router rt;
+  int64_t rows;
+} dml__cdc;
+
+int dml__cdc_init(dml__cdc *c, dl_table *t, const dl_snapshot *s, const arw_schema *target,
+                  pq_codec codec);
+/* Rows idx[0..n) of b (the target schema; idx NULL: rows 0..n) as changes of kind. */
+int dml__cdc_write(dml__cdc *c, const arw_batch *b, const size_t *idx, size_t n, dml__change kind);
+/* Finishes the files and adds them to x as cdc actions; *files counts them. */
+int dml__cdc_commit(dml__cdc *c, dl_txn *x, int64_t *files);
+/* Frees c; with abort, deletes the files it put. */
+void dml__cdc_free(dml__cdc *c, bool abort);
 
 #endif

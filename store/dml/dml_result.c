@@ -18,7 +18,7 @@ int dml_metrics_json(char **out, const dml_result *r) {
   M("numDeletionVectorsUpdated", r->num_dvs_updated);
   M("numAddedFiles", r->num_added_files);
   M("numAddedBytes", r->num_added_bytes);
-  M("numAddedChangeFiles", 0);
+  M("numAddedChangeFiles", r->num_change_files);
   M(r->is_update ? "numUpdatedRows" : "numDeletedRows", r->num_affected_rows);
   M("executionTimeMs", r->execution_ms);
   M("scanTimeMs", r->scan_ms);
@@ -54,7 +54,7 @@ int dml_merge_metrics_json(char **out, const dml_merge_result *r) {
   M("numOutputRows", r->inserted + updated + r->copied);
   M("numTargetFilesAdded", r->files_added);
   M("numTargetFilesRemoved", r->files_removed);
-  M("numTargetChangeFilesAdded", 0);
+  M("numTargetChangeFilesAdded", r->change_files);
   M("numTargetBytesAdded", r->bytes_added);
   M("numTargetBytesRemoved", r->bytes_removed);
   M("numTargetDeletionVectorsAdded", r->dvs_added);

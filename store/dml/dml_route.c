@@ -11,9 +11,9 @@
 #include "common/buf.h"
 
 int dml__router_init(dml__router *r, dl_table *t, const dl_snapshot *s, const arw_schema *schema,
-                     pq_codec codec) {
+                     pq_codec codec, bool change_data) {
   memset(r, 0, sizeof *r);
-  r->t = t, r->s = s, r->schema = schema, r->codec = codec;
+  r->t = t, r->s = s, r->schema = schema, r->codec = codec, r->change_data = change_data;
   const dl_metadata *md = dl_snapshot_metadata(s);
   size_t n = md->num_partition_columns;
   r->pkey = calloc(n + 1, sizeof *r->pkey);
@@ -66,6 +66,7 @@ static int route_of(dml__router *r, const char *key, size_t len, const arw_batch
     dw_opts wo = DW_OPTS_INIT;
     wo.codec = r->codec;
     wo.partition_values = r->npc ? e->pv : NULL;
+    wo.change_data = r->change_data;
     rc = dw_open(&e->w, r->t, r->s, r->schema, &wo);
   }
   for (size_t i = 0; own && i < r->npc; i++) free(own[i]);
@@ -130,15 +131,15 @@ int dml__router_write(dml__router *r, const arw_batch *b) {
   return rc;
 }
 
-int dml__router_commit(dml__router *r, dl_txn *x, dml_merge_result *res) {
+int dml__router_commit(dml__router *r, dl_txn *x, int64_t *files, int64_t *bytes) {
   int rc = 0;
   for (size_t i = 0; i < r->n && !rc; i++) {
     rc = dw_finish(r->r[i].w);
     for (size_t f = 0; !rc && f < dw_num_files(r->r[i].w); f++) {
       const dl_file *a = dw_file(r->r[i].w, f);
-      res->files_added++;
-      res->bytes_added += a->size;
-      rc = dl_txn_add_file(x, a);
+      ++*files;
+      if (bytes) *bytes += a->size;
+      rc = r->change_data ? dl_txn_add_cdc(x, a) : dl_txn_add_file(x, a);
     }
   }
   return rc;

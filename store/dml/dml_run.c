@@ -3,7 +3,7 @@
  * a metadata-only DELETE removes it whole; otherwise a first scan looks for a matched row
  * (stopping at the first batch with one) and, when there is one, a second scan rewrites
  * the file through the data writer. Then one commit with Delta's commitInfo. */
-#include "store/dml/dml_int.h"
+#include "store/dml/dml_merge_int.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -27,6 +27,7 @@ typedef struct run {
   size_t nw, capw;
   bool use_dv;      /* delta.enableDeletionVectors with the deletionVectors feature */
   dml__dvfile dvf;  /* the operation's deletion vectors */
+  dml__cdc cdc;     /* the change data feed (when the table has it on) */
   uint8_t *mask;
   size_t mask_cap;
   size_t *idx;
@@ -92,8 +93,14 @@ static int write_batch(run *r, dw_writer *w, const arw_batch *b) {
   r->res->num_affected_rows += (int64_t)ones;
   r->res->num_copied_rows += (int64_t)(n - ones);
   if (!ones) return dw_write(w, b);
+  size_t nm = 0;
+  for (size_t i = 0; i < n && r->cdc.on; i++)
+    if (r->mask[i]) r->idx[nm++] = i;
+  rc = dml__cdc_write(&r->cdc, b, r->idx, nm, r->update ? DML__CH_PRE : DML__CH_DELETE);
+  if (rc) return rc;
   if (r->update) {
     rc = update_batch(r, b, &nb);
+    if (!rc) rc = dml__cdc_write(&r->cdc, nb, r->idx, nm, DML__CH_POST);
   } else {
     for (size_t i = 0; i < n; i++)
       if (!r->mask[i]) r->idx[kept++] = i;
@@ -162,6 +169,8 @@ static int write_updated(run *r, const dl_file *f, const arw_batch *b, size_t k,
   }
   if (!rc) rc = update_batch(r, m, &u);
   if (!rc) rc = dw_write(*w, u);
+  if (!rc) rc = dml__cdc_write(&r->cdc, m, NULL, k, DML__CH_PRE);
+  if (!rc) rc = dml__cdc_write(&r->cdc, u, NULL, k, DML__CH_POST);
   arw_batch_free(u);
   arw_batch_free(m);
   return rc;
@@ -187,6 +196,7 @@ static int mark_rows(run *r, const dl_file *f, const dl_rowset *old, uint64_t **
       rc = dml__push_u64(del, nd, &cap, pos);
     }
     if (!rc && r->update && k) rc = write_updated(r, f, b, k, w);
+    if (!rc && !r->update) rc = dml__cdc_write(&r->cdc, b, r->idx, k, DML__CH_DELETE);
   }
   scn_free(sc);
   return rc;
@@ -301,6 +311,7 @@ static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts 
   r.use_dv = dml__use_dv(s);
   int rc = dml__check_table(s, op_name(&r), false);
   if (!rc) rc = dml__bind(&r.b, s, r.o, update);
+  if (!rc) rc = dml__cdc_init(&r.cdc, t, s, r.b.schema, r.o->codec);
   if (!rc && r.b.pred) rc = ex_skipper_new(&r.sk, r.b.pred, s);
   /* Whole files go only on the exact answer of the partition filter, which takes SQL text:
    * a predicate given as a tree, or one the filter cannot evaluate, reads the files. */
@@ -312,7 +323,9 @@ static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts 
   if (!rc) rc = dl_snapshot_files(s, file_cb, &r);
   out->execution_ms = dml__mono_ms() - start;
   if (!rc) rc = dml__dv_put(&r.dvf, t);
+  if (!rc) rc = dml__cdc_commit(&r.cdc, r.x, &out->num_change_files);
   if (!rc && (out->num_removed_files || out->num_changed_files)) rc = commit(&r);
+  dml__cdc_free(&r.cdc, rc != 0);
   for (size_t i = 0; i < r.nw; i++) {
     if (rc) dw_abort(r.ws[i]);
     dw_free(r.ws[i]);

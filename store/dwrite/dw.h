@@ -9,6 +9,12 @@
  * store with put-if-absent: no reader ever sees half a file. Column names in the file are
  * the physical names and field ids of column mapping when the table uses it.
  *
+ * Change data files (opts.change_data, PROTOCOL.md "Change Data Files"): the same files
+ * under _change_data/<partition dirs>/cdc-NNNNN-<uuid>.c000.<codec>.parquet with one more
+ * column after the table's data columns, `_change_type` (string: delete, insert,
+ * update_preimage, update_postimage), which the input batches carry; the dl_file views
+ * are cdc actions (dataChange false, no stats) for dl_txn_add_cdc.
+ *
  * Input batches carry the table's data columns (not the partition columns: every row of
  * one writer belongs to opts.partition_values), matched to the table schema by name, with
  * scn_arrow_schema's kinds (Spark's Arrow types).
@@ -40,6 +46,7 @@ typedef struct dw_opts {
   bool data_change;            /* the add actions' dataChange */
   size_t file_bytes_hint;      /* room reserved for each file at once (0: target_file_bytes
                                 * plus a row group when set, else none) */
+  bool change_data;            /* change data files (below) */
 } dw_opts;
 #define DW_OPTS_VERSION 1
 #define DW_OPTS_INIT {.version = DW_OPTS_VERSION, .codec = PQ_CODEC_SNAPPY, \

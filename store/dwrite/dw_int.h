@@ -98,7 +98,8 @@ void dw__shredder_free(dw__shredder *state);
 void dw__escape_partition(dd_buf *b, const char *value);
 /* "k1=v1/k2=v2/" for a packed map in the order of cols (empty for none). */
 int dw__partition_dir(dd_buf *b, const char *const *cols, size_t ncols, const char *values);
-/* Appends a fresh data file name (part-<seq>-<random uuid>.c000.<codec>.parquet). */
-int dw__file_name(dd_buf *b, unsigned seq, pq_codec codec);
+/* Appends a fresh data file name (<prefix>-<seq>-<random uuid>.c000.<codec>.parquet;
+ * prefix "part", or "cdc" for change data). */
+int dw__file_name(dd_buf *b, const char *prefix, unsigned seq, pq_codec codec);
 
 #endif

@@ -1,6 +1,7 @@
 /* dw_path.c: where data files go: Delta's partition directories (Hive's path escaping:
  * control characters, DEL and the characters " # % ' * / : = ? \\ { [ ] ^ as %XX; null as
- * __HIVE_DEFAULT_PARTITION__) and file names part-NNNNN-<uuid>.c000.<codec>.parquet. */
+ * __HIVE_DEFAULT_PARTITION__) and file names part-NNNNN-<uuid>.c000.<codec>.parquet
+ * (cdc-NNNNN-... for change data files). */
 #include "store/dwrite/dw_int.h"
 
 #include <stdio.h>
@@ -44,7 +45,7 @@ static const char *codec_name(pq_codec c) {
   }
 }
 
-int dw__file_name(dd_buf *b, unsigned seq, pq_codec codec) {
+int dw__file_name(dd_buf *b, const char *prefix, unsigned seq, pq_codec codec) {
   uint8_t r[16];
   size_t got = 0;
   while (got < sizeof r) {
@@ -54,7 +55,7 @@ int dw__file_name(dd_buf *b, unsigned seq, pq_codec codec) {
   }
   r[6] = (uint8_t)((r[6] & 0x0f) | 0x40); /* version 4 */
   r[8] = (uint8_t)((r[8] & 0x3f) | 0x80);
-  dd_buf_printf(b, "part-%05u-", seq % 100000);
+  dd_buf_printf(b, "%s-%05u-", prefix, seq % 100000);
   for (int i = 0; i < 16; i++) {
     dd_buf_printf(b, "%02x", r[i]);
     if (i == 3 || i == 5 || i == 7 || i == 9) dd_buf_putc(b, '-');

@@ -17,7 +17,9 @@ struct dw_writer {
   dw_opts o;
   dl_table *t;
   const dl_snapshot *snap;
-  const dl_type *root;
+  const dl_type *root;     /* the table's schema, or cdc_root */
+  dl_type cdc_root;        /* change data: the table's columns and _change_type */
+  dl_field *cdc_fields;
   const char *const *part;
   size_t npart;
   pq_wfield pqs;
@@ -41,6 +43,22 @@ static int64_t now_ms(void) {
   return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 }
 
+static const dl_type DW__STRING = {.kind = DL_TYPE_STRING};
+
+/* The table's root type with _change_type appended (fields borrowed from the snapshot). */
+static int cdc_root(dw_writer *w, const dl_type *root) {
+  w->cdc_fields = calloc(root->num_fields + 1, sizeof *w->cdc_fields);
+  if (!w->cdc_fields) return dd_err_set(DD_ENOMEM, "dwrite: out of memory");
+  memcpy(w->cdc_fields, root->fields, root->num_fields * sizeof *w->cdc_fields);
+  w->cdc_fields[root->num_fields] = (dl_field){.name = "_change_type", .type = &DW__STRING,
+                                               .nullable = true, .column_mapping_id = -1};
+  w->cdc_root = *root;
+  w->cdc_root.fields = w->cdc_fields;
+  w->cdc_root.num_fields = root->num_fields + 1;
+  w->root = &w->cdc_root;
+  return 0;
+}
+
 static bool mapped(const dl_snapshot *s) {
   const char *m = dl_snapshot_property(s, "delta.columnMapping.mode");
   return m && (strcmp(m, "name") == 0 || strcmp(m, "id") == 0);
@@ -62,6 +80,13 @@ int dw_open(dw_writer **out, dl_table *t, const dl_snapshot *s, const arw_schema
   w->snap = s;
   const dl_metadata *md = dl_snapshot_metadata(s);
   w->root = dl_schema_root(dl_snapshot_schema(s));
+  if (w->o.change_data) {
+    w->o.data_change = false;
+    if ((rc = cdc_root(w, w->root))) {
+      dw_free(w);
+      return rc;
+    }
+  }
   w->part = md->partition_columns;
   w->npart = md->num_partition_columns;
   pq_writer_opts po = PQ_WRITER_OPTS_INIT;
@@ -79,6 +104,7 @@ int dw_open(dw_writer **out, dl_table *t, const dl_snapshot *s, const arw_schema
     const dl_field *f = dl_schema_field(dl_snapshot_schema(s), w->part[i]);
     w->part_keys[i] = f && mapped(s) && f->physical_name ? f->physical_name : w->part[i];
   }
+  if (!rc && w->o.change_data) dd_buf_puts(&dir, "_change_data/");
   if (!rc && w->npart) rc = dw__partition_dir(&dir, w->part_keys, w->npart, w->o.partition_values);
   if (!rc) {
     dd_buf_puts(&dir, "");
@@ -135,7 +161,7 @@ static int file_end(dw_writer *w) {
   }
   if (!rc) {
     dd_buf_puts(&path, w->dir);
-    rc = dw__file_name(&path, w->seq++, w->o.codec);
+    rc = dw__file_name(&path, w->o.change_data ? "cdc" : "part", w->seq++, w->o.codec);
   }
   if (!rc) rc = dw__stats_json(&stats, &w->st, w->cur_rows);
   if (!rc && w->o.partition_values) {
@@ -262,5 +288,6 @@ void dw_free(dw_writer *w) {
   dw__pqschema_free(&w->pqs);
   free(w->dir);
   free(w->part_keys);
+  free(w->cdc_fields);
   free(w);
 }

@@ -92,6 +92,20 @@ def affected(rows):
     return [int(r["numAffectedRows"] if "numAffectedRows" in r else r["num_affected_rows"]) for r in rows]
 
 
+def connect_url(server):
+    port = server.grpc_target.rsplit(":", 1)[1]
+    return "sc://127.0.0.1:%s/;use_ssl=true;token=%s" % (port, server.token)
+
+
+def run_client(test, ops):
+    """dml_connect.py's results of ops against test's server (TLS with test.certs)."""
+    env = dict(os.environ, GRPC_DEFAULT_SSL_ROOTS_FILE_PATH=test.certs.ca_cert)
+    p = subprocess.run([PY, DC_PEER, connect_url(test.server), json.dumps(ops)],
+                       capture_output=True, text=True, timeout=900, env=env)
+    test.assertEqual(p.returncode, 0, p.stderr[-3000:])
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
 def merge_sql(target, op, source=None):
     """Spark's MERGE statement for a merge op of dml_connect.py on table target (source: a
     table name instead of the op's rows)."""

@@ -107,16 +107,8 @@ class Dml(MergeCases, RandomCases, dcc.DeltaConnectClient):
         Dml.n += 1
         return c.copy_pair(os.path.join(self.base, name), self.tmp, "%s-%d" % (name, Dml.n))
 
-    def url(self):
-        port = self.server.grpc_target.rsplit(":", 1)[1]
-        return "sc://127.0.0.1:%s/;use_ssl=true;token=%s" % (port, self.server.token)
-
     def client(self, ops):
-        env = dict(os.environ, GRPC_DEFAULT_SSL_ROOTS_FILE_PATH=self.certs.ca_cert)
-        p = subprocess.run([c.PY, c.DC_PEER, self.url(), json.dumps(ops)],
-                           capture_output=True, text=True, timeout=900, env=env)
-        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
-        return json.loads(p.stdout.strip().splitlines()[-1])
+        return c.run_client(self, ops)
 
     def assert_same(self, a, b, what, readers=True):
         """Same rows (Spark reads both; delta-rs and DuckDB deltad's), same last commit."""

@@ -1,7 +1,8 @@
 /* test_dwrite.c: the Delta data writer: Delta's string truncation for stats, the stats JSON
  * of a nested schema (physical names, nulls, indexed column limits, value formats), the
  * partition directory escaping, and a partitioned file written from an Arrow batch with
- * every flat kind plus a struct, a list and a map, read back by the Parquet reader. */
+ * every flat kind plus a struct, a list and a map, read back by the Parquet reader; change
+ * data files. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -415,6 +416,70 @@ static void test_large_row_group(void **state) {
   free(dir);
 }
 
+/* Change data files: under _change_data/ and the partition directory, named cdc-, the
+ * data columns then _change_type, dataChange false. */
+static void test_change_data(void **state) {
+  (void)state;
+  const char *schema = "{\"type\":\"struct\",\"fields\":["
+                       "{\"name\":\"a\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}},"
+                       "{\"name\":\"p\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}}]}";
+  char *dir = make_table(schema, "p");
+  dl_table *t;
+  dl_snapshot *snap;
+  assert_int_equal(dl_table_open(&t, dir), 0);
+  assert_int_equal(dl_snapshot_open(&snap, t, NULL), 0);
+  arw_schema *s;
+  arw_schema_new(&s);
+  int a, p, ct;
+  arw_schema_add(s, ARW_ROOT, "a", ARW_INT64, true, &a);
+  arw_schema_add(s, ARW_ROOT, "p", ARW_UTF8, true, &p);
+  arw_schema_add(s, ARW_ROOT, "_change_type", ARW_UTF8, true, &ct);
+  arw_batch *b;
+  arw_batch_new(&b, s);
+  for (int64_t i = 0; i < 3; i++) {
+    arw_append_i64(b, a, i);
+    arw_append_str(b, p, "x", 1);
+    arw_append_str(b, ct, i ? "delete" : "insert", 6);
+  }
+  char *pv = NULL;
+  const char *k[] = {"p"}, *v[] = {"x"};
+  assert_int_equal(dl_kv_pack(&pv, k, v, 1), 0);
+  dw_opts o = DW_OPTS_INIT;
+  o.partition_values = pv;
+  o.change_data = true;
+  dw_writer *w;
+  assert_int_equal(dw_open(&w, t, snap, s, &o), 0);
+  assert_int_equal(dw_write(w, b), 0);
+  assert_int_equal(dw_finish(w), 0);
+  assert_int_equal(dw_num_files(w), 1);
+  const dl_file *f = dw_file(w, 0);
+  assert_int_equal(strncmp(f->path, "_change_data/p=x/cdc-00000-", 27), 0);
+  assert_false(f->data_change);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, f->path);
+  pq_file *pf;
+  assert_int_equal(pq_file_open_path(&pf, path), 0);
+  assert_int_equal(pq_file_num_rows(pf), 3);
+  pq_column *c;
+  assert_int_equal(pq_column_read(&c, pf, 0, 1), 0); /* a, then _change_type (p is not there) */
+  assert_int_equal(c->num_values, 3);
+  assert_memory_equal(c->ba[0].ptr, "insert", 6);
+  assert_memory_equal(c->ba[2].ptr, "delete", 6);
+  pq_column_free(c);
+  assert_int_equal(pq_file_num_columns(pf), 2);
+  pq_file_free(pf);
+  dw_free(w);
+  free(pv);
+  arw_batch_free(b);
+  arw_schema_free(s);
+  dl_snapshot_free(snap);
+  dl_table_free(t);
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_trunc),
@@ -422,6 +487,7 @@ int main(void) {
       cmocka_unit_test(test_partition_dir),
       cmocka_unit_test(test_write_batch),
       cmocka_unit_test(test_large_row_group),
+      cmocka_unit_test(test_change_data),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
