@@ -454,8 +454,8 @@ static size_t estimate_bytes(const fl_cols *k, size_t rows_rg, size_t rows) {
   size_t b = 0;
   for (int s = 0; s < 2; s++) {
     const pq_column *p = k->c[s][C_PATH], *st = k->c[s][C_STATS];
-    for (size_t v = 0; p && v < p->num_values; v++) b += (k->pre[s].plen[v] + 8) & ~(size_t)7;
-    for (size_t v = 0; st && v < st->num_values; v++) b += (k->pre[s].slen[v] + 8) & ~(size_t)7;
+    for (size_t v = 0; p && v < p->num_values; v++) b += k->pre[s].plen[v] + 1;
+    for (size_t v = 0; st && v < st->num_values; v++) b += k->pre[s].slen[v] + 1;
   }
   return rows_rg ? (size_t)((double)b / (double)rows_rg * (double)rows) : 0;
 }

@@ -64,6 +64,7 @@ typedef struct dl__arena {
 } dl__arena;
 
 void *dl__arena_alloc(dl__arena *a, size_t n); /* 8-aligned, NULL on OOM */
+/* strdup/strndup copies are not aligned (chars): they pack end to end. */
 char *dl__arena_strdup(dl__arena *a, const char *s);
 /* Starts a chunk of n bytes for the allocations that follow; returns its memory (for a
  * prefault), NULL on OOM (the arena is unchanged). */
