@@ -404,6 +404,7 @@ static bool rg_range(const pq_file *pf, size_t rg, uint64_t *lo, uint64_t *hi) {
 
 typedef struct rg_span {
   uint64_t lo, hi; /* lo >= hi: unknown, never dropped */
+  uint64_t after;  /* where the later row groups' chunks start (0: some unknown) */
 } rg_span;
 
 /* The row groups' byte ranges, when buf is to be released (NULL otherwise, or on OOM). */
@@ -413,21 +414,26 @@ static rg_span *spans_new(const pq_file *pf, const dl__reserve_hint *hint) {
   rg_span *sp = calloc(n, sizeof *sp);
   for (size_t g = 0; sp && g < n; g++)
     if (!rg_range(pf, g, &sp[g].lo, &sp[g].hi)) sp[g].lo = sp[g].hi = 0;
+  uint64_t after = UINT64_MAX;
+  for (size_t g = n; sp && g-- > 0;) {
+    sp[g].after = after;
+    after = sp[g].lo >= sp[g].hi ? 0 : sp[g].lo < after ? sp[g].lo : after;
+  }
   return sp;
 }
 
 /* Drops the whole pages of buf that hold only row group g's chunks (peak memory: a loaded
- * checkpoint's bytes go as its row groups are applied). Nothing is dropped when a later row
- * group's chunks overlap g's range (a crafted file may share bytes) or the range reaches
- * the footer, whose parsed form may point into buf. */
-static void release_rg(const pq_file *pf, const rg_span *sp, size_t g, const dl__reserve_hint *hint) {
+ * checkpoint's bytes go as its row groups are applied). Nothing is dropped unless every
+ * later row group's chunks start after g's (a crafted file may share bytes) and g's end
+ * before the footer, whose parsed form may point into buf. */
+static void release_rg(const rg_span *sp, size_t g, const dl__reserve_hint *hint) {
   if (!sp) return;
   uint64_t lo = sp[g].lo, hi = sp[g].hi;
   uint32_t flen;
   memcpy(&flen, hint->buf + hint->len - 8, 4); /* little-endian footer length */
-  if (lo >= hi || (uint64_t)flen + 8 > hint->len || hi > hint->len - 8 - flen) return;
-  for (size_t h = g + 1; h < pq_file_num_row_groups(pf); h++)
-    if (sp[h].lo >= sp[h].hi || (sp[h].lo < hi && sp[h].hi > lo)) return;
+  if (lo >= hi || hi > sp[g].after || (uint64_t)flen + 8 > hint->len ||
+      hi > hint->len - 8 - flen)
+    return;
   long psz = sysconf(_SC_PAGESIZE);
   uintptr_t pg = psz > 0 ? (uintptr_t)psz : 4096, b = (uintptr_t)hint->buf;
   uintptr_t s = (b + (uintptr_t)lo + pg - 1) & ~(pg - 1), e = (b + (uintptr_t)hi) & ~(pg - 1);
@@ -505,7 +511,7 @@ int dl__flat_read(dl__flat *fl, dl__action_cb cb, void *ctx, dl__other_cb other_
       pthread_join(th, NULL);
       running = false;
     }
-    if (!rc) release_rg(fl->pf, spans, g, hint);
+    if (!rc) release_rg(spans, g, hint);
     fl_cols *next = &k[(g + 1) & 1];
     if (g + 1 < nrg && next->rc && !rc) rc = dd_err_set(next->rc, "%s", next->msg);
   }
