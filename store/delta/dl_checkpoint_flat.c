@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "common/err.h"
 #include "store/delta/dl_internal.h"
@@ -381,6 +383,63 @@ static int walk_rg(dl__flat *fl, fl_cols *k, size_t nrows, dl__action *a, walk w
   return rc;
 }
 
+/* ---------- giving consumed bytes back ---------- */
+
+/* Byte range [lo, hi) of row group rg's column chunks; false when unknown. */
+static bool rg_range(const pq_file *pf, size_t rg, uint64_t *lo, uint64_t *hi) {
+  *lo = UINT64_MAX;
+  *hi = 0;
+  for (size_t c = 0; c < pq_file_num_columns(pf); c++) {
+    pq_chunk_info ci;
+    if (pq_chunk_get(&ci, pf, rg, c)) return false;
+    int64_t s = ci.dictionary_page_offset >= 0 && ci.dictionary_page_offset < ci.data_page_offset
+                    ? ci.dictionary_page_offset : ci.data_page_offset;
+    if (s < 0 || ci.total_compressed_size < 0) return false;
+    uint64_t e = (uint64_t)s + (uint64_t)ci.total_compressed_size;
+    if ((uint64_t)s < *lo) *lo = (uint64_t)s;
+    if (e > *hi) *hi = e;
+  }
+  return *lo < *hi;
+}
+
+typedef struct rg_span {
+  uint64_t lo, hi; /* lo >= hi: unknown, never dropped */
+  uint64_t after;  /* where the later row groups' chunks start (0: some unknown) */
+} rg_span;
+
+/* The row groups' byte ranges, when buf is to be released (NULL otherwise, or on OOM). */
+static rg_span *spans_new(const pq_file *pf, const dl__reserve_hint *hint) {
+  size_t n = pq_file_num_row_groups(pf);
+  if (!hint || !hint->buf || hint->len < 8 || !n) return NULL;
+  rg_span *sp = calloc(n, sizeof *sp);
+  for (size_t g = 0; sp && g < n; g++)
+    if (!rg_range(pf, g, &sp[g].lo, &sp[g].hi)) sp[g].lo = sp[g].hi = 0;
+  uint64_t after = UINT64_MAX;
+  for (size_t g = n; sp && g-- > 0;) {
+    sp[g].after = after;
+    after = sp[g].lo >= sp[g].hi ? 0 : sp[g].lo < after ? sp[g].lo : after;
+  }
+  return sp;
+}
+
+/* Drops the whole pages of buf that hold only row group g's chunks (peak memory: a loaded
+ * checkpoint's bytes go as its row groups are applied). Nothing is dropped unless every
+ * later row group's chunks start after g's (a crafted file may share bytes) and g's end
+ * before the footer, whose parsed form may point into buf. */
+static void release_rg(const rg_span *sp, size_t g, const dl__reserve_hint *hint) {
+  if (!sp) return;
+  uint64_t lo = sp[g].lo, hi = sp[g].hi;
+  uint32_t flen;
+  memcpy(&flen, hint->buf + hint->len - 8, 4); /* little-endian footer length */
+  if (lo >= hi || hi > sp[g].after || (uint64_t)flen + 8 > hint->len ||
+      hi > hint->len - 8 - flen)
+    return;
+  long psz = sysconf(_SC_PAGESIZE);
+  uintptr_t pg = psz > 0 ? (uintptr_t)psz : 4096, b = (uintptr_t)hint->buf;
+  uintptr_t s = (b + (uintptr_t)lo + pg - 1) & ~(pg - 1), e = (b + (uintptr_t)hi) & ~(pg - 1);
+  if (e > s) (void)madvise((void *)s, e - s, MADV_DONTNEED); /* a hint: failure is fine */
+}
+
 /* ---------- the pipeline: decode row group g+1 while applying g ---------- */
 
 typedef struct job {
@@ -401,8 +460,8 @@ static size_t estimate_bytes(const fl_cols *k, size_t rows_rg, size_t rows) {
   size_t b = 0;
   for (int s = 0; s < 2; s++) {
     const pq_column *p = k->c[s][C_PATH], *st = k->c[s][C_STATS];
-    for (size_t v = 0; p && v < p->num_values; v++) b += (k->pre[s].plen[v] + 8) & ~(size_t)7;
-    for (size_t v = 0; st && v < st->num_values; v++) b += (k->pre[s].slen[v] + 8) & ~(size_t)7;
+    for (size_t v = 0; p && v < p->num_values; v++) b += k->pre[s].plen[v] + 1;
+    for (size_t v = 0; st && v < st->num_values; v++) b += k->pre[s].slen[v] + 1;
   }
   return rows_rg ? (size_t)((double)b / (double)rows_rg * (double)rows) : 0;
 }
@@ -420,6 +479,7 @@ int dl__flat_read(dl__flat *fl, dl__action_cb cb, void *ctx, dl__other_cb other_
   pthread_t th;
   bool running = false;
   job jb = {fl, 0, NULL};
+  rg_span *spans = spans_new(fl->pf, hint); /* NULL: the file's bytes are kept */
   int rc = a ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
   if (!rc && nrg) rc = cols_load(fl, 0, &k[0]);
   if (!rc && nrg && hint && hint->fs && hint->rows) {
@@ -451,6 +511,7 @@ int dl__flat_read(dl__flat *fl, dl__action_cb cb, void *ctx, dl__other_cb other_
       pthread_join(th, NULL);
       running = false;
     }
+    if (!rc) release_rg(spans, g, hint);
     fl_cols *next = &k[(g + 1) & 1];
     if (g + 1 < nrg && next->rc && !rc) rc = dd_err_set(next->rc, "%s", next->msg);
   }
@@ -462,6 +523,7 @@ int dl__flat_read(dl__flat *fl, dl__action_cb cb, void *ctx, dl__other_cb other_
     dd_buf_free(&w[s].tags);
     dl__arena_free(&w[s].a);
   }
+  free(spans);
   free(other);
   free(a);
   return rc;

@@ -310,7 +310,7 @@ int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *c
   dl__arena scratch = {0};
   dl__action *a = NULL;
   ccache *cc = NULL;
-  dl__reserve_hint hint = {NULL, 0, 0};
+  dl__reserve_hint hint = {NULL, 0, 0, NULL, 0};
   int rc = os_read_all(t->store, path, &data, &len);
   if (rc) goto cleanup;
   if ((rc = pq_file_open_mem(&pf, data, len))) goto cleanup;
@@ -334,6 +334,8 @@ int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *c
   const char *force_rows = getenv("DD_CHECKPOINT_ROWS");
   if ((!force_rows || strcmp(force_rows, "1")) && (rc = dl__flat_open(&fl, pf))) goto cleanup;
   if (fl) { /* reserves once its first row group shows the string bytes per row */
+    hint.buf = data;
+    hint.len = len;
     rc = dl__flat_read(fl, cb, ctx, other_rows, &x, &hint);
     goto cleanup;
   }

@@ -64,6 +64,7 @@ typedef struct dl__arena {
 } dl__arena;
 
 void *dl__arena_alloc(dl__arena *a, size_t n); /* 8-aligned, NULL on OOM */
+/* strdup/strndup copies are not aligned (chars): they pack end to end. */
 char *dl__arena_strdup(dl__arena *a, const char *s);
 /* Starts a chunk of n bytes for the allocations that follow; returns its memory (for a
  * prefault), NULL on OOM (the arena is unchanged). */
@@ -321,10 +322,14 @@ void dl__flat_free(dl__flat *fl);
 typedef int (*dl__other_cb)(void *ctx, size_t rg, const uint8_t *other, size_t nrows);
 /* What to reserve in a file set before loading a checkpoint into it (fs NULL: nothing):
  * rows entries, string bytes estimated by the reader, at most max_bytes. Failure to
- * reserve is ignored (apply grows the set as usual). */
+ * reserve is ignored (apply grows the set as usual). buf/len (buf NULL: kept): the
+ * file's own bytes, whose pages holding only a consumed row group's column chunks are
+ * given back to the system (their contents are then undefined; nothing reads them). */
 typedef struct dl__reserve_hint {
   dl__fileset *fs;
   size_t rows, max_bytes;
+  uint8_t *buf;
+  size_t len;
 } dl__reserve_hint;
 /* Calls cb for every add and remove, row group by row group (the next one is decoded on a
  * second thread meanwhile), then other_cb when the row group has other rows. Reserves
