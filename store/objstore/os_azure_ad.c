@@ -8,7 +8,6 @@
 #include <time.h>
 
 #include <curl/curl.h>
-#include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
@@ -80,10 +79,6 @@ static size_t ad_slot(unsigned char (*ids)[32], size_t stride, size_t *n, const 
 
 /* ---- tokens --------------------------------------------------------------------------- */
 
-static int ad_url_fn(void *ctx, char **out) {
-  return (*out = strdup(ctx)) ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
-}
-
 static int ad_fetch_token(const sign_cred *c, int64_t now, char **token, int64_t *exp) {
   *token = NULL;
   char *url = NULL, *body = NULL;
@@ -92,35 +87,17 @@ static int ad_fetch_token(const sign_cred *c, int64_t now, char **token, int64_t
   char *scope = curl_easy_escape(NULL, AD_SCOPE, 0);
   int rc = 0;
   if (!id || !sec || !scope ||
-      asprintf(&url, "%s/%s/oauth2/v2.0/token", ad_authority(c), c->azure_tenant) < 0 ||
-      asprintf(&body, "grant_type=client_credentials&client_id=%s&client_secret=%s&scope=%s", id,
-               sec, scope) < 0)
-    rc = dd_err_set(DD_ENOMEM, "out of memory");
+      asprintf(&url, "%s/%s/oauth2/v2.0/token", ad_authority(c), c->azure_tenant) < 0)
+    url = NULL, rc = dd_err_set(DD_ENOMEM, "out of memory");
+  else if (asprintf(&body, "grant_type=client_credentials&client_id=%s&client_secret=%s&scope=%s",
+                    id, sec, scope) < 0)
+    body = NULL, rc = dd_err_set(DD_ENOMEM, "out of memory");
   if (sec) OPENSSL_cleanse(sec, strlen(sec));
   curl_free(id), curl_free(sec), curl_free(scope);
-  static const char *const hl[] = {"Content-Type: application/x-www-form-urlencoded", NULL};
-  os__http_req rq = {0};
-  rq.method = "POST";
-  rq.headers = hl;
-  rq.body = body;
-  rq.body_len = body ? strlen(body) : 0;
-  os__http_resp r = {0};
-  if (!rc) rc = os__http_do(&rq, ad_url_fn, url, &r);
-  json_t *j = !rc && r.body ? json_loads((const char *)r.body, 0, NULL) : NULL;
-  const char *t = json_string_value(json_object_get(j, "access_token"));
-  if (!rc && (r.status != 200 || !t || !*t)) {
-    const char *e = json_string_value(json_object_get(j, "error_description"));
-    if (!e) e = json_string_value(json_object_get(j, "error"));
-    rc = dd_err_set(r.status == 400 || r.status == 401 || r.status == 403 ? DD_EPERM : DD_EIO,
-                    "Azure sign-in of client %s in tenant %s at %s: HTTP %ld%s%s", c->azure_client_id,
-                    c->azure_tenant, ad_authority(c), r.status, e ? ": " : "", e ? e : "");
-  }
-  if (!rc && !(*token = strdup(t))) rc = dd_err_set(DD_ENOMEM, "out of memory");
-  json_t *ttl = json_object_get(j, "expires_in"); /* a number, or a string of one */
-  int64_t life = json_is_string(ttl) ? strtoll(json_string_value(ttl), NULL, 10) : json_integer_value(ttl);
-  *exp = now + (life > 0 ? life : 3600);
-  json_decref(j);
-  os__http_resp_free(&r);
+  char what[512];
+  snprintf(what, sizeof what, "Azure sign-in of client %s in tenant %s at %s", c->azure_client_id,
+           c->azure_tenant, ad_authority(c));
+  if (!rc) rc = os__oauth_token(url, body, what, now, token, exp);
   if (body) OPENSSL_cleanse(body, strlen(body));
   free(body);
   free(url);

@@ -100,10 +100,6 @@ int os__gcs_jwt(char **out, const os__gcs_key *k, int64_t now) {
 
 /* ---- the token exchange --------------------------------------------------------------- */
 
-static int token_url(void *ctx, char **out) {
-  return (*out = strdup(ctx)) ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
-}
-
 int os__gcs_fetch_token(const os__gcs_key *k, int64_t now, char **token, int64_t *exp) {
   *token = NULL;
   char *jwt = NULL, *body = NULL;
@@ -113,28 +109,9 @@ int os__gcs_fetch_token(const os__gcs_key *k, int64_t now, char **token, int64_t
                                       "&assertion=%s", enc) < 0))
     body = NULL, rc = dd_err_set(DD_ENOMEM, "out of memory");
   curl_free(enc);
-  static const char *const hl[] = {"Content-Type: application/x-www-form-urlencoded", NULL};
-  os__http_req rq = {0};
-  rq.method = "POST";
-  rq.headers = hl;
-  rq.body = body;
-  rq.body_len = body ? strlen(body) : 0;
-  os__http_resp r = {0};
-  if (!rc) rc = os__http_do(&rq, token_url, k->token_uri, &r);
-  json_t *j = !rc && r.body ? json_loads((const char *)r.body, 0, NULL) : NULL;
-  const char *t = json_string_value(json_object_get(j, "access_token"));
-  if (!rc && (r.status != 200 || !t || !*t)) {
-    const char *e = json_string_value(json_object_get(j, "error_description"));
-    if (!e) e = json_string_value(json_object_get(j, "error"));
-    rc = dd_err_set(r.status == 400 || r.status == 401 || r.status == 403 ? DD_EPERM : DD_EIO,
-                    "GCP token exchange at %s for %s: HTTP %ld%s%s", k->token_uri, k->client_email,
-                    r.status, e ? ": " : "", e ? e : "");
-  }
-  if (!rc && !(*token = strdup(t))) rc = dd_err_set(DD_ENOMEM, "out of memory");
-  json_int_t ttl = json_integer_value(json_object_get(j, "expires_in"));
-  *exp = now + (ttl > 0 ? ttl : 3600);
-  json_decref(j);
-  os__http_resp_free(&r);
+  char what[512];
+  snprintf(what, sizeof what, "GCP token exchange at %s for %s", k->token_uri, k->client_email);
+  if (!rc) rc = os__oauth_token(k->token_uri, body, what, now, token, exp);
   if (jwt) OPENSSL_cleanse(jwt, strlen(jwt));
   free(jwt);
   free(body);

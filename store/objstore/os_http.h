@@ -50,6 +50,13 @@ void os__http_resp_free(os__http_resp *r);
  * out (cap bytes); false when the response has no such header. */
 bool os__http_header(const os__http_resp *r, const char *name, char *out, size_t cap);
 
+/* POSTs form (application/x-www-form-urlencoded) to the OAuth 2 token endpoint url and
+ * reads the JSON answer (os_oauth.c): *token (malloc'ed) is its access_token, *exp
+ * now + expires_in (3600 when absent). A refusal (400, 401, 403) is DD_EPERM, another
+ * answer DD_EIO, with "<what>: HTTP <status>: <error_description>". */
+int os__oauth_token(const char *url, const char *form, const char *what, int64_t now,
+                    char **token, int64_t *exp);
+
 /* The outcome of a ranged GET (offset, len) for the object what/name ("s3 object", key):
  * copies the bytes to out and returns 0 (a 200 means the store sent the whole object: the
  * range is cut from it); DD_ECORRUPT when the object is shorter (416 or a short body);

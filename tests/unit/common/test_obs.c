@@ -80,16 +80,37 @@ static void test_names_bounded(void **state) {
   dd_buf_free(&b);
 }
 
-static void test_log_json_and_levels(void **state) {
-  (void)state;
-  char path[] = "/tmp/ddlog.XXXXXX";
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
+/* Sends fd 2 to a temporary file until log_capture_end, which reads it into buf. */
+typedef struct log_capture {
+  char path[32];
+  int fd, saved;
+} log_capture;
+
+static void log_capture_begin(log_capture *c) {
+  snprintf(c->path, sizeof c->path, "/tmp/ddlog.XXXXXX");
+  c->fd = mkstemp(c->path);
+  assert_true(c->fd >= 0);
   fflush(stderr);
-  int saved = dup(2);
-  dup2(fd, 2);
+  c->saved = dup(2);
+  dup2(c->fd, 2);
   dd_log_set_format(DD_LOG_JSON);
   dd_log_set_level(DD_LOG_INFO);
+}
+
+static void log_capture_end(log_capture *c, char *buf, size_t cap) {
+  fflush(stderr);
+  dup2(c->saved, 2);
+  close(c->saved);
+  memset(buf, 0, cap);
+  assert_true(pread(c->fd, buf, cap - 1, 0) > 0);
+  close(c->fd);
+  unlink(c->path);
+}
+
+static void test_log_json_and_levels(void **state) {
+  (void)state;
+  log_capture cap;
+  log_capture_begin(&cap);
   dd_log(DD_LOG_DEBUG, "hidden");
   dd_log_field f[] = {DD_LOG_STR("who", "a \"quoted\"\nname"), DD_LOG_INT("bytes", 42), DD_LOG_NUM("ms", 1.5)};
   dd_log_fields(DD_LOG_INFO, "request", f, 3);
@@ -98,13 +119,8 @@ static void test_log_json_and_levels(void **state) {
   dd_log_set_format(DD_LOG_TEXT);
   dd_log(DD_LOG_ERROR, "plain %d", 7);
   dd_log_set_level(DD_LOG_INFO);
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  char buf[2048] = {0};
-  assert_true(pread(fd, buf, sizeof buf - 1, 0) > 0);
-  close(fd);
-  unlink(path);
+  char buf[2048];
+  log_capture_end(&cap, buf, sizeof buf);
   assert_null(strstr(buf, "hidden"));
   assert_null(strstr(buf, "dropped"));
   assert_non_null(strstr(buf, "\"level\":\"info\",\"msg\":\"request\",\"who\":\"a \\\"quoted\\\"\\u000aname\",\"bytes\":42,\"ms\":1.500}\n"));
@@ -122,14 +138,8 @@ static void test_log_json_and_levels(void **state) {
  * longer than the logger's stack buffer, and a text line stays one line. */
 static void test_log_formatting(void **state) {
   (void)state;
-  char path[] = "/tmp/ddlog2.XXXXXX";
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  fflush(stderr);
-  int saved = dup(2);
-  dup2(fd, 2);
-  dd_log_set_format(DD_LOG_JSON);
-  dd_log_set_level(DD_LOG_INFO);
+  log_capture cap;
+  log_capture_begin(&cap);
   static char big[3000];
   memset(big, 'x', sizeof big - 1);
   big[1500] = '\t';
@@ -142,14 +152,8 @@ static void test_log_formatting(void **state) {
   dd_log_set_format(DD_LOG_TEXT);
   dd_log_field t[] = {DD_LOG_STR("k", "two\nlines"), DD_LOG_STR("plain", "v")};
   dd_log_fields(DD_LOG_INFO, "multi\nline", t, 2);
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
   static char buf[8192];
-  memset(buf, 0, sizeof buf);
-  assert_true(pread(fd, buf, sizeof buf - 1, 0) > 0);
-  close(fd);
-  unlink(path);
+  log_capture_end(&cap, buf, sizeof buf);
   char want[512];
   snprintf(want, sizeof want,
            "\"neg\":-9223372036854775808,\"max\":9223372036854775807,\"a\":%.3f,\"b\":%.3f,\"c\":%.3f,"
