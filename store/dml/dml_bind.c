@@ -126,9 +126,7 @@ static int bind_assignments(dml__bound *b, const dl_snapshot *s, const dml_opts 
     if (b->assigned[i])
       return dd_err_set(DD_EINVAL, "UPDATE: [DUPLICATE_ASSIGNMENTS] The columns or variables `%s` "
                         "appear more than once as assignment targets.", as->column);
-    if (is_partition(s, as->column))
-      return dd_err_set(DD_EUNSUPPORTED, "UPDATE: SET %s: updating a partition column (moving rows "
-                        "between partitions) is not supported by deltad yet", as->column);
+    if (is_partition(s, as->column)) b->moves_partitions = true; /* rows go through a router */
     b->assigned[i] = true;
     rc = assignment(b, s, i, as->value, pred);
   }

@@ -20,6 +20,7 @@ typedef struct dml__bound {
   size_t ncols;             /* top-level columns */
   ex_node **outs;           /* UPDATE: [ncols] if(pred, CAST(value AS type), col) or col */
   bool *assigned;           /* UPDATE: [ncols] */
+  bool moves_partitions;    /* UPDATE: a partition column is assigned (rows may move) */
   ex_node **not_null;       /* UPDATE: [ncols] isnotnull(outs[i]) for NOT NULL assigned columns */
   size_t ncons;             /* CHECK constraints, bound over the output batch */
   ex_node **cons;

@@ -2,7 +2,9 @@
  * inside a transaction. Each candidate file (kept by data skipping) joins the read set;
  * a metadata-only DELETE removes it whole; otherwise a first scan looks for a matched row
  * (stopping at the first batch with one) and, when there is one, a second scan rewrites
- * the file through the data writer. Then one commit with Delta's commitInfo. */
+ * the file through the data writer. An UPDATE that assigns a partition column sends every
+ * row it writes through the partition router instead (dml_route.c), so updated rows land in
+ * the files of their new partition. Then one commit with Delta's commitInfo. */
 #include "store/dml/dml_merge_int.h"
 
 #include <jansson.h>
@@ -28,6 +30,8 @@ typedef struct run {
   bool use_dv;      /* delta.enableDeletionVectors with the deletionVectors feature */
   dml__dvfile dvf;  /* the operation's deletion vectors */
   dml__cdc cdc;     /* the change data feed (when the table has it on) */
+  dml__router rt;   /* UPDATE of a partition column: every new row goes to its partition */
+  bool routed;
   uint8_t *mask;
   size_t mask_cap;
   size_t *idx;
@@ -85,6 +89,11 @@ static int update_batch(run *r, const arw_batch *in, arw_batch **out) {
   return rc;
 }
 
+/* Rows into the file's writer, or, when rows may change partition, to the router. */
+static int out_write(run *r, dw_writer *w, const arw_batch *b) {
+  return r->routed ? dml__router_write(&r->rt, b) : dw_write(w, b);
+}
+
 static int write_batch(run *r, dw_writer *w, const arw_batch *b) {
   size_t n = arw_batch_rows(b), ones = 0, kept = 0;
   arw_batch *nb = NULL;
@@ -92,7 +101,7 @@ static int write_batch(run *r, dw_writer *w, const arw_batch *b) {
   if (rc) return rc;
   r->res->num_affected_rows += (int64_t)ones;
   r->res->num_copied_rows += (int64_t)(n - ones);
-  if (!ones) return dw_write(w, b);
+  if (!ones) return out_write(r, w, b);
   size_t nm = 0;
   for (size_t i = 0; i < n && r->cdc.on; i++)
     if (r->mask[i]) r->idx[nm++] = i;
@@ -106,7 +115,7 @@ static int write_batch(run *r, dw_writer *w, const arw_batch *b) {
       if (!r->mask[i]) r->idx[kept++] = i;
     rc = kept ? arw_batch_take(&nb, b, r->idx, kept) : 0;
   }
-  if (!rc && nb) rc = dw_write(w, nb);
+  if (!rc && nb) rc = out_write(r, w, nb);
   arw_batch_free(nb);
   return rc;
 }
@@ -139,13 +148,13 @@ static int rewrite(run *r, const dl_file *f) {
   wo.partition_values = f->partition_values;
   const arw_batch *b = NULL;
   int rc = open_scan(r, f, &sc);
-  if (!rc) rc = dw_open(&w, r->t, r->s, r->b.schema, &wo);
-  if (!rc && (rc = add_writer(r, w))) dw_free(w);
+  if (!rc && !r->routed) rc = dw_open(&w, r->t, r->s, r->b.schema, &wo);
+  if (!rc && w && (rc = add_writer(r, w))) dw_free(w);
   while (!rc && !(rc = scn_next(sc, &b)) && b) rc = write_batch(r, w, b);
-  if (!rc) rc = dw_finish(w);
+  if (!rc && w) rc = dw_finish(w);
   scn_free(sc);
   if (!rc) rc = remove_file(r, f);
-  for (size_t i = 0; !rc && i < dw_num_files(w); i++) {
+  for (size_t i = 0; !rc && w && i < dw_num_files(w); i++) {
     const dl_file *a = dw_file(w, i);
     r->res->num_added_files++;
     r->res->num_added_bytes += a->size;
@@ -160,7 +169,7 @@ static int rewrite(run *r, const dl_file *f) {
 static int write_updated(run *r, const dl_file *f, const arw_batch *b, size_t k, dw_writer **w) {
   arw_batch *m = NULL, *u = NULL;
   int rc = arw_batch_take(&m, b, r->idx, k);
-  if (!rc && !*w) {
+  if (!rc && !*w && !r->routed) {
     dw_opts wo = DW_OPTS_INIT;
     wo.codec = r->o->codec;
     wo.partition_values = f->partition_values;
@@ -168,7 +177,7 @@ static int write_updated(run *r, const dl_file *f, const arw_batch *b, size_t k,
     if (!rc && (rc = add_writer(r, *w))) dw_free(*w), *w = NULL;
   }
   if (!rc) rc = update_batch(r, m, &u);
-  if (!rc) rc = dw_write(*w, u);
+  if (!rc) rc = out_write(r, *w, u);
   if (!rc) rc = dml__cdc_write(&r->cdc, m, NULL, k, DML__CH_PRE);
   if (!rc) rc = dml__cdc_write(&r->cdc, u, NULL, k, DML__CH_POST);
   arw_batch_free(u);
@@ -312,6 +321,9 @@ static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts 
   int rc = dml__check_table(s, op_name(&r), false);
   if (!rc) rc = dml__bind(&r.b, s, r.o, update);
   if (!rc) rc = dml__cdc_init(&r.cdc, t, s, r.b.schema, r.o->codec);
+  if (!rc && update && r.b.moves_partitions &&
+      !(rc = dml__router_init(&r.rt, t, s, r.b.schema, r.o->codec, false)))
+    r.routed = true;
   if (!rc && r.b.pred) rc = ex_skipper_new(&r.sk, r.b.pred, s);
   /* Whole files go only on the exact answer of the partition filter, which takes SQL text:
    * a predicate given as a tree, or one the filter cannot evaluate, reads the files. */
@@ -322,10 +334,17 @@ static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts 
   if (!rc) rc = dl_txn_begin(&r.x, t, s);
   if (!rc) rc = dl_snapshot_files(s, file_cb, &r);
   out->execution_ms = dml__mono_ms() - start;
+  if (!rc && r.routed) {
+    int64_t files = 0, bytes = 0;
+    rc = dml__router_commit(&r.rt, r.x, &files, &bytes);
+    out->num_added_files += files;
+    out->num_added_bytes += bytes;
+  }
   if (!rc) rc = dml__dv_put(&r.dvf, t);
   if (!rc) rc = dml__cdc_commit(&r.cdc, r.x, &out->num_change_files);
   if (!rc && (out->num_removed_files || out->num_changed_files)) rc = commit(&r);
   dml__cdc_free(&r.cdc, rc != 0);
+  if (r.routed) dml__router_free(&r.rt, rc != 0);
   for (size_t i = 0; i < r.nw; i++) {
     if (rc) dw_abort(r.ws[i]);
     dw_free(r.ws[i]);

@@ -38,6 +38,8 @@ TABLES = {
     "dvbig": ("x INT, y STRING, p STRING",
               ["SELECT /*+ REPARTITION(1) */ CAST(id AS INT), CAST(id % 7 AS STRING), 'u' FROM range(70000)"],
               "", "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"),
+    "dvp": ("x INT, y STRING, p STRING", ROWS, "PARTITIONED BY (p)",
+            "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"),
     "cm": ("x INT, y STRING, p STRING", ROWS, "PARTITIONED BY (p)",
            "TBLPROPERTIES ('delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2', "
            "'delta.minWriterVersion' = '5')"),
@@ -172,6 +174,24 @@ class Dml(MergeCases, RandomCases, dcc.DeltaConnectClient):
             self.assertEqual(c.affected(res), c.affected(want), stmt)
             self.assert_same(a, b, stmt)
 
+    def test_update_moves_partitions(self):
+        """UPDATE of the partition column: the rows move to their new partition, as in Spark
+        (copy-on-write, deletion vectors, column mapping; to a new partition and to null)."""
+        for name, sets, where, srv in (("part", "p = 'q'", "x > 2", None),
+                                       ("part", "p = NULL, y = 'n'", "x = 1", self.server),
+                                       ("cm", "p = concat(p, '2')", "x < 5", None),
+                                       ("dvp", "p = 'z'", "x IN (2, 4)", self.server)):
+            a, b = self.pair(name)
+            stmt = "UPDATE {t} SET %s WHERE %s" % (sets, where)
+            want = self.judge.sql(stmt.format(t=q(b)))
+            args = []
+            for one in split_top(sets):
+                args += ["--set", one]
+            res = c.deltactl(["update", a] + args + ["--where", where], server=srv,
+                             tls_ca=self.certs.ca_cert)
+            self.assertEqual(c.affected(res), c.affected(want), stmt)
+            self.assert_same(a, b, "%s: %s" % (name, stmt), readers=name != "dvp")
+
     def test_deletion_vectors(self):
         """DELETE and UPDATE by deletion vector, merged with the one Spark wrote before."""
         for stmt, args in [("DELETE FROM {t} WHERE x = 1", ["delete", "--where", "x = 1"]),
@@ -250,7 +270,6 @@ class Dml(MergeCases, RandomCases, dcc.DeltaConnectClient):
                             "DELTA_CANNOT_MODIFY_APPEND_ONLY", "DELETE FROM {t} WHERE x = 1")
         self.assert_refused("ao", ["update", "--set", "y = 'b'"], "FAILED_PRECONDITION",
                             "DELTA_CANNOT_MODIFY_APPEND_ONLY", "UPDATE {t} SET y = 'b'")
-        self.assert_refused("part", ["update", "--set", "p = 'q'"], "UNIMPLEMENTED", "partition column")
         # a condition on partition values only, which fails on one partition (ANSI cast of
         # 'u'): an error, as in Spark, never a match (deltad once removed that file whole)
         self.assert_refused("part", ["delete", "--where", "CAST(p AS INT) = 1"], "INVALID_ARGUMENT",
