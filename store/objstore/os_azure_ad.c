@@ -104,8 +104,9 @@ static int ad_fetch_token(const sign_cred *c, int64_t now, char **token, int64_t
   return rc;
 }
 
-/* The cached token of c (fetched when absent or near expiry), under ad_lock. */
-static int ad_token_locked(const sign_cred *c, const char **out) {
+/* The cached token of c (fetched when absent or near expiry), under ad_lock, as the
+ * "Authorization: Bearer <token>" header in hdr (cap bytes). */
+static int ad_bearer_locked(const sign_cred *c, char *hdr, size_t cap) {
   unsigned char id[32];
   int rc = ad_cred_id(id, c);
   if (rc) return rc;
@@ -117,7 +118,8 @@ static int ad_token_locked(const sign_cred *c, const char **out) {
     ad_tokens[i].token = NULL;
     rc = ad_fetch_token(c, now, &ad_tokens[i].token, &ad_tokens[i].exp);
   }
-  *out = ad_tokens[i].token;
+  if (!rc && (size_t)snprintf(hdr, cap, "Authorization: Bearer %s", ad_tokens[i].token) >= cap)
+    rc = dd_err_set(DD_EINVAL, "Azure access token too long");
   return rc;
 }
 
@@ -125,10 +127,7 @@ int os_azure_bearer(const sign_cred *c, char *hdr, size_t cap) {
   int rc = ad_check(c);
   if (rc) return rc;
   pthread_mutex_lock(&ad_lock);
-  const char *t = NULL;
-  rc = ad_token_locked(c, &t);
-  if (!rc && (size_t)snprintf(hdr, cap, "Authorization: Bearer %s", t) >= cap)
-    rc = dd_err_set(DD_EINVAL, "Azure access token too long");
+  rc = ad_bearer_locked(c, hdr, cap);
   pthread_mutex_unlock(&ad_lock);
   return rc;
 }
@@ -234,22 +233,17 @@ int os_azure_udk_get(os_azure_udk *out, const sign_cred *c, const char *account,
   if (!account || !*account) return dd_err_set(DD_EINVAL, "no Azure account to ask a user delegation key of");
   if (need_until_s > now + AD_UDK_MAX_AHEAD_S)
     return dd_err_set(DD_EINVAL, "a user delegation SAS cannot outlive 6 days");
-  unsigned char cid[32], id[32];
-  if ((rc = ad_cred_id(cid, c))) return rc;
-  char hexid[65];
-  for (int i = 0; i < 32; i++) snprintf(hexid + 2 * i, 3, "%02x", cid[i]);
-  const char *parts[] = {hexid, account, c->azure_endpoint, endpoint_suffix};
-  if ((rc = ad_id(id, parts, 4))) return rc;
+  unsigned char id[32];
+  const char *parts[] = {ad_authority(c), c->azure_tenant, c->azure_client_id,
+                         c->azure_client_secret, account, c->azure_endpoint, endpoint_suffix};
+  if ((rc = ad_id(id, parts, 7))) return rc;
   pthread_mutex_lock(&ad_lock);
   bool fresh;
   size_t i = ad_slot(&ad_udks[0].id, sizeof ad_udks[0], &ad_nudks, id, &fresh);
   if (fresh || !ad_udks[i].k.value || ad_udks[i].exp - AD_REFRESH_S < need_until_s) {
     os_azure_udk_free(&ad_udks[i].k);
-    const char *t = NULL;
     char bearer[8192];
-    rc = ad_token_locked(c, &t);
-    if (!rc && (size_t)snprintf(bearer, sizeof bearer, "Authorization: Bearer %s", t) >= sizeof bearer)
-      rc = dd_err_set(DD_EINVAL, "Azure access token too long");
+    rc = ad_bearer_locked(c, bearer, sizeof bearer);
     ad_udk_req q = {c, account, endpoint_suffix};
     if (!rc) rc = ad_fetch_udk(&q, bearer, now, need_until_s, &ad_udks[i].k, &ad_udks[i].exp);
     OPENSSL_cleanse(bearer, sizeof bearer);

@@ -32,7 +32,7 @@ import requests
 
 import dd_harness as h
 import tls_certs
-from dd_stores import ndjson, strip_lines
+from dd_stores import admin, ndjson, strip_lines
 
 FIX = os.path.realpath(os.environ.get("DD_FIXTURES", os.path.join(h.ROOT, "..", "shared", "fixtures")))
 TABLE = os.path.join(FIX, "delta-rs-data", "delta-0.8.0-partitioned")
@@ -143,13 +143,10 @@ class AzurePrincipal(h.ServerTest):
 
     @classmethod
     def admin(cls, method, path, body, expect=200):
-        r = requests.request(method, cls.server.rest + path, json=body, headers=cls.A)
-        assert r.status_code == expect, (path, r.status_code, r.text)
-        return r.json()
+        return admin(cls.server, method, path, body, expect)
 
     @classmethod
     def setup_shares(cls):
-        cls.A = {"Authorization": "Bearer " + cls.server.token}
         for name, secret in (("sp", SECRET), ("spwrong", "not-the-secret")):
             cls.admin("POST", "/credentials", {"name": name, "azure": {"client": {
                 "tenantId": TENANT, "clientId": CLIENT, "clientSecret": secret}}})

@@ -176,13 +176,35 @@ static char *make_table(const char *schema, const char *part) {
   return dir;
 }
 
-static void test_write_batch(void **state) {
-  (void)state;
-  char *dir = make_table(SCHEMA, "p");
+/* A new table with its snapshot open; tw_close removes it. */
+typedef struct tw_table {
+  char *dir;
   dl_table *t;
   dl_snapshot *snap;
-  assert_int_equal(dl_table_open(&t, dir), 0);
-  assert_int_equal(dl_snapshot_open(&snap, t, NULL), 0);
+} tw_table;
+
+static tw_table tw_open(const char *schema, const char *part) {
+  tw_table w = {make_table(schema, part), NULL, NULL};
+  assert_int_equal(dl_table_open(&w.t, w.dir), 0);
+  assert_int_equal(dl_snapshot_open(&w.snap, w.t, NULL), 0);
+  return w;
+}
+
+static void tw_close(tw_table *w) {
+  dl_snapshot_free(w->snap);
+  dl_table_free(w->t);
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", w->dir);
+  assert_int_equal(system(cmd), 0);
+  free(w->dir);
+}
+
+static void test_write_batch(void **state) {
+  (void)state;
+  tw_table tw = tw_open(SCHEMA, "p");
+  char *dir = tw.dir;
+  dl_table *t = tw.t;
+  dl_snapshot *snap = tw.snap;
 
   arw_schema *s;
   assert_int_equal(arw_schema_new(&s), 0);
@@ -344,12 +366,7 @@ static void test_write_batch(void **state) {
   free(pv);
   arw_batch_free(bt);
   arw_schema_free(s);
-  dl_snapshot_free(snap);
-  dl_table_free(t);
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  assert_int_equal(system(cmd), 0);
-  free(dir);
+  tw_close(&tw);
 }
 
 /* A row group past 4 MiB is encoded on two threads: the file must read back whole. */
@@ -359,11 +376,10 @@ static void test_large_row_group(void **state) {
                        "{\"name\":\"a\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}},"
                        "{\"name\":\"s\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},"
                        "{\"name\":\"d\",\"type\":\"double\",\"nullable\":true,\"metadata\":{}}]}";
-  char *dir = make_table(schema, NULL);
-  dl_table *t;
-  dl_snapshot *snap;
-  assert_int_equal(dl_table_open(&t, dir), 0);
-  assert_int_equal(dl_snapshot_open(&snap, t, NULL), 0);
+  tw_table tw = tw_open(schema, NULL);
+  char *dir = tw.dir;
+  dl_table *t = tw.t;
+  dl_snapshot *snap = tw.snap;
   arw_schema *s;
   arw_schema_new(&s);
   int a, st, d;
@@ -408,12 +424,7 @@ static void test_large_row_group(void **state) {
   dw_free(w);
   arw_batch_free(b);
   arw_schema_free(s);
-  dl_snapshot_free(snap);
-  dl_table_free(t);
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  assert_int_equal(system(cmd), 0);
-  free(dir);
+  tw_close(&tw);
 }
 
 /* Change data files: under _change_data/ and the partition directory, named cdc-, the
@@ -423,11 +434,10 @@ static void test_change_data(void **state) {
   const char *schema = "{\"type\":\"struct\",\"fields\":["
                        "{\"name\":\"a\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}},"
                        "{\"name\":\"p\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}}]}";
-  char *dir = make_table(schema, "p");
-  dl_table *t;
-  dl_snapshot *snap;
-  assert_int_equal(dl_table_open(&t, dir), 0);
-  assert_int_equal(dl_snapshot_open(&snap, t, NULL), 0);
+  tw_table tw = tw_open(schema, "p");
+  char *dir = tw.dir;
+  dl_table *t = tw.t;
+  dl_snapshot *snap = tw.snap;
   arw_schema *s;
   arw_schema_new(&s);
   int a, p, ct;
@@ -472,12 +482,7 @@ static void test_change_data(void **state) {
   free(pv);
   arw_batch_free(b);
   arw_schema_free(s);
-  dl_snapshot_free(snap);
-  dl_table_free(t);
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  assert_int_equal(system(cmd), 0);
-  free(dir);
+  tw_close(&tw);
 }
 
 int main(void) {
