@@ -1,9 +1,10 @@
 /* deltactl_merge.c: `deltactl table merge TABLE --source SRC --on EXPR CLAUSE... [--local]`:
  * MERGE INTO TABLE AS t USING SRC AS s ON EXPR WHEN ..., in-process (--local, store/dml) or
  * through DeltaConnectService's MergeIntoTable relation. SRC is a Delta table (a path; over
- * the server also a catalog name) or a Parquet file (read here: turned into a Delta table
- * in a temporary directory by CONVERT TO DELTA and scanned; sent to the server as a
- * LocalRelation). The clauses, in the order given, each optionally followed by
+ * the server also a catalog name), a Parquet file (read here: turned into a Delta table in
+ * a temporary directory by CONVERT TO DELTA and scanned) or a CSV / JSON-lines file (read
+ * by store/textin, typed by --source-schema or inferred as Spark does); a file is sent to
+ * the server as a LocalRelation. The clauses, in the order given, each optionally followed by
  * `--and COND`:
  *   --when-matched-update 'col = expr, ...'   --when-matched-update-all   --when-matched-delete
  *   --when-not-matched-insert 'col = expr, ...'   --when-not-matched-insert-all
@@ -23,6 +24,7 @@
 #include "delta/connect/relations.pb-c.h"
 #include "store/dml/dml.h"
 #include "store/scan/scn.h"
+#include "store/textin/txi.h"
 
 #define REL_METHOD "/deltad.connect.v1.DeltaConnectService/ExecuteRelation"
 #define MAX_CLAUSES 64
@@ -30,13 +32,18 @@
 
 static const char USAGE[] =
     "usage: deltactl table merge TABLE --source SRC --on EXPR CLAUSE [--and COND] [CLAUSE...]\n"
-    "                            [--target-alias t] [--source-alias s] [--local] [--output FORMAT]\n"
-    "Merges the rows of SRC (a Delta table or a Parquet file) into TABLE, as MERGE INTO TABLE AS t\n"
+    "                            [--target-alias t] [--source-alias s] [--schema-evolution]\n"
+    "                            [--source-schema 'col TYPE, ...']\n"
+    "                            [--local] [--output FORMAT]\n"
+    "Merges the rows of SRC (a Delta table, or a Parquet, CSV or JSON-lines file) into TABLE, as\n"
+    "MERGE INTO TABLE AS t\n"
     "USING SRC AS s ON EXPR does. Clauses apply in the order given; --and COND after a clause\n"
     "is its condition:\n"
     "  --when-matched-update 'col = expr, ...'   --when-matched-update-all   --when-matched-delete\n"
     "  --when-not-matched-insert 'col = expr, ...'   --when-not-matched-insert-all\n"
-    "  --when-not-matched-by-source-update 'col = expr, ...'   --when-not-matched-by-source-delete\n";
+    "  --when-not-matched-by-source-update 'col = expr, ...'   --when-not-matched-by-source-delete\n"
+    "--schema-evolution adds the source's columns TABLE lacks (UPDATE SET * / INSERT *, or a SET\n"
+    "of a new column), as MERGE WITH SCHEMA EVOLUTION.\n";
 
 static const struct {
   const char *flag;
@@ -63,8 +70,8 @@ typedef struct clause {
 } clause;
 
 typedef struct args {
-  int local;
-  const char *source, *on, *ta, *sa;
+  int local, evolve;
+  const char *source, *on, *ta, *sa, *source_schema;
   clause cl[MAX_CLAUSES];
   size_t ncl;
 } args;
@@ -132,9 +139,12 @@ typedef struct source {
   dl_table *t;
   dl_snapshot *s;
   scn_scan *sc;
+  arw_schema *text;   /* a CSV or JSON file's schema (store/textin) */
   arw_batch **b;
   size_t n;
 } source;
+
+static const arw_schema *source_schema(const source *s) { return s->text ? s->text : scn_schema(s->sc); }
 
 static bool is_file(const char *p) {
   struct stat st;
@@ -182,7 +192,12 @@ static int convert_file(source *s, const char *file, char **loc) {
   return rc ? dd_err_wrap(rc, "merge: reading the Parquet source %s", file) : 0;
 }
 
-static int source_open(source *s, const char *src) {
+static int source_open(source *s, const char *src, const char *schema) {
+  if (txi_is_text(src)) {
+    txi_opts to = {.schema = schema};
+    return txi_read(&s->text, &s->b, &s->n, src, &to);
+  }
+  if (schema) return dd_err_set(DD_EINVAL, "--source-schema is for CSV and JSON sources");
   char *loc = NULL;
   const arw_batch *b = NULL;
   size_t cap = 0;
@@ -208,6 +223,7 @@ static void source_free(source *s) {
   for (size_t i = 0; i < s->n; i++) arw_batch_free(s->b[i]);
   free(s->b);
   scn_free(s->sc);
+  arw_schema_free(s->text);
   dl_snapshot_free(s->s);
   dl_table_free(s->t);
   if (s->tmp) nftw(s->tmp, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
@@ -240,12 +256,12 @@ static int run_local(const args *a, const char *path) {
     }
     mc[i] = (dml_merge_clause){c->kind, c->action, conds[i], as[i], c->nsets};
   }
-  if (!rc) rc = source_open(&src, a->source);
+  if (!rc) rc = source_open(&src, a->source, a->source_schema);
   if (!rc) rc = dl_table_open(&t, path);
   if (!rc) rc = dl_snapshot_open(&s, t, NULL);
   if (!rc) {
     dml_merge_opts o = DML_MERGE_OPTS_INIT;
-    o.source_schema = scn_schema(src.sc);
+    o.source_schema = source_schema(&src);
     o.source = (const arw_batch *const *)src.b;
     o.num_source = src.n;
     o.target_alias = a->ta;
@@ -253,6 +269,7 @@ static int run_local(const args *a, const char *path) {
     o.on = on;
     o.clauses = mc;
     o.num_clauses = a->ncl;
+    o.schema_evolution = a->evolve;
     rc = dml_merge(&res, t, s, &o);
   }
   if (!rc) rc = dml_merge_result_dop(&d, &res);
@@ -322,10 +339,10 @@ static void named(Spark__Connect__Relation *outer, Spark__Connect__SubqueryAlias
 }
 
 /* A Parquet source read here and sent whole as Arrow IPC. */
-static int local_source(wire *w, const char *file, const char *al) {
+static int local_source(wire *w, const char *file, const char *schema, const char *al) {
   source src = {0};
-  int rc = source_open(&src, file);
-  if (!rc) rc = arw_write_schema(&w->ipc, scn_schema(src.sc));
+  int rc = source_open(&src, file, schema);
+  if (!rc) rc = arw_write_schema(&w->ipc, source_schema(&src));
   for (size_t i = 0; !rc && i < src.n; i++) rc = arw_write_batch(&w->ipc, src.b[i]);
   if (!rc) rc = arw_write_eos(&w->ipc);
   source_free(&src);
@@ -408,7 +425,7 @@ static int run_server(const args *a, const char *path) {
   w->local = l0, w->del = d0, w->ustar = us0, w->istar = is0;
   named(&w->target, &w->talias, &w->tread_rel, &w->tread, &w->tnt, path, a->ta);
   int code = DCTL_CONTINUE;
-  if (is_file(a->source)) code = local_source(w, a->source, a->sa);
+  if (is_file(a->source)) code = local_source(w, a->source, a->source_schema, a->sa);
   else named(&w->source, &w->salias, &w->sinner, &w->sread, &w->snt, a->source, a->sa);
   Delta__Connect__MergeIntoTable m = DELTA__CONNECT__MERGE_INTO_TABLE__INIT;
   size_t nm = 0, nn = 0, ns = 0;
@@ -424,6 +441,7 @@ static int run_server(const args *a, const char *path) {
   m.n_matched_actions = nm, m.matched_actions = w->pm;
   m.n_not_matched_actions = nn, m.not_matched_actions = w->pn;
   m.n_not_matched_by_source_actions = ns, m.not_matched_by_source_actions = w->ps;
+  if (a->evolve) m._with_schema_evolution_case = DELTA__CONNECT__MERGE_INTO_TABLE___WITH_SCHEMA_EVOLUTION_WITH_SCHEMA_EVOLUTION, m.with_schema_evolution = 1;
   Delta__Connect__DeltaRelation rel = DELTA__CONNECT__DELTA_RELATION__INIT;
   rel.relation_type_case = DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_MERGE_INTO_TABLE;
   rel.merge_into_table = &m;
@@ -447,6 +465,8 @@ int dctl_merge_main(int argc, char **argv) {
       {"--on", 1, &a.on, NULL, NULL},
       {"--target-alias", 1, &a.ta, NULL, NULL},
       {"--source-alias", 1, &a.sa, NULL, NULL},
+      {"--schema-evolution", 0, NULL, &a.evolve, NULL},
+      {"--source-schema", 1, &a.source_schema, NULL, NULL},
       {NULL, 0, NULL, NULL, NULL},
   };
   dctl_cmd cmd = {USAGE, opts, 1, 1};

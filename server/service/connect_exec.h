@@ -18,12 +18,14 @@ typedef struct connect_exec_opts {
    * registrations of the catalog's namespaces, e.g. through the Lance RegisterTable API).
    * NULL: such names are NOT_FOUND (the CLI's --local mode has no catalog). */
   struct cat_store *store;
+  bool auto_merge; /* spark.databricks.delta.schema.autoMerge.enabled: MERGE evolves the schema */
 } connect_exec_opts;
-#define CONNECT_EXEC_OPTS_INIT {true, NULL}
+#define CONNECT_EXEC_OPTS_INIT {.retention_check = true}
 
 /* The conf key (Spark's) that turns the vacuum retention check off, and the request
  * request header DeltaConnectService reads it from (value "false" turns it off). */
 #define CONNECT_RETENTION_CHECK_CONF "spark.databricks.delta.retentionDurationCheck.enabled"
+#define CONNECT_AUTO_MERGE_CONF "spark.databricks.delta.schema.autoMerge.enabled"
 #define CONNECT_RETENTION_CHECK_HEADER "x-delta-retention-duration-check"
 /* Per-request settings may also travel in DeltaTable.path.hadoop_conf: the retention
  * conf key above ("false"), and this one ("true") for a vacuum dry run (the Delta Connect

@@ -108,7 +108,7 @@ int connect_merge_run(dop_result **out, const char *loc, const char *target_alia
     o.on = on;
     o.clauses = spec->cl;
     o.num_clauses = spec->ncl;
-    o.schema_evolution = schema_evolution;
+    o.schema_evolution = schema_evolution || opts->auto_merge;
     o.roots = (const char *const *)roots;
     o.num_roots = nroots;
     rc = dml_merge(&res, t, s, &o);

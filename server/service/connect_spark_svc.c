@@ -152,6 +152,9 @@ static connect_exec_opts session_opts(const char *session_id, struct cat_store *
   char *v = connect_conf_get(session_id, CONNECT_RETENTION_CHECK_CONF);
   if (v && !strcasecmp(v, "false")) o.retention_check = false;
   free(v);
+  v = connect_conf_get(session_id, CONNECT_AUTO_MERGE_CONF);
+  o.auto_merge = v && !strcasecmp(v, "true");
+  free(v);
   return o;
 }
 

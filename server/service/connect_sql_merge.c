@@ -169,7 +169,10 @@ int connect_sql__merge(qry_op **out, connect_sql_cur *c, const connect_exec_opts
   ex_node *on = NULL;
   connect_merge_spec s = {0};
   dop_result *res = NULL;
-  int rc = connect_sql__kw(c, "INTO") ? connect_sql__table_loc(c, &loc, o) : connect_sql__syntax(c);
+  /* MERGE WITH SCHEMA EVOLUTION INTO (Spark 4's syntax) */
+  bool evolve = connect_sql__kw(c, "WITH");
+  int rc = evolve && !(connect_sql__kw(c, "SCHEMA") && connect_sql__kw(c, "EVOLUTION")) ? connect_sql__syntax(c) : 0;
+  if (!rc) rc = connect_sql__kw(c, "INTO") ? connect_sql__table_loc(c, &loc, o) : connect_sql__syntax(c);
   if (!rc) rc = opt_alias(c, &ta);
   if (!rc && !connect_sql__kw(c, "USING")) rc = connect_sql__syntax(c);
   if (!rc) rc = source(c, &src, o);
@@ -179,7 +182,7 @@ int connect_sql__merge(qry_op **out, connect_sql_cur *c, const connect_exec_opts
   while (!rc && connect_sql__kw(c, "WHEN")) rc = clause(c, &s);
   if (!rc && !s.ncl) rc = connect_sql__syntax(c);
   if (!rc && !connect_sql__at_end(c)) rc = connect_sql__syntax(c);
-  if (!rc) rc = connect_merge_run(&res, loc, ta, src, sa, on, &s, false, o), src = NULL;
+  if (!rc) rc = connect_merge_run(&res, loc, ta, src, sa, on, &s, evolve, o), src = NULL;
   qry_free(src);
   ex_free(on);
   connect_merge_spec_free(&s);

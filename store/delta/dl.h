@@ -147,6 +147,11 @@ size_t dl_snapshot_num_files(const dl_snapshot *s);
 int64_t dl_snapshot_size_bytes(const dl_snapshot *s);
 /* Version of the checkpoint the snapshot was built from, or -1. */
 int64_t dl_snapshot_checkpoint_version(const dl_snapshot *s);
+/* A snapshot of the same table, version and files as s (shared, not copied) whose metadata
+ * is md instead: the table as a commit that also changes its metadata will leave it, which
+ * an operation evolving the schema (MERGE WITH SCHEMA EVOLUTION) reads and writes through
+ * before it commits. md is copied; *out is a new reference (dl_snapshot_free). */
+int dl_snapshot_with_metadata(dl_snapshot **out, const dl_snapshot *s, const dl_metadata *md);
 
 typedef struct dl_dv {
   char storage_type;          /* 'u', 'i' or 'p' */

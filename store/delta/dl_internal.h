@@ -231,6 +231,8 @@ typedef struct dl__state {
 
 void dl__state_free(dl__state *st);
 int dl__state_copy(dl__state *dst, const dl__state *src);
+/* Replaces the metadata (copied into st's arena; the schema parsed again). */
+int dl__state_set_metadata(dl__state *st, const dl_metadata *m);
 /* Applies a non-file action (protocol, metaData, txn, domainMetadata). */
 int dl__state_apply(dl__state *st, const dl__action *a);
 

@@ -280,6 +280,27 @@ size_t dl_snapshot_num_files(const dl_snapshot *s) { return s->num_files; }
 int64_t dl_snapshot_size_bytes(const dl_snapshot *s) { return s->size_bytes; }
 int64_t dl_snapshot_checkpoint_version(const dl_snapshot *s) { return s->checkpoint_version; }
 
+int dl_snapshot_with_metadata(dl_snapshot **out, const dl_snapshot *s, const dl_metadata *md) {
+  *out = NULL;
+  dl_snapshot *n = calloc(1, sizeof *n);
+  if (!n) return dd_err_set(DD_ENOMEM, "out of memory");
+  atomic_init(&n->refs, 1);
+  n->table = s->table;
+  n->version = s->version;
+  n->timestamp = s->timestamp;
+  n->checkpoint_version = s->checkpoint_version;
+  n->num_files = s->num_files;
+  n->size_bytes = s->size_bytes;
+  n->last_commit_mtime = s->last_commit_mtime;
+  n->base = dl__fileset_ref(s->base);
+  n->over = s->over ? dl__fileset_ref(s->over) : NULL;
+  int rc = dl__state_copy(&n->st, &s->st);
+  if (!rc) rc = dl__state_set_metadata(&n->st, md);
+  if (rc) dl_snapshot_free(n);
+  else *out = n;
+  return rc;
+}
+
 const char *dl_snapshot_property(const dl_snapshot *s, const char *key) {
   const char *v = NULL;
   dl_kv_get(s->st.md.configuration, key, &v);

@@ -48,7 +48,7 @@ static int set_protocol(dl__state *st, const dl_protocol *p) {
 }
 
 /* Copies a metadata view into the arena and parses its schema. */
-static int set_metadata(dl__state *st, const dl_metadata *m) {
+int dl__state_set_metadata(dl__state *st, const dl_metadata *m) {
   dl__arena *a = &st->arena;
   dl_metadata n = *m;
   n.id = dl__arena_strdup(a, m->id);
@@ -113,7 +113,7 @@ static int metadata_from_json(dl__state *st, const json_t *j) {
     rc = OOM();
     goto cleanup;
   }
-  rc = set_metadata(st, &m);
+  rc = dl__state_set_metadata(st, &m);
 cleanup:
   dl__arena_free(&tmp);
   return rc;
@@ -181,7 +181,7 @@ int dl__state_copy(dl__state *dst, const dl__state *src) {
   memset(dst, 0, sizeof *dst);
   int rc = 0;
   if (src->has_proto) rc = set_protocol(dst, &src->proto);
-  if (!rc && src->has_md) rc = set_metadata(dst, &src->md);
+  if (!rc && src->has_md) rc = dl__state_set_metadata(dst, &src->md);
   for (size_t i = 0; !rc && i < src->n_txns; i++) rc = set_txn(dst, &src->txns[i]);
   for (size_t i = 0; !rc && i < src->n_domains; i++)
     rc = set_domain(dst, src->domains[i].domain, src->domains[i].configuration, false);

@@ -123,7 +123,9 @@ int dml_update(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts *opt
  * is an unconditional DELETE (as Delta). Changed files are rewritten copy-on-write or, with
  * deletion vectors on, marked (as UPDATE does); inserted and updated rows go to new files in
  * their partition (a partition column may be updated). delta.appendOnly allows a MERGE with
- * only WHEN NOT MATCHED clauses. Schema evolution is DD_EUNSUPPORTED. */
+ * only WHEN NOT MATCHED clauses. With schema_evolution, UPDATE SET * / INSERT * add the
+ * source's columns the target lacks and an assignment to a missing column adds it (from a
+ * source column), as Delta's schema evolution (dml_merge_evolve.c). */
 typedef enum dml_merge_kind {
   DML_MERGE_MATCHED,           /* WHEN MATCHED: UPDATE / UPDATE * / DELETE */
   DML_MERGE_NOT_MATCHED,       /* WHEN NOT MATCHED [BY TARGET]: INSERT / INSERT * */
@@ -157,7 +159,7 @@ typedef struct dml_merge_opts {
   const ex_node *on;                  /* the ON condition (required) */
   const dml_merge_clause *clauses;    /* in order; at least one */
   size_t num_clauses;
-  bool schema_evolution;              /* refused (DD_EUNSUPPORTED) */
+  bool schema_evolution;              /* WITH SCHEMA EVOLUTION / autoMerge */
   pq_codec codec;
   size_t batch_rows;
   int max_retries;

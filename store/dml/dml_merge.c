@@ -419,10 +419,15 @@ static int commit(mrun *r) {
   return rc;
 }
 
+/* The evolved metadata of snapshot e into the transaction. */
+static int set_metadata(dl_txn *x, const dl_snapshot *e) {
+  const dl_metadata *md = dl_snapshot_metadata(e);
+  dl_metadata_spec spec = {md->id, md->name, md->description, md->schema_string, md->num_partition_columns,
+                           md->partition_columns, md->configuration, md->created_time};
+  return dl_txn_set_metadata(x, &spec);
+}
+
 static int check_table(const mrun *r) {
-  if (r->o->schema_evolution)
-    return dd_err_set(DD_EUNSUPPORTED, "MERGE: schema evolution (withSchemaEvolution, "
-                      "spark.databricks.delta.schema.autoMerge.enabled) is not supported by deltad yet");
   return dml__check_table(r->s, "MERGE", !r->p.has_matched && !r->p.has_nmbs);
 }
 
@@ -432,9 +437,12 @@ int dml_merge(dml_merge_result *out, dl_table *t, dl_snapshot *s, const dml_merg
   int64_t start = dml__mono_ms();
   dml_merge_opts def = DML_MERGE_OPTS_INIT;
   mrun r = {.t = t, .s = s, .o = opts ? opts : &def, .res = out};
+  dl_snapshot *evolved = NULL;
+  int rc = dml__merge_evolve(&evolved, s, r.o);
+  if (evolved) r.s = s = evolved; /* read and write the target as it will be */
   r.now = r.o->now_ms ? r.o->now_ms : dml__wall_ms();
   r.use_dv = dml__use_dv(s);
-  int rc = dml__mplan_bind(&r.p, s, r.o);
+  if (!rc) rc = dml__mplan_bind(&r.p, s, r.o);
   if (!rc) rc = check_table(&r);
   if (!rc) rc = dml__router_init(&r.rt, t, s, r.p.tb.schema, r.o->codec, false);
   if (!rc) rc = dml__cdc_init(&r.cdc, t, s, r.p.tb.schema, r.o->codec);
@@ -442,13 +450,14 @@ int dml_merge(dml_merge_result *out, dl_table *t, dl_snapshot *s, const dml_merg
   if (!rc) rc = load_source(&r);
   if (!rc && r.p.skip && !r.p.has_nmbs) rc = ex_skipper_new(&r.sk, r.p.skip, s);
   if (!rc) rc = dl_txn_begin(&r.x, t, s);
+  if (!rc && evolved) rc = set_metadata(r.x, evolved);
   if (!rc) rc = dl_snapshot_files(s, file_cb, &r);
   if (!rc && r.p.has_insert) rc = inserts(&r);
   if (!rc) rc = dml__router_commit(&r.rt, r.x, &out->files_added, &out->bytes_added);
   if (!rc) rc = dml__cdc_commit(&r.cdc, r.x, &out->change_files);
   out->execution_ms = dml__mono_ms() - start;
   if (!rc) rc = dml__dv_put(&r.dvf, t);
-  if (!rc && (r.changed || out->files_added)) rc = commit(&r);
+  if (!rc && (r.changed || out->files_added || evolved)) rc = commit(&r);
   dml__router_free(&r.rt, rc != 0);
   dml__cdc_free(&r.cdc, rc != 0);
   dml__dv_free(&r.dvf, t, rc != 0);
@@ -460,5 +469,6 @@ int dml_merge(dml_merge_result *out, dl_table *t, dl_snapshot *s, const dml_merg
   arw_batch_free(r.src);
   free(r.smatched);
   dml__mplan_free(&r.p);
+  dl_snapshot_free(evolved);
   return rc;
 }

@@ -333,6 +333,11 @@ static int clause_values(ex_node **vals, const dml__mplan *p, const dml_merge_op
     if (vals[i]) continue;
     if (star) {
       const char *sc = find_col(p->ss, col);
+      if (!sc && o->schema_evolution) { /* Delta: UPDATE keeps the target's value, INSERT NULL */
+        ex_value nv = {.type = {EX_T_NULL}, .is_null = true};
+        rc = c->kind == DML_MERGE_NOT_MATCHED ? ex_new_literal(&vals[i], &nv) : target_ref(&vals[i], col, plain);
+        continue;
+      }
       if (!sc)
         return dd_err_set(DD_EINVAL, "MERGE: [DELTA_MERGE_UNRESOLVED_EXPRESSION] cannot resolve %s in %s "
                           "%s * given the source columns (the source has no column %s)", col,

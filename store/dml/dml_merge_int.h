@@ -47,6 +47,10 @@ typedef struct dml__mplan {
   bool *not_null;             /* [tb.ncols] NOT NULL target columns */
 } dml__mplan;
 
+/* Schema evolution (dml_merge_evolve.c): *out the snapshot s with the target's schema
+ * evolved for o's clauses (a new reference), NULL when o does not ask for evolution or
+ * nothing changes. */
+int dml__merge_evolve(dl_snapshot **out, const dl_snapshot *s, const dml_merge_opts *o);
 int dml__mplan_bind(dml__mplan *p, const dl_snapshot *s, const dml_merge_opts *o);
 void dml__mplan_free(dml__mplan *p);
 /* The checks of new rows (target schema): NOT NULL columns and CHECK constraints. */

@@ -115,7 +115,8 @@ def merge_sql(target, op, source=None):
         source = "(SELECT * FROM VALUES %s AS v(%s))" % (vals, ", ".join(cols))
     if op.get("source_filter"):
         source = "(SELECT * FROM %s WHERE %s)" % (source, op["source_filter"])
-    out = "MERGE INTO %s %s USING %s %s ON %s" % (target, op.get("target_alias") or "", source,
+    out = "MERGE %sINTO %s %s USING %s %s ON %s" % ("WITH SCHEMA EVOLUTION " if op.get("evolve") else "",
+                                                   target, op.get("target_alias") or "", source,
                                                 op.get("source_alias") or "", op["on"])
     for cl in op["clauses"]:
         w = {"matched": "WHEN MATCHED", "not_matched": "WHEN NOT MATCHED",

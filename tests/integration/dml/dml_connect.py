@@ -12,7 +12,8 @@ usage: dml_connect.py URL OPS_JSON
       "source_path": P | null (a Delta table read instead of rows), "source_filter": text | null,
       "target_alias", "source_alias", "on": text, "clauses": [{"when": "matched" |
       "not_matched" | "nmbs", "action": "update" | "update_all" | "delete" | "insert" |
-      "insert_all", "cond": text | null, "set": {col: text}}]}"""
+      "insert_all", "cond": text | null, "set": {col: text}}], "evolve": bool}
+  or {"kind": "conf", "key": K, "value": V | null (unset)}: the session's Spark conf"""
 import json
 import sys
 
@@ -63,6 +64,12 @@ def merge(spark, op):
 
 
 def run(spark, op):
+    if op["kind"] == "conf":
+        if op["value"] is None:
+            spark.conf.unset(op["key"])
+        else:
+            spark.conf.set(op["key"], op["value"])
+        return []
     if op["kind"] == "merge":
         return merge(spark, op)
     if op["kind"] == "sql":

@@ -4,6 +4,7 @@ server and Spark). Every merge runs on two copies of a table made by Spark: delt
 source, spark.sql MERGE through deltad), Spark runs the same MERGE statement on the other.
 Then both have the same rows, the same result row and a MERGE commit with the same
 parameter and metric keys and counts. Bad input is refused with nothing written."""
+import json
 import os
 
 import dml_common as c
@@ -29,6 +30,24 @@ MERGES = [
     {"on": "t.x = s.x", "rows": [[1, "a", "u"], [1, "b", "u"], [7, "x", "w"]],
      "clauses": [CL("matched", "delete")]},
 ]
+
+
+def mapping_ids(path):
+    """The last metaData's (field path, column mapping id) pairs and maxColumnId."""
+    log = os.path.join(path, "_delta_log")
+    md = None
+    for f in sorted(x for x in os.listdir(log) if x.endswith(".json")):
+        with open(os.path.join(log, f)) as fh:
+            for line in fh:
+                md = json.loads(line).get("metaData", md)
+
+    def walk(t, pre):
+        out = []
+        for fl in (t.get("fields", []) if isinstance(t, dict) else []):
+            out.append((pre + fl["name"], fl.get("metadata", {}).get("delta.columnMapping.id")))
+            out += walk(fl["type"], pre + fl["name"] + ".")
+        return out
+    return walk(json.loads(md["schemaString"]), ""), md["configuration"].get("delta.columnMapping.maxColumnId")
 
 
 class MergeCases:
@@ -111,8 +130,8 @@ class MergeCases:
                      "clauses": [CL("not_matched", "insert", None, {"y": "s.y"})]},
              "DELTA_NOT_NULL_CONSTRAINT_VIOLATED"),
             ("ao", {"on": "t.x = s.x", "rows": [[1, "a", "u"]], "clauses": up}, "DELTA_CANNOT_MODIFY_APPEND_ONLY"),
-            ("plain", {"on": "t.x = s.x", "rows": [[1, "a", "u"]], "clauses": up, "evolve": True},
-             "schema evolution"),
+            ("plain", {"on": "t.x = s.x", "rows": [[1, "a", "u", 5]], "schema": SRC + ", z INT", "evolve": True,
+                       "clauses": [CL("matched", "update", None, {"z": "s.z + 1"})]}, "from a source column"),
         ]
         ops, befores = [], []
         for name, m, _ in cases:
@@ -133,6 +152,61 @@ class MergeCases:
                                                                           source_schema="x INT, y STRING"),
                                                            target_alias="")))
         self.assert_merged(a, b, got[0], want, "append-only insert", readers=True)
+
+    def test_merge_schema_evolution(self):
+        """MERGE WITH SCHEMA EVOLUTION (withSchemaEvolution(), the SQL form and the session's
+        autoMerge conf): new source columns added by UPDATE SET * / INSERT * and by
+        assignments to new columns, on plain, partitioned, column-mapping and deletion-vector
+        tables; same rows, schema, result and metrics as Spark's on a copy."""
+        wide = SRC + ", z INT, w STRING"  # (VALUES 1.5 is a decimal in Spark: no doubles)
+        stars = [CL("matched", "update_all"), CL("not_matched", "insert_all")]
+        cases = [
+            ("plain", {"on": "t.x = s.x", "schema": wide, "evolve": True, "clauses": stars,
+                       "rows": [[1, "A", "u", 10, "w1"], [4, "D", "v", 40, None], [9, "I", "w", 90, "w9"]]}),
+            ("part", {"on": "t.x = s.x", "schema": SRC + ", z INT", "evolve": True,
+                      "rows": [[1, "A", "u", 10], [12, "L", "w", 120]],
+                      "clauses": [CL("matched", "update", None, {"z": "s.z"}),
+                                  CL("not_matched", "insert", None, {"x": "s.x", "z": "s.z", "p": "s.p"})]}),
+            ("cm", {"on": "t.x = s.x", "schema": wide, "evolve": True, "clauses": stars,
+                    "rows": [[1, "A", "u", 10, "w1"], [13, "M", "v", 130, "w13"]]}),
+            ("dvm", {"on": "t.x = s.x", "schema": wide, "evolve": True, "clauses": stars,
+                     "rows": [[3, "C", "v", 30, "w3"], [14, "N", "u", 140, None]]}),
+            # the target's y is missing from the source: UPDATE keeps it, INSERT leaves it NULL
+            ("plain", {"on": "t.x = s.x", "schema": "x INT, q STRING", "evolve": True, "clauses": stars,
+                       "rows": [[1, "one"], [15, "fifteen"]]}),
+        ]
+        ops, plan = [], []
+        for i, (name, m) in enumerate(cases):
+            a, b = self.pair(name)
+            ops.append(self.merge_op(a, m))
+            plan.append((a, b, c.merge_sql(q(b) + " t", dict(self.merge_op(b, m), target_alias="")), "evolve #%d" % i))
+        src = os.path.join(self.tmp, "merge-src-wide")
+        if not os.path.exists(src):
+            c.make_table(self.judge, src, "x INT, y STRING, z INT", ["(1, 'A', 10), (16, 'P', 160)"])
+        sql = ("MERGE WITH SCHEMA EVOLUTION INTO {t} t USING %s s ON t.x = s.x WHEN MATCHED THEN UPDATE SET * "
+               "WHEN NOT MATCHED THEN INSERT *" % q(src))
+        a, b = self.pair("part")
+        ops.append({"kind": "sql", "sql": sql.format(t=q(a))})
+        plan.append((a, b, sql.format(t=q(b)), "evolve sql"))
+        # the session's conf instead of withSchemaEvolution()
+        m = dict(cases[0][1], evolve=False)
+        a, b = self.pair("plain")
+        key = "spark.databricks.delta.schema.autoMerge.enabled"
+        ops += [{"kind": "conf", "key": key, "value": "true"}, self.merge_op(a, m),
+                {"kind": "conf", "key": key, "value": None}]
+        plan.append((a, b, c.merge_sql(q(b) + " t", dict(self.merge_op(b, m), target_alias="", evolve=True)),
+                     "evolve conf"))
+        got = self.client(ops)
+        got = got[:-3] + [got[-2]]
+        for (a, b, spark, what), res in zip(plan, got):
+            want = self.judge.sql(spark)
+            self.assert_merged(a, b, res, want, what, readers=False)
+            self.assertEqual(self.judge.sql("DESCRIBE %s" % q(a)), self.judge.sql("DESCRIBE %s" % q(b)), what)
+            self.assertEqual(mapping_ids(a), mapping_ids(b), what)
+            if what in ("evolve #0", "evolve #1"):
+                # delta-rs reads both copies alike (DuckDB's read_parquet of single files
+                # does not fill the columns older files lack, so it is not asked here)
+                self.assertEqual(c.peer_rows(a)["deltalake"], c.peer_rows(b)["deltalake"], what)
 
     def test_merge_deltactl(self):
         """deltactl table merge with a Parquet file source (--local and over
@@ -162,3 +236,49 @@ class MergeCases:
                          server=self.server, tls_ca=self.certs.ca_cert)
         self.assertEqual([int(res[0]["numUpdatedRows"])], [6])
         self.assertEqual(c.spark_rows(self.judge, a), c.spark_rows(self.judge, b))
+        # CSV and JSON-lines sources (typed by --source-schema, or as Spark infers them),
+        # --local and over the server, against Spark's MERGE from a temporary view of the file
+        csvf, jsonf = os.path.join(self.tmp, "merge-src.csv"), os.path.join(self.tmp, "merge-src.json")
+        with open(csvf, "w") as f:
+            f.write('x,y,p\r\n1,"C,1\ntwo lines",u\r\n40,,w\r\n"41","",v\r\n')
+        with open(jsonf, "w") as f:
+            f.write('{"x": 2, "y": "J2", "p": "u"}\n\n{"x": 42, "p": "w", "y": null}\n{"p": "v", "x": 3}\n')
+        view = "CREATE OR REPLACE TEMPORARY VIEW msrc %s USING %s OPTIONS (path '%s'%s)"
+        texts = [(csvf, "x INT, y STRING, p STRING", view % ("(x INT, y STRING, p STRING)", "csv", csvf, ", header 'true'")),
+                 (csvf, None, view % ("", "csv", csvf, ", header 'true'")),
+                 (jsonf, None, view % ("", "json", jsonf, ""))]
+        spark = ("MERGE INTO {t} t USING msrc s ON t.x = s.x WHEN MATCHED THEN UPDATE SET * "
+                 "WHEN NOT MATCHED THEN INSERT *")
+        for i, (f, schema, mk) in enumerate(texts):
+            a, b = self.pair("part")
+            args = ["merge", a, "--source", f, "--on", "t.x = s.x", "--when-matched-update-all",
+                    "--when-not-matched-insert-all"] + (["--source-schema", schema] if schema else [])
+            res = c.deltactl(args, server=self.server if i % 2 else None, tls_ca=self.certs.ca_cert)
+            self.judge.sql(mk)
+            want = self.judge.sql(spark.format(t=q(b)))
+            self.assertEqual(int(res[0]["numAffectedRows"]), int(want[0]["num_affected_rows"]), f)
+            self.assertEqual(c.spark_rows(self.judge, a), c.spark_rows(self.judge, b), "%s %s" % (f, schema))
+        bad = os.path.join(self.tmp, "merge-bad.csv")
+        with open(bad, "w") as f:
+            f.write('x,y,p\n1,a\n')
+        a, _b = self.pair("plain")
+        before = c.tree(a)
+        err = c.deltactl(["merge", a, "--source", bad, "--on", "t.x = s.x", "--when-matched-update-all"], expect=1)
+        self.assertIn("line 2: 2 fields, the header has 3", err)
+        self.assertEqual(c.tree(a), before)
+        # --schema-evolution: a Parquet source with a column the table lacks (--local and
+        # over DeltaConnectService) against Spark's MERGE WITH SCHEMA EVOLUTION
+        d2 = os.path.join(self.tmp, "merge-pq-wide")
+        if not os.path.exists(d2):
+            self.judge.sql("INSERT OVERWRITE DIRECTORY '%s' USING parquet SELECT /*+ REPARTITION(1) */ * FROM "
+                           "VALUES (1, 'P1', 'u', 10L), (31, 'P31', 'v', 310L) AS v(x, y, p, z)" % d2)
+        pq2 = [os.path.join(d2, f) for f in os.listdir(d2) if f.endswith(".parquet")][0]
+        spark = ("MERGE WITH SCHEMA EVOLUTION INTO {t} t USING parquet.`%s` s ON t.x = s.x WHEN MATCHED THEN "
+                 "UPDATE SET * WHEN NOT MATCHED THEN INSERT *" % d2)
+        for srv in (None, self.server):
+            a, b = self.pair("plain")
+            c.deltactl(["merge", a, "--source", pq2, "--on", "t.x = s.x", "--when-matched-update-all",
+                        "--when-not-matched-insert-all", "--schema-evolution"], server=srv, tls_ca=self.certs.ca_cert)
+            self.judge.sql(spark.format(t=q(b)))
+            self.assertEqual(c.spark_rows(self.judge, a), c.spark_rows(self.judge, b), "deltactl --schema-evolution")
+            self.assertEqual(self.judge.sql("DESCRIBE %s" % q(a)), self.judge.sql("DESCRIBE %s" % q(b)))
