@@ -34,5 +34,8 @@ bool txi_is_text(const char *path);
 /* Reads path: *schema (the batches' schema) and *batches[0..*n) (malloc'ed array); the
  * caller frees every batch, then the schema. */
 int txi_read(arw_schema **schema, arw_batch ***batches, size_t *n, const char *path, const txi_opts *opts);
+/* The same over text[0..len) already in memory: JSON lines when json, else CSV. */
+int txi_read_text(arw_schema **schema, arw_batch ***batches, size_t *n, const char *text, size_t len, bool json,
+                  const txi_opts *opts);
 
 #endif

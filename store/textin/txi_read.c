@@ -181,18 +181,14 @@ static int build(arw_schema **schema, arw_batch ***batches, size_t *n, const txi
   return rc;
 }
 
-int txi_read(arw_schema **schema, arw_batch ***batches, size_t *n, const char *path, const txi_opts *opts) {
+int txi_read_text(arw_schema **schema, arw_batch ***batches, size_t *n, const char *text, size_t len, bool json,
+                  const txi_opts *opts) {
   *schema = NULL, *batches = NULL, *n = 0;
   txi_opts def = {0};
   const txi_opts *o = opts ? opts : &def;
-  bool json = is_json(path);
-  char *text = NULL;
-  size_t len = 0;
   txi__table t = {0};
   cols c = {0};
-  int rc = txi_is_text(path) ? slurp(&text, &len, path)
-                             : dd_err_set(DD_EINVAL, "%s: not a .csv, .json, .jsonl or .ndjson file", path);
-  if (!rc) rc = json ? txi__parse_json(&t, text, len) : txi__parse_csv(&t, text, len);
+  int rc = json ? txi__parse_json(&t, text, len) : txi__parse_csv(&t, text, len);
   if (!rc) rc = o->schema ? from_schema(&c, &t, o->schema) : infer(&c, &t, json);
   if (!rc) rc = build(schema, batches, n, &t, &c, o->batch_rows ? o->batch_rows : DEFAULT_ROWS);
   if (rc) {
@@ -200,10 +196,20 @@ int txi_read(arw_schema **schema, arw_batch ***batches, size_t *n, const char *p
     free(*batches);
     arw_schema_free(*schema);
     *schema = NULL, *batches = NULL, *n = 0;
-    rc = dd_err_wrap(rc, "%s", path);
   }
   cols_free(&c);
   txi__table_free(&t);
+  return rc;
+}
+
+int txi_read(arw_schema **schema, arw_batch ***batches, size_t *n, const char *path, const txi_opts *opts) {
+  *schema = NULL, *batches = NULL, *n = 0;
+  char *text = NULL;
+  size_t len = 0;
+  int rc = txi_is_text(path) ? slurp(&text, &len, path)
+                             : dd_err_set(DD_EINVAL, "%s: not a .csv, .json, .jsonl or .ndjson file", path);
+  if (!rc) rc = txi_read_text(schema, batches, n, text, len, is_json(path), opts);
+  if (rc && text) rc = dd_err_wrap(rc, "%s", path);
   free(text);
   return rc;
 }
