@@ -2,8 +2,9 @@
  * tables (`deltactl table merge --source FILE.csv | FILE.json`), read as Spark reads them:
  *
  * - CSV (.csv): the first line names the columns (header=true); RFC 4180 quoting ("" is a
- *   quote inside a quoted field; quoted fields may hold commas and line breaks); an
- *   unquoted empty field is NULL, a quoted empty one the empty string; CRLF or LF. Without
+ *   quote inside a quoted field; quoted fields may hold commas and line breaks, as
+ *   Spark's multiLine=true reads them); an
+ *   empty field, quoted or not, is NULL (Spark's default nullValue); CRLF or LF. Without
  *   a schema every column is a string (Spark without inferSchema).
  * - JSON lines (.json, .jsonl, .ndjson): one object per line (blank lines skipped); the
  *   columns are every key seen, in alphabetical order (Spark's inference); a column is

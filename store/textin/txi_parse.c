@@ -102,7 +102,7 @@ int txi__parse_csv(txi__table *t, const char *text, size_t len) {
         rc = add_col(t, f.p ? f.p : "", f.len);
       } else if (col >= t->ncols) {
         rc = dd_err_set(DD_EINVAL, "line %zu: more fields than the header's %zu", line, t->ncols);
-      } else if (f.len || quoted) {
+      } else if (f.len) { /* empty, quoted or not, is NULL (Spark's nullValue "") */
         char *v = strndup(f.p ? f.p : "", f.len);
         if (!v) rc = oom();
         t->rows[t->nrows - 1].cells[col] = v;

@@ -244,8 +244,10 @@ class MergeCases:
         with open(jsonf, "w") as f:
             f.write('{"x": 2, "y": "J2", "p": "u"}\n\n{"x": 42, "p": "w", "y": null}\n{"p": "v", "x": 3}\n')
         view = "CREATE OR REPLACE TEMPORARY VIEW msrc %s USING %s OPTIONS (path '%s'%s)"
-        texts = [(csvf, "x INT, y STRING, p STRING", view % ("(x INT, y STRING, p STRING)", "csv", csvf, ", header 'true'")),
-                 (csvf, None, view % ("", "csv", csvf, ", header 'true'")),
+        # (a quoted line break is data, as Spark reads CSV with multiLine)
+        csvo = ", header 'true', multiLine 'true'"
+        texts = [(csvf, "x INT, y STRING, p STRING", view % ("(x INT, y STRING, p STRING)", "csv", csvf, csvo)),
+                 (csvf, None, view % ("", "csv", csvf, csvo)),
                  (jsonf, None, view % ("", "json", jsonf, ""))]
         spark = ("MERGE INTO {t} t USING msrc s ON t.x = s.x WHEN MATCHED THEN UPDATE SET * "
                  "WHEN NOT MATCHED THEN INSERT *")

@@ -6,11 +6,13 @@ tests, AND/OR/NOT over ints, strings, doubles and the partition column) and rand
 assignments, or a MERGE from a random Parquet source (unique keys and a NULL key; random
 WHEN MATCHED / NOT MATCHED / NOT MATCHED BY SOURCE clauses with random conditions, rows
 moving between partitions), runs it through deltactl --local on one copy and through Spark on the other,
-and compares the result row and every row of both tables. DD_DML_SEED picks the seed
+and compares the result row and every row of both tables; on a table with the change data
+feed on, also every change row (table_changes_by_path) of the commits the step made. DD_DML_SEED picks the seed
 (default: random), DD_DML_ITERATIONS the steps per table (default 5); a failure prints
 the seed and the statements so far. The default run has these tests inside integration.dml
 (one Spark for both); run alone, with more steps, as integration.dml_random (configured with
 DD_LONG=1) or `DD_DML_ITERATIONS=40 python3 test_dml_random.py`."""
+import json
 import os
 import random
 import shutil
@@ -132,6 +134,22 @@ class RandomCases:
     """The random tests; a mixin for a test class with self.judge (Spark) and self.tmp (the
     default run has them in integration.dml's class, sharing its Spark)."""
 
+    def last_version(self, path):
+        log = os.path.join(path, "_delta_log")
+        return max(int(f.split(".")[0]) for f in os.listdir(log) if f.endswith(".json"))
+
+    def changes_since(self, path, since):
+        """Spark's change rows of the commits after version since, without their version and
+        time (the copies may commit a no-op step differently)."""
+        v = self.last_version(path)
+        if v <= since:
+            return [], v
+        rows = self.judge.sql("SELECT * FROM table_changes_by_path('%s', %d, %d)" % (path, since + 1, v))
+        for row in rows:
+            row.pop("_commit_timestamp")
+            row.pop("_commit_version")
+        return sorted(json.dumps(row, sort_keys=True) for row in rows), v
+
     def run_table(self, name, props):
         r = random.Random("%d-%s" % (SEED, name))
         base = os.path.join(self.tmp, name)
@@ -139,6 +157,8 @@ class RandomCases:
         c.make_table(self.judge, base, "k INT, a INT, s STRING, d DOUBLE, p STRING", values,
                      "PARTITIONED BY (p)", props)
         a, b = c.copy_pair(base, self.tmp, name)
+        cdf = "enableChangeDataFeed" in props
+        va, vb = self.last_version(a), self.last_version(b)
         done = []
         for step in range(STEPS):
             where = cond(r)
@@ -172,12 +192,20 @@ class RandomCases:
             else:
                 self.assertEqual(c.affected(got), c.affected(want), what)
             self.assertEqual(c.spark_rows(self.judge, a), c.spark_rows(self.judge, b), what)
+            if cdf:
+                ga, va = self.changes_since(a, va)
+                gb, vb = self.changes_since(b, vb)
+                self.assertEqual(ga, gb, "change rows: " + what)
 
     def test_random_plain(self):
         self.run_table("rnd-plain", "")
 
     def test_random_deletion_vectors(self):
         self.run_table("rnd-dv", "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+
+    def test_random_change_feed(self):
+        self.run_table("rnd-cdf", "TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true', "
+                       "'delta.enableDeletionVectors' = 'true')")
 
 
 class DmlRandom(RandomCases, unittest.TestCase):
