@@ -1,6 +1,7 @@
 /* os_azure.c: the Azure Blob Storage backend of os_store (see os_remote.h), over the Blob
  * service REST API: Get Blob (with Range), Get Blob Properties, List Blobs (delimiter '/',
- * followed across markers), Put Blob (block blobs) and Delete Blob, sent with os_http.c.
+ * followed across markers), Put Blob (block blobs), Delete Blob and Blob Batch deletes
+ * (os_azure_batch.c), sent with os_http.c.
  * Every request carries a SAS: a container SAS (sr=c) made by store/sign for each request
  * from an account key, or the stored SAS token of the credential; with a service principal
  * it carries an OAuth bearer token instead (os_azure_ad.c). ADLS Gen2 (abfss://, dfs
@@ -382,6 +383,61 @@ static int az_del(void *impl, const char *path) {
   return rc;
 }
 
+/* Up to OS__AZURE_BATCH_MAX blobs in one Blob Batch request (container-scoped). */
+static int az_del_batch(az_impl *s, const char *const *paths, size_t n, size_t *done) {
+  char **urls = calloc(n + 1, sizeof *urls), *body = NULL, *blob = NULL;
+  long *st = calloc(n + 1, sizeof *st);
+  char bearer[8192], boundary[64], ctype[128], err[256] = "";
+  size_t blen = 0;
+  os__http_resp r = {0};
+  int rc = urls && st ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
+  if (!rc && s->secret) {
+    sign_cred c = az_client_cred(s);
+    rc = os_azure_bearer(&c, bearer, sizeof bearer);
+  }
+  for (size_t i = 0; !rc && i < n; i++) {
+    free(blob), blob = NULL;
+    rc = az_blob(s, paths[i], &blob);
+    if (!rc) rc = az_need_blob(blob, paths[i]);
+    az_url_ctx u = {s, blob, NULL, 0};
+    if (!rc) rc = az_make_url(&u, &urls[i]);
+  }
+  unsigned char rnd[8];
+  for (size_t i = 0; i < sizeof rnd; i++) rnd[i] = (unsigned char)rand();
+  snprintf(boundary, sizeof boundary, "batch_%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3],
+           rnd[4], rnd[5], rnd[6], rnd[7]);
+  snprintf(ctype, sizeof ctype, "Content-Type: multipart/mixed; boundary=%s", boundary);
+  if (!rc) rc = os__azure_batch_body(&body, &blen, boundary, (const char *const *)urls, n, s->secret ? bearer : NULL);
+  const char *const hdrs[] = {ctype, NULL};
+  os__http_req ex = {0};
+  ex.body = body, ex.body_len = blen;
+  const sign_azure_param ps[2] = {{"restype", "container"}, {"comp", "batch"}};
+  if (!rc) rc = az_send(s, "POST", "", ps, 2, hdrs, &ex, &r);
+  if (!rc && r.status != 202) rc = az_status_err(&r, "Blob Batch", paths[0]);
+  char rb[128] = "";
+  if (!rc && (!os__http_header(&r, "Content-Type", rb, sizeof rb) || !strstr(rb, "boundary=")))
+    rc = dd_err_set(DD_EIO, "Azure Blob Batch: the answer is not multipart");
+  if (!rc) rc = os__azure_batch_parse(r.body ? (const char *)r.body : "", strstr(rb, "boundary=") + 9, n, st, err,
+                                      sizeof err);
+  for (size_t i = 0; !rc && i < n; i++) {
+    if (st[i] == 202 || st[i] == 200 || st[i] == 404) (*done)++;
+    else rc = dd_err_set(st[i] == 403 ? DD_EPERM : DD_EIO, "Azure Blob Batch: deleting '%s': %s", paths[i], err);
+  }
+  os__http_resp_free(&r);
+  for (size_t i = 0; urls && i < n; i++) free(urls[i]);
+  free(urls), free(st), free(body), free(blob);
+  OPENSSL_cleanse(bearer, sizeof bearer);
+  return rc;
+}
+
+static int az_del_many(void *impl, const char *const *paths, size_t n, size_t *out_done) {
+  *out_done = 0;
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc; i += OS__AZURE_BATCH_MAX)
+    rc = az_del_batch(impl, paths + i, n - i < OS__AZURE_BATCH_MAX ? n - i : OS__AZURE_BATCH_MAX, out_done);
+  return rc;
+}
+
 static int az_mkdirs(void *impl, const char *dir) {
   (void)impl;
   (void)dir;
@@ -419,7 +475,7 @@ static void az_free(void *impl) {
 
 static const os_vtable az_vt = {az_read_all, az_read_range, az_stat, az_list,
                                 az_put_if_absent, az_put, az_del, az_mkdirs, az_rmdir,
-                                az_free, NULL};
+                                az_free, az_del_many};
 
 /* ---- opening -------------------------------------------------------------------------- */
 

@@ -42,6 +42,17 @@ int os_s3_open(os_store **out, const sign_location *loc, const sign_cred *cred);
  * OAuth bearer tokens (os_azure_ad.c) instead of a SAS. */
 int os_azure_open(os_store **out, const sign_location *loc, const sign_cred *cred);
 
+/* Blob Batch of Delete Blob subrequests (os_azure_batch.c): the multipart/mixed body for
+ * the blob URLs urls[0..n) (each line the URL's path and query; auth_hdr, e.g. a bearer
+ * "Authorization: ..." line, added to each, may be NULL), malloc'ed; and the statuses of
+ * the answer (status[i] for Content-ID i; err gets the first failure other than 404).
+ * The parse is DD_EIO when a subrequest has no answer (the batch itself was refused). */
+#define OS__AZURE_BATCH_MAX 256
+int os__azure_batch_body(char **out, size_t *len, const char *boundary, const char *const *urls, size_t n,
+                         const char *auth_hdr);
+int os__azure_batch_parse(const char *body, const char *boundary, size_t n, long *status, char *err,
+                          size_t errcap);
+
 /* Trusts the CAs of the PEM file at path (instead of the system's) for every object-store
  * and identity-platform request from now on; NULL or "" goes back to the system's. Call at
  * start, before requests are made (not thread-safe against them). DD_ENOTFOUND when the

@@ -285,8 +285,45 @@ static void test_open_rejects(void **state) {
   os_store_free(st);
 }
 
+/* The Blob Batch body and the reading of its answer (no server needed). */
+static void test_batch(void **state) {
+  (void)state;
+  char *body = NULL;
+  size_t len = 0;
+  const char *const urls[] = {"http://127.0.0.1:1/devstoreaccount1/lake/t/a.parquet?sv=1&sig=x",
+                              "https://acct.blob.core.windows.net/lake/t/b%20c.parquet"};
+  assert_int_equal(os__azure_batch_body(&body, &len, "batch_1", urls, 2, "Authorization: Bearer T"), 0);
+  assert_non_null(strstr(body, "--batch_1\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n"
+                               "Content-ID: 0\r\n\r\nDELETE /devstoreaccount1/lake/t/a.parquet?sv=1&sig=x HTTP/1.1\r\n"
+                               "Authorization: Bearer T\r\n"));
+  assert_non_null(strstr(body, "Content-ID: 1\r\n\r\nDELETE /lake/t/b%20c.parquet HTTP/1.1\r\n"));
+  assert_int_equal(strcmp(body + len - strlen("--batch_1--\r\n"), "--batch_1--\r\n"), 0);
+  free(body);
+  long st[3];
+  char err[128];
+  const char *ok = "--br\r\nContent-Type: application/http\r\nContent-ID: 1\r\n\r\nHTTP/1.1 404 Not Found\r\n"
+                   "x-ms-error-code: BlobNotFound\r\n\r\n--br\r\nContent-Type: application/http\r\nContent-ID: 0\r\n"
+                   "\r\nHTTP/1.1 202 Accepted\r\nx-ms-delete-type-permanent: true\r\n\r\n--br--\r\n";
+  assert_int_equal(os__azure_batch_parse(ok, "br", 2, st, err, sizeof err), 0);
+  assert_int_equal(st[0], 202);
+  assert_int_equal(st[1], 404);
+  assert_string_equal(err, "");
+  const char *denied = "--br\r\nContent-ID: 0\r\n\r\nHTTP/1.1 202 Accepted\r\n\r\n--br\r\nContent-ID: 1\r\n\r\n"
+                       "HTTP/1.1 403 Forbidden\r\nx-ms-error-code: AuthorizationFailure\r\n\r\n--br--";
+  assert_int_equal(os__azure_batch_parse(denied, "br", 2, st, err, sizeof err), 0);
+  assert_int_equal(st[1], 403);
+  assert_string_equal(err, "HTTP 403 AuthorizationFailure");
+  /* the batch refused as a whole: one answer without a Content-ID */
+  const char *refused = "--br\r\nContent-Type: application/http\r\n\r\nHTTP/1.1 400 Bad Request\r\n"
+                        "x-ms-error-code: InvalidInput\r\n\r\n--br--\r\n";
+  assert_int_equal(os__azure_batch_parse(refused, "br", 3, st, err, sizeof err), DD_EIO);
+  assert_non_null(strstr(dd_err_msg(), "0 of 3 answers, first error HTTP 400 InvalidInput"));
+  assert_int_equal(os__azure_batch_parse("", "br", 1, st, err, sizeof err), DD_EIO);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_batch),
       cmocka_unit_test(test_open_rejects),      cmocka_unit_test(test_account_key),
       cmocka_unit_test(test_sas_token),         cmocka_unit_test(test_absolute_paths),
       cmocka_unit_test(test_refused_credentials), cmocka_unit_test(test_list_pages),
