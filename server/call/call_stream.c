@@ -52,6 +52,7 @@ struct dd_call_stream {
   pthread_cond_t cv;
   dd_call_buf q; /* unsent bytes are q.data[off..q.len) */
   size_t off, n_msgs;
+  int64_t woke_ms; /* when a send last woke the transport (stream__send_wakes) */
   bool queued_any, done, cancelled, released, suspended, cut, unary;
   int rc;
   char errmsg[1024];
@@ -130,6 +131,22 @@ static const char *stream__header(void *cls, const char *name) {
   return NULL;
 }
 
+/* With s->mu held, after a message was queued: whether it wakes the transport. The first
+ * message does, then one once DD_CALL_STREAM_WAKE_BYTES are unsent or a millisecond has
+ * passed since the last wake, so a producer of many small messages (NDJSON lines) hands
+ * them over in batches, not with a thread switch each; the end always wakes. A message
+ * may thus wait, unsent, until the producer's next send or its end. */
+static bool stream__send_wakes(dd_call_stream *s) {
+  if (s->n_msgs > 1 && s->q.len - s->off < DD_CALL_STREAM_WAKE_BYTES) {
+    int64_t now = dd_call_now_ms();
+    if (now - s->woke_ms < 1) return false;
+    s->woke_ms = now;
+    return true;
+  }
+  s->woke_ms = dd_call_now_ms();
+  return true;
+}
+
 static int stream__send(void *cls, const ProtobufCMessage *msg) {
   dd_call_stream *s = cls;
   dd_call_buf b = {0};
@@ -145,7 +162,8 @@ static int stream__send(void *cls, const ProtobufCMessage *msg) {
   if (!rc) {
     s->n_msgs++;
     s->queued_any = s->queued_any || b.len > 0;
-    if (!s->unary) stream__wake(s); /* a unary reply is complete only at the end */
+    /* a unary reply is complete only at the end */
+    if (!s->unary && stream__send_wakes(s)) stream__wake(s);
   }
   pthread_mutex_unlock(&s->mu);
   free(b.data);

@@ -3,6 +3,7 @@
  * the protocol's timestamp and date formats. */
 #include <ctype.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,36 +26,42 @@ void shq__put_i64(shq_buf *b, int64_t v) {
   dd_buf_put(b, p, (size_t)(e - p));
 }
 
+/* JSON string of s[0..n): room for the worst case (6 bytes a byte, "\u00XX") is made once,
+ * then plain runs are copied whole and escapes written in place. */
 void shq__put_jstr(shq_buf *b, const char *s, size_t n) {
   static const char hex[] = "0123456789abcdef";
-  if (!dd_buf_reserve(b, n + 2)) return;
-  dd_buf_putc(b, '"');
+  if (n > (SIZE_MAX - 2) / 6) b->oom = true;
+  if (!dd_buf_reserve(b, 6 * n + 2)) return;
+  char *o = b->p + b->len;
+  *o++ = '"';
   size_t run = 0;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
     if (c >= 0x20 && c != '"' && c != '\\') continue;
-    dd_buf_put(b, s + run, i - run);
+    if (i > run) memcpy(o, s + run, i - run);
+    o += i - run;
     run = i + 1;
-    char esc[7] = {'\\', 0};
+    *o++ = '\\';
     switch (c) {
-    case '"': esc[1] = '"'; break;
-    case '\\': esc[1] = '\\'; break;
-    case '\n': esc[1] = 'n'; break;
-    case '\r': esc[1] = 'r'; break;
-    case '\t': esc[1] = 't'; break;
-    case '\b': esc[1] = 'b'; break;
-    case '\f': esc[1] = 'f'; break;
+    case '"': *o++ = '"'; break;
+    case '\\': *o++ = '\\'; break;
+    case '\n': *o++ = 'n'; break;
+    case '\r': *o++ = 'r'; break;
+    case '\t': *o++ = 't'; break;
+    case '\b': *o++ = 'b'; break;
+    case '\f': *o++ = 'f'; break;
     default:
-      memcpy(esc, "\\u00", 4);
-      esc[4] = hex[c >> 4];
-      esc[5] = hex[c & 15];
-      dd_buf_put(b, esc, 6);
-      continue;
+      memcpy(o, "u00", 3);
+      o[3] = hex[c >> 4];
+      o[4] = hex[c & 15];
+      o += 5;
     }
-    dd_buf_put(b, esc, 2);
   }
-  dd_buf_put(b, s + run, n - run);
-  dd_buf_putc(b, '"');
+  if (n > run) memcpy(o, s + run, n - run);
+  o += n - run;
+  *o++ = '"';
+  b->len = (size_t)(o - b->p);
+  b->p[b->len] = '\0';
 }
 
 void shq__put_kvmap(shq_buf *b, const char *packed) {
