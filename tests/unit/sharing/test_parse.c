@@ -339,6 +339,23 @@ static void test_put_jstr(void **state) {
   assert_int_equal(json_string_length(v), 127);
   assert_memory_equal(json_string_value(v), all, 127);
   json_decref(v);
+  for (size_t at = 0; at < 24; at++) { /* an escape at every offset of the 8-byte scan */
+    char in[24], want[64];
+    memset(in, 'a', sizeof in);
+    in[at] = at % 2 ? '"' : '\x07';
+    size_t w = 0;
+    want[w++] = '"';
+    for (size_t i = 0; i < sizeof in; i++) {
+      if (i != at) want[w++] = 'a';
+      else if (at % 2) w += (size_t)sprintf(want + w, "\\\"");
+      else w += (size_t)sprintf(want + w, "\\u0007");
+    }
+    want[w++] = '"';
+    want[w] = 0;
+    b.len = 0;
+    shq__put_jstr(&b, in, sizeof in);
+    assert_string_equal(b.p, want);
+  }
   dd_buf_free(&b);
 }
 
