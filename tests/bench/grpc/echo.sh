@@ -136,7 +136,7 @@ grep '^traffic:' "$WORK/h2load.log" | tail -n 2 >&2
 echo "### gRPC GetCatalog against the C++ async echo (grpc++ $(pkg-config --modversion grpc++))"
 echo
 echo "- machine: $(nproc) CPUs, load average before the rounds $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown), release build"
+echo "- deltad: ${DELTAD_BIN:-build-bench/cmd/deltad at $(git rev-parse --short HEAD 2>/dev/null || echo unknown)}, release build"
 echo "- h2load $H2LOAD_ARGS -D $DURATION, ${WARMUP}s warm-up, $ROUNDS alternating rounds; response $(wc -c <"$WORK/resp.bin") bytes; echo threads $ECHO_THREADS"
 echo
 echo "| server | QPS (pooled) | QPS per round | server CPU µs/call |"
