@@ -51,6 +51,8 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+# shellcheck source=tests/bench/bench_lib.sh
+. "$ROOT/tests/bench/bench_lib.sh"
 
 export DELTAD_TOKEN DELTAD_ADMIN_TOKEN
 DELTAD_TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -60,11 +62,7 @@ DELTAD_ADMIN_TOKEN=$DELTAD_TOKEN
   ${DELTAD_ARGS:-} >"$WORK/deltad.out" 2>"$WORK/deltad.err" &
 DPID=$!
 PIDS+=("$DPID")
-for _ in $(seq 1 300); do
-  grep -q '^deltad: ready' "$WORK/deltad.out" 2>/dev/null && break
-  kill -0 "$DPID" 2>/dev/null || { cat "$WORK/deltad.err" >&2; exit 1; }
-  sleep 0.1
-done
+bench_wait_line "$WORK/deltad.out" '^deltad: ready' "$DPID" || { cat "$WORK/deltad.err" >&2; exit 1; }
 DADDR=$(sed -n 's/^deltad: gRPC listening on \([0-9.]*:[0-9]*\).*/\1/p' "$WORK/deltad.out")
 [[ -n "$DADDR" ]] || { echo "echo.sh: deltad did not start" >&2; exit 1; }
 "$DELTACTL" --server "$DADDR" --token "$DELTAD_TOKEN" catalog create "$CATALOG" \
@@ -94,17 +92,12 @@ ECHO_THREADS=${ECHO_THREADS:-$(nproc)}
 "$ECHO" --method "$METHOD" --response "$WORK/resp.bin" --threads "$ECHO_THREADS" >"$WORK/echo.out" 2>"$WORK/echo.err" &
 EPID=$!
 PIDS+=("$EPID")
-for _ in $(seq 1 100); do
-  grep -q '^echo: listening' "$WORK/echo.out" 2>/dev/null && break
-  kill -0 "$EPID" 2>/dev/null || { cat "$WORK/echo.err" >&2; exit 1; }
-  sleep 0.1
-done
+bench_wait_line "$WORK/echo.out" '^echo: listening' "$EPID" || { cat "$WORK/echo.err" >&2; exit 1; }
 EADDR=$(sed -n 's/^echo: listening on //p' "$WORK/echo.out")
 call "$EADDR" "$WORK/echo_resp.bin"
 cmp -s "$WORK/resp.bin" "$WORK/echo_resp.bin" || { echo "echo.sh: the echo answers other bytes" >&2; exit 1; }
 
 SIDE_NAME=(deltad echo) SIDE_ADDR=("$DADDR" "$EADDR") SIDE_PID=("$DPID" "$EPID")
-server_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) / hz }' "/proc/$1/stat"; }
 # h2load_run ADDR SECONDS: prints "done_requests seconds"; refuses a run with failures.
 h2load_run() {
   local out
@@ -123,9 +116,9 @@ for r in $(seq 1 "$ROUNDS"); do
   order="0 1"
   [[ $((r % 2)) == 0 ]] && order="1 0"
   for s in $order; do
-    c0=$(server_cpu "${SIDE_PID[$s]}")
+    c0=$(bench_cpu "${SIDE_PID[$s]}")
     res=$(h2load_run "${SIDE_ADDR[$s]}" "$DURATION")
-    c1=$(server_cpu "${SIDE_PID[$s]}")
+    c1=$(bench_cpu "${SIDE_PID[$s]}")
     echo "$s $res $(awk -v a="$c0" -v b="$c1" 'BEGIN { print b - a }')" >>"$WORK/rounds"
     echo "echo.sh: round $r ${SIDE_NAME[$s]}: $(awk '{ printf "%.0f QPS", $1 / $2 }' <<<"$res")" >&2
   done

@@ -19,36 +19,25 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-free_port() { /usr/bin/python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+# shellcheck source=tests/bench/bench_lib.sh
+. "$root/tests/bench/bench_lib.sh"
 /usr/bin/python3 "$root/tests/bench/sharing_rest/gen_table.py" "$tmp/table" 100000 100
 export DELTAD_ADMIN_TOKEN=bench-admin-token
-A=(-H "Authorization: Bearer $DELTAD_ADMIN_TOKEN" -H "Content-Type: application/json")
 side_url=(); side_tok=()
 
 start_side() { # BIN NAME
-  local port b tok
-  port=$(free_port)
-  "$1" --data-dir "$tmp/$2" --http-listen 127.0.0.1:$port --grpc-listen 127.0.0.1:$(free_port) \
+  local port b
+  port=$(bench_free_port)
+  "$1" --data-dir "$tmp/$2" --http-listen 127.0.0.1:$port --grpc-listen 127.0.0.1:$(bench_free_port) \
     >"$tmp/$2.log" 2>&1 &
   pids+=($!)
   b=http://127.0.0.1:$port/api/v1
   for _ in $(seq 100); do curl -s "$b/shares" -o /dev/null && break; sleep 0.1; done
-  curl -sf "${A[@]}" -X POST "$b/locations" \
-    -d "{\"name\":\"bench\",\"type\":\"LOCAL\",\"url\":\"file://$tmp/table\"}" >/dev/null
-  tok=$(curl -sf "${A[@]}" -X POST "$b/recipients" -d '{"name":"r"}' |
-        /usr/bin/python3 -c 'import json,sys;print(json.load(sys.stdin)["bearerToken"])')
-  for s in bench $(seq -f 'other%g' 1 19); do
-    curl -sf "${A[@]}" -X POST "$b/shares" -d "{\"name\":\"$s\"}" >/dev/null
-    curl -sf "${A[@]}" -X POST "$b/recipients/r/grants/$s" >/dev/null
-  done
-  curl -sf "${A[@]}" -X POST "$b/shares/bench/schemas" -d '{"name":"s"}' >/dev/null
-  curl -sf "${A[@]}" -X POST "$b/shares/bench/schemas/s/tables" \
-    -d "{\"name\":\"big\",\"url\":\"file://$tmp/table\"}" >/dev/null
-  side_url+=("$b"); side_tok+=("$tok")
+  side_url+=("$b")
+  side_tok+=("$(bench_sharing_setup "$b" "$tmp/table" 20)")
 }
 start_side "$1" a
 start_side "$2" b
-cpu() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) / hz }' "/proc/$1/stat"; }
 query() { # SIDE
   curl -s -o "${2:-/dev/null}" -w '%{time_total}\n' -H "Authorization: Bearer ${side_tok[$1]}" \
     -H "Content-Type: application/json" -X POST "${side_url[$1]}/shares/bench/schemas/s/tables/big/query" -d '{}'
@@ -59,15 +48,15 @@ query 1 "$tmp/qb" >/dev/null
 for s in 0 1; do : >"$tmp/q.$s"; : >"$tmp/qcpu.$s"; : >"$tmp/l.$s"; done
 for r in $(seq "$rounds"); do
   for s in 0 1; do
-    c0=$(cpu "${pids[$s]}")
+    c0=$(bench_cpu "${pids[$s]}")
     for _ in $(seq "$queries"); do query "$s"; done >>"$tmp/q.$s"
-    echo "$queries $(awk -v a="$c0" -v b="$(cpu "${pids[$s]}")" 'BEGIN { print b - a }')" >>"$tmp/qcpu.$s"
-    c0=$(cpu "${pids[$s]}")
+    echo "$queries $(awk -v a="$c0" -v b="$(bench_cpu "${pids[$s]}")" 'BEGIN { print b - a }')" >>"$tmp/qcpu.$s"
+    c0=$(bench_cpu "${pids[$s]}")
     out=$(DELTAD_TOKEN=${side_tok[$s]} wrk -t2 -c32 -d5s -s "$root/tests/bench/grpc/auth.lua" \
           "${side_url[$s]}/shares" | sed -n 's/^WRK_RESULT //p')
     read -r req us _ _ err <<<"$out"
     [ -n "$out" ] && [ "$err" = 0 ] || { echo "ab.sh: wrk saw errors: $out" >&2; exit 1; }
-    echo "$req $us $(awk -v a="$c0" -v b="$(cpu "${pids[$s]}")" 'BEGIN { print b - a }')" >>"$tmp/l.$s"
+    echo "$req $us $(awk -v a="$c0" -v b="$(bench_cpu "${pids[$s]}")" 'BEGIN { print b - a }')" >>"$tmp/l.$s"
   done
 done
 row() { # SIDE: query median ms, query CPU ms, list req/s, list CPU us

@@ -35,29 +35,20 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-free_port() { /usr/bin/python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+# shellcheck source=tests/bench/bench_lib.sh
+. "$root/tests/bench/bench_lib.sh"
 
 /usr/bin/python3 "$root/tests/bench/sharing_rest/gen_table.py" "$tmp/table" "$files" 100
 export DELTAD_ADMIN_TOKEN=bench-admin-token
 A=(-H "Authorization: Bearer $DELTAD_ADMIN_TOKEN" -H "Content-Type: application/json")
-port=$(free_port); gport=$(free_port)
+port=$(bench_free_port)
 # shellcheck disable=SC2086
-"$deltad" --data-dir "$tmp/data" --http-listen 127.0.0.1:$port --grpc-listen 127.0.0.1:$gport \
+"$deltad" --data-dir "$tmp/data" --http-listen 127.0.0.1:$port --grpc-listen 127.0.0.1:$(bench_free_port) \
   ${DELTAD_ARGS:-} >"$tmp/deltad.log" 2>&1 &
 dpid=$!
 base=http://127.0.0.1:$port/api/v1
 for _ in $(seq 100); do curl -s "$base/shares" -o /dev/null && break; sleep 0.1; done
-curl -sf "${A[@]}" -X POST "$base/locations" \
-  -d "{\"name\":\"bench\",\"type\":\"LOCAL\",\"url\":\"file://$tmp/table\"}" >/dev/null
-curl -sf "${A[@]}" -X POST "$base/recipients" -d '{"name":"r"}' >"$tmp/r.json"
-tok=$(/usr/bin/python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["bearerToken"])' "$tmp/r.json")
-for s in bench $(seq -f 'other%g' 1 19); do
-  curl -sf "${A[@]}" -X POST "$base/shares" -d "{\"name\":\"$s\"}" >/dev/null
-  curl -sf "${A[@]}" -X POST "$base/recipients/r/grants/$s" >/dev/null
-done
-curl -sf "${A[@]}" -X POST "$base/shares/bench/schemas" -d '{"name":"s"}' >/dev/null
-curl -sf "${A[@]}" -X POST "$base/shares/bench/schemas/s/tables" \
-  -d "{\"name\":\"big\",\"url\":\"file://$tmp/table\"}" >/dev/null
+tok=$(bench_sharing_setup "$base" "$tmp/table" 20)
 R=(-H "Authorization: Bearer $tok")
 query=$base/shares/bench/schemas/s/tables/big/query
 
@@ -69,22 +60,8 @@ curl -sf "${R[@]}" -H "Content-Type: application/json" -X POST "$query" -d '{}' 
 chmod -R a+rX "$tmp/www"
 n_shares=$(/usr/bin/python3 -c 'import json,sys;print(len(json.load(open(sys.argv[1]))["items"]))' "$tmp/www/r/api/v1/shares")
 [ "$n_shares" = 20 ] || { echo "nginx.sh: the recipient lists $n_shares shares, not 20" >&2; exit 1; }
-nport=$(free_port)
-cat >"$tmp/nginx.conf" <<NG
-worker_processes 2;
-daemon off;
-pid $tmp/nginx.pid;
-error_log $tmp/nginx.err;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  server {
-    listen 127.0.0.1:$nport;
-    root $tmp/www;
-    default_type application/json;
-  }
-}
-NG
+nport=$(bench_free_port)
+bench_nginx_conf "$tmp/nginx.conf" "$nport" "$tmp/www" "$tmp"
 "$NGINX" -c "$tmp/nginx.conf" -p "$tmp" &
 npid=$!
 ng=http://127.0.0.1:$nport
@@ -93,13 +70,6 @@ for f in r/api/v1/shares admin/api/v1/shares q/query; do
   cmp -s "$tmp/www/$f" <(curl -s "$ng/$f") || { echo "nginx does not serve the same bytes ($f)" >&2; exit 1; }
 done
 
-# CPU seconds (user + system) so far of process $1 and its children's threads (nginx's
-# workers are its children).
-cpu_of() {
-  local pids="$1 $(pgrep -P "$1" | tr '\n' ' ')"
-  for p in $pids; do cat "/proc/$p/stat"; done |
-    awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); t += $12 + $13 } END { print t / hz }'
-}
 # wrk_once URL TOKEN: "requests duration_us p50_us p99_us"; a run with errors stops here.
 wrk_once() {
   local out req us p50 p99 err
@@ -134,9 +104,9 @@ for r in $(seq 1 "$rounds"); do
   [ $((r % 2)) = 1 ] || order="1 0"
   for m in r admin; do
     for s in $order; do
-      c0=$(cpu_of "${side_pid[$s]}")
+      c0=$(bench_cpu "${side_pid[$s]}")
       out=$(wrk_once "$(list_url $m $s)" "$(list_tok $m)")
-      c1=$(cpu_of "${side_pid[$s]}")
+      c1=$(bench_cpu "${side_pid[$s]}")
       echo "$m $s $out $(awk -v a="$c0" -v b="$c1" 'BEGIN { print b - a }')" >>"$tmp/list"
       echo "nginx.sh: round $r $m ${side_name[$s]}: $(awk '{ printf "%.0f req/s", $1 / ($2 / 1e6) }' <<<"$out")" >&2
     done
