@@ -48,6 +48,7 @@ struct dd_call_stream {
   int64_t deadline_ms;
   char request_id[DD_REQUEST_ID_LEN + 1]; /* made at start: the transport sends it first */
   dd_call_stream_hooks hooks;
+  dd_call_buf enc; /* the producer's encode buffer, reused between messages (its thread only) */
   pthread_mutex_t mu; /* guards everything below */
   pthread_cond_t cv;
   dd_call_buf q; /* unsent bytes are q.data[off..q.len) */
@@ -82,6 +83,7 @@ static void stream__free(dd_call_stream *s) {
   for (size_t i = 0; i < 2 * s->n_hdr; i++) free(s->hdr[i]);
   free(s->hdr);
   free(s->q.data);
+  free(s->enc.data);
   if (s->res.file_fd >= 0) close(s->res.file_fd);
   if (s->hooks.release_cls) s->hooks.release_cls(s->hooks.cls);
   pthread_mutex_destroy(&s->mu);
@@ -149,12 +151,11 @@ static bool stream__send_wakes(dd_call_stream *s) {
 
 static int stream__send(void *cls, const ProtobufCMessage *msg) {
   dd_call_stream *s = cls;
-  dd_call_buf b = {0};
+  dd_call_buf b = s->enc; /* no allocation a message (an NDJSON line) */
+  b.len = 0;
   int rc = s->hooks.encode(s->hooks.cls, msg, s->n_msgs, &b);
-  if (rc) {
-    free(b.data);
-    return rc;
-  }
+  s->enc = b;
+  if (rc) return rc;
   pthread_mutex_lock(&s->mu);
   while (!s->cancelled && s->q.len - s->off > DD_CALL_STREAM_HIGH_WATER) pthread_cond_wait(&s->cv, &s->mu);
   rc = s->cancelled ? dd_err_set(DD_ECANCELLED, "client went away or server stopping") : 0;
@@ -166,7 +167,10 @@ static int stream__send(void *cls, const ProtobufCMessage *msg) {
     if (!s->unary && stream__send_wakes(s)) stream__wake(s);
   }
   pthread_mutex_unlock(&s->mu);
-  free(b.data);
+  if (s->enc.cap > DD_CALL_STREAM_WAKE_BYTES) { /* a big message's buffer is not kept */
+    free(s->enc.data);
+    s->enc = (dd_call_buf){0};
+  }
   return rc;
 }
 
