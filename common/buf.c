@@ -2,6 +2,7 @@
 #include "common/buf.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,4 +54,60 @@ void dd_buf_printf(dd_buf *b, const char *fmt, ...) {
 void dd_buf_free(dd_buf *b) {
   free(b->p);
   memset(b, 0, sizeof *b);
+}
+
+/* Length of the prefix of s[0..n) that JSON needs no escape for, 8 bytes at a time: a
+ * word holds a byte below 0x20, a '"' or a '\\' when one of the classic zero-byte tests
+ * (x - 0x01..) & ~x & 0x80.. fires on it, on it xor '"' or on it xor '\\'. */
+static size_t plain_run(const char *s, size_t n) {
+  const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, s + i, 8);
+    uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+    uint64_t hit = ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b);
+    if (hit & high) break;
+  }
+  return i;
+}
+
+/* The JSON string of s[0..n) (buf.h): room for the worst case (6 bytes a byte, "\u00xx")
+ * is made once, then plain runs are copied whole and escapes written in place. */
+void dd_buf_put_jstr(dd_buf *b, const char *s, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  if (n > (SIZE_MAX - 2) / 6) b->oom = true;
+  if (!dd_buf_reserve(b, 6 * n + 2)) return;
+  char *o = b->p + b->len;
+  *o++ = '"';
+  size_t run = 0;
+  for (size_t i = 0; i < n; i++) {
+    i += plain_run(s + i, n - i);
+    if (i == n) break;
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    if (i > run) memcpy(o, s + run, i - run);
+    o += i - run;
+    run = i + 1;
+    *o++ = '\\';
+    switch (c) {
+    case '"': *o++ = '"'; break;
+    case '\\': *o++ = '\\'; break;
+    case '\n': *o++ = 'n'; break;
+    case '\r': *o++ = 'r'; break;
+    case '\t': *o++ = 't'; break;
+    case '\b': *o++ = 'b'; break;
+    case '\f': *o++ = 'f'; break;
+    default:
+      memcpy(o, "u00", 3);
+      o[3] = hex[c >> 4];
+      o[4] = hex[c & 15];
+      o += 5;
+    }
+  }
+  if (n > run) memcpy(o, s + run, n - run);
+  o += n - run;
+  *o++ = '"';
+  b->len = (size_t)(o - b->p);
+  b->p[b->len] = '\0';
 }

@@ -20,6 +20,9 @@ void dd_buf_put(dd_buf *b, const void *p, size_t n);
 void dd_buf_puts(dd_buf *b, const char *s);
 void dd_buf_putc(dd_buf *b, char c);
 void dd_buf_printf(dd_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends s[0..n) as a JSON string: quoted, with '"', '\\' and the control characters
+ * escaped ("\n", "\u0001"), every other byte as it is (the caller passes valid UTF-8). */
+void dd_buf_put_jstr(dd_buf *b, const char *s, size_t n);
 /* Frees the contents and resets the buffer to empty. */
 void dd_buf_free(dd_buf *b);
 

@@ -174,6 +174,7 @@ int dd_call_status_lance(int code, int detail, int *http_status);
  * last line, or cut). Releasing the stream cancels the handler's next send. */
 
 #define DD_CALL_STREAM_HIGH_WATER (1u << 20)
+#define DD_CALL_STREAM_WAKE_BYTES (64u << 10) /* a send wakes the transport (call_stream.c) */
 
 /* A growing byte buffer an encode hook appends to. */
 typedef struct dd_call_buf {

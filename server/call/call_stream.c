@@ -48,10 +48,12 @@ struct dd_call_stream {
   int64_t deadline_ms;
   char request_id[DD_REQUEST_ID_LEN + 1]; /* made at start: the transport sends it first */
   dd_call_stream_hooks hooks;
+  dd_call_buf enc; /* the producer's encode buffer, reused between messages (its thread only) */
   pthread_mutex_t mu; /* guards everything below */
   pthread_cond_t cv;
   dd_call_buf q; /* unsent bytes are q.data[off..q.len) */
   size_t off, n_msgs;
+  int64_t woke_ms; /* when a send last woke the transport (stream__send_wakes) */
   bool queued_any, done, cancelled, released, suspended, cut, unary;
   int rc;
   char errmsg[1024];
@@ -81,6 +83,7 @@ static void stream__free(dd_call_stream *s) {
   for (size_t i = 0; i < 2 * s->n_hdr; i++) free(s->hdr[i]);
   free(s->hdr);
   free(s->q.data);
+  free(s->enc.data);
   if (s->res.file_fd >= 0) close(s->res.file_fd);
   if (s->hooks.release_cls) s->hooks.release_cls(s->hooks.cls);
   pthread_mutex_destroy(&s->mu);
@@ -130,14 +133,29 @@ static const char *stream__header(void *cls, const char *name) {
   return NULL;
 }
 
+/* With s->mu held, after a message was queued: whether it wakes the transport. The first
+ * message does, then one once DD_CALL_STREAM_WAKE_BYTES are unsent or a millisecond has
+ * passed since the last wake, so a producer of many small messages (NDJSON lines) hands
+ * them over in batches, not with a thread switch each; the end always wakes. A message
+ * may thus wait, unsent, until the producer's next send or its end. */
+static bool stream__send_wakes(dd_call_stream *s) {
+  if (s->n_msgs > 1 && s->q.len - s->off < DD_CALL_STREAM_WAKE_BYTES) {
+    int64_t now = dd_call_now_ms();
+    if (now - s->woke_ms < 1) return false;
+    s->woke_ms = now;
+    return true;
+  }
+  s->woke_ms = dd_call_now_ms();
+  return true;
+}
+
 static int stream__send(void *cls, const ProtobufCMessage *msg) {
   dd_call_stream *s = cls;
-  dd_call_buf b = {0};
+  dd_call_buf b = s->enc; /* no allocation a message (an NDJSON line) */
+  b.len = 0;
   int rc = s->hooks.encode(s->hooks.cls, msg, s->n_msgs, &b);
-  if (rc) {
-    free(b.data);
-    return rc;
-  }
+  s->enc = b;
+  if (rc) return rc;
   pthread_mutex_lock(&s->mu);
   while (!s->cancelled && s->q.len - s->off > DD_CALL_STREAM_HIGH_WATER) pthread_cond_wait(&s->cv, &s->mu);
   rc = s->cancelled ? dd_err_set(DD_ECANCELLED, "client went away or server stopping") : 0;
@@ -145,10 +163,14 @@ static int stream__send(void *cls, const ProtobufCMessage *msg) {
   if (!rc) {
     s->n_msgs++;
     s->queued_any = s->queued_any || b.len > 0;
-    if (!s->unary) stream__wake(s); /* a unary reply is complete only at the end */
+    /* a unary reply is complete only at the end */
+    if (!s->unary && stream__send_wakes(s)) stream__wake(s);
   }
   pthread_mutex_unlock(&s->mu);
-  free(b.data);
+  if (s->enc.cap > DD_CALL_STREAM_WAKE_BYTES) { /* a big message's buffer is not kept */
+    free(s->enc.data);
+    s->enc = (dd_call_buf){0};
+  }
   return rc;
 }
 

@@ -11,9 +11,14 @@
  *          flight, ever). Only this worker's thread plucks it, one call at a time.
  *
  * Slots. A dd_grpc__call is allocated when a request is posted (a "slot") and becomes the
- * call's state when the request is matched. Each worker keeps `prepost` slots posted per
- * method (64 for the table's methods) plus a few for unknown methods, and re-posts a fresh
- * slot as soon as one is matched, before serving the call, so the count never drops.
+ * call's state when the request is matched. Each worker starts with `prepost` slots posted
+ * per method (1 for the table's methods) plus a few for unknown methods, and re-posts a
+ * fresh slot as soon as one is matched, before serving the call, so the count never drops.
+ * A method that is called grows: each matched call also posts one more slot until the
+ * method holds `prepost_max` (64) a worker. Few slots for the methods nobody calls keep a
+ * queue's outstanding operations few: Debian's gRPC checks every completion against the
+ * queue's list of outstanding tags, a linear scan (with 64 slots for each of the ~100
+ * methods that cost about a quarter of a GetCatalog call's CPU).
  *
  * Tags. Every completion carries &call->t_<op>: a dd_grpc__tag names the op and its call.
  * The worker dispatches on (method kind, op):
@@ -59,7 +64,8 @@
 #include "server/grpc/grpc_server.h"
 #include "server/call/call.h"
 
-#define DD_GRPC__PREPOST 64         /* slots per table method per worker */
+#define DD_GRPC__PREPOST_START 1    /* slots per table method per worker at start */
+#define DD_GRPC__PREPOST 64         /* ... grown to as its calls arrive (see Slots) */
 #define DD_GRPC__PREPOST_BUILTIN 8  /* health, reflection */
 #define DD_GRPC__PREPOST_UNKNOWN 8  /* calls to methods nobody registered */
 #define DD_GRPC__DEFAULT_MAX_MSG (16u << 20)
@@ -95,7 +101,8 @@ typedef struct dd_grpc__method {
   dd_method m; /* path, descriptors, handler, flags (a copy; builtins have their own) */
   dd_grpc__kind kind;
   void *handle; /* grpc_server_register_method */
-  int prepost;
+  int prepost, prepost_max; /* slots per worker at start, and grown to (see Slots) */
+  atomic_int grown;         /* slots posted beyond prepost, all workers together */
 } dd_grpc__method;
 
 struct dd_grpc__worker {

@@ -21,7 +21,8 @@ static bool srv__path_ok(const char *p) {
   return slash > p + 1 && slash[1] != '\0';
 }
 
-static int srv__add_method(dd_grpc_server *s, const dd_method *m, dd_grpc__kind kind, int prepost) {
+static int srv__add_method(dd_grpc_server *s, const dd_method *m, dd_grpc__kind kind, int prepost,
+                           int prepost_max) {
   if (!srv__path_ok(m->path))
     return dd_err_set(DD_EINVAL, "method path '%s' is not '/package.Service/Method'",
                       m->path ? m->path : "(null)");
@@ -36,6 +37,8 @@ static int srv__add_method(dd_grpc_server *s, const dd_method *m, dd_grpc__kind 
   dst->m = *m;
   dst->kind = kind;
   dst->prepost = prepost;
+  dst->prepost_max = prepost_max;
+  atomic_init(&dst->grown, 0);
   return 0;
 }
 
@@ -54,14 +57,14 @@ static int srv__build_methods(dd_grpc_server *s) {
   for (size_t i = 0; i < n; i++) {
     const dd_method *m = dd_call_registry_method(s->reg, i);
     dd_grpc__kind kind = m->flags & DD_METHOD_STREAMING ? DD_GRPC__K_STREAM : DD_GRPC__K_UNARY;
-    int rc = srv__add_method(s, m, kind, DD_GRPC__PREPOST);
+    int rc = srv__add_method(s, m, kind, DD_GRPC__PREPOST_START, DD_GRPC__PREPOST);
     if (rc) return rc;
   }
-  int rc = srv__add_method(s, &dd_grpc__health_check_method, DD_GRPC__K_UNARY, DD_GRPC__PREPOST_BUILTIN);
-  if (!rc)
-    rc = srv__add_method(s, &dd_grpc__health_watch_method, DD_GRPC__K_WATCH, DD_GRPC__PREPOST_BUILTIN);
-  if (!rc) rc = srv__add_method(s, &reflection, DD_GRPC__K_REFLECT, DD_GRPC__PREPOST_BUILTIN);
-  if (!rc) rc = srv__add_method(s, &reflection_v1, DD_GRPC__K_REFLECT, DD_GRPC__PREPOST_BUILTIN);
+  const int b = DD_GRPC__PREPOST_BUILTIN; /* they start with 1 and grow to b */
+  int rc = srv__add_method(s, &dd_grpc__health_check_method, DD_GRPC__K_UNARY, 1, b);
+  if (!rc) rc = srv__add_method(s, &dd_grpc__health_watch_method, DD_GRPC__K_WATCH, 1, b);
+  if (!rc) rc = srv__add_method(s, &reflection, DD_GRPC__K_REFLECT, 1, b);
+  if (!rc) rc = srv__add_method(s, &reflection_v1, DD_GRPC__K_REFLECT, 1, b);
   return rc;
 }
 

@@ -58,10 +58,25 @@ void dd_grpc__call_free(dd_grpc__call *c) {
   free(c);
 }
 
+/* Whether a matched call of m posts one slot more (grpc_int.h, Slots): true until the
+ * method holds prepost_max slots a worker. */
+static bool worker__grow(dd_grpc_server *s, const dd_grpc__method *m) {
+  dd_grpc__method *mm = &s->methods[m - s->methods]; /* the server's own, mutable */
+  int limit = (mm->prepost_max - mm->prepost) * s->n_workers;
+  int g = atomic_load(&mm->grown);
+  while (g < limit)
+    if (atomic_compare_exchange_weak(&mm->grown, &g, g + 1)) return true;
+  return false;
+}
+
 static void worker__serve(dd_grpc__worker *w, dd_grpc__call *c) {
-  /* Keep the slot count: a new request for this method before this call is served.
-   * After shutdown began, a post fails harmlessly (its slot comes back !ok). */
-  if (!atomic_load(&w->srv->stopping)) (void)dd_grpc__post(w, c->method);
+  /* Keep the slot count: a new request for this method before this call is served (and
+   * one more while the method grows). After shutdown began, a post fails harmlessly (its
+   * slot comes back !ok). */
+  if (!atomic_load(&w->srv->stopping)) {
+    (void)dd_grpc__post(w, c->method);
+    if (c->method && worker__grow(w->srv, c->method)) (void)dd_grpc__post(w, c->method);
+  }
   if (atomic_load(&w->srv->draining)) {
     dd_grpc__serve_refused(c);
     return;

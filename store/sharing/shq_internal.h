@@ -22,7 +22,7 @@ typedef dd_buf shq_buf;
 
 void shq__put_i64(shq_buf *b, int64_t v);
 /* A JSON string literal with escaping (s of n bytes). */
-void shq__put_jstr(shq_buf *b, const char *s, size_t n);
+static inline void shq__put_jstr(shq_buf *b, const char *s, size_t n) { dd_buf_put_jstr(b, s, n); }
 static inline void shq__put_jstrz(shq_buf *b, const char *s) { shq__put_jstr(b, s, __builtin_strlen(s)); }
 /* A packed dl map as a JSON object (null values as null). */
 void shq__put_kvmap(shq_buf *b, const char *packed);

@@ -3,6 +3,7 @@
  * the protocol's timestamp and date formats. */
 #include <ctype.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,38 +24,6 @@ void shq__put_i64(shq_buf *b, int64_t v) {
   } while (u);
   if (v < 0) *--p = '-';
   dd_buf_put(b, p, (size_t)(e - p));
-}
-
-void shq__put_jstr(shq_buf *b, const char *s, size_t n) {
-  static const char hex[] = "0123456789abcdef";
-  if (!dd_buf_reserve(b, n + 2)) return;
-  dd_buf_putc(b, '"');
-  size_t run = 0;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    dd_buf_put(b, s + run, i - run);
-    run = i + 1;
-    char esc[7] = {'\\', 0};
-    switch (c) {
-    case '"': esc[1] = '"'; break;
-    case '\\': esc[1] = '\\'; break;
-    case '\n': esc[1] = 'n'; break;
-    case '\r': esc[1] = 'r'; break;
-    case '\t': esc[1] = 't'; break;
-    case '\b': esc[1] = 'b'; break;
-    case '\f': esc[1] = 'f'; break;
-    default:
-      memcpy(esc, "\\u00", 4);
-      esc[4] = hex[c >> 4];
-      esc[5] = hex[c & 15];
-      dd_buf_put(b, esc, 6);
-      continue;
-    }
-    dd_buf_put(b, esc, 2);
-  }
-  dd_buf_put(b, s + run, n - run);
-  dd_buf_putc(b, '"');
 }
 
 void shq__put_kvmap(shq_buf *b, const char *packed) {

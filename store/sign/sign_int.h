@@ -51,6 +51,8 @@ typedef struct sign__buf {
 
 #define SIGN__BUF_INIT {NULL, 0, 0, 0}
 
+/* Makes room for extra more bytes (and the NUL): 0, or -1 with `failed` set. */
+int sign__buf_reserve(sign__buf *b, size_t extra);
 void sign__buf_put(sign__buf *b, const void *s, size_t n);
 void sign__buf_puts(sign__buf *b, const char *s);
 void sign__buf_printf(sign__buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 
 /* ===================== growable string ===================== */
 
-static int sign__buf_reserve(sign__buf *b, size_t extra) {
+int sign__buf_reserve(sign__buf *b, size_t extra) {
   if (b->failed)
     return -1;
   if (extra > SIZE_MAX / 2 - b->len) {
@@ -85,16 +86,37 @@ static int sign__unreserved(unsigned char c) {
          c == '-' || c == '.' || c == '_' || c == '~';
 }
 
+/* sign__unreserved as a table, filled once. */
+static bool sign__pct_keep[256];
+static pthread_once_t sign__pct_once = PTHREAD_ONCE_INIT;
+
+static void sign__pct_init(void) {
+  for (int c = 0; c < 256; c++)
+    sign__pct_keep[c] = sign__unreserved((unsigned char)c);
+}
+
+/* Percent-encodes s into b: room for the worst case (3 bytes a byte) is made once, then
+ * every byte is written in place. */
 void sign__buf_pct(sign__buf *b, const char *s, int keep_slash) {
   static const char hex[] = "0123456789ABCDEF";
+  pthread_once(&sign__pct_once, sign__pct_init);
+  size_t n = strlen(s);
+  if (n > SIZE_MAX / 4 || sign__buf_reserve(b, 3 * n) < 0) {
+    b->failed = 1;
+    return;
+  }
+  char *o = b->p + b->len;
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (sign__unreserved(*p) || (keep_slash && *p == '/')) {
-      sign__buf_put(b, p, 1);
+    if (sign__pct_keep[*p] || (keep_slash && *p == '/')) {
+      *o++ = (char)*p;
     } else {
-      char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
-      sign__buf_put(b, e, 3);
+      *o++ = '%';
+      *o++ = hex[*p >> 4];
+      *o++ = hex[*p & 15];
     }
   }
+  b->len = (size_t)(o - b->p);
+  b->p[b->len] = '\0';
 }
 
 int sign__buf_finish(sign__buf *b, char **out) {

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/buf.h"
 #include "common/err.h"
 #include "server/call/call_route.h"
 #include "server/call/req_guard.h"
@@ -65,40 +66,63 @@ static int sr_error(dd_http_reply *rep, int head, int rc, const char *msg) {
 
 /* ---- encoding replies ----------------------------------------------------------------- */
 
-static json_t *sr_items_json(json_t *items, const char *next) {
-  json_t *j = json_object();
-  json_object_set_new(j, "items", items);
-  if (next && *next) json_object_set_new(j, "nextPageToken", json_string(next));
-  return j;
+/* The list replies are written directly (no jansson tree): {"items":[...]} and the page
+ * token. Their strings are catalog names and ids (valid UTF-8, cat_name_check). */
+static void sr_put_pairs(dd_buf *b, const char *const kv[], size_t n) {
+  dd_buf_putc(b, '{');
+  for (size_t i = 0; i < n; i++) {
+    if (i) dd_buf_putc(b, ',');
+    dd_buf_put_jstr(b, kv[2 * i], strlen(kv[2 * i]));
+    dd_buf_putc(b, ':');
+    dd_buf_put_jstr(b, kv[2 * i + 1], strlen(kv[2 * i + 1]));
+  }
+  dd_buf_putc(b, '}');
+}
+
+/* Fills kv with item i's pairs (at most 5) of list reply r; returns how many. */
+typedef size_t (*sr_item_fn)(const void *r, size_t i, const char *kv[10]);
+
+static size_t sr_share_kv(const void *r, size_t i, const char *kv[10]) {
+  const Deltad__Sharing__V1__Share *s = ((const Deltad__Sharing__V1__ListSharesResponse *)r)->items[i];
+  kv[0] = "name", kv[1] = s->name, kv[2] = "id", kv[3] = s->id;
+  return 2;
+}
+
+static size_t sr_schema_kv(const void *r, size_t i, const char *kv[10]) {
+  const Deltad__Sharing__V1__Schema *s = ((const Deltad__Sharing__V1__ListSchemasResponse *)r)->items[i];
+  kv[0] = "name", kv[1] = s->name, kv[2] = "share", kv[3] = s->share;
+  return 2;
+}
+
+static size_t sr_table_kv(const void *r, size_t i, const char *kv[10]) {
+  const Deltad__Sharing__V1__Table *t = ((const Deltad__Sharing__V1__ListTablesResponse *)r)->items[i];
+  kv[0] = "name", kv[1] = t->name, kv[2] = "schema", kv[3] = t->schema, kv[4] = "share";
+  kv[5] = t->share, kv[6] = "shareId", kv[7] = t->share_id, kv[8] = "id", kv[9] = t->id;
+  return 5;
+}
+
+static int sr_list_out(const void *r, size_t n, const char *next, sr_item_fn item, dd_call_buf *out) {
+  dd_buf b = {0};
+  dd_buf_puts(&b, "{\"items\":[");
+  for (size_t i = 0; i < n; i++) {
+    const char *kv[10];
+    size_t np = item(r, i, kv);
+    if (i) dd_buf_putc(&b, ',');
+    sr_put_pairs(&b, kv, np);
+  }
+  dd_buf_putc(&b, ']');
+  if (next && *next) {
+    dd_buf_puts(&b, ",\"nextPageToken\":");
+    dd_buf_put_jstr(&b, next, strlen(next));
+  }
+  dd_buf_putc(&b, '}');
+  int rc = b.oom ? dd_err_set(DD_ENOMEM, "out of memory") : dd_call_buf_append(out, b.p, b.len);
+  dd_buf_free(&b);
+  return rc;
 }
 
 static json_t *sr_share_json(const Deltad__Sharing__V1__Share *s) {
   return json_pack("{s:s,s:s}", "name", s->name, "id", s->id);
-}
-
-static json_t *sr_shares_json(const Deltad__Sharing__V1__ListSharesResponse *r) {
-  json_t *a = json_array();
-  for (size_t i = 0; i < r->n_items; i++) json_array_append_new(a, sr_share_json(r->items[i]));
-  return sr_items_json(a, r->next_page_token);
-}
-
-static json_t *sr_schemas_json(const Deltad__Sharing__V1__ListSchemasResponse *r) {
-  json_t *a = json_array();
-  for (size_t i = 0; i < r->n_items; i++)
-    json_array_append_new(a, json_pack("{s:s,s:s}", "name", r->items[i]->name, "share",
-                                       r->items[i]->share));
-  return sr_items_json(a, r->next_page_token);
-}
-
-static json_t *sr_tables_json(const Deltad__Sharing__V1__ListTablesResponse *r) {
-  json_t *a = json_array();
-  for (size_t i = 0; i < r->n_items; i++) {
-    const Deltad__Sharing__V1__Table *t = r->items[i];
-    json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s,s:s}", "name", t->name, "schema",
-                                       t->schema, "share", t->share, "shareId", t->share_id,
-                                       "id", t->id));
-  }
-  return sr_items_json(a, r->next_page_token);
 }
 
 /* One NDJSON line; the first tells the version and capabilities of the reply. */
@@ -117,9 +141,18 @@ static int sr_encode(void *cls, const ProtobufCMessage *msg, size_t index, dd_ca
   sr_op *op = cls;
   (void)index;
   switch (op->kind) {
-  case SR_SHARES: return dd_native__append_json(out, sr_shares_json((const void *)msg));
-  case SR_SCHEMAS: return dd_native__append_json(out, sr_schemas_json((const void *)msg));
-  case SR_TABLES: return dd_native__append_json(out, sr_tables_json((const void *)msg));
+  case SR_SHARES: {
+    const Deltad__Sharing__V1__ListSharesResponse *r = (const void *)msg;
+    return sr_list_out(r, r->n_items, r->next_page_token, sr_share_kv, out);
+  }
+  case SR_SCHEMAS: {
+    const Deltad__Sharing__V1__ListSchemasResponse *r = (const void *)msg;
+    return sr_list_out(r, r->n_items, r->next_page_token, sr_schema_kv, out);
+  }
+  case SR_TABLES: {
+    const Deltad__Sharing__V1__ListTablesResponse *r = (const void *)msg;
+    return sr_list_out(r, r->n_items, r->next_page_token, sr_table_kv, out);
+  }
   case SR_SHARE: {
     const Deltad__Sharing__V1__GetShareResponse *r = (const void *)msg;
     return dd_native__append_json(out, json_pack("{s:o}", "share", sr_share_json(r->share)));

@@ -39,7 +39,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { /usr/bin/python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+# shellcheck source=tests/bench/bench_lib.sh
+. "$root/tests/bench/bench_lib.sh"
+free_port() { bench_free_port; }
 
 /usr/bin/python3 "$root/tests/bench/sharing_rest/gen_table.py" "$tmp/table" 100000 100
 export DELTAD_ADMIN_TOKEN=bench-admin-token
@@ -140,21 +142,7 @@ if [ "${SKIP_NGINX:-0}" != 1 ]; then
   chmod 644 "$tmp/shares.json"
   mkdir -p "$tmp/www/api/v1" && cp "$tmp/shares.json" "$tmp/www/api/v1/shares"
   nport=$(free_port)
-  cat >"$tmp/nginx.conf" <<NG
-worker_processes 2;
-daemon off;
-pid $tmp/nginx.pid;
-error_log $tmp/nginx.err;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  server {
-    listen 127.0.0.1:$nport;
-    root $tmp/www;
-    default_type application/json;
-  }
-}
-NG
+  bench_nginx_conf "$tmp/nginx.conf" "$nport" "$tmp/www" "$tmp"
   "$NGINX" -c "$tmp/nginx.conf" -p "$tmp" &
   npid=$!
   for _ in $(seq 50); do curl -sf "http://127.0.0.1:$nport/api/v1/shares" -o /dev/null && break; sleep 0.1; done

@@ -370,6 +370,23 @@ static void test_many_concurrent_calls(void **state) {
   assert_int_equal(total, CONC_THREADS * CONC_CALLS);
 }
 
+/* The slots of a method grow with its calls, to prepost_max a worker, and no further; a
+ * method nobody calls keeps its starting slot (grpc_int.h, Slots). Runs after
+ * test_many_concurrent_calls, whose 4,000 Ping calls grew Ping to the top. */
+static void test_slots_grow_with_calls(void **state) {
+  (void)state;
+  const dd_grpc__method *ping = NULL, *v1 = NULL;
+  for (size_t i = 0; i < g_srv->n_methods; i++) {
+    if (!strcmp(g_srv->methods[i].m.path, "/deltad.system.v1.SystemService/Ping")) ping = &g_srv->methods[i];
+    if (!strcmp(g_srv->methods[i].m.path, DD_GRPC__REFLECTION_V1_PATH)) v1 = &g_srv->methods[i];
+  }
+  assert_non_null(ping);
+  assert_non_null(v1);
+  assert_int_equal(ping->prepost, DD_GRPC__PREPOST_START);
+  assert_int_equal(atomic_load(&ping->grown), (DD_GRPC__PREPOST - DD_GRPC__PREPOST_START) * g_srv->n_workers);
+  assert_int_equal(atomic_load(&v1->grown), 0);
+}
+
 /* ---- health ---- */
 
 static int health_check(const char *service, char *details, size_t details_len) {
@@ -701,6 +718,7 @@ int main(void) {
       cmocka_unit_test(test_stream_stops_after_deadline),
       cmocka_unit_test(test_stream_stops_when_client_cancels),
       cmocka_unit_test(test_many_concurrent_calls),
+      cmocka_unit_test(test_slots_grow_with_calls),
       cmocka_unit_test(test_health),
       cmocka_unit_test(test_reflection),
       cmocka_unit_test(test_reflection_extension_file),

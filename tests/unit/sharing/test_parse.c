@@ -1,6 +1,7 @@
 /* test_parse.c: the request side of the sharing engine without tables: the capabilities
  * header, the Query Table body (strict types, reference messages), protocol timestamps,
- * tokens, and the predicate parser / evaluator on hand-made partition values and stats. */
+ * tokens, the JSON string writer, and the predicate parser / evaluator on hand-made
+ * partition values and stats. */
 #include "tests/unit/sharing/shq_test_util.h"
 #include "store/sharing/shq_internal.h"
 
@@ -316,9 +317,52 @@ static void test_pred_parse_rejects(void **state) {
   assert_int_equal(shq__pred_parse_json(&p, deep, strlen(deep)), DD_EINVAL);
 }
 
+/* shq__put_jstr: the escapes by name, every other byte as it is, appended after what the
+ * buffer holds; every ASCII byte 1..127 reads back through jansson. */
+static void test_put_jstr(void **state) {
+  (void)state;
+  shq_buf b = {0};
+  dd_buf_puts(&b, "x=");
+  shq__put_jstr(&b, "a\"b\\c\n\r\t\b\f\x01\x1f/\xc3\xbc", 15);
+  assert_false(b.oom);
+  assert_string_equal(b.p, "x=\"a\\\"b\\\\c\\n\\r\\t\\b\\f\\u0001\\u001f/\xc3\xbc\"");
+  b.len = 0;
+  shq__put_jstr(&b, NULL, 0);
+  assert_string_equal(b.p, "\"\"");
+  char all[256];
+  for (int i = 1; i < 256; i++) all[i - 1] = (char)i;
+  b.len = 0;
+  shq__put_jstr(&b, all, 127); /* ASCII: valid UTF-8 */
+  json_error_t e;
+  json_t *v = json_loads(b.p, JSON_DECODE_ANY, &e);
+  assert_non_null(v);
+  assert_int_equal(json_string_length(v), 127);
+  assert_memory_equal(json_string_value(v), all, 127);
+  json_decref(v);
+  for (size_t at = 0; at < 24; at++) { /* an escape at every offset of the 8-byte scan */
+    char in[24], want[64];
+    memset(in, 'a', sizeof in);
+    in[at] = at % 2 ? '"' : '\x07';
+    size_t w = 0;
+    want[w++] = '"';
+    for (size_t i = 0; i < sizeof in; i++) {
+      if (i != at) want[w++] = 'a';
+      else if (at % 2) w += (size_t)sprintf(want + w, "\\\"");
+      else w += (size_t)sprintf(want + w, "\\u0007");
+    }
+    want[w++] = '"';
+    want[w] = 0;
+    b.len = 0;
+    shq__put_jstr(&b, in, sizeof in);
+    assert_string_equal(b.p, want);
+  }
+  dd_buf_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_caps),
+      cmocka_unit_test(test_put_jstr),
       cmocka_unit_test(test_query_body),
       cmocka_unit_test(test_timestamps),
       cmocka_unit_test(test_tokens),
