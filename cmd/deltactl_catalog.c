@@ -26,7 +26,7 @@ static int cat_list(int argc, char **argv) {
       "usage: deltactl catalog list [--max-results N] [--page-token T] [--all]\n"
       "  Lists catalogs: one page, or every page with --all.\n",
       CAT_SVC "ListCatalogs", &deltad__catalog__v1__list_catalogs_request__descriptor,
-      &deltad__catalog__v1__list_catalogs_response__descriptor, NULL, "catalogs", cat__cols};
+      &deltad__catalog__v1__list_catalogs_response__descriptor, NULL, "catalogs", cat__cols, NULL};
   return dctl_run_list(&spec, argc, argv);
 }
 

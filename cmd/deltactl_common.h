@@ -138,6 +138,8 @@ typedef struct dctl_list_spec {
   const char *parent_field; /* request field taken from the one positional, or NULL */
   const char *items_field;  /* the response's repeated field */
   const dctl_col *cols;
+  /* When set, the positional is "A.B": A goes to parent_field, B to this field. */
+  const char *parent_field2;
 } dctl_list_spec;
 int dctl_run_list(const dctl_list_spec *s, int argc, char **argv);
 

@@ -26,7 +26,7 @@ static int sch_list(int argc, char **argv) {
       "  Lists the schemas of a catalog: one page, or every page with --all.\n",
       SCH_SVC "ListSchemas", &deltad__catalog__v1__list_schemas_request__descriptor,
       &deltad__catalog__v1__list_schemas_response__descriptor, "catalog_name", "schemas",
-      sch__cols};
+      sch__cols, NULL};
   return dctl_run_list(&spec, argc, argv);
 }
 

@@ -36,7 +36,7 @@ static int share_list(int argc, char **argv) {
       "usage: deltactl share list [--max-results N] [--page-token T] [--all]\n"
       "  Lists shares.\n",
       SHX "ListShareInfos", SHD(list_share_infos_request), SHD(list_share_infos_response),
-      NULL, "shares", sh__cols};
+      NULL, "shares", sh__cols, NULL};
   return dctl_run_list(&spec, argc, argv);
 }
 
@@ -335,7 +335,7 @@ static int rcpt_list(int argc, char **argv) {
   static const dctl_list_spec spec = {
       "usage: deltactl recipient list [--max-results N] [--page-token T] [--all]\n",
       SHX "ListRecipients", SHD(list_recipients_request), SHD(list_recipients_response), NULL,
-      "recipients", rcpt__cols};
+      "recipients", rcpt__cols, NULL};
   return dctl_run_list(&spec, argc, argv);
 }
 

@@ -73,6 +73,10 @@ static const char USAGE[] =
     "verb runs on the server (--server, DeltaConnectService; it works only under registered\n"
     "storage locations) unless --local runs it in this process; both print the same.\n"
     "verbs:\n"
+    "  register      register NAME LOCATION | register NAME --managed --column N:T...: a catalog\n"
+    "                table (see register --help); also get NAME, list CATALOG.SCHEMA,\n"
+    "                update NAME [--new-name N] [--comment C] [--owner O] [--property K=V]...,\n"
+    "                drop NAME, undrop NAME [--id ID], dropped CATALOG.SCHEMA\n"
     "  history       commits, newest first: history TABLE [--limit N]\n"
     "  detail        one row about the table: detail TABLE [--version N | --timestamp TS] (--local)\n"
     "  files         active files: files TABLE [--version N | --timestamp TS] (always in this process)\n"
@@ -574,6 +578,7 @@ int dctl_tableops_main(int argc, char **argv) {
 
 /* Dispatch of `table`: one line a verb family; every other verb (and --help) is here. */
 int dctl_tableops_dispatch(int argc, char **argv) {
+  if (argc >= 2 && dctl_tablereg_has_verb(argv[1], argc, argv)) return dctl_tablereg_main(argc, argv);
   if (argc >= 2 && !strcmp(argv[1], "optimize")) return dctl_optimize_main(argc, argv);
   if (argc >= 2 && (!strcmp(argv[1], "delete") || !strcmp(argv[1], "update"))) return dctl_dml_main(argc, argv);
   if (argc >= 2 && !strcmp(argv[1], "merge")) return dctl_merge_main(argc, argv);

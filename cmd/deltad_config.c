@@ -165,6 +165,7 @@ static const struct {
      1000000, 60},
     {"grpc-max-concurrent-streams", offsetof(dd_config, grpc_max_concurrent_streams), 0, 1000000, 128},
     {"audit-retention-days", offsetof(dd_config, audit_retention_days), 1, 36500, 90},
+    {"managed-table-retention-seconds", offsetof(dd_config, managed_retention_s), 0, 315360000, 604800},
 };
 #define CFG_N_LIMITS (sizeof cfg_limits / sizeof cfg_limits[0])
 

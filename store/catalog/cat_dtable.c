@@ -318,3 +318,8 @@ int cat_dtable_update(cat_store *s, cat_dtable **out, const char *actor,
   if (!rc) rc = dt_apply(s, txn, out, actor, req);
   return cat__dt_finish(rc, txn, out);
 }
+
+int cat__dtable_find_any(cat_store *s, cat_txn *txn, const char *full_name, cat_dtable **out) {
+  int rc = dt_get_in(s, txn, out, full_name);
+  return cat__dt_finish(rc, NULL, out);
+}

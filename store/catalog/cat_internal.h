@@ -327,6 +327,8 @@ int cat__lance_below_drop(cat_store *s, cat_txn *txn, size_t level, const char *
  * cat_dtable_delete does). */
 int cat__dtable_below_drop(cat_store *s, cat_txn *txn, const char *schema_id, const char *what,
                            int force);
+/* The live Delta table record full_name (names filled), in txn. DD_ENOTFOUND naming it. */
+int cat__dtable_find_any(cat_store *s, cat_txn *txn, const char *full_name, cat_dtable **out);
 /* DD_EEXISTS "table '<full>' already exists" when lname is taken under schema_id by a
  * Delta or a Lance table; 0 when free. */
 int cat__table_name_taken(cat_store *s, cat_txn *txn, const char *schema_id, const char *name,

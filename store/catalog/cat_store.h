@@ -23,6 +23,7 @@
 #ifndef DD_STORE_CATALOG_CAT_STORE_H
 #define DD_STORE_CATALOG_CAT_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
