@@ -142,6 +142,17 @@ int dctl_call(const char *method, const ProtobufCMessage *req,
   return rc ? dctl_report_call_error(c, rc) : 0;
 }
 
+int dctl_call_quiet(const char *method, const ProtobufCMessage *req,
+                    const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **out) {
+  dd_client *c;
+  *out = NULL;
+  int rc = dctl_client_get(&c);
+  if (rc) return rc;
+  rc = dd_client_call(c, method, req, resp_desc, out);
+  if (rc && dd_client_code_from_grpc(dd_client_last_status(c)) == DD_ENOTFOUND) return DCTL_CONTINUE;
+  return rc ? dctl_report_call_error(c, rc) : 0;
+}
+
 /* ---- paging --------------------------------------------------------------------------- */
 
 static char **dctl__str_field(ProtobufCMessage *m, const char *name) {

@@ -2,9 +2,11 @@
  * itself: read a table's latest snapshot into a TableInfo (columns, partition columns,
  * configuration, version), check that a location holds a Delta table, create the empty
  * Delta table of a MANAGED table, and delete a purged MANAGED table's files. */
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/err.h"
 #include "server/service/tables_int.h"
@@ -205,5 +207,9 @@ int ts_delete_files(const char *loc) {
   if (rc == DD_ENOTFOUND) return 0;
   if (!rc) rc = ts__rm_dir(st, "");
   os_store_free(st);
+  /* a local table's own (now empty) directory goes too; object stores have none */
+  const char *path = ts__engine_loc(loc);
+  if (!rc && path[0] == '/' && rmdir(path) != 0 && errno != ENOENT)
+    rc = dd_err_set(DD_EIO, "remove %s: %s", path, strerror(errno));
   return rc;
 }
