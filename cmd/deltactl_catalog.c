@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "cmd/deltactl_common.h"
+#include "cmd/deltactl_tablecall.h"
 #include "cmd/deltactl_groups.h"
 #include "deltad/catalog/v1/catalog.pb-c.h"
 
@@ -31,13 +32,15 @@ static int cat_list(int argc, char **argv) {
 }
 
 static int cat_create(int argc, char **argv) {
-  const char *comment = NULL;
+  const char *comment = NULL, *root = NULL;
   dctl_strv props = {.n = 0};
   const dctl_opt opts[] = {{"--comment", 1, &comment, NULL, NULL},
                            {"--property", 1, NULL, NULL, &props},
+                           {"--storage-root", 1, &root, NULL, NULL},
                            {NULL, 0, NULL, NULL, NULL}};
-  const dctl_cmd cmd = {"usage: deltactl catalog create NAME [--comment C] [--property K=V ...]\n"
-                        "  Creates a catalog.\n",
+  const dctl_cmd cmd = {"usage: deltactl catalog create NAME [--comment C] [--property K=V ...] [--storage-root URL]\n"
+                        "  Creates a catalog; MANAGED tables of its schemas go under --storage-root\n"
+                        "  (a path or URL under a storage location) unless the schema has its own.\n",
                         opts, 1, 1};
   const char *pos[1];
   int npos;
@@ -48,8 +51,11 @@ static int cat_create(int argc, char **argv) {
   if (comment) req.comment = (char *)comment;
   void *block;
   if ((rc = dctl_set_map(&req.base, "properties", &props, &block))) return rc;
+  char *abs_root = root ? dctl_tbl_abs_path(root) : NULL;
+  if (abs_root) req.storage_root = abs_root;
   ProtobufCMessage *resp = NULL;
   rc = dctl_call(CAT_SVC "CreateCatalog", &req.base, &deltad__catalog__v1__catalog_info__descriptor, &resp);
+  free(abs_root);
   free(block);
   return cat__print_free(rc, resp);
 }

@@ -219,10 +219,15 @@ class Tables(h.ServerTest):
         n_dirs = len(os.listdir(os.path.join(root, "tables")))
         self.ctl("table", "register", "mc.s.m", "--managed", "--column", "id:int", expect=1)
         self.assertEqual(len(os.listdir(os.path.join(root, "tables"))), n_dirs)
-        # without a storage root: refused
+        # without a storage root: refused; a schema's own root (set by deltactl) wins
         self.schema("mc2", "s")
         err = self.ctl("table", "register", "mc2.s.m", "--managed", "--column", "id:int", expect=1)
         self.assertIn("storage_root", err)
+        root2 = os.path.join(self.tmp, "schema-root")
+        self.ctl("schema", "create", "mc2", "own", "--storage-root", root2)
+        own = json.loads(self.ctl("--output", "json", "table", "register", "mc2.own.m", "--managed",
+                                  "--column", "id:int"))
+        self.assertTrue(own["storageLocation"].startswith("file://" + root2 + "/tables/"), own)
         # drop, list dropped, undrop within the window
         self.ctl("table", "drop", "mc.s.m")
         self.ctl("table", "get", "mc.s.m", expect=1)
