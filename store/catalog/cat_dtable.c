@@ -174,16 +174,22 @@ int cat_dtable_create(cat_store *s, cat_dtable **out, const char *actor, const c
   return cat__dt_finish(rc, txn, out);
 }
 
-int cat_dtable_storage_root(cat_store *s, char **out, const char *catalog, const char *schema) {
+int cat__dt_schema_read(cat_store *s, const char *catalog, const char *schema, cat__dt_parent *p) {
   cat_txn *txn = NULL;
-  cat__dt_parent p;
-  *out = NULL;
+  memset(p, 0, sizeof *p);
   int rc = cat_name_check("catalog_name", catalog, 0);
   if (!rc) rc = cat_name_check("schema_name", schema, 0);
   if (!rc) rc = cat__txn_begin(s, &txn, false);
   if (rc) return rc;
-  rc = cat__dt_schema(s, txn, catalog, schema, &p);
+  rc = cat__dt_schema(s, txn, catalog, schema, p);
   cat__txn_abort(txn);
+  return rc;
+}
+
+int cat_dtable_storage_root(cat_store *s, char **out, const char *catalog, const char *schema) {
+  cat__dt_parent p;
+  *out = NULL;
+  int rc = cat__dt_schema_read(s, catalog, schema, &p);
   if (rc) return rc;
   if (!*p.root) {
     free(p.root);
@@ -234,16 +240,10 @@ int cat_dtable_get_by_id(cat_store *s, cat_dtable **out, const char *id) {
 
 int cat_dtable_list(cat_store *s, Deltad__Tables__V1__ListTablesResponse **out,
                     const Deltad__Tables__V1__ListTablesRequest *req) {
-  cat_txn *txn = NULL;
   cat__dt_parent p;
   cat__page page;
   *out = NULL;
-  int rc = cat_name_check("catalog_name", req->catalog_name, 0);
-  if (!rc) rc = cat_name_check("schema_name", req->schema_name, 0);
-  if (!rc) rc = cat__txn_begin(s, &txn, false);
-  if (rc) return rc;
-  rc = cat__dt_schema(s, txn, req->catalog_name, req->schema_name, &p);
-  cat__txn_abort(txn);
+  int rc = cat__dt_schema_read(s, req->catalog_name, req->schema_name, &p);
   if (rc) return rc;
   free(p.root);
   rc = cat__list(s, CAT__DB_DELTA_TABLE_NAMES, CAT__DB_DELTA_TABLES, p.schema_id,

@@ -199,13 +199,7 @@ int cat_dtable_list_dropped(cat_store *s, Deltad__Tables__V1__ListTablesResponse
   cat__dt_parent p;
   *out = NULL;
   if ((catalog && *catalog) || (schema && *schema)) {
-    cat_txn *txn = NULL;
-    int rc = cat_name_check("catalog_name", catalog, 0);
-    if (!rc) rc = cat_name_check("schema_name", schema, 0);
-    if (!rc) rc = cat__txn_begin(s, &txn, false);
-    if (rc) return rc;
-    rc = cat__dt_schema(s, txn, catalog, schema, &p);
-    cat__txn_abort(txn);
+    int rc = cat__dt_schema_read(s, catalog, schema, &p);
     if (rc) return rc;
     free(p.root);
     a.schema_id = p.schema_id;

@@ -17,6 +17,8 @@ typedef struct cat__dt_parent {
 /* Finds catalog.schema by name; DD_ENOTFOUND "catalog/schema ... not found". */
 int cat__dt_schema(cat_store *s, cat_txn *txn, const char *cat, const char *sch,
                    cat__dt_parent *out);
+/* cat__dt_schema in a read transaction of its own, after checking both names. */
+int cat__dt_schema_read(cat_store *s, const char *catalog, const char *schema, cat__dt_parent *p);
 /* Finds the live table full_name: its schema, record (names filled) and id. */
 int cat__dt_find(cat_store *s, cat_txn *txn, const char *full_name, cat__dt_parent *p,
                  cat_dtable **out, char id[CAT__ID_LEN + 1]);

@@ -9,14 +9,8 @@ import json
 import sys
 
 from delta.connect.tables import DeltaTable
+from delta_connect_client import attempt  # beside this file
 from pyspark.sql import SparkSession
-
-
-def attempt(fn):
-    try:
-        return {"ok": fn()}
-    except Exception as e:  # the caller asserts which
-        return {"error": "%s: %s" % (type(e).__name__, " | ".join(str(e).splitlines()[:4])[:800])}
 
 
 def ids(df):
