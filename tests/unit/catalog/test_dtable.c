@@ -206,6 +206,29 @@ static void test_schema_delete_and_roots(void **state) {
   assert_int_equal(ct_db_entries(e->s, CAT__DB_DELTA_TABLE_NAMES), 0);
 }
 
+static void test_schema_rename_followed(void **state) {
+  ct_env *e = *state;
+  setup_schema(e->s);
+  cat_dtable *t = NULL, *g = NULL;
+  assert_int_equal(mk(e->s, &t, "main", "raw", "t", "file:///d", false), 0);
+  Deltad__Catalog__V1__UpdateSchemaRequest ur = DELTAD__CATALOG__V1__UPDATE_SCHEMA_REQUEST__INIT;
+  ur.full_name = "main.raw";
+  ur._new_name_case = DELTAD__CATALOG__V1__UPDATE_SCHEMA_REQUEST___NEW_NAME_NEW_NAME;
+  ur.new_name = "bronze";
+  cat_schema *sc = NULL;
+  assert_int_equal(cat_schema_update(e->s, &sc, "bob", &ur), 0);
+  CT_FREE(sc);
+  assert_int_equal(cat_dtable_get(e->s, &g, "main.bronze.t"), 0);
+  assert_string_equal(g->full_name, "Main.bronze.t");
+  assert_string_equal(g->table_id, t->table_id);
+  CT_FREE(g);
+  assert_int_equal(cat_dtable_get_by_id(e->s, &g, t->table_id), 0);
+  assert_string_equal(g->full_name, "Main.bronze.t");
+  CT_FREE(g);
+  assert_int_equal(cat_dtable_get(e->s, &g, "main.raw.t"), DD_ENOTFOUND);
+  CT_FREE(t);
+}
+
 static void test_survives_reopen(void **state) {
   ct_env *e = *state;
   setup_schema(e->s);
@@ -224,6 +247,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_update, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_drop_undrop_purge, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_schema_delete_and_roots, ct_setup, ct_teardown),
+      cmocka_unit_test_setup_teardown(test_schema_rename_followed, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_survives_reopen, ct_setup, ct_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
