@@ -230,6 +230,8 @@ class Tables(h.ServerTest):
         self.assertEqual([d["tableId"] for d in dropped["tables"]], [tid])
         back = json.loads(self.ctl("--output", "json", "table", "undrop", "mc.s.m"))
         self.assertEqual((back["tableId"], back["version"]), (tid, "0"))
+        code, ev = self.curl("GET", "/audit/events?kind=admin_change")
+        self.assertIn(("UndropTable", tid), [(e["action"], e.get("idAfter")) for e in ev["events"]])
         # drop again and let the retention pass: the purge deletes the files and the record
         self.ctl("table", "drop", "mc.s.m")
         self.assertTrue(os.path.isdir(loc))
