@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "cmd/deltactl_common.h"
+#include "cmd/deltactl_tablecall.h"
 #include "cmd/deltactl_groups.h"
 #include "deltad/catalog/v1/catalog.pb-c.h"
 
@@ -26,18 +27,20 @@ static int cat_list(int argc, char **argv) {
       "usage: deltactl catalog list [--max-results N] [--page-token T] [--all]\n"
       "  Lists catalogs: one page, or every page with --all.\n",
       CAT_SVC "ListCatalogs", &deltad__catalog__v1__list_catalogs_request__descriptor,
-      &deltad__catalog__v1__list_catalogs_response__descriptor, NULL, "catalogs", cat__cols};
+      &deltad__catalog__v1__list_catalogs_response__descriptor, NULL, "catalogs", cat__cols, NULL};
   return dctl_run_list(&spec, argc, argv);
 }
 
 static int cat_create(int argc, char **argv) {
-  const char *comment = NULL;
+  const char *comment = NULL, *root = NULL;
   dctl_strv props = {.n = 0};
   const dctl_opt opts[] = {{"--comment", 1, &comment, NULL, NULL},
                            {"--property", 1, NULL, NULL, &props},
+                           {"--storage-root", 1, &root, NULL, NULL},
                            {NULL, 0, NULL, NULL, NULL}};
-  const dctl_cmd cmd = {"usage: deltactl catalog create NAME [--comment C] [--property K=V ...]\n"
-                        "  Creates a catalog.\n",
+  const dctl_cmd cmd = {"usage: deltactl catalog create NAME [--comment C] [--property K=V ...] [--storage-root URL]\n"
+                        "  Creates a catalog; MANAGED tables of its schemas go under --storage-root\n"
+                        "  (a path or URL under a storage location) unless the schema has its own.\n",
                         opts, 1, 1};
   const char *pos[1];
   int npos;
@@ -48,8 +51,11 @@ static int cat_create(int argc, char **argv) {
   if (comment) req.comment = (char *)comment;
   void *block;
   if ((rc = dctl_set_map(&req.base, "properties", &props, &block))) return rc;
+  char *abs_root = root ? dctl_tbl_abs_path(root) : NULL;
+  if (abs_root) req.storage_root = abs_root;
   ProtobufCMessage *resp = NULL;
   rc = dctl_call(CAT_SVC "CreateCatalog", &req.base, &deltad__catalog__v1__catalog_info__descriptor, &resp);
+  free(abs_root);
   free(block);
   return cat__print_free(rc, resp);
 }

@@ -2,6 +2,7 @@
  * resolved then), calls that report their own errors, and list paging. */
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,14 +133,26 @@ int dctl_report_call_error(dd_client *c, int rc) {
   return dctl_fail(DCTL_EXIT_SERVER, "%s: %s", dd_client_status_name(dd_client_last_status(c)), msg);
 }
 
-int dctl_call(const char *method, const ProtobufCMessage *req,
-              const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **out) {
+/* dctl_call; with quiet, NOT_FOUND is DCTL_CONTINUE and not reported. */
+static int dctl__call(const char *method, const ProtobufCMessage *req,
+                      const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **out, bool quiet) {
   dd_client *c;
   *out = NULL;
   int rc = dctl_client_get(&c);
   if (rc) return rc;
   rc = dd_client_call(c, method, req, resp_desc, out);
+  if (rc && quiet && dd_client_code_from_grpc(dd_client_last_status(c)) == DD_ENOTFOUND) return DCTL_CONTINUE;
   return rc ? dctl_report_call_error(c, rc) : 0;
+}
+
+int dctl_call(const char *method, const ProtobufCMessage *req,
+              const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **out) {
+  return dctl__call(method, req, resp_desc, out, false);
+}
+
+int dctl_call_quiet(const char *method, const ProtobufCMessage *req,
+                    const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **out) {
+  return dctl__call(method, req, resp_desc, out, true);
 }
 
 /* ---- paging --------------------------------------------------------------------------- */

@@ -56,6 +56,9 @@ void dctl_client_close(void);
  * `deltactl: <STATUS>: <message>` to stderr. *out as for dd_client_call. */
 int dctl_call(const char *method, const ProtobufCMessage *req,
               const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **out);
+/* dctl_call, but NOT_FOUND returns DCTL_CONTINUE quietly (the caller tries elsewhere). */
+int dctl_call_quiet(const char *method, const ProtobufCMessage *req,
+                    const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **out);
 /* Like dctl_call for a List* method with page_token/next_page_token fields: with all, it
  * follows next_page_token and returns one response holding every page's items. */
 int dctl_call_list(const char *method, ProtobufCMessage *req,
@@ -138,6 +141,8 @@ typedef struct dctl_list_spec {
   const char *parent_field; /* request field taken from the one positional, or NULL */
   const char *items_field;  /* the response's repeated field */
   const dctl_col *cols;
+  /* When set, the positional is "A.B": A goes to parent_field, B to this field. */
+  const char *parent_field2;
 } dctl_list_spec;
 int dctl_run_list(const dctl_list_spec *s, int argc, char **argv);
 

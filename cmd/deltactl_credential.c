@@ -47,7 +47,7 @@ static int cred_list(int argc, char **argv) {
       "  Lists storage credentials (without their secrets).\n",
       CRED_SVC "ListCredentials", &deltad__credentials__v1__list_credentials_request__descriptor,
       &deltad__credentials__v1__list_credentials_response__descriptor, NULL, "credentials",
-      cred__cols};
+      cred__cols, NULL};
   return dctl_run_list(&spec, argc, argv);
 }
 

@@ -20,7 +20,7 @@ static int loc_list(int argc, char **argv) {
       "  Lists storage locations.\n",
       LOC_SVC "ListStorageLocations", &deltad__credentials__v1__list_storage_locations_request__descriptor,
       &deltad__credentials__v1__list_storage_locations_response__descriptor, NULL,
-      "storage_locations", loc__cols};
+      "storage_locations", loc__cols, NULL};
   return dctl_run_list(&spec, argc, argv);
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "cmd/deltactl_common.h"
+#include "cmd/deltactl_tablecall.h"
 #include "cmd/deltactl_groups.h"
 #include "deltad/catalog/v1/catalog.pb-c.h"
 
@@ -26,18 +27,20 @@ static int sch_list(int argc, char **argv) {
       "  Lists the schemas of a catalog: one page, or every page with --all.\n",
       SCH_SVC "ListSchemas", &deltad__catalog__v1__list_schemas_request__descriptor,
       &deltad__catalog__v1__list_schemas_response__descriptor, "catalog_name", "schemas",
-      sch__cols};
+      sch__cols, NULL};
   return dctl_run_list(&spec, argc, argv);
 }
 
 static int sch_create(int argc, char **argv) {
-  const char *comment = NULL, *pos[2];
+  const char *comment = NULL, *root = NULL, *pos[2];
   dctl_strv props = {.n = 0};
   const dctl_opt opts[] = {{"--comment", 1, &comment, NULL, NULL},
                            {"--property", 1, NULL, NULL, &props},
+                           {"--storage-root", 1, &root, NULL, NULL},
                            {NULL, 0, NULL, NULL, NULL}};
-  const dctl_cmd cmd = {"usage: deltactl schema create CATALOG NAME [--comment C] [--property K=V ...]\n"
-                        "  Creates a schema in a catalog.\n",
+  const dctl_cmd cmd = {"usage: deltactl schema create CATALOG NAME [--comment C] [--property K=V ...] [--storage-root URL]\n"
+                        "  Creates a schema in a catalog; its MANAGED tables go under --storage-root\n"
+                        "  (else under the catalog's).\n",
                         opts, 2, 2};
   int npos;
   int rc = dctl_parse(&cmd, argc, argv, pos, &npos);
@@ -48,8 +51,11 @@ static int sch_create(int argc, char **argv) {
   if (comment) req.comment = (char *)comment;
   void *block;
   if ((rc = dctl_set_map(&req.base, "properties", &props, &block))) return rc;
+  char *abs_root = root ? dctl_tbl_abs_path(root) : NULL;
+  if (abs_root) req.storage_root = abs_root;
   ProtobufCMessage *resp = NULL;
   rc = dctl_call(SCH_SVC "CreateSchema", &req.base, &deltad__catalog__v1__schema_info__descriptor, &resp);
+  free(abs_root);
   free(block);
   return sch__print_free(rc, resp);
 }

@@ -36,7 +36,7 @@ static int share_list(int argc, char **argv) {
       "usage: deltactl share list [--max-results N] [--page-token T] [--all]\n"
       "  Lists shares.\n",
       SHX "ListShareInfos", SHD(list_share_infos_request), SHD(list_share_infos_response),
-      NULL, "shares", sh__cols};
+      NULL, "shares", sh__cols, NULL};
   return dctl_run_list(&spec, argc, argv);
 }
 
@@ -102,23 +102,25 @@ static int share_remove_schema(int argc, char **argv) {
 }
 
 static const char sh__add_table_usage[] =
-    "usage: deltactl share add-table SHARE SCHEMA TABLE (--url URL | --location LOC [--path P])\n"
-    "         [--history] [--start-version N] [--comment C]\n"
-    "  Shares a Delta table: by URL (file:///..., or an absolute path) or storage location\n"
-    "  + path. The table must exist (a _delta_log) when it is added.\n"
+    "usage: deltactl share add-table SHARE SCHEMA TABLE (--url URL | --location LOC [--path P] |\n"
+    "         --table CATALOG.SCHEMA.TABLE) [--history] [--start-version N] [--comment C]\n"
+    "  Shares a Delta table: by URL (file:///..., or an absolute path), storage location\n"
+    "  + path, or a catalog table (its registered location). The table must exist (a\n"
+    "  _delta_log) when it is added.\n"
     "  --history shares its history (time travel, startingVersion, change data feed).\n";
 
 static int share_add_table(int argc, char **argv) {
-  const char *pos[3], *url = NULL, *loc = NULL, *path = NULL, *sv = NULL, *comment = NULL;
+  const char *pos[3], *url = NULL, *loc = NULL, *path = NULL, *sv = NULL, *comment = NULL, *tbl = NULL;
   int npos, hist = 0;
   const dctl_opt opts[] = {{"--url", 1, &url, NULL, NULL},       {"--location", 1, &loc, NULL, NULL},
                            {"--path", 1, &path, NULL, NULL},     {"--history", 0, NULL, &hist, NULL},
                            {"--start-version", 1, &sv, NULL, NULL}, {"--comment", 1, &comment, NULL, NULL},
-                           {NULL, 0, NULL, NULL, NULL}};
+                           {"--table", 1, &tbl, NULL, NULL},     {NULL, 0, NULL, NULL, NULL}};
   const dctl_cmd cmd = {sh__add_table_usage, opts, 3, 3};
   int rc = dctl_parse(&cmd, argc, argv, pos, &npos);
   if (rc != DCTL_CONTINUE) return rc;
-  if (!url == !loc) return dctl_usage_error(sh__add_table_usage, "give one of --url or --location");
+  if (!!url + !!loc + !!tbl != 1)
+    return dctl_usage_error(sh__add_table_usage, "give one of --url, --location or --table");
   Deltad__Sharing__V1__AddTableRequest req = DELTAD__SHARING__V1__ADD_TABLE_REQUEST__INIT;
   req.share = (char *)pos[0];
   req.schema = (char *)pos[1];
@@ -128,6 +130,7 @@ static int share_add_table(int argc, char **argv) {
     return dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
   if (url) req.url = file_url ? file_url : (char *)url;
   if (loc) req.location = (char *)loc;
+  if (tbl) req.table = (char *)tbl;
   if (path) req.path = (char *)path;
   if (comment) req.comment = (char *)comment;
   req.history_shared = hist;
@@ -335,7 +338,7 @@ static int rcpt_list(int argc, char **argv) {
   static const dctl_list_spec spec = {
       "usage: deltactl recipient list [--max-results N] [--page-token T] [--all]\n",
       SHX "ListRecipients", SHD(list_recipients_request), SHD(list_recipients_response), NULL,
-      "recipients", rcpt__cols};
+      "recipients", rcpt__cols, NULL};
   return dctl_run_list(&spec, argc, argv);
 }
 

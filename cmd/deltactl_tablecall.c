@@ -16,6 +16,7 @@
 #include "common/err.h"
 #include "deltad/connect/v1/connect.pb-c.h"
 #include "deltad/lance/v1/lance.pb-c.h"
+#include "deltad/tables/v1/tables.pb-c.h"
 
 void dctl_tbl_progress(void *ctx, const char *phase, uint64_t done, uint64_t total) {
   (void)ctx;
@@ -164,9 +165,30 @@ char *dctl_tbl_abs_path(const char *p) {
 }
 
 #define DESCRIBE_TABLE "/deltad.lance.v1.NamespaceService/DescribeTable"
+#define GET_TABLE "/deltad.tables.v1.TablesService/GetTable"
 
-/* The location the catalog keeps for catalog.schema.table (a file:// URL becomes its path). */
+/* The location of a Delta table record (TablesService GetTable); DCTL_CONTINUE when the
+ * catalog has none by that name (a Lance record may). */
+static int catalog_delta_location(const char *name, char **out) {
+  Deltad__Tables__V1__GetTableRequest req = DELTAD__TABLES__V1__GET_TABLE_REQUEST__INIT;
+  req.full_name = (char *)name;
+  ProtobufCMessage *resp = NULL;
+  int code = dctl_call_quiet(GET_TABLE, &req.base, &deltad__tables__v1__table_info__descriptor, &resp);
+  if (code == DCTL_CONTINUE) return code;
+  if (!code) {
+    const char *loc = ((Deltad__Tables__V1__TableInfo *)resp)->storage_location;
+    if (!strncmp(loc, "file://", 7)) loc += 7;
+    if (!(*out = strdup(loc))) code = dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
+  }
+  protobuf_c_message_free_unpacked(resp, NULL);
+  return code;
+}
+
+/* The location the catalog keeps for catalog.schema.table (a file:// URL becomes its path):
+ * a Delta table record, else a Lance one. */
 int dctl_tbl_catalog_location(const char *name, char **out) {
+  int dc = catalog_delta_location(name, out);
+  if (dc != DCTL_CONTINUE) return dc;
   char *copy = strdup(name), *parts[3];
   if (!copy) return dctl_fail(DCTL_EXIT_LOCAL, "out of memory");
   char *save = NULL;

@@ -69,10 +69,18 @@ static bool parse_i64(const char *s, int64_t *v) {
 
 static const char USAGE[] =
     "usage: deltactl [GLOBAL FLAGS] table VERB TABLE [ARGS...] [--local]\n"
-    "TABLE is a path or a catalog name (catalog.schema.table, resolved by the server). Every\n"
-    "verb runs on the server (--server, DeltaConnectService; it works only under registered\n"
-    "storage locations) unless --local runs it in this process; both print the same.\n"
+    "TABLE is a path or a catalog name (catalog.schema.table, resolved by the server); NAME is\n"
+    "a catalog name only. Maintenance verbs run on the server (--server, DeltaConnectService;\n"
+    "it works only under registered storage locations) unless --local runs them in this\n"
+    "process; both print the same. The catalog verbs (register ... dropped) call TablesService.\n"
     "verbs:\n"
+    "  register      a catalog table: register NAME LOCATION (EXTERNAL), or register NAME\n"
+    "                --managed --column N:TYPE... (MANAGED, under the schema's storage root)\n"
+    "  get           a catalog table with its Delta schema and version: get NAME\n"
+    "  list          the catalog tables of a schema: list CATALOG.SCHEMA [--all]\n"
+    "  drop          drop NAME (EXTERNAL: deregistered; MANAGED: undrop within the retention)\n"
+    "  undrop        undrop NAME [--id ID]\n"
+    "  dropped       dropped MANAGED tables: dropped CATALOG.SCHEMA\n"
     "  history       commits, newest first: history TABLE [--limit N]\n"
     "  detail        one row about the table: detail TABLE [--version N | --timestamp TS] (--local)\n"
     "  files         active files: files TABLE [--version N | --timestamp TS] (always in this process)\n"
@@ -93,7 +101,8 @@ static const char USAGE[] =
     "                [--cluster COL]... [--property K=V]... [--comment TEXT]\n"
     "                [--mode create|if-not-exists|replace|create-or-replace]\n"
     "  delete        delete TABLE [--where EXPR] (see delete --help)\n"
-    "  update        update TABLE --set COL=EXPR... [--where EXPR] (see update --help)\n"
+    "  update        update TABLE --set COL=EXPR... [--where EXPR] (DML); without --set,\n"
+    "                update NAME [--new-name N] [--comment C] [--owner O] [--property K=V]...\n"
     "  merge         merge TABLE --source SRC --on EXPR CLAUSE... (see merge --help)\n"
     "  convert       convert PATH [--partition-schema 'a INT, b STRING']\n"
     "  is-delta      is-delta PATH: true or false\n"
@@ -574,6 +583,7 @@ int dctl_tableops_main(int argc, char **argv) {
 
 /* Dispatch of `table`: one line a verb family; every other verb (and --help) is here. */
 int dctl_tableops_dispatch(int argc, char **argv) {
+  if (argc >= 2 && dctl_tablereg_has_verb(argv[1], argc, argv)) return dctl_tablereg_main(argc, argv);
   if (argc >= 2 && !strcmp(argv[1], "optimize")) return dctl_optimize_main(argc, argv);
   if (argc >= 2 && (!strcmp(argv[1], "delete") || !strcmp(argv[1], "update"))) return dctl_dml_main(argc, argv);
   if (argc >= 2 && !strcmp(argv[1], "merge")) return dctl_merge_main(argc, argv);

@@ -23,5 +23,10 @@ int dctl_optimize_main(int argc, char **argv);
 int dctl_dml_main(int argc, char **argv);
 /* `table merge` (deltactl_merge.c); argv[0] is "table". */
 int dctl_merge_main(int argc, char **argv);
+/* The catalog verbs (deltactl_tablereg.c): register, get, list, update (without --set or
+ * --where among argv), drop, undrop, dropped. argv[0] is "table". */
+#include <stdbool.h>
+bool dctl_tablereg_has_verb(const char *verb, int argc, char **argv);
+int dctl_tablereg_main(int argc, char **argv);
 
 #endif

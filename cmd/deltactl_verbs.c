@@ -53,9 +53,16 @@ int dctl_run_list(const dctl_list_spec *s, int argc, char **argv) {
   int32_t *max_field = dctl__field(req, "max_results", PROTOBUF_C_TYPE_INT32);
   if (max_field) *max_field = size;
   if (token) rc = dctl__set_str(req, "page_token", token);
-  if (!rc && np) rc = dctl__set_str(req, s->parent_field, pos[0]);
+  char *copy = np && s->parent_field2 ? strdup(pos[0]) : NULL, *dot = copy ? strchr(copy, '.') : NULL;
+  if (np && s->parent_field2 && !dot) rc = dctl_usage_error(s->usage, "'%s' is not CATALOG.SCHEMA", pos[0]);
+  else if (dot) {
+    *dot = '\0';
+    rc = dctl__set_str(req, s->parent_field, copy);
+    if (!rc) rc = dctl__set_str(req, s->parent_field2, dot + 1);
+  } else if (!rc && np) rc = dctl__set_str(req, s->parent_field, pos[0]);
   if (!rc) rc = dctl_call_list(s->method, req, s->resp_desc, all, &resp);
   if (!rc) rc = dctl_print_list(resp, s->items_field, s->cols);
+  free(copy);
   protobuf_c_message_free_unpacked(resp, NULL);
   free(req);
   return rc;

@@ -146,6 +146,7 @@ static int main_run(dd_config *cfg, const sigset_t *sigs, int argc, char **argv)
   aopts.base_path = cfg->base_path;
   aopts.url_expiry_seconds = cfg->url_expiry_seconds;
   aopts.audit_retention_days = (int)cfg->audit_retention_days;
+  aopts.managed_retention_s = cfg->managed_retention_s;
   aopts.catalog_url = cfg->catalog[0] ? cfg->catalog : NULL;
   aopts.catalog_schema = cfg->catalog_schema;
   aopts.catalog_pool = cfg->catalog_pool;

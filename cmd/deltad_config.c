@@ -63,6 +63,8 @@ void dd_config_usage(void) {
       "  --metrics-listen ADDR  also serve /metrics without a token on ADDR (default: only\n"
       "                         on the REST port, for the admin token)\n"
       "  --audit-retention-days N  keep audit events N days (default 90)\n"
+      "  --managed-table-retention-seconds N  a dropped MANAGED table can be undropped for N\n"
+      "                         seconds, then its data is deleted (default 604800: 7 days)\n"
       "  --storage-ca-file FILE trust the CAs in FILE (PEM) for object stores and identity\n"
       "                         endpoints instead of the system's (a private endpoint)\n"
       "the catalog on PostgreSQL, for replicas (docs/scaling.md):\n"
@@ -165,6 +167,7 @@ static const struct {
      1000000, 60},
     {"grpc-max-concurrent-streams", offsetof(dd_config, grpc_max_concurrent_streams), 0, 1000000, 128},
     {"audit-retention-days", offsetof(dd_config, audit_retention_days), 1, 36500, 90},
+    {"managed-table-retention-seconds", offsetof(dd_config, managed_retention_s), 0, 315360000, 604800},
 };
 #define CFG_N_LIMITS (sizeof cfg_limits / sizeof cfg_limits[0])
 

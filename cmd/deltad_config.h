@@ -37,6 +37,7 @@ typedef struct dd_config {
   int log_level;             /* dd_log_level: info by default */
   char metrics_listen[256];  /* "" = /metrics only on the REST port, behind the admin token */
   long audit_retention_days; /* audit events older than this are purged (default 90) */
+  long managed_retention_s;  /* a dropped MANAGED table's data is kept this long (7 days) */
   char restore_from[1024];   /* a backup directory to restore into data_dir before start */
   /* The catalog on PostgreSQL (docs/scaling.md); "" = LMDB in data_dir */
   char catalog[1024];          /* postgresql://user@host:port/db?libpq-options */

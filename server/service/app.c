@@ -57,6 +57,7 @@ static int app_copy_opts(dd_app_opts *dst, const dd_app_opts *src) {
   dst->lmdb_map_bytes = src->lmdb_map_bytes;
   dst->url_expiry_seconds = src->url_expiry_seconds > 0 ? src->url_expiry_seconds : 3600;
   dst->audit_retention_days = src->audit_retention_days > 0 ? src->audit_retention_days : 90;
+  dst->managed_retention_s = src->managed_retention_s >= 0 ? src->managed_retention_s : 604800;
   dst->base_path = strdup(src->base_path ? src->base_path : "");
   if (!dst->base_path) return dd_err_set(DD_ENOMEM, "out of memory");
   dst->data_dir = strdup(src->data_dir);
@@ -102,6 +103,7 @@ int dd_app_open(dd_app **out, const dd_app_opts *opts, char **out_admin_token_pa
   if (!rc) rc = app_url_key(app, opts->url_key_file);
   if (!rc) rc = dl_cache_new(&app->delta_cache, APP_DELTA_CACHE_BYTES);
   if (!rc) os_set_opener(shr_store_opener, app->store); /* tables by URL: the catalog's */
+  if (!rc) dd_tables_purge(app); /* dropped MANAGED tables past their window */
   if (rc) {
     dd_app_close(app);
     return rc;
@@ -152,6 +154,7 @@ static void app_methods_build(void) {
       {dd_system_methods, dd_system_methods_len},
       {dd_admin_methods, dd_admin_methods_len}, /* audit log and backup (audit_svc.c) */
       {dd_catalog_methods, dd_catalog_methods_len},
+      {dd_tables_methods, dd_tables_methods_len}, /* Delta tables in the catalog (tables_svc.c) */
       {dd_credential_methods, dd_credential_methods_len},
       {dd_sharing_methods, dd_sharing_methods_len},
       {dd_sharing_ext_methods, dd_sharing_ext_methods_len},

@@ -20,6 +20,9 @@ typedef struct dd_app_opts {
   const char *base_path;     /* REST base path, "/api/v1" (profile endpoint, file URLs) */
   int url_expiry_seconds;    /* lifetime of signed file URLs; 0 = 3600 */
   int audit_retention_days;  /* audit events older than this are purged; 0 = 90 */
+  /* A dropped MANAGED table can be undropped this long; then its data is deleted (at the
+   * next drop, undrop or dropped-list call, or at start). < 0 = 604800 (7 days). */
+  long managed_retention_s;
   /* The catalog on PostgreSQL (docs/scaling.md): read at open only. With catalog_url set,
    * both key files are required (every replica must load the same keys). */
   const char *catalog_url;     /* "postgresql://..."; NULL = LMDB in data_dir */
@@ -28,7 +31,7 @@ typedef struct dd_app_opts {
   const char *secret_key_file; /* credentials' encryption key; NULL = data_dir/secret.key */
   const char *url_key_file;    /* signed-URL key; NULL = data_dir/url_signing.key */
 } dd_app_opts;
-#define DD_APP_OPTS_INIT {NULL, "0.1.0", NULL, 0, "/api/v1", 0, 90, NULL, NULL, 0, NULL, NULL}
+#define DD_APP_OPTS_INIT {NULL, "0.1.0", NULL, 0, "/api/v1", 0, 90, 604800, NULL, NULL, 0, NULL, NULL}
 
 /* Opens (or creates) the data directory and its store. On first start it creates the admin
  * token: from DELTAD_ADMIN_TOKEN when set, else random; only its SHA-256 is stored; a
@@ -92,6 +95,11 @@ extern const dd_method dd_system_methods[];
 extern const size_t dd_system_methods_len;
 extern const dd_method dd_catalog_methods[];
 extern const size_t dd_catalog_methods_len;
+extern const dd_method dd_tables_methods[]; /* TablesService (tables_svc.c) */
+extern const size_t dd_tables_methods_len;
+/* Deletes the files and records of dropped MANAGED tables past managed_retention_s
+ * (tables_svc.c); failures are logged and retried at the next purge. */
+void dd_tables_purge(dd_app *app);
 extern const dd_method dd_credential_methods[];
 extern const size_t dd_credential_methods_len;
 extern const dd_method dd_sharing_methods[];     /* DeltaSharingService (sharing_list.c) */

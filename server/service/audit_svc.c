@@ -40,7 +40,7 @@ static bool audit__changes(const char *name) {
   static const char *const verbs[] = {"Create", "Update", "Delete", "Drop",     "Rename",  "Add",
                                       "Remove", "Grant",  "Revoke", "Rotate",   "Register", "Deregister",
                                       "Alter",  "Set",    "Vacuum", "Restore",  "Optimize", "Clone",
-                                      "Convert", "Upgrade", "Generate", "Backup", "Merge",  "Insert"};
+                                      "Convert", "Upgrade", "Generate", "Backup", "Merge",  "Insert", "Undrop"};
   for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
     if (!strncmp(name, verbs[i], strlen(verbs[i]))) return true;
   return false;

@@ -83,7 +83,18 @@ static int exec__generate(dop_result **out, const char *loc, const char *mode) {
   return rc;
 }
 
-/* `catalog.schema.table` (three plain parts) -> the location registered in the catalog. */
+/* A Delta table record of the catalog named `name` -> its location; DD_ENOTFOUND (for the
+ * Lance records to answer) when there is none. */
+static int table_from_delta_record(char **out, const char *name) {
+  cat_dtable *t = NULL;
+  int rc = cat_dtable_get(exec__store, &t, name);
+  if (!rc) rc = resolve_confined(out, t->storage_location, false, "table location");
+  if (t) protobuf_c_message_free_unpacked(&t->base, NULL);
+  return rc;
+}
+
+/* `catalog.schema.table` (three plain parts) -> the location registered in the catalog: a
+ * Delta table record first, then a Lance one (their names never clash). */
 static int table_from_catalog(char **out, const char *name) {
   char *copy = strdup(name), *parts[3] = {NULL, NULL, NULL};
   if (!copy) return dd_err_set(DD_ENOMEM, "out of memory");
@@ -93,6 +104,8 @@ static int table_from_catalog(char **out, const char *name) {
   int rc;
   if (n != 3 || p) {
     rc = resolve_confined(out, name, false, "table"); /* not a 3-part name: the library's answer */
+  } else if ((rc = table_from_delta_record(out, name)) != DD_ENOTFOUND) {
+    /* a Delta table of the catalog (TablesService), found or failed */
   } else {
     cat_lance_table *tbl = NULL;
     rc = cat_lance_table_get(exec__store, &tbl, (const char *const *)parts, 3);

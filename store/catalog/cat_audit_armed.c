@@ -81,7 +81,7 @@ static bool cat__record_db(int db) {
   switch (db) {
     case CAT__DB_CATALOGS: case CAT__DB_SCHEMAS: case CAT__DB_CREDENTIALS:
     case CAT__DB_LOCATIONS: case CAT__DB_SHARES: case CAT__DB_RECIPIENTS:
-    case CAT__DB_NAMESPACES: case CAT__DB_LANCE_TABLES:
+    case CAT__DB_NAMESPACES: case CAT__DB_LANCE_TABLES: case CAT__DB_DELTA_TABLES:
       return true;
     default:
       return false;

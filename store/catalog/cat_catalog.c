@@ -37,6 +37,7 @@ static int cat__catalog_insert(cat_store *s, cat_txn *txn, cat_catalog **out, co
   rec.id = id;
   rec.name = req->name;
   rec.comment = req->comment;
+  rec.storage_root = req->storage_root;
   rec.n_properties = req->n_properties;
   rec.properties = (Deltad__Catalog__V1__CatalogInfo__PropertiesEntry **)props;
   rec.owner = rec.created_by = rec.updated_by = (char *)actor;

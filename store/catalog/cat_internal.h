@@ -80,6 +80,21 @@
  *   table name as `page_token` for its startAfter), not base64; order is by lname as below.
  *   A cascade drop walks these scopes depth first inside the one write transaction.
  *
+ *   -- Delta tables (cat_dtable.c, cat_dtable_drop.c) --
+ *   delta_tables  id -> TableInfo (packed, deltad.tables.v1) without what GetTable reads
+ *                 from the snapshot (columns, version, ...) and without catalog_name /
+ *                 schema_name / full_name, which are filled from the schema on the way
+ *                 out (so renaming a catalog or schema leaves table records alone);
+ *                 schema_id names the schema holding it
+ *   delta_table_names
+ *                 schema_id "/" lname -> id        one namespace with lance_table_names
+ *                                                  under the same schema id: a name taken
+ *                                                  in one is refused (DD_EEXISTS) in the
+ *                                                  other (cat__table_name_taken)
+ *   delta_dropped id -> id                         dropped MANAGED tables (record kept,
+ *                                                  deleted_at set, name index entry gone)
+ *                                                  until undropped or purged
+ *
  *   -- the audit log (cat_audit.c) --
  *   audit         be64(time_ms) | be64(seq) -> AuditEvent (packed)
  *                 seq is a process counter starting at a random multiple of 2^39 (so
@@ -143,6 +158,10 @@ enum {
   CAT__DB_LANCE_TABLE_NAMES,
   /* the audit log (cat_audit.c) */
   CAT__DB_AUDIT,
+  /* Delta tables (cat_dtable*.c); after the audit log so PostgreSQL's db numbers stay */
+  CAT__DB_DELTA_TABLES,
+  CAT__DB_DELTA_TABLE_NAMES,
+  CAT__DB_DELTA_DROPPED,
   CAT__DB_COUNT
 };
 
@@ -302,5 +321,17 @@ int cat__name_page(cat_store *s, cat_txn *txn, int db, int recs_db,
  * with force all of it is deleted inside txn. */
 int cat__lance_below_drop(cat_store *s, cat_txn *txn, size_t level, const char *id,
                           const char *what, int force);
+
+/* For the schema deletes: the Delta tables of schema schema_id (DD_EPRECOND naming what
+ * without force; with force EXTERNAL ones are deregistered and MANAGED ones dropped as
+ * cat_dtable_delete does). */
+int cat__dtable_below_drop(cat_store *s, cat_txn *txn, const char *schema_id, const char *what,
+                           int force);
+/* The live Delta table record full_name (names filled), in txn. DD_ENOTFOUND naming it. */
+int cat__dtable_find_any(cat_store *s, cat_txn *txn, const char *full_name, cat_dtable **out);
+/* DD_EEXISTS "table '<full>' already exists" when lname is taken under schema_id by a
+ * Delta or a Lance table; 0 when free. */
+int cat__table_name_taken(cat_store *s, cat_txn *txn, const char *schema_id, const char *name,
+                          const char *full);
 
 #endif

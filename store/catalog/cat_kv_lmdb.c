@@ -58,6 +58,10 @@ static const char *const cat__dbi_names[CAT__DB_COUNT] = {
     [CAT__DB_LANCE_TABLES] = "lance_tables",
     [CAT__DB_LANCE_TABLE_NAMES] = "lance_table_names",
     [CAT__DB_AUDIT] = "audit",
+    /* Delta tables (cat_dtable*.c) */
+    [CAT__DB_DELTA_TABLES] = "delta_tables",
+    [CAT__DB_DELTA_TABLE_NAMES] = "delta_table_names",
+    [CAT__DB_DELTA_DROPPED] = "delta_dropped",
 };
 
 /* ---- errors and transactions ------------------------------------------------------------ */

@@ -303,6 +303,7 @@ int cat__lance_below_drop(cat_store *s, cat_txn *txn, size_t level, const char *
   if (!rc && level == 1) /* the schemas themselves are the catalog API's to delete */
     rc = cat__scope_walk(s, txn, CAT__DB_SCHEMA_NAMES, node.id, ns_below_schema, &a);
   if (!rc && level >= 2) rc = cat__scope_walk(s, txn, CAT__DB_NAMESPACE_NAMES, node.id, ns_drop_child, &a);
+  if (!rc && level == 2) rc = cat__dtable_below_drop(s, txn, node.id, what, force); /* Delta tables */
   return rc;
 }
 

@@ -74,6 +74,7 @@ static int cat__schema_insert(cat_store *s, cat_txn *txn, cat_schema **out, cons
   rec.catalog_name = p.name;
   rec.full_name = full;
   rec.comment = req->comment;
+  rec.storage_root = req->storage_root;
   rec.n_properties = req->n_properties;
   rec.properties = (Deltad__Catalog__V1__SchemaInfo__PropertiesEntry **)props;
   rec.owner = rec.created_by = rec.updated_by = (char *)actor;

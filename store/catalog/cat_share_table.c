@@ -20,11 +20,15 @@ static cat_share_schema *cat__schema_of(cat_share *sh, const char *name) {
   return sh->schemas[i];
 }
 
-/* Exactly one of url / location; a path only with a location, relative, without "..". */
+/* Exactly one of url / location / table; a path only with a location, relative, without "..". */
 static int cat__table_target_check(const cat__add_req *r) {
   int has_url = r->url && *r->url, has_loc = r->location && *r->location;
-  if (has_url == has_loc)
-    return dd_err_set(DD_EINVAL, "table: give exactly one of url or location (+ path)");
+  int has_tbl = r->table && *r->table;
+  if (has_url + has_loc + has_tbl != 1)
+    return dd_err_set(DD_EINVAL, "table: give exactly one of url, location (+ path) or table "
+                      "(a catalog table's full name)");
+  if (has_tbl && r->path && *r->path) return dd_err_set(DD_EINVAL, "path: only allowed with a location");
+  if (has_tbl) return 0;
   if (has_url && !strstr(r->url, "://"))
     return dd_err_set(DD_EINVAL, "url: '%s' is not an absolute URL (file:///..., s3://...)",
                       r->url);
@@ -69,6 +73,23 @@ static int cat__table_fill(cat_shared_table *t, const cat_share *sh, const cat_s
   return rc;
 }
 
+static int cat__table_add_edit(cat_store *s, cat_txn *txn, cat_share *sh, void *arg);
+
+/* add-table --table cat.sch.t: shares the location the Delta table record has (as a URL). */
+static int cat__table_add_catalog(cat_store *s, cat_txn *txn, cat_share *sh, cat__table_add *a) {
+  cat_dtable *t = NULL;
+  int rc = cat__dtable_find_any(s, txn, a->req->table, &t);
+  if (rc) return rc;
+  cat__add_req r = *a->req;
+  r.table = "";
+  r.url = t->storage_location;
+  cat__table_add b = {&r, a->actor, NULL};
+  rc = cat__table_add_edit(s, txn, sh, &b);
+  a->made = b.made;
+  protobuf_c_message_free_unpacked(&t->base, NULL);
+  return rc;
+}
+
 static int cat__table_add_edit(cat_store *s, cat_txn *txn, cat_share *sh, void *arg) {
   cat__table_add *a = arg;
   const cat__add_req *r = a->req;
@@ -82,6 +103,7 @@ static int cat__table_add_edit(cat_store *s, cat_txn *txn, cat_share *sh, void *
   cat_location *loc = NULL;
   char loc_id[CAT__ID_LEN + 1];
   int rc = 0;
+  if (r->table && *r->table) return cat__table_add_catalog(s, txn, sh, a);
   if (r->location && *r->location) {
     rc = cat__get_by_name(s, txn, CAT__DB_LOCATION_NAMES, CAT__DB_LOCATIONS, NULL, r->location,
                           &deltad__credentials__v1__storage_location__descriptor,

@@ -23,6 +23,7 @@
 #ifndef DD_STORE_CATALOG_CAT_STORE_H
 #define DD_STORE_CATALOG_CAT_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,7 @@
 #include "deltad/sharing/v1/sharing.pb-c.h" /* Delta Sharing records (cat_share*.c) */
 #include "deltad/lance/v1/lance.pb-c.h" /* Lance namespaces and tables (below) */
 #include "deltad/admin/v1/admin.pb-c.h" /* audit events (cat_audit.c) */
+#include "deltad/tables/v1/tables.pb-c.h" /* Delta tables (cat_dtable*.c) */
 
 typedef struct cat_store cat_store;
 
@@ -151,7 +153,8 @@ int cat_schema_create(cat_store *s, cat_schema **out, const char *actor,
 int cat_schema_get(cat_store *s, cat_schema **out, const char *full_name);
 int cat_schema_update(cat_store *s, cat_schema **out, const char *actor,
                       const Deltad__Catalog__V1__UpdateSchemaRequest *req);
-/* force is accepted for symmetry; schemas hold nothing this store deletes yet. */
+/* DD_EPRECOND when the schema holds tables (Delta or Lance) and force is false; with force
+ * they go too (dropped MANAGED Delta tables wait for their purge). */
 int cat_schema_delete(cat_store *s, const char *full_name, int force);
 /* DD_EINVAL without catalog_name; DD_ENOTFOUND when the catalog does not exist. */
 int cat_schema_list(cat_store *s, Deltad__Catalog__V1__ListSchemasResponse **out,
@@ -348,6 +351,66 @@ int cat_grant_check(cat_store *s, const char *recipient_id, const char *share_na
                     char share_id[40]);
 int cat_view_grant_check(cat_view *v, const char *recipient_id, const char *share_name,
                          char share_id[40]);
+/* ---- Delta tables in the catalog (cat_dtable.c, cat_dtable_drop.c) -------------------------
+ * A table record (TableInfo) lives in a schema, addressed as "catalog.schema.table". Names
+ * are unique case-insensitively within a schema across Delta and Lance tables (one name
+ * check each way). Records hold the catalog's view (id, type, location, owner, comment,
+ * properties, times); what a Delta snapshot says (columns, version, ...) is the caller's to
+ * add. Every call is one transaction. Messages returned carry catalog_name, schema_name and
+ * full_name as they are now. */
+
+typedef Deltad__Tables__V1__TableInfo cat_dtable;
+
+enum { CAT_DTABLE_LOCATION_MAX = 4096 };
+
+/* Splits "catalog.schema.table" into three names (each 256 bytes; DD_EINVAL naming field). */
+int cat_table_name_split(const char *field, const char *full, char cat[256], char sch[256],
+                         char tbl[256]);
+
+typedef struct cat_dtable_new {
+  const Deltad__Tables__V1__CreateTableRequest *req; /* name, catalog/schema, comment, props */
+  const char *location; /* where the data is (checked by the caller: cat_location_confine) */
+  bool managed;
+  const char *id;       /* the record's id (made by cat_new_id), or NULL for a fresh one */
+} cat_dtable_new;
+
+/* A fresh record id (a UUID v4 string). */
+int cat_new_id(char out[37]);
+/* Records the table. DD_ENOTFOUND "schema ... not found"; DD_EEXISTS when the name is taken
+ * (by a Delta or Lance table); DD_EINVAL for a bad name, type or location. */
+int cat_dtable_create(cat_store *s, cat_dtable **out, const char *actor, const cat_dtable_new *nw);
+/* The storage root MANAGED tables of catalog.schema go under: the schema's storage_root,
+ * else its catalog's (malloc'ed). DD_ENOTFOUND for an unknown schema; DD_EPRECOND when
+ * neither has one. */
+int cat_dtable_storage_root(cat_store *s, char **out, const char *catalog, const char *schema);
+/* DD_ENOTFOUND "table ... not found" (also for an unknown catalog or schema). */
+int cat_dtable_get(cat_store *s, cat_dtable **out, const char *full_name);
+int cat_view_dtable_get(cat_view *v, cat_dtable **out, const char *full_name);
+/* By id, dropped ones included. DD_ENOTFOUND when absent. */
+int cat_dtable_get_by_id(cat_store *s, cat_dtable **out, const char *id);
+/* One page of a schema's tables in name order (max_results/page_token as the other lists). */
+int cat_dtable_list(cat_store *s, Deltad__Tables__V1__ListTablesResponse **out,
+                    const Deltad__Tables__V1__ListTablesRequest *req);
+/* Rename (same schema, keeps the id), comment, owner, properties (replace when non-empty). */
+int cat_dtable_update(cat_store *s, cat_dtable **out, const char *actor,
+                      const Deltad__Tables__V1__UpdateTableRequest *req);
+/* EXTERNAL: the record goes (data untouched). MANAGED: the name is freed and the record kept
+ * as dropped (deleted_at = now) until cat_dtable_undrop or a purge. *out (may be NULL) gets
+ * what it was. */
+int cat_dtable_delete(cat_store *s, cat_dtable **out, const char *full_name);
+/* Gives a dropped MANAGED table its name back (the newest dropped with that name, or the one
+ * with id table_id when not ""). DD_ENOTFOUND when none; DD_EEXISTS when the name is taken. */
+int cat_dtable_undrop(cat_store *s, cat_dtable **out, const char *actor, const char *full_name,
+                      const char *table_id);
+/* The dropped tables of a schema (catalog/schema ""/"": every schema). */
+int cat_dtable_list_dropped(cat_store *s, Deltad__Tables__V1__ListTablesResponse **out,
+                            const char *catalog, const char *schema);
+/* The dropped tables whose deleted_at is at or before cutoff_ms (at most max): their data
+ * is the caller's to delete, then cat_dtable_purge_done removes each record. */
+int cat_dtable_purge_due(cat_store *s, Deltad__Tables__V1__ListTablesResponse **out,
+                         int64_t cutoff_ms, size_t max);
+int cat_dtable_purge_done(cat_store *s, const char *id);
+
 /* ---- Lance namespaces and tables (cat_namespace.c, cat_table.c) ----------------------------
  * Added for the Lance Namespace API (server/service/lance_svc.c). A namespace is addressed by
  * its path: depth names, one per level; depth 0 is the root, which always exists and holds

@@ -88,6 +88,13 @@ static int tbl_register_in(cat_store *s, cat_txn *txn, cat_lance_table **out,
   char id[CAT__ID_LEN + 1], p[PATH_STR_MAX];
   int rc = cat__ns_resolve(s, txn, path, depth - 1, &ns);
   if (rc) return rc;
+  /* a schema's table names are one namespace with its Delta tables (cat_dtable.c) */
+  rc = ns.level == 2 ? cat__name_get(s, txn, CAT__DB_DELTA_TABLE_NAMES, ns.id, nw->name, id) : DD_ENOTFOUND;
+  if (rc == 0) {
+    cat__ns_path_str(p, sizeof p, path, depth);
+    return dd_err_set(DD_EEXISTS, "table '%s' already exists (a Delta table)", p);
+  }
+  if (rc != DD_ENOTFOUND) return rc;
   rc = cat__name_get(s, txn, CAT__DB_LANCE_TABLE_NAMES, ns.id, nw->name, id);
   if (rc == 0 && !overwrite) {
     cat__ns_path_str(p, sizeof p, path, depth);

@@ -11,8 +11,8 @@
  * TBLPROPERTIES, DROP FEATURE, CREATE TABLE, CONVERT).
  *
  * Tables are named by a location: a local directory, file:// URL, or "delta.`/path`"
- * (dop_resolve_table). Three-part catalog names are NOT_FOUND: the catalog keeps no table
- * registry.
+ * (dop_resolve_table). Three-part catalog names are NOT_FOUND here: the server resolves
+ * them through the catalog's table records before it calls in.
  *
  * Errors (common/err.h): DD_EINVAL bad arguments (unknown feature, bad type text),
  * DD_ENOTFOUND no table / not a Delta table, DD_EPRECOND state forbids it (retention
@@ -101,8 +101,8 @@ typedef struct dop_roots {
 
 /* Turns a table name into a location: "/abs/path", "file:///abs/path" and
  * "delta.`/abs/path`" become the path; "parquet.`/p`" is accepted when allow_parquet.
- * A 3-part name "catalog.schema.table" gives DD_ENOTFOUND (the catalog keeps no table
- * registry). *out malloc'ed. */
+ * A 3-part name "catalog.schema.table" gives DD_ENOTFOUND (the server looks such names up
+ * in the catalog first). *out malloc'ed. */
 int dop_resolve_table(char **out, const char *name, bool allow_parquet);
 
 /* ======================= operations ======================= */

@@ -97,6 +97,17 @@ def make_key_file(path):
     return path
 
 
+def write_people_table(path):
+    """Writes a small Delta table (id bigint 1..3, name string) at path with delta-rs, the
+    venv's peer (scripts/peers.sh); raises when it cannot."""
+    py = os.path.join(os.environ.get("DD_VENV", os.path.join(ROOT, "build-test", "venv")), "bin", "python")
+    p = subprocess.run([py, "-c", "import sys, deltalake, pyarrow as pa; deltalake.write_deltalake("
+                        "sys.argv[1], pa.table({'id': pa.array([1, 2, 3], pa.int64()), "
+                        "'name': ['ann', 'bob', 'cy']}))", path], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise AssertionError("deltalake (the venv's peer) cannot write a table: " + p.stderr)
+
+
 def catalog_args(data_dir, pg=None, schema=None):
     """deltad flags putting the catalog of data_dir on PostgreSQL (pg: a dd_pg.Postgres,
     default the shared one; schema: default from data_dir's name)."""

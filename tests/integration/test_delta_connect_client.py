@@ -14,37 +14,17 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dd_harness as h  # noqa: E402
-from tls_certs import Certs  # noqa: E402
+from connect_tls import ConnectTlsTest  # noqa: E402
 
-VENV = os.environ.get("DD_VENV", os.path.join(h.ROOT, "build-test", "venv"))
 CLIENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers", "delta_connect_client.py")
 DELTACTL = os.environ.get("DELTACTL_BIN", os.path.join(h.ROOT, "build-test", "cmd", "deltactl"))
 
 
-class DeltaConnectClient(h.ServerTest):
-    @classmethod
-    def setUpClass(cls):
-        inst = subprocess.run(["bash", os.path.join(h.ROOT, "scripts", "peers.sh"), VENV],
-                              capture_output=True, text=True)
-        if inst.returncode != 0:
-            raise AssertionError("scripts/peers.sh failed (the test needs pyspark): " + inst.stderr)
-        cls.tmp = tempfile.mkdtemp(prefix="dd-dconnect-")
-        cls.certs = Certs(cls.tmp)
-        cert, key = cls.certs.server("srv", 4242)
-        cls.server_args = ["--tls-cert-file", cert, "--tls-key-file", key]
-        cls.server_curl_args = ["--cacert", cls.certs.ca_cert]
-        super().setUpClass()
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            shutil.rmtree(cls.tmp, True)
+class DeltaConnectClient(ConnectTlsTest):
+    tmp_prefix = "dd-dconnect-"
 
     def deltactl(self, *args):
         p = subprocess.run([DELTACTL, "table"] + list(args) + ["--local", "--output", "jsonl"],
@@ -55,13 +35,7 @@ class DeltaConnectClient(h.ServerTest):
     def test_real_client(self):
         table = os.path.join(self.tmp, "t")
         shutil.copytree(os.path.join(h.FIXTURES, "delta-rs-data", "simple_table"), table)
-        port = self.server.grpc_target.rsplit(":", 1)[1]
-        url = "sc://127.0.0.1:%s/;use_ssl=true;token=%s" % (port, self.server.token)
-        env = dict(os.environ, GRPC_DEFAULT_SSL_ROOTS_FILE_PATH=self.certs.ca_cert)
-        p = subprocess.run([os.path.join(VENV, "bin", "python"), CLIENT, url, table],
-                           capture_output=True, text=True, timeout=240, env=env)
-        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
-        got = json.loads(p.stdout.strip().splitlines()[-1])
+        got = json.loads(self.run_client(CLIENT, table))
         # history(n) wraps DescribeHistory in a Spark Limit relation (run by store/query)
         self.assertEqual(got["history_limit"], {"ok": 1})
         for k, v in got.items():

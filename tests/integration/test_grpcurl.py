@@ -18,6 +18,7 @@ SERVICES = [
     "deltad.credentials.v1.CredentialService", "deltad.lance.v1.NamespaceService",
     "deltad.sharing.v1.DeltaSharingExtensionService", "deltad.sharing.v1.DeltaSharingFileService",
     "deltad.sharing.v1.DeltaSharingService", "deltad.system.v1.SystemService",
+    "deltad.tables.v1.TablesService",
     "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection",
     "grpc.reflection.v1alpha.ServerReflection", "spark.connect.SparkConnectService",
 ]
@@ -34,6 +35,7 @@ CALLS = [
     ("deltad.sharing.v1.DeltaSharingFileService/OpenFile", {}, "status"),
     ("deltad.sharing.v1.DeltaSharingService/ListShares", {}, "ok"),
     ("deltad.system.v1.SystemService/GetServerInfo", {}, "ok"),
+    ("deltad.tables.v1.TablesService/GetTable", {"fullName": "no.such.table"}, "status"),
     ("grpc.health.v1.Health/Check", {}, "ok"),
     ("grpc.reflection.v1.ServerReflection/ServerReflectionInfo", {"listServices": ""}, "ok"),
     ("grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", {"listServices": ""}, "ok"),

@@ -22,6 +22,7 @@ import (
 	credentials "ddgw/pb/deltad/credentials/v1"
 	sharing "ddgw/pb/deltad/sharing/v1"
 	system "ddgw/pb/deltad/system/v1"
+	tables "ddgw/pb/deltad/tables/v1"
 )
 
 func main() {
@@ -38,6 +39,7 @@ func main() {
 	regs := []func(context.Context, *runtime.ServeMux, string, []grpc.DialOption) error{
 		admin.RegisterAdminServiceHandlerFromEndpoint,
 		catalog.RegisterCatalogServiceHandlerFromEndpoint,
+		tables.RegisterTablesServiceHandlerFromEndpoint,
 		credentials.RegisterCredentialServiceHandlerFromEndpoint,
 		connect.RegisterDeltaConnectServiceHandlerFromEndpoint,
 		system.RegisterSystemServiceHandlerFromEndpoint,

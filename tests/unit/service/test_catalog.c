@@ -6,6 +6,7 @@
 #include "deltad/catalog/v1/catalog.pb-c.h"
 #include "deltad/credentials/v1/credentials.pb-c.h"
 #include "deltad/sharing/v1/sharing.pb-c.h"
+#include "deltad/tables/v1/tables.pb-c.h"
 #include "server/service/sharing_files.h"
 
 typedef Deltad__Catalog__V1__CatalogInfo CatalogInfo;
@@ -41,7 +42,8 @@ static void test_method_table(void **state) {
   assert_int_equal(n, dd_system_methods_len + dd_catalog_methods_len + dd_credential_methods_len +
                           dd_lance_methods_len + dd_connect_delta_methods_len +
                           dd_connect_spark_methods_len + dd_sharing_methods_len +
-                          dd_sharing_ext_methods_len + dd_sharing_file_methods_len + dd_admin_methods_len);
+                          dd_sharing_ext_methods_len + dd_sharing_file_methods_len + dd_admin_methods_len +
+                          dd_tables_methods_len);
   const ProtobufCServiceDescriptor *svcs[] = {
       &deltad__catalog__v1__catalog_service__descriptor,
       &deltad__credentials__v1__credential_service__descriptor,
@@ -50,6 +52,7 @@ static void test_method_table(void **state) {
       &deltad__sharing__v1__delta_sharing_extension_service__descriptor,
       &deltad__sharing__v1__delta_sharing_file_service__descriptor,
       &deltad__admin__v1__admin_service__descriptor, /* administrators only, unary */
+      &deltad__tables__v1__tables_service__descriptor, /* administrators only, unary */
   };
   /* every RPC of the service is in the table with the right message types */
   for (size_t s = 0; s < sizeof svcs / sizeof svcs[0]; s++) {
@@ -226,9 +229,9 @@ static void test_no_partial_write(void **state) {
  * caller, even with an empty request, and writes nothing. */
 static void test_admin_only(void **state) {
   st_env *e = *state;
-  const dd_method *tables[] = {dd_catalog_methods, dd_credential_methods};
-  size_t lens[] = {dd_catalog_methods_len, dd_credential_methods_len};
-  for (size_t t = 0; t < 2; t++) {
+  const dd_method *tables[] = {dd_catalog_methods, dd_credential_methods, dd_tables_methods};
+  size_t lens[] = {dd_catalog_methods_len, dd_credential_methods_len, dd_tables_methods_len};
+  for (size_t t = 0; t < 3; t++) {
     for (size_t i = 0; i < lens[t]; i++) {
       const dd_method *m = &tables[t][i];
       ProtobufCMessage *req = calloc(1, m->input->sizeof_message);

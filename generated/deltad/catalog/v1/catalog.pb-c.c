@@ -724,7 +724,7 @@ const ProtobufCMessageDescriptor deltad__catalog__v1__catalog_info__properties_e
   (ProtobufCMessageInit) deltad__catalog__v1__catalog_info__properties_entry__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor deltad__catalog__v1__catalog_info__field_descriptors[9] =
+static const ProtobufCFieldDescriptor deltad__catalog__v1__catalog_info__field_descriptors[10] =
 {
   {
     "id",
@@ -834,6 +834,18 @@ static const ProtobufCFieldDescriptor deltad__catalog__v1__catalog_info__field_d
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "storage_root",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Catalog__V1__CatalogInfo, storage_root),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned deltad__catalog__v1__catalog_info__field_indices_by_name[] = {
   2,   /* field[2] = comment */
@@ -843,13 +855,14 @@ static const unsigned deltad__catalog__v1__catalog_info__field_indices_by_name[]
   1,   /* field[1] = name */
   4,   /* field[4] = owner */
   3,   /* field[3] = properties */
+  9,   /* field[9] = storage_root */
   7,   /* field[7] = update_at */
   8,   /* field[8] = updated_by */
 };
 static const ProtobufCIntRange deltad__catalog__v1__catalog_info__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 10 }
 };
 const ProtobufCMessageDescriptor deltad__catalog__v1__catalog_info__descriptor =
 {
@@ -859,7 +872,7 @@ const ProtobufCMessageDescriptor deltad__catalog__v1__catalog_info__descriptor =
   "Deltad__Catalog__V1__CatalogInfo",
   "deltad.catalog.v1",
   sizeof(Deltad__Catalog__V1__CatalogInfo),
-  9,
+  10,
   deltad__catalog__v1__catalog_info__field_descriptors,
   deltad__catalog__v1__catalog_info__field_indices_by_name,
   1,  deltad__catalog__v1__catalog_info__number_ranges,
@@ -917,7 +930,7 @@ const ProtobufCMessageDescriptor deltad__catalog__v1__schema_info__properties_en
   (ProtobufCMessageInit) deltad__catalog__v1__schema_info__properties_entry__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor deltad__catalog__v1__schema_info__field_descriptors[11] =
+static const ProtobufCFieldDescriptor deltad__catalog__v1__schema_info__field_descriptors[12] =
 {
   {
     "schema_id",
@@ -1051,6 +1064,18 @@ static const ProtobufCFieldDescriptor deltad__catalog__v1__schema_info__field_de
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "storage_root",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Catalog__V1__SchemaInfo, storage_root),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned deltad__catalog__v1__schema_info__field_indices_by_name[] = {
   2,   /* field[2] = catalog_name */
@@ -1062,13 +1087,14 @@ static const unsigned deltad__catalog__v1__schema_info__field_indices_by_name[] 
   6,   /* field[6] = owner */
   4,   /* field[4] = properties */
   0,   /* field[0] = schema_id */
+  11,   /* field[11] = storage_root */
   9,   /* field[9] = update_at */
   10,   /* field[10] = updated_by */
 };
 static const ProtobufCIntRange deltad__catalog__v1__schema_info__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 11 }
+  { 0, 12 }
 };
 const ProtobufCMessageDescriptor deltad__catalog__v1__schema_info__descriptor =
 {
@@ -1078,7 +1104,7 @@ const ProtobufCMessageDescriptor deltad__catalog__v1__schema_info__descriptor =
   "Deltad__Catalog__V1__SchemaInfo",
   "deltad.catalog.v1",
   sizeof(Deltad__Catalog__V1__SchemaInfo),
-  11,
+  12,
   deltad__catalog__v1__schema_info__field_descriptors,
   deltad__catalog__v1__schema_info__field_indices_by_name,
   1,  deltad__catalog__v1__schema_info__number_ranges,
@@ -1238,7 +1264,7 @@ const ProtobufCMessageDescriptor deltad__catalog__v1__create_catalog_request__pr
   (ProtobufCMessageInit) deltad__catalog__v1__create_catalog_request__properties_entry__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor deltad__catalog__v1__create_catalog_request__field_descriptors[3] =
+static const ProtobufCFieldDescriptor deltad__catalog__v1__create_catalog_request__field_descriptors[4] =
 {
   {
     "name",
@@ -1276,16 +1302,29 @@ static const ProtobufCFieldDescriptor deltad__catalog__v1__create_catalog_reques
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "storage_root",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Catalog__V1__CreateCatalogRequest, storage_root),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned deltad__catalog__v1__create_catalog_request__field_indices_by_name[] = {
   1,   /* field[1] = comment */
   0,   /* field[0] = name */
   2,   /* field[2] = properties */
+  3,   /* field[3] = storage_root */
 };
 static const ProtobufCIntRange deltad__catalog__v1__create_catalog_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor deltad__catalog__v1__create_catalog_request__descriptor =
 {
@@ -1295,7 +1334,7 @@ const ProtobufCMessageDescriptor deltad__catalog__v1__create_catalog_request__de
   "Deltad__Catalog__V1__CreateCatalogRequest",
   "deltad.catalog.v1",
   sizeof(Deltad__Catalog__V1__CreateCatalogRequest),
-  3,
+  4,
   deltad__catalog__v1__create_catalog_request__field_descriptors,
   deltad__catalog__v1__create_catalog_request__field_indices_by_name,
   1,  deltad__catalog__v1__create_catalog_request__number_ranges,
@@ -1685,7 +1724,7 @@ const ProtobufCMessageDescriptor deltad__catalog__v1__create_schema_request__pro
   (ProtobufCMessageInit) deltad__catalog__v1__create_schema_request__properties_entry__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor deltad__catalog__v1__create_schema_request__field_descriptors[4] =
+static const ProtobufCFieldDescriptor deltad__catalog__v1__create_schema_request__field_descriptors[5] =
 {
   {
     "name",
@@ -1735,17 +1774,30 @@ static const ProtobufCFieldDescriptor deltad__catalog__v1__create_schema_request
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "storage_root",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Catalog__V1__CreateSchemaRequest, storage_root),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned deltad__catalog__v1__create_schema_request__field_indices_by_name[] = {
   1,   /* field[1] = catalog_name */
   2,   /* field[2] = comment */
   0,   /* field[0] = name */
   3,   /* field[3] = properties */
+  4,   /* field[4] = storage_root */
 };
 static const ProtobufCIntRange deltad__catalog__v1__create_schema_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor deltad__catalog__v1__create_schema_request__descriptor =
 {
@@ -1755,7 +1807,7 @@ const ProtobufCMessageDescriptor deltad__catalog__v1__create_schema_request__des
   "Deltad__Catalog__V1__CreateSchemaRequest",
   "deltad.catalog.v1",
   sizeof(Deltad__Catalog__V1__CreateSchemaRequest),
-  4,
+  5,
   deltad__catalog__v1__create_schema_request__field_descriptors,
   deltad__catalog__v1__create_schema_request__field_indices_by_name,
   1,  deltad__catalog__v1__create_schema_request__number_ranges,

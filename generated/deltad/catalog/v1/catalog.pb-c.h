@@ -71,10 +71,15 @@ struct  Deltad__Catalog__V1__CatalogInfo
   char *created_by;
   int64_t update_at;
   char *updated_by;
+  /*
+   * Where MANAGED tables of this catalog's schemas go when the schema has no storage_root
+   * (a path or URL under a storage location; "" for none). Set on create only.
+   */
+  char *storage_root;
 };
 #define DELTAD__CATALOG__V1__CATALOG_INFO__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&deltad__catalog__v1__catalog_info__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 struct  Deltad__Catalog__V1__SchemaInfo__PropertiesEntry
@@ -106,10 +111,14 @@ struct  Deltad__Catalog__V1__SchemaInfo
   char *created_by;
   int64_t update_at;
   char *updated_by;
+  /*
+   * Where MANAGED tables of this schema go (else the catalog's storage_root).
+   */
+  char *storage_root;
 };
 #define DELTAD__CATALOG__V1__SCHEMA_INFO__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&deltad__catalog__v1__schema_info__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 struct  Deltad__Catalog__V1__ListCatalogsRequest
@@ -156,10 +165,11 @@ struct  Deltad__Catalog__V1__CreateCatalogRequest
   char *comment;
   size_t n_properties;
   Deltad__Catalog__V1__CreateCatalogRequest__PropertiesEntry **properties;
+  char *storage_root;
 };
 #define DELTAD__CATALOG__V1__CREATE_CATALOG_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&deltad__catalog__v1__create_catalog_request__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, (char *)protobuf_c_empty_string }
 
 
 struct  Deltad__Catalog__V1__GetCatalogRequest
@@ -275,10 +285,11 @@ struct  Deltad__Catalog__V1__CreateSchemaRequest
   char *comment;
   size_t n_properties;
   Deltad__Catalog__V1__CreateSchemaRequest__PropertiesEntry **properties;
+  char *storage_root;
 };
 #define DELTAD__CATALOG__V1__CREATE_SCHEMA_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&deltad__catalog__v1__create_schema_request__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, (char *)protobuf_c_empty_string }
 
 
 struct  Deltad__Catalog__V1__GetSchemaRequest

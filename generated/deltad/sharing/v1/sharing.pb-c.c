@@ -4667,7 +4667,7 @@ const ProtobufCMessageDescriptor deltad__sharing__v1__delete_sharing_schema_requ
   (ProtobufCMessageInit) deltad__sharing__v1__delete_sharing_schema_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor deltad__sharing__v1__add_table_request__field_descriptors[9] =
+static const ProtobufCFieldDescriptor deltad__sharing__v1__add_table_request__field_descriptors[10] =
 {
   {
     "share",
@@ -4777,6 +4777,18 @@ static const ProtobufCFieldDescriptor deltad__sharing__v1__add_table_request__fi
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "table",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Sharing__V1__AddTableRequest, table),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned deltad__sharing__v1__add_table_request__field_indices_by_name[] = {
   8,   /* field[8] = comment */
@@ -4787,12 +4799,13 @@ static const unsigned deltad__sharing__v1__add_table_request__field_indices_by_n
   1,   /* field[1] = schema */
   0,   /* field[0] = share */
   7,   /* field[7] = start_version */
+  9,   /* field[9] = table */
   5,   /* field[5] = url */
 };
 static const ProtobufCIntRange deltad__sharing__v1__add_table_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 10 }
 };
 const ProtobufCMessageDescriptor deltad__sharing__v1__add_table_request__descriptor =
 {
@@ -4802,7 +4815,7 @@ const ProtobufCMessageDescriptor deltad__sharing__v1__add_table_request__descrip
   "Deltad__Sharing__V1__AddTableRequest",
   "deltad.sharing.v1",
   sizeof(Deltad__Sharing__V1__AddTableRequest),
-  9,
+  10,
   deltad__sharing__v1__add_table_request__field_descriptors,
   deltad__sharing__v1__add_table_request__field_indices_by_name,
   1,  deltad__sharing__v1__add_table_request__number_ranges,

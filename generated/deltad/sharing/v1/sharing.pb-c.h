@@ -706,6 +706,11 @@ struct  Deltad__Sharing__V1__AddTableRequest
   char *url;
   protobuf_c_boolean history_shared;
   char *comment;
+  /*
+   * A Delta table of the catalog (catalog.schema.table), instead of url / location: its
+   * registered location is shared.
+   */
+  char *table;
   Deltad__Sharing__V1__AddTableRequest__StartVersionCase _start_version_case;
   union {
     int64_t start_version;
@@ -713,7 +718,7 @@ struct  Deltad__Sharing__V1__AddTableRequest
 };
 #define DELTAD__SHARING__V1__ADD_TABLE_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&deltad__sharing__v1__add_table_request__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, DELTAD__SHARING__V1__ADD_TABLE_REQUEST___START_VERSION__NOT_SET, {0} }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, DELTAD__SHARING__V1__ADD_TABLE_REQUEST___START_VERSION__NOT_SET, {0} }
 
 
 typedef enum {
