@@ -15,7 +15,9 @@
  *   A txn is used by one thread at a time; commit and abort free it.
  *
  * VALUES
- *   A value returned by get stays valid until the next get, put or del on the transaction; a
+ *   A value returned by get stays valid until the next put or del on the transaction (on a
+ *   write transaction of PostgreSQL also until the next get; a read transaction keeps every
+ *   value to its end, as nested reads may share it: cat_view_bind); a
  *   row returned by seek / next until the next call on that cursor (a get between two
  *   cursor calls leaves the cursor's row alone); none outlives its transaction.
  *
@@ -42,6 +44,8 @@ typedef struct cat__bytes {
 typedef struct cat_txn {
   cat_store *s;
   bool write;
+  int borrows; /* read txns: how many cat__txn_begin of the bound view's thread share it
+                * (cat_view_bind); their abort or commit gives the share back */
 } cat_txn;
 
 /* A cursor over one sub-database of a transaction. */
@@ -85,7 +89,11 @@ int cat__pg_open(cat_store *s, const char *url, int pool_size, const char *schem
 
 /* ---- calls through the store's backend (cat_kv.c) ---------------------------------------- */
 
-/* Begins a transaction (counted in cat_store_stats). */
+/* Begins a transaction (counted in cat_store_stats). A read transaction begun on a thread
+ * with a call view of s bound (cat_view_bind) is that view's, shared (not counted): its
+ * abort or commit only gives the share back. A write transaction on such a thread unbinds
+ * the view first (the call's later reads see what it writes) and ends the view's
+ * transaction when nothing shares it (its connection goes back to the pool). */
 int cat__txn_begin(cat_store *s, cat_txn **out, bool write);
 /* Commits; the txn is gone afterwards either way. */
 int cat__txn_commit(cat_txn *t);

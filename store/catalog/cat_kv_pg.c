@@ -28,6 +28,9 @@ typedef struct pg__txn {
   cat_txn base;
   pg__slot *slot;
   pg__rows *last; /* holds the value of the last get */
+  pg__rows **held; /* read txns: the values of earlier gets, kept to the end (a bound
+                    * call view's txn is shared by nested reads, cat_kv.h) */
+  int n_held, cap_held;
   uint64_t gen;   /* read txns: the generation of the snapshot */
   bool broken;    /* the connection failed: drop it on release */
 } pg__txn;
@@ -121,8 +124,25 @@ static int pg__begin(cat_store *s, cat_txn **out, bool write) {
   return 0;
 }
 
+/* Lets go of the last get's value: freed (write txns), or kept to the end (read txns). */
+static void pg__drop_last(pg__txn *t) {
+  if (t->last && !t->base.write && t->n_held == t->cap_held) {
+    int cap = t->cap_held ? 2 * t->cap_held : 8;
+    pg__rows **h = realloc(t->held, (size_t)cap * sizeof *h);
+    if (h) {
+      t->held = h;
+      t->cap_held = cap;
+    }
+  }
+  if (t->last && !t->base.write && t->n_held < t->cap_held) t->held[t->n_held++] = t->last;
+  else free(t->last);
+  t->last = NULL;
+}
+
 static void pg__end(pg__txn *t) {
   free(t->last);
+  for (int i = 0; i < t->n_held; i++) free(t->held[i]);
+  free(t->held);
   pg__release(pg__st(t->base.s), t->slot, t->broken);
   free(t);
 }
@@ -155,8 +175,7 @@ static void pg__abort(cat_txn *base) {
 
 static int pg__get(cat_txn *base, int db, cat__bytes k, cat__bytes *v) {
   pg__txn *t = (pg__txn *)base;
-  free(t->last);
-  t->last = NULL;
+  pg__drop_last(t);
   int rc = pg__rows_query(base, PG__GET, db, k, 0, &t->last);
   if (rc) return rc;
   if (t->last->n == 0) return DD_ENOTFOUND;

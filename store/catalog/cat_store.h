@@ -113,8 +113,21 @@ int cat_store_map_usage(cat_store *store, uint64_t *map_bytes, uint64_t *used_by
  * pool's connections) and keeps the pages it sees from being reused by writers. */
 typedef struct cat_view cat_view;
 int cat_view_open(cat_store *store, cat_view **out);
-/* Accepts NULL. */
+/* Accepts NULL; a view ended (cat_view_end) or bound (then unbound) too. */
 void cat_view_close(cat_view *view);
+/* Binds view to this thread as its call view (NULL: unbinds) and returns the one bound
+ * before. While bound, every read transaction of view's store begun on this thread (each
+ * per-call read function, cat_view_open, the token check) shares view's transaction
+ * instead of beginning one: a call reads one state in one transaction (one PostgreSQL
+ * round trip while the catalog is unchanged). A write transaction begun on the thread
+ * unbinds view first, so the call's later reads see its writes (and ends view's
+ * transaction when no open view shares it). Unbind before the view moves to another
+ * thread; a view shared by an open cat_view_open view must outlive it. */
+cat_view *cat_view_bind(cat_view *view);
+/* Ends view's transaction now (its reader slot or connection is free again); view is
+ * still closed with cat_view_close. Nothing when view is bound to this thread, or already
+ * ended. Accepts NULL. */
+void cat_view_end(cat_view *view);
 
 /* ---- validation (also used by the services for early checks) ---------------------- */
 

@@ -1,7 +1,10 @@
 /* test_view.c: read views of the catalog store (cat_view_*): the lookups a recipient's
  * query on an S3 table makes cost one read transaction (cat_store_stats_get), results
  * outlive the view, a view sees one committed state, the covering location is the longest
- * prefix at a '/' boundary, and walks over many locations are one transaction. */
+ * prefix at a '/' boundary, walks over many locations are one transaction, and a view bound
+ * to the thread (cat_view_bind) is shared by every read there until a write unbinds it. */
+#include <pthread.h>
+
 #include "cat_test_util.h"
 
 static uint64_t reads(cat_store *s) { return cat_store_stats_get(s).read_txns; }
@@ -226,6 +229,78 @@ static void test_walks_one_txn(void **state) {
   CT_FREE(loc);
 }
 
+
+static void *create_other(void *arg) {
+  Deltad__Catalog__V1__CreateCatalogRequest cr = DELTAD__CATALOG__V1__CREATE_CATALOG_REQUEST__INIT;
+  cat_catalog *c = NULL;
+  cr.name = "other";
+  int rc = cat_catalog_create(arg, &c, "admin", &cr);
+  if (c) CT_FREE(c);
+  return rc ? (void *)1 : NULL;
+}
+
+/* A bound call view: per-call reads and cat_view_open share its one transaction (and its
+ * state), values of nested gets stay valid, a write on the thread unbinds it so later reads
+ * see the write, and an ended view can still be closed. */
+static void test_bound_view_shared(void **state) {
+  ct_env *e = *state;
+  cat_store *s = e->s;
+  Deltad__Catalog__V1__CreateCatalogRequest cr = DELTAD__CATALOG__V1__CREATE_CATALOG_REQUEST__INIT;
+  cat_catalog *c = NULL;
+  cr.name = "before";
+  assert_int_equal(cat_catalog_create(s, &c, "admin", &cr), 0);
+  CT_FREE(c);
+  unsigned char hash[CAT_TOKEN_HASH_LEN];
+  assert_int_equal(cat_token_hash(hash, "bound", 5), 0);
+  cat_token_rec tr = {.kind = CAT_TOKEN_ADMIN, .name = "admin", .id = "", .expiry_ms = 0};
+  assert_int_equal(cat_token_put(s, hash, &tr), 0);
+
+  cat_view *call = NULL;
+  assert_int_equal(cat_view_open(s, &call), 0);
+  uint64_t r0 = reads(s);
+  assert_null(cat_view_bind(call));
+  cat_token_rec got;
+  assert_int_equal(cat_token_lookup(s, &got, hash), 0);
+  assert_int_equal(cat_catalog_get(s, &c, "before"), 0);
+  CT_FREE(c);
+  cat_view *inner = NULL;
+  assert_int_equal(cat_view_open(s, &inner), 0);
+  cat_share *sh = NULL;
+  assert_int_equal(cat_view_share_get(inner, &sh, "nope"), DD_ENOTFOUND);
+  cat_view_close(inner);
+  assert_int_equal(reads(s), r0); /* all of it in the call view's transaction */
+
+  /* another thread's write is not seen through the bound view (one state) */
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, create_other, s), 0);
+  void *trc = NULL;
+  pthread_join(th, &trc);
+  assert_null(trc);
+  assert_int_equal(cat_catalog_get(s, &c, "other"), DD_ENOTFOUND);
+  assert_int_equal(reads(s), r0);
+
+  /* a write on this thread unbinds: the next read is a transaction of its own and sees it */
+  cr.name = "after";
+  assert_int_equal(cat_catalog_create(s, &c, "admin", &cr), 0);
+  CT_FREE(c);
+  assert_int_equal(cat_catalog_get(s, &c, "after"), 0);
+  CT_FREE(c);
+  assert_int_equal(reads(s), r0 + 1);
+  assert_null(cat_view_bind(NULL)); /* the write unbound it already */
+  cat_view_end(call);
+  cat_view_end(call); /* ended twice: nothing */
+  cat_view_close(call);
+
+  /* bound again, unbound, ended and closed: no transaction left behind */
+  assert_int_equal(cat_view_open(s, &call), 0);
+  cat_view_bind(call);
+  assert_int_equal(cat_catalog_get(s, &c, "after"), 0);
+  CT_FREE(c);
+  assert_ptr_equal(cat_view_bind(NULL), call);
+  cat_view_end(call);
+  cat_view_close(call);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_s3_query_lookups_one_txn, ct_setup, ct_teardown),
@@ -233,6 +308,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_view_is_one_state, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_covering_longest_prefix, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_walks_one_txn, ct_setup, ct_teardown),
+      cmocka_unit_test_setup_teardown(test_bound_view_shared, ct_setup, ct_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
