@@ -7,8 +7,10 @@
  * bytewise (memcmp, then the shorter first), as LMDB's default and PostgreSQL's bytea do.
  *
  * TRANSACTIONS
- *   A read transaction is a consistent snapshot taken when it begins (LMDB read txn;
- *   PostgreSQL REPEATABLE READ READ ONLY, plus a read cache by catalog generation).
+ *   A read transaction is a consistent snapshot: LMDB's read txn, taken when it begins;
+ *   on PostgreSQL the generation read at begin, the read cache's answers for it, and a
+ *   REPEATABLE READ READ ONLY snapshot from the first miss (cat_kv_pg.c: a state no older
+ *   than the begin; DD_ECONFLICT when a commit between two reads changed the first's rows).
  *   Write transactions are serialized (LMDB's one writer; on PostgreSQL each write
  *   transaction first updates the single row of deltad_lock, so writers on every replica
  *   take turns) and see every commit made before they began.

@@ -33,6 +33,7 @@ static const struct {
   const char *name, *sql;
   int nparams;
 } pg__stmts[] = {
+    {"dd_gen", "SELECT gen FROM deltad_lock WHERE id = 1", 0},
     {"dd_get", "SELECT v FROM deltad_kv WHERE db = $1 AND k = $2", 2},
     {"dd_put",
      "INSERT INTO deltad_kv (db, k, v) VALUES ($1, $2, $3) "

@@ -102,9 +102,13 @@ int cat_store_backup(cat_store *store, const char *dir, char ***files, size_t *n
 int cat_store_map_usage(cat_store *store, uint64_t *map_bytes, uint64_t *used_bytes);
 
 /* ---- read views ----------------------------------------------------------------------
- * A read view is one read transaction (LMDB; on PostgreSQL one REPEATABLE READ transaction
- * holding one pooled connection, cat_kv_pg.c): every cat_view_* read sees the state committed
- * when the view was opened, and begins no transaction of its own. Each cat_view_x behaves
+ * A read view is one read transaction (LMDB; on PostgreSQL the catalog generation read at
+ * the open, answers from the per-replica read cache for it, and a REPEATABLE READ snapshot
+ * taken at the first read the cache cannot answer, cat_kv_pg.c): every cat_view_* read sees
+ * one committed state, and begins no transaction of its own. On LMDB it is the state when
+ * the view was opened; on PostgreSQL a state no older than the open, fixed by the view's
+ * first read (a commit between two reads that changed what the view had read fails the
+ * later read with DD_ECONFLICT instead of mixing two states). Each cat_view_x behaves
  * (arguments, errors, ownership) exactly as the per-call function it is named after, which
  * is implemented over it. Results are heap messages owned by the caller and stay valid after
  * the view closes. A view is used by one thread at a time (it may move between threads) and

@@ -130,14 +130,24 @@ static void test_view_errors(void **state) {
   cat_view_close(NULL);
 }
 
-/* A view reads the state committed when it was opened; a later view sees later writes. */
+/* A view reads one committed state: LMDB's when it was opened, PostgreSQL's no older than
+ * its open and fixed by its first read (cat_store.h); a later view sees later writes. */
 static void test_view_is_one_state(void **state) {
   ct_env *e = *state;
-  cat_view *old = NULL, *now = NULL;
+  cat_view *old = NULL, *now = NULL, *unread = NULL;
   cat_location *loc = NULL;
+  bool pg = strcmp(cat_store_backend(e->s), "postgresql") == 0;
   add_loc(e->s, "first", "file:///srv/first", NULL);
   assert_int_equal(cat_view_open(e->s, &old), 0);
+  assert_int_equal(cat_view_open(e->s, &unread), 0);
+  assert_int_equal(cat_view_location_get(old, &loc, "first"), 0); /* its state is fixed now */
+  CT_FREE(loc);
   add_loc(e->s, "second", "file:///srv/second", NULL);
+  /* not read before the commit: LMDB still the open's state, PostgreSQL the first read's */
+  int rc = cat_view_location_get(unread, &loc, "second");
+  assert_int_equal(rc, pg ? 0 : DD_ENOTFOUND);
+  if (!rc) CT_FREE(loc);
+  cat_view_close(unread);
   assert_int_equal(cat_location_delete(e->s, "first"), 0);
   assert_int_equal(cat_view_location_get(old, &loc, "second"), DD_ENOTFOUND);
   assert_int_equal(cat_view_location_get(old, &loc, "first"), 0);
@@ -301,6 +311,64 @@ static void test_bound_view_shared(void **state) {
   cat_view_close(call);
 }
 
+static void new_share(cat_store *s, const char *name) {
+  Deltad__Sharing__V1__CreateShareRequest sr = DELTAD__SHARING__V1__CREATE_SHARE_REQUEST__INIT;
+  cat_share *sh = NULL;
+  sr.name = (char *)name;
+  assert_int_equal(cat_share_create(s, &sh, "admin", &sr), 0);
+  CT_FREE(sh);
+}
+
+static void *create_share_c(void *arg) {
+  new_share(arg, "c");
+  return NULL;
+}
+
+static void *delete_share_a(void *arg) { return cat_share_delete(arg, "a", 0) ? (void *)1 : NULL; }
+
+static void on_thread(void *(*fn)(void *), void *arg) {
+  pthread_t th;
+  void *rc = NULL;
+  assert_int_equal(pthread_create(&th, NULL, fn, arg), 0);
+  pthread_join(th, &rc);
+  assert_null(rc);
+}
+
+/* A commit lands while a view is open, between a read and the view's next one. LMDB: the
+ * view is its begin's snapshot. PostgreSQL: a view answered from the read cache takes its
+ * snapshot at its first miss; when the rows it already read are unchanged there it goes on
+ * in that (later, still consistent) state, and when they changed the read fails with
+ * DD_ECONFLICT rather than mix two states. */
+static void test_view_commit_between_reads(void **state) {
+  ct_env *e = *state;
+  cat_store *s = e->s;
+  bool pg = strcmp(cat_store_backend(s), "postgresql") == 0;
+  cat_share *sh = NULL;
+  new_share(s, "a");
+  assert_int_equal(cat_share_get(s, &sh, "a"), 0); /* the cache has "a" now */
+  CT_FREE(sh);
+  cat_view *v = NULL;
+  assert_int_equal(cat_view_open(s, &v), 0);
+  assert_int_equal(cat_view_share_get(v, &sh, "a"), 0);
+  CT_FREE(sh);
+  on_thread(create_share_c, s); /* a commit that leaves "a" alone */
+  int rc = cat_view_share_get(v, &sh, "c");
+  assert_int_equal(rc, pg ? 0 : DD_ENOTFOUND);
+  if (!rc) CT_FREE(sh);
+  assert_int_equal(cat_view_share_get(v, &sh, "a"), 0);
+  CT_FREE(sh);
+  cat_view_close(v);
+
+  assert_int_equal(cat_share_get(s, &sh, "a"), 0);
+  CT_FREE(sh);
+  assert_int_equal(cat_view_open(s, &v), 0);
+  assert_int_equal(cat_view_share_get(v, &sh, "a"), 0);
+  CT_FREE(sh);
+  on_thread(delete_share_a, s); /* a commit that changes what the view read */
+  assert_int_equal(cat_view_share_get(v, &sh, "zzz"), pg ? DD_ECONFLICT : DD_ENOTFOUND);
+  cat_view_close(v);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_s3_query_lookups_one_txn, ct_setup, ct_teardown),
@@ -309,6 +377,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_covering_longest_prefix, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_walks_one_txn, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_bound_view_shared, ct_setup, ct_teardown),
+      cmocka_unit_test_setup_teardown(test_view_commit_between_reads, ct_setup, ct_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
