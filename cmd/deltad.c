@@ -150,6 +150,7 @@ static int main_run(dd_config *cfg, const sigset_t *sigs, int argc, char **argv)
   aopts.catalog_url = cfg->catalog[0] ? cfg->catalog : NULL;
   aopts.catalog_schema = cfg->catalog_schema;
   aopts.catalog_pool = cfg->catalog_pool;
+  aopts.catalog_push = strcmp(cfg->catalog_cache, "notify") == 0;
   aopts.secret_key_file = cfg->secret_key_file;
   aopts.url_key_file = cfg->url_key_file;
   rg_limits limits = {(unsigned)cfg->req_max_depth, (size_t)cfg->req_max_elements,

@@ -85,9 +85,10 @@ extern const cat__backend cat__pg_backend;
 
 /* Opens the backend state for s (s->be, s->be_state). LMDB: <data_dir>/catalog.mdb with a
  * map of map_bytes (0: 1 GiB). PostgreSQL: url, a pool of pool_size connections, schema
- * migrated on open. */
+ * migrated on open; push: read txns trust the generation LISTEN/NOTIFY pushes
+ * (cat_kv_pg_notify.c) instead of reading it. */
 int cat__lmdb_open(cat_store *s, const char *data_dir, size_t map_bytes);
-int cat__pg_open(cat_store *s, const char *url, int pool_size, const char *schema);
+int cat__pg_open(cat_store *s, const char *url, int pool_size, const char *schema, bool push);
 
 /* ---- calls through the store's backend (cat_kv.c) ---------------------------------------- */
 

@@ -232,7 +232,8 @@ static int pg__begin(cat_store *s, cat_txn **out, bool write) {
   if (!t) return dd_err_set(DD_ENOMEM, "out of memory");
   t->base.s = s;
   t->base.write = write;
-  int rc = pg__attach_as(t, write, !write);
+  /* a read txn with a live listener: the generation is known without asking */
+  int rc = !write && pg__notify_gen(pg__st(s), &t->gen) ? 0 : pg__attach_as(t, write, !write);
   if (rc) {
     free(t);
     return rc;
@@ -271,13 +272,19 @@ static int pg__commit(cat_txn *base) {
     pg__end(t);
     return 0;
   }
-  PGresult *r = PQexec(t->slot->c, "COMMIT");
+  /* a write announces its generation to every replica's listener (cat_kv_pg_notify.c) */
+  char sql[64] = "COMMIT";
+  if (base->write && pg__st(base->s)->can_notify)
+    snprintf(sql, sizeof sql, "NOTIFY deltad_gen, '%llu'; COMMIT", (unsigned long long)t->gen);
+  PGresult *r = PQexec(t->slot->c, sql);
   int rc = 0;
   if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = pg__err(t->slot->c, r, "commit");
   else if (strcmp(PQcmdStatus(r), "COMMIT") != 0) /* the transaction had failed */
     rc = dd_err_set(DD_EINTERNAL, "catalog database: commit: the transaction was rolled back");
   PQclear(r);
+  if (rc && PQtransactionStatus(t->slot->c) != PQTRANS_IDLE) t->broken = true; /* mid-txn */
   if (rc == DD_EIO) t->broken = true;
+  if (!rc && base->write) pg__notify_committed(pg__st(base->s), t->gen);
   pg__end(t);
   return rc;
 }
@@ -387,9 +394,9 @@ static void pg__cur_close(cat__cur *base) {
 
 /* ---- open / close ------------------------------------------------------------------------ */
 
-int cat__pg_open(cat_store *s, const char *url, int pool_size, const char *schema) {
+int cat__pg_open(cat_store *s, const char *url, int pool_size, const char *schema, bool push) {
   pg__state *st = NULL;
-  int rc = pg__state_open(&st, url, pool_size, schema);
+  int rc = pg__state_open(&st, url, pool_size, schema, push);
   if (rc) return rc;
   s->be = &cat__pg_backend;
   s->be_state = st;

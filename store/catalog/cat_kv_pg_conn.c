@@ -107,7 +107,7 @@ static int pg__search_path(PGconn *c, const char *schema, bool create) {
 }
 
 /* A new connection with the timeouts above, search_path set, statements prepared. */
-static int pg__connect(pg__state *st, PGconn **out, bool create_schema) {
+int pg__connect(pg__state *st, PGconn **out, bool create_schema) {
   static const char *const keys[] = {"connect_timeout", "keepalives",       "keepalives_idle",
                                      "keepalives_interval", "keepalives_count",
                                      "tcp_user_timeout", "options", "application_name",
@@ -238,7 +238,8 @@ static int pg__migrate(pg__state *st) {
   return rc;
 }
 
-int pg__state_open(pg__state **out, const char *url, int pool_size, const char *schema) {
+int pg__state_open(pg__state **out, const char *url, int pool_size, const char *schema,
+                   bool push) {
   int n = pool_size > 0 ? pool_size : 8;
   pg__state *st = calloc(1, sizeof *st + (size_t)n * (sizeof(pg__slot) + sizeof(pg__slot *)));
   *out = NULL;
@@ -258,6 +259,8 @@ int pg__state_open(pg__state **out, const char *url, int pool_size, const char *
   int rc = !st->url || (schema && !st->schema) ? dd_err_set(DD_ENOMEM, "out of memory") : 0;
   if (!rc) rc = pg__migrate(st);
   st->migrated = rc == 0;
+  st->push = push;
+  if (!rc) rc = pg__notify_start(st);
   if (rc) {
     pg__state_close(st);
     return rc;
@@ -268,6 +271,7 @@ int pg__state_open(pg__state **out, const char *url, int pool_size, const char *
 
 void pg__state_close(pg__state *st) {
   if (!st) return;
+  pg__notify_stop(st);
   for (int i = 0; i < st->n_slots; i++)
     if (st->slots[i].c) PQfinish(st->slots[i].c);
   pthread_mutex_destroy(&st->mu);

@@ -43,8 +43,12 @@ typedef struct cat_store_opts {
                                 * NULL: the connection's search_path */
   const char *secret_key_file; /* the secrets key (32 bytes, 0600, must exist); NULL:
                                 * <data_dir>/secret.key, created on first open */
+  int pg_push;                 /* PostgreSQL: 1 = a read view trusts the generation pushed
+                                * by LISTEN/NOTIFY (no round trip while nothing changed;
+                                * another replica's commit is seen once its notification
+                                * arrived); 0 = one round trip per view (never stale) */
 } cat_store_opts;
-#define CAT_STORE_OPTS_INIT {0, NULL, 0, NULL, NULL}
+#define CAT_STORE_OPTS_INIT {0, NULL, 0, NULL, NULL, 0}
 
 /* Opens or creates the store in data_dir (which must exist): the LMDB environment in
  * <data_dir>/catalog.mdb/ and the secrets key in <data_dir>/secret.key (created on first
