@@ -129,6 +129,20 @@ static void pg__seen_clear(pg__txn *t) {
 
 static int pg__attach(pg__txn *t, bool write);
 
+static bool pg__bytes_same(cat__bytes a, cat__bytes b) {
+  return a.n == b.n && (a.n == 0 || memcmp(a.p, b.p, a.n) == 0);
+}
+
+/* The same rows (keys and values; the blocks' padding is not compared). */
+static bool pg__rows_same(const pg__rows *a, const pg__rows *b) {
+  if (a->n != b->n) return false;
+  for (int i = 0; i < a->n; i++)
+    if (!pg__bytes_same(pg__rows_key(a, i), pg__rows_key(b, i)) ||
+        !pg__bytes_same(pg__rows_val(a, i), pg__rows_val(b, i)))
+      return false;
+  return true;
+}
+
 /* A read txn's first miss: a snapshot; when its generation moved past the one the cache
  * answered at, the answers so far must still hold in it (else DD_ECONFLICT). */
 static int pg__snapshot(pg__txn *t) {
@@ -140,7 +154,7 @@ static int pg__snapshot(pg__txn *t) {
     pg__seen *e = &t->seen[i];
     pg__rows *now = NULL;
     rc = pg__rows_db(&t->base, e->stmt, e->db, (cat__bytes){e->key, e->kn}, e->limit, &now);
-    if (!rc && (now->size != e->rows->size || memcmp(now, e->rows, now->size) != 0))
+    if (!rc && !pg__rows_same(now, e->rows))
       rc = dd_err_set(DD_ECONFLICT, "catalog database: the catalog changed during the call "
                       "(generation %llu to %llu); retry", (unsigned long long)was,
                       (unsigned long long)t->gen);

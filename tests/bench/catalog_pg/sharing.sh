@@ -5,7 +5,7 @@
 # dd_pg.py, loopback, fsync off) and three deltad: LMDB, PostgreSQL --catalog-cache check
 # and PostgreSQL --catalog-cache notify, each sharing the same small log-only table
 # (FILES add actions, default 10; tests/bench/sharing_rest/gen_table.py) to a recipient.
-#  1. QueryTable over REST (wrk -t2 -c32, DURATION s, ROUNDS rounds alternating the
+#  1. QueryTable over REST (wrk -t2 -cCONNS (16), DURATION s, ROUNDS rounds alternating the
 #     servers): QPS, p50 and p99 per backend, and the ratios PostgreSQL / LMDB.
 #  2. Snapshot cache memory: on the LMDB deltad, VmRSS (/proc) before and after the first
 #     query of each of TABLES_1K tables of 1,000 files, and of one table of 100,000 files;
@@ -19,6 +19,7 @@ FILES=${FILES:-10}
 DURATION=${DURATION:-5}
 ROUNDS=${ROUNDS:-3}
 TABLES_1K=${TABLES_1K:-20}
+CONNS=${CONNS:-16} # below the recipient's 32 requests in flight (--max-requests-per-principal)
 command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)" >&2; exit 1; }
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DDD_SANITIZE=OFF >/dev/null
@@ -80,10 +81,14 @@ SIDES=(lmdb pg-check pg-notify)
 
 wrk_once() { # name -> "requests duration_us p50_us p99_us"
   local out
-  out=$(DELTAD_TOKEN=${TOK[$1]} wrk -t2 -c32 -d"${DURATION}s" -s tests/bench/catalog_pg/query.lua \
+  out=$(DELTAD_TOKEN=${TOK[$1]} wrk -t2 -c"$CONNS" -d"${DURATION}s" -s tests/bench/catalog_pg/query.lua \
     "${URL[$1]}/shares/bench/schemas/s/tables/small/query" | sed -n 's/^WRK_RESULT //p')
   read -r req us p50 p99 err <<<"$out"
-  if [ -z "$out" ] || [ "$err" != 0 ]; then echo "wrk saw errors on $1: $out" >&2; exit 1; fi
+  if [ -z "$out" ] || [ "$err" != 0 ]; then
+    echo "wrk saw errors on $1: $out" >&2
+    grep -v "code=OK" "$WORK/$1.err" | tail -3 >&2
+    exit 1
+  fi
   echo "$req $us $p50 $p99"
 }
 for s in "${SIDES[@]}"; do wrk_once "$s" >/dev/null; done # warm-up
@@ -101,7 +106,7 @@ done
 median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "### Delta Sharing QueryTable per replica: PostgreSQL vs LMDB"
 echo
-echo "- commit $(git rev-parse --short HEAD), release build; $(nproc) CPUs; wrk -t2 -c32 -d${DURATION}s x $ROUNDS rounds per server, alternating; a log-only table of $FILES files; recipient token"
+echo "- commit $(git rev-parse --short HEAD), release build; $(nproc) CPUs; wrk -t2 -c$CONNS -d${DURATION}s x $ROUNDS rounds per server, alternating; a log-only table of $FILES files; recipient token"
 echo
 echo "| catalog | QPS | p50 ms (median of rounds) | p99 ms | QPS per round |"
 echo "|---|---:|---:|---:|---|"
