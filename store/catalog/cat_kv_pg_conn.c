@@ -1,5 +1,6 @@
 /* cat_kv_pg_conn.c: the PostgreSQL backend's connections: the pool (a fixed number of
- * slots per process; a transaction borrows one for its lifetime), connecting with
+ * slots per process; a write transaction borrows one for its lifetime, a read transaction
+ * for its generation read and from its first cache miss on: cat_kv_pg.c), connecting with
  * timeouts, the prepared statements, the schema migration, and libpq error translation.
  *
  * Connections are made lazily by the call that borrows an empty or broken slot, so after a
@@ -15,7 +16,10 @@
  *                                                            txn begins with UPDATE ...
  *                                                            SET gen = gen + 1 (row lock:
  *                                                            writers take turns; gen: the
- *                                                            read cache, cat_kv_pg_cache.c) */
+ *                                                            read cache, cat_kv_pg_cache.c)
+ *                                                            and ends with NOTIFY deltad_gen
+ *                                                            where the database has it
+ *                                                            (cat_kv_pg_notify.c) */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -37,25 +37,8 @@ DELTAD=$BUILD/cmd/deltad
 DELTACTL=$BUILD/cmd/deltactl
 LOAD=$BUILD/tests/bench/grpc/dd_grpc_load
 
-WORK=$(mktemp -d /tmp/deltad-bench-pg.XXXXXX)
-
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do
-    if kill -0 "$p" 2>/dev/null; then kill -TERM "$p"; wait "$p" || true; fi
-  done
-  /usr/bin/python3 tests/integration/dd_pg.py stop "$WORK/pg" >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-/usr/bin/python3 tests/integration/dd_pg.py start "$WORK/pg" >/dev/null
-PG_URL=$(cat "$WORK/pg/url")
-head -c 32 /dev/urandom >"$WORK/secret.key"
-head -c 32 /dev/urandom >"$WORK/url.key"
-chmod 600 "$WORK/secret.key" "$WORK/url.key"
-
-export DELTAD_ADMIN_TOKEN
-DELTAD_ADMIN_TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+. tests/bench/catalog_pg/pg_env.sh
+pg_env_start deltad-bench-pg
 # start_server NAME [flags...]: sets PID, GRPC, REST; creates the catalog and the shares.
 start_server() {
   local name=$1

@@ -26,24 +26,9 @@ if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
   cmake --build "$BUILD" -j"$(nproc)" --target deltad >/dev/null
 fi
 DELTAD=$BUILD/cmd/deltad
-WORK=$(mktemp -d /tmp/deltad-bench-pgq.XXXXXX)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do
-    if kill -0 "$p" 2>/dev/null; then kill -TERM "$p"; wait "$p" || true; fi
-  done
-  /usr/bin/python3 tests/integration/dd_pg.py stop "$WORK/pg" >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-/usr/bin/python3 tests/integration/dd_pg.py start "$WORK/pg" >/dev/null
-PG_URL=$(cat "$WORK/pg/url")
-head -c 32 /dev/urandom >"$WORK/secret.key"
-head -c 32 /dev/urandom >"$WORK/url.key"
-chmod 600 "$WORK/secret.key" "$WORK/url.key"
+. tests/bench/catalog_pg/pg_env.sh
+pg_env_start deltad-bench-pgq
 /usr/bin/python3 tests/bench/sharing_rest/gen_table.py "$WORK/lake/small" "$FILES" 1 >/dev/null
-export DELTAD_ADMIN_TOKEN
-DELTAD_ADMIN_TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 A=(-H "Authorization: Bearer $DELTAD_ADMIN_TOKEN" -H 'Content-Type: application/json')
 
 declare -A URL TOK PID

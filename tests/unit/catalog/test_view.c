@@ -37,13 +37,17 @@ static void add_loc(cat_store *s, const char *name, const char *url, const char 
   CT_FREE(l);
 }
 
-/* Share "sales" granted to recipient "acme" (whose id goes to rid). */
-static void add_granted_share(cat_store *s, char rid[40]) {
+static void new_share(cat_store *s, const char *name) {
   Deltad__Sharing__V1__CreateShareRequest sr = DELTAD__SHARING__V1__CREATE_SHARE_REQUEST__INIT;
   cat_share *sh = NULL;
-  sr.name = "sales";
+  sr.name = (char *)name;
   assert_int_equal(cat_share_create(s, &sh, "admin", &sr), 0);
   CT_FREE(sh);
+}
+
+/* Share "sales" granted to recipient "acme" (whose id goes to rid). */
+static void add_granted_share(cat_store *s, char rid[40]) {
+  new_share(s, "sales");
   unsigned char hash[CAT_TOKEN_HASH_LEN];
   assert_int_equal(cat_token_hash(hash, "tok", 3), 0);
   cat_recipient *r = NULL;
@@ -311,13 +315,6 @@ static void test_bound_view_shared(void **state) {
   cat_view_close(call);
 }
 
-static void new_share(cat_store *s, const char *name) {
-  Deltad__Sharing__V1__CreateShareRequest sr = DELTAD__SHARING__V1__CREATE_SHARE_REQUEST__INIT;
-  cat_share *sh = NULL;
-  sr.name = (char *)name;
-  assert_int_equal(cat_share_create(s, &sh, "admin", &sr), 0);
-  CT_FREE(sh);
-}
 
 static void *create_share_c(void *arg) {
   new_share(arg, "c");
