@@ -100,13 +100,13 @@ for s in "${SIDES[@]}"; do
   QPS[$s]=$(( REQ[$s] * 1000000 / US[$s] ))
   M50[$s]=$(echo "${P50[$s]}" | median)
   m99=$(echo "${P99[$s]}" | median)
-  printf '| %s | %d | %.3f | %.3f | %s |\n' "$s" "${QPS[$s]}" "$(echo "${M50[$s]} / 1000" | bc -l)" \
-    "$(echo "$m99 / 1000" | bc -l)" "${PER[$s]}"
+  awk -v s="$s" -v q="${QPS[$s]}" -v a="${M50[$s]}" -v b="$m99" -v per="${PER[$s]}" \
+    'BEGIN { printf "| %s | %d | %.3f | %.3f | %s |\n", s, q, a / 1000, b / 1000, per }'
 done
 echo
 for s in pg-check pg-notify; do
-  printf -- '- %s / lmdb: QPS %.3f, p50 %+.3f ms\n' "$s" "$(echo "${QPS[$s]} / ${QPS[lmdb]}" | bc -l)" \
-    "$(echo "(${M50[$s]} - ${M50[lmdb]}) / 1000" | bc -l)"
+  awk -v s="$s" -v q="${QPS[$s]}" -v q0="${QPS[lmdb]}" -v a="${M50[$s]}" -v a0="${M50[lmdb]}" \
+    'BEGIN { printf "- %s / lmdb: QPS %.3f, p50 %+.3f ms\n", s, q / q0, (a - a0) / 1000 }'
 done
 
 # ---- snapshot cache memory per table (LMDB deltad) ----
