@@ -28,6 +28,7 @@
 #include "server/http/native/lance_rest.h"
 #include "server/http/native/sharing_rest.h"
 #include "server/service/app.h"
+#include "server/service/auth.h"
 #include "store/catalog/cat_store.h"
 #include "store/objstore/os_remote.h"
 #include "server/call/req_guard.h"
@@ -150,6 +151,7 @@ static int main_run(dd_config *cfg, const sigset_t *sigs, int argc, char **argv)
   aopts.catalog_url = cfg->catalog[0] ? cfg->catalog : NULL;
   aopts.catalog_schema = cfg->catalog_schema;
   aopts.catalog_pool = cfg->catalog_pool;
+  aopts.catalog_push = strcmp(cfg->catalog_cache, "notify") == 0;
   aopts.secret_key_file = cfg->secret_key_file;
   aopts.url_key_file = cfg->url_key_file;
   rg_limits limits = {(unsigned)cfg->req_max_depth, (size_t)cfg->req_max_elements,
@@ -161,6 +163,7 @@ static int main_run(dd_config *cfg, const sigset_t *sigs, int argc, char **argv)
   const dd_method *methods = dd_app_methods(&n_methods);
   if ((rc = dd_call_registry_new(&reg, methods, n_methods, app, dd_app_auth)) != 0) goto cleanup;
   dd_call_registry_set_observer(reg, dd_app_audit_observe); /* the audit log */
+  dd_call_registry_set_view_ops(reg, &dd_auth_view_ops);   /* one read view per call */
   dd_call_registry_set_pre_observer(reg, dd_app_audit_before); /* ... in the change's txn */
   if (cfg->demo && (rc = dd_demo_setup(reg, cfg->data_dir)) != 0) goto cleanup;
   dd_http_opts hopts = DD_HTTP_OPTS_INIT;

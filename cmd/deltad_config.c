@@ -72,6 +72,10 @@ void dd_config_usage(void) {
       "                         through): keep the catalog there instead of LMDB\n"
       "  --catalog-schema NAME  PostgreSQL schema of the deltad_* tables (created if absent)\n"
       "  --catalog-pool N       PostgreSQL connections per replica (default 8)\n"
+      "  --catalog-cache MODE   check (default): each call reads the catalog generation\n"
+      "                         (one round trip, never stale); notify: trust the one\n"
+      "                         LISTEN/NOTIFY pushes (no round trip; another replica's\n"
+      "                         change is seen once its notification arrived)\n"
       "  --secret-key-file FILE     credentials' encryption key (32 bytes, 0600; required\n"
       "                             with --catalog, the same file on every replica)\n"
       "  --url-signing-key-file FILE  key of signed file URLs (same rules)\n"
@@ -224,6 +228,11 @@ static int cfg_set_catalog(dd_config *cfg, const char *key, const char *val) {
     if ((rc = cfg_int(&n, key, val, 1, 256)) == 0) cfg->catalog_pool = (int)n;
     return rc;
   }
+  if (strcmp(key, "catalog-cache") == 0) {
+    if (strcmp(val, "check") && strcmp(val, "notify"))
+      return dd_err_set(DD_EINVAL, "catalog-cache: expected check or notify, got '%s'", val);
+    return cfg_copy(cfg->catalog_cache, sizeof cfg->catalog_cache, key, val);
+  }
   if (strcmp(key, "secret-key-file") == 0)
     return cfg_copy(cfg->secret_key_file, sizeof cfg->secret_key_file, key, val);
   if (strcmp(key, "url-signing-key-file") == 0)
@@ -329,6 +338,7 @@ static void cfg_defaults(dd_config *cfg) {
   cfg->log_format = DD_LOG_TEXT;
   cfg->log_level = DD_LOG_INFO;
   cfg->catalog_pool = 8;
+  snprintf(cfg->catalog_cache, sizeof cfg->catalog_cache, "check");
   cfg_limit_defaults(cfg);
 }
 

@@ -140,6 +140,7 @@ static void obs__fixed(const dd_config *now, const dd_config *next) {
       OBS_F("max-requests", req_max_requests), OBS_F("audit-retention-days", audit_retention_days),
       OBS_F("tls-client-auth", tls_client_auth), OBS_F("catalog", catalog),
       OBS_F("catalog-schema", catalog_schema), OBS_F("catalog-pool", catalog_pool),
+      OBS_F("catalog-cache", catalog_cache),
       OBS_F("secret-key-file", secret_key_file), OBS_F("url-signing-key-file", url_key_file),
 #undef OBS_F
   };

@@ -76,6 +76,33 @@ int dd_call_route_match(const dd_call_registry *r, const char *verb, const char 
                         dd_call_route *out);
 void dd_call_route_clear(dd_call_route *rt);
 
+/* ---- the call's read view ------------------------------------------------------------- */
+/* One read view per call: the services (which know the catalog; the call core does not)
+ * may open a read view before the token check and keep it for the handler, so the check
+ * and every read of a unary handler share one transaction: one consistent state, and on
+ * PostgreSQL one round trip instead of one per read view. The view travels as
+ * who->view; the transport's reference lives in the admission ticket (rg_release gives it
+ * back), a stream's in the stream. dd_call_run binds it around a unary handler on the
+ * handler's thread and ends its transaction when the handler returns; a streaming
+ * handler (long-lived) gets none: the view ends before it starts and it opens its own.
+ * All hooks are thread-safe except bind, which acts on the calling thread only. */
+typedef struct dd_call_view_ops {
+  /* Opens a view for a call of app and binds it to this thread: *out (NULL: none). 0 or
+   * DD_E* (DD_EIO: the catalog is unavailable; the call fails with it). One reference. */
+  int (*open)(void *app, void **out);
+  /* Binds view to this thread (NULL: unbinds what is bound). */
+  void (*bind)(void *view);
+  /* The handler is done: end view's transaction now (the object lives until its last
+   * reference goes). Not bound on this thread. */
+  void (*done)(void *view);
+  void (*ref)(void *view);
+  void (*unref)(void *view); /* the last one closes it */
+} dd_call_view_ops;
+/* Gives every authenticated call of r a read view from ops (borrowed: outlives r). Set
+ * before serving; NULL (the default): none, each read opens its own. */
+void dd_call_registry_set_view_ops(dd_call_registry *r, const dd_call_view_ops *ops);
+const dd_call_view_ops *dd_call_registry_view_ops(const dd_call_registry *r);
+
 /* ---- authentication and admission ------------------------------------------------------ */
 
 /* Transports differ only in where a token may come from and how they name it. */
@@ -90,14 +117,21 @@ typedef enum {
  * which the transport releases when the call ends). *who is filled in every case (kind
  * NONE for a public method). 0, DD_EUNAUTH, DD_EPERM or DD_ENOMEM (over a cap). A refusal is
  * counted and logged here (call_obs.h) under request_id (the transport's, sent back to the
- * client; NULL: a fresh one). */
+ * client; NULL: a fresh one). With view ops (dd_call_registry_set_view_ops) the token is
+ * checked in the call's read view, kept in who->view and held by *ticket (which the
+ * transport releases in every case, also after a refusal). */
 int dd_call_authenticate(const dd_call_registry *r, const dd_method *m, dd_call_auth_kind kind,
                          const char *authorization, const char *api_key, dd_principal *who,
                          rg_ticket *ticket, const char *request_id);
-/* Only the token part of dd_call_authenticate (for a native codec that authorizes and
- * admits by itself): *who from the token, or DD_EUNAUTH. */
+/* Only the token part of dd_call_authenticate (no read view is kept): *who from the token,
+ * or DD_EUNAUTH. */
 int dd_call_authenticate_token(const dd_call_registry *r, dd_call_auth_kind kind,
                                const char *authorization, const char *api_key, dd_principal *who);
+/* The token and admission parts of dd_call_authenticate, with the call's read view kept as
+ * there (for a native codec that authorizes by itself, once it knows the method). */
+int dd_call_authenticate_admit(const dd_call_registry *r, dd_call_auth_kind kind,
+                               const char *authorization, const char *api_key, dd_principal *who,
+                               rg_ticket *ticket);
 /* The token of a header value "Bearer <token>" (spaces trimmed; *len bytes, not
  * NUL-terminated), or NULL. */
 const char *dd_call_bearer(const char *value, size_t *len);

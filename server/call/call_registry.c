@@ -24,7 +24,16 @@ struct dd_call_registry {
   dd_call__obs *obs; /* metrics of the calls run through this registry */
   dd_call_observe_fn observer;
   dd_call_pre_observe_fn pre_observer;
+  const dd_call_view_ops *view_ops; /* NULL: calls get no read view */
 };
+
+void dd_call_registry_set_view_ops(dd_call_registry *r, const dd_call_view_ops *ops) {
+  r->view_ops = ops;
+}
+
+const dd_call_view_ops *dd_call_registry_view_ops(const dd_call_registry *r) {
+  return r->view_ops;
+}
 
 dd_call__obs *dd_call__registry_obs(const dd_call_registry *r) { return r->obs; }
 dd_call_observe_fn dd_call__registry_observer(const dd_call_registry *r) { return r->observer; }
@@ -174,8 +183,11 @@ static int reg__token(dd_call_auth_kind kind, const char *authorization, const c
   return 0;
 }
 
-int dd_call_authenticate_token(const dd_call_registry *r, dd_call_auth_kind kind,
-                               const char *authorization, const char *api_key, dd_principal *who) {
+/* The token check, in a read view kept for the call when view is not NULL (*view: the
+ * view's one reference, or NULL; set on failure too). */
+static int reg__check_token(const dd_call_registry *r, dd_call_auth_kind kind,
+                            const char *authorization, const char *api_key, dd_principal *who,
+                            void **view) {
   memset(who, 0, sizeof *who);
   who->kind = DD_PRINCIPAL_NONE;
   const char *tok = NULL;
@@ -184,14 +196,43 @@ int dd_call_authenticate_token(const dd_call_registry *r, dd_call_auth_kind kind
   if (rc) return rc;
   if (!r->auth) return dd_err_set(DD_EUNAUTH, "this server accepts no tokens");
   dd_err_clear();
+  if (view && r->view_ops && (rc = r->view_ops->open(r->app, view)) != 0) return rc;
   rc = r->auth(r->app, tok, len, who);
-  if (!rc) return 0;
+  if (view && *view) r->view_ops->bind(NULL);
+  if (!rc) {
+    if (view) who->view = *view;
+    return 0;
+  }
   memset(who, 0, sizeof *who);
   /* the store could not be asked (its database is down): UNAVAILABLE, not a bad token */
   if (rc == DD_EIO) return rc;
   /* gRPC keeps the reason auth gave; REST says only that the token is invalid */
   if (kind == DD_CALL_AUTH_REST) return dd_err_set(DD_EUNAUTH, "invalid token");
   return *dd_err_msg() ? rc : dd_err_set(rc, "invalid bearer token");
+}
+
+int dd_call_authenticate_token(const dd_call_registry *r, dd_call_auth_kind kind,
+                               const char *authorization, const char *api_key, dd_principal *who) {
+  return reg__check_token(r, kind, authorization, api_key, who, NULL);
+}
+
+/* The token check with the call's read view given to ticket (also when the check fails). */
+static int reg__check_keep(const dd_call_registry *r, dd_call_auth_kind kind,
+                           const char *authorization, const char *api_key, dd_principal *who,
+                           rg_ticket *ticket) {
+  void *view = NULL;
+  int rc = reg__check_token(r, kind, authorization, api_key, who, &view);
+  if (ticket->view) ticket->view_ops->unref(ticket->view); /* authenticated twice */
+  ticket->view = view;
+  ticket->view_ops = r->view_ops;
+  return rc;
+}
+
+int dd_call_authenticate_admit(const dd_call_registry *r, dd_call_auth_kind kind,
+                               const char *authorization, const char *api_key, dd_principal *who,
+                               rg_ticket *ticket) {
+  int rc = reg__check_keep(r, kind, authorization, api_key, who, ticket);
+  return rc ? rc : rg_admit(ticket, who);
 }
 
 int dd_call_authenticate(const dd_call_registry *r, const dd_method *m, dd_call_auth_kind kind,
@@ -202,7 +243,7 @@ int dd_call_authenticate(const dd_call_registry *r, const dd_method *m, dd_call_
     who->kind = DD_PRINCIPAL_NONE;
     return 0;
   }
-  int rc = dd_call_authenticate_token(r, kind, authorization, api_key, who);
+  int rc = reg__check_keep(r, kind, authorization, api_key, who, ticket);
   if (!rc) rc = dd_method_authorize(m, who);
   if (!rc) rc = rg_admit(ticket, who);
   if (rc) { /* refused before a handler ran: counted and logged here */

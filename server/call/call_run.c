@@ -1,7 +1,8 @@
 /* call_run.c: dd_call_run, the one launcher of a handler, and what it checks around it:
  * the deadline before and after, a send only from a streaming handler and only of the
- * method's output type, one unary reply; and the handler's detail and file slots. Also
- * the deadline helpers (grpc-timeout). */
+ * method's output type, one unary reply; the call's read view bound around a unary
+ * handler (call.h, dd_call_view_ops); and the handler's detail and file slots. Also the
+ * deadline helpers (grpc-timeout). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -130,7 +131,15 @@ int dd_call_run(const dd_call_registry *r, const dd_method *m, const ProtobufCMe
   int rc = call__deadline(&c, "before the call ran");
   dd_call_pre_observe_fn pre = dd_call__registry_pre_observer(r);
   if (!rc && pre) pre(&c.call, m, req);
+  const dd_call_view_ops *vo = who->view ? dd_call_registry_view_ops(r) : NULL;
+  bool bind = vo && !rc && !(m->flags & DD_METHOD_STREAMING);
+  if (vo && !bind) vo->done(who->view); /* a stream (long-lived) opens views of its own */
+  if (bind) vo->bind(who->view);
   if (!rc) rc = m->fn(&c.call, req, &out);
+  if (bind) {
+    vo->bind(NULL);
+    vo->done(who->view); /* the connection is free before the reply is sent */
+  }
   if (rc == DD_ECANCELLED && dd_call_deadline_passed(deadline_ms))
     rc = dd_err_wrap(DD_EDEADLINE, "deadline exceeded");
   if (!rc && !(m->flags & DD_METHOD_STREAMING)) rc = call__reply(&c, out);

@@ -79,6 +79,7 @@ int dd_call_buf_append(dd_call_buf *b, const void *data, size_t n) {
 /* ---- references ---- */
 
 static void stream__free(dd_call_stream *s) {
+  if (s->who.view) dd_call_registry_view_ops(s->reg)->unref(s->who.view);
   protobuf_c_message_free_unpacked(s->req, NULL);
   for (size_t i = 0; i < 2 * s->n_hdr; i++) free(s->hdr[i]);
   free(s->hdr);
@@ -331,6 +332,7 @@ int dd_call_stream_start(dd_call_stream **out, dd_call_runner *rn, const dd_call
   }
   *s = (dd_call_stream){.rn = rn, .reg = r, .m = m, .req = req, .who = *who, .deadline_ms = deadline_ms,
                         .hooks = *hooks, .res = {.file_fd = -1}, .unary = !(m->flags & DD_METHOD_STREAMING)};
+  if (s->who.view) dd_call_registry_view_ops(r)->ref(s->who.view); /* the call's read view */
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv, NULL);
   if (hooks->request_id && strlen(hooks->request_id) == DD_REQUEST_ID_LEN)

@@ -37,6 +37,9 @@ typedef struct dd_principal {
   dd_principal_kind kind;
   char name[256]; /* "admin" or the recipient's name */
   char id[40];    /* the principal's UUID (recipient id), "" for admin */
+  /* The services' read view the token was checked in (call.h, dd_call_view_ops), which the
+   * handler's reads share; borrowed from the call's admission ticket. NULL: none. */
+  void *view;
 } dd_principal;
 
 typedef struct dd_call dd_call;

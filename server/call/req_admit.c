@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "server/call/call.h"
 #include "server/call/req_guard.h"
 
 #define RG__SLOTS 1024
@@ -66,6 +67,8 @@ int rg_admit(rg_ticket *t, const dd_principal *p) {
 }
 
 void rg_release(rg_ticket *t) {
+  if (t->view) t->view_ops->unref(t->view);
+  t->view = NULL;
   if (!t->slot1) return;
   pthread_mutex_lock(&rg__mu);
   rg__slots[t->slot1 - 1].n--;

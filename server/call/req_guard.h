@@ -66,14 +66,20 @@ int rg_json_check(const char *buf, size_t len);
 
 /* ---- admission ---- */
 
+struct dd_call_view_ops;
 typedef struct rg_ticket {
   unsigned slot1; /* the slot held, plus one; 0 (a zeroed ticket) holds nothing */
+  /* The call's read view (dd_call_authenticate): the transport's reference, given back
+   * by rg_release. NULL: none. */
+  void *view;
+  const struct dd_call_view_ops *view_ops;
 } rg_ticket;
 
 /* Admits one request of p into the in-flight counts; *t holds it until rg_release. A
  * ticket already held is kept (admitting twice is harmless). DD_ENOMEM over a cap. */
 int rg_admit(rg_ticket *t, const dd_principal *p);
-/* Lets go of what *t holds (nothing when it holds nothing). */
+/* Lets go of what *t holds (nothing when it holds nothing): its admission, and its
+ * reference to the call's read view. */
 void rg_release(rg_ticket *t);
 /* In-flight requests in the process (for tests and diagnostics). */
 unsigned rg_in_flight(void);

@@ -66,9 +66,10 @@ static const char *dd_http__hdr(struct MHD_Connection *c, const char *name) {
   return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
 }
 
-int dd_http__authenticate(dd_http_server *srv, struct MHD_Connection *c, dd_principal *out) {
-  return dd_call_authenticate_token(srv->reg, DD_CALL_AUTH_REST, dd_http__hdr(c, MHD_HTTP_HEADER_AUTHORIZATION),
-                                    dd_http__hdr(c, "x-api-key"), out);
+int dd_http__authenticate_admit(dd_http_server *srv, struct MHD_Connection *c, dd_principal *out,
+                                rg_ticket *ticket) {
+  return dd_call_authenticate_admit(srv->reg, DD_CALL_AUTH_REST, dd_http__hdr(c, MHD_HTTP_HEADER_AUTHORIZATION),
+                                    dd_http__hdr(c, "x-api-key"), out, ticket);
 }
 
 /* ---- transcoding: HTTP -> request message -------------------------------------------- */

@@ -180,8 +180,10 @@ enum MHD_Result dd_http__queue_error(struct MHD_Connection *c, int code, int htt
 enum MHD_Result dd_http__queue_body(struct MHD_Connection *c, int status, const char *ctype,
                                  char *body, size_t len);
 /* Authenticates the request's token (Authorization: Bearer, else x-api-key) through the
- * registry (dd_call_authenticate_token). */
-int dd_http__authenticate(dd_http_server *srv, struct MHD_Connection *c, dd_principal *out);
+ * registry and admits it into *ticket, which keeps the call's read view
+ * (dd_call_authenticate_admit). */
+int dd_http__authenticate_admit(dd_http_server *srv, struct MHD_Connection *c, dd_principal *out,
+                                rg_ticket *ticket);
 
 /* http_conn.c: MHD's connection notification (tracks every connection), the accept
  * policy (the total cap), phase changes from the access handler, the timeout re-arm after

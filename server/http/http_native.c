@@ -70,8 +70,7 @@ const uint8_t *dd_http_req_body(const dd_http_request *r, size_t *len) {
 }
 
 int dd_http_req_auth(const dd_http_request *r, dd_principal *out) {
-  int rc = dd_http__authenticate(r->rq->srv, r->rq->conn, out);
-  return rc ? rc : rg_admit(&r->rq->admit, out);
+  return dd_http__authenticate_admit(r->rq->srv, r->rq->conn, out, &r->rq->admit);
 }
 
 /* ---- the call (native_int.h) ---------------------------------------------------------- */

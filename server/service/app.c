@@ -90,6 +90,7 @@ int dd_app_open(dd_app **out, const dd_app_opts *opts, char **out_admin_token_pa
   so.catalog_url = opts->catalog_url;
   so.pg_schema = opts->catalog_schema && *opts->catalog_schema ? opts->catalog_schema : NULL;
   so.pool_size = opts->catalog_pool;
+  so.pg_push = opts->catalog_push;
   so.secret_key_file = opts->secret_key_file && *opts->secret_key_file ? opts->secret_key_file : NULL;
   int rc = app_copy_opts(&app->opts, opts);
   if (!rc && opts->catalog_url && *opts->catalog_url &&

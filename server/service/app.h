@@ -30,8 +30,9 @@ typedef struct dd_app_opts {
   int catalog_pool;            /* connections per process; 0 = 8 */
   const char *secret_key_file; /* credentials' encryption key; NULL = data_dir/secret.key */
   const char *url_key_file;    /* signed-URL key; NULL = data_dir/url_signing.key */
+  int catalog_push;            /* 1: read views trust LISTEN/NOTIFY (cat_store_opts.pg_push) */
 } dd_app_opts;
-#define DD_APP_OPTS_INIT {NULL, "0.1.0", NULL, 0, "/api/v1", 0, 90, 604800, NULL, NULL, 0, NULL, NULL}
+#define DD_APP_OPTS_INIT {NULL, "0.1.0", NULL, 0, "/api/v1", 0, 90, 604800, NULL, NULL, 0, NULL, NULL, 0}
 
 /* Opens (or creates) the data directory and its store. On first start it creates the admin
  * token: from DELTAD_ADMIN_TOKEN when set, else random; only its SHA-256 is stored; a

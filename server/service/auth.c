@@ -1,7 +1,9 @@
 /* auth.c: bearer tokens (auth.h). Only SHA-256 hashes of tokens are stored; a presented
  * token is hashed and looked up by its hash, the stored copy of the hash is compared with
- * CRYPTO_memcmp (by the store), and the expiry is checked. */
+ * CRYPTO_memcmp (by the store), and the expiry is checked. Also the call's read view that
+ * the token check and the handler share (dd_auth_view_ops). */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include <openssl/rand.h>
 
 #include "common/err.h"
+#include "server/service/app.h"
 #include "server/service/auth.h"
 
 #define AUTH_ENV "DELTAD_ADMIN_TOKEN"
@@ -106,3 +109,44 @@ int dd_auth_check(cat_store *store, const char *token, size_t len, dd_principal 
   snprintf(out->id, sizeof out->id, "%s", rec.id);
   return 0;
 }
+
+/* ---- the call's read view ----------------------------------------------------------------- */
+
+typedef struct auth_view {
+  atomic_int refs;
+  cat_view *v;
+} auth_view;
+
+static int auth_view_open(void *app, void **out) {
+  *out = NULL;
+  auth_view *av = malloc(sizeof *av);
+  if (!av) return dd_err_set(DD_ENOMEM, "out of memory");
+  atomic_init(&av->refs, 1);
+  int rc = cat_view_open(dd_app_store(app), &av->v);
+  if (rc) {
+    free(av);
+    return rc;
+  }
+  cat_view_bind(av->v);
+  *out = av;
+  return 0;
+}
+
+static void auth_view_bind(void *view) { cat_view_bind(view ? ((auth_view *)view)->v : NULL); }
+static void auth_view_done(void *view) { cat_view_end(((auth_view *)view)->v); }
+static void auth_view_ref(void *view) { atomic_fetch_add(&((auth_view *)view)->refs, 1); }
+
+static void auth_view_unref(void *view) {
+  auth_view *av = view;
+  if (atomic_fetch_sub(&av->refs, 1) != 1) return;
+  cat_view_close(av->v);
+  free(av);
+}
+
+const dd_call_view_ops dd_auth_view_ops = {
+    .open = auth_view_open,
+    .bind = auth_view_bind,
+    .done = auth_view_done,
+    .ref = auth_view_ref,
+    .unref = auth_view_unref,
+};

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "server/call/call.h"
 #include "server/call/handler.h"
 #include "store/catalog/cat_store.h"
 
@@ -21,5 +22,11 @@ int dd_auth_bootstrap(cat_store *store, const char *data_dir, char **out_path,
 int dd_auth_check(cat_store *store, const char *token, size_t len, dd_principal *out);
 /* Writes a fresh random token (DD_AUTH_TOKEN_CHARS hex digits and a NUL). */
 int dd_auth_random_token(char out[DD_AUTH_TOKEN_CHARS + 1]);
+
+/* The call's read view (call.h, dd_call_view_ops) over the dd_app's catalog store: a
+ * cat_view bound to the thread that checks the token and runs the handler
+ * (cat_view_bind), with a reference count for the transport and a stream runner. Give it
+ * to the registry with dd_call_registry_set_view_ops. */
+extern const dd_call_view_ops dd_auth_view_ops;
 
 #endif

@@ -44,7 +44,7 @@ int cat_store_open(cat_store **out, const char *data_dir, const cat_store_opts *
   int rc = cat__secret_key_load(s, data_dir, opts ? opts->secret_key_file : NULL);
   if (!rc && !(s->data_real = realpath(data_dir, NULL)))
     rc = dd_err_set(DD_EIO, "data directory %s: %s", data_dir, strerror(errno));
-  if (!rc && url) rc = cat__pg_open(s, url, opts->pool_size, opts->pg_schema);
+  if (!rc && url) rc = cat__pg_open(s, url, opts->pool_size, opts->pg_schema, opts->pg_push);
   else if (!rc) rc = cat__lmdb_open(s, data_dir, opts ? opts->map_bytes : 0);
   if (!rc) rc = cat__format_check(s);
   if (rc) {

@@ -182,14 +182,23 @@ struct cat_store {
 /* ---- read views (cat_view.c) ------------------------------------------------------------ */
 
 /* The public cat_view: one read-only transaction of store s. The per-call read functions
- * keep one on the stack between cat__view_begin and cat__view_end. */
+ * keep one on the stack between cat__view_begin and cat__view_end. While a view is bound
+ * to a thread (cat_view_bind), every read transaction of s begun on that thread is a share
+ * of its txn (cat__txn_begin), so a call's token check, its handler's views and its
+ * per-call reads are one transaction. */
 struct cat_view {
   cat_store *s;
-  cat_txn *txn; /* NULL once ended */
+  cat_txn *txn; /* NULL once ended (cat_view_end, or a write on its thread) */
 };
 int cat__view_begin(cat_store *s, cat_view *v);
-/* Ends the view (aborts its read transaction; begun or not) and returns rc unchanged. */
+/* Ends the view (aborts its read transaction, or gives its share back; begun or not) and
+ * returns rc unchanged. */
 int cat__view_end(cat_view *v, int rc);
+/* The view of s bound to this thread with its transaction still open, or NULL. */
+cat_view *cat__view_bound(const cat_store *s);
+/* A write transaction is about to begin on the bound view v's thread: unbinds v, and ends
+ * its transaction when no read shares it. */
+void cat__view_unbind_for_write(cat_view *v);
 
 /* ---- small utilities (cat_util.c) ------------------------------------------------------ */
 

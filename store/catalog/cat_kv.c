@@ -1,17 +1,31 @@
 /* cat_kv.c: the calls of the key-value interface (cat_kv.h), dispatched to the store's
- * backend, and the transaction counters of cat_store_stats. */
+ * backend, the transaction counters of cat_store_stats, and the sharing of a bound call
+ * view's read transaction (cat_view_bind, cat_view.c). */
 #include <string.h>
 
 #include "common/err.h"
 #include "store/catalog/cat_internal.h"
 
 int cat__txn_begin(cat_store *s, cat_txn **out, bool write) {
-  atomic_fetch_add_explicit(write ? &s->write_txns : &s->read_txns, 1, memory_order_relaxed);
   *out = NULL;
-  return s->be->begin(s, out, write);
+  cat_view *bound = cat__view_bound(s);
+  if (bound && !write) { /* the call's view: share its transaction */
+    bound->txn->borrows++;
+    *out = bound->txn;
+    return 0;
+  }
+  if (bound) cat__view_unbind_for_write(bound);
+  atomic_fetch_add_explicit(write ? &s->write_txns : &s->read_txns, 1, memory_order_relaxed);
+  int rc = s->be->begin(s, out, write);
+  if (!rc) (*out)->borrows = 0;
+  return rc;
 }
 
 int cat__txn_commit(cat_txn *t) {
+  if (!t->write && t->borrows > 0) { /* a share of the bound view's: give it back */
+    t->borrows--;
+    return 0;
+  }
   if (!t->write) return t->s->be->commit(t);
   int rc = cat__audit_on_commit(t); /* an armed audit event joins the change (cat_audit_armed.c) */
   if (rc) {
@@ -25,7 +39,8 @@ int cat__txn_commit(cat_txn *t) {
 }
 
 void cat__txn_abort(cat_txn *t) {
-  if (t) t->s->be->abort(t);
+  if (t && !t->write && t->borrows > 0) t->borrows--;
+  else if (t) t->s->be->abort(t);
 }
 
 int cat__kv_get(cat_txn *t, int db, const void *k, size_t kn, cat__bytes *v) {

@@ -7,15 +7,19 @@
  * bytewise (memcmp, then the shorter first), as LMDB's default and PostgreSQL's bytea do.
  *
  * TRANSACTIONS
- *   A read transaction is a consistent snapshot taken when it begins (LMDB read txn;
- *   PostgreSQL REPEATABLE READ READ ONLY, plus a read cache by catalog generation).
+ *   A read transaction is a consistent snapshot: LMDB's read txn, taken when it begins;
+ *   on PostgreSQL the generation read at begin, the read cache's answers for it, and a
+ *   REPEATABLE READ READ ONLY snapshot from the first miss (cat_kv_pg.c: a state no older
+ *   than the begin; DD_ECONFLICT when a commit between two reads changed the first's rows).
  *   Write transactions are serialized (LMDB's one writer; on PostgreSQL each write
  *   transaction first updates the single row of deltad_lock, so writers on every replica
  *   take turns) and see every commit made before they began.
  *   A txn is used by one thread at a time; commit and abort free it.
  *
  * VALUES
- *   A value returned by get stays valid until the next get, put or del on the transaction; a
+ *   A value returned by get stays valid until the next put or del on the transaction (on a
+ *   write transaction of PostgreSQL also until the next get; a read transaction keeps every
+ *   value to its end, as nested reads may share it: cat_view_bind); a
  *   row returned by seek / next until the next call on that cursor (a get between two
  *   cursor calls leaves the cursor's row alone); none outlives its transaction.
  *
@@ -42,6 +46,8 @@ typedef struct cat__bytes {
 typedef struct cat_txn {
   cat_store *s;
   bool write;
+  int borrows; /* read txns: how many cat__txn_begin of the bound view's thread share it
+                * (cat_view_bind); their abort or commit gives the share back */
 } cat_txn;
 
 /* A cursor over one sub-database of a transaction. */
@@ -79,13 +85,18 @@ extern const cat__backend cat__pg_backend;
 
 /* Opens the backend state for s (s->be, s->be_state). LMDB: <data_dir>/catalog.mdb with a
  * map of map_bytes (0: 1 GiB). PostgreSQL: url, a pool of pool_size connections, schema
- * migrated on open. */
+ * migrated on open; push: read txns trust the generation LISTEN/NOTIFY pushes
+ * (cat_kv_pg_notify.c) instead of reading it. */
 int cat__lmdb_open(cat_store *s, const char *data_dir, size_t map_bytes);
-int cat__pg_open(cat_store *s, const char *url, int pool_size, const char *schema);
+int cat__pg_open(cat_store *s, const char *url, int pool_size, const char *schema, bool push);
 
 /* ---- calls through the store's backend (cat_kv.c) ---------------------------------------- */
 
-/* Begins a transaction (counted in cat_store_stats). */
+/* Begins a transaction (counted in cat_store_stats). A read transaction begun on a thread
+ * with a call view of s bound (cat_view_bind) is that view's, shared (not counted): its
+ * abort or commit only gives the share back. A write transaction on such a thread unbinds
+ * the view first (the call's later reads see what it writes) and ends the view's
+ * transaction when nothing shares it (its connection goes back to the pool). */
 int cat__txn_begin(cat_store *s, cat_txn **out, bool write);
 /* Commits; the txn is gone afterwards either way. */
 int cat__txn_commit(cat_txn *t);

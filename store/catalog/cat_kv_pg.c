@@ -1,11 +1,20 @@
 /* cat_kv_pg.c: the PostgreSQL backend of the catalog's key-value interface (cat_kv.h):
  * each sub-database is the rows of deltad_kv with its db number, so keys, values and their
  * order (bytea compares bytewise) are LMDB's. A transaction holds one pooled connection
- * (cat_kv_pg_conn.c) from begin to commit or abort:
- *   read:  BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT gen FROM deltad_lock
- *          (one round trip: the snapshot is taken now, as LMDB's read transaction, and its
- *          generation tells the read cache, cat_kv_pg_cache.c, what it may answer);
- *          ended by a ROLLBACK sent without waiting (read by the next borrower).
+ * (cat_kv_pg_conn.c) while it has a database transaction:
+ *   read:  begins with one prepared SELECT gen FROM deltad_lock (one small round trip, no
+ *          transaction, the connection given back at once): the catalog's generation g
+ *          now. Every query the read cache (cat_kv_pg_cache.c) holds for g is answered from
+ *          it, so a read while the catalog is unchanged costs that one round trip. On the
+ *          first miss the txn takes a connection and a snapshot: BEGIN ISOLATION LEVEL
+ *          REPEATABLE READ READ ONLY; SELECT gen (one round trip). When the snapshot's
+ *          generation is still g, it is the state the cached answers came from; when a
+ *          commit came between, the queries already answered from the cache are asked again
+ *          in the snapshot: the same rows, and the txn goes on at the new generation (what
+ *          it read is also what the snapshot holds); other rows, and the read fails with
+ *          DD_ECONFLICT (the catalog changed under the call: retry). So a read txn is a
+ *          consistent state no older than its begin, as LMDB's. The snapshot ends with a
+ *          ROLLBACK sent without waiting (read by the next borrower).
  *   write: BEGIN (READ COMMITTED); UPDATE deltad_lock SET gen = gen + 1 (one round trip):
  *          the row lock makes writers of every replica take turns, each seeing all that
  *          committed before it got the lock, so a write transaction behaves as LMDB's
@@ -24,10 +33,24 @@
 enum { PG__GET, PG__SEEK, PG__AFTER }; /* the cached queries */
 static const char *const pg__stmt_names[] = {"dd_get", "dd_seek", "dd_after"};
 
+/* A query a read txn answered from the cache before it had a snapshot (pg__rows_query). */
+typedef struct pg__seen {
+  int stmt, db, limit;
+  size_t kn;
+  unsigned char *key;
+  pg__rows *rows;
+} pg__seen;
+
 typedef struct pg__txn {
   cat_txn base;
-  pg__slot *slot;
+  pg__slot *slot; /* write txns: always; read txns: once they have a snapshot (snap) */
+  bool snap;
+  pg__seen *seen; /* read txns without a snapshot yet: what the cache answered */
+  int n_seen, cap_seen;
   pg__rows *last; /* holds the value of the last get */
+  pg__rows **held; /* read txns: the values of earlier gets, kept to the end (a bound
+                    * call view's txn is shared by nested reads, cat_kv.h) */
+  int n_held, cap_held;
   uint64_t gen;   /* read txns: the generation of the snapshot */
   bool broken;    /* the connection failed: drop it on release */
 } pg__txn;
@@ -60,6 +83,87 @@ static PGresult *pg__run(cat_txn *t, const char *stmt, int db, cat__bytes k, con
   return NULL;
 }
 
+/* The rows of query (stmt, db, k, limit) from the database, in t's transaction. */
+static int pg__rows_db(cat_txn *t, int stmt, int db, cat__bytes k, int limit, pg__rows **out) {
+  int rc = 0;
+  *out = NULL;
+  PGresult *r = pg__run(t, pg__stmt_names[stmt], db, k, NULL, 0, limit, PGRES_TUPLES_OK, &rc);
+  if (!r) return rc;
+  *out = pg__rows_from(r);
+  PQclear(r);
+  return *out ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
+}
+
+/* Remembers a query the cache answered (a copy of rows) for pg__snapshot's check. */
+static int pg__see(pg__txn *t, int stmt, int db, cat__bytes k, int limit, const pg__rows *rows) {
+  if (t->n_seen == t->cap_seen) {
+    int cap = t->cap_seen ? 2 * t->cap_seen : 8;
+    pg__seen *n = realloc(t->seen, (size_t)cap * sizeof *n);
+    if (!n) return dd_err_set(DD_ENOMEM, "out of memory");
+    t->seen = n;
+    t->cap_seen = cap;
+  }
+  pg__seen *e = &t->seen[t->n_seen];
+  *e = (pg__seen){.stmt = stmt, .db = db, .limit = limit, .kn = k.n};
+  e->key = malloc(k.n ? k.n : 1);
+  e->rows = e->key ? malloc(rows->size) : NULL;
+  if (!e->rows) {
+    free(e->key);
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  }
+  memcpy(e->key, k.p, k.n);
+  memcpy(e->rows, rows, rows->size);
+  t->n_seen++;
+  return 0;
+}
+
+static void pg__seen_clear(pg__txn *t) {
+  for (int i = 0; i < t->n_seen; i++) {
+    free(t->seen[i].key);
+    free(t->seen[i].rows);
+  }
+  free(t->seen);
+  t->seen = NULL;
+  t->n_seen = t->cap_seen = 0;
+}
+
+static int pg__attach(pg__txn *t, bool write);
+
+static bool pg__bytes_same(cat__bytes a, cat__bytes b) {
+  return a.n == b.n && (a.n == 0 || memcmp(a.p, b.p, a.n) == 0);
+}
+
+/* The same rows (keys and values; the blocks' padding is not compared). */
+static bool pg__rows_same(const pg__rows *a, const pg__rows *b) {
+  if (a->n != b->n) return false;
+  for (int i = 0; i < a->n; i++)
+    if (!pg__bytes_same(pg__rows_key(a, i), pg__rows_key(b, i)) ||
+        !pg__bytes_same(pg__rows_val(a, i), pg__rows_val(b, i)))
+      return false;
+  return true;
+}
+
+/* A read txn's first miss: a snapshot; when its generation moved past the one the cache
+ * answered at, the answers so far must still hold in it (else DD_ECONFLICT). */
+static int pg__snapshot(pg__txn *t) {
+  uint64_t was = t->gen;
+  int rc = pg__attach(t, false);
+  if (rc) return rc;
+  t->snap = true;
+  for (int i = 0; i < t->n_seen && t->gen != was && !rc; i++) {
+    pg__seen *e = &t->seen[i];
+    pg__rows *now = NULL;
+    rc = pg__rows_db(&t->base, e->stmt, e->db, (cat__bytes){e->key, e->kn}, e->limit, &now);
+    if (!rc && !pg__rows_same(now, e->rows))
+      rc = dd_err_set(DD_ECONFLICT, "catalog database: the catalog changed during the call "
+                      "(generation %llu to %llu); retry", (unsigned long long)was,
+                      (unsigned long long)t->gen);
+    free(now);
+  }
+  pg__seen_clear(t);
+  return rc;
+}
+
 /* The rows of a read query: from the cache when this read txn's generation has them, else
  * from the database (and then cached). Write txns always ask the database. */
 static int pg__rows_query(cat_txn *base, int stmt, int db, cat__bytes k, int limit,
@@ -67,15 +171,19 @@ static int pg__rows_query(cat_txn *base, int stmt, int db, cat__bytes k, int lim
   pg__txn *t = (pg__txn *)base;
   pg__cache *cache = &pg__st(base->s)->cache;
   *out = base->write ? NULL : pg__cache_get(cache, t->gen, stmt, db, k, limit);
+  if (*out && !t->snap) {
+    int rc = pg__see(t, stmt, db, k, limit, *out);
+    if (rc) {
+      free(*out);
+      *out = NULL;
+    }
+    return rc;
+  }
   if (*out) return 0;
-  int rc = 0;
-  PGresult *r = pg__run(base, pg__stmt_names[stmt], db, k, NULL, 0, limit, PGRES_TUPLES_OK, &rc);
-  if (!r) return rc;
-  *out = pg__rows_from(r);
-  PQclear(r);
-  if (!*out) return dd_err_set(DD_ENOMEM, "out of memory");
-  if (!base->write) pg__cache_put(cache, t->gen, stmt, db, k, limit, *out);
-  return 0;
+  int rc = base->write || t->snap ? 0 : pg__snapshot(t);
+  if (!rc) rc = pg__rows_db(base, stmt, db, k, limit, out);
+  if (!rc && !base->write) pg__cache_put(cache, t->gen, stmt, db, k, limit, *out);
+  return rc;
 }
 
 /* ---- transactions ------------------------------------------------------------------------- */
@@ -98,21 +206,48 @@ static int pg__begin_on(pg__txn *t, bool write) {
   return rc;
 }
 
+/* A read txn's begin: the generation now, outside any transaction. */
+static int pg__gen_on(pg__txn *t) {
+  PGconn *c = t->slot->c;
+  PGresult *r = PQexecPrepared(c, "dd_gen", 0, NULL, NULL, NULL, 0);
+  int rc = 0;
+  if (PQresultStatus(r) != PGRES_TUPLES_OK) rc = pg__err(c, r, "read the generation");
+  else if (PQntuples(r) != 1)
+    rc = dd_err_set(DD_ECORRUPT, "catalog database: the deltad_lock row is missing");
+  else
+    t->gen = strtoull(PQgetvalue(r, 0, 0), NULL, 10);
+  PQclear(r);
+  return rc;
+}
+
+/* Takes a connection for t and runs its first round trip on it: a write txn's begin
+ * (write), a read txn's snapshot (!write && t->slot kept), or a read txn's generation
+ * (gen_only: the connection goes back at once). A pooled connection may have died since
+ * its last use (a database restart) without libpq knowing yet: the first statement finds
+ * out; then one fresh connection is tried. */
+static int pg__attach_as(pg__txn *t, bool write, bool gen_only) {
+  pg__state *st = pg__st(t->base.s);
+  int rc = 0;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    if ((rc = pg__borrow(st, &t->slot)) != 0) break;
+    rc = gen_only ? pg__gen_on(t) : pg__begin_on(t, write);
+    if (rc == 0 && !gen_only) break;
+    pg__release(st, t->slot, rc == DD_EIO);
+    t->slot = NULL;
+    if (rc != DD_EIO) break;
+  }
+  return rc;
+}
+
+static int pg__attach(pg__txn *t, bool write) { return pg__attach_as(t, write, false); }
+
 static int pg__begin(cat_store *s, cat_txn **out, bool write) {
   pg__txn *t = calloc(1, sizeof *t);
   if (!t) return dd_err_set(DD_ENOMEM, "out of memory");
   t->base.s = s;
   t->base.write = write;
-  int rc = 0;
-  /* A pooled connection may have died since its last use (a database restart) without
-   * libpq knowing yet: the first statement finds out; then one fresh connection is tried. */
-  for (int attempt = 0; attempt < 2; attempt++) {
-    if ((rc = pg__borrow(pg__st(s), &t->slot)) != 0) break;
-    if ((rc = pg__begin_on(t, write)) == 0) break;
-    pg__release(pg__st(s), t->slot, rc == DD_EIO);
-    t->slot = NULL;
-    if (rc != DD_EIO) break;
-  }
+  /* a read txn with a live listener: the generation is known without asking */
+  int rc = !write && pg__notify_gen(pg__st(s), &t->gen) ? 0 : pg__attach_as(t, write, !write);
   if (rc) {
     free(t);
     return rc;
@@ -121,28 +256,56 @@ static int pg__begin(cat_store *s, cat_txn **out, bool write) {
   return 0;
 }
 
+/* Lets go of the last get's value: freed (write txns), or kept to the end (read txns). */
+static void pg__drop_last(pg__txn *t) {
+  if (t->last && !t->base.write && t->n_held == t->cap_held) {
+    int cap = t->cap_held ? 2 * t->cap_held : 8;
+    pg__rows **h = realloc(t->held, (size_t)cap * sizeof *h);
+    if (h) {
+      t->held = h;
+      t->cap_held = cap;
+    }
+  }
+  if (t->last && !t->base.write && t->n_held < t->cap_held) t->held[t->n_held++] = t->last;
+  else free(t->last);
+  t->last = NULL;
+}
+
 static void pg__end(pg__txn *t) {
   free(t->last);
-  pg__release(pg__st(t->base.s), t->slot, t->broken);
+  for (int i = 0; i < t->n_held; i++) free(t->held[i]);
+  free(t->held);
+  pg__seen_clear(t);
+  if (t->slot) pg__release(pg__st(t->base.s), t->slot, t->broken);
   free(t);
 }
 
 static int pg__commit(cat_txn *base) {
   pg__txn *t = (pg__txn *)base;
-  PGresult *r = PQexec(t->slot->c, "COMMIT");
+  if (!t->slot) { /* a read txn the cache answered: nothing was begun */
+    pg__end(t);
+    return 0;
+  }
+  /* a write announces its generation to every replica's listener (cat_kv_pg_notify.c) */
+  char sql[64] = "COMMIT";
+  if (base->write && pg__st(base->s)->can_notify)
+    snprintf(sql, sizeof sql, "NOTIFY deltad_gen, '%llu'; COMMIT", (unsigned long long)t->gen);
+  PGresult *r = PQexec(t->slot->c, sql);
   int rc = 0;
   if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = pg__err(t->slot->c, r, "commit");
   else if (strcmp(PQcmdStatus(r), "COMMIT") != 0) /* the transaction had failed */
     rc = dd_err_set(DD_EINTERNAL, "catalog database: commit: the transaction was rolled back");
   PQclear(r);
+  if (rc && PQtransactionStatus(t->slot->c) != PQTRANS_IDLE) t->broken = true; /* mid-txn */
   if (rc == DD_EIO) t->broken = true;
+  if (!rc && base->write) pg__notify_committed(pg__st(base->s), t->gen);
   pg__end(t);
   return rc;
 }
 
 static void pg__abort(cat_txn *base) {
   pg__txn *t = (pg__txn *)base;
-  if (t->broken) {
+  if (t->broken || !t->slot) {
   } else if (!base->write && PQsendQuery(t->slot->c, "ROLLBACK")) {
     t->slot->pending = true; /* a read-only txn: nothing to wait for */
   } else if (pg__exec(t->slot->c, "ROLLBACK", PGRES_COMMAND_OK, "rollback") != 0) {
@@ -155,8 +318,7 @@ static void pg__abort(cat_txn *base) {
 
 static int pg__get(cat_txn *base, int db, cat__bytes k, cat__bytes *v) {
   pg__txn *t = (pg__txn *)base;
-  free(t->last);
-  t->last = NULL;
+  pg__drop_last(t);
   int rc = pg__rows_query(base, PG__GET, db, k, 0, &t->last);
   if (rc) return rc;
   if (t->last->n == 0) return DD_ENOTFOUND;
@@ -246,9 +408,9 @@ static void pg__cur_close(cat__cur *base) {
 
 /* ---- open / close ------------------------------------------------------------------------ */
 
-int cat__pg_open(cat_store *s, const char *url, int pool_size, const char *schema) {
+int cat__pg_open(cat_store *s, const char *url, int pool_size, const char *schema, bool push) {
   pg__state *st = NULL;
-  int rc = pg__state_open(&st, url, pool_size, schema);
+  int rc = pg__state_open(&st, url, pool_size, schema, push);
   if (rc) return rc;
   s->be = &cat__pg_backend;
   s->be_state = st;

@@ -1,10 +1,12 @@
 /* cat_kv_pg.h: what the files of the PostgreSQL backend share (cat_kv_pg.c: the
  * key-value operations; cat_kv_pg_conn.c: pool, connections, schema, errors;
- * cat_kv_pg_cache.c: the read cache by catalog generation, and row blocks). */
+ * cat_kv_pg_cache.c: the read cache by catalog generation, and row blocks;
+ * cat_kv_pg_notify.c: the generation pushed by LISTEN/NOTIFY). */
 #ifndef DD_STORE_CATALOG_CAT_KV_PG_H
 #define DD_STORE_CATALOG_CAT_KV_PG_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -57,9 +59,19 @@ typedef struct pg__state {
                      * so the ROLLBACK a view sent on leaving has been answered */
   int n_slots, n_free, free_head;
   pg__cache cache;
+  /* Pushed invalidation (cat_kv_pg_notify.c). can_notify: the database has NOTIFY, so
+   * every write txn announces its generation (whatever this replica's mode). push: read
+   * txns take the generation from the listener instead of a round trip while it is live. */
+  bool can_notify, push;
+  atomic_bool live;            /* the listener is connected, listening and answering */
+  atomic_uint_fast64_t known;  /* the newest generation heard of (listener, own commits) */
+  atomic_bool stop;
+  bool listening;              /* the listener thread runs (joined on close) */
+  pthread_t listener;
 } pg__state;
 
-int pg__state_open(pg__state **out, const char *url, int pool_size, const char *schema);
+int pg__state_open(pg__state **out, const char *url, int pool_size, const char *schema,
+                   bool push);
 void pg__state_close(pg__state *st);
 /* Takes an idle slot (waiting up to 10 s), connected. DD_EIO when it cannot connect. */
 int pg__borrow(pg__state *st, pg__slot **out);
@@ -68,5 +80,18 @@ void pg__release(pg__state *st, pg__slot *slot, bool broken);
 /* DD_E* for a failed libpq call (res may be NULL): a lost connection is DD_EIO. */
 int pg__err(PGconn *c, const PGresult *res, const char *what);
 int pg__exec(PGconn *c, const char *sql, ExecStatusType want, const char *what);
+/* A new connection with the pool's options (search_path set, statements prepared). */
+int pg__connect(pg__state *st, PGconn **out, bool create_schema);
+
+/* Whether the database has LISTEN/NOTIFY (st->can_notify); then, with st->push, starts the
+ * listener. 0 or DD_E* (the thread could not start). */
+int pg__notify_start(pg__state *st);
+/* Stops and joins the listener (within its 200 ms poll). */
+void pg__notify_stop(pg__state *st);
+/* The generation a read txn may use without a round trip: true while push is on and the
+ * listener is live (then *gen is the newest generation heard of). */
+bool pg__notify_gen(pg__state *st, uint64_t *gen);
+/* A write txn committed generation gen here: readers of this replica see it at once. */
+void pg__notify_committed(pg__state *st, uint64_t gen);
 
 #endif

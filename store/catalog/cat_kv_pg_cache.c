@@ -3,12 +3,14 @@
  * Every write transaction increments deltad_lock.gen (the UPDATE that also serializes the
  * writers), so a read snapshot that sees generation g sees exactly the commits 1..g: any
  * two snapshots with the same g read the same bytes for the same query. A read view reads
- * g in its first round trip (cat_kv_pg.c); its gets and cursor batches are then answered
- * from this cache when an earlier view of generation g asked the same query, else from the
- * database and remembered under g. A newer g flushes the cache; an older one bypasses it.
- * Write transactions never use it (they see their own uncommitted writes). So a replica
- * serves a read view in one round trip while the catalog does not change, and sees a
- * commit of any replica in the first view begun after it: nothing is stale.
+ * g when it begins (one small round trip, or none with pushed invalidation:
+ * cat_kv_pg_notify.c); its gets and cursor batches are then answered from this cache when
+ * an earlier view of generation g asked the same query, else from the database (a snapshot,
+ * cat_kv_pg.c) and remembered under g. A newer g flushes the cache; an older one bypasses
+ * it. Write transactions never use it (they see their own uncommitted writes). So a
+ * replica serves a read view in at most one round trip while the catalog does not change,
+ * and (checking the generation) sees a commit of any replica in the first view begun after
+ * it: nothing is stale.
  *
  * Bounded: at most PG__CACHE_MAX entries and PG__CACHE_BYTES of rows; past either the
  * cache is flushed whole. Lookups copy the rows out, so no entry is shared with a caller. */

@@ -1,5 +1,6 @@
 /* cat_kv_pg_conn.c: the PostgreSQL backend's connections: the pool (a fixed number of
- * slots per process; a transaction borrows one for its lifetime), connecting with
+ * slots per process; a write transaction borrows one for its lifetime, a read transaction
+ * for its generation read and from its first cache miss on: cat_kv_pg.c), connecting with
  * timeouts, the prepared statements, the schema migration, and libpq error translation.
  *
  * Connections are made lazily by the call that borrows an empty or broken slot, so after a
@@ -15,7 +16,10 @@
  *                                                            txn begins with UPDATE ...
  *                                                            SET gen = gen + 1 (row lock:
  *                                                            writers take turns; gen: the
- *                                                            read cache, cat_kv_pg_cache.c) */
+ *                                                            read cache, cat_kv_pg_cache.c)
+ *                                                            and ends with NOTIFY deltad_gen
+ *                                                            where the database has it
+ *                                                            (cat_kv_pg_notify.c) */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +37,7 @@ static const struct {
   const char *name, *sql;
   int nparams;
 } pg__stmts[] = {
+    {"dd_gen", "SELECT gen FROM deltad_lock WHERE id = 1", 0},
     {"dd_get", "SELECT v FROM deltad_kv WHERE db = $1 AND k = $2", 2},
     {"dd_put",
      "INSERT INTO deltad_kv (db, k, v) VALUES ($1, $2, $3) "
@@ -106,7 +111,7 @@ static int pg__search_path(PGconn *c, const char *schema, bool create) {
 }
 
 /* A new connection with the timeouts above, search_path set, statements prepared. */
-static int pg__connect(pg__state *st, PGconn **out, bool create_schema) {
+int pg__connect(pg__state *st, PGconn **out, bool create_schema) {
   static const char *const keys[] = {"connect_timeout", "keepalives",       "keepalives_idle",
                                      "keepalives_interval", "keepalives_count",
                                      "tcp_user_timeout", "options", "application_name",
@@ -237,7 +242,8 @@ static int pg__migrate(pg__state *st) {
   return rc;
 }
 
-int pg__state_open(pg__state **out, const char *url, int pool_size, const char *schema) {
+int pg__state_open(pg__state **out, const char *url, int pool_size, const char *schema,
+                   bool push) {
   int n = pool_size > 0 ? pool_size : 8;
   pg__state *st = calloc(1, sizeof *st + (size_t)n * (sizeof(pg__slot) + sizeof(pg__slot *)));
   *out = NULL;
@@ -257,6 +263,8 @@ int pg__state_open(pg__state **out, const char *url, int pool_size, const char *
   int rc = !st->url || (schema && !st->schema) ? dd_err_set(DD_ENOMEM, "out of memory") : 0;
   if (!rc) rc = pg__migrate(st);
   st->migrated = rc == 0;
+  st->push = push;
+  if (!rc) rc = pg__notify_start(st);
   if (rc) {
     pg__state_close(st);
     return rc;
@@ -267,6 +275,7 @@ int pg__state_open(pg__state **out, const char *url, int pool_size, const char *
 
 void pg__state_close(pg__state *st) {
   if (!st) return;
+  pg__notify_stop(st);
   for (int i = 0; i < st->n_slots; i++)
     if (st->slots[i].c) PQfinish(st->slots[i].c);
   pthread_mutex_destroy(&st->mu);

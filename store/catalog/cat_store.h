@@ -45,8 +45,12 @@ typedef struct cat_store_opts {
                                 * NULL: the connection's search_path */
   const char *secret_key_file; /* the secrets key (32 bytes, 0600, must exist); NULL:
                                 * <data_dir>/secret.key, created on first open */
+  int pg_push;                 /* PostgreSQL: 1 = a read view trusts the generation pushed
+                                * by LISTEN/NOTIFY (no round trip while nothing changed;
+                                * another replica's commit is seen once its notification
+                                * arrived); 0 = one round trip per view (never stale) */
 } cat_store_opts;
-#define CAT_STORE_OPTS_INIT {0, NULL, 0, NULL, NULL}
+#define CAT_STORE_OPTS_INIT {0, NULL, 0, NULL, NULL, 0}
 
 /* Opens or creates the store in data_dir (which must exist): the LMDB environment in
  * <data_dir>/catalog.mdb/ and the secrets key in <data_dir>/secret.key (created on first
@@ -104,9 +108,13 @@ int cat_store_backup(cat_store *store, const char *dir, char ***files, size_t *n
 int cat_store_map_usage(cat_store *store, uint64_t *map_bytes, uint64_t *used_bytes);
 
 /* ---- read views ----------------------------------------------------------------------
- * A read view is one read transaction (LMDB; on PostgreSQL one REPEATABLE READ transaction
- * holding one pooled connection, cat_kv_pg.c): every cat_view_* read sees the state committed
- * when the view was opened, and begins no transaction of its own. Each cat_view_x behaves
+ * A read view is one read transaction (LMDB; on PostgreSQL the catalog generation read at
+ * the open, answers from the per-replica read cache for it, and a REPEATABLE READ snapshot
+ * taken at the first read the cache cannot answer, cat_kv_pg.c): every cat_view_* read sees
+ * one committed state, and begins no transaction of its own. On LMDB it is the state when
+ * the view was opened; on PostgreSQL a state no older than the open, fixed by the view's
+ * first read (a commit between two reads that changed what the view had read fails the
+ * later read with DD_ECONFLICT instead of mixing two states). Each cat_view_x behaves
  * (arguments, errors, ownership) exactly as the per-call function it is named after, which
  * is implemented over it. Results are heap messages owned by the caller and stay valid after
  * the view closes. A view is used by one thread at a time (it may move between threads) and
@@ -115,8 +123,21 @@ int cat_store_map_usage(cat_store *store, uint64_t *map_bytes, uint64_t *used_by
  * pool's connections) and keeps the pages it sees from being reused by writers. */
 typedef struct cat_view cat_view;
 int cat_view_open(cat_store *store, cat_view **out);
-/* Accepts NULL. */
+/* Accepts NULL; a view ended (cat_view_end) or bound (then unbound) too. */
 void cat_view_close(cat_view *view);
+/* Binds view to this thread as its call view (NULL: unbinds) and returns the one bound
+ * before. While bound, every read transaction of view's store begun on this thread (each
+ * per-call read function, cat_view_open, the token check) shares view's transaction
+ * instead of beginning one: a call reads one state in one transaction (one PostgreSQL
+ * round trip while the catalog is unchanged). A write transaction begun on the thread
+ * unbinds view first, so the call's later reads see its writes (and ends view's
+ * transaction when no open view shares it). Unbind before the view moves to another
+ * thread; a view shared by an open cat_view_open view must outlive it. */
+cat_view *cat_view_bind(cat_view *view);
+/* Ends view's transaction now (its reader slot or connection is free again); view is
+ * still closed with cat_view_close. Nothing when view is bound to this thread, or already
+ * ended. Accepts NULL. */
+void cat_view_end(cat_view *view);
 
 /* ---- validation (also used by the services for early checks) ---------------------- */
 

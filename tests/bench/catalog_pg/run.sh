@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # run.sh: catalog calls per replica with the catalog on PostgreSQL against LMDB, in the
 # same run. Builds a release tree (build-bench/, no sanitizers), starts one PostgreSQL
-# (tests/integration/dd_pg.py: Debian's postgresql 15, loopback, fsync off) and two deltad:
-# the candidate with --catalog postgresql://... and the baseline on LMDB, each with the
-# catalog `bench` and 10 shares; then dd_grpc_load measures CatalogService/GetCatalog and
-# DeltaSharingService/ListShares (admin: all 10 shares) on both in alternating rounds and
-# prints Markdown rows plus the ratios PostgreSQL / LMDB (QPS, server CPU per call, p50,
-# p99). The p50 difference is the latency the PostgreSQL round trips add per call.
+# (tests/integration/dd_pg.py: Debian's postgresql 15, loopback, fsync off) and three
+# deltad: two candidates with --catalog postgresql://... (--catalog-cache check, the
+# default: one round trip per call; and --catalog-cache notify: LISTEN/NOTIFY, none while
+# nothing changes) and the baseline on LMDB, each with the catalog `bench` and 10 shares;
+# then dd_grpc_load measures CatalogService/GetCatalog and DeltaSharingService/ListShares
+# (admin: all 10 shares) on each candidate against LMDB in alternating rounds and prints
+# Markdown rows plus the ratios PostgreSQL / LMDB (QPS, server CPU per call, p50, p99).
+# The p50 difference is the latency the PostgreSQL round trip adds per call.
+# MODES (default "check notify") picks the candidates.
 # PostgreSQL's own CPU is not in deltad's CPU per call; it shares the machine's cores.
 #
 # Knobs (environment): THREADS (client threads, default 2), CONCURRENCY (calls in flight
@@ -24,6 +27,7 @@ WARMUP=${WARMUP:-2}
 ROUNDS=${ROUNDS:-3}
 POOL=${POOL:-8}
 DELTAD_THREADS=${DELTAD_THREADS:-2}
+MODES=${MODES:-check notify}
 
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DDD_SANITIZE=OFF >/dev/null
@@ -33,25 +37,8 @@ DELTAD=$BUILD/cmd/deltad
 DELTACTL=$BUILD/cmd/deltactl
 LOAD=$BUILD/tests/bench/grpc/dd_grpc_load
 
-WORK=$(mktemp -d /tmp/deltad-bench-pg.XXXXXX)
-
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do
-    if kill -0 "$p" 2>/dev/null; then kill -TERM "$p"; wait "$p" || true; fi
-  done
-  /usr/bin/python3 tests/integration/dd_pg.py stop "$WORK/pg" >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-/usr/bin/python3 tests/integration/dd_pg.py start "$WORK/pg" >/dev/null
-PG_URL=$(cat "$WORK/pg/url")
-head -c 32 /dev/urandom >"$WORK/secret.key"
-head -c 32 /dev/urandom >"$WORK/url.key"
-chmod 600 "$WORK/secret.key" "$WORK/url.key"
-
-export DELTAD_ADMIN_TOKEN
-DELTAD_ADMIN_TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+. tests/bench/catalog_pg/pg_env.sh
+pg_env_start deltad-bench-pg
 # start_server NAME [flags...]: sets PID, GRPC, REST; creates the catalog and the shares.
 start_server() {
   local name=$1
@@ -76,9 +63,13 @@ start_server() {
 }
 start_server lmdb
 LMDB_PID=$PID LMDB_GRPC=$GRPC
-start_server pg --catalog "$PG_URL" --catalog-pool "$POOL" --secret-key-file "$WORK/secret.key" \
-  --url-signing-key-file "$WORK/url.key"
-PG_PID=$PID PG_GRPC=$GRPC
+declare -A PG_PIDS PG_GRPCS
+for mode in $MODES; do
+  start_server "pg-$mode" --catalog "$PG_URL" --catalog-schema "bench_$mode" \
+    --catalog-pool "$POOL" --catalog-cache "$mode" --secret-key-file "$WORK/secret.key" \
+    --url-signing-key-file "$WORK/url.key"
+  PG_PIDS[$mode]=$PID PG_GRPCS[$mode]=$GRPC
+done
 
 echo "### catalog calls per replica: PostgreSQL vs LMDB"
 echo
@@ -86,9 +77,14 @@ echo "- machine: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/
 echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown), release build, no sanitizers; PostgreSQL $(psql "$PG_URL" -XAtc 'show server_version'), loopback TCP, fsync off"
 echo "- deltad --threads $DELTAD_THREADS, --catalog-pool $POOL; dd_grpc_load $THREADS threads x $CONCURRENCY calls in flight, ${WARMUP}s warm-up, ${DURATION}s x $ROUNDS alternating rounds"
 echo "- rows @lmdb are the baseline: the same calls on a deltad whose catalog is LMDB"
-echo
-"$LOAD" --server "$PG_GRPC" --token "$DELTAD_ADMIN_TOKEN" --threads "$THREADS" \
-  --concurrency "$CONCURRENCY" --duration "$DURATION" --warmup "$WARMUP" --rounds "$ROUNDS" \
-  --server-pid "$PG_PID" --base-server "$LMDB_GRPC" --base-pid "$LMDB_PID" --base-label lmdb \
-  --call "GetCatalog:/deltad.catalog.v1.CatalogService/GetCatalog:name=bench" \
-  --call "ListShares:/deltad.sharing.v1.DeltaSharingService/ListShares"
+for mode in $MODES; do
+  echo
+  echo "#### --catalog-cache $mode"
+  echo
+  "$LOAD" --server "${PG_GRPCS[$mode]}" --token "$DELTAD_ADMIN_TOKEN" --threads "$THREADS" \
+    --concurrency "$CONCURRENCY" --duration "$DURATION" --warmup "$WARMUP" --rounds "$ROUNDS" \
+    --server-pid "${PG_PIDS[$mode]}" --base-server "$LMDB_GRPC" --base-pid "$LMDB_PID" \
+    --base-label lmdb \
+    --call "GetCatalog:/deltad.catalog.v1.CatalogService/GetCatalog:name=bench" \
+    --call "ListShares:/deltad.sharing.v1.DeltaSharingService/ListShares"
+done

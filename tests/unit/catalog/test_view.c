@@ -1,7 +1,10 @@
 /* test_view.c: read views of the catalog store (cat_view_*): the lookups a recipient's
  * query on an S3 table makes cost one read transaction (cat_store_stats_get), results
  * outlive the view, a view sees one committed state, the covering location is the longest
- * prefix at a '/' boundary, and walks over many locations are one transaction. */
+ * prefix at a '/' boundary, walks over many locations are one transaction, and a view bound
+ * to the thread (cat_view_bind) is shared by every read there until a write unbinds it. */
+#include <pthread.h>
+
 #include "cat_test_util.h"
 
 static uint64_t reads(cat_store *s) { return cat_store_stats_get(s).read_txns; }
@@ -34,13 +37,17 @@ static void add_loc(cat_store *s, const char *name, const char *url, const char 
   CT_FREE(l);
 }
 
-/* Share "sales" granted to recipient "acme" (whose id goes to rid). */
-static void add_granted_share(cat_store *s, char rid[40]) {
+static void new_share(cat_store *s, const char *name) {
   Deltad__Sharing__V1__CreateShareRequest sr = DELTAD__SHARING__V1__CREATE_SHARE_REQUEST__INIT;
   cat_share *sh = NULL;
-  sr.name = "sales";
+  sr.name = (char *)name;
   assert_int_equal(cat_share_create(s, &sh, "admin", &sr), 0);
   CT_FREE(sh);
+}
+
+/* Share "sales" granted to recipient "acme" (whose id goes to rid). */
+static void add_granted_share(cat_store *s, char rid[40]) {
+  new_share(s, "sales");
   unsigned char hash[CAT_TOKEN_HASH_LEN];
   assert_int_equal(cat_token_hash(hash, "tok", 3), 0);
   cat_recipient *r = NULL;
@@ -127,14 +134,24 @@ static void test_view_errors(void **state) {
   cat_view_close(NULL);
 }
 
-/* A view reads the state committed when it was opened; a later view sees later writes. */
+/* A view reads one committed state: LMDB's when it was opened, PostgreSQL's no older than
+ * its open and fixed by its first read (cat_store.h); a later view sees later writes. */
 static void test_view_is_one_state(void **state) {
   ct_env *e = *state;
-  cat_view *old = NULL, *now = NULL;
+  cat_view *old = NULL, *now = NULL, *unread = NULL;
   cat_location *loc = NULL;
+  bool pg = strcmp(cat_store_backend(e->s), "postgresql") == 0;
   add_loc(e->s, "first", "file:///srv/first", NULL);
   assert_int_equal(cat_view_open(e->s, &old), 0);
+  assert_int_equal(cat_view_open(e->s, &unread), 0);
+  assert_int_equal(cat_view_location_get(old, &loc, "first"), 0); /* its state is fixed now */
+  CT_FREE(loc);
   add_loc(e->s, "second", "file:///srv/second", NULL);
+  /* not read before the commit: LMDB still the open's state, PostgreSQL the first read's */
+  int rc = cat_view_location_get(unread, &loc, "second");
+  assert_int_equal(rc, pg ? 0 : DD_ENOTFOUND);
+  if (!rc) CT_FREE(loc);
+  cat_view_close(unread);
   assert_int_equal(cat_location_delete(e->s, "first"), 0);
   assert_int_equal(cat_view_location_get(old, &loc, "second"), DD_ENOTFOUND);
   assert_int_equal(cat_view_location_get(old, &loc, "first"), 0);
@@ -226,6 +243,129 @@ static void test_walks_one_txn(void **state) {
   CT_FREE(loc);
 }
 
+
+static void *create_other(void *arg) {
+  Deltad__Catalog__V1__CreateCatalogRequest cr = DELTAD__CATALOG__V1__CREATE_CATALOG_REQUEST__INIT;
+  cat_catalog *c = NULL;
+  cr.name = "other";
+  int rc = cat_catalog_create(arg, &c, "admin", &cr);
+  if (c) CT_FREE(c);
+  return rc ? (void *)1 : NULL;
+}
+
+/* A bound call view: per-call reads and cat_view_open share its one transaction (and its
+ * state), values of nested gets stay valid, a write on the thread unbinds it so later reads
+ * see the write, and an ended view can still be closed. */
+static void test_bound_view_shared(void **state) {
+  ct_env *e = *state;
+  cat_store *s = e->s;
+  Deltad__Catalog__V1__CreateCatalogRequest cr = DELTAD__CATALOG__V1__CREATE_CATALOG_REQUEST__INIT;
+  cat_catalog *c = NULL;
+  cr.name = "before";
+  assert_int_equal(cat_catalog_create(s, &c, "admin", &cr), 0);
+  CT_FREE(c);
+  unsigned char hash[CAT_TOKEN_HASH_LEN];
+  assert_int_equal(cat_token_hash(hash, "bound", 5), 0);
+  cat_token_rec tr = {.kind = CAT_TOKEN_ADMIN, .name = "admin", .id = "", .expiry_ms = 0};
+  assert_int_equal(cat_token_put(s, hash, &tr), 0);
+
+  cat_view *call = NULL;
+  assert_int_equal(cat_view_open(s, &call), 0);
+  uint64_t r0 = reads(s);
+  assert_null(cat_view_bind(call));
+  cat_token_rec got;
+  assert_int_equal(cat_token_lookup(s, &got, hash), 0);
+  assert_int_equal(cat_catalog_get(s, &c, "before"), 0);
+  CT_FREE(c);
+  cat_view *inner = NULL;
+  assert_int_equal(cat_view_open(s, &inner), 0);
+  cat_share *sh = NULL;
+  assert_int_equal(cat_view_share_get(inner, &sh, "nope"), DD_ENOTFOUND);
+  cat_view_close(inner);
+  assert_int_equal(reads(s), r0); /* all of it in the call view's transaction */
+
+  /* another thread's write is not seen through the bound view (one state) */
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, create_other, s), 0);
+  void *trc = NULL;
+  pthread_join(th, &trc);
+  assert_null(trc);
+  assert_int_equal(cat_catalog_get(s, &c, "other"), DD_ENOTFOUND);
+  assert_int_equal(reads(s), r0);
+
+  /* a write on this thread unbinds: the next read is a transaction of its own and sees it */
+  cr.name = "after";
+  assert_int_equal(cat_catalog_create(s, &c, "admin", &cr), 0);
+  CT_FREE(c);
+  assert_int_equal(cat_catalog_get(s, &c, "after"), 0);
+  CT_FREE(c);
+  assert_int_equal(reads(s), r0 + 1);
+  assert_null(cat_view_bind(NULL)); /* the write unbound it already */
+  cat_view_end(call);
+  cat_view_end(call); /* ended twice: nothing */
+  cat_view_close(call);
+
+  /* bound again, unbound, ended and closed: no transaction left behind */
+  assert_int_equal(cat_view_open(s, &call), 0);
+  cat_view_bind(call);
+  assert_int_equal(cat_catalog_get(s, &c, "after"), 0);
+  CT_FREE(c);
+  assert_ptr_equal(cat_view_bind(NULL), call);
+  cat_view_end(call);
+  cat_view_close(call);
+}
+
+
+static void *create_share_c(void *arg) {
+  new_share(arg, "c");
+  return NULL;
+}
+
+static void *delete_share_a(void *arg) { return cat_share_delete(arg, "a", 0) ? (void *)1 : NULL; }
+
+static void on_thread(void *(*fn)(void *), void *arg) {
+  pthread_t th;
+  void *rc = NULL;
+  assert_int_equal(pthread_create(&th, NULL, fn, arg), 0);
+  pthread_join(th, &rc);
+  assert_null(rc);
+}
+
+/* A commit lands while a view is open, between a read and the view's next one. LMDB: the
+ * view is its begin's snapshot. PostgreSQL: a view answered from the read cache takes its
+ * snapshot at its first miss; when the rows it already read are unchanged there it goes on
+ * in that (later, still consistent) state, and when they changed the read fails with
+ * DD_ECONFLICT rather than mix two states. */
+static void test_view_commit_between_reads(void **state) {
+  ct_env *e = *state;
+  cat_store *s = e->s;
+  bool pg = strcmp(cat_store_backend(s), "postgresql") == 0;
+  cat_share *sh = NULL;
+  new_share(s, "a");
+  assert_int_equal(cat_share_get(s, &sh, "a"), 0); /* the cache has "a" now */
+  CT_FREE(sh);
+  cat_view *v = NULL;
+  assert_int_equal(cat_view_open(s, &v), 0);
+  assert_int_equal(cat_view_share_get(v, &sh, "a"), 0);
+  CT_FREE(sh);
+  on_thread(create_share_c, s); /* a commit that leaves "a" alone */
+  int rc = cat_view_share_get(v, &sh, "c");
+  assert_int_equal(rc, pg ? 0 : DD_ENOTFOUND);
+  if (!rc) CT_FREE(sh);
+  assert_int_equal(cat_view_share_get(v, &sh, "a"), 0);
+  CT_FREE(sh);
+  cat_view_close(v);
+
+  assert_int_equal(cat_share_get(s, &sh, "a"), 0);
+  CT_FREE(sh);
+  assert_int_equal(cat_view_open(s, &v), 0);
+  assert_int_equal(cat_view_share_get(v, &sh, "a"), 0);
+  CT_FREE(sh);
+  on_thread(delete_share_a, s); /* a commit that changes what the view read */
+  assert_int_equal(cat_view_share_get(v, &sh, "zzz"), pg ? DD_ECONFLICT : DD_ENOTFOUND);
+  cat_view_close(v);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_s3_query_lookups_one_txn, ct_setup, ct_teardown),
@@ -233,6 +373,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_view_is_one_state, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_covering_longest_prefix, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_walks_one_txn, ct_setup, ct_teardown),
+      cmocka_unit_test_setup_teardown(test_bound_view_shared, ct_setup, ct_teardown),
+      cmocka_unit_test_setup_teardown(test_view_commit_between_reads, ct_setup, ct_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

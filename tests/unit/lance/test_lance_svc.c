@@ -54,9 +54,9 @@ static int teardown(void **state) {
   return 0;
 }
 
-static const dd_principal admin = {DD_PRINCIPAL_ADMIN, "admin", ""};
-static const dd_principal recipient = {DD_PRINCIPAL_RECIPIENT, "acme", "r-1"};
-static const dd_principal nobody = {DD_PRINCIPAL_NONE, "", ""};
+static const dd_principal admin = {.kind = DD_PRINCIPAL_ADMIN, .name = "admin", .id = ""};
+static const dd_principal recipient = {.kind = DD_PRINCIPAL_RECIPIENT, .name = "acme", .id = "r-1"};
+static const dd_principal nobody = {.kind = DD_PRINCIPAL_NONE, .name = "", .id = ""};
 
 /* Calls method m with req as principal p; frees the response. */
 static int call(env *e, lance_method_index m, const dd_principal *p, const ProtobufCMessage *req) {

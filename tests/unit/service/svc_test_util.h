@@ -23,9 +23,9 @@ typedef struct st_env {
   dd_app *app;
 } st_env;
 
-static const dd_principal st_admin = {DD_PRINCIPAL_ADMIN, "admin", ""};
-static const dd_principal st_recipient = {DD_PRINCIPAL_RECIPIENT, "acme", "r-1"};
-static const dd_principal st_nobody = {DD_PRINCIPAL_NONE, "", ""};
+static const dd_principal st_admin = {.kind = DD_PRINCIPAL_ADMIN, .name = "admin", .id = ""};
+static const dd_principal st_recipient = {.kind = DD_PRINCIPAL_RECIPIENT, .name = "acme", .id = "r-1"};
+static const dd_principal st_nobody = {.kind = DD_PRINCIPAL_NONE, .name = "", .id = ""};
 
 static int st__rm(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
   (void)st, (void)flag, (void)ftw;
