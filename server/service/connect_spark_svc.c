@@ -25,6 +25,7 @@
 #include "server/service/app.h"
 #include "server/service/connect_arrow.h"
 #include "server/service/connect_exec.h"
+#include "server/service/connect_forward.h"
 #include "server/service/connect_plan.h"
 #include "server/service/connect_rows.h"
 #include "server/service/connect_session.h"
@@ -353,6 +354,8 @@ static int run_sql_command(exec_ctx *x, const Spark__Connect__SqlCommand *c, con
 
 static const char *observed(bool has, const char *v) { return has ? v : NULL; }
 
+static int forward_send(void *ud, Spark__Connect__ExecutePlanResponse *r) { return send_resp(ud, r); }
+
 static int sc_execute(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessage **out) {
   const Spark__Connect__ExecutePlanRequest *req = (const Spark__Connect__ExecutePlanRequest *)msg;
   *out = NULL;
@@ -370,6 +373,12 @@ static int sc_execute(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessa
   else connect_uuid(op), x.op_id = op;
   if ((rc = plan_decode(&p, req->plan)) || (rc = pack_plan(&key, &key_len, req->plan))) goto cleanup;
   if ((rc = connect_op_start(x.session_id, x.op_id))) goto cleanup;
+  if (connect_forward_enabled()) { /* --spark-connect: the rules may send it to Spark */
+    bool forwarded = false;
+    connect_exec_opts o = session_opts(x.session_id, dd_app_store(call->app));
+    rc = connect_forward_execute(&forwarded, req->plan, x.session_id, &o, forward_send, &x);
+    if (rc || forwarded) goto cleanup;
+  }
   if (p.query || p.sql) {
     connect_exec_opts o = session_opts(x.session_id, dd_app_store(call->app));
     qry_op *op = NULL;
@@ -445,6 +454,7 @@ static int sc_release_session(dd_call *call, const ProtobufCMessage *msg, Protob
   int rc = svc_require_admin(call);
   if (rc) return rc;
   if (connect_session_release(req->session_id, ssid)) dd_err_clear(); /* releasing twice is fine */
+  connect_forward_release(req->session_id);
   Spark__Connect__ReleaseSessionResponse *r = new_msg(&spark__connect__release_session_response__descriptor);
   if (!r) return dd_err_set(DD_ENOMEM, "out of memory");
   r->session_id = strdup(req->session_id);
