@@ -46,10 +46,12 @@ write_deltalake(s, pa.table({"id": pa.array(ids, pa.int64()), "v": pa.array([i *
                              "s": pa.array(["new-%d" % i for i in ids])}))
 """
 
+# os._exit: deltalake's runtime may abort in its exit-time teardown once the rows are out
 READ_ROWS = r"""
-import json, sys
+import json, os, sys
 from deltalake import DeltaTable
-print(json.dumps(sorted(DeltaTable(sys.argv[1]).to_pyarrow_table().to_pylist(), key=lambda r: r["id"])))
+print(json.dumps(sorted(DeltaTable(sys.argv[1]).to_pyarrow_table().to_pylist(), key=lambda r: r["id"])), flush=True)
+os._exit(0)
 """
 
 
@@ -185,7 +187,7 @@ class SparkForward(h.ServerTest):
             self.assertIn("ok", got_loc[k], "local %s: %s" % (k, got_loc[k]))
             self.assertIn("ok", got_fw[k], "forwarded %s: %s" % (k, got_fw[k]))
             self.assertEqual(got_fw[k], got_loc[k], k)
-        self.assertEqual(got_fw["delete_sql"]["ok"], [{"num_affected_rows": 3}])
+        self.assertEqual(got_fw["delete"]["ok"], [{"num_affected_rows": 3}])
         self.assertEqual(got_fw["optimize"]["ok"], 1)
         self.assertEqual(json.loads(self.venv(READ_ROWS, fw)), json.loads(self.venv(READ_ROWS, loc)))
         ops_fw, ops_loc = commits(fw), commits(loc)
@@ -197,9 +199,8 @@ class SparkForward(h.ServerTest):
                 self.assertIn("Apache-Spark", eng_fw, op)
             self.assertNotIn("Apache-Spark", eng_loc, op)
         self.assertIn("VACUUM START", [o for o, _ in ops_fw])
-        for op, n in (("delete", 3), ("update", 2), ("merge", 1), ("optimize", 1), ("vacuum", 0)):
+        for op, n in (("delete", 2), ("update", 1), ("merge", 1), ("optimize", 1), ("vacuum", 0), ("scan", 2)):
             self.assertEqual(self.metric(self.server, op), n, op)
-        self.assertGreaterEqual(self.metric(self.server, "scan"), 3)
         log = "".join(self.server.stderr_lines)
         self.assertIn("spark forward: op=merge", log)
         self.assertIn("spark=sc://127.0.0.1:%d" % self.spark_port, log)

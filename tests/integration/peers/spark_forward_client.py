@@ -1,14 +1,14 @@
 """spark_forward_client.py: runs under build-test/venv. The real Delta Connect client
 (delta-spark's delta.connect DeltaTable over pyspark's Spark Connect session) drives one
 deltad through the operations integration.spark_forward compares between a deltad that
-forwards them to Spark and one that runs them itself: delete (SQL text and a Column
-condition), update (both forms), merge from a Delta table source, optimize, a read of
-the table (toDF), spark.sql SELECT by location and by catalog name, a spark.sql DELETE,
-and vacuum. Prints one JSON object: per step its rows, or "Type: message" when it raised.
+forwards them to Spark and one that runs them itself: delete (SQL text), update (Column
+expressions), merge from a Delta table source, optimize, a read of the table (toDF),
+spark.sql SELECT and DELETE naming the table by its catalog name, and vacuum. Prints one JSON object: per step its rows, or "Type: message" when it raised.
 
 usage: spark_forward_client.py URL TABLE SOURCE CATALOG_NAME"""
 import json
 import sys
+import time
 
 from delta.connect.tables import DeltaTable
 from pyspark.sql import SparkSession
@@ -25,26 +25,26 @@ def main():
     spark = SparkSession.builder.remote(url).getOrCreate()
     dt = DeltaTable.forPath(spark, table)
     steps = [
-        ("delete_sql", lambda: rows(dt.delete("id < 3"))),
-        ("delete_col", lambda: rows(dt.delete((F.col("id") == 7) | (F.col("s") == F.lit("s-9"))))),
-        ("update_sql", lambda: rows(dt.update("id > 15", {"v": "v + 100"}))),
-        ("update_col", lambda: rows(dt.update(F.col("id") == 5, {"s": F.lit("five"), "v": F.col("v") * 2}))),
+        ("delete", lambda: rows(dt.delete("id < 3"))),
+        ("update", lambda: rows(dt.update((F.col("id") == 5) | (F.col("s") == F.lit("s-9")),
+                                          {"s": F.lit("five"), "v": F.col("v") * 2 + 1}))),
         ("merge", lambda: rows(dt.alias("t").merge(spark.read.format("delta").load(source).alias("src"), "t.id = src.id")
                                .whenMatchedUpdate(set={"v": "src.v", "s": "src.s"})
                                .whenNotMatchedInsertAll().execute())),
         ("optimize", lambda: len(rows(dt.optimize().executeCompaction()))),
         ("read", lambda: rows(dt.toDF().orderBy("id"))),
-        ("sql_path", lambda: rows(spark.sql("SELECT id, v FROM delta.`%s` WHERE id > 20 ORDER BY id" % table))),
-        ("sql_name", lambda: rows(spark.sql("SELECT count(*) AS n, sum(v) AS sv FROM %s" % name))),
-        ("sql_delete", lambda: rows(spark.sql("DELETE FROM %s WHERE id = 25" % name))),
+        ("sql_name", lambda: rows(spark.sql("SELECT count(*) AS n, sum(v) AS sv FROM %s WHERE id > 10" % name))),
+        ("sql_delete", lambda: rows(spark.sql("DELETE FROM %s WHERE id = 24" % name))),
         ("vacuum", lambda: dt.vacuum() is None or True),
     ]
     out = {}
     for k, fn in steps:
+        t0 = time.time()
         try:
             out[k] = {"ok": fn()}
         except Exception as e:  # the caller asserts which
             out[k] = {"error": "%s: %s" % (type(e).__name__, " | ".join(str(e).splitlines()[:4])[:800])}
+        print("%s %.2f s" % (k, time.time() - t0), file=sys.stderr)
     spark.stop()
     print(json.dumps(out, default=str))
 
