@@ -15,6 +15,7 @@
 #include "server/call/req_guard.h"
 #include "server/service/connect_forward.h"
 #include "server/service/connect_session.h"
+#include "server/service/connect_sql.h"
 #include "store/delta/dl.h"
 
 #define FWD_DELTA_RELATION_URL "delta.connect.DeltaRelation"
@@ -72,7 +73,7 @@ int connect_forward_configure(const connect_fwd_opts *o) {
   size_t n = strcspn(hp, "/;?");
   if (!n || !memchr(hp, ':', n) || n >= sizeof fwd.endpoint || strlen(o->target) >= sizeof fwd.target)
     return dd_err_set(DD_EINVAL, "spark-connect: expected sc://host:port, got '%s'", o->target);
-  if (hp[n] == ';' || hp[n] == '?')
+  if (hp[n] && strcmp(hp + n, "/"))
     return dd_err_set(DD_EINVAL, "spark-connect: parameters (token, use_ssl, ...) are not supported: '%s'", o->target);
   if (o->min_bytes < 0) return dd_err_set(DD_EINVAL, "spark-forward-min-bytes: must be 0 or more");
   if (!o->rpc.stream || !o->rpc.unary) return dd_err_set(DD_EINVAL, "spark-connect: no transport");
@@ -335,14 +336,6 @@ static int job_query(fwd_job *j, const Spark__Connect__Plan *plan, const connect
 
 /* ---- spark.sql(...) ---- */
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-static const char *sql_text(const Spark__Connect__SqlCommand *c) {
-  if (c->input && c->input->rel_type_case == SPARK__CONNECT__RELATION__REL_TYPE_SQL) return c->input->sql->query;
-  return c->sql && *c->sql ? c->sql : NULL;
-}
-#pragma GCC diagnostic pop
-
 /* The operation a statement's first word names; -1 for others (a query included: deltad
  * answers spark.sql(query) with its relation, which is forwarded when it is read). */
 static int statement_op(const char *sql) {
@@ -356,7 +349,7 @@ static int statement_op(const char *sql) {
 }
 
 static int job_sql_command(fwd_job *j, const Spark__Connect__SqlCommand *c, const connect_exec_opts *o) {
-  const char *text = sql_text(c);
+  const char *text = connect_sql_command_text(c);
   int op = text ? statement_op(text) : -1;
   if (op < 0 || !(fwd.mask & (1u << op))) return 0;
   char *q = NULL;
@@ -510,9 +503,11 @@ static int job_run(const fwd_job *j, const char *session_id, const connect_exec_
   return send(ud, &r);
 }
 
-int connect_forward_execute(bool *forwarded, const Spark__Connect__Plan *plan, const char *session_id,
+const char *connect_forward_target(void) { return fwd.on ? fwd.target : ""; }
+
+int connect_forward_execute(connect_fwd_result *out, const Spark__Connect__Plan *plan, const char *session_id,
                             const connect_exec_opts *o, connect_fwd_send_fn send, void *ud) {
-  *forwarded = false;
+  memset(out, 0, sizeof *out);
   if (!fwd.on) return 0;
   fwd_job j;
   int64_t size = 0;
@@ -522,7 +517,10 @@ int connect_forward_execute(bool *forwarded, const Spark__Connect__Plan *plan, c
     job_free(&j);
     return rc;
   }
-  *forwarded = true;
+  out->forwarded = true;
+  out->op = FWD_OP_NAMES[j.op];
+  out->mutates = j.op != FWD_SCAN;
+  snprintf(out->table, sizeof out->table, "%s", j.nlocs ? j.locs[0] : "");
   rc = job_run(&j, session_id, o, send, ud);
   if (!rc) {
     pthread_mutex_lock(&fwd.mu);

@@ -58,14 +58,26 @@ bool connect_forward_enabled(void);
 /* Sends one relayed response to the client (filling the client's ids). */
 typedef int (*connect_fwd_send_fn)(void *ud, Spark__Connect__ExecutePlanResponse *r);
 
+/* What connect_forward_execute did: forwarded, and then which operation ("delete", ...;
+ * a static string), on which table (its location, truncated to fit), and whether the
+ * operation changes the table (all but scan). */
+typedef struct connect_fwd_result {
+  bool forwarded;
+  const char *op;
+  bool mutates;
+  char table[1024];
+} connect_fwd_result;
+
 /* ExecutePlan of plan for the client's session: when the rules forward it, runs it on Spark,
- * relays every response through send, sets *forwarded and returns 0 or the error (Spark's
- * status and message; UNAVAILABLE naming the endpoint when Spark cannot be reached).
- * Otherwise *forwarded is false and 0 is returned: deltad runs the plan itself. A plan the
- * rules forward but that has no Delta SQL form (a LocalRelation merge source, an expression
- * kind SQL cannot spell) is DD_EUNSUPPORTED saying so. */
-int connect_forward_execute(bool *forwarded, const Spark__Connect__Plan *plan, const char *session_id,
+ * relays every response through send, sets out->forwarded and returns 0 or the error
+ * (Spark's status and message; UNAVAILABLE naming the endpoint when Spark cannot be reached).
+ * Otherwise out->forwarded is false and 0 is returned: deltad runs the plan itself. A plan
+ * the rules forward but that has no Delta SQL form (a LocalRelation merge source, an
+ * expression kind SQL cannot spell) is DD_EUNSUPPORTED saying so. */
+int connect_forward_execute(connect_fwd_result *out, const Spark__Connect__Plan *plan, const char *session_id,
                             const connect_exec_opts *o, connect_fwd_send_fn send, void *ud);
+/* "sc://host:port" of the Spark endpoint ("" when off). */
+const char *connect_forward_target(void);
 
 /* The client released its session: releases its Spark session too (errors ignored). */
 void connect_forward_release(const char *session_id);

@@ -303,20 +303,11 @@ static int stream_query(exec_ctx *x, qry_op *op) {
   return rc ? rc : send_complete(x);
 }
 
-/* The relation a spark.sql(...) command stands for (Spark 4 clients send it as `input`). */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-static const char *sql_text(const Spark__Connect__SqlCommand *c) {
-  if (c->input && c->input->rel_type_case == SPARK__CONNECT__RELATION__REL_TYPE_SQL) return c->input->sql->query;
-  return c->sql && *c->sql ? c->sql : NULL;
-}
-#pragma GCC diagnostic pop
-
 /* spark.sql(...): a query answers with its SQL relation, which the client then reads (and
  * analyzes) like any DataFrame; a command (VACUUM, DESCRIBE HISTORY, ...) runs now and
  * answers with its rows as a LocalRelation (Arrow IPC), as Spark does. */
 static int run_sql_command(exec_ctx *x, const Spark__Connect__SqlCommand *c, const connect_exec_opts *o) {
-  const char *text = sql_text(c);
+  const char *text = connect_sql_command_text(c);
   if (!text) return dd_err_set(DD_EINVAL, "sql: a statement is required");
   Spark__Connect__Relation rel = SPARK__CONNECT__RELATION__INIT;
   Spark__Connect__SQL sqlrel = SPARK__CONNECT__SQL__INIT;
@@ -374,10 +365,11 @@ static int sc_execute(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessa
   if ((rc = plan_decode(&p, req->plan)) || (rc = pack_plan(&key, &key_len, req->plan))) goto cleanup;
   if ((rc = connect_op_start(x.session_id, x.op_id))) goto cleanup;
   if (connect_forward_enabled()) { /* --spark-connect: the rules may send it to Spark */
-    bool forwarded = false;
+    connect_fwd_result fr;
     connect_exec_opts o = session_opts(x.session_id, dd_app_store(call->app));
-    rc = connect_forward_execute(&forwarded, req->plan, x.session_id, &o, forward_send, &x);
-    if (rc || forwarded) goto cleanup;
+    rc = connect_forward_execute(&fr, req->plan, x.session_id, &o, forward_send, &x);
+    if (!rc && fr.forwarded && fr.mutates) dd_app_audit_forward(call, fr.op, fr.table, connect_forward_target());
+    if (rc || fr.forwarded) goto cleanup;
   }
   if (p.query || p.sql) {
     connect_exec_opts o = session_opts(x.session_id, dd_app_store(call->app));
