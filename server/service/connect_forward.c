@@ -23,6 +23,9 @@
 #define FWD_DEFAULT_TIMEOUT_MS (3600LL * 1000)
 #define FWD_MAX_DEPTH 256
 #define SC_METHOD(m) "/spark.connect.SparkConnectService/" m
+/* A query part the forwarder does not send (a non-Delta read, a Delta Connect relation
+ * other than a scan): the whole query stays in deltad. Positive, unlike the DD_E* codes. */
+#define FWD_KEEP_LOCAL 1
 
 /* The operations, by bit (the order of the metric's samples). */
 enum { FWD_OPTIMIZE, FWD_DELETE, FWD_UPDATE, FWD_MERGE, FWD_VACUUM, FWD_SCAN, FWD_NOPS };
@@ -264,7 +267,8 @@ static int to_delta_read(Spark__Connect__Relation *rel, fwd_job *j, char *loc) {
   return 0;
 }
 
-/* One relation of a query: a table leaf is read by its confined location. */
+/* One relation of a query: a table leaf is read by its confined location. FWD_KEEP_LOCAL
+ * for a part that is not forwarded. */
 static int leaf(Spark__Connect__Relation *rel, fwd_job *j, const connect_exec_opts *o) {
   char *loc = NULL;
   int rc = 0;
@@ -275,7 +279,7 @@ static int leaf(Spark__Connect__Relation *rel, fwd_job *j, const connect_exec_op
     const Delta__Connect__DeltaRelation *d = (const Delta__Connect__DeltaRelation *)m;
     if (d->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_SCAN)
       rc = connect_exec_table_location(&loc, d->scan->table, o);
-    else rc = dd_err_set(DD_EUNSUPPORTED, "a Delta Connect relation other than a scan inside a query is not forwarded to Spark");
+    else rc = FWD_KEEP_LOCAL;
     protobuf_c_message_free_unpacked(m, NULL);
     return rc ? rc : to_delta_read(rel, j, loc);
   }
@@ -286,7 +290,7 @@ static int leaf(Spark__Connect__Relation *rel, fwd_job *j, const connect_exec_op
     else if (r->read_type_case == SPARK__CONNECT__READ__READ_TYPE_DATA_SOURCE && r->data_source->n_paths == 1 &&
              (!r->data_source->_format_case || !strcasecmp(r->data_source->format, "delta")))
       rc = connect_exec_name_location(&loc, r->data_source->paths[0], o);
-    else return dd_err_set(DD_EUNSUPPORTED, "only reads of one Delta table are forwarded to Spark");
+    else return FWD_KEEP_LOCAL;
     return rc ? rc : to_delta_read(rel, j, loc);
   }
   if (rel->rel_type_case == SPARK__CONNECT__RELATION__REL_TYPE_SQL && rel->sql->query) {
@@ -330,6 +334,7 @@ static int job_query(fwd_job *j, const Spark__Connect__Plan *plan, const connect
   free(buf);
   if (!j->plan) return dd_err_set(DD_ENOMEM, "out of memory");
   int rc = walk(&j->plan->root->base, j, o, 0);
+  if (rc == FWD_KEEP_LOCAL) return 0;
   if (!rc && j->nlocs) j->op = FWD_SCAN;
   return rc ? dd_err_wrap(rc, "forwarding a query to Spark") : 0;
 }
