@@ -186,6 +186,12 @@ class SparkForward(h.ServerTest):
         t1 = time.time()
         got_loc = self.run_client(self.local, loc, src, "lc.s.t")
         print("client through Spark %.1f s, through deltad alone %.1f s" % (t1 - t0, time.time() - t1))
+        # Spark's error, relayed with its message and the endpoint
+        bad_fw, bad_loc = got_fw.pop("bad_update"), got_loc.pop("bad_update")
+        self.assertIn("error", bad_loc, bad_loc)
+        self.assertIn("error", bad_fw, bad_fw)
+        self.assertIn("sc://127.0.0.1:%d" % self.spark_port, bad_fw["error"])
+        self.assertIn("no_such_column", bad_fw["error"])
         for k in got_loc:
             self.assertIn("ok", got_loc[k], "local %s: %s" % (k, got_loc[k]))
             self.assertIn("ok", got_fw[k], "forwarded %s: %s" % (k, got_fw[k]))

@@ -3,8 +3,8 @@
 deltad through the operations integration.spark_forward compares between a deltad that
 forwards them to Spark and one that runs them itself: delete (SQL text), update (Column
 expressions), merge from a Delta table source, optimize, a read of the table (toDF),
-spark.sql SELECT and DELETE naming the table by its catalog name, history(1) (not
-forwarded: a query over a Delta Connect relation other than a scan) and vacuum. Prints one JSON object: per step its rows, or "Type: message" when it raised.
+spark.sql SELECT and DELETE naming the table by its catalog name, an update of a column
+that does not exist (an error on both), history(1) (not forwarded: a query over a Delta Connect relation other than a scan) and vacuum. Prints one JSON object: per step its rows, or "Type: message" when it raised.
 
 usage: spark_forward_client.py URL TABLE SOURCE CATALOG_NAME"""
 import json
@@ -36,6 +36,7 @@ def main():
         ("read", lambda: rows(dt.toDF().orderBy("id"))),
         ("sql_name", lambda: rows(spark.sql("SELECT count(*) AS n, sum(v) AS sv FROM %s WHERE id > 10" % name))),
         ("sql_delete", lambda: rows(spark.sql("DELETE FROM %s WHERE id = 24" % name))),
+        ("bad_update", lambda: rows(dt.update("id = 1", {"no_such_column": "1"}))),  # refused by both
         ("history", lambda: len(rows(dt.history(1)))),  # a Limit over DescribeHistory: kept in deltad
         ("vacuum", lambda: dt.vacuum() is None or True),
     ]

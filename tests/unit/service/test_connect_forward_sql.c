@@ -25,34 +25,34 @@ static X *new_x(void) {
   return x;
 }
 
-static Spark__Connect__Expression__Literal *new_lit(X *x) {
-  Spark__Connect__Expression__Literal *l = calloc(1, sizeof *l);
-  spark__connect__expression__literal__init(l);
+/* A literal expression of kind k; *l its Literal for the caller to fill. */
+static X *new_lit(Spark__Connect__Expression__Literal **l, Spark__Connect__Expression__Literal__LiteralTypeCase k) {
+  X *x = new_x();
+  *l = calloc(1, sizeof **l);
+  spark__connect__expression__literal__init(*l);
+  (*l)->literal_type_case = k;
   x->expr_type_case = SPARK__CONNECT__EXPRESSION__EXPR_TYPE_LITERAL;
-  x->literal = l;
-  return l;
+  x->literal = *l;
+  return x;
 }
 
 static X *lit_long(int64_t v) {
-  X *x = new_x();
-  Spark__Connect__Expression__Literal *l = new_lit(x);
-  l->literal_type_case = SPARK__CONNECT__EXPRESSION__LITERAL__LITERAL_TYPE_LONG;
+  Spark__Connect__Expression__Literal *l;
+  X *x = new_lit(&l, SPARK__CONNECT__EXPRESSION__LITERAL__LITERAL_TYPE_LONG);
   l->long_ = v;
   return x;
 }
 
 static X *lit_str(const char *s) {
-  X *x = new_x();
-  Spark__Connect__Expression__Literal *l = new_lit(x);
-  l->literal_type_case = SPARK__CONNECT__EXPRESSION__LITERAL__LITERAL_TYPE_STRING;
+  Spark__Connect__Expression__Literal *l;
+  X *x = new_lit(&l, SPARK__CONNECT__EXPRESSION__LITERAL__LITERAL_TYPE_STRING);
   l->string = strdup(s);
   return x;
 }
 
 static X *lit_double(double v) {
-  X *x = new_x();
-  Spark__Connect__Expression__Literal *l = new_lit(x);
-  l->literal_type_case = SPARK__CONNECT__EXPRESSION__LITERAL__LITERAL_TYPE_DOUBLE;
+  Spark__Connect__Expression__Literal *l;
+  X *x = new_lit(&l, SPARK__CONNECT__EXPRESSION__LITERAL__LITERAL_TYPE_DOUBLE);
   l->double_ = v;
   return x;
 }
