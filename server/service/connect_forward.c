@@ -12,6 +12,7 @@
 #include "common/err.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "server/call/call.h"
 #include "server/call/req_guard.h"
 #include "server/service/connect_forward.h"
 #include "server/service/connect_session.h"
@@ -458,7 +459,7 @@ static int relay(void *ud, const ProtobufCMessage *msg) {
 }
 
 /* Spark's session gets the client's vacuum retention setting. */
-static int sync_retention(const char *spark_sid, const connect_exec_opts *o) {
+static int sync_retention(const char *spark_sid, int64_t timeout_ms, const connect_exec_opts *o) {
   if (o->retention_check) return 0;
   Spark__Connect__KeyValue kv = SPARK__CONNECT__KEY_VALUE__INIT, *pairs[1] = {&kv};
   kv.key = (char *)CONNECT_RETENTION_CHECK_CONF;
@@ -471,24 +472,25 @@ static int sync_retention(const char *spark_sid, const connect_exec_opts *o) {
   Spark__Connect__ConfigRequest req = SPARK__CONNECT__CONFIG_REQUEST__INIT;
   req.session_id = (char *)spark_sid, req.user_context = &u, req.operation = &op;
   ProtobufCMessage *out = NULL;
-  int rc = fwd.rpc.unary(fwd.rpc.ctx, fwd.endpoint, fwd.timeout_ms, SC_METHOD("Config"), &req.base,
+  int rc = fwd.rpc.unary(fwd.rpc.ctx, fwd.endpoint, timeout_ms, SC_METHOD("Config"), &req.base,
                          &spark__connect__config_response__descriptor, &out);
   if (out) protobuf_c_message_free_unpacked(out, NULL);
   return rc;
 }
 
-static int spark_error(int rc) {
+static int spark_error(int rc, int64_t timeout_ms) {
   if (rc == DD_EIO) return dd_err_wrap(DD_EIO, "Spark Connect server %s is unavailable", fwd.target);
   if (rc == DD_EDEADLINE)
-    return dd_err_wrap(DD_EDEADLINE, "Spark Connect server %s did not answer within %lld ms", fwd.target, (long long)fwd.timeout_ms);
+    return dd_err_wrap(DD_EDEADLINE, "Spark Connect server %s did not answer within %lld ms", fwd.target, (long long)timeout_ms);
   return dd_err_wrap(rc, "Spark Connect server %s", fwd.target);
 }
 
-static int job_run(const fwd_job *j, const char *session_id, const connect_exec_opts *o, connect_fwd_send_fn send, void *ud) {
+static int job_run(const fwd_job *j, const char *session_id, int64_t timeout_ms, const connect_exec_opts *o,
+                   connect_fwd_send_fn send, void *ud) {
   char spark_sid[37], op_id[37];
   int rc = spark_session(spark_sid, session_id);
-  if (!rc && j->op == FWD_VACUUM) rc = sync_retention(spark_sid, o);
-  if (rc) return rc < 0 && rc != DD_ENOMEM ? spark_error(rc) : rc;
+  if (!rc && j->op == FWD_VACUUM) rc = sync_retention(spark_sid, timeout_ms, o);
+  if (rc) return rc < 0 && rc != DD_ENOMEM ? spark_error(rc, timeout_ms) : rc;
   connect_uuid(op_id);
   Spark__Connect__UserContext u = fwd_user();
   Spark__Connect__ExecutePlanRequest req = SPARK__CONNECT__EXECUTE_PLAN_REQUEST__INIT;
@@ -496,9 +498,9 @@ static int job_run(const fwd_job *j, const char *session_id, const connect_exec_
   req._operation_id_case = SPARK__CONNECT__EXECUTE_PLAN_REQUEST___OPERATION_ID_OPERATION_ID, req.operation_id = op_id;
   req._client_type_case = SPARK__CONNECT__EXECUTE_PLAN_REQUEST___CLIENT_TYPE_CLIENT_TYPE, req.client_type = (char *)"deltad";
   fwd_relay st = {send, ud, false};
-  rc = fwd.rpc.stream(fwd.rpc.ctx, fwd.endpoint, fwd.timeout_ms, SC_METHOD("ExecutePlan"), &req.base,
+  rc = fwd.rpc.stream(fwd.rpc.ctx, fwd.endpoint, timeout_ms, SC_METHOD("ExecutePlan"), &req.base,
                       &spark__connect__execute_plan_response__descriptor, relay, &st);
-  if (rc) return rc == DD_ENOMEM || rc == DD_ECANCELLED ? rc : spark_error(rc);
+  if (rc) return rc == DD_ENOMEM || rc == DD_ECANCELLED ? rc : spark_error(rc, timeout_ms);
   if (st.complete) return 0;
   /* Spark ends a non-reattachable execution without result_complete; the client's is. */
   Spark__Connect__ExecutePlanResponse r = SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__INIT;
@@ -511,7 +513,7 @@ static int job_run(const fwd_job *j, const char *session_id, const connect_exec_
 const char *connect_forward_target(void) { return fwd.on ? fwd.target : ""; }
 
 int connect_forward_execute(connect_fwd_result *out, const Spark__Connect__Plan *plan, const char *session_id,
-                            const connect_exec_opts *o, connect_fwd_send_fn send, void *ud) {
+                            int64_t deadline_ms, const connect_exec_opts *o, connect_fwd_send_fn send, void *ud) {
   memset(out, 0, sizeof *out);
   if (!fwd.on) return 0;
   fwd_job j;
@@ -526,7 +528,10 @@ int connect_forward_execute(connect_fwd_result *out, const Spark__Connect__Plan 
   out->op = FWD_OP_NAMES[j.op];
   out->mutates = j.op != FWD_SCAN;
   snprintf(out->table, sizeof out->table, "%s", j.nlocs ? j.locs[0] : "");
-  rc = job_run(&j, session_id, o, send, ud);
+  int64_t timeout_ms = fwd.timeout_ms;
+  if (deadline_ms > 0 && deadline_ms - dd_call_now_ms() < timeout_ms) timeout_ms = deadline_ms - dd_call_now_ms();
+  rc = timeout_ms > 0 ? job_run(&j, session_id, timeout_ms, o, send, ud)
+                      : dd_err_set(DD_EDEADLINE, "the call's deadline passed before it reached Spark");
   if (!rc) {
     pthread_mutex_lock(&fwd.mu);
     fwd.counts[j.op]++;

@@ -73,9 +73,10 @@ typedef struct connect_fwd_result {
  * (Spark's status and message; UNAVAILABLE naming the endpoint when Spark cannot be reached).
  * Otherwise out->forwarded is false and 0 is returned: deltad runs the plan itself. A plan
  * the rules forward but that has no Delta SQL form (a LocalRelation merge source, an
- * expression kind SQL cannot spell) is DD_EUNSUPPORTED saying so. */
+ * expression kind SQL cannot spell) is DD_EUNSUPPORTED saying so. deadline_ms: the client
+ * call's (dd_call_now_ms clock; 0 = none): the forwarded call ends by then too. */
 int connect_forward_execute(connect_fwd_result *out, const Spark__Connect__Plan *plan, const char *session_id,
-                            const connect_exec_opts *o, connect_fwd_send_fn send, void *ud);
+                            int64_t deadline_ms, const connect_exec_opts *o, connect_fwd_send_fn send, void *ud);
 /* "sc://host:port" of the Spark endpoint ("" when off). */
 const char *connect_forward_target(void);
 

@@ -367,7 +367,7 @@ static int sc_execute(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessa
   if (connect_forward_enabled()) { /* --spark-connect: the rules may send it to Spark */
     connect_fwd_result fr;
     connect_exec_opts o = session_opts(x.session_id, dd_app_store(call->app));
-    rc = connect_forward_execute(&fr, req->plan, x.session_id, &o, forward_send, &x);
+    rc = connect_forward_execute(&fr, req->plan, x.session_id, call->deadline_ms, &o, forward_send, &x);
     if (!rc && fr.forwarded && fr.mutates) dd_app_audit_forward(call, fr.op, fr.table, connect_forward_target());
     if (rc || fr.forwarded) goto cleanup;
   }

@@ -10,7 +10,8 @@ deltad_spark_forwarded_total{op=...}, the audit log (admin_change SparkForward) 
 must say what went to Spark. Then, with
 no Spark listening: a forwarded call fails UNAVAILABLE naming the endpoint within seconds,
 writes nothing, and a non-forwarded one (or one below --spark-forward-min-bytes) still
-runs in deltad."""
+runs in deltad; an endpoint that never answers ends the call at --spark-forward-timeout-s
+with DEADLINE_EXCEEDED."""
 import glob
 import json
 import os
@@ -247,6 +248,37 @@ class SparkForward(h.ServerTest):
         self.assertTrue(any(r.HasField("result_complete") for r in resps))
         self.assertEqual(commits(table)[-1][0], "UPDATE")
         self.assertNotIn("Apache-Spark", commits(table)[-1][1])
+
+    def test_spark_silent(self):
+        """An endpoint that accepts TCP and never answers: the forwarded call ends at
+        --spark-forward-timeout-s with DEADLINE_EXCEEDED naming it, and deltad goes on."""
+        silent = socket.socket()
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        srv = h.Server(extra_args=["--spark-connect", "sc://127.0.0.1:%d" % port, "--spark-forward", "delete",
+                                   "--spark-forward-timeout-s", "2"]).start()
+        try:
+            h.stubs_dir()
+            from spark.connect import base_pb2 as sb, base_pb2_grpc as sg, relations_pb2 as sr, commands_pb2 as sc
+            table = os.path.join(self.tmp, "silent")
+            self.venv(MAKE_TABLES, table, os.path.join(self.tmp, "silent_src"))
+            stub = sg.SparkConnectServiceStub(srv.channel())
+            plan = sb.Plan(command=sc.Command(sql_command=sc.SqlCommand(
+                input=sr.Relation(sql=sr.SQL(query="DELETE FROM delta.`%s` WHERE id = 1" % table)))))
+            req = sb.ExecutePlanRequest(session_id=str(uuid.uuid4()), plan=plan, user_context=sb.UserContext(user_id="u"))
+            t0 = time.time()
+            with self.assertRaises(grpc.RpcError) as cm:
+                list(stub.ExecutePlan(req, metadata=srv.md(), timeout=60))
+            self.assertLess(time.time() - t0, 15)
+            self.assertEqual(cm.exception.code(), grpc.StatusCode.DEADLINE_EXCEEDED, cm.exception.details())
+            self.assertIn("sc://127.0.0.1:%d" % port, cm.exception.details())
+            code, _ = srv.curl("GET", "/catalogs")  # still serving
+            self.assertEqual(code, 200)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+            srv.cleanup()
+            silent.close()
 
     def test_min_bytes(self):
         """A table at or below --spark-forward-min-bytes is not forwarded (no Spark needed)."""
