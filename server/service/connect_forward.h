@@ -72,7 +72,7 @@ typedef struct connect_fwd_result {
  * relays every response through send, sets out->forwarded and returns 0 or the error
  * (Spark's status and message; UNAVAILABLE naming the endpoint when Spark cannot be reached).
  * Otherwise out->forwarded is false and 0 is returned: deltad runs the plan itself. A plan
- * the rules forward but that has no Delta SQL form (a LocalRelation merge source, an
+ * the rules forward but that has no Delta SQL form (a merge source that is a query, an
  * expression kind SQL cannot spell) is DD_EUNSUPPORTED saying so. deadline_ms: the client
  * call's (dd_call_now_ms clock; 0 = none): the forwarded call ends by then too. */
 int connect_forward_execute(connect_fwd_result *out, const Spark__Connect__Plan *plan, const char *session_id,
@@ -91,6 +91,15 @@ void connect_forward_metrics_write(dd_buf *b);
 
 /* `delta.\`<loc>\`` with backticks doubled. */
 void connect_fwd_sql_table(dd_buf *b, const char *loc);
+/* 'text' (backslash and quote escaped), `name` (backticks doubled), a double or float
+ * literal (NaN and infinities as casts). */
+void connect_fwd_sql_string(dd_buf *b, const char *s, size_t len);
+void connect_fwd_sql_ident(dd_buf *b, const char *s);
+void connect_fwd_sql_double(dd_buf *b, double v, bool is_float);
+/* Local rows (a LocalRelation's Arrow IPC stream) as a parenthesised SELECT over VALUES
+ * (connect_forward_values.c); DD_EUNSUPPORTED for a column type or row count it does not
+ * write. */
+int connect_fwd_sql_values(dd_buf *b, const Spark__Connect__LocalRelation *l);
 /* A spark.connect Expression as Spark SQL text; DD_EUNSUPPORTED naming a kind it cannot spell. */
 int connect_fwd_sql_expr(dd_buf *b, const Spark__Connect__Expression *e);
 /* The Delta SQL statement of a Delta Connect relation (delete, update, merge, optimize) or

@@ -26,16 +26,26 @@ void connect_fwd_sql_table(dd_buf *b, const char *loc) {
   dd_buf_putc(b, '`');
 }
 
-static void sql_string(dd_buf *b, const char *s) {
+void connect_fwd_sql_string(dd_buf *b, const char *s, size_t len) {
   dd_buf_putc(b, '\'');
-  for (; *s; s++) {
-    if (*s == '\'' || *s == '\\') dd_buf_putc(b, '\\');
-    dd_buf_putc(b, *s);
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] == '\'' || s[i] == '\\') dd_buf_putc(b, '\\');
+    dd_buf_putc(b, s[i]);
   }
   dd_buf_putc(b, '\'');
 }
 
-static void sql_ident(dd_buf *b, const char *s) {
+static void sql_string(dd_buf *b, const char *s) { connect_fwd_sql_string(b, s, strlen(s)); }
+
+void connect_fwd_sql_double(dd_buf *b, double v, bool is_float) {
+  const char *t = is_float ? "FLOAT" : "DOUBLE";
+  if (isnan(v)) dd_buf_printf(b, "CAST('NaN' AS %s)", t);
+  else if (isinf(v)) dd_buf_printf(b, "CAST('%sInfinity' AS %s)", v < 0 ? "-" : "", t);
+  else if (is_float) dd_buf_printf(b, "CAST(%.9gD AS FLOAT)", v);
+  else dd_buf_printf(b, "%.17gD", v);
+}
+
+void connect_fwd_sql_ident(dd_buf *b, const char *s) {
   dd_buf_putc(b, '`');
   for (; *s; s++) {
     if (*s == '`') dd_buf_putc(b, '`');
@@ -55,11 +65,7 @@ static int literal(dd_buf *b, const Spark__Connect__Expression__Literal *l) {
     case SPARK__CONNECT__EXPRESSION__LITERAL__LITERAL_TYPE_FLOAT:
     case SPARK__CONNECT__EXPRESSION__LITERAL__LITERAL_TYPE_DOUBLE: {
       bool f = l->literal_type_case == SPARK__CONNECT__EXPRESSION__LITERAL__LITERAL_TYPE_FLOAT;
-      double v = f ? (double)l->float_ : l->double_;
-      if (isnan(v)) dd_buf_printf(b, "CAST('NaN' AS %s)", f ? "FLOAT" : "DOUBLE");
-      else if (isinf(v)) dd_buf_printf(b, "CAST('%sInfinity' AS %s)", v < 0 ? "-" : "", f ? "FLOAT" : "DOUBLE");
-      else if (f) dd_buf_printf(b, "CAST(%.9gD AS FLOAT)", v);
-      else dd_buf_printf(b, "%.17gD", v);
+      connect_fwd_sql_double(b, f ? (double)l->float_ : l->double_, f);
       return 0;
     }
     case SPARK__CONNECT__EXPRESSION__LITERAL__LITERAL_TYPE_DECIMAL:
@@ -171,7 +177,7 @@ static int expr(dd_buf *b, const Spark__Connect__Expression *e, int depth) {
     case SPARK__CONNECT__EXPRESSION__EXPR_TYPE_CAST: return cast(b, e->cast, depth);
     case SPARK__CONNECT__EXPRESSION__EXPR_TYPE_ALIAS: {
       int rc = expr(b, e->alias->expr, depth + 1);
-      if (!rc && e->alias->n_name == 1) dd_buf_puts(b, " AS "), sql_ident(b, e->alias->name[0]);
+      if (!rc && e->alias->n_name == 1) dd_buf_puts(b, " AS "), connect_fwd_sql_ident(b, e->alias->name[0]);
       return rc;
     }
     case SPARK__CONNECT__EXPRESSION__EXPR_TYPE_UNRESOLVED_STAR:
@@ -213,13 +219,26 @@ static int assignments(dd_buf *b, Delta__Connect__Assignment **as, size_t n) {
 /* target relation -> `delta.`loc` [AS alias]`; *loc malloc'ed */
 static int target(dd_buf *b, char **loc, const Spark__Connect__Relation *rel, const connect_exec_opts *o, const char *what) {
   const char *alias = NULL;
+  if (!strcmp(what, "source")) { /* local rows (createDataFrame) go as a VALUES relation */
+    const Spark__Connect__Relation *r = rel;
+    for (int i = 0; r && i < 16 && r->rel_type_case == SPARK__CONNECT__RELATION__REL_TYPE_SUBQUERY_ALIAS; i++) {
+      if (!alias && r->subquery_alias->alias && *r->subquery_alias->alias) alias = r->subquery_alias->alias;
+      r = r->subquery_alias->input;
+    }
+    if (r && r->rel_type_case == SPARK__CONNECT__RELATION__REL_TYPE_LOCAL_RELATION) {
+      int rc = connect_fwd_sql_values(b, r->local_relation);
+      if (!rc) dd_buf_puts(b, " AS "), connect_fwd_sql_ident(b, alias ? alias : "source");
+      return rc;
+    }
+    alias = NULL;
+  }
   int rc = connect_dml_target(loc, &alias, rel, o);
   if (rc == DD_EINVAL && !strcmp(what, "source"))
     return dd_err_set(DD_EUNSUPPORTED, "this merge cannot be forwarded to Spark: its source must be a Delta table "
-                      "(a path or a catalog name), not a local relation or a query (%s)", dd_err_msg());
+                      "(a path or a catalog name) or local rows, not a query (%s)", dd_err_msg());
   if (rc) return dd_err_wrap(rc, "%s", what);
   connect_fwd_sql_table(b, *loc);
-  if (alias) dd_buf_puts(b, " AS "), sql_ident(b, alias);
+  if (alias) dd_buf_puts(b, " AS "), connect_fwd_sql_ident(b, alias);
   return 0;
 }
 
@@ -272,7 +291,7 @@ static int optimize(dd_buf *b, char **loc, const Delta__Connect__OptimizeTable *
   for (size_t i = 0; i < op->n_partition_filters; i++) dd_buf_printf(b, "%s(%s)", i ? " AND " : " WHERE ", op->partition_filters[i]);
   for (size_t i = 0; i < op->n_zorder_columns; i++) {
     dd_buf_puts(b, i ? ", " : " ZORDER BY (");
-    sql_ident(b, op->zorder_columns[i]);
+    connect_fwd_sql_ident(b, op->zorder_columns[i]);
   }
   if (op->n_zorder_columns) dd_buf_putc(b, ')');
   return 0;

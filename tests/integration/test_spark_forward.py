@@ -209,12 +209,12 @@ class SparkForward(h.ServerTest):
                 self.assertIn("Apache-Spark", eng_fw, op)
             self.assertNotIn("Apache-Spark", eng_loc, op)
         self.assertIn("VACUUM START", [o for o, _ in ops_fw])
-        for op, n in (("delete", 2), ("update", 1), ("merge", 1), ("optimize", 1), ("vacuum", 0), ("scan", 2)):
+        for op, n in (("delete", 2), ("update", 1), ("merge", 2), ("optimize", 1), ("vacuum", 0), ("scan", 2)):
             self.assertEqual(self.metric(self.server, op), n, op)
         code, body = self.server.curl("GET", "/audit/events?kind=admin_change")
         self.assertEqual(code, 200, body)
         fwd = sorted(e["object"].split()[0] for e in body["events"] if e["action"] == "SparkForward")
-        self.assertEqual(fwd, ["op=delete", "op=delete", "op=merge", "op=optimize", "op=update"], body)
+        self.assertEqual(fwd, ["op=delete", "op=delete", "op=merge", "op=merge", "op=optimize", "op=update"], body)
         log = "".join(self.server.stderr_lines)
         self.assertIn("spark forward: op=merge", log)
         self.assertIn("spark=sc://127.0.0.1:%d" % self.spark_port, log)

@@ -2,7 +2,8 @@
 (delta-spark's delta.connect DeltaTable over pyspark's Spark Connect session) drives one
 deltad through the operations integration.spark_forward compares between a deltad that
 forwards them to Spark and one that runs them itself: delete (SQL text), update (Column
-expressions), merge from a Delta table source, optimize, a read of the table (toDF),
+expressions), merge from a Delta table source and from local rows
+(createDataFrame: sent to Spark as VALUES), optimize, a read of the table (toDF),
 spark.sql SELECT and DELETE naming the table by its catalog name, an update of a column
 that does not exist (an error on both), history(1) (not forwarded: a query over a Delta Connect relation other than a scan) and vacuum. Prints one JSON object: per step its rows, or "Type: message" when it raised.
 
@@ -14,6 +15,7 @@ import time
 from delta.connect.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 
 def rows(df):
@@ -32,6 +34,11 @@ def main():
         ("merge", lambda: rows(dt.alias("t").merge(spark.read.format("delta").load(source).alias("src"), "t.id = src.id")
                                .whenMatchedUpdate(set={"v": "src.v", "s": "src.s"})
                                .whenNotMatchedInsertAll().execute())),
+        ("merge_local", lambda: rows(dt.alias("t").merge(spark.createDataFrame(
+            [(3, 33, "it's \\ 3"), (99, 990, None)], T.StructType([T.StructField("id", T.LongType()),
+                                                              T.StructField("v", T.LongType()),
+                                                              T.StructField("s", T.StringType())])).alias("l"),
+            "t.id = l.id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())),
         ("optimize", lambda: len(rows(dt.optimize().executeCompaction()))),
         ("read", lambda: rows(dt.toDF().orderBy("id"))),
         ("sql_name", lambda: rows(spark.sql("SELECT count(*) AS n, sum(v) AS sv FROM %s WHERE id > 10" % name))),
