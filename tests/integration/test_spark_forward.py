@@ -75,6 +75,15 @@ def commits(table):
     return out
 
 
+def spark_sql(server, text, timeout=60):
+    """spark.sql(text) as a raw ExecutePlan (SqlCommand) to server: its responses."""
+    h.stubs_dir()
+    from spark.connect import base_pb2 as sb, base_pb2_grpc as sg, relations_pb2 as sr, commands_pb2 as sc
+    plan = sb.Plan(command=sc.Command(sql_command=sc.SqlCommand(input=sr.Relation(sql=sr.SQL(query=text)))))
+    req = sb.ExecutePlanRequest(session_id=str(uuid.uuid4()), plan=plan, user_context=sb.UserContext(user_id="u"))
+    return list(sg.SparkConnectServiceStub(server.channel()).ExecutePlan(req, metadata=server.md(), timeout=timeout))
+
+
 def start_spark(port, log):
     spark_home = os.path.join(VENV, "lib", "python3.11", "site-packages", "pyspark")
     if not os.path.isdir(spark_home):
@@ -225,26 +234,18 @@ class SparkForward(h.ServerTest):
         gone = free_port()
         type(self).down = h.Server(extra_args=["--spark-connect", "sc://127.0.0.1:%d" % gone,
                                                "--spark-forward", "delete,optimize"]).start()
-        h.stubs_dir()
-        from spark.connect import base_pb2 as sb, base_pb2_grpc as sg, relations_pb2 as sr, commands_pb2 as sc
         table = os.path.join(self.tmp, "down")
         self.venv(MAKE_TABLES, table, os.path.join(self.tmp, "down_src"))
-        stub, md = sg.SparkConnectServiceStub(self.down.channel()), self.down.md()
-
-        def sql(text):
-            plan = sb.Plan(command=sc.Command(sql_command=sc.SqlCommand(input=sr.Relation(sql=sr.SQL(query=text)))))
-            req = sb.ExecutePlanRequest(session_id=str(uuid.uuid4()), plan=plan, user_context=sb.UserContext(user_id="u"))
-            return list(stub.ExecutePlan(req, metadata=md, timeout=60))
 
         before = commits(table)
         t0 = time.time()
         with self.assertRaises(grpc.RpcError) as cm:
-            sql("DELETE FROM delta.`%s` WHERE id = 1" % table)
+            spark_sql(self.down, "DELETE FROM delta.`%s` WHERE id = 1" % table)
         self.assertLess(time.time() - t0, 10)
         self.assertEqual(cm.exception.code(), grpc.StatusCode.UNAVAILABLE, cm.exception.details())
         self.assertIn("sc://127.0.0.1:%d" % gone, cm.exception.details())
         self.assertEqual(commits(table), before)
-        resps = sql("UPDATE delta.`%s` SET v = 0 WHERE id = 1" % table)  # update: not forwarded
+        resps = spark_sql(self.down, "UPDATE delta.`%s` SET v = 0 WHERE id = 1" % table)  # update: not forwarded
         self.assertTrue(any(r.HasField("result_complete") for r in resps))
         self.assertEqual(commits(table)[-1][0], "UPDATE")
         self.assertNotIn("Apache-Spark", commits(table)[-1][1])
@@ -259,17 +260,11 @@ class SparkForward(h.ServerTest):
         srv = h.Server(extra_args=["--spark-connect", "sc://127.0.0.1:%d" % port, "--spark-forward", "delete",
                                    "--spark-forward-timeout-s", "2"]).start()
         try:
-            h.stubs_dir()
-            from spark.connect import base_pb2 as sb, base_pb2_grpc as sg, relations_pb2 as sr, commands_pb2 as sc
             table = os.path.join(self.tmp, "silent")
             self.venv(MAKE_TABLES, table, os.path.join(self.tmp, "silent_src"))
-            stub = sg.SparkConnectServiceStub(srv.channel())
-            plan = sb.Plan(command=sc.Command(sql_command=sc.SqlCommand(
-                input=sr.Relation(sql=sr.SQL(query="DELETE FROM delta.`%s` WHERE id = 1" % table)))))
-            req = sb.ExecutePlanRequest(session_id=str(uuid.uuid4()), plan=plan, user_context=sb.UserContext(user_id="u"))
             t0 = time.time()
             with self.assertRaises(grpc.RpcError) as cm:
-                list(stub.ExecutePlan(req, metadata=srv.md(), timeout=60))
+                spark_sql(srv, "DELETE FROM delta.`%s` WHERE id = 1" % table)
             self.assertLess(time.time() - t0, 15)
             self.assertEqual(cm.exception.code(), grpc.StatusCode.DEADLINE_EXCEEDED, cm.exception.details())
             self.assertIn("sc://127.0.0.1:%d" % port, cm.exception.details())
@@ -281,23 +276,26 @@ class SparkForward(h.ServerTest):
             silent.close()
 
     def test_min_bytes(self):
-        """A table at or below --spark-forward-min-bytes is not forwarded (no Spark needed)."""
-        small = h.Server(extra_args=["--spark-connect", "sc://127.0.0.1:%d" % free_port(),
-                                     "--spark-forward", "all", "--spark-forward-min-bytes", "1000000000"]).start()
+        """--spark-forward-min-bytes between two tables' sizes: the larger is forwarded (and
+        fails UNAVAILABLE: no Spark there), the smaller runs in deltad."""
+        big, small = os.path.join(self.tmp, "mb_big"), os.path.join(self.tmp, "mb_small")
+        self.venv(MAKE_TABLES, big, small)  # 4 data files, and 1
+
+        def size(t):
+            return sum(os.path.getsize(p) for p in glob.glob(os.path.join(t, "*.parquet")))
+        self.assertGreater(size(big), size(small))
+        srv = h.Server(extra_args=["--spark-connect", "sc://127.0.0.1:%d" % free_port(), "--spark-forward", "all",
+                                   "--spark-forward-min-bytes", str((size(big) + size(small)) // 2)]).start()
         try:
-            h.stubs_dir()
-            from spark.connect import base_pb2 as sb, base_pb2_grpc as sg, relations_pb2 as sr, commands_pb2 as sc
-            table = os.path.join(self.tmp, "small")
-            self.venv(MAKE_TABLES, table, os.path.join(self.tmp, "small_src"))
-            stub = sg.SparkConnectServiceStub(small.channel())
-            plan = sb.Plan(command=sc.Command(sql_command=sc.SqlCommand(
-                input=sr.Relation(sql=sr.SQL(query="DELETE FROM delta.`%s` WHERE id = 1" % table)))))
-            req = sb.ExecutePlanRequest(session_id=str(uuid.uuid4()), plan=plan, user_context=sb.UserContext(user_id="u"))
-            list(stub.ExecutePlan(req, metadata=small.md(), timeout=60))
-            self.assertEqual(commits(table)[-1][0], "DELETE")
+            spark_sql(srv, "DELETE FROM delta.`%s` WHERE id = 15" % small)
+            self.assertEqual(commits(small)[-1][0], "DELETE")
+            with self.assertRaises(grpc.RpcError) as cm:
+                spark_sql(srv, "DELETE FROM delta.`%s` WHERE id = 1" % big)
+            self.assertEqual(cm.exception.code(), grpc.StatusCode.UNAVAILABLE, cm.exception.details())
+            self.assertEqual(commits(big)[-1][0], "WRITE")
         finally:
-            self.assertEqual(small.stop(), 0)
-            small.cleanup()
+            self.assertEqual(srv.stop(), 0)
+            srv.cleanup()
 
 
 if __name__ == "__main__":
