@@ -165,6 +165,7 @@ void connect_forward_release(const char *session_id) {
   if (fwd.rpc.unary(fwd.rpc.ctx, fwd.endpoint, 10000, SC_METHOD("ReleaseSession"), &req.base,
                     &spark__connect__release_session_response__descriptor, &out))
     dd_log(DD_LOG_WARN, "spark forward: releasing Spark session %s at %s: %s", found->spark_id, fwd.target, dd_err_msg());
+  else dd_log(DD_LOG_INFO, "spark forward: released Spark session %s of session %s at %s", found->spark_id, session_id, fwd.target);
   if (out) protobuf_c_message_free_unpacked(out, NULL);
   dd_err_clear();
   free(found->client_id);

@@ -226,6 +226,8 @@ class SparkForward(h.ServerTest):
         self.assertEqual(fwd, ["op=delete", "op=delete", "op=merge", "op=merge", "op=optimize", "op=update"], body)
         log = "".join(self.server.stderr_lines)
         self.assertIn("spark forward: op=merge", log)
+        # the client's spark.stop() released its session: deltad released the Spark one
+        self.assertRegex(log, r"spark forward: released Spark session [0-9a-f-]{36} of session [0-9a-f-]{36} at sc://")
         self.assertIn("spark=sc://127.0.0.1:%d" % self.spark_port, log)
 
     def test_spark_down(self):
