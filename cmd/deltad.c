@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "cmd/deltad_config.h"
+#include "cmd/deltad_forward.h"
 #include "cmd/deltad_demo.h"
 #include "cmd/deltad_obs.h"
 #include "common/log.h"
@@ -159,6 +160,7 @@ static int main_run(dd_config *cfg, const sigset_t *sigs, int argc, char **argv)
                       (unsigned)cfg->req_max_per_principal};
   if ((rc = rg_configure(&limits)) != 0) goto cleanup;
   if ((rc = dd_app_open(&app, &aopts, &token_path)) != 0) goto cleanup;
+  if ((rc = dd_forward_start(cfg)) != 0) goto cleanup; /* --spark-connect */
   size_t n_methods = 0;
   const dd_method *methods = dd_app_methods(&n_methods);
   if ((rc = dd_call_registry_new(&reg, methods, n_methods, app, dd_app_auth)) != 0) goto cleanup;
@@ -252,6 +254,7 @@ cleanup:
   dd_grpc_server_free(grpc);
   dd_http_server_free(http);
   dd_call_registry_free(reg);
+  dd_forward_stop();
   dd_app_close(app);
   dd_tls_files_free(tls);
   free(token_path);

@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,13 @@ void dd_config_usage(void) {
       "  --secret-key-file FILE     credentials' encryption key (32 bytes, 0600; required\n"
       "                             with --catalog, the same file on every replica)\n"
       "  --url-signing-key-file FILE  key of signed file URLs (same rules)\n"
+      "forwarding Delta Connect work to Spark (docs/scaling.md):\n"
+      "  --spark-connect sc://HOST:PORT  a Spark Connect server with Delta that runs the\n"
+      "                         operations below instead of deltad\n"
+      "  --spark-forward OPS    comma list of optimize, delete, update, merge, vacuum,\n"
+      "                         scan, or all (default all)\n"
+      "  --spark-forward-min-bytes N  forward only tables whose snapshot is larger than N\n"
+      "  --spark-forward-timeout-s N  deadline of a forwarded call (default 3600)\n"
       "  --restore-from DIR     restore a backup (deltactl admin backup) into an empty\n"
       "                         --data-dir, then serve it\n"
       "  --config FILE          read options from FILE first; flags override it (re-read\n"
@@ -213,6 +221,28 @@ static int cfg_set_obs(dd_config *cfg, const char *key, const char *val) {
   return 1;
 }
 
+/* The Spark forwarding options; 1 when key is not one of them. */
+static int cfg_set_spark(dd_config *cfg, const char *key, const char *val) {
+  long n = 0;
+  int rc;
+  if (strcmp(key, "spark-connect") == 0) {
+    if (*val && strncmp(val, "sc://", 5))
+      return dd_err_set(DD_EINVAL, "spark-connect: expected sc://host:port, got '%s'", val);
+    return cfg_copy(cfg->spark_connect, sizeof cfg->spark_connect, key, val);
+  }
+  if (strcmp(key, "spark-forward") == 0)
+    return cfg_copy(cfg->spark_forward, sizeof cfg->spark_forward, key, val);
+  if (strcmp(key, "spark-forward-min-bytes") == 0) {
+    if ((rc = cfg_int(&n, key, val, 0, LONG_MAX)) == 0) cfg->spark_forward_min_bytes = n;
+    return rc;
+  }
+  if (strcmp(key, "spark-forward-timeout-s") == 0) {
+    if ((rc = cfg_int(&n, key, val, 1, 7 * 24 * 3600)) == 0) cfg->spark_forward_timeout_s = n;
+    return rc;
+  }
+  return 1;
+}
+
 /* The catalog options; 1 when key is not one of them. */
 static int cfg_set_catalog(dd_config *cfg, const char *key, const char *val) {
   long n = 0;
@@ -237,7 +267,7 @@ static int cfg_set_catalog(dd_config *cfg, const char *key, const char *val) {
     return cfg_copy(cfg->secret_key_file, sizeof cfg->secret_key_file, key, val);
   if (strcmp(key, "url-signing-key-file") == 0)
     return cfg_copy(cfg->url_key_file, sizeof cfg->url_key_file, key, val);
-  return 1;
+  return cfg_set_spark(cfg, key, val);
 }
 
 /* Applies one setting; key has no leading dashes. */
@@ -339,6 +369,7 @@ static void cfg_defaults(dd_config *cfg) {
   cfg->log_level = DD_LOG_INFO;
   cfg->catalog_pool = 8;
   snprintf(cfg->catalog_cache, sizeof cfg->catalog_cache, "check");
+  cfg->spark_forward_timeout_s = 3600;
   cfg_limit_defaults(cfg);
 }
 

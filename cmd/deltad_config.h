@@ -49,6 +49,11 @@ typedef struct dd_config {
   char url_key_file[1024];     /* ... and data_dir/url_signing.key */
   char config_file[1024];    /* --config, re-read on SIGHUP */
   char storage_ca_file[1024]; /* CA bundle for object-store and identity endpoints ("" = system's) */
+  /* Forwarding Delta Connect work to Spark (docs/scaling.md); "" = off */
+  char spark_connect[512];         /* sc://host:port */
+  char spark_forward[256];         /* optimize,delete,update,merge,vacuum,scan or all ("" = all) */
+  long long spark_forward_min_bytes; /* only tables whose snapshot is larger (0 = any) */
+  long spark_forward_timeout_s;    /* deadline of a forwarded call (default 3600) */
 } dd_config;
 
 /* Fills *cfg with defaults, then the config file named by --config (if any), then flags.

@@ -88,6 +88,10 @@ void dd_app_audit_observe(const dd_call *call, const dd_method *m, const Protobu
                           const ProtobufCMessage *out, int rc);
 void dd_app_audit_access(const dd_call *call, const char *share, const char *schema,
                          const char *table, int64_t version, int64_t files);
+/* A table change deltad forwarded to Spark (--spark-connect; the ExecutePlan that carried
+ * it is not a change verb): an admin_change with action "SparkForward" and object
+ * "op=... location=... spark=sc://...". */
+void dd_app_audit_forward(const dd_call *call, const char *op, const char *location, const char *spark);
 extern const dd_method dd_admin_methods[]; /* deltad.admin.v1.AdminService */
 extern const size_t dd_admin_methods_len;
 

@@ -5,6 +5,7 @@
 
 #include "common/metrics.h"
 #include "server/service/app.h"
+#include "server/service/connect_forward.h"
 #include "store/catalog/cat_store.h"
 #include "store/delta/dl.h"
 #include "store/objstore/os.h"
@@ -61,6 +62,7 @@ int dd_app_metrics_write(dd_app *app, dd_buf *b) {
              "Delta commits refused because a concurrent commit conflicted.", cs.conflicts);
   app__objstore(b);
   app__objstore_http(b);
+  if (connect_forward_enabled()) connect_forward_metrics_write(b);
   uint64_t map = 0, used = 0;
   int rc = cat_store_map_usage(dd_app_store(app), &map, &used);
   app__gauge(b, "deltad_catalog_postgresql", "gauge",

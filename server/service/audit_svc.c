@@ -133,6 +133,20 @@ void dd_app_audit_access(const dd_call *call, const char *share, const char *sch
   audit__record(call, &ev);
 }
 
+void dd_app_audit_forward(const dd_call *call, const char *op, const char *location, const char *spark) {
+  svc_event ev = DELTAD__ADMIN__V1__AUDIT_EVENT__INIT;
+  char svc[256], name[256];
+  dd_buf obj = {0};
+  audit__split(call->method_path ? call->method_path : "/?/?", svc, name, sizeof svc);
+  dd_buf_printf(&obj, "op=%s location=%s spark=%s", op, location, spark);
+  ev.kind = "admin_change";
+  ev.action = "SparkForward";
+  ev.service = svc;
+  ev.object = obj.p && !obj.oom ? obj.p : "";
+  audit__record(call, &ev);
+  dd_buf_free(&obj);
+}
+
 /* ---- AdminService ---- */
 
 static int audit__list(dd_call *call, const ProtobufCMessage *in, ProtobufCMessage **out) {

@@ -25,6 +25,7 @@
 #include "server/service/app.h"
 #include "server/service/connect_arrow.h"
 #include "server/service/connect_exec.h"
+#include "server/service/connect_forward.h"
 #include "server/service/connect_plan.h"
 #include "server/service/connect_rows.h"
 #include "server/service/connect_session.h"
@@ -305,20 +306,11 @@ static int stream_query(exec_ctx *x, qry_op *op) {
   return rc ? rc : send_complete(x);
 }
 
-/* The relation a spark.sql(...) command stands for (Spark 4 clients send it as `input`). */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-static const char *sql_text(const Spark__Connect__SqlCommand *c) {
-  if (c->input && c->input->rel_type_case == SPARK__CONNECT__RELATION__REL_TYPE_SQL) return c->input->sql->query;
-  return c->sql && *c->sql ? c->sql : NULL;
-}
-#pragma GCC diagnostic pop
-
 /* spark.sql(...): a query answers with its SQL relation, which the client then reads (and
  * analyzes) like any DataFrame; a command (VACUUM, DESCRIBE HISTORY, ...) runs now and
  * answers with its rows as a LocalRelation (Arrow IPC), as Spark does. */
 static int run_sql_command(exec_ctx *x, const Spark__Connect__SqlCommand *c, const connect_exec_opts *o) {
-  const char *text = sql_text(c);
+  const char *text = connect_sql_command_text(c);
   if (!text) return dd_err_set(DD_EINVAL, "sql: a statement is required");
   Spark__Connect__Relation rel = SPARK__CONNECT__RELATION__INIT;
   Spark__Connect__SQL sqlrel = SPARK__CONNECT__SQL__INIT;
@@ -356,6 +348,8 @@ static int run_sql_command(exec_ctx *x, const Spark__Connect__SqlCommand *c, con
 
 static const char *observed(bool has, const char *v) { return has ? v : NULL; }
 
+static int forward_send(void *ud, Spark__Connect__ExecutePlanResponse *r) { return send_resp(ud, r); }
+
 static int sc_execute(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessage **out) {
   const Spark__Connect__ExecutePlanRequest *req = (const Spark__Connect__ExecutePlanRequest *)msg;
   *out = NULL;
@@ -373,6 +367,13 @@ static int sc_execute(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessa
   else connect_uuid(op), x.op_id = op;
   if ((rc = plan_decode(&p, req->plan)) || (rc = pack_plan(&key, &key_len, req->plan))) goto cleanup;
   if ((rc = connect_op_start(x.session_id, x.op_id))) goto cleanup;
+  if (connect_forward_enabled()) { /* --spark-connect: the rules may send it to Spark */
+    connect_fwd_result fr;
+    connect_exec_opts o = session_opts(x.session_id, dd_app_store(call->app));
+    rc = connect_forward_execute(&fr, req->plan, x.session_id, call->deadline_ms, &o, forward_send, &x);
+    if (!rc && fr.forwarded && fr.mutates) dd_app_audit_forward(call, fr.op, fr.table, connect_forward_target());
+    if (rc || fr.forwarded) goto cleanup;
+  }
   if (p.query || p.sql) {
     connect_exec_opts o = session_opts(x.session_id, dd_app_store(call->app));
     qry_op *op = NULL;
@@ -448,6 +449,7 @@ static int sc_release_session(dd_call *call, const ProtobufCMessage *msg, Protob
   int rc = svc_require_admin(call);
   if (rc) return rc;
   if (connect_session_release(req->session_id, ssid)) dd_err_clear(); /* releasing twice is fine */
+  connect_forward_release(req->session_id);
   Spark__Connect__ReleaseSessionResponse *r = new_msg(&spark__connect__release_session_response__descriptor);
   if (!r) return dd_err_set(DD_ENOMEM, "out of memory");
   r->session_id = strdup(req->session_id);

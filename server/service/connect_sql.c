@@ -649,3 +649,11 @@ int connect_sql_query(qry_op **out, const char *sql, const connect_exec_opts *op
       return dd_err_set(DD_EUNSUPPORTED, "SQL statement %s is not supported by deltad", known[i]);
   return connect_sql__syntax(&c);
 }
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+const char *connect_sql_command_text(const Spark__Connect__SqlCommand *c) {
+  if (c->input && c->input->rel_type_case == SPARK__CONNECT__RELATION__REL_TYPE_SQL) return c->input->sql->query;
+  return c->sql && *c->sql ? c->sql : NULL;
+}
+#pragma GCC diagnostic pop

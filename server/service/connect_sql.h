@@ -28,6 +28,7 @@
 #include <stdbool.h>
 
 #include "server/service/connect_exec.h"
+#include "spark/connect/commands.pb-c.h"
 #include "store/query/qry.h"
 
 /* The longest statement accepted. */
@@ -38,6 +39,9 @@
 int connect_sql_query(qry_op **out, const char *sql, const connect_exec_opts *opts, int depth);
 /* Is the statement a query (SELECT), as opposed to a command that runs eagerly? */
 bool connect_sql_is_query(const char *sql);
+/* The statement of a spark.sql(...) command (Spark 4 clients send it as its `input` SQL
+ * relation, older ones as `sql`), borrowed from c; NULL when it has none. */
+const char *connect_sql_command_text(const Spark__Connect__SqlCommand *c);
 
 /* DESCRIBE [TABLE] (describe: col_name, data_type, comment and the partition section) or
  * SHOW COLUMNS (col_name) of the table at location, as a local relation

@@ -20,10 +20,7 @@ class ConnectTlsTest(h.ServerTest):
 
     @classmethod
     def setUpClass(cls):
-        inst = subprocess.run(["bash", os.path.join(h.ROOT, "scripts", "peers.sh"), VENV],
-                              capture_output=True, text=True)
-        if inst.returncode != 0:
-            raise AssertionError("scripts/peers.sh failed (the test needs pyspark): " + inst.stderr)
+        h.install_peers(VENV)
         cls.tmp = tempfile.mkdtemp(prefix=cls.tmp_prefix)
         cls.certs = Certs(cls.tmp)
         cert, key = cls.certs.server("srv", cls.cert_serial)

@@ -35,6 +35,15 @@ PROTO_DIR = os.path.join(ROOT, "proto")
 _STUBS = None
 
 
+def install_peers(venv):
+    """scripts/peers.sh into venv (pyspark, delta-spark, ...): AssertionError when it fails,
+    so a test that needs the peers fails rather than skips."""
+    inst = subprocess.run(["bash", os.path.join(ROOT, "scripts", "peers.sh"), venv],
+                          capture_output=True, text=True)
+    if inst.returncode != 0:
+        raise AssertionError("scripts/peers.sh failed (the test needs pyspark): " + inst.stderr)
+
+
 def stubs_dir():
     """Generates Python stubs for every .proto under proto/ once per process."""
     global _STUBS
