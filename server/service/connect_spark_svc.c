@@ -29,6 +29,7 @@
 #include "server/service/connect_rows.h"
 #include "server/service/connect_session.h"
 #include "server/service/connect_sql.h"
+#include "server/service/connect_write.h"
 #include "server/call/req_guard.h"
 #include "server/service/svc_util.h"
 #include "spark/connect/base.pb-c.h"
@@ -90,6 +91,7 @@ typedef struct plan {
   Delta__Connect__DeltaRelation *rel;
   const Spark__Connect__Relation *query;  /* borrowed from the request */
   const Spark__Connect__SqlCommand *sql;  /* borrowed from the request */
+  const Spark__Connect__WriteOperation *write; /* df.write...: borrowed from the request */
 } plan;
 
 static void plan_free(plan *p) {
@@ -106,6 +108,10 @@ static int plan_decode(plan *out, const Spark__Connect__Plan *p) {
   if (p->op_type_case == SPARK__CONNECT__PLAN__OP_TYPE_COMMAND && p->command) {
     if (p->command->command_type_case == SPARK__CONNECT__COMMAND__COMMAND_TYPE_SQL_COMMAND) {
       out->sql = p->command->sql_command;
+      return 0;
+    }
+    if (p->command->command_type_case == SPARK__CONNECT__COMMAND__COMMAND_TYPE_WRITE_OPERATION) {
+      out->write = p->command->write_operation;
       return 0;
     }
     if (p->command->command_type_case != SPARK__CONNECT__COMMAND__COMMAND_TYPE_EXTENSION)
@@ -370,6 +376,11 @@ static int sc_execute(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessa
   else connect_uuid(op), x.op_id = op;
   if ((rc = plan_decode(&p, req->plan)) || (rc = pack_plan(&key, &key_len, req->plan))) goto cleanup;
   if ((rc = connect_op_start(x.session_id, x.op_id))) goto cleanup;
+  if (p.write) {
+    connect_exec_opts o = session_opts(x.session_id, dd_app_store(call->app));
+    if (!(rc = connect_write_operation(p.write, &o))) rc = send_complete(&x);
+    goto cleanup;
+  }
   if (p.query || p.sql) {
     connect_exec_opts o = session_opts(x.session_id, dd_app_store(call->app));
     qry_op *op = NULL;
@@ -658,7 +669,7 @@ static int analyze_schema(Spark__Connect__AnalyzePlanResponse *r, const char *si
     plan_free(&p);
     return rc;
   }
-  if (!rc && (p.cmd || p.sql)) {
+  if (!rc && (p.cmd || p.sql || p.write)) {
     static const dop_col none[1] = {{"", "", true}};
     res = calloc(1, sizeof *res);
     if (res) res->cols = none;
