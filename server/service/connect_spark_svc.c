@@ -92,6 +92,7 @@ typedef struct plan {
   const Spark__Connect__Relation *query;  /* borrowed from the request */
   const Spark__Connect__SqlCommand *sql;  /* borrowed from the request */
   const Spark__Connect__WriteOperation *write; /* df.write...: borrowed from the request */
+  const Spark__Connect__WriteOperationV2 *write2; /* df.writeTo(...): borrowed */
 } plan;
 
 static void plan_free(plan *p) {
@@ -112,6 +113,10 @@ static int plan_decode(plan *out, const Spark__Connect__Plan *p) {
     }
     if (p->command->command_type_case == SPARK__CONNECT__COMMAND__COMMAND_TYPE_WRITE_OPERATION) {
       out->write = p->command->write_operation;
+      return 0;
+    }
+    if (p->command->command_type_case == SPARK__CONNECT__COMMAND__COMMAND_TYPE_WRITE_OPERATION_V2) {
+      out->write2 = p->command->write_operation_v2;
       return 0;
     }
     if (p->command->command_type_case != SPARK__CONNECT__COMMAND__COMMAND_TYPE_EXTENSION)
@@ -376,9 +381,10 @@ static int sc_execute(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessa
   else connect_uuid(op), x.op_id = op;
   if ((rc = plan_decode(&p, req->plan)) || (rc = pack_plan(&key, &key_len, req->plan))) goto cleanup;
   if ((rc = connect_op_start(x.session_id, x.op_id))) goto cleanup;
-  if (p.write) {
+  if (p.write || p.write2) {
     connect_exec_opts o = session_opts(x.session_id, dd_app_store(call->app));
-    if (!(rc = connect_write_operation(p.write, &o))) rc = send_complete(&x);
+    rc = p.write ? connect_write_operation(p.write, &o) : connect_write_operation_v2(p.write2, &o);
+    if (!rc) rc = send_complete(&x);
     goto cleanup;
   }
   if (p.query || p.sql) {
@@ -669,7 +675,7 @@ static int analyze_schema(Spark__Connect__AnalyzePlanResponse *r, const char *si
     plan_free(&p);
     return rc;
   }
-  if (!rc && (p.cmd || p.sql || p.write)) {
+  if (!rc && (p.cmd || p.sql || p.write || p.write2)) {
     static const dop_col none[1] = {{"", "", true}};
     res = calloc(1, sizeof *res);
     if (res) res->cols = none;

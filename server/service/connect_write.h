@@ -14,6 +14,9 @@
 /* Runs the command; a write answers no rows. */
 int connect_write_operation(const Spark__Connect__WriteOperation *w, const connect_exec_opts *opts);
 
+/* df.writeTo(name)...create() / append() / replace() / createOrReplace() / overwrite(). */
+int connect_write_operation_v2(const Spark__Connect__WriteOperationV2 *w, const connect_exec_opts *opts);
+
 /* Writes the rows of src (borrowed) to the table at the confined location loc with o (its
  * source fields are filled in here: source_schema, next, ctx and schema_string). */
 int connect_write_run(dml_write_result *out, const char *loc, qry_op *src, dml_write_opts *o);

@@ -205,16 +205,17 @@ int dml_metrics_json(char **out, const dml_result *r);
  * Columns: by_name (DataFrame writes) matches source columns to table columns by name
  * (case-insensitive); table columns the source lacks get NULL; a source column the table
  * lacks is Delta's schema mismatch (DD_EINVAL) unless merge_schema, which appends it to the
- * schema (metadata commit with the rows). Otherwise (SQL) by position, or through columns
- * (INSERT INTO t (c1, c2)), with Spark's arity errors. Values are cast to the table's types
- * with Spark's ANSI store assignment (numbers to numbers, an overflow is an error;
+ * schema (metadata commit with the rows); a column of another type than the table's is
+ * DD_EINVAL [DELTA_FAILED_TO_MERGE_FIELDS], as Delta's (no implicit widening). Otherwise
+ * (SQL) by position, or through columns (INSERT INTO t (c1, c2)), with Spark's arity
+ * errors, and values are cast to the table's types with Spark's ANSI store assignment (numbers to numbers, an overflow is an error;
  * datetimes to datetimes; atomic values to strings; other pairs DD_EINVAL
  * [INCOMPATIBLE_DATA_FOR_TABLE.CANNOT_SAFELY_CAST]). NOT NULL columns and CHECK constraints
  * are enforced (DD_EINVAL, nothing written); tables with generated or identity columns are
  * DD_EUNSUPPORTED, as is replace_where.
- * The commit: operation WRITE (parameters mode, statsOnLoad, partitionBy) or, with ctas,
- * CREATE [OR REPLACE] TABLE AS SELECT (partitionBy, description, isManaged, properties,
- * statsOnLoad); metrics numFiles, numOutputRows, numOutputBytes (and numRemovedFiles,
+ * The commit: operation WRITE (parameters mode, partitionBy: the partitioning the write
+ * gave, canOverwriteSchema with overwrite_schema) or, with ctas, CREATE [OR REPLACE] TABLE
+ * AS SELECT (partitionBy, clusterBy, description, isManaged, properties); metrics numFiles, numOutputRows, numOutputBytes (and numRemovedFiles,
  * numRemovedBytes for an overwrite). An append reads nothing (a blind append: concurrent
  * writers commit); an overwrite reads the whole table. */
 typedef enum dml_write_mode {

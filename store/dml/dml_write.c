@@ -153,9 +153,8 @@ static int plan_metadata(wr *w, const arw_schema *src) {
     m.name = o->name ? o->name : md ? md->name : NULL;
     m.description = o->description ? o->description : md ? md->description : NULL;
     m.schema_string = o->schema_string;
-    bool keep = md && !o->has_partition_by;
-    m.partition_columns = keep ? md->partition_columns : o->partition_by;
-    m.num_partition_columns = keep ? md->num_partition_columns : o->num_partition_by;
+    m.partition_columns = o->partition_by; /* a replaced schema: the partitioning given, or none */
+    m.num_partition_columns = o->num_partition_by;
     m.configuration = o->configuration ? o->configuration : md && !o->replace ? md->configuration : NULL;
   }
   int rc = dl_txn_set_metadata(w->x, &m);
@@ -258,7 +257,9 @@ static int bind_outputs(wr *w, const arw_schema *src) {
       const char *sn = arw_field_name(src, arw_schema_column(src, (size_t)sc));
       ex_type from = ex_type_of_arrow(src, arw_schema_column(src, (size_t)sc));
       rc = ex_new_column(&e, &sn, 1);
-      if (!rc && !ex_type_equal(from, to)) {
+      if (!rc && !ex_type_equal(from, to) && o->by_name && from.id != EX_T_NULL)
+        rc = dd_err_set(DD_EINVAL, "[DELTA_FAILED_TO_MERGE_FIELDS] Failed to merge fields '%s' and '%s'", name, sn);
+      else if (!rc && !ex_type_equal(from, to)) {
         if (to.id >= EX_T_STRUCT || from.id >= EX_T_STRUCT || !assignable(from, to)) rc = cannot_cast(name, from, to);
         else rc = ex_new_cast(&e, e, to);
       }
@@ -333,23 +334,27 @@ static int remove_one(void *ctx, const dl_file *f) {
   return dml__remove(c->x, f, c->now);
 }
 
+/* operationParameters as Delta writes them; partitionBy is the partitioning the write
+ * gave (a SQL INSERT gives none: "[]"). */
 static int params_json(char **out, const wr *w, bool ctas) {
   const dl_metadata *md = dl_snapshot_metadata(w->snap);
+  const dml_write_opts *o = w->o;
   json_t *parts = json_array();
-  for (size_t i = 0; parts && i < md->num_partition_columns; i++) json_array_append_new(parts, json_string(md->partition_columns[i]));
+  for (size_t i = 0; parts && o->has_partition_by && i < o->num_partition_by; i++)
+    json_array_append_new(parts, json_string(o->partition_by[i]));
   char *pb = parts ? json_dumps(parts, JSON_COMPACT) : NULL;
   json_decref(parts);
   json_t *p = pb ? json_object() : NULL;
   if (p && ctas) {
     json_object_set_new(p, "partitionBy", json_string(pb));
+    json_object_set_new(p, "clusterBy", json_string("[]"));
     json_object_set_new(p, "description", md->description ? json_string(md->description) : json_null());
     json_object_set_new(p, "isManaged", json_string("false"));
     json_object_set_new(p, "properties", json_string("{}"));
-    json_object_set_new(p, "statsOnLoad", json_string("false"));
   } else if (p) {
-    json_object_set_new(p, "mode", json_string(mode_name(w->o->mode)));
-    json_object_set_new(p, "statsOnLoad", json_string("false"));
+    json_object_set_new(p, "mode", json_string(mode_name(o->mode)));
     json_object_set_new(p, "partitionBy", json_string(pb));
+    if (o->overwrite_schema && o->mode == DML_WRITE_OVERWRITE) json_object_set_new(p, "canOverwriteSchema", json_string("true"));
   }
   free(pb);
   *out = p ? json_dumps(p, JSON_COMPACT) : NULL;

@@ -213,26 +213,18 @@ void dw__stat_str(dw__stat *c, const uint8_t *p, size_t n) {
 
 /* ---- ranges from the Parquet writer ---- */
 
-static int64_t le_int(const pq_bytes *b) {
+/* A PLAIN number of 4 or 8 bytes (little-endian) as an integer and as a real. */
+static void le_num(const pq_bytes *b, int64_t *i, double *d) {
+  uint8_t raw[8] = {0};
+  memcpy(raw, b->ptr, b->len < 8 ? b->len : 8);
   if (b->len == 4) {
     int32_t x;
-    memcpy(&x, b->ptr, 4);
-    return x;
+    float f;
+    memcpy(&x, raw, 4), memcpy(&f, raw, 4);
+    *i = x, *d = f;
+  } else {
+    memcpy(i, raw, 8), memcpy(d, raw, 8);
   }
-  int64_t x = 0;
-  memcpy(&x, b->ptr, b->len < 8 ? b->len : 8);
-  return x;
-}
-
-static double le_real(const pq_bytes *b) {
-  if (b->len == 4) {
-    float x;
-    memcpy(&x, b->ptr, 4);
-    return x;
-  }
-  double x = 0;
-  memcpy(&x, b->ptr, b->len < 8 ? b->len : 8);
-  return x;
 }
 
 int dw__stats_take_ranges(dw__stats *st, const pq_writer *pw) {
@@ -249,15 +241,15 @@ int dw__stats_take_ranges(dw__stats *st, const pq_writer *pw) {
         dw__stat_str(c, r.min.ptr, r.min.len);
         dw__stat_str(c, r.max.ptr, r.max.len);
         break;
-      case DW__S_FLOAT:
-      case DW__S_DOUBLE:
-        dw__stat_real(c, le_real(&r.min));
-        dw__stat_real(c, le_real(&r.max));
+      default: {
+        int64_t lo, hi;
+        double dlo, dhi;
+        le_num(&r.min, &lo, &dlo);
+        le_num(&r.max, &hi, &dhi);
+        if (c->kind == DW__S_FLOAT || c->kind == DW__S_DOUBLE) dw__stat_real(c, dlo), dw__stat_real(c, dhi);
+        else dw__stat_int(c, lo), dw__stat_int(c, hi);
         break;
-      default:
-        dw__stat_int(c, le_int(&r.min));
-        dw__stat_int(c, le_int(&r.max));
-        break;
+      }
     }
   }
   return 0;

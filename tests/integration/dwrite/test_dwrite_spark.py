@@ -109,13 +109,14 @@ class DwriteSpark(dcc.DeltaConnectClient):
                          [(r["version"], r["operation"]) for r in hb], what)
         for ra, rb in zip(ha, hb):
             pa, pb = ra["operationParameters"] or {}, rb["operationParameters"] or {}
-            self.assertEqual(sorted(pa), sorted(pb), what + ": parameters of v%s" % ra["version"])
+            self.assertEqual(sorted(pa), sorted(pb), what + ": parameters of v%s: %s %s" % (ra["version"], pa, pb))
             for k in ("mode", "partitionBy"):
                 self.assertEqual(pa.get(k), pb.get(k), what + ": %s of v%s" % (k, ra["version"]))
             ma, mb = ra["operationMetrics"] or {}, rb["operationMetrics"] or {}
+            what_m = what + ": metrics of v%s: %s %s" % (ra["version"], ma, mb)
             for k in ("numFiles", "numOutputRows", "numOutputBytes"):
-                self.assertEqual(k in ma, k in mb, what + ": metric %s of v%s" % (k, ra["version"]))
-            self.assertEqual(ma.get("numOutputRows"), mb.get("numOutputRows"), what)
+                self.assertEqual(k in ma, k in mb, what_m)
+            self.assertEqual(ma.get("numOutputRows"), mb.get("numOutputRows"), what_m)
         self.assertEqual(self.layout(a) != [""], self.layout(b) != [""], what)
         if self.layout(b) != [""]:
             self.assertEqual(self.layout(a), self.layout(b), what)
@@ -163,11 +164,15 @@ class DwriteSpark(dcc.DeltaConnectClient):
         self.assertEqual(got, ["ok", "ok"])
         self.assert_same(a, b, "sources")
 
-    def test_append_casts_and_fills_missing_columns(self):
-        ops = [{"kind": "write", "path": "{t}", "mode": "append", "rows": [[5, "e"]], "schema": "x INT, y STRING"}]
+    def test_append_fills_missing_columns(self):
+        ops = [{"kind": "write", "path": "{t}", "mode": "append", "rows": [[5, "e"]], "schema": "x BIGINT, y STRING"}]
         a, b, got, _ = self.both(ops, "plain")
         self.assertEqual(got, ["ok"])
-        self.assert_same(a, b, "casts")
+        self.assert_same(a, b, "missing columns")
+
+    def test_other_type_refused(self):
+        self.assert_refused([{"kind": "write", "path": "{t}", "mode": "append", "rows": [[5, "e"]],
+                              "schema": "x INT, y STRING"}], "plain", "DELTA_FAILED_TO_MERGE_FIELDS")
 
     def test_save_as_table_creates_with_ctas(self):
         ops = [{"kind": "write", "method": "saveAsTable", "table": "delta.`{t}`", "rows": ROWS, "schema": SCHEMA},
@@ -176,6 +181,21 @@ class DwriteSpark(dcc.DeltaConnectClient):
         a, b, got, want = self.both(ops)
         self.assertEqual(got, ["ok", "ok"])
         self.assert_same(a, b, "saveAsTable")
+
+    def test_write_to_v2(self):
+        w = {"kind": "writeTo", "table": "delta.`{t}`", "rows": ROWS, "schema": SCHEMA}
+        ops = [dict(w, mode="create", partitionedBy=["p"]), dict(w, rows=MORE, mode="append"),
+               dict(w, rows=MORE, mode="overwrite"), dict(w, mode="createOrReplace"),
+               dict(w, rows=MORE, mode="replace")]
+        a, b, got, want = self.both(ops)
+        self.assertEqual(got, ["ok"] * 5, want)
+        self.assert_same(a, b, "writeTo")
+        fresh = "delta.`%s-v2`" % a
+        got = self.client([dict(w, table=fresh, mode="create")] * 2 +
+                          [dict(w, table="delta.`%s-none`" % a, mode="append")])
+        self.assertEqual(got[0], "ok")
+        self.assertIn("TABLE_OR_VIEW_ALREADY_EXISTS", got[1])
+        self.assertIn("TABLE_OR_VIEW_NOT_FOUND", got[2])
 
     def test_merge_and_overwrite_schema(self):
         ops = [{"kind": "write", "path": "{t}", "mode": "append", "rows": [[9, "i", "u", 1.5]],

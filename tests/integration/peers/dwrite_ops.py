@@ -58,6 +58,19 @@ def run(spark, op):
         if op["kind"] == "sql":
             spark.sql(op["sql"]).collect()
             return "ok"
+        if op["kind"] == "writeTo":
+            w = source(spark, op).writeTo(op["table"]).using("delta")
+            if op.get("partitionedBy"):
+                from pyspark.sql import functions as F
+                w = w.partitionedBy(*[F.col(c) for c in op["partitionedBy"]])
+            for k, v in (op.get("properties") or {}).items():
+                w = w.tableProperty(k, v)
+            if op["mode"] == "overwrite":
+                from pyspark.sql import functions as F
+                w.overwrite(F.lit(True))
+            else:
+                getattr(w, op["mode"])()
+            return "ok"
         w = source(spark, op).write.format("delta")
         if op.get("mode"):
             w = w.mode(op["mode"])
