@@ -214,7 +214,7 @@ int dml_metrics_json(char **out, const dml_result *r);
  * are enforced (DD_EINVAL, nothing written); tables with generated or identity columns are
  * DD_EUNSUPPORTED, as is replace_where.
  * The commit: operation WRITE (parameters mode, partitionBy: the partitioning the write
- * gave, canOverwriteSchema with overwrite_schema) or, with ctas, CREATE [OR REPLACE] TABLE
+ * gave, canMergeSchema / canOverwriteSchema with those options) or, with ctas, CREATE [OR REPLACE] TABLE
  * AS SELECT (partitionBy, clusterBy, description, isManaged, properties); metrics numFiles, numOutputRows, numOutputBytes (and numRemovedFiles,
  * numRemovedBytes for an overwrite). An append reads nothing (a blind append: concurrent
  * writers commit); an overwrite reads the whole table. */

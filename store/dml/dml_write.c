@@ -354,6 +354,7 @@ static int params_json(char **out, const wr *w, bool ctas) {
   } else if (p) {
     json_object_set_new(p, "mode", json_string(mode_name(o->mode)));
     json_object_set_new(p, "partitionBy", json_string(pb));
+    if (o->merge_schema) json_object_set_new(p, "canMergeSchema", json_string("true"));
     if (o->overwrite_schema && o->mode == DML_WRITE_OVERWRITE) json_object_set_new(p, "canOverwriteSchema", json_string("true"));
   }
   free(pb);
