@@ -45,6 +45,7 @@ class DwriteSpark(dcc.DeltaConnectClient):
                      ["(1, 'a', 1.50), (2, NULL, NULL)"])
         c.make_table(cls.judge, os.path.join(cls.base, "chk"), "x INT NOT NULL, y STRING", ["(5, 'a')"])
         cls.judge.sql("ALTER TABLE %s ADD CONSTRAINT pos CHECK (x > 0)" % q(os.path.join(cls.base, "chk")))
+        c.make_table(cls.judge, os.path.join(cls.base, "gen"), "x INT, y INT GENERATED ALWAYS AS (x * 2)", [])
         c.make_table(cls.judge, os.path.join(cls.base, "src"), SCHEMA,
                      ["(10, 'j', 'u'), (11, 'k', 'v'), (12, 'l', 'w')"])
         cls.n = 0
@@ -246,6 +247,11 @@ class DwriteSpark(dcc.DeltaConnectClient):
                             "part", "INSERT_COLUMN_ARITY_MISMATCH")
         self.assert_refused([{"kind": "sql", "sql": "CREATE TABLE delta.`{t}` USING DELTA AS SELECT 1 AS x"}],
                             "part", "TABLE_OR_VIEW_ALREADY_EXISTS")
+        a, _ = self.pair("gen")  # generated columns: refused (Spark computes them), nothing written
+        files = c.tree(a)
+        got = self.client([{"kind": "sql", "sql": "INSERT INTO delta.`%s` (x) VALUES (1)" % a}])[0]
+        self.assertIn("generated or identity column", got)
+        self.assertEqual(c.tree(a), files)
         a, _ = self.pair()
         got = self.client([{"kind": "sql", "sql": "INSERT INTO delta.`%s` VALUES (1)" % a}])[0]
         self.assertIn("TABLE_OR_VIEW_NOT_FOUND", got)
