@@ -160,10 +160,16 @@ class DwriteSpark(dcc.DeltaConnectClient):
         ops = [{"kind": "write", "path": "{t}", "source_path": "{src}", "filter": "x > 10",
                 "select": ["x", "upper(y) AS y", "p"]},
                {"kind": "write", "path": "{t}", "mode": "append", "range": 5,
-                "select": ["CAST(id AS INT) AS x", "CAST(id AS STRING) AS y", "'r' AS p"]}]
+                "select": ["CAST(id AS INT) AS x", "CAST(id AS STRING) AS y", "'r' AS p"]},
+               {"kind": "write", "path": "{t}", "mode": "append", "rows": MORE, "schema": SCHEMA,
+                "options": {"dataChange": "false"}}]
         a, b, got, _ = self.both(ops)
-        self.assertEqual(got, ["ok", "ok"])
+        self.assertEqual(got, ["ok"] * 3)
         self.assert_same(a, b, "sources")
+        with open(os.path.join(a, "_delta_log", "%020d.json" % 2)) as f:
+            adds = [json.loads(line)["add"] for line in f if '"add"' in line]
+        self.assertTrue(adds)
+        self.assertEqual({x["dataChange"] for x in adds}, {False})
 
     def test_append_fills_missing_columns(self):
         ops = [{"kind": "write", "path": "{t}", "mode": "append", "rows": [[5, "e"]], "schema": "x BIGINT, y STRING"}]
