@@ -3,7 +3,7 @@
  * a name resolved as other Spark Connect names are (delta.`/path`, a path, or a catalog
  * table registered with a location; an unregistered catalog name is NOT_FOUND: deltad's
  * catalog does not create tables for a write). Options (case-insensitive keys): mergeSchema,
- * overwriteSchema, dataChange, replaceWhere (refused), userMetadata is ignored. Formats
+ * overwriteSchema, dataChange, replaceWhere (partition columns only), userMetadata is ignored. Formats
  * other than delta, bucketBy, sortBy and clusterBy are UNIMPLEMENTED.
  * WriteOperationV2 (df.writeTo(name)): create (CREATE TABLE AS SELECT; ALREADY_EXISTS when
  * there is one), append and overwrite(lit(True)) (an existing table), replace (REPLACE

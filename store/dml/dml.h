@@ -212,7 +212,10 @@ int dml_metrics_json(char **out, const dml_result *r);
  * datetimes to datetimes; atomic values to strings; other pairs DD_EINVAL
  * [INCOMPATIBLE_DATA_FOR_TABLE.CANNOT_SAFELY_CAST]). NOT NULL columns and CHECK constraints
  * are enforced (DD_EINVAL, nothing written); tables with generated or identity columns are
- * DD_EUNSUPPORTED, as is replace_where.
+ * DD_EUNSUPPORTED. replace_where (with OVERWRITE): a predicate on partition columns only
+ * (others DD_EUNSUPPORTED); only the files of the partitions it selects are removed, and a
+ * written row that does not satisfy it is DD_EINVAL [DELTA_REPLACE_WHERE_MISMATCH]; the
+ * commit's parameters carry it as predicate.
  * The commit: operation WRITE (parameters mode, partitionBy: the partitioning the write
  * gave, canMergeSchema / canOverwriteSchema with those options) or, with ctas, CREATE [OR REPLACE] TABLE
  * AS SELECT (partitionBy, clusterBy, description, isManaged, properties); metrics numFiles, numOutputRows, numOutputBytes (and numRemovedFiles,
@@ -241,7 +244,7 @@ typedef struct dml_write_opts {
   const char *name, *description;    /* metadata of a new table (may be NULL) */
   const char *configuration;         /* packed map of a new table's properties (may be NULL) */
   bool merge_schema, overwrite_schema, replace, ctas;
-  const char *replace_where;         /* refused */
+  const char *replace_where;         /* OVERWRITE of the partitions this selects (SQL text) */
   bool no_data_change;               /* dataChange=false on the adds */
   const char *operation;             /* NULL: as above */
   pq_codec codec;

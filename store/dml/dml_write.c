@@ -30,6 +30,8 @@ typedef struct wr {
   char *schema_json;    /* the schema being written when it changes */
   dml__router rt;
   bool rt_open;
+  ex_node *where;       /* replaceWhere, bound over b.schema (partition columns only) */
+  ex_skipper *sk;       /* the files it covers */
 } wr;
 
 static const char *mode_name(dml_write_mode m) {
@@ -272,6 +274,27 @@ static int bind_outputs(wr *w, const arw_schema *src) {
   return 0;
 }
 
+/* ---- replaceWhere ---- */
+
+/* Overwrite with replaceWhere: only the files of the partitions the predicate selects are
+ * removed, and every written row must satisfy it. Predicates on other columns (Delta
+ * rewrites the files then) are DD_EUNSUPPORTED. */
+static int bind_where(wr *w) {
+  const dml_write_opts *o = w->o;
+  if (w->snap != w->old || o->replace)
+    return dd_err_set(DD_EUNSUPPORTED, "write: replaceWhere with a schema change is not supported");
+  ex_node *e = NULL;
+  int rc = ex_parse(&e, o->replace_where, strlen(o->replace_where), NULL);
+  if (!rc) rc = ex_bind(&w->where, e, w->b.schema, NULL);
+  ex_free(e);
+  if (rc) return dd_err_wrap(rc, "write: replaceWhere");
+  if (ex_result_type(w->where).id != EX_T_BOOLEAN)
+    return dd_err_set(DD_EINVAL, "write: replaceWhere must be a boolean condition");
+  if (ex_check_partition_only(w->where, w->old))
+    return dd_err_wrap(DD_EUNSUPPORTED, "write: replaceWhere on non-partition columns is not supported by deltad");
+  return ex_skipper_new(&w->sk, w->where, w->old);
+}
+
 /* ---- rows ---- */
 
 static int check_rows(const wr *w, const arw_batch *out) {
@@ -286,6 +309,16 @@ static int check_rows(const wr *w, const arw_batch *out) {
       if (!arw_view_valid(&v, r))
         return dd_err_set(DD_EINVAL, "[DELTA_NOT_NULL_CONSTRAINT_VIOLATED] NOT NULL constraint violated for column: %s.",
                           arw_field_name(w->b.schema, id));
+  }
+  if (w->where) {
+    size_t ones = 0;
+    uint8_t *mask = malloc(rows + 1);
+    int rc = mask ? ex_eval_mask(w->where, out, mask, &ones) : dml__oom();
+    free(mask);
+    if (rc) return rc;
+    if (ones < rows)
+      return dd_err_set(DD_EINVAL, "[DELTA_REPLACE_WHERE_MISMATCH] Written data does not conform to partial table "
+                        "overwrite condition or constraint '%s'.", w->o->replace_where);
   }
   for (size_t i = 0; i < w->b.ncons; i++) {
     size_t n = rows, ones = 0;
@@ -324,11 +357,13 @@ static int write_rows(wr *w, dml_write_result *res) {
 
 typedef struct rm_ctx {
   dl_txn *x;
+  ex_skipper *sk;  /* replaceWhere: only the files it keeps */
   int64_t now, files, bytes;
 } rm_ctx;
 
 static int remove_one(void *ctx, const dl_file *f) {
   rm_ctx *c = ctx;
+  if (c->sk && !ex_skipper_keep(c->sk, f)) return 0;
   c->files++;
   c->bytes += f->size > 0 ? f->size : 0;
   return dml__remove(c->x, f, c->now);
@@ -354,6 +389,14 @@ static int params_json(char **out, const wr *w, bool ctas) {
   } else if (p) {
     json_object_set_new(p, "mode", json_string(mode_name(o->mode)));
     json_object_set_new(p, "partitionBy", json_string(pb));
+    if (w->where) {
+      json_t *pr = json_array();
+      json_array_append_new(pr, json_string(o->replace_where));
+      char *t = json_dumps(pr, JSON_COMPACT);
+      json_decref(pr);
+      json_object_set_new(p, "predicate", t ? json_string(t) : json_null());
+      free(t);
+    }
     if (o->merge_schema) json_object_set_new(p, "canMergeSchema", json_string("true"));
     if (o->overwrite_schema && o->mode == DML_WRITE_OVERWRITE) json_object_set_new(p, "canOverwriteSchema", json_string("true"));
   }
@@ -380,7 +423,7 @@ static int commit(wr *w, dml_write_result *res) {
   int rc = dml__router_commit(&w->rt, w->x, &res->num_files, &res->num_bytes);
   bool overwrite = w->old && (o->mode == DML_WRITE_OVERWRITE || o->replace);
   if (!rc && overwrite) {
-    rm_ctx c = {w->x, now, 0, 0};
+    rm_ctx c = {w->x, w->sk, now, 0, 0};
     dl_txn_read_all(w->x);
     rc = dl_snapshot_files(w->old, remove_one, &c);
     res->num_removed_files = c.files, res->num_removed_bytes = c.bytes;
@@ -421,14 +464,13 @@ int dml_write(dml_write_result *out, dl_table *t, const dml_write_opts *o) {
     goto cleanup;
   }
   out->created = !rc && !w.old;
-  if (!rc && o->replace_where)
-    rc = dd_err_set(DD_EUNSUPPORTED, "write: the replaceWhere option is not supported by deltad yet");
   if (!rc) rc = dl_txn_begin(&w.x, t, w.old);
   if (!rc) rc = plan_metadata(&w, src);
   if (!rc) rc = arw_schema_new(&w.b.schema);
   if (!rc) rc = scn_arrow_schema(w.b.schema, dl_schema_root(dl_snapshot_schema(w.snap)), NULL, 0);
   w.b.ncols = rc ? 0 : arw_schema_ncolumns(w.b.schema);
   if (!rc) rc = dml__bind_constraints(&w.b, w.snap);
+  if (!rc && o->replace_where && o->mode == DML_WRITE_OVERWRITE && w.old) rc = bind_where(&w);
   if (!rc) rc = bind_outputs(&w, src);
   if (!rc && !(rc = dml__router_init(&w.rt, t, w.snap, w.b.schema, o->codec, false))) {
     w.rt_open = true;
@@ -440,6 +482,8 @@ cleanup:
   if (w.rt_open) dml__router_free(&w.rt, rc != 0);
   for (size_t i = 0; w.outs && i < w.b.ncols; i++) ex_free(w.outs[i]);
   free(w.outs), free(w.not_null);
+  ex_skipper_free(w.sk);
+  ex_free(w.where);
   dml__bound_free(&w.b);
   free(w.schema_json);
   dl_txn_free(w.x);

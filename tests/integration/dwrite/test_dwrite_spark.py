@@ -213,6 +213,16 @@ class DwriteSpark(dcc.DeltaConnectClient):
         self.assertEqual(got, ["ok", "ok"])
         self.assert_same(a, b, "schema options")
 
+    def test_replace_where_partitions(self):
+        ops = [{"kind": "write", "path": "{t}", "mode": "overwrite", "rows": [[5, "e", "u"], [6, "f", "u"]],
+                "schema": SCHEMA, "options": {"replaceWhere": "p = 'u'"}}]
+        a, b, got, _ = self.both(ops, "part")
+        self.assertEqual(got, ["ok"])
+        self.assert_same(a, b, "replaceWhere")
+        self.assert_refused([{"kind": "write", "path": "{t}", "mode": "overwrite", "rows": [[5, "e", "v"]],
+                              "schema": SCHEMA, "options": {"replaceWhere": "p = 'u'"}}],
+                            "part", "DELTA_REPLACE_WHERE_MISMATCH")
+
     def test_schema_mismatch_refused(self):
         got, want = self.assert_refused([{"kind": "write", "path": "{t}", "mode": "append",
                                           "rows": [[9, "i", "u", 1.5]], "schema": "x INT, y STRING, p STRING, z DOUBLE"}],
