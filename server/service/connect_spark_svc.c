@@ -30,6 +30,7 @@
 #include "server/service/connect_rows.h"
 #include "server/service/connect_session.h"
 #include "server/service/connect_sql.h"
+#include "server/service/connect_write.h"
 #include "server/call/req_guard.h"
 #include "server/service/svc_util.h"
 #include "spark/connect/base.pb-c.h"
@@ -91,6 +92,8 @@ typedef struct plan {
   Delta__Connect__DeltaRelation *rel;
   const Spark__Connect__Relation *query;  /* borrowed from the request */
   const Spark__Connect__SqlCommand *sql;  /* borrowed from the request */
+  const Spark__Connect__WriteOperation *write; /* df.write...: borrowed from the request */
+  const Spark__Connect__WriteOperationV2 *write2; /* df.writeTo(...): borrowed */
 } plan;
 
 static void plan_free(plan *p) {
@@ -107,6 +110,14 @@ static int plan_decode(plan *out, const Spark__Connect__Plan *p) {
   if (p->op_type_case == SPARK__CONNECT__PLAN__OP_TYPE_COMMAND && p->command) {
     if (p->command->command_type_case == SPARK__CONNECT__COMMAND__COMMAND_TYPE_SQL_COMMAND) {
       out->sql = p->command->sql_command;
+      return 0;
+    }
+    if (p->command->command_type_case == SPARK__CONNECT__COMMAND__COMMAND_TYPE_WRITE_OPERATION) {
+      out->write = p->command->write_operation;
+      return 0;
+    }
+    if (p->command->command_type_case == SPARK__CONNECT__COMMAND__COMMAND_TYPE_WRITE_OPERATION_V2) {
+      out->write2 = p->command->write_operation_v2;
       return 0;
     }
     if (p->command->command_type_case != SPARK__CONNECT__COMMAND__COMMAND_TYPE_EXTENSION)
@@ -373,6 +384,12 @@ static int sc_execute(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessa
     rc = connect_forward_execute(&fr, req->plan, x.session_id, call->deadline_ms, &o, forward_send, &x);
     if (!rc && fr.forwarded && fr.mutates) dd_app_audit_forward(call, fr.op, fr.table, connect_forward_target());
     if (rc || fr.forwarded) goto cleanup;
+  }
+  if (p.write || p.write2) {
+    connect_exec_opts o = session_opts(x.session_id, dd_app_store(call->app));
+    rc = p.write ? connect_write_operation(p.write, &o) : connect_write_operation_v2(p.write2, &o);
+    if (!rc) rc = send_complete(&x);
+    goto cleanup;
   }
   if (p.query || p.sql) {
     connect_exec_opts o = session_opts(x.session_id, dd_app_store(call->app));
@@ -663,7 +680,7 @@ static int analyze_schema(Spark__Connect__AnalyzePlanResponse *r, const char *si
     plan_free(&p);
     return rc;
   }
-  if (!rc && (p.cmd || p.sql)) {
+  if (!rc && (p.cmd || p.sql || p.write || p.write2)) {
     static const dop_col none[1] = {{"", "", true}};
     res = calloc(1, sizeof *res);
     if (res) res->cols = none;

@@ -619,7 +619,7 @@ static const struct {
     {"DESC", sql_describe},     {"CONVERT", sql_convert},   {"ALTER", sql_alter},
     {"GENERATE", sql_generate}, {"SHOW", sql_show_props},   {"OPTIMIZE", sql_optimize},
     {"DELETE", sql_delete},     {"UPDATE", sql_update},     {"CREATE", connect_sql__create},
-    {"MERGE", connect_sql__merge},
+    {"MERGE", connect_sql__merge},    {"INSERT", connect_sql__insert},
 };
 
 bool connect_sql_is_query(const char *sql) {
@@ -643,7 +643,7 @@ int connect_sql_query(qry_op **out, const char *sql, const connect_exec_opts *op
   for (size_t i = 0; i < sizeof STATEMENTS / sizeof STATEMENTS[0]; i++)
     if (connect_sql__kw(&c, STATEMENTS[i].kw)) return STATEMENTS[i].fn(out, &c, opts);
   connect_sql__ws(&c);
-  static const char *const known[] = {"INSERT", "MERGE", "DROP", "WITH", "USE", "SET", NULL};
+  static const char *const known[] = {"MERGE", "DROP", "WITH", "USE", "SET", NULL};
   for (size_t i = 0; known[i]; i++)
     if (connect_sql__peek_kw(&c, known[i]))
       return dd_err_set(DD_EUNSUPPORTED, "SQL statement %s is not supported by deltad", known[i]);

@@ -16,6 +16,9 @@
  *   SHOW TBLPROPERTIES table [('key')]
  *   CREATE [OR REPLACE] TABLE [IF NOT EXISTS] table (col type [NOT NULL] [COMMENT 'c'], ...)
  *     USING DELTA [PARTITIONED BY (...)] [LOCATION '..'] [TBLPROPERTIES (..)] [COMMENT '..']
+ *   CREATE [OR REPLACE] TABLE [IF NOT EXISTS] table USING DELTA [...] AS SELECT ...
+ *   INSERT INTO|OVERWRITE [TABLE] table [(col, ...)] VALUES (...), ... | SELECT ...
+ *                                (connect_sql_write.c, docs/dml.md "Writes")
  *   OPTIMIZE table ...           (CONNECT_SQL_OPTIMIZE_HOOK below; UNIMPLEMENTED until set)
  *   DELETE FROM table [WHERE cond] | UPDATE table SET col = expr, ... [WHERE cond]
  *                                (connect_sql_dml.c, docs/dml.md)

@@ -159,7 +159,7 @@ static int partitions(create_q *q, connect_sql_cur *c) {
 static int clauses(create_q *q, connect_sql_cur *c) {
   bool using = false, parts = false, props = false;
   int rc = 0;
-  while (!rc && !connect_sql__at_end(c)) {
+  while (!rc && !connect_sql__at_end(c) && !connect_sql__peek_kw(c, "AS")) {
     if (connect_sql__kw(c, "USING")) {
       char *fmt = NULL;
       if (using) return connect_sql__syntax(c);
@@ -221,7 +221,13 @@ int connect_sql__create(qry_op **out, connect_sql_cur *c, const connect_exec_opt
   if (!rc && q.m._location_case && !strncasecmp(q.m.table_name, "delta.", 6))
     rc = dd_err_set(DD_EINVAL, "[DELTA_CREATE_TABLE_IDENTIFIER_LOCATION_MISMATCH] CREATE TABLE %s names its location "
                     "already; LOCATION '%s' cannot be given too", q.m.table_name, q.m.location);
-  if (!rc && !q.ncols) rc = dd_err_set(DD_EUNSUPPORTED, "CREATE TABLE without columns (AS SELECT ...) is not supported by deltad");
+  if (!rc && connect_sql__kw(c, "AS")) { /* CREATE TABLE ... AS SELECT (connect_sql_write.c) */
+    if (q.ncols) rc = dd_err_set(DD_EINVAL, "[PARSE_SYNTAX_ERROR] CREATE TABLE ... AS SELECT takes no column list");
+    if (!rc) rc = connect_sql__ctas(out, c, &q.m, o);
+    create_free(&q);
+    return rc;
+  }
+  if (!rc && !q.ncols) rc = dd_err_set(DD_EUNSUPPORTED, "CREATE TABLE without columns is not supported by deltad");
   create_col **colp = rc ? NULL : calloc(q.ncols + 1, sizeof *colp);
   create_prop **propp = rc ? NULL : calloc(q.nprops + 1, sizeof *propp);
   if (!rc && (!colp || !propp)) rc = OOM();

@@ -46,6 +46,11 @@ int connect_sql__result(qry_op **out, dop_result *res, int rc);
 
 /* Statements of connect_sql_ddl.c (after their first keyword). */
 int connect_sql__create(qry_op **out, connect_sql_cur *c, const connect_exec_opts *o);
+/* INSERT INTO|OVERWRITE ... (connect_sql_write.c), after INSERT. */
+int connect_sql__insert(qry_op **out, connect_sql_cur *c, const connect_exec_opts *o);
+/* CREATE TABLE ... AS SELECT: c after AS, m the parsed CREATE (connect_sql_write.c). */
+int connect_sql__ctas(qry_op **out, connect_sql_cur *c, const Delta__Connect__CreateDeltaTable *m,
+                      const connect_exec_opts *o);
 /* MERGE INTO ... (connect_sql_merge.c), after MERGE. */
 int connect_sql__merge(qry_op **out, connect_sql_cur *c, const connect_exec_opts *o);
 /* After ALTER TABLE name SET | UNSET, of the confined table at location. */

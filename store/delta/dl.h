@@ -298,6 +298,12 @@ int dl_txn_remove_file(dl_txn *txn, const dl_file *remove);
 int dl_txn_add_cdc(dl_txn *txn, const dl_file *cdc);
 int dl_txn_set_app_txn(dl_txn *txn, const char *app_id, int64_t version);
 int dl_txn_set_domain(dl_txn *txn, const char *domain, const char *configuration, bool removed);
+/* The table's protocol, metadata and schema as the transaction leaves them (the read
+ * snapshot's with this transaction's protocol and metaData applied), without files: what a
+ * writer creating a table or changing its schema writes its files for before the commit.
+ * *out's version is the read version (-1 for a new table). DD_EPRECOND when the
+ * transaction neither reads a snapshot nor sets metadata. */
+int dl_txn_pending_snapshot(dl_snapshot **out, dl_txn *txn);
 /* Read set for conflict detection: a file this transaction's result depends on, or the
  * whole table (then any concurrent dataChange add or remove conflicts). */
 int dl_txn_read_file(dl_txn *txn, const char *path);

@@ -458,3 +458,35 @@ static int txn_commit(dl_txn *x, const dl_commit_opts *opts, int64_t *out_versio
     v++;
   }
 }
+
+/* ---------- the table as this transaction leaves it ---------- */
+
+/* Applies the action body `body` under key `kind` to the snapshot's state. */
+static int pending_apply(dl_snapshot *s, const char *kind, json_t *body) {
+  dl__action a;
+  json_t *wrap = json_pack("{s:O}", kind, body);
+  dl__arena scratch = {0};
+  int rc = wrap ? dl__action_from_json(&a, wrap, &scratch) : OOM();
+  if (!rc) rc = dl__state_apply(&s->st, &a);
+  json_decref(wrap);
+  dl__arena_free(&scratch);
+  return rc;
+}
+
+int dl_txn_pending_snapshot(dl_snapshot **out, dl_txn *x) {
+  *out = NULL;
+  if (!x->metadata && !x->read) return dd_err_set(DD_EPRECOND, "pending snapshot: the transaction sets no metadata");
+  dl_snapshot *s = NULL;
+  int rc = dl__snapshot_new(&s, x->t);
+  if (!rc && x->read) rc = dl__state_copy(&s->st, &x->read->st);
+  if (!rc && x->protocol) rc = pending_apply(s, "protocol", x->protocol);
+  if (!rc && x->metadata) rc = pending_apply(s, "metaData", x->metadata);
+  if (!rc) rc = dl__snapshot_finish(s);
+  if (rc) {
+    dl_snapshot_free(s);
+    return rc;
+  }
+  s->version = x->read ? x->read->version : -1;
+  *out = s;
+  return 0;
+}

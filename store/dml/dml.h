@@ -193,4 +193,76 @@ int dml_result_dop(dop_result **out, const dml_result *r);
 /* operationMetrics as Delta writes them for the operation (string values), malloc'ed. */
 int dml_metrics_json(char **out, const dml_result *r);
 
+/* ---- Writes (dml_write.c) -------------------------------------------------------------------
+ * New rows into a table, as Delta's WriteIntoDelta (DataFrameWriter save / saveAsTable,
+ * INSERT INTO / OVERWRITE, CREATE [OR REPLACE] TABLE AS SELECT). The table at t may not
+ * exist yet: then it is created by the same commit (protocol 1/2, metadata from
+ * schema_string and partition_by), whatever the mode. When it exists:
+ *   mode ERROR: DD_EEXISTS [DELTA_PATH_EXISTS]; IGNORE: nothing written (skipped);
+ *   APPEND: the rows are added; OVERWRITE: every active file is removed (dataChange true)
+ *   and the rows added, in one commit. replace (CREATE OR REPLACE): the metadata is the
+ *   source's (the table id kept) and the old files removed; overwrite_schema with OVERWRITE
+ *   the same. partition_by given for an existing table must equal its partitioning
+ *   ([DELTA_PARTITION_COLUMNS_MISMATCH]).
+ * Columns: by_name (DataFrame writes) matches source columns to table columns by name
+ * (case-insensitive); table columns the source lacks get NULL; a source column the table
+ * lacks is Delta's schema mismatch (DD_EINVAL) unless merge_schema, which appends it to the
+ * schema (metadata commit with the rows); a column of another type than the table's is
+ * DD_EINVAL [DELTA_FAILED_TO_MERGE_FIELDS], as Delta's (no implicit widening). Otherwise
+ * (SQL) by position, or through columns (INSERT INTO t (c1, c2)), with Spark's arity
+ * errors, and values are cast to the table's types with Spark's ANSI store assignment (numbers to numbers, an overflow is an error;
+ * datetimes to datetimes; atomic values to strings; other pairs DD_EINVAL
+ * [INCOMPATIBLE_DATA_FOR_TABLE.CANNOT_SAFELY_CAST]). NOT NULL columns and CHECK constraints
+ * are enforced (DD_EINVAL, nothing written); tables with generated or identity columns are
+ * DD_EUNSUPPORTED. replace_where (with OVERWRITE): a predicate on partition columns only
+ * (others DD_EUNSUPPORTED); only the files of the partitions it selects are removed, and a
+ * written row that does not satisfy it is DD_EINVAL [DELTA_REPLACE_WHERE_MISMATCH]; the
+ * commit's parameters carry it as predicate.
+ * The commit: operation WRITE (parameters mode, partitionBy: the partitioning the write
+ * gave, canMergeSchema / canOverwriteSchema with those options) or, with ctas, CREATE [OR REPLACE] TABLE
+ * AS SELECT (partitionBy, clusterBy, description, isManaged, properties); metrics numFiles, numOutputRows, numOutputBytes (and numRemovedFiles,
+ * numRemovedBytes for an overwrite). An append reads nothing (a blind append: concurrent
+ * writers commit); an overwrite reads the whole table. */
+typedef enum dml_write_mode {
+  DML_WRITE_APPEND = 1, DML_WRITE_OVERWRITE, DML_WRITE_ERROR, DML_WRITE_IGNORE
+} dml_write_mode;
+
+/* The source's next batch (*out NULL at the end; borrowed until the next call). */
+typedef int (*dml_source_fn)(void *ctx, const arw_batch **out);
+
+typedef struct dml_write_opts {
+  unsigned version;
+  dml_write_mode mode;
+  const arw_schema *source_schema;   /* the batches' schema (borrowed) */
+  dml_source_fn next;
+  void *ctx;
+  bool by_name;
+  const char *const *columns;        /* INSERT's column list, in source order (or NULL) */
+  size_t num_columns;
+  const char *schema_string;         /* the source's schema as Delta's JSON (new tables, mergeSchema) */
+  bool has_partition_by;
+  const char *const *partition_by;
+  size_t num_partition_by;
+  const char *name, *description;    /* metadata of a new table (may be NULL) */
+  const char *configuration;         /* packed map of a new table's properties (may be NULL) */
+  bool merge_schema, overwrite_schema, replace, ctas;
+  const char *replace_where;         /* OVERWRITE of the partitions this selects (SQL text) */
+  bool no_data_change;               /* dataChange=false on the adds */
+  const char *operation;             /* NULL: as above */
+  pq_codec codec;
+  int max_retries;
+  int64_t now_ms;
+} dml_write_opts;
+#define DML_WRITE_OPTS_VERSION 1
+#define DML_WRITE_OPTS_INIT {.version = DML_WRITE_OPTS_VERSION, .mode = DML_WRITE_APPEND, \
+                             .codec = PQ_CODEC_SNAPPY, .max_retries = 10}
+
+typedef struct dml_write_result {
+  int64_t version;                   /* -1: nothing committed (ignore mode) */
+  bool created, skipped;
+  int64_t num_files, num_rows, num_bytes, num_removed_files, num_removed_bytes;
+} dml_write_result;
+
+int dml_write(dml_write_result *out, dl_table *t, const dml_write_opts *opts);
+
 #endif

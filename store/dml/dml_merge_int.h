@@ -97,6 +97,7 @@ typedef struct dml__router {
   const arw_schema *schema;  /* the target schema (borrowed) */
   pq_codec codec;
   bool change_data;          /* cdc files (the schema ends with _change_type) */
+  bool no_data_change;       /* adds with dataChange false (set after init) */
   size_t npc;
   char **pkey;               /* partitionValues keys (physical names) */
   ex_node **pstr;            /* CAST(partition column AS STRING) bound over schema */

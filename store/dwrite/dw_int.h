@@ -41,6 +41,7 @@ typedef struct dw__stat {
   dw__skind kind;
   int scale;          /* DECIMAL */
   bool indexed;       /* gets stats at all */
+  int leaf;           /* its Parquet leaf (set by the shredder), -1: none (inside a list) */
   bool has;           /* min/max seen */
   bool bad;           /* NaN/infinity seen: no min/max */
   int64_t nulls;
@@ -68,6 +69,17 @@ void dw__stat_int(dw__stat *c, int64_t v);
 void dw__stat_real(dw__stat *c, double v);
 void dw__stat_str(dw__stat *c, const uint8_t *p, size_t n);
 void dw__stat_dec(dw__stat *c, dw__i128 v);
+/* Kinds whose min/max come from the Parquet writer's column chunk statistics
+ * (pq_writer_leaf_range) instead of being computed a second time while shredding: the
+ * numbers, dates, timestamps and strings (decimals stay with the shredder: a FIXED decimal
+ * chunk has no statistics). The shredder counts nulls for every kind. */
+static inline bool dw__range_kind(dw__skind k) {
+  return k == DW__S_INT || k == DW__S_FLOAT || k == DW__S_DOUBLE || k == DW__S_DATE || k == DW__S_TS ||
+         k == DW__S_TS_NTZ || k == DW__S_STRING;
+}
+/* Takes the min/max of the range kinds from the closed file's writer (a NaN, or an
+ * infinite bound, leaves the float column without min/max). */
+int dw__stats_take_ranges(dw__stats *st, const pq_writer *pw);
 /* The stats JSON of the file (malloc'ed, free()). */
 int dw__stats_json(char **out, const dw__stats *st, int64_t num_records);
 

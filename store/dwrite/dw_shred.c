@@ -1,7 +1,8 @@
 /* dw_shred.c: one arw_batch into the Parquet writer, column-wise: for each leaf of the
  * table's data schema, its (def, rep) levels and defined values straight from the Arrow
  * views (validity bitmaps, offsets, values; a column without nulls is handed over without
- * a copy), and the stats of the leaf's stats column from the same values.
+ * a copy), and the null counts of the stats columns (their min/max come from the Parquet
+ * writer's chunk statistics, dw__stats_take_ranges; decimals are ranged here).
  *
  * Levels: on a path without lists or maps every row is one entry and the def level counts
  * the nullable nodes that are present from the top; below a list or map the walk goes
@@ -163,73 +164,15 @@ static dw__i128 dec_at(const arw_view *v, size_t j) {
   return x;
 }
 
-/* Range of the present values of one fixed-width kind: a local min/max over the
- * selection, then one update of the stats column with each. */
-#define RANGE(T, UPDATE, CHECK)                                                  \
-  do {                                                                         \
-    const uint8_t *vals = v->values;                                           \
-    T mn, mx;                                                                  \
-    memcpy(&mn, vals + (size_t)sh->sel[0] * sizeof(T), sizeof mn);             \
-    mx = mn;                                                                   \
-    bool ok = true;                                                            \
-    for (size_t i = 0; i < sh->nsel; i++) {                                    \
-      T x;                                                                     \
-      memcpy(&x, vals + (size_t)sh->sel[i] * sizeof(T), sizeof x);             \
-      ok &= CHECK;                                                             \
-      mn = x < mn ? x : mn;                                                    \
-      mx = x > mx ? x : mx;                                                    \
-    }                                                                          \
-    if (!ok) {                                                                 \
-      dw__stat_real(c, NAN); /* a NaN or infinity: no range */                 \
-      return;                                                                  \
-    }                                                                          \
-    UPDATE(c, mn);                                                             \
-    UPDATE(c, mx);                                                             \
-  } while (0)
-
-static int bytes_order(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
-  if (an && bn && a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
-  int r = memcmp(a, b, an < bn ? an : bn);
-  return r ? r : (an > bn) - (an < bn);
-}
-
 /* Stats of a leaf on a path without lists: its nulls and the present values' range. */
 static void leaf_stats(shred *sh, dw__stat *c, const arw_view *v) {
   if (!c || !c->indexed) return;
   c->nulls += (int64_t)(sh->rows - sh->nsel);
   if (c->kind == DW__S_NULLS || c->bad || sh->nsel == 0) return;
-  switch (v->kind) {
-    case ARW_INT8: RANGE(int8_t, dw__stat_int, true); return;
-    case ARW_INT16: RANGE(int16_t, dw__stat_int, true); return;
-    case ARW_INT32: case ARW_DATE32: RANGE(int32_t, dw__stat_int, true); return;
-    case ARW_INT64: case ARW_TIMESTAMP: case ARW_TIMESTAMP_UTC:
-      RANGE(int64_t, dw__stat_int, true);
-      return;
-    case ARW_FLOAT32: RANGE(float, dw__stat_real, isfinite(x)); return;
-    case ARW_FLOAT64: RANGE(double, dw__stat_real, isfinite(x)); return;
-    case ARW_DECIMAL128:
-      for (size_t i = 0; i < sh->nsel; i++) dw__stat_dec(c, dec_at(v, sh->sel[i]));
-      return;
-    case ARW_UTF8: {
-      /* the batch's own min and max first, then one update each */
-      const uint8_t *vals = v->values;
-      const int32_t *off = v->offsets;
-      size_t j = sh->sel[0];
-      const uint8_t *lo = vals + off[j], *hi = lo;
-      size_t ln = (size_t)(off[j + 1] - off[j]), hn = ln;
-      for (size_t k = 1; k < sh->nsel; k++) {
-        size_t m = sh->sel[k];
-        const uint8_t *p = vals + off[m];
-        size_t pn = (size_t)(off[m + 1] - off[m]);
-        if (bytes_order(p, pn, lo, ln) < 0) { lo = p; ln = pn; }
-        if (bytes_order(p, pn, hi, hn) > 0) { hi = p; hn = pn; }
-      }
-      dw__stat_str(c, lo, ln);
-      dw__stat_str(c, hi, hn);
-      return;
-    }
-    default: return;
-  }
+  /* the range kinds' min/max come from the Parquet writer's statistics at the file's end
+   * (dw__stats_take_ranges); decimals are ranged here */
+  if (v->kind == ARW_DECIMAL128)
+    for (size_t i = 0; i < sh->nsel; i++) dw__stat_dec(c, dec_at(v, sh->sel[i]));
 }
 
 /* ---- levels ---------------------------------------------------------------------------- */
@@ -329,6 +272,7 @@ static int emit_leaf(shred *sh, dw__stat *stat) {
                                      sh->nlev && sh->repeated ? sh->rep : NULL,
                                      sh->nlev ? sh->nlev : sh->rows);
   if (!rc) rc = put_values(sh, v, t);
+  if (!rc && !sh->repeated && stat) stat->leaf = (int)sh->leaf;
   if (!rc && !sh->repeated) leaf_stats(sh, stat, v);
   sh->leaf++;
   return rc;

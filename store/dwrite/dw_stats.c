@@ -80,6 +80,7 @@ static int add_col(plan *p, const dl_type *t) {
   if (!c->path) return dd_err_set(DD_ENOMEM, "dwrite: out of memory");
   memcpy(c->path, p->path, p->depth * sizeof *c->path);
   c->depth = p->depth;
+  c->leaf = -1;
   c->kind = skind(t);
   c->scale = t->scale;
   if (p->stats_cols) c->indexed = listed(p->stats_cols, p->logical, p->depth);
@@ -208,6 +209,50 @@ void dw__stat_str(dw__stat *c, const uint8_t *p, size_t n) {
   }
   if (bytes_cmp(p, n, (const uint8_t *)c->smin.p, c->smin.len) < 0) set_buf(&c->smin, p, n);
   if (bytes_cmp(p, n, (const uint8_t *)c->smax.p, c->smax.len) > 0) set_buf(&c->smax, p, n);
+}
+
+/* ---- ranges from the Parquet writer ---- */
+
+/* A PLAIN number of 4 or 8 bytes (little-endian) as an integer and as a real. */
+static void le_num(const pq_bytes *b, int64_t *i, double *d) {
+  uint8_t raw[8] = {0};
+  memcpy(raw, b->ptr, b->len < 8 ? b->len : 8);
+  if (b->len == 4) {
+    int32_t x;
+    float f;
+    memcpy(&x, raw, 4), memcpy(&f, raw, 4);
+    *i = x, *d = f;
+  } else {
+    memcpy(i, raw, 8), memcpy(d, raw, 8);
+  }
+}
+
+int dw__stats_take_ranges(dw__stats *st, const pq_writer *pw) {
+  for (size_t i = 0; i < st->n; i++) {
+    dw__stat *c = &st->cols[i];
+    if (!c->indexed || c->leaf < 0 || !dw__range_kind(c->kind)) continue;
+    pq_range r;
+    int rc = pq_writer_leaf_range(pw, (size_t)c->leaf, &r);
+    if (rc) return rc;
+    if (r.nan) c->bad = true;
+    if (!r.has || c->bad) continue;
+    switch (c->kind) {
+      case DW__S_STRING:
+        dw__stat_str(c, r.min.ptr, r.min.len);
+        dw__stat_str(c, r.max.ptr, r.max.len);
+        break;
+      default: {
+        int64_t lo, hi;
+        double dlo, dhi;
+        le_num(&r.min, &lo, &dlo);
+        le_num(&r.max, &hi, &dhi);
+        if (c->kind == DW__S_FLOAT || c->kind == DW__S_DOUBLE) dw__stat_real(c, dlo), dw__stat_real(c, dhi);
+        else dw__stat_int(c, lo), dw__stat_int(c, hi);
+        break;
+      }
+    }
+  }
+  return 0;
 }
 
 /* ---- string truncation ----------------------------------------------------------------- */

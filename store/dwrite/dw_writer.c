@@ -149,6 +149,7 @@ static int file_end(dw_writer *w) {
   dd_buf path = {0};
   char *stats = NULL, *pv = NULL;
   int rc = pq_writer_close(pw, &buf, &len);
+  if (!rc) rc = dw__stats_take_ranges(&w->st, pw);
   pq_writer_free(pw);
   if (!rc && w->nfiles == w->capfiles) {
     size_t cap = w->capfiles ? w->capfiles * 2 : 8;

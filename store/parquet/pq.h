@@ -366,6 +366,19 @@ void pq_writer_encode_behind(pq_writer *w, bool on);
  * the file is written), so the file is not copied as it grows past each doubling. A hint:
  * a file that outgrows it still grows. Nothing for a path writer. */
 int pq_writer_reserve(pq_writer *w, size_t bytes);
+/* The range of leaf's values over the row groups written so far (all of them once
+ * closed; also allowed after pq_writer_close): the column chunk statistics merged, so a
+ * caller needing a file's min/max (Delta's stats) takes them from here instead of
+ * computing them again. min/max are PLAIN values (little-endian numbers, raw bytes for
+ * BYTE_ARRAY), borrowed until pq_writer_free; has is false when no chunk has min/max (no
+ * values, statistics off, INT96, FIXED decimals); nan tells a NaN was seen (min/max skip
+ * NaN, as the chunk statistics do). */
+typedef struct pq_range {
+  bool has, nan;
+  pq_type type;
+  pq_bytes min, max;
+} pq_range;
+int pq_writer_leaf_range(const pq_writer *w, size_t leaf, pq_range *out);
 /* Waits for a row group being encoded behind and places it in the output. */
 int pq_writer_settle(pq_writer *w);
 

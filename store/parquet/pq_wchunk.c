@@ -37,6 +37,10 @@ static int cmp_values(pq_type t, vref a, vref b) {
   }
 }
 
+int pq__wvalue_cmp(pq_type t, const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+  return cmp_values(t, (vref){a, an}, (vref){b, bn});
+}
+
 static bool is_nan(pq_type t, vref v) {
   if (t == PQ_T_FLOAT) { float x; memcpy(&x, v.p, 4); return isnan(x); }
   if (t == PQ_T_DOUBLE) { double x; memcpy(&x, v.p, 8); return isnan(x); }
@@ -51,7 +55,7 @@ static bool is_nan(pq_type t, vref v) {
     for (size_t i = 0; i < l->nvals; i++) {                                      \
       T v;                                                                       \
       memcpy(&v, x + i, sizeof v);                                               \
-      if (NANCHK) continue;                                                      \
+      if (NANCHK) { *nan = true; continue; }                                     \
       if (lo == SIZE_MAX) { lo = hi = i; memcpy(&mn, &v, sizeof v); memcpy(&mx, &v, sizeof v); continue; } \
       T a, b;                                                                    \
       memcpy(&a, &mn, sizeof a);                                                 \
@@ -61,7 +65,7 @@ static bool is_nan(pq_type t, vref v) {
     }                                                                            \
   } while (0)
 
-static bool typed_minmax(const pq__wleaf *l, size_t *plo, size_t *phi) {
+static bool typed_minmax(const pq__wleaf *l, size_t *plo, size_t *phi, bool *nan) {
   size_t lo = SIZE_MAX, hi = SIZE_MAX;
   uint64_t mn = 0, mx = 0;
   switch (l->type) {
@@ -147,10 +151,13 @@ static int stats(const pq__wleaf *l, pq__wchunk *m) {
   size_t lo = SIZE_MAX, hi = SIZE_MAX;
   if (l->type == PQ_T_BYTE_ARRAY) {
     bytes_minmax(l, &lo, &hi);
-  } else if (!typed_minmax(l, &lo, &hi)) {
+  } else if (!typed_minmax(l, &lo, &hi, &m->nan)) {
     for (size_t i = 0; i < l->nvals; i++) {
       vref v = value_at(l, i);
-      if (is_nan(l->type, v)) continue;
+      if (is_nan(l->type, v)) {
+        m->nan = true;
+        continue;
+      }
       if (lo == SIZE_MAX || cmp_values(l->type, v, value_at(l, lo)) < 0) lo = i;
       if (hi == SIZE_MAX || cmp_values(l->type, v, value_at(l, hi)) > 0) hi = i;
     }

@@ -277,3 +277,21 @@ void pq_writer_free(pq_writer *w) {
   pq__arena_free(&w->mem);
   free(w);
 }
+
+int pq_writer_leaf_range(const pq_writer *w, size_t leaf, pq_range *out) {
+  memset(out, 0, sizeof *out);
+  if (leaf >= w->nleaves) return dd_err_set(DD_EINVAL, "parquet writer: no leaf %zu", leaf);
+  out->type = w->leaves[leaf].type;
+  for (size_t g = 0; g < w->nrgs; g++) {
+    if (w->job.running && g == w->job.g_index) continue; /* still being encoded */
+    const pq__wchunk *m = &w->rgs[g].chunks[leaf];
+    out->nan |= m->nan;
+    if (!m->has_minmax) continue;
+    if (!out->has || pq__wvalue_cmp(out->type, m->min.data, m->min.len, out->min.ptr, out->min.len) < 0)
+      out->min = (pq_bytes){m->min.data, m->min.len};
+    if (!out->has || pq__wvalue_cmp(out->type, m->max.data, m->max.len, out->max.ptr, out->max.len) > 0)
+      out->max = (pq_bytes){m->max.data, m->max.len};
+    out->has = true;
+  }
+  return 0;
+}

@@ -46,6 +46,7 @@ typedef struct pq__wleaf {
 typedef struct pq__wchunk {
   int64_t num_values, data_off, dict_off, comp_size, uncomp_size;
   bool has_dict, has_minmax;
+  bool nan;             /* a NaN was seen (skipped by min/max) */
   int64_t nulls;
   pq__buf min, max;
 } pq__wchunk;
@@ -120,6 +121,8 @@ void pq__wleaf_free(pq__wleaf *l);
 int pq__wchunk_encode(const pq__wleaf *l, const pq_writer_opts *o, int64_t base,
                       pq__buf *out, pq__wchunk *meta);
 void pq__wchunk_free(pq__wchunk *m);
+/* Orders two PLAIN values of physical type t (numbers signed, bytes unsigned). */
+int pq__wvalue_cmp(pq_type t, const uint8_t *a, size_t an, const uint8_t *b, size_t bn);
 /* Readies w->q for leaves/chunks (w->nleaves of them): the cost order and empty buffers. */
 int pq__wqueue_prepare(pq_writer *w, const pq__wleaf *leaves, pq__wchunk *chunks);
 /* A worker: encodes leaves from the queue until it is empty or a worker failed. */

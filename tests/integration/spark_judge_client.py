@@ -6,6 +6,7 @@ class:
     judge.sql("SELECT 1 AS x")      # -> [{"x": 1}]
     judge.read(path, version=None, columns=None, where=None)   # -> rows (dicts)
     judge.optimize(path, where=None, zorder=None, dest=None)   # -> (copy path, rows)
+    judge.dfwrite(ops)              # -> answers of peers/dwrite_ops.py ops
     judge.close()
 
 Rows are dicts of JSON-safe values (see spark_judge.py); query() gives (columns, lists)
@@ -76,6 +77,10 @@ class SparkJudge:
     def read(self, path, version=None, columns=None, where=None):
         return self._dicts(self.request({"op": "read", "path": path, "version": version,
                                          "columns": columns, "where": where}))
+
+    def dfwrite(self, ops):
+        """peers/dwrite_ops.py's answers of ops run by local Spark."""
+        return self.request({"op": "dfwrite", "ops": ops})["answers"]
 
     def optimize(self, path, where=None, zorder=None, dest=None):
         res = self.request({"op": "optimize", "path": path, "where": where,

@@ -217,7 +217,64 @@ void   spark__connect__write_operation__free_unpacked
   assert(message->base.descriptor == &spark__connect__write_operation__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor spark__connect__command__field_descriptors[4] =
+void   spark__connect__write_operation_v2__options_entry__init
+                     (Spark__Connect__WriteOperationV2__OptionsEntry         *message)
+{
+  static const Spark__Connect__WriteOperationV2__OptionsEntry init_value = SPARK__CONNECT__WRITE_OPERATION_V2__OPTIONS_ENTRY__INIT;
+  *message = init_value;
+}
+void   spark__connect__write_operation_v2__table_properties_entry__init
+                     (Spark__Connect__WriteOperationV2__TablePropertiesEntry         *message)
+{
+  static const Spark__Connect__WriteOperationV2__TablePropertiesEntry init_value = SPARK__CONNECT__WRITE_OPERATION_V2__TABLE_PROPERTIES_ENTRY__INIT;
+  *message = init_value;
+}
+void   spark__connect__write_operation_v2__init
+                     (Spark__Connect__WriteOperationV2         *message)
+{
+  static const Spark__Connect__WriteOperationV2 init_value = SPARK__CONNECT__WRITE_OPERATION_V2__INIT;
+  *message = init_value;
+}
+size_t spark__connect__write_operation_v2__get_packed_size
+                     (const Spark__Connect__WriteOperationV2 *message)
+{
+  assert(message->base.descriptor == &spark__connect__write_operation_v2__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t spark__connect__write_operation_v2__pack
+                     (const Spark__Connect__WriteOperationV2 *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &spark__connect__write_operation_v2__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t spark__connect__write_operation_v2__pack_to_buffer
+                     (const Spark__Connect__WriteOperationV2 *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &spark__connect__write_operation_v2__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Spark__Connect__WriteOperationV2 *
+       spark__connect__write_operation_v2__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Spark__Connect__WriteOperationV2 *)
+     protobuf_c_message_unpack (&spark__connect__write_operation_v2__descriptor,
+                                allocator, len, data);
+}
+void   spark__connect__write_operation_v2__free_unpacked
+                     (Spark__Connect__WriteOperationV2 *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &spark__connect__write_operation_v2__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+static const ProtobufCFieldDescriptor spark__connect__command__field_descriptors[5] =
 {
   {
     "write_operation",
@@ -239,6 +296,18 @@ static const ProtobufCFieldDescriptor spark__connect__command__field_descriptors
     offsetof(Spark__Connect__Command, command_type_case),
     offsetof(Spark__Connect__Command, create_dataframe_view),
     &spark__connect__create_data_frame_view_command__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "write_operation_v2",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Spark__Connect__Command, command_type_case),
+    offsetof(Spark__Connect__Command, write_operation_v2),
+    &spark__connect__write_operation_v2__descriptor,
     NULL,
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
@@ -270,16 +339,16 @@ static const ProtobufCFieldDescriptor spark__connect__command__field_descriptors
 };
 static const unsigned spark__connect__command__field_indices_by_name[] = {
   1,   /* field[1] = create_dataframe_view */
-  3,   /* field[3] = extension */
-  2,   /* field[2] = sql_command */
+  4,   /* field[4] = extension */
+  3,   /* field[3] = sql_command */
   0,   /* field[0] = write_operation */
+  2,   /* field[2] = write_operation_v2 */
 };
-static const ProtobufCIntRange spark__connect__command__number_ranges[3 + 1] =
+static const ProtobufCIntRange spark__connect__command__number_ranges[2 + 1] =
 {
   { 2, 0 },
-  { 5, 2 },
-  { 999, 3 },
-  { 0, 4 }
+  { 999, 4 },
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor spark__connect__command__descriptor =
 {
@@ -289,10 +358,10 @@ const ProtobufCMessageDescriptor spark__connect__command__descriptor =
   "Spark__Connect__Command",
   "spark.connect",
   sizeof(Spark__Connect__Command),
-  4,
+  5,
   spark__connect__command__field_descriptors,
   spark__connect__command__field_indices_by_name,
-  3,  spark__connect__command__number_ranges,
+  2,  spark__connect__command__number_ranges,
   (ProtobufCMessageInit) spark__connect__command__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -948,5 +1017,300 @@ const ProtobufCMessageDescriptor spark__connect__write_operation__descriptor =
   spark__connect__write_operation__field_indices_by_name,
   1,  spark__connect__write_operation__number_ranges,
   (ProtobufCMessageInit) spark__connect__write_operation__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor spark__connect__write_operation_v2__options_entry__field_descriptors[2] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Spark__Connect__WriteOperationV2__OptionsEntry, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Spark__Connect__WriteOperationV2__OptionsEntry, value),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned spark__connect__write_operation_v2__options_entry__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange spark__connect__write_operation_v2__options_entry__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor spark__connect__write_operation_v2__options_entry__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "spark.connect.WriteOperationV2.OptionsEntry",
+  "OptionsEntry",
+  "Spark__Connect__WriteOperationV2__OptionsEntry",
+  "spark.connect",
+  sizeof(Spark__Connect__WriteOperationV2__OptionsEntry),
+  2,
+  spark__connect__write_operation_v2__options_entry__field_descriptors,
+  spark__connect__write_operation_v2__options_entry__field_indices_by_name,
+  1,  spark__connect__write_operation_v2__options_entry__number_ranges,
+  (ProtobufCMessageInit) spark__connect__write_operation_v2__options_entry__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor spark__connect__write_operation_v2__table_properties_entry__field_descriptors[2] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Spark__Connect__WriteOperationV2__TablePropertiesEntry, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Spark__Connect__WriteOperationV2__TablePropertiesEntry, value),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned spark__connect__write_operation_v2__table_properties_entry__field_indices_by_name[] = {
+  0,   /* field[0] = key */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange spark__connect__write_operation_v2__table_properties_entry__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor spark__connect__write_operation_v2__table_properties_entry__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "spark.connect.WriteOperationV2.TablePropertiesEntry",
+  "TablePropertiesEntry",
+  "Spark__Connect__WriteOperationV2__TablePropertiesEntry",
+  "spark.connect",
+  sizeof(Spark__Connect__WriteOperationV2__TablePropertiesEntry),
+  2,
+  spark__connect__write_operation_v2__table_properties_entry__field_descriptors,
+  spark__connect__write_operation_v2__table_properties_entry__field_indices_by_name,
+  1,  spark__connect__write_operation_v2__table_properties_entry__number_ranges,
+  (ProtobufCMessageInit) spark__connect__write_operation_v2__table_properties_entry__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue spark__connect__write_operation_v2__mode__enum_values_by_number[7] =
+{
+  { "MODE_UNSPECIFIED", "SPARK__CONNECT__WRITE_OPERATION_V2__MODE__MODE_UNSPECIFIED", 0 },
+  { "MODE_CREATE", "SPARK__CONNECT__WRITE_OPERATION_V2__MODE__MODE_CREATE", 1 },
+  { "MODE_OVERWRITE", "SPARK__CONNECT__WRITE_OPERATION_V2__MODE__MODE_OVERWRITE", 2 },
+  { "MODE_OVERWRITE_PARTITIONS", "SPARK__CONNECT__WRITE_OPERATION_V2__MODE__MODE_OVERWRITE_PARTITIONS", 3 },
+  { "MODE_APPEND", "SPARK__CONNECT__WRITE_OPERATION_V2__MODE__MODE_APPEND", 4 },
+  { "MODE_REPLACE", "SPARK__CONNECT__WRITE_OPERATION_V2__MODE__MODE_REPLACE", 5 },
+  { "MODE_CREATE_OR_REPLACE", "SPARK__CONNECT__WRITE_OPERATION_V2__MODE__MODE_CREATE_OR_REPLACE", 6 },
+};
+static const ProtobufCIntRange spark__connect__write_operation_v2__mode__value_ranges[] = {
+{0, 0},{0, 7}
+};
+static const ProtobufCEnumValueIndex spark__connect__write_operation_v2__mode__enum_values_by_name[7] =
+{
+  { "MODE_APPEND", 4 },
+  { "MODE_CREATE", 1 },
+  { "MODE_CREATE_OR_REPLACE", 6 },
+  { "MODE_OVERWRITE", 2 },
+  { "MODE_OVERWRITE_PARTITIONS", 3 },
+  { "MODE_REPLACE", 5 },
+  { "MODE_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor spark__connect__write_operation_v2__mode__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "spark.connect.WriteOperationV2.Mode",
+  "Mode",
+  "Spark__Connect__WriteOperationV2__Mode",
+  "spark.connect",
+  7,
+  spark__connect__write_operation_v2__mode__enum_values_by_number,
+  7,
+  spark__connect__write_operation_v2__mode__enum_values_by_name,
+  1,
+  spark__connect__write_operation_v2__mode__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCFieldDescriptor spark__connect__write_operation_v2__field_descriptors[10] =
+{
+  {
+    "input",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Spark__Connect__WriteOperationV2, input),
+    &spark__connect__relation__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "table_name",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Spark__Connect__WriteOperationV2, table_name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "provider",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Spark__Connect__WriteOperationV2, _provider_case),
+    offsetof(Spark__Connect__WriteOperationV2, provider),
+    NULL,
+    &protobuf_c_empty_string,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "partitioning_columns",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Spark__Connect__WriteOperationV2, n_partitioning_columns),
+    offsetof(Spark__Connect__WriteOperationV2, partitioning_columns),
+    &spark__connect__expression__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "options",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Spark__Connect__WriteOperationV2, n_options),
+    offsetof(Spark__Connect__WriteOperationV2, options),
+    &spark__connect__write_operation_v2__options_entry__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "table_properties",
+    6,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Spark__Connect__WriteOperationV2, n_table_properties),
+    offsetof(Spark__Connect__WriteOperationV2, table_properties),
+    &spark__connect__write_operation_v2__table_properties_entry__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "mode",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Spark__Connect__WriteOperationV2, mode),
+    &spark__connect__write_operation_v2__mode__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "overwrite_condition",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Spark__Connect__WriteOperationV2, overwrite_condition),
+    &spark__connect__expression__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "clustering_columns",
+    9,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Spark__Connect__WriteOperationV2, n_clustering_columns),
+    offsetof(Spark__Connect__WriteOperationV2, clustering_columns),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "with_schema_evolution",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Spark__Connect__WriteOperationV2, with_schema_evolution),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned spark__connect__write_operation_v2__field_indices_by_name[] = {
+  8,   /* field[8] = clustering_columns */
+  0,   /* field[0] = input */
+  6,   /* field[6] = mode */
+  4,   /* field[4] = options */
+  7,   /* field[7] = overwrite_condition */
+  3,   /* field[3] = partitioning_columns */
+  2,   /* field[2] = provider */
+  1,   /* field[1] = table_name */
+  5,   /* field[5] = table_properties */
+  9,   /* field[9] = with_schema_evolution */
+};
+static const ProtobufCIntRange spark__connect__write_operation_v2__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 10 }
+};
+const ProtobufCMessageDescriptor spark__connect__write_operation_v2__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "spark.connect.WriteOperationV2",
+  "WriteOperationV2",
+  "Spark__Connect__WriteOperationV2",
+  "spark.connect",
+  sizeof(Spark__Connect__WriteOperationV2),
+  10,
+  spark__connect__write_operation_v2__field_descriptors,
+  spark__connect__write_operation_v2__field_indices_by_name,
+  1,  spark__connect__write_operation_v2__number_ranges,
+  (ProtobufCMessageInit) spark__connect__write_operation_v2__init,
   NULL,NULL,NULL    /* reserved[123] */
 };

@@ -27,6 +27,9 @@ typedef struct Spark__Connect__WriteOperation Spark__Connect__WriteOperation;
 typedef struct Spark__Connect__WriteOperation__OptionsEntry Spark__Connect__WriteOperation__OptionsEntry;
 typedef struct Spark__Connect__WriteOperation__SaveTable Spark__Connect__WriteOperation__SaveTable;
 typedef struct Spark__Connect__WriteOperation__BucketBy Spark__Connect__WriteOperation__BucketBy;
+typedef struct Spark__Connect__WriteOperationV2 Spark__Connect__WriteOperationV2;
+typedef struct Spark__Connect__WriteOperationV2__OptionsEntry Spark__Connect__WriteOperationV2__OptionsEntry;
+typedef struct Spark__Connect__WriteOperationV2__TablePropertiesEntry Spark__Connect__WriteOperationV2__TablePropertiesEntry;
 
 
 /* --- enums --- */
@@ -45,6 +48,16 @@ typedef enum _Spark__Connect__WriteOperation__SaveMode {
   SPARK__CONNECT__WRITE_OPERATION__SAVE_MODE__SAVE_MODE_IGNORE = 4
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SPARK__CONNECT__WRITE_OPERATION__SAVE_MODE)
 } Spark__Connect__WriteOperation__SaveMode;
+typedef enum _Spark__Connect__WriteOperationV2__Mode {
+  SPARK__CONNECT__WRITE_OPERATION_V2__MODE__MODE_UNSPECIFIED = 0,
+  SPARK__CONNECT__WRITE_OPERATION_V2__MODE__MODE_CREATE = 1,
+  SPARK__CONNECT__WRITE_OPERATION_V2__MODE__MODE_OVERWRITE = 2,
+  SPARK__CONNECT__WRITE_OPERATION_V2__MODE__MODE_OVERWRITE_PARTITIONS = 3,
+  SPARK__CONNECT__WRITE_OPERATION_V2__MODE__MODE_APPEND = 4,
+  SPARK__CONNECT__WRITE_OPERATION_V2__MODE__MODE_REPLACE = 5,
+  SPARK__CONNECT__WRITE_OPERATION_V2__MODE__MODE_CREATE_OR_REPLACE = 6
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SPARK__CONNECT__WRITE_OPERATION_V2__MODE)
+} Spark__Connect__WriteOperationV2__Mode;
 
 /* --- messages --- */
 
@@ -52,6 +65,7 @@ typedef enum {
   SPARK__CONNECT__COMMAND__COMMAND_TYPE__NOT_SET = 0,
   SPARK__CONNECT__COMMAND__COMMAND_TYPE_WRITE_OPERATION = 2,
   SPARK__CONNECT__COMMAND__COMMAND_TYPE_CREATE_DATAFRAME_VIEW = 3,
+  SPARK__CONNECT__COMMAND__COMMAND_TYPE_WRITE_OPERATION_V2 = 4,
   SPARK__CONNECT__COMMAND__COMMAND_TYPE_SQL_COMMAND = 5,
   SPARK__CONNECT__COMMAND__COMMAND_TYPE_EXTENSION = 999
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SPARK__CONNECT__COMMAND__COMMAND_TYPE__CASE)
@@ -64,6 +78,7 @@ struct  Spark__Connect__Command
   union {
     Spark__Connect__WriteOperation *write_operation;
     Spark__Connect__CreateDataFrameViewCommand *create_dataframe_view;
+    Spark__Connect__WriteOperationV2 *write_operation_v2;
     Spark__Connect__SqlCommand *sql_command;
     /*
      * Plugin commands; Delta Connect puts a delta.connect.DeltaCommand here.
@@ -213,6 +228,64 @@ struct  Spark__Connect__WriteOperation
     , NULL, SPARK__CONNECT__WRITE_OPERATION__SAVE_MODE__SAVE_MODE_UNSPECIFIED, 0,NULL, 0,NULL, NULL, 0,NULL, 0,NULL, SPARK__CONNECT__WRITE_OPERATION___SOURCE__NOT_SET, {0}, SPARK__CONNECT__WRITE_OPERATION__SAVE_TYPE__NOT_SET, {0} }
 
 
+struct  Spark__Connect__WriteOperationV2__OptionsEntry
+{
+  ProtobufCMessage base;
+  char *key;
+  char *value;
+};
+#define SPARK__CONNECT__WRITE_OPERATION_V2__OPTIONS_ENTRY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&spark__connect__write_operation_v2__options_entry__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Spark__Connect__WriteOperationV2__TablePropertiesEntry
+{
+  ProtobufCMessage base;
+  char *key;
+  char *value;
+};
+#define SPARK__CONNECT__WRITE_OPERATION_V2__TABLE_PROPERTIES_ENTRY__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&spark__connect__write_operation_v2__table_properties_entry__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+typedef enum {
+  SPARK__CONNECT__WRITE_OPERATION_V2___PROVIDER__NOT_SET = 0,
+  SPARK__CONNECT__WRITE_OPERATION_V2___PROVIDER_PROVIDER = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(SPARK__CONNECT__WRITE_OPERATION_V2___PROVIDER__CASE)
+} Spark__Connect__WriteOperationV2__ProviderCase;
+
+/*
+ * DataFrameWriterV2: df.writeTo(name).partitionedBy(..).option(..).create() / append() /
+ * replace() / createOrReplace() / overwrite(cond) / overwritePartitions().
+ */
+struct  Spark__Connect__WriteOperationV2
+{
+  ProtobufCMessage base;
+  Spark__Connect__Relation *input;
+  char *table_name;
+  size_t n_partitioning_columns;
+  Spark__Connect__Expression **partitioning_columns;
+  size_t n_options;
+  Spark__Connect__WriteOperationV2__OptionsEntry **options;
+  size_t n_table_properties;
+  Spark__Connect__WriteOperationV2__TablePropertiesEntry **table_properties;
+  Spark__Connect__WriteOperationV2__Mode mode;
+  Spark__Connect__Expression *overwrite_condition;
+  size_t n_clustering_columns;
+  char **clustering_columns;
+  protobuf_c_boolean with_schema_evolution;
+  Spark__Connect__WriteOperationV2__ProviderCase _provider_case;
+  union {
+    char *provider;
+  };
+};
+#define SPARK__CONNECT__WRITE_OPERATION_V2__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&spark__connect__write_operation_v2__descriptor) \
+    , NULL, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, 0,NULL, SPARK__CONNECT__WRITE_OPERATION_V2__MODE__MODE_UNSPECIFIED, NULL, 0,NULL, 0, SPARK__CONNECT__WRITE_OPERATION_V2___PROVIDER__NOT_SET, {0} }
+
+
 /* Spark__Connect__Command methods */
 void   spark__connect__command__init
                      (Spark__Connect__Command         *message);
@@ -304,6 +377,31 @@ Spark__Connect__WriteOperation *
 void   spark__connect__write_operation__free_unpacked
                      (Spark__Connect__WriteOperation *message,
                       ProtobufCAllocator *allocator);
+/* Spark__Connect__WriteOperationV2__OptionsEntry methods */
+void   spark__connect__write_operation_v2__options_entry__init
+                     (Spark__Connect__WriteOperationV2__OptionsEntry         *message);
+/* Spark__Connect__WriteOperationV2__TablePropertiesEntry methods */
+void   spark__connect__write_operation_v2__table_properties_entry__init
+                     (Spark__Connect__WriteOperationV2__TablePropertiesEntry         *message);
+/* Spark__Connect__WriteOperationV2 methods */
+void   spark__connect__write_operation_v2__init
+                     (Spark__Connect__WriteOperationV2         *message);
+size_t spark__connect__write_operation_v2__get_packed_size
+                     (const Spark__Connect__WriteOperationV2   *message);
+size_t spark__connect__write_operation_v2__pack
+                     (const Spark__Connect__WriteOperationV2   *message,
+                      uint8_t             *out);
+size_t spark__connect__write_operation_v2__pack_to_buffer
+                     (const Spark__Connect__WriteOperationV2   *message,
+                      ProtobufCBuffer     *buffer);
+Spark__Connect__WriteOperationV2 *
+       spark__connect__write_operation_v2__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   spark__connect__write_operation_v2__free_unpacked
+                     (Spark__Connect__WriteOperationV2 *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Spark__Connect__Command_Closure)
@@ -333,6 +431,15 @@ typedef void (*Spark__Connect__WriteOperation__BucketBy_Closure)
 typedef void (*Spark__Connect__WriteOperation_Closure)
                  (const Spark__Connect__WriteOperation *message,
                   void *closure_data);
+typedef void (*Spark__Connect__WriteOperationV2__OptionsEntry_Closure)
+                 (const Spark__Connect__WriteOperationV2__OptionsEntry *message,
+                  void *closure_data);
+typedef void (*Spark__Connect__WriteOperationV2__TablePropertiesEntry_Closure)
+                 (const Spark__Connect__WriteOperationV2__TablePropertiesEntry *message,
+                  void *closure_data);
+typedef void (*Spark__Connect__WriteOperationV2_Closure)
+                 (const Spark__Connect__WriteOperationV2 *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -350,6 +457,10 @@ extern const ProtobufCMessageDescriptor spark__connect__write_operation__save_ta
 extern const ProtobufCEnumDescriptor    spark__connect__write_operation__save_table__table_save_method__descriptor;
 extern const ProtobufCMessageDescriptor spark__connect__write_operation__bucket_by__descriptor;
 extern const ProtobufCEnumDescriptor    spark__connect__write_operation__save_mode__descriptor;
+extern const ProtobufCMessageDescriptor spark__connect__write_operation_v2__descriptor;
+extern const ProtobufCMessageDescriptor spark__connect__write_operation_v2__options_entry__descriptor;
+extern const ProtobufCMessageDescriptor spark__connect__write_operation_v2__table_properties_entry__descriptor;
+extern const ProtobufCEnumDescriptor    spark__connect__write_operation_v2__mode__descriptor;
 
 PROTOBUF_C__END_DECLS
 

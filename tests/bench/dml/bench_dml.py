@@ -88,7 +88,7 @@ def run_deltars(path):
 
 
 def run_deltad(deltactl, path):
-    args = [deltactl, "--output", "json", "table", "delete", path, "--where", PRED, "--local"]
+    args = [deltactl, "--output", "jsonl", "table", "delete", path, "--where", PRED, "--local"]
     t0 = time.perf_counter()
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _, status, ru = os.wait4(p.pid, 0)
@@ -97,7 +97,7 @@ def run_deltad(deltactl, path):
     if status != 0:
         raise SystemExit("deltactl failed: %s" % err)
     return {"s": el, "cpu": ru.ru_utime + ru.ru_stime, "rss": ru.ru_maxrss * 1024,
-            "deleted": int(json.loads(out.splitlines()[0])["num_affected_rows"])}
+            "deleted": int(json.loads(out.splitlines()[0])["numAffectedRows"])}
 
 
 def main():

@@ -11,6 +11,8 @@ Requests:
   {"op": "optimize", "path": P, "dest": DIR|null, "where": SQL|null, "zorder": [...]|null}
       copies the table P to DIR (or a new temporary directory), runs OPTIMIZE on the copy
                                                    -> {"ok": true, "path": COPY, "columns", "rows"}
+  {"op": "dfwrite", "ops": [...]}                  -> {"ok": true, "answers": [...]}
+      each op through dwrite_ops.run (a DataFrame write or a statement; see dwrite_ops.py)
   {"op": "quit"}
 A failed request answers {"ok": false, "error": "Type: message"}; the judge keeps going.
 
@@ -152,6 +154,9 @@ def main():
                 res = do_read(spark, req)
             elif op == "optimize":
                 res = do_optimize(spark, req)
+            elif op == "dfwrite":
+                import dwrite_ops
+                res = {"ok": True, "answers": [dwrite_ops.run(spark, o) for o in req["ops"]]}
             else:
                 res = {"ok": False, "error": "ValueError: unknown op %r" % op}
         except Exception as e:  # the caller asserts on failures too

@@ -427,6 +427,56 @@ static void test_large_row_group(void **state) {
   tw_close(&tw);
 }
 
+/* min/max taken from the Parquet writer's chunk statistics, merged over row groups (one
+ * file of 5 row groups): the extremes lie in different row groups; a NaN in one row group
+ * of g, an infinity in one of h, leave those columns without min/max; timestamps to ms. */
+static void test_ranges_over_row_groups(void **state) {
+  (void)state;
+  const char *schema = "{\"type\":\"struct\",\"fields\":["
+                       "{\"name\":\"a\",\"type\":\"integer\",\"nullable\":true,\"metadata\":{}},"
+                       "{\"name\":\"s\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},"
+                       "{\"name\":\"g\",\"type\":\"double\",\"nullable\":true,\"metadata\":{}},"
+                       "{\"name\":\"h\",\"type\":\"float\",\"nullable\":true,\"metadata\":{}},"
+                       "{\"name\":\"ts\",\"type\":\"timestamp\",\"nullable\":true,\"metadata\":{}}]}";
+  tw_table tw = tw_open(schema, NULL);
+  arw_schema *s;
+  arw_schema_new(&s);
+  int a, st, g, hh, ts;
+  arw_schema_add(s, ARW_ROOT, "a", ARW_INT32, true, &a);
+  arw_schema_add(s, ARW_ROOT, "s", ARW_UTF8, true, &st);
+  arw_schema_add(s, ARW_ROOT, "g", ARW_FLOAT64, true, &g);
+  arw_schema_add(s, ARW_ROOT, "h", ARW_FLOAT32, true, &hh);
+  arw_schema_add(s, ARW_ROOT, "ts", ARW_TIMESTAMP_UTC, true, &ts);
+  arw_batch *b;
+  arw_batch_new(&b, s);
+  for (int i = 0; i < 50; i++) { /* 10 rows per row group */
+    int v = i == 7 ? -40 : i == 43 ? 900 : i;
+    if (i % 10 == 0) arw_append_null(b, a); else arw_append_i32(b, a, v);
+    char txt[16];
+    int n = snprintf(txt, sizeof txt, i == 31 ? "zz" : i == 12 ? "Aa" : "m%02d", i);
+    arw_append_str(b, st, txt, (size_t)n);
+    arw_append_f64(b, g, i == 25 ? 0.0 / 0.0 : (double)i);
+    arw_append_f32(b, hh, i == 48 ? 1.0f / 0.0f : (float)i);
+    arw_append_i64(b, ts, 1704067200000000LL + (i == 44 ? 1999 : i));
+  }
+  dw_opts o = DW_OPTS_INIT;
+  o.row_group_rows = 10;
+  dw_writer *w;
+  assert_int_equal(dw_open(&w, tw.t, tw.snap, s, &o), 0);
+  assert_int_equal(dw_write(w, b), 0);
+  assert_int_equal(dw_finish(w), 0);
+  assert_int_equal(dw_num_files(w), 1);
+  assert_string_equal(dw_file(w, 0)->stats,
+      "{\"numRecords\":50,"
+      "\"minValues\":{\"a\":-40,\"s\":\"Aa\",\"ts\":\"2024-01-01T00:00:00.000Z\"},"
+      "\"maxValues\":{\"a\":900,\"s\":\"zz\",\"ts\":\"2024-01-01T00:00:00.001Z\"},"
+      "\"nullCount\":{\"a\":5,\"s\":0,\"g\":0,\"h\":0,\"ts\":0}}");
+  dw_free(w);
+  arw_batch_free(b);
+  arw_schema_free(s);
+  tw_close(&tw);
+}
+
 /* Change data files: under _change_data/ and the partition directory, named cdc-, the
  * data columns then _change_type, dataChange false. */
 static void test_change_data(void **state) {
@@ -492,6 +542,7 @@ int main(void) {
       cmocka_unit_test(test_partition_dir),
       cmocka_unit_test(test_write_batch),
       cmocka_unit_test(test_large_row_group),
+      cmocka_unit_test(test_ranges_over_row_groups),
       cmocka_unit_test(test_change_data),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -152,8 +152,8 @@ static void test_bad_sql(void **state) {
     assert_true(rc == DD_EINVAL || rc == DD_ENOTFOUND || rc == DD_EPERM);
     if (rc == DD_EINVAL) assert_non_null(strstr(dd_err_msg(), "["));
   }
-  assert_int_equal(run("INSERT INTO t VALUES (1)", v, 4, &n, NULL), DD_EUNSUPPORTED);
-  assert_non_null(strstr(dd_err_msg(), "INSERT"));
+  assert_int_equal(run("DROP TABLE t", v, 4, &n, NULL), DD_EUNSUPPORTED);
+  assert_non_null(strstr(dd_err_msg(), "DROP"));
   /* deep nesting stops at the expression parser's bound */
   size_t deep = 100000;
   char *s = malloc(2 * deep + 32);
