@@ -9,6 +9,7 @@
 #include "cmd/deltactl_table.h"
 #include "cmd/deltactl_tableops.h"
 #include "cmd/version.h"
+#include "common/mem.h"
 
 static const char dctl__usage[] =
     "usage: deltactl [GLOBAL FLAGS] GROUP VERB [ARGS...]\n"
@@ -161,6 +162,7 @@ static int dctl__take_output(int *argc, char **argv, int gi, int *out_seen) {
 }
 
 int main(int argc, char **argv) {
+  dd_mem_tune();
   int gi;
   char *help_argv[] = {NULL, "--help", NULL};
   int rc = dctl__parse_globals(argc, argv, &gi);

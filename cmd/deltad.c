@@ -19,6 +19,7 @@
 #include "cmd/deltad_forward.h"
 #include "cmd/deltad_demo.h"
 #include "cmd/deltad_obs.h"
+#include "common/mem.h"
 #include "common/log.h"
 #include "cmd/deltad_tls.h"
 #include "common/err.h"
@@ -262,6 +263,7 @@ cleanup:
 }
 
 int main(int argc, char **argv) {
+  dd_mem_tune();
   dd_config cfg;
   int rc = dd_config_load(&cfg, argc, argv);
   if (rc == 1) return 0;

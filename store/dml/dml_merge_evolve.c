@@ -182,49 +182,79 @@ static int source_column(const ex_node *v, const arw_schema *src, const char *al
   return -1;
 }
 
+/* The table's schema being evolved: its JSON, the fields array, the column mapping state. */
+typedef struct evolving {
+  json_t *schema, *fields;
+  evo e;
+  size_t added;
+} evolving;
+
+static int evolve_begin(evolving *v, const dl_snapshot *s, const char *op) {
+  const char *mode = dl_snapshot_property(s, "delta.columnMapping.mode");
+  const char *max = dl_snapshot_property(s, "delta.columnMapping.maxColumnId");
+  memset(v, 0, sizeof *v);
+  v->e = (evo){.cm = mode && (!strcasecmp(mode, "name") || !strcasecmp(mode, "id")),
+               .max_id = max ? strtoll(max, NULL, 10) : 0, .has_ntz = has_feature(s, "timestampNtz")};
+  json_error_t jerr;
+  v->schema = json_loads(dl_snapshot_metadata(s)->schema_string, 0, &jerr);
+  v->fields = json_object_get(v->schema, "fields");
+  if (json_is_array(v->fields)) return 0;
+  json_decref(v->schema);
+  v->schema = NULL;
+  return dd_err_set(DD_ECORRUPT, "%s: the table's schemaString is not a struct", op);
+}
+
+/* The evolved schema text and configuration (NULL when nothing was added; config NULL
+ * without column mapping); frees v. */
+static int evolve_end(evolving *v, const dl_snapshot *s, char **schema, char **config, int rc) {
+  *schema = *config = NULL;
+  if (!rc && v->added && !(*schema = json_dumps(v->schema, JSON_COMPACT))) rc = dml__oom();
+  json_decref(v->schema);
+  if (!rc && v->added && v->e.cm) rc = config_with_max_id(config, s, v->e.max_id);
+  if (rc) free(*schema), free(*config), *schema = *config = NULL;
+  return rc;
+}
+
+int dml__evolve_columns(char **schema, char **config, const dl_snapshot *s, const arw_schema *src,
+                        const int *ids, size_t n) {
+  evolving v;
+  int rc = evolve_begin(&v, s, "write");
+  for (size_t i = 0; !rc && i < n; i++)
+    rc = add_column(v.fields, s, src, ids[i], arw_field_name(src, ids[i]), &v.e, &v.added);
+  if (v.schema || rc) rc = evolve_end(&v, s, schema, config, rc);
+  return rc;
+}
+
 int dml__merge_evolve(dl_snapshot **out, const dl_snapshot *s, const dml_merge_opts *o) {
   *out = NULL;
   const arw_schema *src = o->source_schema;
   if (!o->schema_evolution || !src) return 0;
-  const dl_metadata *md = dl_snapshot_metadata(s);
-  const char *mode = dl_snapshot_property(s, "delta.columnMapping.mode");
-  const char *max = dl_snapshot_property(s, "delta.columnMapping.maxColumnId");
-  evo e = {.cm = mode && (!strcasecmp(mode, "name") || !strcasecmp(mode, "id")),
-           .max_id = max ? strtoll(max, NULL, 10) : 0, .has_ntz = has_feature(s, "timestampNtz")};
-  json_error_t jerr;
-  json_t *schema = json_loads(md->schema_string, 0, &jerr);
-  json_t *fields = json_object_get(schema, "fields");
-  if (!json_is_array(fields)) {
-    json_decref(schema);
-    return dd_err_set(DD_ECORRUPT, "MERGE: the table's schemaString is not a struct");
-  }
-  size_t added = 0;
-  int rc = 0;
+  evolving v;
+  int rc = evolve_begin(&v, s, "MERGE");
+  if (rc) return rc;
   for (size_t c = 0; !rc && c < o->num_clauses; c++) {
     const dml_merge_clause *cl = &o->clauses[c];
     bool star = cl->action == DML_MERGE_UPDATE_STAR || cl->action == DML_MERGE_INSERT_STAR;
     for (size_t i = 0; star && !rc && i < arw_schema_ncolumns(src); i++) {
       int id = arw_schema_column(src, i);
-      rc = add_column(fields, s, src, id, arw_field_name(src, id), &e, &added);
+      rc = add_column(v.fields, s, src, id, arw_field_name(src, id), &v.e, &v.added);
     }
     for (size_t a = 0; !star && !rc && a < cl->num_assignments; a++) {
       const char *col = target_name(cl->assignments[a].column, o->target_alias);
-      if (!col || dl_schema_field(dl_snapshot_schema(s), col) || listed(fields, col)) continue;
+      if (!col || dl_schema_field(dl_snapshot_schema(s), col) || listed(v.fields, col)) continue;
       int id = source_column(cl->assignments[a].value, src, o->source_alias);
       if (id < 0)
         rc = dd_err_set(DD_EUNSUPPORTED, "MERGE: schema evolution adds the column `%s` from a source column "
                         "(SET %s = s.col): its value here is an expression; add the column first (ALTER TABLE "
                         "... ADD COLUMNS)", col, col);
       else
-        rc = add_column(fields, s, src, id, col, &e, &added);
+        rc = add_column(v.fields, s, src, id, col, &v.e, &v.added);
     }
   }
   char *text = NULL, *config = NULL;
-  if (!rc && added && !(text = json_dumps(schema, JSON_COMPACT))) rc = dml__oom();
-  json_decref(schema);
-  if (!rc && added && e.cm) rc = config_with_max_id(&config, s, e.max_id);
-  if (!rc && added) {
-    dl_metadata n = *md;
+  rc = evolve_end(&v, s, &text, &config, rc);
+  if (!rc && text) {
+    dl_metadata n = *dl_snapshot_metadata(s);
     n.schema_string = text;
     if (config) n.configuration = config;
     rc = dl_snapshot_with_metadata(out, s, &n);

@@ -51,6 +51,11 @@ typedef struct dml__mplan {
  * evolved for o's clauses (a new reference), NULL when o does not ask for evolution or
  * nothing changes. */
 int dml__merge_evolve(dl_snapshot **out, const dl_snapshot *s, const dml_merge_opts *o);
+/* The same evolution for a write's mergeSchema: source fields ids[0..n) appended as new
+ * nullable columns; *schema (NULL when nothing changes) and *config (NULL without column
+ * mapping), malloc'ed. */
+int dml__evolve_columns(char **schema, char **config, const dl_snapshot *s, const arw_schema *src,
+                        const int *ids, size_t n);
 int dml__mplan_bind(dml__mplan *p, const dl_snapshot *s, const dml_merge_opts *o);
 void dml__mplan_free(dml__mplan *p);
 /* The checks of new rows (target schema): NOT NULL columns and CHECK constraints. */

@@ -37,13 +37,17 @@ typedef struct run {
   size_t *idx;
   dml_result *res;
   int64_t now;
+  /* Scans that only look for matched rows read only the predicate's columns: */
+  const char **pcols;  /* its top-level columns (NULL: read every column) */
+  size_t npcols;
+  ex_node *ppred;      /* the predicate bound over the projected scan's schema */
 } run;
 
 
 static const char *op_name(const run *r) { return r->update ? "UPDATE" : "DELETE"; }
 
-/* mask[0..n) of the predicate over b (all ones without one); *ones counts them. */
-static int eval_mask(run *r, const arw_batch *b, size_t *ones) {
+/* mask[0..n) of predicate pred over b (all ones without one); *ones counts them. */
+static int eval_pred(run *r, const ex_node *pred, const arw_batch *b, size_t *ones) {
   size_t n = arw_batch_rows(b);
   if (n + 1 > r->mask_cap) {
     uint8_t *m = realloc(r->mask, n + 1);
@@ -53,27 +57,68 @@ static int eval_mask(run *r, const arw_batch *b, size_t *ones) {
     if (!m || !ix) return dml__oom();
     r->mask_cap = n + 1;
   }
-  if (!r->b.pred) {
+  if (!pred) {
     memset(r->mask, 1, n);
     *ones = n;
     return 0;
   }
-  return ex_eval_mask(r->b.pred, b, r->mask, ones);
+  return ex_eval_mask(pred, b, r->mask, ones);
 }
+
+static int eval_mask(run *r, const arw_batch *b, size_t *ones) { return eval_pred(r, r->b.pred, b, ones); }
+
+/* The top-level columns bound predicate e reads, into r->pcols (names borrowed from e). */
+static int collect_cols(run *r, const ex_node *e) {
+  if (ex_node_kind(e) == EX_COLUMN) {
+    size_t n = 0;
+    const char *const *p = ex_column_parts(e, &n);
+    for (size_t i = 0; n && i < r->npcols; i++)
+      if (!strcasecmp(r->pcols[i], p[0])) return 0;
+    const char **v = n ? realloc(r->pcols, (r->npcols + 1) * sizeof *v) : r->pcols;
+    if (n && !v) return dml__oom();
+    if (n) r->pcols = v, r->pcols[r->npcols++] = p[0];
+    return 0;
+  }
+  int rc = 0;
+  for (size_t i = 0; !rc && i < ex_nargs(e); i++) rc = collect_cols(r, ex_arg(e, i));
+  return rc;
+}
+
+/* A scan of file f's predicate columns only (every column when r->pcols is NULL), the
+ * projected predicate bound on first use. */
+static int open_pred_scan(run *r, const dl_file *f, scn_scan **sc) {
+  scn_opts so = SCN_OPTS_INIT;
+  so.only_file = f->path;
+  so.batch_rows = r->o->batch_rows;
+  so.roots = r->o->roots;
+  so.num_roots = r->o->num_roots;
+  so.columns = r->pcols;
+  so.num_columns = r->npcols;
+  int rc = scn_open(sc, r->t, r->s, &so);
+  if (rc || !r->pcols || r->ppred) return rc;
+  ex_node *parsed = NULL;
+  const ex_node *e = r->o->predicate;
+  if (!e) rc = ex_parse(&parsed, r->o->predicate_sql, strlen(r->o->predicate_sql), NULL), e = parsed;
+  if (!rc) rc = ex_bind(&r->ppred, e, scn_schema(*sc), NULL);
+  ex_free(parsed);
+  return rc;
+}
+
+static const ex_node *pred_of_scan(const run *r) { return r->pcols ? r->ppred : r->b.pred; }
 
 static int open_scan(run *r, const dl_file *f, scn_scan **sc) {
   return dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots);
 }
 
-/* Pass 1: does file f hold a matched row? */
+/* Pass 1: does file f hold a matched row? (Reads the predicate's columns only.) */
 static int has_match(run *r, const dl_file *f, bool *any) {
   scn_scan *sc = NULL;
   const arw_batch *b = NULL;
   size_t ones = 0;
   *any = false;
-  int rc = open_scan(r, f, &sc);
+  int rc = open_pred_scan(r, f, &sc);
   while (!rc && !*any && !(rc = scn_next(sc, &b)) && b)
-    if (!(rc = eval_mask(r, b, &ones))) *any = ones > 0;
+    if (!(rc = eval_pred(r, pred_of_scan(r), b, &ones))) *any = ones > 0;
   scn_free(sc);
   r->res->num_files_read++;
   return rc;
@@ -193,10 +238,12 @@ static int mark_rows(run *r, const dl_file *f, const dl_rowset *old, uint64_t **
   const arw_batch *b = NULL;
   size_t cap = 0, oi = 0;
   uint64_t pos = 0;
-  int rc = open_scan(r, f, &sc);
+  /* a DELETE without the change data feed needs only the predicate's columns */
+  bool proj = !r->update && !r->cdc.on;
+  int rc = proj ? open_pred_scan(r, f, &sc) : open_scan(r, f, &sc);
   while (!rc && !(rc = scn_next(sc, &b)) && b) {
     size_t n = arw_batch_rows(b), ones = 0, k = 0;
-    if ((rc = eval_mask(r, b, &ones))) break;
+    if ((rc = eval_pred(r, proj ? pred_of_scan(r) : r->b.pred, b, &ones))) break;
     r->res->num_affected_rows += (int64_t)ones;
     for (size_t j = 0; j < n && !rc; j++, pos++) {
       while (oi < old->count && old->rows[oi] == pos) oi++, pos++;
@@ -320,6 +367,8 @@ static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts 
   r.use_dv = dml__use_dv(s);
   int rc = dml__check_table(s, op_name(&r), false);
   if (!rc) rc = dml__bind(&r.b, s, r.o, update);
+  if (!rc && r.b.pred && (r.o->predicate || r.o->predicate_sql)) rc = collect_cols(&r, r.b.pred);
+  if (!rc && !r.npcols) free(r.pcols), r.pcols = NULL; /* a constant predicate: read as before */
   if (!rc) rc = dml__cdc_init(&r.cdc, t, s, r.b.schema, r.o->codec);
   if (!rc && update && r.b.moves_partitions &&
       !(rc = dml__router_init(&r.rt, t, s, r.b.schema, r.o->codec, false)))
@@ -353,6 +402,8 @@ static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts 
   if (rc) out->version = -1;
   free(r.ws);
   free(r.mask);
+  free(r.pcols);
+  ex_free(r.ppred);
   free(r.idx);
   dl_txn_free(r.x);
   opt_filter_free(r.pf);

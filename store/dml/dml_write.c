@@ -28,6 +28,7 @@ typedef struct wr {
   ex_node **outs;       /* [b.ncols] the output columns, bound over the source schema */
   bool *not_null;       /* [b.ncols] */
   char *schema_json;    /* the schema being written when it changes */
+  char *config_json;    /* its configuration when that changes too (column mapping) */
   dml__router rt;
   bool rt_open;
   ex_node *where;       /* replaceWhere, bound over b.schema (partition columns only) */
@@ -50,17 +51,6 @@ static int find_source(const arw_schema *s, const char *name) {
 }
 
 /* ---- the schema written ---- */
-
-/* The source's field `name` of the Delta JSON schema text src (borrowed from root). */
-static json_t *json_field(json_t *root, const char *name) {
-  json_t *fs = json_object_get(root, "fields"), *f;
-  size_t i;
-  json_array_foreach(fs, i, f) {
-    const char *n = json_string_value(json_object_get(f, "name"));
-    if (n && !strcasecmp(n, name)) return f;
-  }
-  return NULL;
-}
 
 static void schema_text(dd_buf *b, const arw_schema *s) {
   for (size_t i = 0; i < arw_schema_ncolumns(s); i++) {
@@ -91,24 +81,21 @@ static int mismatch(const wr *w, const arw_schema *src, const char *extra) {
   return rc;
 }
 
-/* The table's schema with the source's columns it lacks appended (mergeSchema), in
- * w->schema_json; NULL there when nothing is added. */
+/* The table's schema with the source's columns it lacks appended (mergeSchema, as MERGE's
+ * schema evolution: column mapping ids and physical names when the table has it), in
+ * w->schema_json and w->config_json; NULL there when nothing is added. */
 static int merged_schema(wr *w, const arw_schema *src) {
-  json_error_t je;
-  json_t *tab = json_loads(dl_snapshot_metadata(w->old)->schema_string, 0, &je);
-  json_t *s = json_loads(w->o->schema_string ? w->o->schema_string : "", 0, &je);
-  int rc = tab && s ? 0 : dd_err_set(DD_EINVAL, "write: the source schema is not Delta's JSON");
-  bool added = false;
-  for (size_t i = 0; !rc && i < arw_schema_ncolumns(src); i++) {
-    const char *n = arw_field_name(src, arw_schema_column(src, i));
-    if (json_field(tab, n)) continue;
-    json_t *f = json_field(s, n);
-    if (!f) rc = dd_err_set(DD_EINVAL, "write: source column %s is missing from the source schema", n);
-    else if (!w->o->merge_schema) rc = mismatch(w, src, n);
-    else json_array_append(json_object_get(tab, "fields"), f), added = true;
+  size_t n = arw_schema_ncolumns(src), k = 0;
+  int *ids = calloc(n + 1, sizeof *ids);
+  int rc = ids ? 0 : dml__oom();
+  for (size_t i = 0; !rc && i < n; i++) {
+    int id = arw_schema_column(src, i);
+    if (dl_schema_field(dl_snapshot_schema(w->old), arw_field_name(src, id))) continue;
+    if (!w->o->merge_schema) rc = mismatch(w, src, arw_field_name(src, id));
+    else ids[k++] = id;
   }
-  if (!rc && added && !(w->schema_json = json_dumps(tab, JSON_COMPACT))) rc = dml__oom();
-  json_decref(tab), json_decref(s);
+  if (!rc && k) rc = dml__evolve_columns(&w->schema_json, &w->config_json, w->old, src, ids, k);
+  free(ids);
   return rc;
 }
 
@@ -149,7 +136,8 @@ static int plan_metadata(wr *w, const arw_schema *src) {
   dl_metadata_spec m = {.created_time = -1};
   if (md && !fresh) {
     m = (dl_metadata_spec){md->id, md->name, md->description, w->schema_json, md->num_partition_columns,
-                           md->partition_columns, md->configuration, md->created_time};
+                           md->partition_columns, w->config_json ? w->config_json : md->configuration,
+                           md->created_time};
   } else {
     m.id = md ? md->id : NULL;
     m.name = o->name ? o->name : md ? md->name : NULL;
@@ -486,6 +474,7 @@ cleanup:
   ex_free(w.where);
   dml__bound_free(&w.b);
   free(w.schema_json);
+  free(w.config_json);
   dl_txn_free(w.x);
   dl_snapshot_free(w.snap);
   dl_snapshot_free(w.old);

@@ -195,12 +195,16 @@ static uint64_t hash_bytes(vref v) {
 }
 
 /* A dictionary is not tried further when nearly every one of the first values is new: its
- * entries would pass DICT_MAX_BYTES long before the chunk ends. */
+ * entries would pass DICT_MAX_BYTES long before the chunk ends, or (a short chunk: a
+ * quarter of it probed, at least DICT_PROBE_MIN values) it would not pay. A unique column
+ * of a 10,000-row file built its whole dictionary before falling back to PLAIN. */
 #define DICT_PROBE_VALUES 65536
-#define DICT_PROBE_DISTINCT (DICT_PROBE_VALUES / 10 * 9)
+#define DICT_PROBE_MIN 1024
 
-static bool dict_hopeless(size_t i, const dict *d) {
-  return i + 1 == DICT_PROBE_VALUES && d->n > DICT_PROBE_DISTINCT;
+static bool dict_hopeless(size_t i, const dict *d, size_t nvals) {
+  size_t probe = nvals / 4 < DICT_PROBE_MIN ? DICT_PROBE_MIN : nvals / 4;
+  if (probe > DICT_PROBE_VALUES) probe = DICT_PROBE_VALUES;
+  return i + 1 == probe && d->n > probe / 10 * 9;
 }
 
 /* build_dict for 4- and 8-byte values: the table holds the values themselves, so a probe
@@ -268,7 +272,7 @@ static uint64_t mix64(uint64_t x) {
         }                                                                            \
       }                                                                              \
       d->idx[i] = table[s].idx;                                                      \
-      if (dict_hopeless(i, d)) {                                                     \
+      if (dict_hopeless(i, d, l->nvals)) {                                                     \
         free(d->idx);                                                                \
         d->idx = NULL;                                                               \
       }                                                                              \
@@ -318,7 +322,7 @@ static int build_dict(const pq__wleaf *l, dict *d) {
       }
     }
     d->idx[i] = table[s];
-    if (dict_hopeless(i, d)) {
+    if (dict_hopeless(i, d, l->nvals)) {
       free(d->idx);
       d->idx = NULL;
     }

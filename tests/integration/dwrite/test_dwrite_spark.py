@@ -20,6 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dml"))
 import dml_common as c  # noqa: E402
+from dml_merge_cases import mapping_ids  # noqa: E402
 from dml_common import h, q  # noqa: E402
 from spark_judge_client import SparkJudge  # noqa: E402
 import test_delta_connect_client as dcc  # noqa: E402
@@ -46,6 +47,9 @@ class DwriteSpark(dcc.DeltaConnectClient):
         c.make_table(cls.judge, os.path.join(cls.base, "chk"), "x INT NOT NULL, y STRING", ["(5, 'a')"])
         cls.judge.sql("ALTER TABLE %s ADD CONSTRAINT pos CHECK (x > 0)" % q(os.path.join(cls.base, "chk")))
         c.make_table(cls.judge, os.path.join(cls.base, "gen"), "x INT, y INT GENERATED ALWAYS AS (x * 2)", [])
+        c.make_table(cls.judge, os.path.join(cls.base, "cm"), SCHEMA, ["(1, 'a', 'u')"], "PARTITIONED BY (p)",
+                     "TBLPROPERTIES ('delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2', "
+                     "'delta.minWriterVersion' = '5')")
         c.make_table(cls.judge, os.path.join(cls.base, "src"), SCHEMA,
                      ["(10, 'j', 'u'), (11, 'k', 'v'), (12, 'l', 'w')"])
         cls.n = 0
@@ -212,6 +216,12 @@ class DwriteSpark(dcc.DeltaConnectClient):
         a, b, got, _ = self.both(ops, "part")
         self.assertEqual(got, ["ok", "ok"])
         self.assert_same(a, b, "schema options")
+        # under column mapping the new column gets the next id and a physical name, as Spark's
+        a, b, got, _ = self.both(ops[:1], "cm")
+        self.assertEqual(got, ["ok"])
+        self.assertEqual(c.spark_rows(self.judge, a), c.spark_rows(self.judge, b))
+        self.assertEqual(mapping_ids(a), mapping_ids(b))
+        self.assertEqual(self.judge.sql("DESCRIBE %s" % q(a)), self.judge.sql("DESCRIBE %s" % q(b)))
 
     def test_replace_where_partitions(self):
         ops = [{"kind": "write", "path": "{t}", "mode": "overwrite", "rows": [[5, "e", "u"], [6, "f", "u"]],
