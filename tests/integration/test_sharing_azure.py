@@ -378,7 +378,7 @@ class SharingAzure(h.ServerTest):
         r = subprocess.run([prog], env=env, capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         out = r.stdout + r.stderr
-        self.assertIn("PASSED  ] 6 test(s)", out)
+        self.assertIn("PASSED  ] 7 test(s)", out)
         self.assertNotIn("SKIPPED", out)
 
 
