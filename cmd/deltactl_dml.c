@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/deltactl_tablecall.h"
 #include "cmd/deltactl_common.h"
 #include "cmd/deltactl_table.h"
 #include "cmd/deltactl_tableops.h"
@@ -160,10 +161,9 @@ int dctl_dml_main(int argc, char **argv) {
   const char *pos[1] = {NULL};
   int code = parse(&a, argc - 1, argv + 1, pos);
   if (code == DCTL_CONTINUE) {
-    char *path = pos[0][0] == '/' || !strncmp(pos[0], "file:", 5) || strstr(pos[0], "://") ? strdup(pos[0])
-                                                                  : realpath(pos[0], NULL);
-    if (!path) code = dctl_fail(DCTL_EXIT_LOCAL, "no table at '%s'", pos[0]);
-    else code = a.local ? run_local(&a, path) : run_server(&a, path);
+    char *path = NULL;
+    code = dctl_tbl_data_path(pos[0], &path);
+    if (!code) code = a.local ? run_local(&a, path) : run_server(&a, path);
     free(path);
   }
   for (size_t i = 0; i < a.sets.n; i++) free(a.cols[i]);

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd/deltactl_tablecall.h"
 #include "cmd/deltactl_common.h"
 #include "cmd/deltactl_table.h"
 #include "cmd/deltactl_tableops.h"
@@ -473,12 +474,16 @@ int dctl_merge_main(int argc, char **argv) {
   int npos = 0;
   if (code == DCTL_CONTINUE) code = dctl_parse(&cmd, argc, argv, pos, &npos);
   if (code == DCTL_CONTINUE && (!a.source || !a.on)) code = dctl_usage_error(USAGE, "merge needs --source SRC and --on EXPR");
-  char *srcabs = code == DCTL_CONTINUE && a.source[0] != '/' ? realpath(a.source, NULL) : NULL;
+  /* a catalog name as the source goes to the server as it is (it resolves it); --local
+   * looks its location up */
+  char *srcabs = NULL;
+  if (code == DCTL_CONTINUE && (a.source[0] != '/' && (!dctl_tbl_is_catalog_name(a.source) || a.local)))
+    code = dctl_tbl_data_path(a.source, &srcabs);
   if (srcabs) a.source = srcabs;
   if (code == DCTL_CONTINUE) {
-    char *path = pos[0][0] == '/' || !strncmp(pos[0], "file:", 5) ? strdup(pos[0]) : realpath(pos[0], NULL);
-    if (!path) code = dctl_fail(DCTL_EXIT_LOCAL, "no table at '%s'", pos[0]);
-    else code = a.local ? run_local(&a, path) : run_server(&a, path);
+    char *path = NULL;
+    code = dctl_tbl_data_path(pos[0], &path);
+    if (!code) code = a.local ? run_local(&a, path) : run_server(&a, path);
     free(path);
   }
   free(srcabs);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cmd/deltactl_tablecall.h"
 #include "cmd/deltactl_scan.h"
 #include "cmd/deltactl_table.h"
 #include "common/err.h"
@@ -283,6 +284,10 @@ int dctl_scan_main(int argc, char **argv) {
     dctl_scan_request q = {path, cols_text, where, limit, version, fmt};
     return dctl_scan_remote(&q);
   }
+  char *loc = NULL;
+  int code = dctl_tbl_data_path(path, &loc);
+  if (code) return code;
+  path = loc;
   dl_table *t = NULL;
   dl_snapshot *s = NULL;
   scn_scan *sc = NULL;
@@ -328,5 +333,6 @@ int dctl_scan_main(int argc, char **argv) {
   dl_table_free(t);
   free(cols);
   free(cols_copy);
+  free(loc);
   return rc ? 1 : 0;
 }

@@ -283,9 +283,10 @@ int dctl_scan_remote(const dctl_scan_request *q) {
   remote_out o = {.fmt = q->fmt, .line = QRY_TEXT_INIT, .cell = QRY_TEXT_INIT};
   Spark__Connect__Relation *root = NULL;
   dd_client *c = NULL;
-  int code = 0, rc = (p.path = dctl_tbl_abs_path(q->path)) ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
-  if (!rc) rc = plan_build(&p, q, &root);
-  if (rc) {
+  int code = dctl_tbl_data_path(q->path, &p.path), rc = 0;
+  if (!code) rc = plan_build(&p, q, &root);
+  if (code) {
+  } else if (rc) {
     code = dctl_fail(DCTL_EXIT_LOCAL, "%s", dd_err_msg());
   } else if (!(code = dctl_client_get(&c))) {
     rc = dd_client_stream(c, QUERY_METHOD, &root->base, &deltad__connect__v1__execute_result__descriptor, on_msg, &o);

@@ -210,6 +210,13 @@ int dctl_tbl_catalog_location(const char *name, char **out) {
   return code;
 }
 
+int dctl_tbl_data_path(const char *arg, char **out) {
+  *out = NULL;
+  if (dctl_tbl_is_catalog_name(arg)) return dctl_tbl_catalog_location(arg, out);
+  *out = arg[0] == '/' || !strncmp(arg, "file:", 5) || strstr(arg, "://") ? strdup(arg) : realpath(arg, NULL);
+  return *out ? 0 : dctl_fail(DCTL_EXIT_LOCAL, "no table at '%s'", arg);
+}
+
 int dctl_table_location(const char *arg, char **out) {
   *out = NULL;
   if (dctl_tbl_is_catalog_name(arg)) return dctl_tbl_catalog_location(arg, out);

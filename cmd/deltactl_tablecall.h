@@ -48,5 +48,9 @@ char *dctl_tbl_abs_path(const char *p);
 /* The location the catalog keeps for catalog.schema.table (NamespaceService/DescribeTable;
  * a file:// URL becomes its path); *out malloc'ed. An exit code. */
 int dctl_tbl_catalog_location(const char *name, char **out);
+/* The table argument of a data verb (scan, delete, update, merge, optimize) as a path: a
+ * catalog name's location (as dctl_tbl_catalog_location), a URL or absolute path as it is,
+ * else the existing relative path resolved (realpath). *out malloc'ed. An exit code. */
+int dctl_tbl_data_path(const char *arg, char **out);
 
 #endif

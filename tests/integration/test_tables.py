@@ -265,6 +265,32 @@ class Tables(h.ServerTest):
         self.ctl("table", "drop", "cli.s.folk")
         self.ctl("table", "detail", "cli.s.folk", expect=1)
 
+    def test_data_verbs_by_name(self):
+        """scan, delete, update, merge (a CSV source, schema evolution) and optimize take a
+        catalog name, over the server and --local, as the maintenance verbs do."""
+        self.schema("dv", "s")
+        copy = os.path.join(self.tmp, "people-data")
+        shutil.copytree(self.table, copy)
+        self.ctl("table", "register", "dv.s.people", copy)
+        rows = lambda *a: [json.loads(l) for l in self.ctl("--output", "jsonl", "table", "scan", *a).splitlines()]
+        self.assertEqual(sorted(r["id"] for r in rows("dv.s.people")), [1, 2, 3])
+        self.assertEqual(rows("dv.s.people", "--local", "--where", "id = 2"), [{"id": 2, "name": "bob"}])
+        out = json.loads(self.ctl("--output", "json", "table", "delete", "dv.s.people", "--where", "id = 1"))
+        self.assertEqual(out["numAffectedRows"], 1)
+        self.ctl("table", "update", "dv.s.people", "--set", "name=upper(name)", "--where", "id = 3", "--local")
+        csv = os.path.join(self.tmp, "people-up.csv")
+        with open(csv, "w") as f:
+            f.write("id,name,team\n2,bo,x\n9,zed,y\n")
+        out = json.loads(self.ctl("--output", "json", "table", "merge", "dv.s.people", "--source", csv,
+                                  "--source-schema", "id BIGINT, name STRING, team STRING", "--on", "t.id = s.id",
+                                  "--when-matched-update-all", "--when-not-matched-insert-all",
+                                  "--schema-evolution"))
+        self.assertEqual((out["numUpdatedRows"], out["numInsertedRows"]), (1, 1))
+        self.ctl("table", "optimize", "dv.s.people")
+        self.assertEqual(sorted((r["id"], r["name"], r.get("team")) for r in rows(copy)),
+                         [(2, "bo", "x"), (3, "CY", None), (9, "zed", "y")])
+        self.ctl("table", "scan", "dv.s.nope", expect=1)
+
     def test_share_by_catalog_name(self):
         self.schema("sh", "s")
         self.ctl("table", "register", "sh.s.people", self.table)
