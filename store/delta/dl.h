@@ -152,6 +152,8 @@ int64_t dl_snapshot_checkpoint_version(const dl_snapshot *s);
  * an operation evolving the schema (MERGE WITH SCHEMA EVOLUTION) reads and writes through
  * before it commits. md is copied; *out is a new reference (dl_snapshot_free). */
 int dl_snapshot_with_metadata(dl_snapshot **out, const dl_snapshot *s, const dl_metadata *md);
+/* A random (version 4) UUID, as the log's ids and column mapping's physical names use. */
+void dl_uuid(char out[37]);
 
 typedef struct dl_dv {
   char storage_type;          /* 'u', 'i' or 'p' */

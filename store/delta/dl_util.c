@@ -270,6 +270,8 @@ char *dl__version_path(int64_t v, const char *suffix) {
   return p;
 }
 
+void dl_uuid(char out[37]) { dl__uuid(out); }
+
 void dl__uuid(char out[37]) {
   unsigned char b[16];
   if (RAND_bytes(b, sizeof b) != 1) {

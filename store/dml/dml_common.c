@@ -46,12 +46,14 @@ int dml__check_table(const dl_snapshot *s, const char *op, bool append_only_ok) 
 }
 
 int dml__open_scan(scn_scan **sc, dl_table *t, dl_snapshot *s, const char *path, size_t batch_rows,
-                   const char *const *roots, size_t nroots) {
+                   const char *const *roots, size_t nroots, const char *const *columns, size_t ncolumns) {
   scn_opts so = SCN_OPTS_INIT;
   so.only_file = path;
   so.batch_rows = batch_rows;
   so.roots = roots;
   so.num_roots = nroots;
+  so.columns = columns;
+  so.num_columns = ncolumns;
   return scn_open(sc, t, s, &so);
 }
 

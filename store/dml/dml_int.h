@@ -74,9 +74,10 @@ bool dml__prop_true(const dl_snapshot *s, const char *key);
 bool dml__use_dv(const dl_snapshot *s);
 /* The protocol and delta.appendOnly (unless append_only_ok). */
 int dml__check_table(const dl_snapshot *s, const char *op, bool append_only_ok);
-/* A scan of the one file path of snapshot s. */
+/* A scan of the one file path of snapshot s: the columns named (NULL: every column). */
 int dml__open_scan(struct scn_scan **sc, dl_table *t, dl_snapshot *s, const char *path,
-                   size_t batch_rows, const char *const *roots, size_t nroots);
+                   size_t batch_rows, const char *const *roots, size_t nroots,
+                   const char *const *columns, size_t ncolumns);
 /* The remove action of active file f (dataChange, deletionTimestamp now) into x. */
 int dml__remove(dl_txn *x, const dl_file *f, int64_t now);
 /* Replaces file f in x by f with the deletion vector of rows[0..n) (f's old rows included),

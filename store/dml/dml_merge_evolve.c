@@ -25,18 +25,6 @@ typedef struct evo {
   int err;          /* the error set by type_json (0: out of memory) */
 } evo;
 
-static void uuid4(char out[37]) {
-  uint8_t b[16];
-  FILE *f = fopen("/dev/urandom", "rb");
-  size_t got = f ? fread(b, 1, sizeof b, f) : 0;
-  if (f) fclose(f);
-  for (size_t i = got; i < sizeof b; i++) b[i] = (uint8_t)rand();
-  b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
-  b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
-  snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-           b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-}
-
 static json_t *type_json(const arw_schema *a, int id, evo *e);
 
 /* A struct field of the source's field id named name, its metadata carrying the column
@@ -45,7 +33,7 @@ static json_t *field_json(const arw_schema *a, int id, const char *name, bool nu
   json_t *md = json_object();
   if (md && e->cm) { /* the field's id before its children's, as Delta numbers them */
     char uuid[37], phys[48];
-    uuid4(uuid);
+    dl_uuid(uuid);
     snprintf(phys, sizeof phys, "col-%s", uuid);
     json_object_set_new(md, "delta.columnMapping.id", json_integer(++e->max_id));
     json_object_set_new(md, "delta.columnMapping.physicalName", json_string(phys));

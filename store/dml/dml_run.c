@@ -87,14 +87,8 @@ static int collect_cols(run *r, const ex_node *e) {
 /* A scan of file f's predicate columns only (every column when r->pcols is NULL), the
  * projected predicate bound on first use. */
 static int open_pred_scan(run *r, const dl_file *f, scn_scan **sc) {
-  scn_opts so = SCN_OPTS_INIT;
-  so.only_file = f->path;
-  so.batch_rows = r->o->batch_rows;
-  so.roots = r->o->roots;
-  so.num_roots = r->o->num_roots;
-  so.columns = r->pcols;
-  so.num_columns = r->npcols;
-  int rc = scn_open(sc, r->t, r->s, &so);
+  int rc = dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots, r->pcols,
+                          r->npcols);
   if (rc || !r->pcols || r->ppred) return rc;
   ex_node *parsed = NULL;
   const ex_node *e = r->o->predicate;
@@ -107,7 +101,7 @@ static int open_pred_scan(run *r, const dl_file *f, scn_scan **sc) {
 static const ex_node *pred_of_scan(const run *r) { return r->pcols ? r->ppred : r->b.pred; }
 
 static int open_scan(run *r, const dl_file *f, scn_scan **sc) {
-  return dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots);
+  return dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots, NULL, 0);
 }
 
 /* Pass 1: does file f hold a matched row? (Reads the predicate's columns only.) */

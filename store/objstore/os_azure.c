@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include <openssl/crypto.h>
+#include <openssl/rand.h>
 
 #include "common/err.h"
 #include "store/objstore/os_http.h"
@@ -402,8 +403,8 @@ static int az_del_batch(az_impl *s, const char *const *paths, size_t n, size_t *
     az_url_ctx u = {s, blob, NULL, 0};
     if (!rc) rc = az_make_url(&u, &urls[i]);
   }
-  unsigned char rnd[8];
-  for (size_t i = 0; i < sizeof rnd; i++) rnd[i] = (unsigned char)rand();
+  unsigned char rnd[8] = {0}; /* the boundary must not occur in the body: a random one */
+  if (!rc && RAND_bytes(rnd, sizeof rnd) != 1) rc = dd_err_set(DD_EINTERNAL, "RAND_bytes failed");
   snprintf(boundary, sizeof boundary, "batch_%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3],
            rnd[4], rnd[5], rnd[6], rnd[7]);
   snprintf(ctype, sizeof ctype, "Content-Type: multipart/mixed; boundary=%s", boundary);
