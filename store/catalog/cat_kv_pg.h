@@ -58,6 +58,8 @@ typedef struct pg__state {
   pg__slot **free;  /* ring of n_free idle slots from free_head: the longest idle first,
                      * so the ROLLBACK a view sent on leaving has been answered */
   int n_slots, n_free, free_head;
+  atomic_uint_fast64_t borrows; /* connections lent so far: a read that needs no round trip
+                                 * borrows none (the notify test counts them) */
   pg__cache cache;
   /* Pushed invalidation (cat_kv_pg_notify.c). can_notify: the database has NOTIFY, so
    * every write txn announces its generation (whatever this replica's mode). push: read

@@ -151,6 +151,7 @@ int pg__borrow(pg__state *st, pg__slot **out) {
   st->free_head = (st->free_head + 1) % st->n_slots;
   st->n_free--;
   pthread_mutex_unlock(&st->mu);
+  atomic_fetch_add(&st->borrows, 1);
   int rc = 0;
   if (slot->c && slot->pending) { /* the last user's ROLLBACK: its answer is here by now */
     PGresult *r;
