@@ -73,10 +73,11 @@ void dd_config_usage(void) {
       "                         through): keep the catalog there instead of LMDB\n"
       "  --catalog-schema NAME  PostgreSQL schema of the deltad_* tables (created if absent)\n"
       "  --catalog-pool N       PostgreSQL connections per replica (default 8)\n"
-      "  --catalog-cache MODE   check (default): each call reads the catalog generation\n"
-      "                         (one round trip, never stale); notify: trust the one\n"
-      "                         LISTEN/NOTIFY pushes (no round trip; another replica's\n"
-      "                         change is seen once its notification arrived)\n"
+      "  --catalog-cache MODE   notify (default): trust the generation LISTEN/NOTIFY\n"
+      "                         pushes (no round trip; another replica's change is seen\n"
+      "                         once its notification arrived, milliseconds; a round trip\n"
+      "                         per call while the listener is down); check: each call\n"
+      "                         reads the catalog generation (one round trip, never stale)\n"
       "  --secret-key-file FILE     credentials' encryption key (32 bytes, 0600; required\n"
       "                             with --catalog, the same file on every replica)\n"
       "  --url-signing-key-file FILE  key of signed file URLs (same rules)\n"
@@ -368,7 +369,7 @@ static void cfg_defaults(dd_config *cfg) {
   cfg->log_format = DD_LOG_TEXT;
   cfg->log_level = DD_LOG_INFO;
   cfg->catalog_pool = 8;
-  snprintf(cfg->catalog_cache, sizeof cfg->catalog_cache, "check");
+  snprintf(cfg->catalog_cache, sizeof cfg->catalog_cache, "notify");
   cfg->spark_forward_timeout_s = 3600;
   cfg_limit_defaults(cfg);
 }

@@ -43,8 +43,8 @@ typedef struct dd_config {
   char catalog[1024];          /* postgresql://user@host:port/db?libpq-options */
   char catalog_schema[128];    /* schema of the deltad_* tables; "" = search_path */
   int catalog_pool;            /* connections per process (default 8) */
-  char catalog_cache[16];      /* "check" (default): one round trip per read view;
-                                * "notify": trust the generation LISTEN/NOTIFY pushes */
+  char catalog_cache[16];      /* "notify" (default): trust the generation LISTEN/NOTIFY
+                                * pushes; "check": one round trip per read view */
   char secret_key_file[1024];  /* shared keys of replicas; "" = data_dir/secret.key ... */
   char url_key_file[1024];     /* ... and data_dir/url_signing.key */
   char config_file[1024];    /* --config, re-read on SIGHUP */

@@ -54,11 +54,12 @@ static int cat__audit_purge(cat_store *s, cat_txn *txn, int64_t cutoff_ms) {
   return rc == DD_ENOTFOUND ? 0 : rc;
 }
 
-int cat__audit_put(cat_txn *txn, const cat__event *ev, int64_t retention_ms) {
+/* The event's key (be64 time | be64 seq) and packed value, with its id and time set. */
+static int cat__audit_pack(const cat__event *ev, unsigned char key[16], unsigned char **buf,
+                           size_t *n) {
   int64_t now = cat__now_ms();
   pthread_once(&cat__audit_once, cat__audit_seq_init);
   uint64_t seq = atomic_fetch_add(&cat__audit_seq, 1) + 1;
-  unsigned char key[16];
   cat__be64(key, (uint64_t)now);
   cat__be64(key + 8, seq);
   char id[48];
@@ -66,17 +67,39 @@ int cat__audit_put(cat_txn *txn, const cat__event *ev, int64_t retention_ms) {
   cat__event e = *ev; /* shallow: only id and time change */
   e.id = id;
   e.time_ms = now;
-  size_t n = protobuf_c_message_get_packed_size(&e.base);
-  unsigned char *buf = malloc(n ? n : 1);
-  if (!buf) return dd_err_set(DD_ENOMEM, "out of memory");
-  protobuf_c_message_pack(&e.base, buf);
-  int rc = cat__kv_put(txn, CAT__DB_AUDIT, key, sizeof key, buf, n, false);
+  *n = protobuf_c_message_get_packed_size(&e.base);
+  if (!(*buf = malloc(*n ? *n : 1))) return dd_err_set(DD_ENOMEM, "out of memory");
+  protobuf_c_message_pack(&e.base, *buf);
+  return 0;
+}
+
+int cat__audit_put(cat_txn *txn, const cat__event *ev, int64_t retention_ms) {
+  unsigned char key[16], *buf = NULL;
+  size_t n = 0;
+  int rc = cat__audit_pack(ev, key, &buf, &n);
+  if (rc) return rc;
+  rc = cat__kv_put(txn, CAT__DB_AUDIT, key, sizeof key, buf, n, false);
   free(buf);
-  if (!rc && retention_ms > 0) rc = cat__audit_purge(txn->s, txn, now - retention_ms);
+  if (!rc && retention_ms > 0)
+    rc = cat__audit_purge(txn->s, txn, (int64_t)cat__get_be64(key) - retention_ms);
   return rc;
 }
 
+/* An event of its own (a data access, not a catalog change): where the backend can append
+ * outside the serialized writers (PostgreSQL), it does, so replicas serving recipients do
+ * not take turns on the writer lock nor invalidate each other's read caches per query. */
 int cat_audit_append(cat_store *s, const cat__event *ev, int64_t retention_ms) {
+  if (s->be->append) {
+    unsigned char key[16], below[16] = {0}, *buf = NULL;
+    size_t n = 0;
+    int rc = cat__audit_pack(ev, key, &buf, &n);
+    if (rc) return rc;
+    if (retention_ms > 0) cat__be64(below, cat__get_be64(key) - (uint64_t)retention_ms);
+    rc = s->be->append(s, CAT__DB_AUDIT, (cat__bytes){key, sizeof key}, (cat__bytes){buf, n},
+                       (cat__bytes){below, retention_ms > 0 ? 8 : 0});
+    free(buf);
+    return rc;
+  }
   cat_txn *txn = NULL;
   int rc = cat__txn_begin(s, &txn, true);
   if (rc) return rc;

@@ -78,6 +78,12 @@ typedef struct cat__backend {
   /* A consistent copy of the key-value data into dir/catalog.mdb (created by the caller);
    * DD_EUNSUPPORTED with a message saying what to use instead. */
   int (*backup)(cat_store *s, const char *dir);
+  /* Optional (NULL: the caller uses a write transaction). Adds k -> v to db, a key unique
+   * by construction (the audit log's time and sequence), outside the serialized writers:
+   * it takes no writer lock and changes no generation, so appending invalidates no
+   * replica's read cache and waits for no other writer; the backend never caches reads of
+   * db. below.n > 0: also deletes db's keys below it (retention). Autocommitted. */
+  int (*append)(cat_store *s, int db, cat__bytes k, cat__bytes v, cat__bytes below);
 } cat__backend;
 
 extern const cat__backend cat__lmdb_backend;

@@ -170,7 +170,9 @@ static int pg__rows_query(cat_txn *base, int stmt, int db, cat__bytes k, int lim
                           pg__rows **out) {
   pg__txn *t = (pg__txn *)base;
   pg__cache *cache = &pg__st(base->s)->cache;
-  *out = base->write ? NULL : pg__cache_get(cache, t->gen, stmt, db, k, limit);
+  /* the audit log is appended outside the generation (pg__append): never cached */
+  bool cached = !base->write && db != CAT__DB_AUDIT;
+  *out = cached ? pg__cache_get(cache, t->gen, stmt, db, k, limit) : NULL;
   if (*out && !t->snap) {
     int rc = pg__see(t, stmt, db, k, limit, *out);
     if (rc) {
@@ -182,7 +184,7 @@ static int pg__rows_query(cat_txn *base, int stmt, int db, cat__bytes k, int lim
   if (*out) return 0;
   int rc = base->write || t->snap ? 0 : pg__snapshot(t);
   if (!rc) rc = pg__rows_db(base, stmt, db, k, limit, out);
-  if (!rc && !base->write) pg__cache_put(cache, t->gen, stmt, db, k, limit, *out);
+  if (!rc && cached) pg__cache_put(cache, t->gen, stmt, db, k, limit, *out);
   return rc;
 }
 
@@ -436,6 +438,35 @@ static int pg__backup(cat_store *s, const char *dir) {
                     "deltad_* tables) and keep the --secret-key-file with it");
 }
 
+/* cat__backend.append: one autocommitted statement on a pooled connection, without the
+ * writer lock (no deltad_lock row, no generation, no NOTIFY). ON CONFLICT DO NOTHING makes
+ * the one retry on a fresh connection (the pooled one died unnoticed) harmless even when
+ * the first attempt landed. */
+static int pg__append(cat_store *s, int db, cat__bytes k, cat__bytes v, cat__bytes below) {
+  static const char *const sql[2] = {
+      "INSERT INTO deltad_kv (db, k, v) VALUES ($1::smallint, $2, $3) ON CONFLICT DO NOTHING",
+      "WITH gone AS (DELETE FROM deltad_kv WHERE db = $1::smallint AND k < $4) "
+      "INSERT INTO deltad_kv (db, k, v) VALUES ($1::smallint, $2, $3) ON CONFLICT DO NOTHING"};
+  pg__state *st = pg__st(s);
+  char dbs[8];
+  snprintf(dbs, sizeof dbs, "%d", db);
+  const char *vals[4] = {dbs, k.p, v.n ? v.p : "", below.n ? below.p : ""};
+  int lens[4] = {0, (int)k.n, (int)v.n, (int)below.n};
+  int fmts[4] = {0, 1, 1, 1};
+  int rc = 0;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    pg__slot *slot = NULL;
+    if ((rc = pg__borrow(st, &slot)) != 0) break;
+    PGresult *r = PQexecParams(slot->c, sql[below.n > 0], below.n ? 4 : 3, NULL, vals, lens,
+                               fmts, 0);
+    rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : pg__err(slot->c, r, "append");
+    PQclear(r);
+    pg__release(st, slot, rc == DD_EIO);
+    if (rc != DD_EIO) break;
+  }
+  return rc;
+}
+
 const cat__backend cat__pg_backend = {
     .name = "postgresql",
     .begin = pg__begin,
@@ -451,4 +482,5 @@ const cat__backend cat__pg_backend = {
     .close = pg__close,
     .usage = pg__usage,
     .backup = pg__backup,
+    .append = pg__append,
 };

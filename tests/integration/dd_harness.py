@@ -124,8 +124,8 @@ def catalog_args(data_dir, pg=None, schema=None):
     keys = os.path.join(data_dir, "replica-keys")
     os.makedirs(keys, mode=0o700, exist_ok=True)
     pool = ["--catalog-pool", os.environ["DD_CATALOG_POOL"]] if os.environ.get("DD_CATALOG_POOL") else []
-    if os.environ.get("DD_CATALOG_CACHE"):  # check (default) or notify (LISTEN/NOTIFY)
-        pool += ["--catalog-cache", os.environ["DD_CATALOG_CACHE"]]
+    # check (a round trip per call) unless the test asks for notify, deltad's default
+    pool += ["--catalog-cache", os.environ.get("DD_CATALOG_CACHE", "check")]
     return pool + ["--catalog", pg.url, "--catalog-schema",
             schema or "t_" + re.sub(r"[^A-Za-z0-9_]", "_", os.path.basename(data_dir)),
             "--secret-key-file", make_key_file(os.path.join(keys, "secret.key")),

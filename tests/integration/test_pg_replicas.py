@@ -46,8 +46,8 @@ class Replicas(unittest.TestCase):
         args = ["--catalog", cls.pg.url, "--catalog-schema", "replicas", "--catalog-pool", "4",
                 "--secret-key-file", h.make_key_file(os.path.join(cls.keys, "secret.key")),
                 "--url-signing-key-file", h.make_key_file(os.path.join(cls.keys, "url.key"))]
-        if os.environ.get("DD_CATALOG_CACHE"):  # check (default) or notify (LISTEN/NOTIFY)
-            args += ["--catalog-cache", os.environ["DD_CATALOG_CACHE"]]
+        # check (a round trip per call) unless the test asks for notify, deltad's default
+        args += ["--catalog-cache", os.environ.get("DD_CATALOG_CACHE", "check")]
         s = h.Server(data_dir=data_dir, env={"DELTAD_ADMIN_TOKEN": ADMIN}, extra_args=args)
         s.owns_dir = True
         return s.start()
@@ -119,7 +119,7 @@ class Replicas(unittest.TestCase):
     def at_once(self, check):
         """Runs check (it asserts). With --catalog-cache notify a change made through another
         replica is seen once its notification arrived (docs/scaling.md: milliseconds), so
-        there check may be retried for up to 1 s; by default it must hold at once."""
+        there check may be retried for up to 1 s; with check it must hold at once."""
         until = time.time() + (1.0 if os.environ.get("DD_CATALOG_CACHE") == "notify" else 0)
         while True:
             try:

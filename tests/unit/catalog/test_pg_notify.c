@@ -2,8 +2,9 @@
  * cat_kv_pg_notify.c). Two stores on one database, as two replicas: a commit made through
  * one is seen by the other's reads once its notification arrived (the delay is measured
  * and bounded here), a revoked token stops being found the same way, a replica sees its
- * own commits at once, and a cached read needs no round trip (it is faster than the same
- * read on a replica that checks the generation). Runs only as unit.catalog.pg_notify.pg:
+ * own commits at once, and a cached read needs no round trip (it borrows no connection, where
+ * a replica that checks the generation borrows one per read), and a data access's audit
+ * event changes no generation. Runs only as unit.catalog.pg_notify.pg:
  * without DD_TEST_CATALOG it fails. */
 #include <time.h>
 
@@ -156,12 +157,43 @@ static void test_cached_read_no_round_trip(void **state) {
   assert_true(n[1] >= 500);
 }
 
+/* A data access's audit event is appended outside the writers: the generation stays, so
+ * no replica's read cache is dropped per query, and every replica lists the event at once
+ * (the audit log is never cached). Retention purges the older events in the same step. */
+static void test_audit_append_keeps_generation(void **state) {
+  pn_env *p = *state;
+  mk_catalog(p->e->s, "base");
+  until_found(p->push, "base", now_us());
+  pg__state *st = p->push->be_state;
+  uint64_t g0 = atomic_load(&st->known);
+  Deltad__Admin__V1__AuditEvent ev = DELTAD__ADMIN__V1__AUDIT_EVENT__INIT;
+  ev.kind = "data_access";
+  ev.principal = "r1";
+  ev.table = "old";
+  assert_int_equal(cat_audit_append(p->e->s, &ev, 0), 0);
+  struct timespec pause = {0, 20 * 1000000};
+  nanosleep(&pause, NULL);
+  ev.table = "new";
+  assert_int_equal(cat_audit_append(p->e->s, &ev, 10), 0); /* keeps the last 10 ms */
+  Deltad__Admin__V1__ListAuditEventsRequest q = DELTAD__ADMIN__V1__LIST_AUDIT_EVENTS_REQUEST__INIT;
+  Deltad__Admin__V1__ListAuditEventsResponse *r = NULL;
+  assert_int_equal(cat_audit_list(p->push, &q, &r), 0);
+  assert_int_equal(r->n_events, 1);
+  assert_string_equal(r->events[0]->table, "new");
+  deltad__admin__v1__list_audit_events_response__free_unpacked(r, NULL);
+  /* a catalog write after the two appends: its generation is the next one after g0 */
+  mk_catalog(p->e->s, "after");
+  until_found(p->push, "after", now_us());
+  assert_int_equal(atomic_load(&st->known), g0 + 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_commit_seen_by_other_replica, pn_setup, pn_teardown),
       cmocka_unit_test_setup_teardown(test_revoked_token_stops, pn_setup, pn_teardown),
       cmocka_unit_test_setup_teardown(test_own_commit_at_once, pn_setup, pn_teardown),
       cmocka_unit_test_setup_teardown(test_cached_read_no_round_trip, pn_setup, pn_teardown),
+      cmocka_unit_test_setup_teardown(test_audit_append_keeps_generation, pn_setup, pn_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
