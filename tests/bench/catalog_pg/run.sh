@@ -2,8 +2,8 @@
 # run.sh: catalog calls per replica with the catalog on PostgreSQL against LMDB, in the
 # same run. Builds a release tree (build-bench/, no sanitizers), starts one PostgreSQL
 # (tests/integration/dd_pg.py: Debian's postgresql 15, loopback, fsync off) and three
-# deltad: two candidates with --catalog postgresql://... (--catalog-cache check, the
-# default: one round trip per call; and --catalog-cache notify: LISTEN/NOTIFY, none while
+# deltad: two candidates with --catalog postgresql://... (--catalog-cache check: one
+# round trip per call; and --catalog-cache notify, the default: LISTEN/NOTIFY, none while
 # nothing changes) and the baseline on LMDB, each with the catalog `bench` and 10 shares;
 # then dd_grpc_load measures CatalogService/GetCatalog and DeltaSharingService/ListShares
 # (admin: all 10 shares) on each candidate against LMDB in alternating rounds and prints
