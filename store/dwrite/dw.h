@@ -5,8 +5,11 @@
  * Files: <partition dirs>/part-NNNNN-<uuid>.c000.<codec>.parquet, the partition
  * directories escaped as Delta does (col=value/, __HIVE_DEFAULT_PARTITION__ for null; col is
  * the physical name under column mapping, as partitionValues' keys are).
- * Each file is built in memory (bounded by target_file_bytes) and put whole into the
- * store with put-if-absent: no reader ever sees half a file. Column names in the file are
+ * Each file streams into a put-if-absent of the store (os_put_stream): on a local store
+ * each row group goes to a hidden temp file as it is encoded (memory: one row group, not
+ * the file), linked into place when the file is complete; the object stores still gather
+ * the file (bounded by target_file_bytes) and put it whole. No reader ever sees half a
+ * file. Column names in the file are
  * the physical names and field ids of column mapping when the table uses it.
  *
  * Change data files (opts.change_data, PROTOCOL.md "Change Data Files"): the same files
@@ -44,8 +47,9 @@ typedef struct dw_opts {
   int64_t target_file_bytes;   /* start a new file past this many bytes (0: one file) */
   const char *partition_values;/* packed map, every row's partition (NULL: unpartitioned) */
   bool data_change;            /* the add actions' dataChange */
-  size_t file_bytes_hint;      /* room reserved for each file at once (0: target_file_bytes
-                                * plus a row group when set, else none) */
+  size_t file_bytes_hint;      /* room reserved for each file at once where the store
+                                * gathers it (0: target_file_bytes plus a row group when
+                                * set, else none) */
   bool change_data;            /* change data files (below) */
 } dw_opts;
 #define DW_OPTS_VERSION 1

@@ -1,7 +1,9 @@
 /* dw_writer.c: the data writer's API: the plan made once per writer (Parquet schema,
- * stats columns, partition directory), then files: each one a memory Parquet writer that
- * batches are shredded into, cut into row groups by rows or buffered bytes, closed when
- * it passes target_file_bytes (or at dw_finish) and put whole into the store. */
+ * stats columns, partition directory), then files: each one a Parquet writer that batches
+ * are shredded into, cut into row groups by rows or buffered bytes, closed when it passes
+ * target_file_bytes (or at dw_finish). Each file streams into a put-if-absent of the store
+ * (os_put_stream: a local store gets each row group as it is encoded, so a file never
+ * sits whole in memory; it appears under its name only once complete). */
 #include "store/dwrite/dw_int.h"
 
 #include <stdlib.h>
@@ -29,6 +31,9 @@ struct dw_writer {
   char *dir;              /* partition directory ("" or "a=1/b=x/") */
   const char **part_keys; /* partitionValues keys: physical names under column mapping */
   pq_writer *cur;         /* the file being written, or NULL */
+  os_put_stream *ps;      /* where cur's bytes go (with cur) */
+  char *cur_path;         /* cur's path in the table (with cur) */
+  int64_t cur_bytes;      /* bytes of cur handed to ps so far */
   int64_t cur_rows, rows;
   int64_t rg_rows;        /* rows in the current row group */
   dw__out *files;
@@ -119,38 +124,59 @@ int dw_open(dw_writer **out, dl_table *t, const dl_snapshot *s, const arw_schema
   return 0;
 }
 
-static int file_start(dw_writer *w) {
-  dw__stats_reset(&w->st);
-  w->cur_rows = w->rg_rows = 0;
-  int rc = pq_writer_open_mem(&w->cur, &w->pqs, &w->po);
-  /* the caller cuts the files (no size to watch): encode each row group behind the
-   * shredding of the next */
-  if (!rc && w->o.target_file_bytes <= 0) pq_writer_encode_behind(w->cur, true);
-  /* room for the file at once (address space only), so that it is not copied at each
-   * doubling as it grows: the caller's hint, or the target size and a last row group */
-  size_t room = w->o.file_bytes_hint;
-  if (!room && w->o.target_file_bytes > 0 && (uint64_t)w->o.target_file_bytes < (4ull << 30))
-    room = (size_t)w->o.target_file_bytes + w->o.row_group_bytes;
-  if (!rc && room) rc = pq_writer_reserve(w->cur, room);
+/* pq_writer's sink: the bytes go on into the file's put stream. */
+static int file_sink(void *ctx, const void *data, size_t len) {
+  dw_writer *w = ctx;
+  int rc = os_put_stream_write(w->ps, data, len);
+  if (!rc) w->cur_bytes += (int64_t)len;
   return rc;
 }
 
-/* Closes the current file and puts it into the store. */
-static int file_end(dw_writer *w) {
-  pq_writer *pw = w->cur;
+/* Drops the current file: its stream leaves nothing behind. */
+static void file_drop(dw_writer *w) {
+  pq_writer_free(w->cur);
+  os_put_stream_abort(w->ps);
+  free(w->cur_path);
   w->cur = NULL;
-  if (!pw) return 0;
+  w->ps = NULL;
+  w->cur_path = NULL;
+}
+
+static int file_start(dw_writer *w) {
+  dw__stats_reset(&w->st);
+  w->cur_rows = w->rg_rows = w->cur_bytes = 0;
+  /* room for the file at once where the store gathers it (address space only), so that it
+   * is not copied at each doubling as it grows: the caller's hint, or the target size and
+   * a last row group */
+  size_t room = w->o.file_bytes_hint;
+  if (!room && w->o.target_file_bytes > 0 && (uint64_t)w->o.target_file_bytes < (4ull << 30))
+    room = (size_t)w->o.target_file_bytes + w->o.row_group_bytes;
+  dd_buf path = {0};
+  dd_buf_puts(&path, w->dir);
+  int rc = dw__file_name(&path, w->o.change_data ? "cdc" : "part", w->seq++, w->o.codec);
+  w->cur_path = path.p;
+  if (!rc) rc = os_put_stream_open(dl_table_store(w->t), w->cur_path, room, &w->ps);
+  if (!rc) rc = pq_writer_open_sink(&w->cur, file_sink, w, &w->pqs, &w->po);
+  /* the caller cuts the files (no size to watch): encode each row group behind the
+   * shredding of the next */
+  if (!rc && w->o.target_file_bytes <= 0) pq_writer_encode_behind(w->cur, true);
+  if (rc) file_drop(w);
+  return rc;
+}
+
+/* Closes the current file and commits its put into the store. */
+static int file_end(dw_writer *w) {
+  if (!w->cur) return 0;
   if (w->cur_rows == 0) {
-    pq_writer_free(pw);
+    file_drop(w);
+    w->seq--; /* its number goes to the next file */
     return 0;
   }
-  uint8_t *buf = NULL;
-  size_t len = 0;
-  dd_buf path = {0};
   char *stats = NULL, *pv = NULL;
-  int rc = pq_writer_close(pw, &buf, &len);
-  if (!rc) rc = dw__stats_take_ranges(&w->st, pw);
-  pq_writer_free(pw);
+  int rc = pq_writer_close(w->cur, NULL, NULL);
+  if (!rc) rc = dw__stats_take_ranges(&w->st, w->cur);
+  pq_writer_free(w->cur);
+  w->cur = NULL;
   if (!rc && w->nfiles == w->capfiles) {
     size_t cap = w->capfiles ? w->capfiles * 2 : 8;
     dw__out *n = realloc(w->files, cap * sizeof *n);
@@ -159,10 +185,6 @@ static int file_end(dw_writer *w) {
       w->files = n;
       w->capfiles = cap;
     }
-  }
-  if (!rc) {
-    dd_buf_puts(&path, w->dir);
-    rc = dw__file_name(&path, w->o.change_data ? "cdc" : "part", w->seq++, w->o.codec);
   }
   if (!rc) rc = dw__stats_json(&stats, &w->st, w->cur_rows);
   if (!rc && w->o.partition_values) {
@@ -176,21 +198,24 @@ static int file_end(dw_writer *w) {
     if (!pv) rc = dd_err_set(DD_ENOMEM, "dwrite: out of memory");
     else memcpy(pv, w->o.partition_values, n + 1);
   }
-  if (!rc) rc = os_put_if_absent(dl_table_store(w->t), path.p, buf, len);
-  free(buf);
+  if (!rc) {
+    rc = os_put_stream_commit(w->ps);
+    w->ps = NULL;
+  }
   if (rc) {
-    dd_buf_free(&path);
+    file_drop(w);
     free(stats);
     free(pv);
     return rc;
   }
   dw__out *o = &w->files[w->nfiles++];
   memset(o, 0, sizeof *o);
-  o->path = path.p;
+  o->path = w->cur_path;
+  w->cur_path = NULL;
   o->stats = stats;
   o->pv = pv;
   o->f.path = o->f.raw_path = o->path;
-  o->f.size = (int64_t)len;
+  o->f.size = w->cur_bytes;
   o->f.modification_time = now_ms();
   o->f.deletion_timestamp = -1;
   o->f.data_change = w->o.data_change;
@@ -277,7 +302,7 @@ void dw_abort(dw_writer *w) {
 void dw_free(dw_writer *w) {
   if (!w) return;
   if (!w->finished) dw_abort(w);
-  pq_writer_free(w->cur);
+  file_drop(w);
   for (size_t i = 0; i < w->nfiles; i++) {
     free(w->files[i].path);
     free(w->files[i].stats);

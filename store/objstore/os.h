@@ -59,6 +59,12 @@ typedef struct os_vtable {
    * requests as the store allows; an absent object counts as deleted. *out_done gets the
    * number deleted before any error. */
   int (*del_many)(void *impl, const char *const *paths, size_t n, size_t *out_done);
+  /* Optional (NULL: os_store.c gathers the pieces and puts them whole): a streamed
+   * put-if-absent (os_put_stream_open below). commit and abort free the stream. */
+  int (*put_stream_open)(void *impl, const char *path, void **out);
+  int (*put_stream_write)(void *ps, const void *data, size_t len);
+  int (*put_stream_commit)(void *ps);
+  void (*put_stream_abort)(void *ps);
 } os_vtable;
 
 /* Process-wide request counters for metrics: every call through an os_store, by backend
@@ -109,6 +115,19 @@ int os_list_add(os_list *l, size_t *cap, const char *name, int64_t size, int64_t
 /* For backends: sorts l by name (byte order). */
 void os_list_sort(os_list *l);
 int os_put_if_absent(const os_store *st, const char *path, const void *data, size_t len);
+/* A put-if-absent written in pieces: the object appears whole at commit (DD_EEXISTS when
+ * path exists by then), never half-written. Local stores write a hidden temp file beside
+ * path as the pieces come (so a large object needs no memory of its size) and link it
+ * into place at commit; the other stores gather the pieces and put them whole at commit
+ * (multipart uploads are not done yet), in room for size_hint bytes reserved at once
+ * (address space only; 0: none). commit and abort free the stream (abort accepts
+ * NULL and leaves nothing behind); a failed write leaves the stream to abort. */
+typedef struct os_put_stream os_put_stream;
+int os_put_stream_open(const os_store *st, const char *path, size_t size_hint,
+                       os_put_stream **out);
+int os_put_stream_write(os_put_stream *ps, const void *data, size_t len);
+int os_put_stream_commit(os_put_stream *ps);
+void os_put_stream_abort(os_put_stream *ps);
 int os_put(const os_store *st, const char *path, const void *data, size_t len);
 /* Deletes one object; DD_ENOTFOUND when absent. */
 int os_delete(const os_store *st, const char *path);

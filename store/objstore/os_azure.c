@@ -476,7 +476,7 @@ static void az_free(void *impl) {
 
 static const os_vtable az_vt = {az_read_all, az_read_range, az_stat, az_list,
                                 az_put_if_absent, az_put, az_del, az_mkdirs, az_rmdir,
-                                az_free, az_del_many};
+                                az_free, az_del_many, NULL, NULL, NULL, NULL};
 
 /* ---- opening -------------------------------------------------------------------------- */
 

@@ -348,7 +348,7 @@ static void gcs_free(void *impl) {
 
 static const os_vtable gcs_vt = {gcs_read_all, gcs_read_range, gcs_stat, gcs_list,
                                  gcs_put_if_absent, gcs_put, gcs_del, os__prefix_mkdirs, gcs_rmdir,
-                                 gcs_free, NULL};
+                                 gcs_free, NULL, NULL, NULL, NULL, NULL};
 
 /* ---- opening -------------------------------------------------------------------------- */
 

@@ -281,31 +281,56 @@ cleanup:
 
 /* ---------- writes ---------- */
 
-/* Writes data to a fresh temp file in dirfd beside `base`; returns its malloc'ed name. */
-static int write_temp(int dirfd, const char *shown, const char *base, const void *data,
-                      size_t len, char **out_tmp) {
-  *out_tmp = NULL;
-  int rc = 0, fd = -1;
+/* Creates a fresh hidden temp file in dirfd beside `base`: its malloc'ed name and fd. */
+static int open_temp(int dirfd, const char *shown, const char *base, char **out_tmp, int *out_fd) {
   char *tmp = NULL;
   unsigned long n = atomic_fetch_add(&g_tmp_counter, 1);
   if (asprintf(&tmp, ".%s.%ld.%lu.tmp", base, (long)getpid(), n) < 0)
     return dd_err_set(DD_ENOMEM, "out of memory");
-  fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-  if (fd < 0) { rc = sys_err("create temp file for", shown); goto cleanup; }
-  size_t put = 0;
-  while (put < len) {
+  int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    free(tmp);
+    return sys_err("create temp file for", shown);
+  }
+  *out_tmp = tmp;
+  *out_fd = fd;
+  return 0;
+}
+
+static int write_fd(int fd, const char *shown, const void *data, size_t len) {
+  for (size_t put = 0; put < len;) {
     ssize_t w = write(fd, (const char *)data + put, len - put);
     if (w < 0 && errno == EINTR) continue;
-    if (w < 0) { rc = sys_err("write", shown); goto cleanup; }
+    if (w < 0) return sys_err("write", shown);
     put += (size_t)w;
   }
-  if (fsync(fd) != 0) { rc = sys_err("fsync", shown); goto cleanup; }
-  *out_tmp = tmp;
-  tmp = NULL;
-cleanup:
+  return 0;
+}
+
+/* Writes data to a fresh temp file in dirfd beside `base`; returns its malloc'ed name. */
+static int write_temp(int dirfd, const char *shown, const char *base, const void *data,
+                      size_t len, char **out_tmp) {
+  int fd = -1;
+  char *tmp = NULL;
+  int rc = open_temp(dirfd, shown, base, &tmp, &fd);
+  if (!rc) rc = write_fd(fd, shown, data, len);
+  if (!rc && fsync(fd) != 0) rc = sys_err("fsync", shown);
   if (fd >= 0) close(fd);
-  if (tmp) { unlinkat(dirfd, tmp, 0); free(tmp); }
+  if (rc && tmp) {
+    unlinkat(dirfd, tmp, 0);
+    free(tmp);
+    tmp = NULL;
+  }
+  *out_tmp = tmp;
   return rc;
+}
+
+/* Links the written temp file into place: DD_EEXISTS when base is there already. */
+static int link_temp(const local_impl *li, int dirfd, const char *tmp, const char *base,
+                     const char *rel) {
+  if (linkat(dirfd, tmp, dirfd, base, 0) == 0) return 0;
+  if (errno == EEXIST) return dd_err_set(DD_EEXISTS, "%s/%s already exists", li->root, rel);
+  return walk_err(li, "link to", rel);
 }
 
 static int local_put_common(void *impl, const char *rel_in, const void *data, size_t len,
@@ -318,9 +343,8 @@ static int local_put_common(void *impl, const char *rel_in, const void *data, si
   if ((rc = write_temp(dirfd, rel, base, data, len, &tmp))) goto cleanup;
   if (replace) {
     if (renameat(dirfd, tmp, dirfd, base) != 0) rc = walk_err(li, "rename to", rel);
-  } else if (linkat(dirfd, tmp, dirfd, base, 0) != 0) {
-    if (errno == EEXIST) rc = dd_err_set(DD_EEXISTS, "%s/%s already exists", li->root, rel);
-    else rc = walk_err(li, "link to", rel);
+  } else {
+    rc = link_temp(li, dirfd, tmp, base, rel);
   }
 cleanup:
   if (tmp) { unlinkat(dirfd, tmp, 0); free(tmp); }
@@ -335,6 +359,59 @@ static int local_put_if_absent(void *impl, const char *rel, const void *data, si
 static int local_put(void *impl, const char *rel, const void *data, size_t len) {
   return local_put_common(impl, rel, data, len, true);
 }
+
+/* A streamed put-if-absent: a temp file beside the object, linked into place at commit. */
+typedef struct local_stream {
+  const local_impl *li;
+  int dirfd, fd;
+  char *tmp, *rel; /* rel: the object's confined path (its last segment at base) */
+  const char *base;
+} local_stream;
+
+static void local_stream_free(local_stream *ls) {
+  if (ls->fd >= 0) close(ls->fd);
+  if (ls->tmp) unlinkat(ls->dirfd, ls->tmp, 0);
+  if (ls->dirfd >= 0) close(ls->dirfd);
+  free(ls->tmp);
+  free(ls->rel);
+  free(ls);
+}
+
+static int local_stream_open(void *impl, const char *rel_in, void **out) {
+  *out = NULL;
+  local_stream *ls = calloc(1, sizeof *ls);
+  if (!ls) return dd_err_set(DD_ENOMEM, "out of memory");
+  ls->li = impl;
+  ls->dirfd = ls->fd = -1;
+  const char *base, *rel;
+  int rc = open_parent(ls->li, rel_in, true, &ls->dirfd, &base, &rel);
+  if (!rc && !(ls->rel = strdup(rel))) rc = dd_err_set(DD_ENOMEM, "out of memory");
+  if (!rc) {
+    ls->base = ls->rel + (base - rel);
+    rc = open_temp(ls->dirfd, ls->rel, ls->base, &ls->tmp, &ls->fd);
+  }
+  if (rc) {
+    local_stream_free(ls);
+    return rc;
+  }
+  *out = ls;
+  return 0;
+}
+
+static int local_stream_write(void *ps, const void *data, size_t len) {
+  local_stream *ls = ps;
+  return write_fd(ls->fd, ls->rel, data, len);
+}
+
+static int local_stream_commit(void *ps) {
+  local_stream *ls = ps;
+  int rc = fsync(ls->fd) != 0 ? sys_err("fsync", ls->rel) : 0;
+  if (!rc) rc = link_temp(ls->li, ls->dirfd, ls->tmp, ls->base, ls->rel);
+  local_stream_free(ls); /* the temp name goes either way */
+  return rc;
+}
+
+static void local_stream_abort(void *ps) { local_stream_free(ps); }
 
 static int unlink_confined(const local_impl *li, const char *rel_in, int flags, const char *what) {
   const char *base, *rel;
@@ -375,6 +452,10 @@ static const os_vtable LOCAL_VT = {
     .stat = local_stat,
     .list = local_list,
     .put_if_absent = local_put_if_absent,
+    .put_stream_open = local_stream_open,
+    .put_stream_write = local_stream_write,
+    .put_stream_commit = local_stream_commit,
+    .put_stream_abort = local_stream_abort,
     .put = local_put,
     .del = local_del,
     .mkdirs = local_mkdirs,

@@ -486,7 +486,7 @@ static void s3_free(void *impl) {
 
 static const os_vtable s3_vt = {s3_read_all, s3_read_range, s3_stat, s3_list,
                                 s3_put_if_absent, s3_put, s3_del, os__prefix_mkdirs, s3_rmdir,
-                                s3_free, s3_del_many};
+                                s3_free, s3_del_many, NULL, NULL, NULL, NULL};
 
 /* ---- opening -------------------------------------------------------------------------- */
 

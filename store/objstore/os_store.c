@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/err.h"
 
 struct os_store {
@@ -123,6 +124,58 @@ void os_list_sort(os_list *l) {
 
 int os_put_if_absent(const os_store *st, const char *path, const void *data, size_t len) {
   return os__count(st, st->vt->put_if_absent(st->impl, path, data, len));
+}
+
+struct os_put_stream {
+  const os_store *st;
+  void *impl_ps;  /* the backend's stream, or NULL: the pieces gather in buf */
+  char *path;
+  dd_buf buf;
+};
+
+int os_put_stream_open(const os_store *st, const char *path, size_t size_hint,
+                       os_put_stream **out) {
+  *out = NULL;
+  os_put_stream *ps = calloc(1, sizeof *ps);
+  if (!ps || !(ps->path = strdup(path))) {
+    free(ps);
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  }
+  ps->st = st;
+  int rc = st->vt->put_stream_open ? st->vt->put_stream_open(st->impl, path, &ps->impl_ps) : 0;
+  if (!rc && !ps->impl_ps && size_hint && !dd_buf_reserve(&ps->buf, size_hint))
+    rc = dd_err_set(DD_ENOMEM, "out of memory");
+  if (rc) {
+    free(ps->path);
+    free(ps);
+    return os__count(st, rc);
+  }
+  *out = ps;
+  return 0;
+}
+
+int os_put_stream_write(os_put_stream *ps, const void *data, size_t len) {
+  if (ps->impl_ps) return ps->st->vt->put_stream_write(ps->impl_ps, data, len);
+  dd_buf_put(&ps->buf, data, len);
+  return ps->buf.oom ? dd_err_set(DD_ENOMEM, "out of memory") : 0;
+}
+
+int os_put_stream_commit(os_put_stream *ps) {
+  const os_store *st = ps->st;
+  int rc = ps->impl_ps ? os__count(st, st->vt->put_stream_commit(ps->impl_ps))
+                       : os_put_if_absent(st, ps->path, ps->buf.p ? ps->buf.p : "", ps->buf.len);
+  dd_buf_free(&ps->buf);
+  free(ps->path);
+  free(ps);
+  return rc;
+}
+
+void os_put_stream_abort(os_put_stream *ps) {
+  if (!ps) return;
+  if (ps->impl_ps) ps->st->vt->put_stream_abort(ps->impl_ps);
+  dd_buf_free(&ps->buf);
+  free(ps->path);
+  free(ps);
 }
 
 int os_put(const os_store *st, const char *path, const void *data, size_t len) {

@@ -318,6 +318,12 @@ int pq_writer_open_mem(pq_writer **out, const pq_wfield *schema, const pq_writer
  * fill. */
 int pq_writer_open_path(pq_writer **out, const char *path, const pq_wfield *schema,
                         const pq_writer_opts *opts);
+/* A writer that hands the file to sink as it is written: each row group once encoded,
+ * then the footer at close (sink(ctx, data, len) returns 0 or a DD_E* code with the
+ * message set; a failure fails the writer). ctx is the caller's and outlives the writer. */
+typedef int (*pq_sink_fn)(void *ctx, const void *data, size_t len);
+int pq_writer_open_sink(pq_writer **out, pq_sink_fn sink, void *ctx, const pq_wfield *schema,
+                        const pq_writer_opts *opts);
 /* Adds a key-value metadata entry (copied). */
 int pq_writer_add_kv(pq_writer *w, const char *key, const char *value);
 /* Appends one row (a PQ_V_STRUCT following the schema). The value is copied/encoded

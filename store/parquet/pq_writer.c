@@ -54,6 +54,15 @@ int pq_writer_open_path(pq_writer **out, const char *path, const pq_wfield *sche
   return rc;
 }
 
+int pq_writer_open_sink(pq_writer **out, pq_sink_fn sink, void *ctx, const pq_wfield *schema,
+                        const pq_writer_opts *opts) {
+  int rc = writer_new(out, schema, opts);
+  if (rc) return rc;
+  (*out)->sink = sink;
+  (*out)->sink_ctx = ctx;
+  return 0;
+}
+
 int pq_writer_add_kv(pq_writer *w, const char *key, const char *value) {
   if (!key) return dd_err_set(DD_EINVAL, "parquet writer: NULL metadata key");
   char **k = realloc(w->kv_k, (w->nkv + 1) * sizeof *k);
@@ -70,10 +79,13 @@ int pq_writer_add_kv(pq_writer *w, const char *key, const char *value) {
   return 0;
 }
 
-/* Writes out->data to the file (path writer) and empties the staging buffer. */
+/* Writes out->data to the file (path writer) or the sink and empties the staging buffer. */
 static int drain(pq_writer *w) {
-  if (!w->fp) return 0;
-  if (w->out.len && fwrite(w->out.data, 1, w->out.len, w->fp) != w->out.len)
+  if (!w->fp && !w->sink) return 0;
+  if (w->sink && w->out.len) {
+    int rc = w->sink(w->sink_ctx, w->out.data, w->out.len);
+    if (rc) return rc;
+  } else if (w->out.len && fwrite(w->out.data, 1, w->out.len, w->fp) != w->out.len)
     return dd_err_set(DD_EIO, "parquet writer: write failed: %s", strerror(errno));
   w->file_off += (int64_t)w->out.len;
   w->out.len = 0;
@@ -200,7 +212,7 @@ void pq_writer_encode_behind(pq_writer *w, bool on) {
 int pq_writer_reserve(pq_writer *w, size_t bytes) {
   if (w->closed || w->failed)
     return dd_err_set(DD_EPRECOND, "parquet writer: already closed or failed");
-  if (w->fp || w->job.running || bytes <= w->out.len) return 0;
+  if (w->fp || w->sink || w->job.running || bytes <= w->out.len) return 0;
   return pq__buf_reserve(&w->out, bytes - w->out.len);
 }
 
@@ -238,11 +250,11 @@ int pq_writer_close(pq_writer *w, uint8_t **out_buf, size_t *out_len) {
   if (w->closed || w->failed)
     return dd_err_set(DD_EPRECOND, "parquet writer: already closed or failed");
   w->closed = true;
-  bool to_path = w->fp != NULL;
+  bool to_path = w->fp != NULL || w->sink;
   int rc = flush_rg(w, true);
   if (!rc) rc = pq__wfooter_write(w, &w->out);
-  if (!rc && to_path) {
-    rc = drain(w);
+  if (!rc && to_path) rc = drain(w);
+  if (w->fp) {
     if (fclose(w->fp) != 0 && !rc)
       rc = dd_err_set(DD_EIO, "parquet writer: close failed: %s", strerror(errno));
     w->fp = NULL;

@@ -93,7 +93,9 @@ struct pq_writer {
   size_t nleaves;
   pq__buf out;          /* memory writer: the file; path writer: one row group */
   FILE *fp;
-  int64_t file_off;     /* bytes already written to fp */
+  pq_sink_fn sink;      /* or a sink writer's callback, with sink_ctx */
+  void *sink_ctx;
+  int64_t file_off;     /* bytes already written to fp or the sink */
   int64_t rows_in_rg, total_rows;
   pq__wrg *rgs;
   size_t nrgs, caprgs;

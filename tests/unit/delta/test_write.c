@@ -460,7 +460,7 @@ static int cnt_rmdir(void *i, const char *d) { return os_rmdir(i, d); }
 static void cnt_free(void *i) { os_store_free(i); }
 static const os_vtable cnt_vt = {cnt_read_all, cnt_read_range, cnt_stat, cnt_list,
                                  cnt_put_if_absent, cnt_put, cnt_del, cnt_mkdirs, cnt_rmdir,
-                                 cnt_free, NULL};
+                                 cnt_free, NULL, NULL, NULL, NULL, NULL};
 
 static void test_cache_unchanged_table_is_not_listed(void **state) {
   (void)state;

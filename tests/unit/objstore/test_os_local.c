@@ -1,5 +1,6 @@
 /* test_os_local.c: the local backend of os_store: whole and ranged reads, stat, sorted
- * listing, put-if-absent never overwriting, atomic put, delete, mkdir -p, rmdir. */
+ * listing, put-if-absent never overwriting, atomic put, delete, mkdir -p, rmdir, and the
+ * streamed put (pieces into a hidden temp file, linked into place at commit). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -173,6 +174,62 @@ static void test_confined(void **state) {
   os_store_free(st);
 }
 
+/* Names in dir (one level), hidden ones included, as "a,b,": for the temp-file checks. */
+static void names(os_store *st, const char *dir, char *out, size_t cap) {
+  os_list l = {0};
+  out[0] = 0;
+  assert_int_equal(os_list_dir(st, dir, &l), 0);
+  for (size_t i = 0; i < l.count; i++) {
+    strncat(out, l.entries[i].name, cap - strlen(out) - 2);
+    strcat(out, ",");
+  }
+  os_list_free(&l);
+}
+
+static void test_put_stream(void **state) {
+  (void)state;
+  os_store *st = NULL;
+  char ls[512];
+  assert_int_equal(os_local_open(&st, g_dir), 0);
+  os_put_stream *ps = NULL;
+  assert_int_equal(os_put_stream_open(st, "p=1/f.bin", 0, &ps), 0);
+  assert_int_equal(os_put_stream_write(ps, "hello ", 6), 0);
+  assert_int_equal(os_put_stream_write(ps, "world", 5), 0);
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  assert_int_equal(os_read_all(st, "p=1/f.bin", &buf, &len), DD_ENOTFOUND); /* not yet */
+  names(st, "p=1", ls, sizeof ls);
+  assert_int_equal(ls[0], '.'); /* one hidden temp file, nothing else */
+  assert_null(strchr(ls, ',')[1] ? "more" : NULL);
+  assert_int_equal(os_put_stream_commit(ps), 0);
+  assert_int_equal(os_read_all(st, "p=1/f.bin", &buf, &len), 0);
+  assert_int_equal(len, 11);
+  assert_memory_equal(buf, "hello world", 11);
+  free(buf);
+  names(st, "p=1", ls, sizeof ls);
+  assert_string_equal(ls, "f.bin,"); /* the temp file is gone */
+  /* put-if-absent: a second stream to the same name fails at commit, leaving the first */
+  assert_int_equal(os_put_stream_open(st, "p=1/f.bin", 0, &ps), 0);
+  assert_int_equal(os_put_stream_write(ps, "other", 5), 0);
+  assert_int_equal(os_put_stream_commit(ps), DD_EEXISTS);
+  assert_int_equal(os_read_all(st, "p=1/f.bin", &buf, &len), 0);
+  assert_memory_equal(buf, "hello world", 11);
+  free(buf);
+  names(st, "p=1", ls, sizeof ls);
+  assert_string_equal(ls, "f.bin,");
+  /* abort leaves nothing */
+  assert_int_equal(os_put_stream_open(st, "p=1/g.bin", 0, &ps), 0);
+  assert_int_equal(os_put_stream_write(ps, "x", 1), 0);
+  os_put_stream_abort(ps);
+  os_put_stream_abort(NULL);
+  names(st, "p=1", ls, sizeof ls);
+  assert_string_equal(ls, "f.bin,");
+  /* confined like every write */
+  assert_int_equal(os_put_stream_open(st, "../escape.bin", 0, &ps), DD_EPERM);
+  assert_null(ps);
+  os_store_free(st);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_put_read_stat, setup, teardown),
@@ -180,6 +237,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_list_sorted_delete_rmdir, setup, teardown),
       cmocka_unit_test_setup_teardown(test_absolute_paths, setup, teardown),
       cmocka_unit_test_setup_teardown(test_confined, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_put_stream, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
