@@ -82,6 +82,33 @@ static int cmp64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Waits (at most 20 s: a loaded machine) until s's listener is connected and answering. */
+static void until_live(cat_store *s) {
+  pg__state *st = s->be_state;
+  int64_t t0 = now_us();
+  while (!atomic_load(&st->live)) {
+    if (now_us() - t0 > 20000000) fail_msg("the listener is not live after 20 s");
+    struct timespec pause = {0, 1000000};
+    nanosleep(&pause, NULL);
+  }
+}
+
+/* The catalog's generation as the database has it now (a connection of the test's own). */
+static uint64_t db_gen(pn_env *p) {
+  PGconn *c = PQconnectdb(getenv("DD_TEST_CATALOG"));
+  assert_int_equal(PQstatus(c), CONNECTION_OK);
+  char sql[512];
+  snprintf(sql, sizeof sql, "SELECT gen FROM \"%s\".deltad_lock WHERE id = 1",
+           strrchr(p->e->dir, '/') + 1);
+  PGresult *r = PQexec(c, sql);
+  assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+  assert_int_equal(PQntuples(r), 1);
+  uint64_t g = strtoull(PQgetvalue(r, 0, 0), NULL, 10);
+  PQclear(r);
+  PQfinish(c);
+  return g;
+}
+
 /* The other replica's commit: seen once notified (median and worst of 30 printed). */
 static void test_commit_seen_by_other_replica(void **state) {
   pn_env *p = *state;
@@ -140,16 +167,24 @@ static void test_cached_read_no_round_trip(void **state) {
   cat_catalog *c = NULL;
   uint64_t n[2];
   cat_store *s[2] = {p->push, p->e->s};
-  for (int k = 0; k < 2; k++) {
-    assert_int_equal(cat_catalog_get(s[k], &c, "hot"), 0); /* warm */
-    CT_FREE(c);
-    pg__state *st = s[k]->be_state;
-    uint64_t b0 = atomic_load(&st->borrows);
-    for (int i = 0; i < 500; i++) {
-      assert_int_equal(cat_catalog_get(s[k], &c, "hot"), 0);
+  /* the pushing replica borrows nothing while its listener stays live; a late ping on a
+   * loaded machine turns it off for a while (then it checks, as it should): measure again */
+  for (int attempt = 0;; attempt++) {
+    until_live(p->push);
+    for (int k = 0; k < 2; k++) {
+      assert_int_equal(cat_catalog_get(s[k], &c, "hot"), 0); /* warm */
       CT_FREE(c);
+      pg__state *st = s[k]->be_state;
+      uint64_t b0 = atomic_load(&st->borrows);
+      for (int i = 0; i < 500; i++) {
+        assert_int_equal(cat_catalog_get(s[k], &c, "hot"), 0);
+        CT_FREE(c);
+      }
+      n[k] = atomic_load(&st->borrows) - b0;
     }
-    n[k] = atomic_load(&st->borrows) - b0;
+    if (n[0] == 0 || attempt == 4) break;
+    printf("the listener was not live throughout (%llu borrowed): again\n",
+           (unsigned long long)n[0]);
   }
   printf("500 cached GetCatalog reads: %llu connections borrowed pushed (notify), %llu checked\n",
          (unsigned long long)n[0], (unsigned long long)n[1]);
@@ -163,9 +198,7 @@ static void test_cached_read_no_round_trip(void **state) {
 static void test_audit_append_keeps_generation(void **state) {
   pn_env *p = *state;
   mk_catalog(p->e->s, "base");
-  until_found(p->push, "base", now_us());
-  pg__state *st = p->push->be_state;
-  uint64_t g0 = atomic_load(&st->known);
+  uint64_t g0 = db_gen(p);
   Deltad__Admin__V1__AuditEvent ev = DELTAD__ADMIN__V1__AUDIT_EVENT__INIT;
   ev.kind = "data_access";
   ev.principal = "r1";
@@ -175,16 +208,13 @@ static void test_audit_append_keeps_generation(void **state) {
   nanosleep(&pause, NULL);
   ev.table = "new";
   assert_int_equal(cat_audit_append(p->e->s, &ev, 10), 0); /* keeps the last 10 ms */
+  assert_int_equal(db_gen(p), g0); /* no writer lock taken, no generation */
   Deltad__Admin__V1__ListAuditEventsRequest q = DELTAD__ADMIN__V1__LIST_AUDIT_EVENTS_REQUEST__INIT;
   Deltad__Admin__V1__ListAuditEventsResponse *r = NULL;
-  assert_int_equal(cat_audit_list(p->push, &q, &r), 0);
+  assert_int_equal(cat_audit_list(p->push, &q, &r), 0); /* the other replica, at once */
   assert_int_equal(r->n_events, 1);
   assert_string_equal(r->events[0]->table, "new");
   deltad__admin__v1__list_audit_events_response__free_unpacked(r, NULL);
-  /* a catalog write after the two appends: its generation is the next one after g0 */
-  mk_catalog(p->e->s, "after");
-  until_found(p->push, "after", now_us());
-  assert_int_equal(atomic_load(&st->known), g0 + 1);
 }
 
 int main(void) {
