@@ -58,6 +58,7 @@ typedef struct run {
   ex_node *ppred;      /* the predicate bound over the projected scan's schema */
   /* The parallel copy-on-write (par): the candidates in log order, the first error. */
   bool par;
+  unsigned scan_threads; /* decode threads of each scan (0: the scan's default) */
   cand *cs;
   size_t nc, capc, cur;
   atomic_bool stop;
@@ -111,7 +112,7 @@ static int collect_cols(run *r, const ex_node *e) {
  * projected predicate bound on first use. */
 static int open_pred_scan(run *r, const dl_file *f, scn_scan **sc) {
   int rc = dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots, r->pcols,
-                          r->npcols);
+                          r->npcols, r->scan_threads);
   if (rc || !r->pcols || r->ppred) return rc;
   ex_node *parsed = NULL;
   const ex_node *e = r->o->predicate;
@@ -124,7 +125,7 @@ static int open_pred_scan(run *r, const dl_file *f, scn_scan **sc) {
 static const ex_node *pred_of_scan(const run *r) { return r->pcols ? r->ppred : r->b.pred; }
 
 static int open_scan(run *r, const dl_file *f, scn_scan **sc) {
-  return dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots, NULL, 0);
+  return dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots, NULL, 0, r->scan_threads);
 }
 
 /* Pass 1: does file f hold a matched row? (Reads the predicate's columns only.) */
@@ -183,13 +184,10 @@ static int write_batch(run *r, dw_writer *w, const arw_batch *b) {
 }
 
 static int add_writer(run *r, dw_writer *w) {
-  if (r->nw == r->capw) {
-    size_t cap = r->capw ? r->capw * 2 : 16;
-    dw_writer **n = realloc(r->ws, cap * sizeof *n);
-    if (!n) return dml__oom();
-    r->ws = n;
-    r->capw = cap;
-  }
+  void *v = r->ws;
+  int rc = dml__reserve(&v, &r->capw, r->nw, sizeof *r->ws);
+  r->ws = v;
+  if (rc) return rc;
   r->ws[r->nw++] = w;
   return 0;
 }
@@ -357,13 +355,10 @@ typedef struct worker {
 } worker;
 
 static int par_add(run *r, const char *path) {
-  if (r->nc == r->capc) {
-    size_t cap = r->capc ? r->capc * 2 : 16;
-    cand *n = realloc(r->cs, cap * sizeof *n);
-    if (!n) return dml__oom();
-    r->cs = n;
-    r->capc = cap;
-  }
+  void *v = r->cs;
+  int rc = dml__reserve(&v, &r->capc, r->nc, sizeof *r->cs);
+  r->cs = v;
+  if (rc) return rc;
   cand *c = &r->cs[r->nc];
   *c = (cand){.path = strdup(path)};
   if (!c->path) return dml__oom();
@@ -433,6 +428,7 @@ static int par_run(run *r) {
     *w = (worker){.r = *r, .m = r, .id = i, .n = n};
     w->r.res = &w->res;
     w->r.mask = NULL, w->r.idx = NULL, w->r.mask_cap = 0, w->r.ppred = NULL, w->r.cur = 0;
+    w->r.scan_threads = 1; /* the workers are the parallelism */
     w->started = i && pthread_create(&w->th, NULL, par_main, w) == 0;
   }
   for (size_t i = 0; i < n; i++) {
