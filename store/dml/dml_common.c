@@ -45,9 +45,21 @@ int dml__check_table(const dl_snapshot *s, const char *op, bool append_only_ok) 
   return 0;
 }
 
+int dml__reserve(void **v, size_t *cap, size_t n, size_t size) {
+  if (n < *cap) return 0;
+  size_t c = *cap ? *cap * 2 : 16;
+  void *p = realloc(*v, c * size);
+  if (!p) return dml__oom();
+  *v = p;
+  *cap = c;
+  return 0;
+}
+
 int dml__open_scan(scn_scan **sc, dl_table *t, dl_snapshot *s, const char *path, size_t batch_rows,
-                   const char *const *roots, size_t nroots, const char *const *columns, size_t ncolumns) {
+                   const char *const *roots, size_t nroots, const char *const *columns, size_t ncolumns,
+                   unsigned threads) {
   scn_opts so = SCN_OPTS_INIT;
+  so.threads = threads;
   so.only_file = path;
   so.batch_rows = batch_rows;
   so.roots = roots;

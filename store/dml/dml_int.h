@@ -68,16 +68,20 @@ int dml__stats_loose(char **out, const char *stats);
 /* ---- shared by the operations (dml_common.c) ---- */
 struct scn_scan;
 int64_t dml__mono_ms(void);
+/* Room for one more element of size bytes in the array *v of *cap (doubled, 16 at first)
+ * holding n. */
+int dml__reserve(void **v, size_t *cap, size_t n, size_t size);
 int64_t dml__wall_ms(void);
 bool dml__prop_true(const dl_snapshot *s, const char *key);
 /* delta.enableDeletionVectors=true with the deletionVectors writer feature. */
 bool dml__use_dv(const dl_snapshot *s);
 /* The protocol and delta.appendOnly (unless append_only_ok). */
 int dml__check_table(const dl_snapshot *s, const char *op, bool append_only_ok);
-/* A scan of the one file path of snapshot s: the columns named (NULL: every column). */
+/* A scan of the one file path of snapshot s: the columns named (NULL: every column), with
+ * threads decode threads (0: the scan's default). */
 int dml__open_scan(struct scn_scan **sc, dl_table *t, dl_snapshot *s, const char *path,
                    size_t batch_rows, const char *const *roots, size_t nroots,
-                   const char *const *columns, size_t ncolumns);
+                   const char *const *columns, size_t ncolumns, unsigned threads);
 /* The remove action of active file f (dataChange, deletionTimestamp now) into x. */
 int dml__remove(dl_txn *x, const dl_file *f, int64_t now);
 /* Replaces file f in x by f with the deletion vector of rows[0..n) (f's old rows included),

@@ -272,7 +272,7 @@ static int mark_file(mrun *r, const dl_file *f, const dl_rowset *old, uint64_t *
 }
 
 static int open_scan(mrun *r, const dl_file *f, scn_scan **sc) {
-  return dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots, NULL, 0);
+  return dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots, NULL, 0, 0);
 }
 
 static int do_file(mrun *r, const dl_file *f) {

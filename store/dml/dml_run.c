@@ -2,12 +2,17 @@
  * inside a transaction. Each candidate file (kept by data skipping) joins the read set;
  * a metadata-only DELETE removes it whole; otherwise a first scan looks for a matched row
  * (stopping at the first batch with one) and, when there is one, a second scan rewrites
- * the file through the data writer. An UPDATE that assigns a partition column sends every
+ * the file through the data writer. A copy-on-write DELETE or UPDATE without the change
+ * data feed and without routed rows lists its candidate files first and rewrites them on
+ * DML__WORKERS threads (each thread a file at a time), the commit's actions then taken in
+ * the files' order, as one thread takes them. An UPDATE that assigns a partition column sends every
  * row it writes through the partition router instead (dml_route.c), so updated rows land in
  * the files of their new partition. Then one commit with Delta's commitInfo. */
 #include "store/dml/dml_merge_int.h"
 
 #include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -15,6 +20,16 @@
 #include "store/dwrite/dw.h"
 #include "store/optimize/opt_filter.h"
 #include "store/scan/scn.h"
+
+enum { DML__WORKERS = 2 }; /* threads rewriting files copy-on-write */
+
+/* A candidate file of the parallel copy-on-write: its path, and its rewrite when it has a
+ * matched row. */
+typedef struct cand {
+  char *path;
+  dw_writer *w;
+  bool any;
+} cand;
 
 typedef struct run {
   dl_table *t;
@@ -41,6 +56,15 @@ typedef struct run {
   const char **pcols;  /* its top-level columns (NULL: read every column) */
   size_t npcols;
   ex_node *ppred;      /* the predicate bound over the projected scan's schema */
+  /* The parallel copy-on-write (par): the candidates in log order, the first error. */
+  bool par;
+  unsigned scan_threads; /* decode threads of each scan (0: the scan's default) */
+  cand *cs;
+  size_t nc, capc, cur;
+  atomic_bool stop;
+  pthread_mutex_t mu;
+  int err;
+  char *errmsg;
 } run;
 
 
@@ -88,7 +112,7 @@ static int collect_cols(run *r, const ex_node *e) {
  * projected predicate bound on first use. */
 static int open_pred_scan(run *r, const dl_file *f, scn_scan **sc) {
   int rc = dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots, r->pcols,
-                          r->npcols);
+                          r->npcols, r->scan_threads);
   if (rc || !r->pcols || r->ppred) return rc;
   ex_node *parsed = NULL;
   const ex_node *e = r->o->predicate;
@@ -101,7 +125,7 @@ static int open_pred_scan(run *r, const dl_file *f, scn_scan **sc) {
 static const ex_node *pred_of_scan(const run *r) { return r->pcols ? r->ppred : r->b.pred; }
 
 static int open_scan(run *r, const dl_file *f, scn_scan **sc) {
-  return dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots, NULL, 0);
+  return dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots, NULL, 0, r->scan_threads);
 }
 
 /* Pass 1: does file f hold a matched row? (Reads the predicate's columns only.) */
@@ -160,13 +184,10 @@ static int write_batch(run *r, dw_writer *w, const arw_batch *b) {
 }
 
 static int add_writer(run *r, dw_writer *w) {
-  if (r->nw == r->capw) {
-    size_t cap = r->capw ? r->capw * 2 : 16;
-    dw_writer **n = realloc(r->ws, cap * sizeof *n);
-    if (!n) return dml__oom();
-    r->ws = n;
-    r->capw = cap;
-  }
+  void *v = r->ws;
+  int rc = dml__reserve(&v, &r->capw, r->nw, sizeof *r->ws);
+  r->ws = v;
+  if (rc) return rc;
   r->ws[r->nw++] = w;
   return 0;
 }
@@ -178,21 +199,31 @@ static int remove_file(run *r, const dl_file *f) {
   return dml__remove(r->x, f, r->now);
 }
 
-/* Pass 2: file f rewritten without its deleted rows / with its updated ones. */
-static int rewrite(run *r, const dl_file *f) {
+/* Pass 2: file f rewritten without its deleted rows / with its updated ones, into *w
+ * (opened here, the caller's to free; none when rows are routed). */
+static int rewrite_data(run *r, const dl_file *f, dw_writer **w) {
   scn_scan *sc = NULL;
-  dw_writer *w = NULL;
   dw_opts wo = DW_OPTS_INIT;
   wo.codec = r->o->codec;
   wo.partition_values = f->partition_values;
   const arw_batch *b = NULL;
   int rc = open_scan(r, f, &sc);
-  if (!rc && !r->routed) rc = dw_open(&w, r->t, r->s, r->b.schema, &wo);
-  if (!rc && w && (rc = add_writer(r, w))) dw_free(w);
-  while (!rc && !(rc = scn_next(sc, &b)) && b) rc = write_batch(r, w, b);
-  if (!rc && w) rc = dw_finish(w);
+  if (!rc && !r->routed) rc = dw_open(w, r->t, r->s, r->b.schema, &wo);
+  while (!rc && !(rc = scn_next(sc, &b)) && b) rc = write_batch(r, *w, b);
+  if (!rc && *w) rc = dw_finish(*w);
   scn_free(sc);
-  if (!rc) rc = remove_file(r, f);
+  return rc;
+}
+
+/* File f's rewrite w into the transaction: f removed, w's files added. w joins r->ws. */
+static int take_rewrite(run *r, const dl_file *f, dw_writer *w) {
+  int rc = w ? add_writer(r, w) : 0;
+  if (rc) {
+    dw_abort(w);
+    dw_free(w);
+    return rc;
+  }
+  rc = remove_file(r, f);
   for (size_t i = 0; !rc && w && i < dw_num_files(w); i++) {
     const dl_file *a = dw_file(w, i);
     r->res->num_added_files++;
@@ -200,6 +231,13 @@ static int rewrite(run *r, const dl_file *f) {
     rc = dl_txn_add_file(r->x, a);
   }
   return rc;
+}
+
+static int rewrite(run *r, const dl_file *f) {
+  dw_writer *w = NULL;
+  int rc = rewrite_data(r, f, &w);
+  if (rc && w) dw_abort(w), dw_free(w);
+  return rc ? rc : take_rewrite(r, f, w);
 }
 
 /* ---- deletion vectors -------------------------------------------------------------------- */
@@ -303,6 +341,125 @@ static int64_t file_rows(const dl_file *f) {
   return n;
 }
 
+/* ---- copy-on-write on several threads ----------------------------------------------------- */
+
+enum { PAR_DONE = 1 }; /* stops an iteration over the files once every candidate is seen */
+
+typedef struct worker {
+  run r;           /* the operation's run with its own buffers and counters */
+  run *m;          /* the operation's run */
+  dml_result res;
+  size_t id, n;    /* this worker rewrites candidates id, id + n, ... */
+  pthread_t th;
+  bool started;
+} worker;
+
+static int par_add(run *r, const char *path) {
+  void *v = r->cs;
+  int rc = dml__reserve(&v, &r->capc, r->nc, sizeof *r->cs);
+  r->cs = v;
+  if (rc) return rc;
+  cand *c = &r->cs[r->nc];
+  *c = (cand){.path = strdup(path)};
+  if (!c->path) return dml__oom();
+  r->nc++;
+  return 0;
+}
+
+/* The next candidate among the snapshot's files (they come in the same order every time):
+ * its index, or -1 when f is not one; *cur moves past it. */
+static int64_t par_match(const run *m, size_t *cur, const dl_file *f) {
+  if (*cur >= m->nc || strcmp(f->path, m->cs[*cur].path)) return -1;
+  return (int64_t)(*cur)++;
+}
+
+/* One candidate: has it a matched row, and if so its rewrite. */
+static int par_file(worker *w, const dl_file *f, cand *c) {
+  run *r = &w->r;
+  int64_t t0 = dml__mono_ms();
+  int rc = has_match(r, f, &c->any);
+  int64_t t1 = dml__mono_ms();
+  r->res->scan_ms += t1 - t0;
+  if (!rc && c->any) rc = rewrite_data(r, f, &c->w);
+  r->res->rewrite_ms += dml__mono_ms() - t1;
+  return rc;
+}
+
+static int par_cb(void *ctx, const dl_file *f) {
+  worker *w = ctx;
+  if (w->r.cur >= w->m->nc) return PAR_DONE;
+  int64_t c = par_match(w->m, &w->r.cur, f);
+  if (c < 0 || (size_t)c % w->n != w->id) return 0;
+  if (atomic_load(&w->m->stop)) return PAR_DONE;
+  return par_file(w, f, &w->m->cs[c]);
+}
+
+static void *par_main(void *p) {
+  worker *w = p;
+  int rc = dl_snapshot_files(w->r.s, par_cb, w);
+  if (rc && rc != PAR_DONE) {
+    atomic_store(&w->m->stop, true);
+    pthread_mutex_lock(&w->m->mu);
+    if (!w->m->err) w->m->err = rc, w->m->errmsg = strdup(dd_err_msg()); /* the first error wins */
+    pthread_mutex_unlock(&w->m->mu);
+  }
+  return NULL;
+}
+
+/* The commit's actions of each candidate with a matched row, in the candidates' order. */
+static int take_cb(void *ctx, const dl_file *f) {
+  run *r = ctx;
+  if (r->cur >= r->nc) return PAR_DONE;
+  int64_t i = par_match(r, &r->cur, f);
+  if (i < 0 || !r->cs[i].any) return 0;
+  dw_writer *w = r->cs[i].w;
+  r->cs[i].w = NULL;
+  return take_rewrite(r, f, w);
+}
+
+/* The candidates rewritten by min(DML__WORKERS, candidates) workers, this thread the
+ * first (a worker whose thread does not start runs here after it). */
+static int par_run(run *r) {
+  worker ws[DML__WORKERS];
+  size_t n = r->nc < DML__WORKERS ? r->nc : DML__WORKERS;
+  int rc = 0;
+  for (size_t i = 0; i < n; i++) {
+    worker *w = &ws[i];
+    *w = (worker){.r = *r, .m = r, .id = i, .n = n};
+    w->r.res = &w->res;
+    w->r.mask = NULL, w->r.idx = NULL, w->r.mask_cap = 0, w->r.ppred = NULL, w->r.cur = 0;
+    w->r.scan_threads = 1; /* the workers are the parallelism */
+    w->started = i && pthread_create(&w->th, NULL, par_main, w) == 0;
+  }
+  for (size_t i = 0; i < n; i++) {
+    worker *w = &ws[i];
+    if (w->started) pthread_join(w->th, NULL);
+    else par_main(w);
+  }
+  for (size_t i = 0; i < n; i++) {
+    const dml_result *q = &ws[i].res;
+    r->res->num_files_read += q->num_files_read;
+    r->res->num_affected_rows += q->num_affected_rows;
+    r->res->num_copied_rows += q->num_copied_rows;
+    r->res->scan_ms += q->scan_ms;
+    r->res->rewrite_ms += q->rewrite_ms;
+    free(ws[i].r.mask), free(ws[i].r.idx), ex_free(ws[i].r.ppred);
+  }
+  if (r->err) rc = dd_err_set(r->err, "%s", r->errmsg ? r->errmsg : "dml: rewriting a file failed");
+  r->cur = 0;
+  if (!rc) rc = dl_snapshot_files(r->s, take_cb, r);
+  return rc == PAR_DONE ? 0 : rc;
+}
+
+static void par_free(run *r) {
+  for (size_t i = 0; i < r->nc; i++) {
+    if (r->cs[i].w) dw_abort(r->cs[i].w), dw_free(r->cs[i].w);
+    free(r->cs[i].path);
+  }
+  free(r->cs);
+  free(r->errmsg);
+}
+
 static int file_cb(void *ctx, const dl_file *f) {
   run *r = ctx;
   r->res->num_files_considered++;
@@ -318,6 +475,7 @@ static int file_cb(void *ctx, const dl_file *f) {
     else r->res->num_affected_rows += n;
     return remove_file(r, f);
   }
+  if (r->par) return par_add(r, f->path);
   int64_t t0 = dml__mono_ms();
   bool any = false;
   rc = has_match(r, f, &any);
@@ -375,7 +533,10 @@ static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts 
     r.b.partition_only = false;
   out->metadata_only = !update && r.b.partition_only;
   if (!rc) rc = dl_txn_begin(&r.x, t, s);
+  r.par = !r.use_dv && !r.cdc.on && !r.routed && !out->metadata_only;
+  if (r.par) pthread_mutex_init(&r.mu, NULL);
   if (!rc) rc = dl_snapshot_files(s, file_cb, &r);
+  if (!rc && r.par && r.nc) rc = par_run(&r);
   out->execution_ms = dml__mono_ms() - start;
   if (!rc && r.routed) {
     int64_t files = 0, bytes = 0;
@@ -394,6 +555,7 @@ static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts 
   }
   dml__dv_free(&r.dvf, t, rc != 0);
   if (rc) out->version = -1;
+  if (r.par) par_free(&r), pthread_mutex_destroy(&r.mu);
   free(r.ws);
   free(r.mask);
   free(r.pcols);
