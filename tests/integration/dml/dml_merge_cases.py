@@ -225,8 +225,8 @@ class MergeCases:
              "WHEN NOT MATCHED THEN INSERT *"),
             ("stcm", "MERGE WITH SCHEMA EVOLUTION INTO {t} t USING %s s ON t.x = s.x WHEN MATCHED THEN UPDATE SET * "
              "WHEN NOT MATCHED THEN INSERT *"),
-            ("st", "MERGE WITH SCHEMA EVOLUTION INTO {t} t USING %s s ON t.x = s.x WHEN MATCHED THEN UPDATE SET "
-             "s = s.s WHEN NOT MATCHED THEN INSERT (x, s) VALUES (s.x, s.s)"),
+            ("st", "MERGE WITH SCHEMA EVOLUTION INTO {t} t USING %s src ON t.x = src.x WHEN MATCHED THEN UPDATE SET "
+             "s = src.s, l = src.l WHEN NOT MATCHED THEN INSERT (x, s, l) VALUES (src.x, src.s, src.l)"),
         ]
         ops, plan = [], []
         for i, (name, st) in enumerate(stmts):
