@@ -8,7 +8,10 @@
  * The MERGE then reads and writes the target through a snapshot carrying that metadata
  * (dl_snapshot_with_metadata) and commits the metadata with its files. Columns of the
  * target the source lacks keep their value in UPDATE SET * and are NULL in INSERT *
- * (dml_merge_bind.c). Nested struct fields are not evolved. */
+ * (dml_merge_bind.c). A source struct column (in a star clause or assigned whole, SET s =
+ * src.s) adds the fields the target's struct lacks, recursively through structs, array
+ * elements and map values, at the end of each struct (as Delta); the rows' values then bind
+ * when the source's struct has the evolved shape (dml_merge_bind.c casts no nested types). */
 #include "store/dml/dml_merge_int.h"
 
 #include <inttypes.h>
@@ -124,27 +127,63 @@ static int config_with_max_id(char **out, const dl_snapshot *s, int64_t max_id) 
   return rc;
 }
 
-/* Whether the fields array already has name (case-insensitive). */
-static bool listed(const json_t *fields, const char *name) {
+/* The field of fields named name (case-insensitive), or NULL. */
+static json_t *field_named(json_t *fields, const char *name) {
   size_t i;
-  const json_t *f;
+  json_t *f;
   json_array_foreach(fields, i, f) {
     const char *n = json_string_value(json_object_get(f, "name"));
-    if (n && !strcasecmp(n, name)) return true;
+    if (n && !strcasecmp(n, name)) return f;
   }
-  return false;
+  return NULL;
 }
 
 /* Appends source field id as a new nullable column called name, unless the target (or
  * an earlier addition) has it. */
 static int add_column(json_t *fields, const dl_snapshot *s, const arw_schema *src, int id, const char *name,
                       evo *e, size_t *added) {
-  if (dl_schema_field(dl_snapshot_schema(s), name) || listed(fields, name)) return 0;
+  if (dl_schema_field(dl_snapshot_schema(s), name) || field_named(fields, name)) return 0;
   json_t *f = field_json(src, id, name, true, e);
   if (!f) return e->err ? e->err : dml__oom();
   json_array_append_new(fields, f);
   (*added)++;
   return 0;
+}
+
+/* Adds to the target's type t (JSON, changed in place) the struct fields source field id
+ * has and t lacks, recursively through structs, array elements and map values, each at
+ * the end of its struct, nullable (as Delta). Other types are left as they are. */
+static int merge_nested(json_t *t, const arw_schema *src, int id, evo *e, size_t *added) {
+  const char *kind = json_string_value(json_object_get(t, "type"));
+  if (!json_is_object(t) || !kind) return 0;
+  int k = arw_field_kind(src, id), rc = 0;
+  if (!strcmp(kind, "array") && k == ARW_LIST)
+    return merge_nested(json_object_get(t, "elementType"), src, arw_field_child(src, id, 0), e, added);
+  if (!strcmp(kind, "map") && k == ARW_MAP)
+    return merge_nested(json_object_get(t, "valueType"), src, arw_field_child(src, id, 1), e, added);
+  json_t *fields = json_object_get(t, "fields");
+  if (strcmp(kind, "struct") || k != ARW_STRUCT || !json_is_array(fields)) return 0;
+  for (int i = 0; !rc && i < arw_field_nchildren(src, id); i++) {
+    int c = arw_field_child(src, id, i);
+    json_t *have = field_named(fields, arw_field_name(src, c)), *f;
+    if (have) {
+      rc = merge_nested(json_object_get(have, "type"), src, c, e, added);
+    } else if (!(f = field_json(src, c, arw_field_name(src, c), true, e))) {
+      rc = e->err ? e->err : dml__oom();
+    } else {
+      json_array_append_new(fields, f);
+      (*added)++;
+    }
+  }
+  return rc;
+}
+
+/* add_column, or, when the target has the column, its nested struct fields evolved. */
+static int add_or_merge(json_t *fields, const dl_snapshot *s, const arw_schema *src, int id, const char *name,
+                        evo *e, size_t *added) {
+  json_t *have = field_named(fields, name);
+  if (have) return merge_nested(json_object_get(have, "type"), src, id, e, added);
+  return add_column(fields, s, src, id, name, e, added);
 }
 
 /* The target column an assignment names (its alias qualifier dropped); NULL when it names
@@ -225,13 +264,15 @@ int dml__merge_evolve(dl_snapshot **out, const dl_snapshot *s, const dml_merge_o
     bool star = cl->action == DML_MERGE_UPDATE_STAR || cl->action == DML_MERGE_INSERT_STAR;
     for (size_t i = 0; star && !rc && i < arw_schema_ncolumns(src); i++) {
       int id = arw_schema_column(src, i);
-      rc = add_column(v.fields, s, src, id, arw_field_name(src, id), &v.e, &v.added);
+      rc = add_or_merge(v.fields, s, src, id, arw_field_name(src, id), &v.e, &v.added);
     }
     for (size_t a = 0; !star && !rc && a < cl->num_assignments; a++) {
       const char *col = target_name(cl->assignments[a].column, o->target_alias);
-      if (!col || dl_schema_field(dl_snapshot_schema(s), col) || listed(v.fields, col)) continue;
+      if (!col) continue;
       int id = source_column(cl->assignments[a].value, src, o->source_alias);
-      if (id < 0)
+      if (dl_schema_field(dl_snapshot_schema(s), col) || field_named(v.fields, col)) {
+        if (id >= 0) rc = add_or_merge(v.fields, s, src, id, col, &v.e, &v.added);
+      } else if (id < 0)
         rc = dd_err_set(DD_EUNSUPPORTED, "MERGE: schema evolution adds the column `%s` from a source column "
                         "(SET %s = s.col): its value here is an expression; add the column first (ALTER TABLE "
                         "... ADD COLUMNS)", col, col);

@@ -52,6 +52,13 @@ TABLES = {
                "(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL), "
                "(true, 3, 30, 300, 3000, 0.0, 1e10, 0.01, '', X'', DATE'2024-02-29', "
                "TIMESTAMP'2024-02-29 00:00:00', TIMESTAMP_NTZ'2024-02-29 00:00:00')"], "", ""),
+    # a struct column and an array of structs (MERGE's evolution of nested fields)
+    "st": ("x INT, s STRUCT<a: INT, b: STRING>, l ARRAY<STRUCT<a: INT>>",
+           ["(1, named_struct('a', 1, 'b', 'one'), array(named_struct('a', 1))), (2, NULL, NULL)"], "", ""),
+    "stcm": ("x INT, s STRUCT<a: INT, b: STRING>, l ARRAY<STRUCT<a: INT>>",
+             ["(1, named_struct('a', 1, 'b', 'one'), array(named_struct('a', 1))), (2, NULL, NULL)"], "",
+             "TBLPROPERTIES ('delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2', "
+             "'delta.minWriterVersion' = '5')"),
     "chk": ("x INT NOT NULL, y STRING", ["(5, 'a'), (6, 'b')", "(1, 'c'), (2, 'd')"], "", ""),
     "ao": ("x INT, y STRING", ["(1, 'a')"], "", "TBLPROPERTIES ('delta.appendOnly' = 'true')"),
 }
