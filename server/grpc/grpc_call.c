@@ -204,7 +204,7 @@ void dd_grpc__serve_unknown(dd_grpc__call *c) {
 }
 
 /* A call matched after the drain began: UNAVAILABLE, the handler never runs. A stream's
- * batches complete on the worker's pluck queue, the others' on its NEXT queue (T_DONE). */
+ * batches complete on its own pluck queue, the others' on the worker's NEXT queue (T_DONE). */
 void dd_grpc__serve_refused(dd_grpc__call *c) {
   grpc_op ops[3];
   call__op(&ops[0], GRPC_OP_SEND_INITIAL_METADATA);
@@ -217,6 +217,6 @@ void dd_grpc__serve_refused(dd_grpc__call *c) {
     return;
   }
   if (!plucked) return; /* freed on T_DONE */
-  grpc_completion_queue_pluck(c->w->pluck, &c->t_done, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+  grpc_completion_queue_pluck(c->pluck, &c->t_done, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
   dd_grpc__call_free(c);
 }

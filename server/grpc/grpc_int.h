@@ -4,11 +4,18 @@
  * Worker i owns two completion queues:
  *   cq     a NEXT queue registered with the server: new-call notifications for every
  *          request this worker posted, and the batches of asynchronous calls;
- *   pluck  a PLUCK queue private to the worker: the batches of the one server-streaming
- *          call the worker is serving. A streaming handler runs on the worker thread and
- *          blocks there while it sends; its call was bound to this queue when the request
- *          was posted, so each send is one batch plucked by tag (one SEND_MESSAGE in
- *          flight, ever). Only this worker's thread plucks it, one call at a time.
+ * A server-streaming call has a PLUCK queue of its own (c->pluck, made when its slot is
+ * posted and bound to the call then), and its handler runs on a thread of its own
+ * (grpc_stream.c), which blocks while it sends: each send is one batch plucked by tag (one
+ * SEND_MESSAGE in flight, ever). The worker threads never block in a handler that streams:
+ * gRPC hands every new call of a connection to the queue that connection was accepted on
+ * first (Server::RealRequestMatcher tries the connection's cq index before the others), so
+ * a worker blocked in a stream used to hold every later call of its client connection,
+ * matched to its posted slots, until the stream ended (a Spark Connect Interrupt behind
+ * the ExecutePlan it should stop). Stream threads are as many as the streams running,
+ * bounded by admission (req_guard.h: a refused stream returns at once) and the
+ * connection's max_concurrent_streams; shutdown waits for them before destroying the
+ * server (srv__teardown).
  *
  * Slots. A dd_grpc__call is allocated when a request is posted (a "slot") and becomes the
  * call's state when the request is matched. Each worker starts with `prepost` slots posted
@@ -24,9 +31,10 @@
  * The worker dispatches on (method kind, op):
  *   UNARY    NEW: auth, decode, handler, encode, then ONE batch {initial metadata, message,
  *            status, close} tagged DONE; DONE frees the call. Nothing blocks.
- *   STREAM   NEW: auth, decode, RECV_CLOSE batch (tag CLOSE, for cancellation), handler
- *            (send = SEND_MESSAGE batch plucked on `pluck`), status batch plucked; then
- *            CLOSE plucked and the call freed, all on the worker thread.
+ *   STREAM   NEW: hand the call to a new stream thread, which does: auth, decode,
+ *            RECV_CLOSE batch (tag CLOSE, for cancellation), handler (send = SEND_MESSAGE
+ *            batch plucked on c->pluck), status batch plucked; then CLOSE plucked and the
+ *            call freed.
  *   WATCH    health Watch, asynchronous: {metadata, message} tagged SEND and {close}
  *            tagged CLOSE; stays open until the client goes away or shutdown.
  *   REFLECT  reflection, asynchronous bidi: RECV -> reply SEND -> RECV ... ; client
@@ -108,7 +116,6 @@ typedef struct dd_grpc__method {
 struct dd_grpc__worker {
   dd_grpc_server *srv;
   grpc_completion_queue *cq;
-  grpc_completion_queue *pluck;
   pthread_t thread;
   bool started;
 };
@@ -119,6 +126,7 @@ struct dd_grpc__call {
   const dd_grpc__method *method; /* NULL: unknown method */
   /* Filled by gRPC when the slot is matched. */
   grpc_call *call;
+  grpc_completion_queue *pluck; /* streams only: the queue the call is bound to */
   gpr_timespec deadline; /* GPR_CLOCK_MONOTONIC as received */
   grpc_metadata_array md;
   grpc_byte_buffer *payload;
@@ -169,6 +177,7 @@ struct dd_grpc_server {
   pthread_cond_t cv;
   int state; /* 0 running, 1 shutting down, 2 done */
   dd_grpc__call *streams;
+  int stream_threads; /* grpc_stream.c threads running; cv is broadcast when one ends */
   /* TLS (grpc_tls.c) */
   bool tls_on;
   dd_tls_client_auth tls_client_auth;
@@ -204,8 +213,10 @@ void dd_grpc__serve_unary(dd_grpc__call *c);
 void dd_grpc__serve_unknown(dd_grpc__call *c);
 void dd_grpc__serve_refused(dd_grpc__call *c);
 
-/* ---- grpc_stream.c: server-streaming calls (synchronous on the worker) ---- */
+/* ---- grpc_stream.c: server-streaming calls (each on a thread of its own) ---- */
 void dd_grpc__serve_stream(dd_grpc__call *c);
+/* Blocks until no stream thread runs. */
+void dd_grpc__stream_wait_all(dd_grpc_server *s);
 
 /* ---- grpc_astream.c: asynchronous streams (health Watch, reflection) ---- */
 void dd_grpc__serve_watch(dd_grpc__call *c);

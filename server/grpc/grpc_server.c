@@ -131,8 +131,7 @@ static int srv__create_grpc(dd_grpc_server *s) {
     dd_grpc__worker *w = &s->workers[i];
     w->srv = s;
     w->cq = grpc_completion_queue_create_for_next(NULL);
-    w->pluck = grpc_completion_queue_create_for_pluck(NULL);
-    if (!w->cq || !w->pluck) return dd_err_set(DD_EINTERNAL, "cannot create a completion queue");
+    if (!w->cq) return dd_err_set(DD_EINTERNAL, "cannot create a completion queue");
     grpc_server_register_completion_queue(s->gs, w->cq, NULL);
   }
   for (size_t i = 0; i < s->n_methods; i++) {
@@ -180,6 +179,7 @@ static int srv__run(dd_grpc_server *s) {
 /* Destroys the gRPC server (its shutdown, if it was started, has completed), shuts the
  * queues down and lets each worker drain its queue (inline for a worker never started). */
 static void srv__teardown(dd_grpc_server *s) {
+  dd_grpc__stream_wait_all(s); /* their calls end before the server goes */
   if (s->gs) grpc_server_destroy(s->gs);
   s->gs = NULL;
   for (int i = 0; s->workers && i < s->n_workers; i++)
@@ -190,11 +190,7 @@ static void srv__teardown(dd_grpc_server *s) {
     else if (w->cq) dd_grpc__worker_main(w);
     w->started = false;
     if (w->cq) grpc_completion_queue_destroy(w->cq);
-    if (w->pluck) {
-      grpc_completion_queue_shutdown(w->pluck);
-      grpc_completion_queue_destroy(w->pluck);
-    }
-    w->cq = w->pluck = NULL;
+    w->cq = NULL;
   }
   if (s->shutdown_cq) {
     grpc_completion_queue_shutdown(s->shutdown_cq);

@@ -12,8 +12,9 @@
  *
  * Threads: start, port, shutdown and free are called by the owner (one thread at a time;
  * shutdown may also race with itself). Handlers run on the server's threads: a unary
- * handler holds its thread for its own duration, a server-streaming handler for the whole
- * stream (its sends block), so more threads than cores suit long streams. */
+ * handler holds its worker thread for its own duration; a server-streaming handler runs on
+ * a thread of its own for the whole stream (its sends block), so the worker goes on
+ * serving the other calls of the same connection. */
 #ifndef DD_SERVER_GRPC_GRPC_SERVER_H
 #define DD_SERVER_GRPC_GRPC_SERVER_H
 

@@ -1,15 +1,17 @@
-/* grpc_stream.c: server-streaming calls. The handler runs on the worker thread; the call
- * was bound to the worker's private pluck queue when its slot was posted, so every batch
- * here is started and then plucked by its tag: each send waits for its SEND_MESSAGE to
+/* grpc_stream.c: server-streaming calls. The handler runs on a thread of its own, so the
+ * worker that was handed the call goes on serving the other calls of its connection (see
+ * grpc_int.h); the call was bound to its own pluck queue when its slot was posted, so
+ * every batch here is started and then plucked by its tag: each send waits for its SEND_MESSAGE to
  * complete before the next may start (one in flight), and a RECV_CLOSE_ON_SERVER batch
  * started up front tells a send that the client cancelled or the deadline passed. */
+#include <pthread.h>
 #include <string.h>
 
 #include "common/err.h"
 #include "server/grpc/grpc_int.h"
 
 static grpc_event stream__pluck(dd_grpc__call *c, dd_grpc__tag *tag, gpr_timespec until) {
-  return grpc_completion_queue_pluck(c->w->pluck, tag, until, NULL);
+  return grpc_completion_queue_pluck(c->pluck, tag, until, NULL);
 }
 
 /* True once the call cannot take more messages: closed (cancelled: the handler has not
@@ -48,7 +50,7 @@ static int stream__send(void *cls, const ProtobufCMessage *msg) {
   return ev.success ? 0 : stream__cancelled(c);
 }
 
-void dd_grpc__serve_stream(dd_grpc__call *c) {
+static void stream__serve(dd_grpc__call *c) {
   grpc_op ops[2];
   memset(ops, 0, sizeof ops);
   ops[0].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
@@ -67,4 +69,37 @@ void dd_grpc__serve_stream(dd_grpc__call *c) {
     stream__pluck(c, &c->t_status, gpr_inf_future(GPR_CLOCK_MONOTONIC));
   if (close_started && !c->closed) stream__pluck(c, &c->t_close, gpr_inf_future(GPR_CLOCK_MONOTONIC));
   dd_grpc__call_free(c);
+}
+
+static void *stream__main(void *arg) {
+  dd_grpc__call *c = arg;
+  dd_grpc_server *s = c->srv;
+  stream__serve(c);
+  pthread_mutex_lock(&s->mu);
+  s->stream_threads--;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+void dd_grpc__serve_stream(dd_grpc__call *c) {
+  dd_grpc_server *s = c->srv;
+  pthread_attr_t attr;
+  pthread_t t;
+  bool started = false;
+  pthread_mutex_lock(&s->mu);
+  s->stream_threads++;
+  pthread_mutex_unlock(&s->mu);
+  if (pthread_attr_init(&attr) == 0) {
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    started = pthread_create(&t, &attr, stream__main, c) == 0;
+    pthread_attr_destroy(&attr);
+  }
+  if (!started) stream__main(c); /* no thread to be had: serve it here, as before */
+}
+
+void dd_grpc__stream_wait_all(dd_grpc_server *s) {
+  pthread_mutex_lock(&s->mu);
+  while (s->stream_threads > 0) pthread_cond_wait(&s->cv, &s->mu);
+  pthread_mutex_unlock(&s->mu);
 }

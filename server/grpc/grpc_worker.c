@@ -30,8 +30,15 @@ int dd_grpc__post(dd_grpc__worker *w, const dd_grpc__method *method) {
     grpc_call_details_init(&c->details);
     err = grpc_server_request_call(w->srv->gs, &c->call, &c->details, &c->md, w->cq, w->cq, &c->t_new);
   } else {
-    /* A streaming call's batches complete on the worker's private pluck queue. */
-    grpc_completion_queue *bound = method->kind == DD_GRPC__K_STREAM ? w->pluck : w->cq;
+    /* A streaming call's batches complete on its own pluck queue (grpc_int.h). */
+    grpc_completion_queue *bound = w->cq;
+    if (method->kind == DD_GRPC__K_STREAM) {
+      if (!(c->pluck = grpc_completion_queue_create_for_pluck(NULL))) {
+        dd_grpc__call_free(c);
+        return dd_err_set(DD_EINTERNAL, "cannot create a completion queue");
+      }
+      bound = c->pluck;
+    }
     grpc_byte_buffer **payload = method->kind == DD_GRPC__K_REFLECT ? NULL : &c->payload;
     err = grpc_server_request_registered_call(w->srv->gs, method->handle, &c->call, &c->deadline, &c->md,
                                               payload, bound, w->cq, &c->t_new);
@@ -46,6 +53,10 @@ int dd_grpc__post(dd_grpc__worker *w, const dd_grpc__method *method) {
 void dd_grpc__call_free(dd_grpc__call *c) {
   if (!c) return;
   if (c->call) grpc_call_unref(c->call);
+  if (c->pluck) { /* every batch of the call was plucked */
+    grpc_completion_queue_shutdown(c->pluck);
+    grpc_completion_queue_destroy(c->pluck);
+  }
   grpc_metadata_array_destroy(&c->md);
   if (!c->method) grpc_call_details_destroy(&c->details);
   if (c->payload) grpc_byte_buffer_destroy(c->payload);

@@ -486,10 +486,10 @@ static int spark_error(int rc, int64_t timeout_ms) {
   return dd_err_wrap(rc, "Spark Connect server %s", fwd.target);
 }
 
-static int job_run(const fwd_job *j, const char *session_id, int64_t timeout_ms, const connect_exec_opts *o,
-                   connect_fwd_send_fn send, void *ud) {
+static int job_run(const fwd_job *j, const Spark__Connect__ExecutePlanRequest *creq, const char *client_op,
+                   int64_t timeout_ms, const connect_exec_opts *o, connect_fwd_send_fn send, void *ud) {
   char spark_sid[37], op_id[37];
-  int rc = spark_session(spark_sid, session_id);
+  int rc = spark_session(spark_sid, creq->session_id);
   if (!rc && j->op == FWD_VACUUM) rc = sync_retention(spark_sid, timeout_ms, o);
   if (rc) return rc < 0 && rc != DD_ENOMEM ? spark_error(rc, timeout_ms) : rc;
   connect_uuid(op_id);
@@ -498,9 +498,12 @@ static int job_run(const fwd_job *j, const char *session_id, int64_t timeout_ms,
   req.session_id = spark_sid, req.user_context = &u, req.plan = j->plan;
   req._operation_id_case = SPARK__CONNECT__EXECUTE_PLAN_REQUEST___OPERATION_ID_OPERATION_ID, req.operation_id = op_id;
   req._client_type_case = SPARK__CONNECT__EXECUTE_PLAN_REQUEST___CLIENT_TYPE_CLIENT_TYPE, req.client_type = (char *)"deltad";
+  req.n_tags = creq->n_tags, req.tags = creq->tags; /* for an Interrupt by tag */
   fwd_relay st = {send, ud, false};
+  if ((rc = connect_fwd_op_add(creq->session_id, client_op, spark_sid, op_id))) return rc;
   rc = fwd.rpc.stream(fwd.rpc.ctx, fwd.endpoint, timeout_ms, SC_METHOD("ExecutePlan"), &req.base,
                       &spark__connect__execute_plan_response__descriptor, relay, &st);
+  connect_fwd_op_remove(op_id);
   if (rc) return rc == DD_ENOMEM || rc == DD_ECANCELLED ? rc : spark_error(rc, timeout_ms);
   if (st.complete) return 0;
   /* Spark ends a non-reattachable execution without result_complete; the client's is. */
@@ -513,8 +516,38 @@ static int job_run(const fwd_job *j, const char *session_id, int64_t timeout_ms,
 
 const char *connect_forward_target(void) { return fwd.on ? fwd.target : ""; }
 
-int connect_forward_execute(connect_fwd_result *out, const Spark__Connect__Plan *plan, const char *session_id,
-                            int64_t deadline_ms, const connect_exec_opts *o, connect_fwd_send_fn send, void *ud) {
+int connect_forward_interrupt(const Spark__Connect__InterruptRequest *creq, char ***ids, size_t *n_ids) {
+  char spark_sid[37], spark_op[37];
+  bool by_id = creq->interrupt_type == SPARK__CONNECT__INTERRUPT_REQUEST__INTERRUPT_TYPE__INTERRUPT_TYPE_OPERATION_ID;
+  if (!fwd.on || !connect_fwd_op_find(creq->session_id, by_id ? creq->operation_id : NULL, spark_sid, spark_op))
+    return 0;
+  Spark__Connect__InterruptRequest req = *creq; /* the same interrupt, on Spark's ids */
+  Spark__Connect__UserContext u = fwd_user();
+  req.session_id = spark_sid, req.user_context = &u;
+  req._client_observed_server_side_session_id_case = SPARK__CONNECT__INTERRUPT_REQUEST___CLIENT_OBSERVED_SERVER_SIDE_SESSION_ID__NOT_SET;
+  if (by_id) req.operation_id = spark_op;
+  ProtobufCMessage *out = NULL;
+  int rc = fwd.rpc.unary(fwd.rpc.ctx, fwd.endpoint, 10000, SC_METHOD("Interrupt"), &req.base,
+                         &spark__connect__interrupt_response__descriptor, &out);
+  if (rc) return spark_error(rc, 10000);
+  const Spark__Connect__InterruptResponse *r = (const Spark__Connect__InterruptResponse *)out;
+  for (size_t i = 0; i < r->n_interrupted_ids && !rc; i++) {
+    char *id = connect_fwd_op_client(r->interrupted_ids[i]);
+    char **grown = id ? realloc(*ids, (*n_ids + 1) * sizeof **ids) : NULL;
+    if (grown) *ids = grown, grown[(*n_ids)++] = id;
+    else if (id) free(id), rc = dd_err_set(DD_ENOMEM, "out of memory");
+  }
+  dd_log(DD_LOG_INFO, "spark forward: interrupt of session %s sent to %s: %zu interrupted", creq->session_id, fwd.target,
+         r->n_interrupted_ids);
+  protobuf_c_message_free_unpacked(out, NULL);
+  return rc;
+}
+
+int connect_forward_execute(connect_fwd_result *out, const Spark__Connect__ExecutePlanRequest *req,
+                            const char *op_id, int64_t deadline_ms, const connect_exec_opts *o,
+                            connect_fwd_send_fn send, void *ud) {
+  const Spark__Connect__Plan *plan = req->plan;
+  const char *session_id = req->session_id;
   memset(out, 0, sizeof *out);
   if (!fwd.on) return 0;
   fwd_job j;
@@ -531,7 +564,7 @@ int connect_forward_execute(connect_fwd_result *out, const Spark__Connect__Plan 
   snprintf(out->table, sizeof out->table, "%s", j.nlocs ? j.locs[0] : "");
   int64_t timeout_ms = fwd.timeout_ms;
   if (deadline_ms > 0 && deadline_ms - dd_call_now_ms() < timeout_ms) timeout_ms = deadline_ms - dd_call_now_ms();
-  rc = timeout_ms > 0 ? job_run(&j, session_id, timeout_ms, o, send, ud)
+  rc = timeout_ms > 0 ? job_run(&j, req, op_id, timeout_ms, o, send, ud)
                       : dd_err_set(DD_EDEADLINE, "the call's deadline passed before it reached Spark");
   if (!rc) {
     pthread_mutex_lock(&fwd.mu);

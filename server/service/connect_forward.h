@@ -68,15 +68,31 @@ typedef struct connect_fwd_result {
   char table[1024];
 } connect_fwd_result;
 
-/* ExecutePlan of plan for the client's session: when the rules forward it, runs it on Spark,
+/* ExecutePlan of req->plan for the client's session req->session_id (op_id: the client's
+ * operation id): when the rules forward it, runs it on Spark,
  * relays every response through send, sets out->forwarded and returns 0 or the error
  * (Spark's status and message; UNAVAILABLE naming the endpoint when Spark cannot be reached).
  * Otherwise out->forwarded is false and 0 is returned: deltad runs the plan itself. A plan
  * the rules forward but that has no Delta SQL form (a merge source that is a query, an
  * expression kind SQL cannot spell) is DD_EUNSUPPORTED saying so. deadline_ms: the client
  * call's (dd_call_now_ms clock; 0 = none): the forwarded call ends by then too. */
-int connect_forward_execute(connect_fwd_result *out, const Spark__Connect__Plan *plan, const char *session_id,
-                            int64_t deadline_ms, const connect_exec_opts *o, connect_fwd_send_fn send, void *ud);
+int connect_forward_execute(connect_fwd_result *out, const Spark__Connect__ExecutePlanRequest *req,
+                            const char *op_id, int64_t deadline_ms, const connect_exec_opts *o,
+                            connect_fwd_send_fn send, void *ud);
+/* The client's Interrupt (all, by tag, by operation id) of its session, forwarded to Spark
+ * when a forwarded operation of the session runs (the client's tags go with each forwarded
+ * ExecutePlan): appends the client's ids of the operations Spark interrupted to *ids
+ * (malloc'ed strings, *n_ids). 0 when nothing was forwarded, else Spark's error. */
+int connect_forward_interrupt(const Spark__Connect__InterruptRequest *req, char ***ids, size_t *n_ids);
+
+/* ---- running forwarded operations (connect_forward_ops.c) ---- */
+int connect_fwd_op_add(const char *session, const char *client_op, const char *spark_sid, const char *spark_op);
+void connect_fwd_op_remove(const char *spark_op);
+/* The Spark session and operation of a running forwarded operation of session (client_op
+ * NULL: any). */
+bool connect_fwd_op_find(const char *session, const char *client_op, char spark_sid[37], char spark_op[37]);
+/* The client's operation id of Spark's spark_op (malloc'ed), NULL when unknown. */
+char *connect_fwd_op_client(const char *spark_op);
 /* "sc://host:port" of the Spark endpoint ("" when off). */
 const char *connect_forward_target(void);
 

@@ -7,8 +7,9 @@
  * ReleaseSession. AnalyzePlan answers schema (running the relation; a mutating one is run
  * once and its result kept for the ExecutePlan of the same plan) and spark_version. Config
  * keeps per-session settings (spark.databricks.delta.retentionDurationCheck.enabled turns
- * the vacuum retention check off). Interrupt answers with no interrupted ids: operations
- * run to completion within ExecutePlan. A relation or command outside what follows is
+ * the vacuum retention check off). Interrupt is forwarded to Spark when an operation of the
+ * session was forwarded there (the interrupted ids are the client's); deltad's own
+ * operations run to completion within ExecutePlan and are not interrupted. A relation or command outside what follows is
  * UNIMPLEMENTED naming it. Admin only.
  * Queries (every other relation, and Delta Connect's Scan) run on store/query through
  * connect_plan.c: the schema first, then bounded Arrow batches as the operators yield
@@ -381,7 +382,7 @@ static int sc_execute(dd_call *call, const ProtobufCMessage *msg, ProtobufCMessa
   if (connect_forward_enabled()) { /* --spark-connect: the rules may send it to Spark */
     connect_fwd_result fr;
     connect_exec_opts o = session_opts(x.session_id, dd_app_store(call->app));
-    rc = connect_forward_execute(&fr, req->plan, x.session_id, call->deadline_ms, &o, forward_send, &x);
+    rc = connect_forward_execute(&fr, req, x.op_id, call->deadline_ms, &o, forward_send, &x);
     if (!rc && fr.forwarded && fr.mutates) dd_app_audit_forward(call, fr.op, fr.table, connect_forward_target());
     if (rc || fr.forwarded) goto cleanup;
   }
@@ -486,6 +487,7 @@ static int sc_interrupt(dd_call *call, const ProtobufCMessage *msg, ProtobufCMes
   r->session_id = strdup(req->session_id);
   r->server_side_session_id = strdup(ssid);
   rc = r->session_id && r->server_side_session_id ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
+  if (!rc) rc = connect_forward_interrupt(req, &r->interrupted_ids, &r->n_interrupted_ids);
   return svc_reply(out, &r->base, rc);
 }
 

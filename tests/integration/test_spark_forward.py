@@ -57,6 +57,39 @@ os._exit(0)
 """
 
 
+# A forwarded query that runs for hours on Spark, interrupted from another thread of the same
+# client (pyspark sends Interrupt on the ExecutePlan's channel): the query fails as pyspark
+# fails an interrupted operation and interruptAll returns the client's operation id.
+INTERRUPT = r"""
+import json, os, sys, threading, time
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()
+t = "delta.`%s`" % sys.argv[2]  # 20 rows: 20 ** 10 rows joined, hours for Spark
+from pyspark.sql.connect.dataframe import DataFrame
+from pyspark.sql.connect.plan import SQL
+# a SQL relation as is (spark.sql would first run it as a command, in deltad's SQL, which
+# has no joins): forwarded, its tables rewritten
+df = DataFrame(SQL("SELECT count(*) FROM " + " CROSS JOIN ".join("%s t%d" % (t, i) for i in range(10))), spark)
+got = {}
+def run():
+    try:
+        got["rows"] = str(df.collect())
+    except Exception as e:
+        got["error"] = "%s: %s" % (type(e).__name__, e)
+th = threading.Thread(target=run)
+th.start()
+ids = []
+for _ in range(600):  # until the forwarded operation runs on Spark (or the query ended)
+    ids = spark.interruptAll()
+    if ids or not th.is_alive():
+        break
+    time.sleep(0.5)
+th.join(120)
+print(json.dumps({"ids": ids, "alive": th.is_alive(), **got}), flush=True)
+os._exit(0)
+"""
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -229,6 +262,23 @@ class SparkForward(h.ServerTest):
         # the client's spark.stop() released its session: deltad released the Spark one
         self.assertRegex(log, r"spark forward: released Spark session [0-9a-f-]{36} of session [0-9a-f-]{36} at sc://")
         self.assertIn("spark=sc://127.0.0.1:%d" % self.spark_port, log)
+
+    def test_interrupt_forwarded(self):
+        table = os.path.join(self.tmp, "intr")
+        self.venv(MAKE_TABLES, table, os.path.join(self.tmp, "intr-src"))
+        wait_port(self.spark_port, self.spark)
+        port = self.server.grpc_target.rsplit(":", 1)[1]
+        url = "sc://127.0.0.1:%s/;use_ssl=true;token=%s" % (port, self.server.token)
+        env = dict(os.environ, GRPC_DEFAULT_SSL_ROOTS_FILE_PATH=self.certs.ca_cert)
+        p = subprocess.run([PY, "-c", INTERRUPT, url, table], capture_output=True, text=True, timeout=400, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        got = json.loads(p.stdout.strip().splitlines()[-1])
+        self.assertFalse(got["alive"], got)
+        self.assertNotIn("rows", got, got)
+        self.assertEqual(len(got["ids"]), 1, got)
+        self.assertRegex(got["ids"][0], r"^[0-9a-f-]{36}$")
+        self.assertIn("OPERATION_CANCELED", got["error"], got)
+        self.assertIn("spark forward: interrupt of session", "".join(self.server.stderr_lines))
 
     def test_spark_down(self):
         """No Spark on the endpoint: UNAVAILABLE naming it, fast; nothing written; the

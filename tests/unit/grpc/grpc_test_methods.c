@@ -15,6 +15,10 @@
 
 atomic_long gt_handler_calls;
 atomic_long gt_stream_cancelled;
+atomic_long gt_holding;
+static pthread_mutex_t gt__gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gt__gate_cv = PTHREAD_COND_INITIALIZER;
+static bool gt__gate_open;
 
 int gt_auth(void *app, const char *token, size_t len, dd_principal *out) {
   (void)app;
@@ -123,6 +127,37 @@ static int gt_count(dd_call *call, const ProtobufCMessage *req, ProtobufCMessage
   return 0;
 }
 
+static int gt_hold(dd_call *call, const ProtobufCMessage *req, ProtobufCMessage **out) {
+  (void)req;
+  (void)out;
+  atomic_fetch_add(&gt_handler_calls, 1);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 30; /* a safety net so a broken runtime fails instead of hanging */
+  pthread_mutex_lock(&gt__gate_mu);
+  atomic_fetch_add(&gt_holding, 1);
+  int w = 0;
+  while (!gt__gate_open && w == 0) w = pthread_cond_timedwait(&gt__gate_cv, &gt__gate_mu, &until);
+  bool released = gt__gate_open;
+  gt__gate_open = false;
+  atomic_fetch_sub(&gt_holding, 1);
+  pthread_mutex_unlock(&gt__gate_mu);
+  Deltad__Catalog__V1__CatalogInfo item = DELTAD__CATALOG__V1__CATALOG_INFO__INIT;
+  item.name = released ? "released" : "timed-out";
+  return call->send(call, &item.base);
+}
+
+static int gt_release(dd_call *call, const ProtobufCMessage *req, ProtobufCMessage **out) {
+  (void)call;
+  (void)req;
+  atomic_fetch_add(&gt_handler_calls, 1);
+  pthread_mutex_lock(&gt__gate_mu);
+  gt__gate_open = true;
+  pthread_cond_broadcast(&gt__gate_cv);
+  pthread_mutex_unlock(&gt__gate_mu);
+  return gt_catalog(out, "released", NULL);
+}
+
 #define GT_SYS(name, fn, in, outd) {"/deltad.system.v1.SystemService/" name, &in, &outd, fn, 0}
 #define GT_TEST(name, fn, in, flags)                                                       \
   {"/dd.test.v1.Test/" name, &in, &deltad__catalog__v1__catalog_info__descriptor, fn, flags}
@@ -137,6 +172,8 @@ const dd_method gt_methods[] = {
     GT_TEST("Deadline", gt_deadline, deltad__catalog__v1__get_catalog_request__descriptor, 0),
     GT_TEST("Public", gt_public, deltad__catalog__v1__get_catalog_request__descriptor, DD_METHOD_PUBLIC),
     GT_TEST("Count", gt_count, deltad__catalog__v1__list_catalogs_request__descriptor, DD_METHOD_STREAMING),
+    GT_TEST("Hold", gt_hold, deltad__catalog__v1__list_catalogs_request__descriptor, DD_METHOD_STREAMING),
+    GT_TEST("Release", gt_release, deltad__catalog__v1__get_catalog_request__descriptor, 0),
 };
 const size_t gt_methods_len = sizeof gt_methods / sizeof gt_methods[0];
 

@@ -12,7 +12,10 @@
  *   /dd.test.v1.Test/Public   (no token) GetCatalogRequest -> CatalogInfo{name = principal
  *                             kind: "none" or "admin"}
  *   /dd.test.v1.Test/Count    (streaming) ListCatalogsRequest{max_results = N,
- *                             page_token "slow" = 20 ms apart} -> N x CatalogInfo{"item-i"} */
+ *                             page_token "slow" = 20 ms apart} -> N x CatalogInfo{"item-i"}
+ *   /dd.test.v1.Test/Hold     (streaming) ListCatalogsRequest -> one CatalogInfo, "released"
+ *                             once a Release call ran, "timed-out" if none came in 30 s
+ *   /dd.test.v1.Test/Release  GetCatalogRequest -> CatalogInfo{"released"}: opens Hold's gate */
 #ifndef DD_TESTS_UNIT_GRPC_TEST_METHODS_H
 #define DD_TESTS_UNIT_GRPC_TEST_METHODS_H
 
@@ -29,6 +32,8 @@ extern const size_t gt_methods_len;
 /* Handler calls so far, and streaming sends that returned DD_ECANCELLED. */
 extern atomic_long gt_handler_calls;
 extern atomic_long gt_stream_cancelled;
+/* Hold handlers that are waiting for their gate. */
+extern atomic_long gt_holding;
 
 /* Accepts GT_TOKEN as an admin named GT_PRINCIPAL. */
 int gt_auth(void *app, const char *token, size_t len, dd_principal *out);

@@ -702,6 +702,42 @@ static void test_shutdown_cancels_after_grace(void **state) {
   grpc_channel_destroy(ch);
 }
 
+/* A streaming handler that blocks must not hold the other calls of its connection: with
+ * one worker thread and one channel, Hold waits until a Release call on the same channel
+ * has run. Before streams had threads of their own, Release was matched to the blocked
+ * worker's slot and waited behind Hold, which timed out. */
+static void test_blocked_stream_holds_no_other_call(void **state) {
+  (void)state;
+  dd_grpc_server *s = NULL;
+  assert_int_equal(start_server(&s, 1, 5000), 0);
+  grpc_channel *ch = open_channel(dd_grpc_server_port(s));
+  bg_call hold[2] = {{0}, {0}};
+  long before = atomic_load(&gt_holding);
+  bg_start(&hold[0], ch, "/dd.test.v1.Test/Hold", count_req(1, ""));
+  wait_above(&gt_holding, before); /* the first Hold blocks */
+  bg_start(&hold[1], ch, "/dd.test.v1.Test/Hold", count_req(1, ""));
+  wait_above(&gt_holding, before + 1); /* a second stream starts beside it */
+  for (int i = 0; i < 2; i++) {
+    tc_result r;
+    tc_opts o = {.authorization = BEARER};
+    call1(ch, "/dd.test.v1.Test/Release", &o, catalog_req("x"), &r); /* answered meanwhile */
+    assert_int_equal(r.status, GRPC_STATUS_OK);
+    tc_result_free(&r);
+    for (int k = 0; k < 1000 && atomic_load(&gt_holding) > before + 1 - i; k++) sleep_ms(10);
+  }
+  for (int i = 0; i < 2; i++) {
+    pthread_join(hold[i].t, NULL);
+    assert_int_equal(hold[i].r.status, GRPC_STATUS_OK);
+    assert_int_equal(hold[i].r.n_msgs, 1);
+    Deltad__Catalog__V1__CatalogInfo *m = catalog_of(&hold[i].r, 0);
+    assert_string_equal(m->name, "released");
+    deltad__catalog__v1__catalog_info__free_unpacked(m, NULL);
+    tc_result_free(&hold[i].r);
+  }
+  grpc_channel_destroy(ch);
+  dd_grpc_server_free(s);
+}
+
 int main(void) {
   grpc_init();
   const struct CMUnitTest tests[] = {
@@ -726,6 +762,7 @@ int main(void) {
       cmocka_unit_test(test_graceful_shutdown_finishes_calls),
       cmocka_unit_test(test_shutdown_cancels_after_grace),
       cmocka_unit_test(test_drain_refuses_new_calls),
+      cmocka_unit_test(test_blocked_stream_holds_no_other_call),
   };
   int failed = cmocka_run_group_tests(tests, group_setup, group_teardown);
   grpc_shutdown();
