@@ -289,9 +289,10 @@ static int pg__commit(cat_txn *base) {
     return 0;
   }
   /* a write announces its generation to every replica's listener (cat_kv_pg_notify.c) */
-  char sql[64] = "COMMIT";
+  char sql[96] = "COMMIT";
   if (base->write && pg__st(base->s)->can_notify)
-    snprintf(sql, sizeof sql, "NOTIFY deltad_gen, '%llu'; COMMIT", (unsigned long long)t->gen);
+    snprintf(sql, sizeof sql, "NOTIFY deltad_gen, '%llu %llx'; COMMIT", (unsigned long long)t->gen,
+             (unsigned long long)pg__schema_tag(pg__st(base->s)));
   PGresult *r = PQexec(t->slot->c, sql);
   int rc = 0;
   if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = pg__err(t->slot->c, r, "commit");

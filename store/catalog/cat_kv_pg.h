@@ -95,5 +95,8 @@ void pg__notify_stop(pg__state *st);
 bool pg__notify_gen(pg__state *st, uint64_t *gen);
 /* A write txn committed generation gen here: readers of this replica see it at once. */
 void pg__notify_committed(pg__state *st, uint64_t gen);
+/* A tag of the replica's schema sent with each notification: the channel is the
+ * database's, so deployments in other schemas of one database hear each other's. */
+uint64_t pg__schema_tag(const pg__state *st);
 
 #endif

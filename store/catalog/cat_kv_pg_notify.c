@@ -43,6 +43,12 @@ static void pg__raise(pg__state *st, uint64_t gen) {
 
 void pg__notify_committed(pg__state *st, uint64_t gen) { pg__raise(st, gen); }
 
+uint64_t pg__schema_tag(const pg__state *st) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (const char *p = st->schema ? st->schema : ""; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+  return h;
+}
+
 bool pg__notify_gen(pg__state *st, uint64_t *gen) {
   if (!st->push || !atomic_load(&st->live)) return false;
   *gen = atomic_load(&st->known);
@@ -67,7 +73,11 @@ static int pg__drain(pg__state *st, PGconn *c) {
   if (!PQconsumeInput(c)) return -1;
   PGnotify *n;
   while ((n = PQnotifies(c)) != NULL) {
-    pg__raise(st, strtoull(n->extra, NULL, 10));
+    char *end = NULL;
+    uint64_t gen = strtoull(n->extra, &end, 10);
+    /* another schema's commit (same database, same channel): not this catalog's */
+    if (!(end && *end == ' ' && strtoull(end + 1, NULL, 16) != pg__schema_tag(st)))
+      pg__raise(st, gen);
     PQfreemem(n);
   }
   int answered = 0;
