@@ -120,7 +120,7 @@ int sign_s3_presign(char **out, const sign_aws_creds *c, const char *region,
 
 /* One extra query parameter of a presigned request (the value is percent-encoded here). */
 typedef struct sign_s3_param {
-  const char *name; /* lower case ("list-type", "prefix"); the array is sorted by name */
+  const char *name; /* a lower-case letter first ("list-type", "uploadId"); sorted by name */
   const char *value;
 } sign_s3_param;
 
