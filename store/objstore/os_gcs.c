@@ -393,6 +393,14 @@ static int gcs_chunk(gcs_stream *w, const uint8_t *data, size_t n, uint64_t off,
   if (!rc && total >= 0 && r.status == 412) rc = dd_err_set(DD_EEXISTS, "gcs object '%s' exists", w->key);
   if (!rc && r.status != want && !(total >= 0 && r.status == 201))
     rc = gcs_status_err(&r, "resumable upload", w->key);
+  /* GCS may keep fewer bytes than a chunk had (its Range says how many): not resent here,
+   * the upload fails (and is cancelled) rather than leave a gap */
+  char kept[96] = "";
+  unsigned long long last = 0;
+  if (!rc && total < 0 && (!os__http_header(&r, "Range", kept, sizeof kept) ||
+                           sscanf(kept, "bytes=0-%llu", &last) != 1 || last + 1 != off + n))
+    rc = dd_err_set(DD_EIO, "GCS resumable upload of '%s': the store kept '%s' of %llu bytes",
+                    w->key, kept, (unsigned long long)(off + n));
   os__http_resp_free(&r);
   return rc;
 }

@@ -271,6 +271,20 @@ class ObjstoreGcs(h.ServerTest):
         p = self.ctl("credential", "create", "bad", "--gcp-key", bad, ok=False)
         self.assertIn("INVALID_ARGUMENT", p.stderr)
 
+    def test_z_os_gcs_streamed_puts(self):
+        """The C test of os_gcs's streamed puts (resumable uploads in 256 KiB parts, a small
+        object in one upload, an aborted upload leaving nothing) against this emulator. Last:
+        its own process fetches a token, which the token-reuse test above must not see."""
+        prog = os.environ.get("DD_OS_GCS_TEST")
+        if not prog:
+            self.skipTest("DD_OS_GCS_TEST is not set (run through ctest)")
+        env = dict(os.environ, DD_GCS_ENDPOINT=self.endpoint, DD_GCS_KEY_FILE=self.key_file)
+        r = subprocess.run([prog], env=env, capture_output=True, text=True, timeout=120)
+        out = r.stdout + r.stderr
+        self.assertEqual(r.returncode, 0, out)
+        self.assertIn("PASSED  ] 3 test(s)", out)
+        self.assertNotIn("SKIPPED", out)
+
 
 if __name__ == "__main__":
     h.main()
