@@ -10,7 +10,9 @@ and deltad's scan read the rows back. A scan of one small column reads the foote
 column's chunks by range: far fewer bytes than the file (deltad's received-bytes counter).
 A deep clone of the big table from S3 into Azure copies the file in parts. An upload that
 fails mid-way (a proxy in front of moto refuses the third part) fails the OPTIMIZE and
-leaves no object, no multipart upload in progress and no commit."""
+leaves no object, no multipart upload in progress and no commit; one whose key another
+writer puts just before CompleteMultipartUpload is refused by If-None-Match: * (the other
+object stays) and commits nothing."""
 import http.client
 import http.server
 import json
@@ -22,6 +24,7 @@ import tempfile
 import threading
 import urllib.parse
 
+import botocore.session
 import requests
 
 import dd_harness as h
@@ -42,8 +45,10 @@ for k in range(%d):
 
 
 class FailingProxy(http.server.BaseHTTPRequestHandler):
-    """Forwards every request to moto, but refuses UploadPart number 3 (403 AccessDenied,
-    not retried); records each request's method and query parameter names."""
+    """Forwards every request to moto, but refuses UploadPart number 3 under /flaky/ (403
+    AccessDenied, not retried), and under /racy/ puts the key itself just before it
+    forwards a CompleteMultipartUpload (a writer racing in); records each request's method
+    and query parameter names."""
     protocol_version = "HTTP/1.1"
 
     def forward(self):
@@ -52,7 +57,10 @@ class FailingProxy(http.server.BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else b""
         self.server.seen.append((self.command, sorted(k for k in q if not k.startswith("X-Amz-"))))
-        if self.command == "PUT" and q.get("partNumber") == ["3"]:
+        if self.command == "POST" and "uploadId" in q and "/racy/" in u.path:
+            key = urllib.parse.unquote(u.path).split("/", 2)[2]
+            self.server.client.put_object(Bucket="lake", Key=key, Body=b"the other writer's object")
+        if self.command == "PUT" and q.get("partNumber") == ["3"] and "/flaky/" in u.path:
             out = b"<Error><Code>AccessDenied</Code><Message>refused by the test</Message></Error>"
             self.send_response(403)
             self.send_header("Content-Length", str(len(out)))
@@ -104,7 +112,7 @@ class ObjstoreLarge(h.ServerTest):
         subprocess.run([py, "-c", WRITE, cls.src], check=True, timeout=300)
         os.environ["S3_UPLOAD_PART_MIN_SIZE"] = str(PART)  # moto's server inherits it
         cls.moto, cls.s3 = start_moto(["lake", "lake/tables/big=" + cls.src,
-                                       "lake/flaky/t=" + cls.src])
+                                       "lake/flaky/t=" + cls.src, "lake/racy/t=" + cls.src])
         cls.procs.append(cls.moto)
         cls.azurite, cls.az = start_azurite(os.path.join(cls.tmp, "azurite"))
         cls.procs.append(cls.azurite)
@@ -112,6 +120,9 @@ class ObjstoreLarge(h.ServerTest):
         cls.proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FailingProxy)
         cls.proxy.target = cls.s3.split("//", 1)[1]
         cls.proxy.seen = []
+        cls.proxy.client = botocore.session.get_session().create_client(
+            "s3", endpoint_url=cls.s3, region_name="us-east-1", aws_access_key_id="test",
+            aws_secret_access_key="test")
         threading.Thread(target=cls.proxy.serve_forever, daemon=True).start()
 
     @classmethod
@@ -140,6 +151,7 @@ class ObjstoreLarge(h.ServerTest):
         proxy = "http://127.0.0.1:%d" % cls.proxy.server_address[1]
         for name, url, cred, ep in (("lake", "s3://lake/tables", "moto", cls.s3),
                                     ("flaky", "s3://lake/flaky", "moto", proxy),
+                                    ("racy", "s3://lake/racy", "moto", proxy),
                                     ("az", AZ_URL, "azkey", cls.az)):
             admin(cls.server, "POST", "/locations", {"name": name, "url": url, "credential": cred,
                                                      "properties": {"endpoint": ep, "path_style": "true"}})
@@ -271,6 +283,20 @@ class ObjstoreLarge(h.ServerTest):
         r = requests.get("%s/lake?uploads" % self.s3)
         self.assertEqual(r.status_code, 200, r.text)
         self.assertNotIn("<UploadId>", r.text)                      # no upload left in progress
+        self.assertEqual(self.delta_rs_rows(url)["version"], FILES - 1)
+
+    def test_6_complete_refused_when_the_key_appeared(self):
+        """CompleteMultipartUpload carries If-None-Match: *: a key written by someone else
+        meanwhile stays theirs (412), the upload is aborted, nothing is committed."""
+        url = "s3://lake/racy/t"
+        keys = set(self.s3_keys("racy/t/"))
+        p = self.ctl("table", "optimize", url, ok=False)
+        self.assertIn("ALREADY_EXISTS", p.stderr)
+        new = set(self.s3_keys("racy/t/")) - keys
+        self.assertEqual(len(new), 1, new)  # the other writer's, untouched
+        got = self.proxy.client.get_object(Bucket="lake", Key=new.pop())["Body"].read()
+        self.assertEqual(got, b"the other writer's object")
+        self.assertNotIn("<UploadId>", requests.get("%s/lake?uploads" % self.s3).text)
         self.assertEqual(self.delta_rs_rows(url)["version"], FILES - 1)
 
 
