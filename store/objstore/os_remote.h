@@ -15,6 +15,9 @@
  *    after checking with HEAD that the key is absent, so stores that ignore the header
  *    still refuse an existing key outside a race; Azure honours the header atomically, so
  *    no HEAD is sent there, and its 409 BlobAlreadyExists is DD_EEXISTS too;
+ *  - streamed puts (os_put_stream) go in parts (os_parts.c): S3 multipart uploads, Azure
+ *    blocks, GCS resumable uploads, each completed under the same condition as a
+ *    put-if-absent and cancelled on failure; an object below one part is one put;
  *  - absolute paths ("s3://bucket/key") are accepted when they lie under the store's root
  *    (same bucket and below its key prefix; Azure: the same container and prefix, and the
  *    same account when the URL names one); relative paths with a ".." segment are refused
