@@ -28,7 +28,7 @@ import botocore.session
 import requests
 
 import dd_harness as h
-from dd_stores import AZ_ACCOUNT, AZ_KEY, admin, az_node, start_azurite, start_moto
+from dd_stores import AZ_ACCOUNT, AZ_KEY, admin, az_node, start_azurite, start_moto, stop_procs
 
 PART = 256 * 1024
 FILES, ROWS = 4, 12000  # rows per file; 48 random base64 characters each: little to compress
@@ -129,12 +129,7 @@ class ObjstoreLarge(h.ServerTest):
     def stop_stores(cls):
         if cls.proxy:
             cls.proxy.shutdown()
-        for p in cls.procs:
-            p.kill()
-            p.wait()
-            for s in (p.stdout, p.stderr):
-                if s:
-                    s.close()
+        stop_procs(cls.procs)
 
     @classmethod
     def tearDownClass(cls):

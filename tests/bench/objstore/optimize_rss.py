@@ -26,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "integration"))
 import dd_harness as h  # noqa: E402
 from dd_stores import admin, start_moto  # noqa: E402
+from s3_requests import metric  # noqa: E402
 
 WRITE = r"""
 import base64, os, sys, deltalake, pyarrow as pa
@@ -36,14 +37,6 @@ for k in range(files):
     deltalake.write_deltalake(sys.argv[1], pa.table({'id': pa.array(ids, pa.int64()), 'payload': pay}),
                               mode='append')
 """
-
-
-def metric(server, name):
-    out = subprocess.run(["curl", "-s", "-H", "Authorization: Bearer " + server.token,
-                          server.rest.rsplit("/api/", 1)[0] + "/metrics"],
-                         capture_output=True, text=True, check=True).stdout
-    m = re.search(r"^%s (\d+)$" % re.escape(name), out, re.M)
-    return int(m.group(1)) if m else 0
 
 
 def ctl(server, *args):
