@@ -86,6 +86,28 @@ int os_azure_udk_get(os_azure_udk *out, const sign_cred *cred, const char *accou
                      const char *endpoint_suffix, int64_t need_until_s);
 void os_azure_udk_free(os_azure_udk *k);
 
+/* ---- temporary AWS credentials (os_aws_sts.c) ----
+ * STS AssumeRole of role_arn with cred's long-term keys (SIGN_CRED_AWS), at endpoint
+ * (NULL: https://sts.<cred's region>.amazonaws.com; else "scheme://host[:port]", such as
+ * MinIO's or an emulator's), for duration_s seconds (900..43200), narrowed by the session
+ * policy policy_json when given. STS refusing (400, 403) is DD_EPERM with its code and
+ * message; no answer or a malformed one DD_EIO. The strings of *out are the caller's. */
+typedef struct os_aws_assume {
+  const sign_cred *cred;
+  const char *endpoint;
+  const char *role_arn;
+  const char *external_id; /* NULL or "": none */
+  const char *session_name;
+  const char *policy_json; /* NULL or "": the role's own permissions */
+  int duration_s;
+} os_aws_assume;
+typedef struct os_aws_session {
+  char *access_key_id, *secret_access_key, *session_token;
+  int64_t expiration_ms; /* epoch ms, from STS's Expiration */
+} os_aws_session;
+int os_aws_assume_role(os_aws_session *out, const os_aws_assume *in);
+void os_aws_session_free(os_aws_session *s);
+
 /* The GCS backend at a parsed gs:// location (os_gcs.c): a service account's key
  * (SIGN_CRED_GCP_SA) reads and writes over the JSON API with OAuth 2 tokens; an HMAC key
  * (given as SIGN_CRED_AWS: access id and secret) goes to the S3 backend on the XML API at
