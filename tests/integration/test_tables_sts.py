@@ -153,6 +153,32 @@ class TablesSts(h.ServerTest):
         self.assertEqual(lst["Resource"], "arn:aws:s3:::lake")
         self.assertEqual(lst["Condition"], {"StringLike": {"s3:prefix": ["tables/people/*", "tables/people"]}})
 
+    def test_issuing_is_audited_without_secrets(self):
+        c = self.creds("READ")["awsTempCredentials"]
+        code, body = self.server.curl("GET", "/audit/events?kind=admin_change&max_results=1000")
+        self.assertEqual(code, 200, body)
+        mine = [e for e in body.get("events", []) if e.get("action") == "GenerateTemporaryTableCredential"]
+        self.assertTrue(mine, body)
+        self.assertIn("table_id=" + self.table_id, mine[-1]["object"])
+        text = json.dumps(body)
+        for secret in (c["secretAccessKey"], c["sessionToken"], self.user[1]):
+            self.assertNotIn(secret, text)
+
+    def test_deltactl_table_credentials(self):
+        p = subprocess.run([os.environ["DELTACTL_BIN"], "--server", self.server.grpc_target, "--token",
+                            self.server.token, "table", "credentials", "c.s.people", "--write", "--output", "json"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = json.loads(p.stdout)
+        self.assertEqual(got["url"], "s3://lake/tables/people")
+        pol = self.session_policy(got["awsTempCredentials"]["accessKeyId"])
+        self.assertTrue([s for s in pol["Statement"] if "s3:PutObject" in s["Action"]], pol)
+        p = subprocess.run([os.environ["DELTACTL_BIN"], "--server", self.server.grpc_target, "--token",
+                            self.server.token, "table", "credentials", "c.s.nope"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("not found", p.stderr)
+
     def test_read_write_adds_put_and_delete_on_the_prefix(self):
         a = self.creds("READ_WRITE")["awsTempCredentials"]
         pol = self.session_policy(a["accessKeyId"])
