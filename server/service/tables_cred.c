@@ -8,7 +8,12 @@
  * READ_WRITE) on arn:aws:s3:::<bucket>/<prefix>/ and below, and ListBucket on the bucket for keys
  * under <prefix>/. The session lasts TC_SESSION_S. The STS endpoint is the location's
  * property sts_endpoint, else its endpoint (MinIO and emulators answer STS there), else AWS's
- * regional one. Other stores are refused saying why. */
+ * regional one.
+ *
+ * GCS: the location's service-account key gets a token that is downscoped (Google's token
+ * exchange with a Credential Access Boundary, os_gcs_down.c) to the objects under the
+ * table's prefix, read-only unless asked; the exchange's URL is the location's property
+ * sts_endpoint, else Google's. Azure is refused saying why. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +103,29 @@ static int tc_s3(Deltad__Tables__V1__TemporaryCredentials *res, shr_remote *r,
   return 0;
 }
 
+/* GCS: the location credential's service-account token, downscoped to the table's prefix. */
+static int tc_gcs(Deltad__Tables__V1__TemporaryCredentials *res, shr_remote *r, bool write) {
+  if (r->sc.kind != SIGN_CRED_GCP_SA)
+    return dd_err_set(DD_EPRECOND, "credential '%s' is an HMAC key: temporary credentials for "
+                      "GCS tables are downscoped tokens of a service account's key",
+                      r->cred->name);
+  char *tok = NULL;
+  int64_t exp = 0;
+  int rc = os_gcs_downscoped_token(&tok, &exp, &r->sc, shr_remote_prop(r, "sts_endpoint"),
+                                   r->where.bucket, r->where.path, write);
+  Deltad__Tables__V1__GcpOauthToken *g = rc ? NULL : malloc(sizeof *g);
+  if (!rc && !g) rc = dd_err_set(DD_ENOMEM, "out of memory");
+  if (rc) {
+    free(tok);
+    return rc;
+  }
+  deltad__tables__v1__gcp_oauth_token__init(g);
+  g->oauth_token = tok;
+  res->gcp_oauth_token = g;
+  res->expiration_time = exp * 1000;
+  return 0;
+}
+
 int ts_temporary_credentials(Deltad__Tables__V1__TemporaryCredentials **out, cat_store *store,
                              const cat_dtable *t, bool write) {
   *out = NULL;
@@ -116,11 +144,12 @@ int ts_temporary_credentials(Deltad__Tables__V1__TemporaryCredentials **out, cat
   if (!rc && r.where.kind == SIGN_LOC_S3 &&
       r.cred->credential_case == DELTAD__CREDENTIALS__V1__CREDENTIAL__CREDENTIAL_AWS)
     rc = tc_s3(res, &r, t, write);
+  else if (!rc && r.where.kind == SIGN_LOC_GCS)
+    rc = tc_gcs(res, &r, write);
   else if (!rc)
-    rc = dd_err_set(DD_EUNSUPPORTED, "temporary credentials for %s are not issued: only S3 "
-                    "tables with a role to assume are (a GCS key cannot be narrowed to a prefix "
-                    "without Google's token exchange, and an Azure SAS for a prefix needs a "
-                    "directory SAS on a hierarchical-namespace account)", t->storage_location);
+    rc = dd_err_set(DD_EUNSUPPORTED, "temporary credentials for %s are not issued: S3 and GCS "
+                    "tables get them; an Azure SAS scoped to a prefix needs a directory SAS on a "
+                    "hierarchical-namespace account", t->storage_location);
   if (!rc && !(res->url = strdup(t->storage_location))) rc = dd_err_set(DD_ENOMEM, "out of memory");
   shr_remote_free(&r);
   if (rc && res) protobuf_c_message_free_unpacked(&res->base, NULL);

@@ -24,6 +24,9 @@
 #ifndef DD_STORE_OBJSTORE_OS_REMOTE_H
 #define DD_STORE_OBJSTORE_OS_REMOTE_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "store/objstore/os.h"
 #include "store/sign/sign.h"
 
@@ -107,6 +110,14 @@ typedef struct os_aws_session {
 } os_aws_session;
 int os_aws_assume_role(os_aws_session *out, const os_aws_assume *in);
 void os_aws_session_free(os_aws_session *s);
+
+/* A GCS access token downscoped to the objects under bucket/prefix (read; objectAdmin when
+ * write) by a Credential Access Boundary (os_gcs_down.c): cred's service-account token
+ * exchanged at sts_url (NULL: https://sts.googleapis.com/v1/token). *out_token is the
+ * caller's; *out_exp its expiry (epoch s). DD_EPERM when either exchange is refused. */
+int os_gcs_downscoped_token(char **out_token, int64_t *out_exp, const sign_cred *cred,
+                            const char *sts_url, const char *bucket, const char *prefix,
+                            bool write);
 
 /* The GCS backend at a parsed gs:// location (os_gcs.c): a service account's key
  * (SIGN_CRED_GCP_SA) reads and writes over the JSON API with OAuth 2 tokens; an HMAC key

@@ -34,6 +34,7 @@ typedef struct Deltad__Tables__V1__ListDroppedTablesRequest Deltad__Tables__V1__
 typedef struct Deltad__Tables__V1__GenerateTemporaryTableCredentialRequest Deltad__Tables__V1__GenerateTemporaryTableCredentialRequest;
 typedef struct Deltad__Tables__V1__AzureUserDelegationSas Deltad__Tables__V1__AzureUserDelegationSas;
 typedef struct Deltad__Tables__V1__AwsTemporaryCredentials Deltad__Tables__V1__AwsTemporaryCredentials;
+typedef struct Deltad__Tables__V1__GcpOauthToken Deltad__Tables__V1__GcpOauthToken;
 typedef struct Deltad__Tables__V1__TemporaryCredentials Deltad__Tables__V1__TemporaryCredentials;
 
 
@@ -384,6 +385,20 @@ struct  Deltad__Tables__V1__AwsTemporaryCredentials
     , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
+/*
+ * A Cloud Storage access token downscoped to the table's prefix (a Credential Access
+ * Boundary), sent as "Authorization: Bearer <oauth_token>".
+ */
+struct  Deltad__Tables__V1__GcpOauthToken
+{
+  ProtobufCMessage base;
+  char *oauth_token;
+};
+#define DELTAD__TABLES__V1__GCP_OAUTH_TOKEN__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&deltad__tables__v1__gcp_oauth_token__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
 struct  Deltad__Tables__V1__TemporaryCredentials
 {
   ProtobufCMessage base;
@@ -397,10 +412,11 @@ struct  Deltad__Tables__V1__TemporaryCredentials
    */
   char *url;
   Deltad__Tables__V1__AwsTemporaryCredentials *aws_temp_credentials;
+  Deltad__Tables__V1__GcpOauthToken *gcp_oauth_token;
 };
 #define DELTAD__TABLES__V1__TEMPORARY_CREDENTIALS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&deltad__tables__v1__temporary_credentials__descriptor) \
-    , 0, NULL, (char *)protobuf_c_empty_string, NULL }
+    , 0, NULL, (char *)protobuf_c_empty_string, NULL, NULL }
 
 
 /* Deltad__Tables__V1__ColumnInfo methods */
@@ -662,6 +678,25 @@ Deltad__Tables__V1__AwsTemporaryCredentials *
 void   deltad__tables__v1__aws_temporary_credentials__free_unpacked
                      (Deltad__Tables__V1__AwsTemporaryCredentials *message,
                       ProtobufCAllocator *allocator);
+/* Deltad__Tables__V1__GcpOauthToken methods */
+void   deltad__tables__v1__gcp_oauth_token__init
+                     (Deltad__Tables__V1__GcpOauthToken         *message);
+size_t deltad__tables__v1__gcp_oauth_token__get_packed_size
+                     (const Deltad__Tables__V1__GcpOauthToken   *message);
+size_t deltad__tables__v1__gcp_oauth_token__pack
+                     (const Deltad__Tables__V1__GcpOauthToken   *message,
+                      uint8_t             *out);
+size_t deltad__tables__v1__gcp_oauth_token__pack_to_buffer
+                     (const Deltad__Tables__V1__GcpOauthToken   *message,
+                      ProtobufCBuffer     *buffer);
+Deltad__Tables__V1__GcpOauthToken *
+       deltad__tables__v1__gcp_oauth_token__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   deltad__tables__v1__gcp_oauth_token__free_unpacked
+                     (Deltad__Tables__V1__GcpOauthToken *message,
+                      ProtobufCAllocator *allocator);
 /* Deltad__Tables__V1__TemporaryCredentials methods */
 void   deltad__tables__v1__temporary_credentials__init
                      (Deltad__Tables__V1__TemporaryCredentials         *message);
@@ -733,6 +768,9 @@ typedef void (*Deltad__Tables__V1__AzureUserDelegationSas_Closure)
                   void *closure_data);
 typedef void (*Deltad__Tables__V1__AwsTemporaryCredentials_Closure)
                  (const Deltad__Tables__V1__AwsTemporaryCredentials *message,
+                  void *closure_data);
+typedef void (*Deltad__Tables__V1__GcpOauthToken_Closure)
+                 (const Deltad__Tables__V1__GcpOauthToken *message,
                   void *closure_data);
 typedef void (*Deltad__Tables__V1__TemporaryCredentials_Closure)
                  (const Deltad__Tables__V1__TemporaryCredentials *message,
@@ -844,6 +882,7 @@ extern const ProtobufCMessageDescriptor deltad__tables__v1__list_dropped_tables_
 extern const ProtobufCMessageDescriptor deltad__tables__v1__generate_temporary_table_credential_request__descriptor;
 extern const ProtobufCMessageDescriptor deltad__tables__v1__azure_user_delegation_sas__descriptor;
 extern const ProtobufCMessageDescriptor deltad__tables__v1__aws_temporary_credentials__descriptor;
+extern const ProtobufCMessageDescriptor deltad__tables__v1__gcp_oauth_token__descriptor;
 extern const ProtobufCMessageDescriptor deltad__tables__v1__temporary_credentials__descriptor;
 extern const ProtobufCServiceDescriptor deltad__tables__v1__tables_service__descriptor;
 
