@@ -14,14 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A 64-bit word mixed so that every input bit reaches every output bit (xor-shift-multiply). */
-static uint64_t mix64(uint64_t x) {
-  x ^= x >> 32;
-  x *= 0xd6e8feb86659fd93ULL;
-  x ^= x >> 32;
-  x *= 0xd6e8feb86659fd93ULL;
-  return x ^ (x >> 32);
-}
+#include "common/hash.h"
 
 /* The key's hash: its bytes taken eight at a time. */
 static uint64_t hash_bytes(const uint8_t *p, size_t n) {
@@ -29,14 +22,14 @@ static uint64_t hash_bytes(const uint8_t *p, size_t n) {
   for (; n >= 8; p += 8, n -= 8) {
     uint64_t w;
     memcpy(&w, p, 8);
-    h = (h ^ mix64(w)) * 0x9e3779b97f4a7c15ULL;
+    h = (h ^ dd_mix64(w)) * 0x9e3779b97f4a7c15ULL;
   }
   if (n) {
     uint64_t w = 0;
     memcpy(&w, p, n);
-    h = (h ^ mix64(w)) * 0x9e3779b97f4a7c15ULL;
+    h = (h ^ dd_mix64(w)) * 0x9e3779b97f4a7c15ULL;
   }
-  return mix64(h);
+  return dd_mix64(h);
 }
 
 static void put_float(dd_buf *out, const uint8_t *v, size_t w) {

@@ -24,6 +24,7 @@
 #include "store/dml/dml.h"
 #include "store/dwrite/dw.h"
 #include "store/scan/scn.h"
+#include "tests/unit/new_table.h"
 
 enum { FILES = 24, ROWS = 10, BAD = 21 }; /* BAD: worker 1's, after it finished two writers */
 
@@ -42,17 +43,8 @@ static char *make_table(const char *conf) {
   char *dir = strdup(mkdtemp(tmpl));
   dl_table *t;
   assert_int_equal(dl_table_open(&t, dir), 0);
-  dl_txn *x;
-  assert_int_equal(dl_txn_begin(&x, t, NULL), 0);
-  dl_protocol p = {1, 3, 0, 0, NULL, NULL};
   const char *pcols[] = {"p"};
-  dl_metadata_spec md = {NULL, NULL, NULL, SCHEMA, 1, pcols, conf, -1};
-  assert_int_equal(dl_txn_set_protocol(x, &p), 0);
-  assert_int_equal(dl_txn_set_metadata(x, &md), 0);
-  dl_commit_opts co = DL_COMMIT_OPTS_INIT;
-  int64_t v;
-  assert_int_equal(dl_txn_commit(x, &co, &v), 0);
-  dl_txn_free(x);
+  assert_int_equal(tu_new_table_with(t, SCHEMA, pcols, 1, conf), 0);
   dl_snapshot *s;
   assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
   arw_schema *as;
@@ -62,6 +54,7 @@ static char *make_table(const char *conf) {
   arw_schema_add(as, ARW_ROOT, "id", ARW_INT64, true, &id);
   arw_schema_add(as, ARW_ROOT, "s", ARW_UTF8, true, &sc);
   assert_int_equal(arw_batch_new(&b, as), 0);
+  dl_txn *x;
   assert_int_equal(dl_txn_begin(&x, t, s), 0);
   dw_writer *ws[FILES];
   for (int f = 0; f < FILES; f++) {
@@ -83,7 +76,9 @@ static char *make_table(const char *conf) {
     assert_int_equal(dl_txn_add_file(x, dw_file(ws[f], 0)), 0);
     free(pv);
   }
+  dl_commit_opts co = DL_COMMIT_OPTS_INIT;
   co.operation = "WRITE";
+  int64_t v;
   assert_int_equal(dl_txn_commit(x, &co, &v), 0);
   dl_txn_free(x);
   for (int f = 0; f < FILES; f++) dw_free(ws[f]);
