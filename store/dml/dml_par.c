@@ -57,7 +57,8 @@ static int walk_cb(void *ctx, const dl_file *f) {
 static int walk_run(walk *k, const dl_snapshot *s) {
   int rc = dl_snapshot_files(s, walk_cb, k);
   if (rc == PAR_DONE) rc = 0;
-  return !rc && k->end ? k->end(k->ctx) : rc;
+  bool stopped = k->stop && atomic_load(k->stop); /* another worker failed: no last step */
+  return !rc && k->end && !stopped ? k->end(k->ctx) : rc;
 }
 
 int dml__par_each(const dml__par *p, const dl_snapshot *s, void *ctx, dml__par_fn fn) {
