@@ -43,7 +43,13 @@
  * actions (also with deletion vectors). A DELETE removing whole files by partition values
  * writes none: readers take its removes as the deletes, as Delta's.
  *
- * Memory: one batch of one file at a time (plus the data writer's file in memory).
+ * Copy-on-write without the change data feed (and, for UPDATE, without a partition column
+ * assigned) works on two threads, each rewriting every other candidate into its own data
+ * writers (one file per partition run, cut at 128 MiB; MERGE: one per partition value);
+ * the commit's actions are the same whichever thread finishes first (docs/dml.md).
+ *
+ * Memory: one batch of one file at a time per thread (plus, copy-on-write, a file's rows
+ * held before its first matched row, and each data writer's row group).
  * Errors follow common/err.h; on error nothing is committed or left behind. */
 #ifndef DD_STORE_DML_DML_H
 #define DD_STORE_DML_DML_H

@@ -93,6 +93,32 @@ int dml__commit(dl_txn *x, const char *op, const char *params, const char *metri
 /* A one-row result of n bigint columns. */
 int dml__i64_row(dop_result **out, const dop_col *cols, const int64_t *v, size_t n);
 
+/* ---- candidate files on several threads (dml_par.c) ---- */
+enum { DML__WORKERS = 2 }; /* threads rewriting files copy-on-write */
+/* The candidates of a parallel run: their paths in the snapshot's log order. */
+typedef struct dml__par {
+  char **paths;
+  size_t n, cap;
+} dml__par;
+/* Work on candidate i, whose active file is f (borrowed for the call), with a worker's
+ * context; 0 or an error, which stops the run. */
+typedef int (*dml__par_fn)(void *ctx, const dl_file *f, size_t i);
+/* A worker's last step after its last candidate (on its thread; not after an error). */
+typedef int (*dml__par_end_fn)(void *ctx);
+int dml__par_add(dml__par *p, const char *path);
+/* The workers a run uses: min(DML__WORKERS, candidates). */
+size_t dml__par_workers(const dml__par *p);
+/* fn(ctx[w], f, i) for every candidate i, on worker w = i % dml__par_workers(p), then
+ * end(ctx[w]) (end may be NULL): worker 0 on this thread, the others on threads of their
+ * own (contexts are per worker; whatever they share must be read-only). Every worker is
+ * joined before it returns; the first error of any worker comes back with its message, the
+ * others stopping before their next file. */
+int dml__par_run(const dml__par *p, const dl_snapshot *s, void *const *ctx, dml__par_fn fn,
+                 dml__par_end_fn end);
+/* fn(ctx, f, i) for every candidate in order, on this thread. */
+int dml__par_each(const dml__par *p, const dl_snapshot *s, void *ctx, dml__par_fn fn);
+void dml__par_free(dml__par *p);
+
 static inline int dml__oom(void) { return dd_err_set(DD_ENOMEM, "dml: out of memory"); }
 
 #endif

@@ -1,7 +1,12 @@
 /* dml_merge.c: MERGE (see dml.h): the source materialised and hashed on the join keys,
  * one pass over the target's files (each batch joined, the clauses applied in order; a
  * file with a changed row rewritten copy-on-write or given a deletion vector), then the
- * unmatched source rows through the WHEN NOT MATCHED clauses, then one commit. */
+ * unmatched source rows through the WHEN NOT MATCHED clauses, then one commit.
+ * Copy-on-write without the change data feed lists the candidate files first and joins
+ * them on DML__WORKERS threads (dml_par.c), each worker with its own partition router,
+ * counters and matched-source flags (the plan, the source and its index shared, read
+ * only); the removes are then taken in the files' order, the flags and counters summed,
+ * and the inserts go through the first worker's router. */
 #include "store/dml/dml_merge_int.h"
 
 #include <jansson.h>
@@ -32,6 +37,13 @@ typedef struct mrun {
   dml_merge_result *res;
   int64_t now;
   bool changed;          /* a file removed or marked */
+  /* copy-on-write on several threads: */
+  bool par;
+  unsigned scan_threads; /* decode threads of each target scan (0: the scan's default) */
+  dml__par pc;           /* the candidate files */
+  uint8_t *rewritten;    /* [pc.n] the candidate had a changed row */
+  dml__router *wrt;      /* the routers of workers 1.. (their files follow rt's) */
+  size_t nwrt;
 } mrun;
 
 /* Per target batch: the pairs and each row's action. */
@@ -272,10 +284,13 @@ static int mark_file(mrun *r, const dl_file *f, const dl_rowset *old, uint64_t *
 }
 
 static int open_scan(mrun *r, const dl_file *f, scn_scan **sc) {
-  return dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots, NULL, 0, 0);
+  return dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots, NULL, 0,
+                        r->scan_threads);
 }
 
-static int do_file(mrun *r, const dl_file *f) {
+/* File f joined; copy-on-write, its rows written to the router when one changed (*rewritten:
+ * the caller removes it). */
+static int do_file(mrun *r, const dl_file *f, bool *rewritten) {
   scn_scan *sc = NULL;
   const arw_batch *b = NULL;
   arw_batch *keep = NULL;  /* copy-on-write: the file's unchanged rows */
@@ -309,7 +324,7 @@ static int do_file(mrun *r, const dl_file *f) {
   } else if (!rc && nd) {
     r->res->copied += copied;
     rc = dml__router_write(&r->rt, keep);
-    if (!rc) rc = remove_file(r, f);
+    *rewritten = !rc;
   }
   r->res->rewrite_ms += dml__mono_ms() - t1;
   arw_batch_free(keep);
@@ -325,7 +340,75 @@ static int file_cb(void *ctx, const dl_file *f) {
   if (r->sk && !ex_skipper_keep(r->sk, f)) return 0;
   r->res->files_after_skipping++;
   int rc = dl_txn_read_file(r->x, f->path);
-  return rc ? rc : do_file(r, f);
+  if (rc || r->par) return rc ? rc : dml__par_add(&r->pc, f->path);
+  bool rewritten = false;
+  rc = do_file(r, f, &rewritten);
+  return !rc && rewritten ? remove_file(r, f) : rc;
+}
+
+/* ---- copy-on-write on several threads ---------------------------------------------------- */
+
+typedef struct mworker {
+  mrun r;                /* the run with its own router, counters and matched flags */
+  mrun *m;
+  dml_merge_result res;
+} mworker;
+
+static int par_file(void *ctx, const dl_file *f, size_t i) {
+  mworker *w = ctx;
+  bool rewritten = false;
+  int rc = do_file(&w->r, f, &rewritten);
+  w->m->rewritten[i] = rewritten;
+  return rc;
+}
+
+static int take_cb(void *ctx, const dl_file *f, size_t i) {
+  mrun *r = ctx;
+  return r->rewritten[i] ? remove_file(r, f) : 0;
+}
+
+/* Worker i's counters and matched flags into the run's. */
+static void par_gather(mrun *r, const mworker *w) {
+  const dml_merge_result *q = &w->res;
+  dml_merge_result *o = r->res;
+  o->matched_updated += q->matched_updated, o->matched_deleted += q->matched_deleted;
+  o->nmbs_updated += q->nmbs_updated, o->nmbs_deleted += q->nmbs_deleted, o->copied += q->copied;
+  o->scan_ms += q->scan_ms, o->rewrite_ms += q->rewrite_ms;
+  size_t ns = arw_batch_rows(r->src);
+  for (size_t j = 0; w->r.smatched != r->smatched && j < ns; j++) r->smatched[j] |= w->r.smatched[j];
+}
+
+/* The candidates joined by the workers (worker 0 with the run's router and flags), then
+ * their removes in the candidates' order. */
+static int par_run(mrun *r) {
+  mworker ws[DML__WORKERS];
+  void *ctx[DML__WORKERS];
+  size_t n = dml__par_workers(&r->pc), ns = arw_batch_rows(r->src);
+  r->rewritten = calloc(r->pc.n, 1);
+  r->wrt = calloc(DML__WORKERS, sizeof *r->wrt);
+  int rc = r->rewritten && r->wrt ? 0 : dml__oom();
+  for (size_t i = 0; i < n; i++) {
+    mworker *w = &ws[i];
+    *w = (mworker){.r = *r, .m = r};
+    w->r.res = &w->res;
+    w->r.scan_threads = 1; /* the workers are the parallelism */
+    ctx[i] = w;
+    if (!i) continue;
+    w->r.smatched = rc ? NULL : calloc(ns + 1, 1);
+    if (rc) continue;
+    if (!w->r.smatched) rc = dml__oom();
+    if (!rc && (rc = dml__router_init(&r->wrt[r->nwrt], r->t, r->s, r->p.tb.schema, r->o->codec, false)))
+      dml__router_free(&r->wrt[r->nwrt], false);
+    if (!rc) w->r.rt = r->wrt[r->nwrt++];
+  }
+  if (!rc) rc = dml__par_run(&r->pc, r->s, ctx, par_file, NULL);
+  for (size_t i = 0; i < n; i++) {
+    if (i && i - 1 < r->nwrt) r->wrt[i - 1] = ws[i].r.rt; /* the routers' writers, back */
+    if (!rc) par_gather(r, &ws[i]);
+    if (i) free(ws[i].r.smatched);
+  }
+  if (n) r->rt = ws[0].r.rt;
+  return rc ? rc : dml__par_each(&r->pc, r->s, r, take_cb);
 }
 
 /* ---- inserts, the source, the commit ---------------------------------------------------- */
@@ -451,14 +534,22 @@ int dml_merge(dml_merge_result *out, dl_table *t, dl_snapshot *s, const dml_merg
   if (!rc && r.p.skip && !r.p.has_nmbs) rc = ex_skipper_new(&r.sk, r.p.skip, s);
   if (!rc) rc = dl_txn_begin(&r.x, t, s);
   if (!rc && evolved) rc = set_metadata(r.x, evolved);
+  r.par = !r.use_dv && !r.cdc.on;
   if (!rc) rc = dl_snapshot_files(s, file_cb, &r);
+  if (!rc && r.pc.n) rc = par_run(&r);
   if (!rc && r.p.has_insert) rc = inserts(&r);
   if (!rc) rc = dml__router_commit(&r.rt, r.x, &out->files_added, &out->bytes_added);
+  for (size_t i = 0; !rc && i < r.nwrt; i++)
+    rc = dml__router_commit(&r.wrt[i], r.x, &out->files_added, &out->bytes_added);
   if (!rc) rc = dml__cdc_commit(&r.cdc, r.x, &out->change_files);
   out->execution_ms = dml__mono_ms() - start;
   if (!rc) rc = dml__dv_put(&r.dvf, t);
   if (!rc && (r.changed || out->files_added || evolved)) rc = commit(&r);
   dml__router_free(&r.rt, rc != 0);
+  for (size_t i = 0; i < r.nwrt; i++) dml__router_free(&r.wrt[i], rc != 0);
+  free(r.wrt);
+  free(r.rewritten);
+  dml__par_free(&r.pc);
   dml__cdc_free(&r.cdc, rc != 0);
   dml__dv_free(&r.dvf, t, rc != 0);
   if (rc) out->version = -1;

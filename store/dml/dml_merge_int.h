@@ -73,8 +73,11 @@ typedef struct dml__keyidx {
   int64_t *off;     /* [n + 1] serialized key of row j at data[off[j] .. off[j+1]); */
   bool *null;       /* [n] a NULL key never matches */
   dd_buf data;
-  int64_t *head, *next;
+  uint64_t *slots;  /* [mask + 1] 0: empty; else hash tag << 32 | (last row of the key + 1) */
+  int64_t *next;    /* [n] the previous row with the same key, -1 none */
   size_t mask;
+  uint64_t *bits;   /* [(bmask + 1) / 64] bit (hash >> 24) & bmask set for every key */
+  size_t bmask;
 } dml__keyidx;
 
 /* Serialized key of row i of kb (key columns only) appended to out; *null when one is NULL. */

@@ -2,17 +2,34 @@
  * A key row is serialized column by column (fixed-width values as their bytes, with -0.0
  * and NaN normalised as Spark's join does; strings as a 4-byte length and their bytes), so
  * two rows match exactly when their serializations are equal; a NULL key never matches.
- * Chained hashing: head[] per bucket, next[] per source row. */
+ * Open addressing over distinct keys: slots[] (at least twice as many as the source rows,
+ * linear probing) hold a 32-bit tag of the key's hash and the last source row with that
+ * key; next[] links each row to the previous row with the same key. In front of them a
+ * bitmap of 16 bits per source row (a bit set per key hash, small enough to stay in cache)
+ * answers most target keys that match nothing (most of them, in an upsert) without a
+ * read of the slots. */
 #include "store/dml/dml_merge_int.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
+
+/* The key's hash: its bytes taken eight at a time. */
 static uint64_t hash_bytes(const uint8_t *p, size_t n) {
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
-  return h ^ (h >> 29);
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    h = (h ^ dd_mix64(w)) * 0x9e3779b97f4a7c15ULL;
+  }
+  if (n) {
+    uint64_t w = 0;
+    memcpy(&w, p, n);
+    h = (h ^ dd_mix64(w)) * 0x9e3779b97f4a7c15ULL;
+  }
+  return dd_mix64(h);
 }
 
 static void put_float(dd_buf *out, const uint8_t *v, size_t w) {
@@ -57,56 +74,76 @@ int dml__key_row(dd_buf *out, const arw_batch *kb, size_t i, bool *null) {
   return out->oom ? dml__oom() : 0;
 }
 
-int dml__keyidx_build(dml__keyidx *k, const arw_batch *kb) {
-  memset(k, 0, sizeof *k);
-  size_t n = arw_batch_rows(kb), nb = 16;
-  while (nb < 2 * n) nb *= 2;
-  k->n = n;
-  k->mask = nb - 1;
-  k->off = malloc((n + 1) * sizeof *k->off);
-  k->null = calloc(n + 1, sizeof *k->null);
-  k->head = malloc(nb * sizeof *k->head);
-  k->next = malloc((n + 1) * sizeof *k->next);
-  if (!k->off || !k->null || !k->head || !k->next) return dml__oom();
-  for (size_t b = 0; b < nb; b++) k->head[b] = -1;
-  int rc = 0;
-  for (size_t j = 0; j < n && !rc; j++) {
-    k->off[j] = (int64_t)k->data.len;
-    rc = dml__key_row(&k->data, kb, j, &k->null[j]);
-    if (rc || k->null[j]) continue;
-    size_t len = k->data.len - (size_t)k->off[j];
-    size_t h = (size_t)hash_bytes((const uint8_t *)k->data.p + k->off[j], len) & k->mask;
-    k->next[j] = k->head[h];
-    k->head[h] = (int64_t)j;
-  }
-  k->off[n] = (int64_t)k->data.len;
-  return rc;
-}
-
 static bool same_key(const dml__keyidx *k, int64_t j, const uint8_t *key, size_t len) {
   size_t l = (size_t)(k->off[j + 1] - k->off[j]);
   return l == len && !memcmp(k->data.p + k->off[j], key, len);
 }
 
-static int64_t scan_chain(const dml__keyidx *k, int64_t j, const uint8_t *key, size_t len) {
-  for (; j >= 0; j = k->next[j])
-    if (same_key(k, j, key, len)) return j;
-  return -1;
+/* The slot of key[0..len) (hash h): the one holding it, or the empty one where it goes. */
+static size_t find_slot(const dml__keyidx *k, uint64_t h, const uint8_t *key, size_t len) {
+  uint32_t tag = (uint32_t)(h >> 32);
+  for (size_t i = (size_t)h & k->mask;; i = (i + 1) & k->mask) {
+    uint64_t e = k->slots[i];
+    if (!e) return i;
+    if ((uint32_t)(e >> 32) == tag && same_key(k, (int64_t)(uint32_t)e - 1, key, len)) return i;
+  }
+}
+
+int dml__keyidx_build(dml__keyidx *k, const arw_batch *kb) {
+  memset(k, 0, sizeof *k);
+  size_t n = arw_batch_rows(kb), nb = 16;
+  if (n >= UINT32_MAX / 2)
+    return dd_err_set(DD_EUNSUPPORTED, "MERGE: a source of %zu rows is more than the join index holds", n);
+  while (nb < 2 * n) nb *= 2;
+  k->n = n;
+  k->mask = nb - 1;
+  k->off = malloc((n + 1) * sizeof *k->off);
+  k->null = calloc(n + 1, sizeof *k->null);
+  k->slots = calloc(nb, sizeof *k->slots);
+  k->next = malloc((n + 1) * sizeof *k->next);
+  size_t bits = 1024;
+  while (bits < 16 * n) bits *= 2;
+  k->bmask = bits - 1;
+  k->bits = calloc(bits / 64, sizeof *k->bits);
+  if (!k->off || !k->null || !k->slots || !k->next || !k->bits) return dml__oom();
+  int rc = 0;
+  for (size_t j = 0; j < n && !rc; j++) {
+    k->off[j] = (int64_t)k->data.len;
+    rc = dml__key_row(&k->data, kb, j, &k->null[j]);
+    k->off[j + 1] = (int64_t)k->data.len; /* for same_key while building */
+    if (rc || k->null[j]) continue;
+    const uint8_t *key = (const uint8_t *)k->data.p + k->off[j];
+    size_t len = k->data.len - (size_t)k->off[j];
+    uint64_t h = hash_bytes(key, len);
+    size_t b = (size_t)(h >> 24) & k->bmask;
+    k->bits[b / 64] |= 1ULL << (b % 64);
+    size_t i = find_slot(k, h, key, len);
+    k->next[j] = k->slots[i] ? (int64_t)(uint32_t)k->slots[i] - 1 : -1;
+    k->slots[i] = (h >> 32 << 32) | (uint64_t)(j + 1);
+  }
+  k->off[n] = (int64_t)k->data.len;
+  return rc;
 }
 
 int64_t dml__keyidx_first(const dml__keyidx *k, const uint8_t *key, size_t len) {
   if (!k->n) return -1;
-  return scan_chain(k, k->head[(size_t)hash_bytes(key, len) & k->mask], key, len);
+  uint64_t h = hash_bytes(key, len);
+  size_t b = (size_t)(h >> 24) & k->bmask;
+  if (!(k->bits[b / 64] >> (b % 64) & 1)) return -1;
+  uint64_t e = k->slots[find_slot(k, h, key, len)];
+  return e ? (int64_t)(uint32_t)e - 1 : -1;
 }
 
 int64_t dml__keyidx_next(const dml__keyidx *k, int64_t j, const uint8_t *key, size_t len) {
-  return scan_chain(k, k->next[j], key, len);
+  (void)key, (void)len; /* next[] links rows of the same key only */
+  return k->next[j];
 }
 
 void dml__keyidx_free(dml__keyidx *k) {
   free(k->off);
   free(k->null);
-  free(k->head);
+  free(k->slots);
+  free(k->bits);
   free(k->next);
   dd_buf_free(&k->data);
   memset(k, 0, sizeof *k);

@@ -4,15 +4,16 @@
  * (stopping at the first batch with one) and, when there is one, a second scan rewrites
  * the file through the data writer. A copy-on-write DELETE or UPDATE without the change
  * data feed and without routed rows lists its candidate files first and rewrites them on
- * DML__WORKERS threads (each thread a file at a time), the commit's actions then taken in
- * the files' order, as one thread takes them. An UPDATE that assigns a partition column sends every
- * row it writes through the partition router instead (dml_route.c), so updated rows land in
- * the files of their new partition. Then one commit with Delta's commitInfo. */
+ * DML__WORKERS threads (dml_par.c; each thread a file at a time, reading a file once,
+ * streamed into its writer while the predicate is evaluated, after a file that had a matched
+ * row, and looking for a matched row first after one that had none), the commit's actions
+ * then taken in the files' order, as one thread takes them. An UPDATE that assigns a
+ * partition column sends every row it writes through the partition router instead
+ * (dml_route.c), so updated rows land in the files of their new partition. Then one commit
+ * with Delta's commitInfo. */
 #include "store/dml/dml_merge_int.h"
 
 #include <jansson.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -21,13 +22,8 @@
 #include "store/optimize/opt_filter.h"
 #include "store/scan/scn.h"
 
-enum { DML__WORKERS = 2 }; /* threads rewriting files copy-on-write */
-
-/* A candidate file of the parallel copy-on-write: its path, and its rewrite when it has a
- * matched row. */
+/* A candidate file of the parallel copy-on-write: had it a matched row? */
 typedef struct cand {
-  char *path;
-  dw_writer *w;
   bool any;
 } cand;
 
@@ -56,15 +52,11 @@ typedef struct run {
   const char **pcols;  /* its top-level columns (NULL: read every column) */
   size_t npcols;
   ex_node *ppred;      /* the predicate bound over the projected scan's schema */
-  /* The parallel copy-on-write (par): the candidates in log order, the first error. */
+  /* The parallel copy-on-write (par): the candidates in log order, and what each had. */
   bool par;
   unsigned scan_threads; /* decode threads of each scan (0: the scan's default) */
-  cand *cs;
-  size_t nc, capc, cur;
-  atomic_bool stop;
-  pthread_mutex_t mu;
-  int err;
-  char *errmsg;
+  dml__par pc;
+  cand *cs;              /* [pc.n] */
 } run;
 
 
@@ -157,11 +149,12 @@ static int out_write(run *r, dw_writer *w, const arw_batch *b) {
   return r->routed ? dml__router_write(&r->rt, b) : dw_write(w, b);
 }
 
-static int write_batch(run *r, dw_writer *w, const arw_batch *b) {
-  size_t n = arw_batch_rows(b), ones = 0, kept = 0;
+/* Batch b, whose mask (ones matched rows) is in r->mask, without its deleted rows / with
+ * its updated ones, into w. */
+static int write_masked(run *r, dw_writer *w, const arw_batch *b, size_t ones) {
+  size_t n = arw_batch_rows(b), kept = 0;
   arw_batch *nb = NULL;
-  int rc = eval_mask(r, b, &ones);
-  if (rc) return rc;
+  int rc = 0;
   r->res->num_affected_rows += (int64_t)ones;
   r->res->num_copied_rows += (int64_t)(n - ones);
   if (!ones) return out_write(r, w, b);
@@ -181,6 +174,12 @@ static int write_batch(run *r, dw_writer *w, const arw_batch *b) {
   if (!rc && nb) rc = out_write(r, w, nb);
   arw_batch_free(nb);
   return rc;
+}
+
+static int write_batch(run *r, dw_writer *w, const arw_batch *b) {
+  size_t ones = 0;
+  int rc = eval_mask(r, b, &ones);
+  return rc ? rc : write_masked(r, w, b, ones);
 }
 
 static int add_writer(run *r, dw_writer *w) {
@@ -215,15 +214,14 @@ static int rewrite_data(run *r, const dl_file *f, dw_writer **w) {
   return rc;
 }
 
-/* File f's rewrite w into the transaction: f removed, w's files added. w joins r->ws. */
-static int take_rewrite(run *r, const dl_file *f, dw_writer *w) {
+/* Writer w's files added to the transaction; w joins r->ws (NULL: nothing). */
+static int take_adds(run *r, dw_writer *w) {
   int rc = w ? add_writer(r, w) : 0;
   if (rc) {
     dw_abort(w);
     dw_free(w);
     return rc;
   }
-  rc = remove_file(r, f);
   for (size_t i = 0; !rc && w && i < dw_num_files(w); i++) {
     const dl_file *a = dw_file(w, i);
     r->res->num_added_files++;
@@ -231,6 +229,13 @@ static int take_rewrite(run *r, const dl_file *f, dw_writer *w) {
     rc = dl_txn_add_file(r->x, a);
   }
   return rc;
+}
+
+/* File f's rewrite w into the transaction: f removed, w's files added. */
+static int take_rewrite(run *r, const dl_file *f, dw_writer *w) {
+  int rc = remove_file(r, f);
+  if (rc) dw_abort(w), dw_free(w);
+  return rc ? rc : take_adds(r, w);
 }
 
 static int rewrite(run *r, const dl_file *f) {
@@ -343,121 +348,182 @@ static int64_t file_rows(const dl_file *f) {
 
 /* ---- copy-on-write on several threads ----------------------------------------------------- */
 
-enum { PAR_DONE = 1 }; /* stops an iteration over the files once every candidate is seen */
+/* Each worker writes the rows of every file it rewrites into one data writer for as long as
+ * the files' partition stays the same (a new writer when it changes), cut at this size, so a
+ * rewrite of many small files adds few files (as Spark's tasks pack small files). */
+#define DML__FILE_BYTES ((int64_t)128 << 20)
 
 typedef struct worker {
-  run r;           /* the operation's run with its own buffers and counters */
-  run *m;          /* the operation's run */
+  run r;             /* the operation's run with its own buffers and counters */
+  run *m;            /* the operation's run */
   dml_result res;
-  size_t id, n;    /* this worker rewrites candidates id, id + n, ... */
-  pthread_t th;
-  bool started;
+  bool last_any;     /* the worker's last file had a matched row */
+  dw_writer **ws;    /* its writers; the last one open (while cur) */
+  char **pvs;        /* [nws] their packed partition values */
+  size_t nws, capws;
+  bool cur;
 } worker;
 
-static int par_add(run *r, const char *path) {
-  void *v = r->cs;
-  int rc = dml__reserve(&v, &r->capc, r->nc, sizeof *r->cs);
-  r->cs = v;
+static size_t pv_len(const char *pv) {
+  const char *c = pv, *k, *v;
+  while (dl_kv_next(&c, &k, &v)) {
+  }
+  return (size_t)(c - pv) + 1;
+}
+
+/* The worker's open writer for partition values pv, a new one when they changed. */
+static int worker_writer(worker *w, const char *pv, dw_writer **out) {
+  size_t len = pv_len(pv);
+  if (w->cur && !memcmp(w->pvs[w->nws - 1], pv, len)) return *out = w->ws[w->nws - 1], 0;
+  int rc = w->cur ? dw_finish(w->ws[w->nws - 1]) : 0;
+  w->cur = false;
+  void *a = w->ws, *b = w->pvs;
+  size_t ca = w->capws, cb = w->capws;
+  if (!rc) rc = dml__reserve(&a, &ca, w->nws, sizeof *w->ws);
+  w->ws = a;
+  if (!rc) rc = dml__reserve(&b, &cb, w->nws, sizeof *w->pvs);
+  w->pvs = b;
   if (rc) return rc;
-  cand *c = &r->cs[r->nc];
-  *c = (cand){.path = strdup(path)};
-  if (!c->path) return dml__oom();
-  r->nc++;
+  w->capws = ca;
+  char *copy = malloc(len);
+  if (!copy) return dml__oom();
+  memcpy(copy, pv, len);
+  dw_opts wo = DW_OPTS_INIT;
+  wo.codec = w->r.o->codec;
+  wo.partition_values = copy;
+  wo.target_file_bytes = DML__FILE_BYTES;
+  dw_writer *dw = NULL;
+  if ((rc = dw_open(&dw, w->r.t, w->r.s, w->r.b.schema, &wo))) {
+    free(copy);
+    return rc;
+  }
+  w->ws[w->nws] = dw, w->pvs[w->nws++] = copy, w->cur = true;
+  *out = dw;
   return 0;
 }
 
-/* The next candidate among the snapshot's files (they come in the same order every time):
- * its index, or -1 when f is not one; *cur moves past it. */
-static int64_t par_match(const run *m, size_t *cur, const dl_file *f) {
-  if (*cur >= m->nc || strcmp(f->path, m->cs[*cur].path)) return -1;
-  return (int64_t)(*cur)++;
+/* Rows of batch b (all of them) copied into *held (made on first use). */
+static int hold_rows(run *r, const scn_scan *sc, const arw_batch *b, arw_batch **held) {
+  size_t n = arw_batch_rows(b);
+  for (size_t i = 0; i < n; i++) r->idx[i] = i;
+  int rc = *held ? 0 : arw_batch_new(held, scn_schema(sc));
+  return rc ? rc : arw_batch_append_rows(*held, b, r->idx, n);
 }
 
-/* One candidate: has it a matched row, and if so its rewrite. */
-static int par_file(worker *w, const dl_file *f, cand *c) {
+/* File f read once, its rows evaluated and written into the worker's writer from its first
+ * batch with a matched row on; the batches before that one are held (copied) until it comes,
+ * and dropped when no row matched (*any false: the file stays). */
+static int rewrite_into(worker *w, const dl_file *f, bool *any) {
   run *r = &w->r;
-  int64_t t0 = dml__mono_ms();
-  int rc = has_match(r, f, &c->any);
-  int64_t t1 = dml__mono_ms();
-  r->res->scan_ms += t1 - t0;
-  if (!rc && c->any) rc = rewrite_data(r, f, &c->w);
-  r->res->rewrite_ms += dml__mono_ms() - t1;
+  scn_scan *sc = NULL;
+  const arw_batch *b = NULL;
+  arw_batch *held = NULL;
+  dw_writer *dw = NULL;
+  *any = false;
+  int rc = open_scan(r, f, &sc);
+  while (!rc && !(rc = scn_next(sc, &b)) && b) {
+    size_t ones = 0;
+    if ((rc = eval_mask(r, b, &ones))) break;
+    if (!*any && !ones) {
+      rc = hold_rows(r, sc, b, &held);
+      continue;
+    }
+    if (!*any) {
+      *any = true;
+      rc = worker_writer(w, f->partition_values, &dw);
+      if (!rc && held) rc = out_write(r, dw, held);
+      if (!rc && held) r->res->num_copied_rows += (int64_t)arw_batch_rows(held);
+    }
+    if (!rc) rc = write_masked(r, dw, b, ones);
+  }
+  r->res->num_files_read++;
+  arw_batch_free(held);
+  scn_free(sc);
   return rc;
 }
 
-static int par_cb(void *ctx, const dl_file *f) {
+/* One candidate: rewritten when it has a matched row. After a file with a matched row the
+ * next is read once (rewrite_into); after one without, its predicate's columns are looked
+ * at first and it is read again only when one matched. */
+static int par_file(void *ctx, const dl_file *f, size_t i) {
   worker *w = ctx;
-  if (w->r.cur >= w->m->nc) return PAR_DONE;
-  int64_t c = par_match(w->m, &w->r.cur, f);
-  if (c < 0 || (size_t)c % w->n != w->id) return 0;
-  if (atomic_load(&w->m->stop)) return PAR_DONE;
-  return par_file(w, f, &w->m->cs[c]);
-}
-
-static void *par_main(void *p) {
-  worker *w = p;
-  int rc = dl_snapshot_files(w->r.s, par_cb, w);
-  if (rc && rc != PAR_DONE) {
-    atomic_store(&w->m->stop, true);
-    pthread_mutex_lock(&w->m->mu);
-    if (!w->m->err) w->m->err = rc, w->m->errmsg = strdup(dd_err_msg()); /* the first error wins */
-    pthread_mutex_unlock(&w->m->mu);
-  }
-  return NULL;
-}
-
-/* The commit's actions of each candidate with a matched row, in the candidates' order. */
-static int take_cb(void *ctx, const dl_file *f) {
-  run *r = ctx;
-  if (r->cur >= r->nc) return PAR_DONE;
-  int64_t i = par_match(r, &r->cur, f);
-  if (i < 0 || !r->cs[i].any) return 0;
-  dw_writer *w = r->cs[i].w;
-  r->cs[i].w = NULL;
-  return take_rewrite(r, f, w);
-}
-
-/* The candidates rewritten by min(DML__WORKERS, candidates) workers, this thread the
- * first (a worker whose thread does not start runs here after it). */
-static int par_run(run *r) {
-  worker ws[DML__WORKERS];
-  size_t n = r->nc < DML__WORKERS ? r->nc : DML__WORKERS;
+  run *r = &w->r;
+  bool *any = &w->m->cs[i].any;
+  int64_t t0 = dml__mono_ms();
   int rc = 0;
+  if (!w->last_any) {
+    rc = has_match(r, f, any);
+    r->res->scan_ms += dml__mono_ms() - t0;
+    t0 = dml__mono_ms();
+    if (!rc && !*any) return (w->last_any = false), 0;
+    r->res->num_files_read--; /* the same file again */
+  }
+  if (!rc) rc = rewrite_into(w, f, any);
+  r->res->rewrite_ms += dml__mono_ms() - t0;
+  w->last_any = *any;
+  return rc;
+}
+
+/* The last writer of a worker, finished on its thread. */
+static int par_end(void *ctx) {
+  worker *w = ctx;
+  bool open = w->cur;
+  w->cur = false;
+  return open ? dw_finish(w->ws[w->nws - 1]) : 0;
+}
+
+/* The remove action of candidate i when it had a matched row. */
+static int take_cb(void *ctx, const dl_file *f, size_t i) {
+  run *r = ctx;
+  return r->cs[i].any ? remove_file(r, f) : 0;
+}
+
+/* The workers' counters into the run's; their writers into r->ws (after an error too, so
+ * that the run's end deletes their files). */
+static int par_gather(run *r, worker *ws, size_t n, int rc) {
   for (size_t i = 0; i < n; i++) {
     worker *w = &ws[i];
-    *w = (worker){.r = *r, .m = r, .id = i, .n = n};
-    w->r.res = &w->res;
-    w->r.mask = NULL, w->r.idx = NULL, w->r.mask_cap = 0, w->r.ppred = NULL, w->r.cur = 0;
-    w->r.scan_threads = 1; /* the workers are the parallelism */
-    w->started = i && pthread_create(&w->th, NULL, par_main, w) == 0;
-  }
-  for (size_t i = 0; i < n; i++) {
-    worker *w = &ws[i];
-    if (w->started) pthread_join(w->th, NULL);
-    else par_main(w);
-  }
-  for (size_t i = 0; i < n; i++) {
-    const dml_result *q = &ws[i].res;
+    const dml_result *q = &w->res;
     r->res->num_files_read += q->num_files_read;
     r->res->num_affected_rows += q->num_affected_rows;
     r->res->num_copied_rows += q->num_copied_rows;
     r->res->scan_ms += q->scan_ms;
     r->res->rewrite_ms += q->rewrite_ms;
-    free(ws[i].r.mask), free(ws[i].r.idx), ex_free(ws[i].r.ppred);
+    for (size_t k = 0; k < w->nws; k++) {
+      if (rc) dw_abort(w->ws[k]), dw_free(w->ws[k]);
+      else rc = take_adds(r, w->ws[k]);
+      free(w->pvs[k]);
+    }
+    free(w->ws), free(w->pvs);
+    free(w->r.mask), free(w->r.idx), ex_free(w->r.ppred);
   }
-  if (r->err) rc = dd_err_set(r->err, "%s", r->errmsg ? r->errmsg : "dml: rewriting a file failed");
-  r->cur = 0;
-  if (!rc) rc = dl_snapshot_files(r->s, take_cb, r);
-  return rc == PAR_DONE ? 0 : rc;
+  return rc;
+}
+
+/* The candidates rewritten by the workers; the removes taken in the candidates' order, then
+ * the workers' files. */
+static int par_run(run *r) {
+  worker ws[DML__WORKERS];
+  void *ctx[DML__WORKERS];
+  size_t n = dml__par_workers(&r->pc);
+  r->cs = calloc(r->pc.n, sizeof *r->cs);
+  if (!r->cs) return dml__oom();
+  for (size_t i = 0; i < n; i++) {
+    worker *w = &ws[i];
+    *w = (worker){.r = *r, .m = r, .last_any = true};
+    w->r.res = &w->res;
+    w->r.mask = NULL, w->r.idx = NULL, w->r.mask_cap = 0, w->r.ppred = NULL;
+    w->r.scan_threads = 1; /* the workers are the parallelism */
+    ctx[i] = w;
+  }
+  int rc = dml__par_run(&r->pc, r->s, ctx, par_file, par_end);
+  if (!rc) rc = dml__par_each(&r->pc, r->s, r, take_cb);
+  return par_gather(r, ws, n, rc);
 }
 
 static void par_free(run *r) {
-  for (size_t i = 0; i < r->nc; i++) {
-    if (r->cs[i].w) dw_abort(r->cs[i].w), dw_free(r->cs[i].w);
-    free(r->cs[i].path);
-  }
   free(r->cs);
-  free(r->errmsg);
+  dml__par_free(&r->pc);
 }
 
 static int file_cb(void *ctx, const dl_file *f) {
@@ -475,7 +541,7 @@ static int file_cb(void *ctx, const dl_file *f) {
     else r->res->num_affected_rows += n;
     return remove_file(r, f);
   }
-  if (r->par) return par_add(r, f->path);
+  if (r->par) return dml__par_add(&r->pc, f->path);
   int64_t t0 = dml__mono_ms();
   bool any = false;
   rc = has_match(r, f, &any);
@@ -534,9 +600,8 @@ static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts 
   out->metadata_only = !update && r.b.partition_only;
   if (!rc) rc = dl_txn_begin(&r.x, t, s);
   r.par = !r.use_dv && !r.cdc.on && !r.routed && !out->metadata_only;
-  if (r.par) pthread_mutex_init(&r.mu, NULL);
   if (!rc) rc = dl_snapshot_files(s, file_cb, &r);
-  if (!rc && r.par && r.nc) rc = par_run(&r);
+  if (!rc && r.par && r.pc.n) rc = par_run(&r);
   out->execution_ms = dml__mono_ms() - start;
   if (!rc && r.routed) {
     int64_t files = 0, bytes = 0;
@@ -555,7 +620,7 @@ static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts 
   }
   dml__dv_free(&r.dvf, t, rc != 0);
   if (rc) out->version = -1;
-  if (r.par) par_free(&r), pthread_mutex_destroy(&r.mu);
+  par_free(&r);
   free(r.ws);
   free(r.mask);
   free(r.pcols);

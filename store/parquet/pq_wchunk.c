@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
+
 #define DICT_MAX_BYTES (1u << 20)
 
 typedef struct vref { const uint8_t *p; size_t n; } vref;
@@ -212,13 +214,6 @@ static bool dict_hopeless(size_t i, const dict *d, size_t nvals) {
  * 8-byte slots: half the table, so more of it stays in cache); it starts small and doubles
  * at half full (up to cap), so a column of few values stays in cache. The dictionary is
  * the values in order of first appearance, whatever the table's layout. */
-static uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  return x ^ (x >> 33);
-}
 
 #define DEFINE_BUILD_DICT(NAME, KT)                                                   \
   typedef struct NAME##_slot { KT key; uint32_t idx; } NAME##_slot;                  \
@@ -240,7 +235,7 @@ static uint64_t mix64(uint64_t x) {
     for (size_t i = 0; i < l->nvals && d->idx; i++) {                                \
       KT x;                                                                          \
       memcpy(&x, vals + i * sizeof x, sizeof x);                                     \
-      size_t s = (size_t)mix64(x) & (cap - 1);                                       \
+      size_t s = (size_t)dd_mix64(x) & (cap - 1);                                       \
       while (table[s].idx != UINT32_MAX && table[s].key != x) s = (s + 1) & (cap - 1); \
       if (table[s].idx == UINT32_MAX) {                                              \
         table[s].key = x;                                                            \
@@ -260,14 +255,14 @@ static uint64_t mix64(uint64_t x) {
           }                                                                          \
           for (size_t k = 0; k < cap; k++) {                                         \
             if (table[k].idx == UINT32_MAX) continue;                                \
-            size_t q = (size_t)mix64(table[k].key) & (2 * cap - 1);                  \
+            size_t q = (size_t)dd_mix64(table[k].key) & (2 * cap - 1);                  \
             while (t2[q].idx != UINT32_MAX) q = (q + 1) & (2 * cap - 1);             \
             t2[q] = table[k];                                                        \
           }                                                                          \
           free(table);                                                               \
           table = t2;                                                                \
           cap *= 2;                                                                  \
-          s = (size_t)mix64(x) & (cap - 1);                                          \
+          s = (size_t)dd_mix64(x) & (cap - 1);                                          \
           while (table[s].key != x || table[s].idx == UINT32_MAX) s = (s + 1) & (cap - 1); \
         }                                                                            \
       }                                                                              \

@@ -12,8 +12,13 @@ deleted row counts are checked equal.
 
 Usage (under build-test/venv's python):
   bench_dml.py [--small] [--rounds N] [--files N] [--rows N] [--deltactl PATH]
+               [--baseline PATH] [--no-dv] [--keep DIR]
 --small is 100 files of 1,000,000 rows in all (the full size is 1,000 files, 10,000,000
-rows). deltactl defaults to build-bench/cmd/deltactl (built Release when missing)."""
+rows). deltactl defaults to build-bench/cmd/deltactl (built Release when missing).
+--baseline adds a second deltactl (copy-on-write, "deltad-baseline") to every round, so two
+builds alternate in one run; --no-dv leaves out the deletion-vector contender; --keep
+generates the table into DIR once and reuses it on later runs. Each row shows the median
+and, after the slash, the minimum."""
 import argparse
 import json
 import os
@@ -100,46 +105,80 @@ def run_deltad(deltactl, path):
             "deleted": int(json.loads(out.splitlines()[0])["numAffectedRows"])}
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--small", action="store_true")
+def add_common_args(ap):
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--files", type=int)
-    ap.add_argument("--rows", type=int)
     ap.add_argument("--deltactl")
-    a = ap.parse_args()
-    files = a.files or (100 if a.small else 1000)
-    rows = a.rows or (1000000 if a.small else 10000000)
+    ap.add_argument("--baseline", help="a second deltactl, run copy-on-write in every round")
+    ap.add_argument("--no-dv", action="store_true", help="leave out the deletion-vector contender")
+    ap.add_argument("--keep", help="generate the table here once and reuse it")
+
+
+def setup(a, prefix, files, rows):
+    """(deltactl, tmp, base, contenders): the table generated (or kept from --keep)."""
     deltactl = a.deltactl or os.path.join(ROOT, "build-bench", "cmd", "deltactl")
     if not os.path.exists(deltactl):
         deltactl = build_deltactl()
-    tmp = tempfile.mkdtemp(prefix="dd-bench-dml-")
-    try:
-        base = os.path.join(tmp, "base")
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    base = os.path.join(a.keep, "base-%d-%d" % (files, rows)) if a.keep else os.path.join(tmp, "base")
+    if not os.path.exists(os.path.join(base, "_delta_log")):
+        shutil.rmtree(base, ignore_errors=True)
         generate(base, files, rows)
-        runs = {"deltad": [], "deltad-dv": [], "delta-rs": []}
-        for r in range(a.rounds):
-            for who in runs:
-                copy = os.path.join(tmp, "%s-%d" % (who, r))
-                shutil.copytree(base, copy)
-                if who == "deltad-dv":
-                    enable_dvs(copy)
-                res = run_deltars(copy) if who == "delta-rs" else run_deltad(deltactl, copy)
-                runs[who].append(res)
-                shutil.rmtree(copy)
+    who = {"deltad": deltactl}
+    if a.baseline:
+        who["deltad-baseline"] = a.baseline
+    if not a.no_dv:
+        who["deltad-dv"] = deltactl
+    who["delta-rs"] = None
+    return tmp, base, who
+
+
+def rounds(a, tmp, base, who, run):
+    """Every contender once per round, in turn, each on its own copy of base."""
+    runs = {w: [] for w in who}
+    for r in range(a.rounds):
+        for w, bin_ in who.items():
+            copy = os.path.join(tmp, "%s-%d" % (w, r))
+            shutil.copytree(base, copy)
+            if w == "deltad-dv":
+                enable_dvs(copy)
+            runs[w].append(run(bin_, copy))
+            shutil.rmtree(copy)
+    return runs
+
+
+def table(head, runs):
+    """Markdown rows: median / min of wall and CPU seconds, the median wall ratio."""
+    med = {w: {k: statistics.median(x[k] for x in rs) for k in ("s", "cpu")} for w, rs in runs.items()}
+    low = {w: {k: min(x[k] for x in rs) for k in ("s", "cpu")} for w, rs in runs.items()}
+    print("| %s | wall s median / min | CPU s median / min | wall vs delta-rs (median) |" % head)
+    print("|---|---|---|---|")
+    for w, m in med.items():
+        print("| %s | %.2f / %.2f | %.2f / %.2f | %.2fx |" % (w, m["s"], low[w]["s"], m["cpu"], low[w]["cpu"],
+                                                            m["s"] / med["delta-rs"]["s"]))
+    print("load average after: %s" % " ".join("%.2f" % x for x in os.getloadavg()))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--small", action="store_true")
+    ap.add_argument("--files", type=int)
+    ap.add_argument("--rows", type=int)
+    add_common_args(ap)
+    a = ap.parse_args()
+    files = a.files or (100 if a.small else 1000)
+    rows = a.rows or (1000000 if a.small else 10000000)
+    print("load average before: %s" % " ".join("%.2f" % x for x in os.getloadavg()))
+    tmp, base, who = setup(a, "dd-bench-dml-", files, rows)
+    try:
+        runs = rounds(a, tmp, base, who,
+                      lambda bin_, copy: run_deltars(copy) if bin_ is None else run_deltad(bin_, copy))
         want = runs["delta-rs"][0]["deleted"]
-        for who, rs in runs.items():
+        for w, rs in runs.items():
             for x in rs:
                 if x["deleted"] != want:
-                    raise SystemExit("%s deleted %s rows, delta-rs %s" % (who, x["deleted"], want))
-        med = {w: {k: statistics.median(x[k] for x in rs) for k in ("s", "cpu", "rss")}
-               for w, rs in runs.items()}
+                    raise SystemExit("%s deleted %s rows, delta-rs %s" % (w, x["deleted"], want))
         # (peak RSS is not shown: both children inherit this python's high-water mark at fork)
-        print("| %d files, %d rows, delete `%s` (%d rows) | wall s | CPU s | wall vs delta-rs |"
-              % (files, rows, PRED, want))
-        print("|---|---|---|---|")
-        for w, m in med.items():
-            print("| %s | %.2f | %.2f | %.2fx |" % (w, m["s"], m["cpu"], m["s"] / med["delta-rs"]["s"]))
+        table("%d files, %d rows, delete `%s` (%d rows), %d rounds" % (files, rows, PRED, want, a.rounds), runs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -8,17 +8,15 @@ table and enable_dvs). Measured: wall and CPU seconds of the process doing the m
 counts are checked equal. Output: a Markdown table of medians and the wall ratios.
 
 Usage (under build-test/venv's python):
-  bench_merge.py [--full] [--rounds N] [--deltactl PATH]
+  bench_merge.py [--full] [--rounds N] [--deltactl PATH] [--baseline PATH] [--no-dv] [--keep DIR]
 The default size is 100 files / 1,000,000 rows (minutes on the 2-core VM); --full is the
-issue's 1,000 files / 10,000,000 rows."""
+issue's 1,000 files / 10,000,000 rows. --baseline, --no-dv and --keep as bench_dml.py's."""
 import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 import pyarrow as pa
@@ -26,7 +24,7 @@ import pyarrow.parquet as pq
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_dml import ROOT, build_deltactl, enable_dvs, generate  # noqa: E402
+from bench_dml import add_common_args, rounds, setup, table  # noqa: E402
 
 UPSERTS = 100000
 
@@ -82,39 +80,23 @@ def run_deltad(deltactl, path, src):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--full", action="store_true")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--deltactl")
+    add_common_args(ap)
     a = ap.parse_args()
     files, rows = (1000, 10000000) if a.full else (100, 1000000)
-    deltactl = a.deltactl or os.path.join(ROOT, "build-bench", "cmd", "deltactl")
-    if not os.path.exists(deltactl):
-        deltactl = build_deltactl()
-    tmp = tempfile.mkdtemp(prefix="dd-bench-merge-")
+    print("load average before: %s" % " ".join("%.2f" % x for x in os.getloadavg()))
+    tmp, base, who = setup(a, "dd-bench-merge-", files, rows)
     try:
-        base = os.path.join(tmp, "base")
-        generate(base, files, rows)
         src = os.path.join(tmp, "upserts.parquet")
         pq.write_table(source(rows), src)
-        runs = {"deltad": [], "deltad-dv": [], "delta-rs": []}
-        for r in range(a.rounds):
-            for who in runs:
-                copy = os.path.join(tmp, "%s-%d" % (who, r))
-                shutil.copytree(base, copy)
-                if who == "deltad-dv":
-                    enable_dvs(copy)
-                runs[who].append(run_deltars(copy, src) if who == "delta-rs" else run_deltad(deltactl, copy, src))
-                shutil.rmtree(copy)
+        runs = rounds(a, tmp, base, who,
+                      lambda bin_, copy: run_deltars(copy, src) if bin_ is None else run_deltad(bin_, copy, src))
         want = runs["delta-rs"][0]["counts"]
-        for who, rs in runs.items():
+        for w, rs in runs.items():
             for x in rs:
                 if x["counts"] != want:
-                    raise SystemExit("%s: updated/inserted %s, delta-rs %s" % (who, x["counts"], want))
-        med = {w: {k: statistics.median(x[k] for x in rs) for k in ("s", "cpu")} for w, rs in runs.items()}
-        print("| %d files, %d rows, %d upserts (%d updated, %d inserted) | wall s | CPU s | wall vs delta-rs |"
-              % (files, rows, UPSERTS, want[0], want[1]))
-        print("|---|---|---|---|")
-        for w, m in med.items():
-            print("| %s | %.2f | %.2f | %.2fx |" % (w, m["s"], m["cpu"], m["s"] / med["delta-rs"]["s"]))
+                    raise SystemExit("%s: updated/inserted %s, delta-rs %s" % (w, x["counts"], want))
+        table("%d files, %d rows, %d upserts (%d updated, %d inserted), %d rounds"
+              % (files, rows, UPSERTS, want[0], want[1], a.rounds), runs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
