@@ -68,8 +68,10 @@ class TokenHandler(http.server.BaseHTTPRequestHandler):
                   and c["aud"] == srv.uri and "devstorage" in c["scope"]
                   and abs(c["iat"] - time.time()) < 300 and c["exp"] > c["iat"])
         srv.calls.append(ok)
-        body = json.dumps({"access_token": "tok-%d" % len(srv.calls), "expires_in": 3600} if ok
-                          else {"error": "invalid_grant"}).encode()
+        self.reply(ok, {"access_token": "tok-%d" % len(srv.calls), "expires_in": 3600})
+
+    def reply(self, ok, token):
+        body = json.dumps(token if ok else {"error": "invalid_grant"}).encode()
         self.send_response(200 if ok else 400)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -85,14 +87,8 @@ class TokenHandler(http.server.BaseHTTPRequestHandler):
               and form.get("subject_token_type") == [t] and form.get("requested_token_type") == [t]
               and form.get("subject_token", [""])[0] in ["tok-%d" % (i + 1) for i in range(len(srv.calls))])
         srv.exchanges.append(json.loads(form["options"][0]) if ok else None)
-        body = json.dumps({"access_token": "down-%d" % len(srv.exchanges), "issued_token_type": t,
-                           "token_type": "Bearer", "expires_in": 3599} if ok
-                          else {"error": "invalid_grant"}).encode()
-        self.send_response(200 if ok else 400)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.reply(ok, {"access_token": "down-%d" % len(srv.exchanges), "issued_token_type": t,
+                        "token_type": "Bearer", "expires_in": 3599})
 
     def log_message(self, *a):
         pass

@@ -17,7 +17,7 @@ import tempfile
 import requests
 
 import dd_harness as h
-from dd_stores import admin, stores_venv
+from dd_stores import admin, stop_procs, stores_venv
 
 PEERS = os.path.join(h.ROOT, "tests", "integration", "peers")
 
@@ -78,10 +78,8 @@ class TablesSts(h.ServerTest):
         try:
             super().tearDownClass()
         finally:
-            cls.moto.kill()
-            cls.moto.wait()
-            for s in (cls.moto.stdin, cls.moto.stdout):
-                s.close()
+            stop_procs([cls.moto])
+            cls.moto.stdin.close()
             shutil.rmtree(cls.tmp, True)
 
     def creds(self, operation, expect=200, table_id=None):

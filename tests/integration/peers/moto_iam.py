@@ -22,6 +22,8 @@ import boto3
 from moto import settings
 from moto.server import ThreadedMotoServer
 
+from moto_s3 import upload_tree
+
 ACCOUNT = "123456789012"
 
 
@@ -35,12 +37,7 @@ def main():
     s3.create_bucket(Bucket="lake")
     s3.put_object(Bucket="lake", Key="other/secret.txt", Body=b"not yours")
     for a in sys.argv[1:]:
-        where, d = a.split("=", 1)
-        bucket, prefix = where.split("/", 1)
-        for root, _, files in os.walk(d):
-            for f in files:
-                rel = os.path.relpath(os.path.join(root, f), d)
-                s3.upload_file(os.path.join(root, f), bucket, prefix + "/" + rel)
+        upload_tree(s3, a)
     iam.create_user(UserName="deltad")
     key = iam.create_access_key(UserName="deltad")["AccessKey"]
     trust = {"Version": "2012-10-17", "Statement": [{

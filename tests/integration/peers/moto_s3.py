@@ -15,6 +15,16 @@ import boto3
 from moto.server import ThreadedMotoServer
 
 
+def upload_tree(s3, arg):
+    """Uploads every file under DIR as BUCKET/PREFIX/<relative path> (arg: BUCKET/PREFIX=DIR)."""
+    where, d = arg.split("=", 1)
+    bucket, prefix = where.split("/", 1)
+    for root, _, files in os.walk(d):
+        for f in files:
+            rel = os.path.relpath(os.path.join(root, f), d)
+            s3.upload_file(os.path.join(root, f), bucket, prefix + "/" + rel)
+
+
 def main():
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
@@ -25,12 +35,7 @@ def main():
         if "=" not in a:
             s3.create_bucket(Bucket=a)
             continue
-        where, d = a.split("=", 1)
-        bucket, prefix = where.split("/", 1)
-        for root, _, files in os.walk(d):
-            for f in files:
-                rel = os.path.relpath(os.path.join(root, f), d)
-                s3.upload_file(os.path.join(root, f), bucket, prefix + "/" + rel)
+        upload_tree(s3, a)
     print("PORT %d" % port, flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     while True:
