@@ -154,6 +154,14 @@ bool opt_filter_keep(void *filter, const dl_file *file) {
 
 int opt_filter_match(opt_filter *f, const dl_file *file, bool *match) {
   *match = false;
+  if (f->ncols == 0) { /* no partition column: a constant, and a row of no columns has none */
+    ex_value v;
+    char *st = NULL;
+    int rc = ex_eval_const(&v, &st, f->bound);
+    if (!rc) *match = !v.is_null && v.b;
+    free(st);
+    return rc;
+  }
   arw_batch_clear(f->row);
   int rc = 0;
   for (size_t i = 0; i < f->ncols && !rc; i++) {

@@ -181,6 +181,21 @@ class Dml(MergeCases, RandomCases, dcc.DeltaConnectClient):
             self.assertEqual(c.affected(res), c.affected(want), stmt)
             self.assert_same(a, b, stmt)
 
+    def test_constant_conditions(self):
+        """A condition without columns on a table without partitions (DELETE ... WHERE true
+        deleted nothing: the partition filter evaluated it over a row of no columns)."""
+        for stmt in ("DELETE FROM {t} WHERE true", "DELETE FROM {t} WHERE 1 = 2",
+                     "UPDATE {t} SET y = 'c' WHERE 1 = 1"):
+            a, b = self.pair("plain")
+            want = self.judge.sql(stmt.format(t=q(b)))
+            where = stmt.split(" WHERE ", 1)[1]
+            if stmt.startswith("DELETE"):
+                res = c.deltactl(["delete", a, "--where", where])
+            else:
+                res = c.deltactl(["update", a, "--set", "y='c'", "--where", where])
+            self.assertEqual(c.affected(res), c.affected(want), stmt)
+            self.assert_same(a, b, stmt, readers=False)
+
     def test_update_moves_partitions(self):
         """UPDATE of the partition column: the rows move to their new partition, as in Spark
         (copy-on-write, deletion vectors, column mapping; to a new partition and to null)."""
