@@ -5,8 +5,12 @@
  * dataChange, stats, partitionValues, tags, deletionVector). A file whose add/remove
  * columns have a shape or type this walker does not expect is left to the row reader
  * (dl_checkpoint_read.c), which answers the same for every file it accepts. Row groups are
- * decoded ahead on a second thread while the current one is applied, into two sets of
- * columns used in turn (their buffers are reused, not faulted in again per row group). */
+ * shared out to one thread per core; each decodes a whole row group into its own columns
+ * (buffers reused from one row group to the next) and fills that row group's entries of
+ * the file set straight away, in place (row r of the file is entry r: the set is sized
+ * from the footer's row counts), with its strings in the thread's own arena. No locks:
+ * rows never share an entry, and the duplicates of a key are folded when the set is
+ * indexed (dl__fileset_bulk_end), exactly as one-by-one upserts would. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,9 +352,24 @@ static bool present(const fl_cols *k, const fl_side *sd, int s, size_t r) {
   return sd->on && c && (c->def ? c->def[r] : 0) >= sd->xdef;
 }
 
-/* Applies the add/remove rows of one decoded row group; marks the other rows. */
-static int walk_rg(dl__flat *fl, fl_cols *k, size_t nrows, dl__action *a, walk w[2],
-                   dl__action_cb cb, void *ctx, uint8_t *other, size_t *n_other) {
+/* The entries row r of a row group fills (ents[r]), and where their bytes go. */
+typedef struct sink {
+  dl__entry *ents;
+  dl__arena *str, *misc;
+  dl__pvtab *pv;
+} sink;
+
+static int sink_row(const sink *o, size_t r, const dl__action *a) {
+  int kind = a->kind == DL__A_ADD ? DL__E_ADD : DL__E_REMOVE;
+  return dl__fileset_bulk_fill(&o->ents[r], o->str, o->misc, o->pv, kind, &a->file,
+                               a->has_dv ? &a->dv : NULL, a->path_len, a->stats_len,
+                               a->path_hash);
+}
+
+/* Fills the entries of one decoded row group's add/remove rows; the other rows are holes
+ * (kind 0) marked in other[]. */
+static int walk_rg(const dl__flat *fl, fl_cols *k, size_t nrows, dl__action *a, walk w[2],
+                   const sink *o, uint8_t *other, size_t *n_other) {
   for (int s = 0; s < 2; s++) walk_bind(&w[s], &fl->side[s], k, s);
   for (int s = 0; s < 2; s++)
     for (int i = 0; i < C_N; i++)
@@ -366,7 +385,9 @@ static int walk_rg(dl__flat *fl, fl_cols *k, size_t nrows, dl__action *a, walk w
     for (int s = 0; s < 2 && !rc; s++)
       if (fl->side[s].on)
         rc = side_row(&w[s], &fl->side[s], s ? pa_r : pa, s ? pr : pa, s == 0, a);
-    if (!rc && (pa || pr)) rc = cb(ctx, a);
+    if (rc) break;
+    if (pa || pr) rc = sink_row(o, r, a);
+    else o->ents[r].kind = 0;
     if (w[0].a.bytes + w[1].a.bytes > (1u << 20)) {
       dl__arena_free(&w[0].a);
       dl__arena_free(&w[1].a);
@@ -405,6 +426,7 @@ static bool rg_range(const pq_file *pf, size_t rg, uint64_t *lo, uint64_t *hi) {
 typedef struct rg_span {
   uint64_t lo, hi; /* lo >= hi: unknown, never dropped */
   uint64_t after;  /* where the later row groups' chunks start (0: some unknown) */
+  uint64_t before; /* where the earlier row groups' chunks end (UINT64_MAX: some unknown) */
 } rg_span;
 
 /* The row groups' byte ranges, when buf is to be released (NULL otherwise, or on OOM). */
@@ -419,19 +441,25 @@ static rg_span *spans_new(const pq_file *pf, const dl__reserve_hint *hint) {
     sp[g].after = after;
     after = sp[g].lo >= sp[g].hi ? 0 : sp[g].lo < after ? sp[g].lo : after;
   }
+  uint64_t before = 0;
+  for (size_t g = 0; sp && g < n; g++) {
+    sp[g].before = before;
+    before = sp[g].lo >= sp[g].hi ? UINT64_MAX : sp[g].hi > before ? sp[g].hi : before;
+  }
   return sp;
 }
 
 /* Drops the whole pages of buf that hold only row group g's chunks (peak memory: a loaded
- * checkpoint's bytes go as its row groups are applied). Nothing is dropped unless every
- * later row group's chunks start after g's (a crafted file may share bytes) and g's end
- * before the footer, whose parsed form may point into buf. */
+ * checkpoint's bytes go as its row groups are applied, in any order). Nothing is dropped
+ * unless every later row group's chunks start after g's, every earlier one's end before
+ * them (a crafted file may share bytes) and g's end before the footer, whose parsed form
+ * may point into buf. */
 static void release_rg(const rg_span *sp, size_t g, const dl__reserve_hint *hint) {
   if (!sp) return;
   uint64_t lo = sp[g].lo, hi = sp[g].hi;
   uint32_t flen;
   memcpy(&flen, hint->buf + hint->len - 8, 4); /* little-endian footer length */
-  if (lo >= hi || hi > sp[g].after || (uint64_t)flen + 8 > hint->len ||
+  if (lo >= hi || hi > sp[g].after || lo < sp[g].before || (uint64_t)flen + 8 > hint->len ||
       hi > hint->len - 8 - flen)
     return;
   long psz = sysconf(_SC_PAGESIZE);
@@ -440,91 +468,179 @@ static void release_rg(const rg_span *sp, size_t g, const dl__reserve_hint *hint
   if (e > s) (void)madvise((void *)s, e - s, MADV_DONTNEED); /* a hint: failure is fine */
 }
 
-/* ---------- the pipeline: decode row group g+1 while applying g ---------- */
+/* ---------- row groups on every core ---------- */
 
-typedef struct job {
+/* What the threads share. Row group g's row r is entry ents[off[g] + r]; row groups are
+ * taken in order from `next`, each decoded and filled by one thread. */
+typedef struct fl_par {
   const dl__flat *fl;
-  size_t rg;
-  fl_cols *k;
-} job;
+  dl__entry *ents;
+  const size_t *off;
+  size_t nrg;
+  uint8_t *other;       /* per row: 1 for another action (applied later, in order) */
+  size_t *n_other;      /* per row group */
+  const rg_span *spans;
+  const dl__reserve_hint *hint;
+  atomic_size_t next;
+  atomic_bool stop;     /* set by a failing thread: no row group is taken after it */
+} fl_par;
 
-static void *decode_job(void *arg) {
-  job *j = arg;
-  j->k->rc = cols_load(j->fl, j->rg, j->k);
-  if (j->k->rc) snprintf(j->k->msg, sizeof j->k->msg, "%s", dd_err_msg());
-  return NULL;
+/* One loading thread: its decoded columns, walk state and the arenas it fills (strings,
+ * sized per row group, apart from the small allocations). */
+typedef struct fl_worker {
+  fl_par *p;
+  fl_cols k;
+  walk w[2];
+  dl__action a;
+  dl__arena str, misc;
+  dl__pvtab pv;
+  pthread_t th;
+  bool started;
+  int rc;
+  size_t fail_rg;
+  char msg[512];
+} fl_worker;
+
+/* Faults n bytes at p in with one call (cheaper than a fault per page); a hint. */
+static void populate(void *p, size_t n) {
+#ifdef MADV_POPULATE_WRITE
+  const uintptr_t pg = 4096;
+  uintptr_t s = ((uintptr_t)p + pg - 1) & ~(pg - 1), e = ((uintptr_t)p + n) & ~(pg - 1);
+  if (p && e > s) (void)madvise((void *)s, e - s, MADV_POPULATE_WRITE);
+#else
+  (void)p;
+  (void)n;
+#endif
 }
 
-/* File-set string bytes for the rows of the decoded row group k, scaled to `rows`. */
-static size_t estimate_bytes(const fl_cols *k, size_t rows_rg, size_t rows) {
+/* The file-set string bytes of decoded row group k's actions (paths and stats, each with
+ * its terminator): what the thread reserves for them. */
+static size_t string_bytes(const fl_cols *k) {
   size_t b = 0;
   for (int s = 0; s < 2; s++) {
     const pq_column *p = k->c[s][C_PATH], *st = k->c[s][C_STATS];
     for (size_t v = 0; p && v < p->num_values; v++) b += k->pre[s].plen[v] + 1;
     for (size_t v = 0; st && v < st->num_values; v++) b += k->pre[s].slen[v] + 1;
   }
-  return rows_rg ? (size_t)((double)b / (double)rows_rg * (double)rows) : 0;
+  return b;
 }
 
-int dl__flat_read(dl__flat *fl, dl__action_cb cb, void *ctx, dl__other_cb other_cb,
-                  void *octx, const dl__reserve_hint *hint) {
-  size_t nrg = pq_file_num_row_groups(fl->pf);
-  fl_cols k[2];
-  memset(k, 0, sizeof k);
-  walk w[2];
-  memset(w, 0, sizeof w);
-  dl__action *a = malloc(sizeof *a);
-  uint8_t *other = NULL;
-  size_t other_cap = 0;
-  pthread_t th;
-  bool running = false;
-  job jb = {fl, 0, NULL};
-  rg_span *spans = spans_new(fl->pf, hint); /* NULL: the file's bytes are kept */
-  int rc = a ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
-  if (!rc && nrg) rc = cols_load(fl, 0, &k[0]);
-  if (!rc && nrg && hint && hint->fs && hint->rows) {
-    size_t bytes = estimate_bytes(&k[0], (size_t)pq_row_group_num_rows(fl->pf, 0), hint->rows);
-    if (dl__fileset_reserve(hint->fs, hint->rows, bytes < hint->max_bytes ? bytes : hint->max_bytes))
-      dd_err_clear();
+static int worker_rg(fl_worker *wk, size_t g) {
+  fl_par *p = wk->p;
+  int rc = cols_load(p->fl, g, &wk->k);
+  if (rc) return rc;
+  size_t nrows = p->off[g + 1] - p->off[g], bytes = string_bytes(&wk->k);
+  if (bytes) {
+    void *blk = dl__arena_reserve(&wk->str, bytes);
+    if (!blk) return dd_err_set(DD_ENOMEM, "out of memory");
+    populate(blk, bytes);
   }
-  for (size_t g = 0; g < nrg && !rc; g++) {
-    fl_cols *cur_k = &k[g & 1];
-    if (g + 1 < nrg) {
-      jb = (job){fl, g + 1, &k[(g + 1) & 1]};
-      running = pthread_create(&th, NULL, decode_job, &jb) == 0;
-      if (!running) decode_job(&jb); /* no thread: decode in line */
+  populate(p->ents + p->off[g], nrows * sizeof *p->ents);
+  sink o = {p->ents + p->off[g], &wk->str, &wk->misc, &wk->pv};
+  rc = walk_rg(p->fl, &wk->k, nrows, &wk->a, wk->w, &o, p->other + p->off[g], &p->n_other[g]);
+  /* bytes of a row group with other actions are read again by the row cursor later */
+  if (!rc && !p->n_other[g]) release_rg(p->spans, g, p->hint);
+  return rc;
+}
+
+static void *worker_main(void *arg) {
+  fl_worker *wk = arg;
+  fl_par *p = wk->p;
+  while (!atomic_load(&p->stop)) {
+    size_t g = atomic_fetch_add(&p->next, 1);
+    if (g >= p->nrg) break;
+    if ((wk->rc = worker_rg(wk, g))) {
+      wk->fail_rg = g;
+      snprintf(wk->msg, sizeof wk->msg, "%s", dd_err_msg());
+      atomic_store(&p->stop, true);
+      break;
     }
-    size_t nrows = (size_t)pq_row_group_num_rows(fl->pf, g);
-    if (nrows > other_cap) {
-      uint8_t *n = realloc(other, nrows);
-      if (!n) {
-        rc = dd_err_set(DD_ENOMEM, "out of memory");
-      } else {
-        other = n;
-        other_cap = nrows;
-      }
-    }
-    size_t n_other = 0;
-    if (!rc) rc = walk_rg(fl, cur_k, nrows, a, w, cb, ctx, other, &n_other);
-    if (!rc && n_other) rc = other_cb(octx, g, other, nrows);
-    if (running) {
-      pthread_join(th, NULL);
-      running = false;
-    }
-    if (!rc) release_rg(spans, g, hint);
-    fl_cols *next = &k[(g + 1) & 1];
-    if (g + 1 < nrg && next->rc && !rc) rc = dd_err_set(next->rc, "%s", next->msg);
   }
-  if (running) pthread_join(th, NULL);
-  cols_free(&k[0]);
-  cols_free(&k[1]);
+  return NULL;
+}
+
+static void worker_free(fl_worker *wk) {
+  cols_free(&wk->k);
   for (int s = 0; s < 2; s++) {
-    dd_buf_free(&w[s].pv);
-    dd_buf_free(&w[s].tags);
-    dl__arena_free(&w[s].a);
+    dd_buf_free(&wk->w[s].pv);
+    dd_buf_free(&wk->w[s].tags);
+    dl__arena_free(&wk->w[s].a);
   }
+  dl__arena_free(&wk->str); /* empty once committed */
+  dl__arena_free(&wk->misc);
+  dl__pvtab_free(&wk->pv);
+}
+
+/* Threads for nrg row groups: one per core, at most 4, at most one per row group. */
+static size_t num_workers(size_t nrg) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t w = n < 1 ? 1 : n > 4 ? 4 : (size_t)n;
+  return w < nrg ? w : nrg ? nrg : 1;
+}
+
+/* Runs the workers (the caller is the first) and reports the error of the earliest row
+ * group that failed, as a serial reader would have met it first. */
+static int run_workers(fl_worker *wk, size_t n) {
+  for (size_t i = 1; i < n; i++)
+    wk[i].started = pthread_create(&wk[i].th, NULL, worker_main, &wk[i]) == 0;
+  worker_main(&wk[0]);
+  for (size_t i = 1; i < n; i++)
+    if (wk[i].started) pthread_join(wk[i].th, NULL);
+    else worker_main(&wk[i]); /* no thread: its share runs here */
+  const fl_worker *f = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (wk[i].rc && (!f || wk[i].fail_rg < f->fail_rg)) f = &wk[i];
+  return f ? dd_err_set(f->rc, "%s", f->msg) : 0;
+}
+
+int dl__flat_read(dl__flat *fl, dl__other_cb other_cb, void *octx, const dl__reserve_hint *hint) {
+  const pq_file *pf = fl->pf;
+  size_t nrg = pq_file_num_row_groups(pf), nw = num_workers(nrg);
+  size_t *off = malloc((nrg + 1) * sizeof *off), *n_other = calloc(nrg ? nrg : 1, sizeof *n_other);
+  fl_worker *wk = calloc(nw, sizeof *wk);
+  rg_span *spans = spans_new(pf, hint); /* NULL: the file's bytes are kept */
+  uint8_t *other = NULL;
+  dl__entry *ents = NULL;
+  int rc = off && n_other && wk ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
+  size_t rows = 0;
+  for (size_t g = 0; !rc && g < nrg; g++) {
+    int64_t r = pq_row_group_num_rows(pf, g);
+    if (r < 0 || (uint64_t)r > SIZE_MAX / 2 - rows) rc = flat_bad("bad row group row count");
+    off[g] = rows;
+    rows += r > 0 ? (size_t)r : 0;
+  }
+  if (!rc) {
+    off[nrg] = rows;
+    other = malloc(rows ? rows : 1);
+    rc = other ? dl__fileset_bulk_room(hint->fs, rows, &ents) : dd_err_set(DD_ENOMEM, "out of memory");
+  }
+  fl_par p = {fl, ents, off, nrg, other, n_other, spans, hint, 0, false};
+  for (size_t i = 0; i < nw && wk; i++) wk[i].p = &p;
+  if (!rc) rc = run_workers(wk, nw);
+  /* the other actions, in file order (the file set and the state they change are apart) */
+  for (size_t g = 0; g < nrg && !rc; g++) {
+    if (!n_other[g]) continue;
+    rc = other_cb(octx, g, other + off[g], off[g + 1] - off[g]);
+    if (!rc) release_rg(spans, g, hint);
+  }
+  if (!rc) {
+    dl__arena ar[8];
+    dl__pvtab pv[4];
+    for (size_t i = 0; i < nw; i++) {
+      ar[2 * i] = wk[i].str;
+      ar[2 * i + 1] = wk[i].misc;
+      pv[i] = wk[i].pv;
+      memset(&wk[i].str, 0, sizeof wk[i].str);
+      memset(&wk[i].misc, 0, sizeof wk[i].misc);
+      memset(&wk[i].pv, 0, sizeof wk[i].pv);
+    }
+    dl__fileset_bulk_commit(hint->fs, rows, ar, pv, nw);
+  }
+  for (size_t i = 0; i < nw && wk; i++) worker_free(&wk[i]);
+  free(wk);
   free(spans);
   free(other);
-  free(a);
+  free(n_other);
+  free(off);
   return rc;
 }

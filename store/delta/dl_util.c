@@ -69,6 +69,20 @@ void dl__arena_free(dl__arena *a) {
   memset(a, 0, sizeof *a);
 }
 
+void dl__arena_splice(dl__arena *dst, dl__arena *src) {
+  if (!src->head) return;
+  if (!dst->head) {
+    *dst = *src;
+  } else {
+    dl__chunk *tail = src->head;
+    while (tail->next) tail = tail->next;
+    tail->next = dst->head->next; /* behind dst's head, which stays the one bumped */
+    dst->head->next = src->head;
+    dst->bytes += src->bytes;
+  }
+  memset(src, 0, sizeof *src);
+}
+
 /* ======================= hashing, URL coding ======================= */
 
 uint64_t dl__hash(const void *p, size_t n, uint64_t seed) {
