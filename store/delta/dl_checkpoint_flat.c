@@ -45,16 +45,18 @@ struct dl__flat {
   fl_side side[2];      /* 0 add, 1 remove */
 };
 
-/* Per value of a side's path and stats columns, worked out on the decoding thread: the
- * C-string length (cut at a NUL) and, for a path without escapes, its key hash (0: none). */
+/* Per value of a side's path and stats columns: the C-string length (cut at a NUL). */
 typedef struct fl_pre {
   uint32_t *plen, *slen;
-  uint64_t *phash;
   size_t pcap, scap;
 } fl_pre;
 
+/* One row group's decoded leaves. A leaf skipped in this row group (on[] false) holds no
+ * value there: the side has no path at all (then no action of that side), or no row has
+ * a deletion vector (then only the probe leaf is read). */
 typedef struct fl_cols {
   pq_column *c[2][C_N];
+  bool on[2][C_N];
   fl_pre pre[2];
   int rc;
   char msg[512];        /* the decoding thread's error message */
@@ -159,7 +161,6 @@ static void cols_free(fl_cols *k) {
     }
     free(k->pre[s].plen);
     free(k->pre[s].slen);
-    free(k->pre[s].phash);
     memset(&k->pre[s], 0, sizeof k->pre[s]);
   }
 }
@@ -174,39 +175,56 @@ static int grow_u32(uint32_t **p, size_t *cap, size_t n) {
 }
 
 static int precompute(fl_pre *pr, const pq_column *path, const pq_column *stats) {
-  size_t n = path->num_values, pcap = pr->pcap;
+  size_t n = path->num_values;
   int rc = grow_u32(&pr->plen, &pr->pcap, n);
-  if (!rc && n > pcap) {
-    uint64_t *h = realloc(pr->phash, n * sizeof *h);
-    if (!h) return dd_err_set(DD_ENOMEM, "out of memory");
-    pr->phash = h;
-  }
-  for (size_t v = 0; !rc && v < n; v++) {
-    const char *p = (const char *)path->ba[v].ptr;
-    size_t l = strnlen(p, path->ba[v].len);
-    pr->plen[v] = (uint32_t)l;
-    pr->phash[v] = memchr(p, '%', l) ? 0 : dl__hash(p, l, 0);
-  }
+  for (size_t v = 0; !rc && v < n; v++)
+    pr->plen[v] = (uint32_t)strnlen((const char *)path->ba[v].ptr, path->ba[v].len);
   if (!rc && stats) rc = grow_u32(&pr->slen, &pr->scap, stats->num_values);
   for (size_t v = 0; !rc && stats && v < stats->num_values; v++)
     pr->slen[v] = (uint32_t)strnlen((const char *)stats->ba[v].ptr, stats->ba[v].len);
   return rc;
 }
 
-/* Decodes row group rg into k, reusing the columns k holds from an earlier row group. */
+static int load_leaf(const dl__flat *fl, size_t rg, fl_cols *k, int s, int i) {
+  const fl_side *sd = &fl->side[s];
+  k->on[s][i] = true;
+  return k->c[s][i] ? pq_column_reread(k->c[s][i], fl->pf, rg, (size_t)sd->leaf[i])
+                    : pq_column_read(&k->c[s][i], fl->pf, rg, (size_t)sd->leaf[i]);
+}
+
+/* Whether some row of c has a value defined down to level def. */
+static bool any_def(const pq_column *c, int16_t def) {
+  if (!c->def) return def <= 0 && c->num_levels;
+  for (size_t l = 0; l < c->num_levels; l++)
+    if (c->def[l] >= def) return true;
+  return false;
+}
+
+/* Decodes row group rg into k, reusing the columns k holds from an earlier row group. The
+ * path leaf of each side comes first: without any path value the side has no action here
+ * (a row with one is refused, as the walk would) and its other leaves are not read; nor
+ * are the deletion vector's beyond the probe leaf when no row has one. */
 static int cols_load(const dl__flat *fl, size_t rg, fl_cols *k) {
+  memset(k->on, 0, sizeof k->on);
   for (int s = 0; s < 2; s++) {
     const fl_side *sd = &fl->side[s];
-    for (int i = 0; sd->on && i < C_N; i++) {
-      if (sd->leaf[i] < 0) continue;
-      int rc = k->c[s][i] ? pq_column_reread(k->c[s][i], fl->pf, rg, (size_t)sd->leaf[i])
-                          : pq_column_read(&k->c[s][i], fl->pf, rg, (size_t)sd->leaf[i]);
-      if (rc) return rc;
+    if (!sd->on) continue;
+    int rc = load_leaf(fl, rg, k, s, C_PATH);
+    if (rc) return rc;
+    const pq_column *path = k->c[s][C_PATH];
+    if (!path->num_values) {
+      if (any_def(path, sd->xdef)) return dd_err_set(DD_ECORRUPT, "checkpoint file action without path");
+      continue;
     }
-    if (sd->on) {
-      int rc = precompute(&k->pre[s], k->c[s][C_PATH], k->c[s][C_STATS]);
-      if (rc) return rc;
+    if (sd->dv_probe >= 0 && (rc = load_leaf(fl, rg, k, s, sd->dv_probe))) return rc;
+    bool dv = sd->dv_probe >= 0 && any_def(k->c[s][sd->dv_probe], sd->dv_def);
+    for (int i = 0; i < C_N; i++) {
+      if (sd->leaf[i] < 0 || i == C_PATH || i == sd->dv_probe || (i >= C_DV_FIRST && !dv))
+        continue;
+      if ((rc = load_leaf(fl, rg, k, s, i))) return rc;
     }
+    rc = precompute(&k->pre[s], path, k->on[s][C_STATS] ? k->c[s][C_STATS] : NULL);
+    if (rc) return rc;
   }
   return 0;
 }
@@ -287,7 +305,7 @@ static int map_row(cur *kk, cur *kv, int16_t entry, dd_buf *b, bool emit) {
 
 static void walk_bind(walk *w, const fl_side *sd, fl_cols *k, int s) {
   w->pre = &k->pre[s];
-  for (int i = 0; i < C_N; i++) w->k[i] = (cur){k->c[s][i], sd->maxdef[i], 0, 0};
+  for (int i = 0; i < C_N; i++) w->k[i] = (cur){k->on[s][i] ? k->c[s][i] : NULL, sd->maxdef[i], 0, 0};
 }
 
 /* Consumes row r of one side (fills *a when emit). A side whose struct is null in this row
@@ -316,7 +334,7 @@ static int side_row(walk *w, const fl_side *sd, bool here, bool emit, bool add, 
     return dd_err_set(DD_ECORRUPT, "checkpoint file action without path");
   f->path = f->raw_path = (const char *)k[C_PATH].c->ba[v[C_PATH]].ptr;
   a->path_len = w->pre->plen[v[C_PATH]];
-  a->path_hash = w->pre->phash[v[C_PATH]];
+  a->path_hash = 0; /* worked out by the fill, on this same thread */
   f->size = int_val(&k[C_SIZE], v[C_SIZE], -1);
   f->modification_time = add ? int_val(&k[C_TIME], v[C_TIME], -1) : -1;
   f->deletion_timestamp = add ? -1 : int_val(&k[C_TIME], v[C_TIME], -1);
@@ -349,7 +367,7 @@ static int side_row(walk *w, const fl_side *sd, bool here, bool emit, bool add, 
 
 static bool present(const fl_cols *k, const fl_side *sd, int s, size_t r) {
   const pq_column *c = k->c[s][C_PATH];
-  return sd->on && c && (c->def ? c->def[r] : 0) >= sd->xdef;
+  return sd->on && k->on[s][C_PATH] && c->num_values && (c->def ? c->def[r] : 0) >= sd->xdef;
 }
 
 /* The entries row r of a row group fills (ents[r]), and where their bytes go. */
@@ -372,9 +390,11 @@ static int walk_rg(const dl__flat *fl, fl_cols *k, size_t nrows, dl__action *a, 
                    const sink *o, uint8_t *other, size_t *n_other) {
   for (int s = 0; s < 2; s++) walk_bind(&w[s], &fl->side[s], k, s);
   for (int s = 0; s < 2; s++)
-    for (int i = 0; i < C_N; i++)
-      if (k->c[s][i] && k->c[s][i]->field->max_rep == 0 && k->c[s][i]->num_levels != nrows)
+    for (int i = 0; i < C_N; i++) {
+      const pq_column *c = w[s].k[i].c;
+      if (c && c->field->max_rep == 0 && c->num_levels != nrows)
         return flat_bad("a column's row count differs from its row group's");
+    }
   *n_other = 0;
   int rc = 0;
   for (size_t r = 0; r < nrows && !rc; r++) {
@@ -483,6 +503,9 @@ typedef struct fl_par {
   const dl__reserve_hint *hint;
   atomic_size_t next;
   atomic_bool stop;     /* set by a failing thread: no row group is taken after it */
+  pthread_mutex_t mu;   /* guards done[] and the wake-ups on cv */
+  pthread_cond_t cv;
+  uint8_t *done;        /* per row group: filled */
 } fl_par;
 
 /* One loading thread: its decoded columns, walk state and the arenas it fills (strings,
@@ -518,7 +541,8 @@ static void populate(void *p, size_t n) {
 static size_t string_bytes(const fl_cols *k) {
   size_t b = 0;
   for (int s = 0; s < 2; s++) {
-    const pq_column *p = k->c[s][C_PATH], *st = k->c[s][C_STATS];
+    const pq_column *p = k->on[s][C_PATH] ? k->c[s][C_PATH] : NULL;
+    const pq_column *st = k->on[s][C_STATS] ? k->c[s][C_STATS] : NULL;
     for (size_t v = 0; p && v < p->num_values; v++) b += k->pre[s].plen[v] + 1;
     for (size_t v = 0; st && v < st->num_values; v++) b += k->pre[s].slen[v] + 1;
   }
@@ -543,32 +567,44 @@ static int worker_rg(fl_worker *wk, size_t g) {
   return rc;
 }
 
-static void *worker_main(void *arg) {
-  fl_worker *wk = arg;
-  fl_par *p = wk->p;
-  while (!atomic_load(&p->stop)) {
-    size_t g = atomic_fetch_add(&p->next, 1);
-    if (g >= p->nrg) break;
-    if ((wk->rc = worker_rg(wk, g))) {
-      wk->fail_rg = g;
-      snprintf(wk->msg, sizeof wk->msg, "%s", dd_err_msg());
-      atomic_store(&p->stop, true);
-      break;
-    }
-  }
-  return NULL;
-}
-
-static void worker_free(fl_worker *wk) {
+/* Frees what a worker decodes into (not what it filled). */
+static void worker_release(fl_worker *wk) {
   cols_free(&wk->k);
   for (int s = 0; s < 2; s++) {
     dd_buf_free(&wk->w[s].pv);
     dd_buf_free(&wk->w[s].tags);
     dl__arena_free(&wk->w[s].a);
   }
+}
+
+static void worker_free(fl_worker *wk) {
+  worker_release(wk);
   dl__arena_free(&wk->str); /* empty once committed */
   dl__arena_free(&wk->misc);
   dl__pvtab_free(&wk->pv);
+}
+
+static void *worker_main(void *arg) {
+  fl_worker *wk = arg;
+  fl_par *p = wk->p;
+  while (!atomic_load(&p->stop)) {
+    size_t g = atomic_fetch_add(&p->next, 1);
+    if (g >= p->nrg) break;
+    int rc = worker_rg(wk, g);
+    if (rc) {
+      wk->rc = rc;
+      wk->fail_rg = g;
+      snprintf(wk->msg, sizeof wk->msg, "%s", dd_err_msg());
+    }
+    pthread_mutex_lock(&p->mu);
+    if (rc) atomic_store(&p->stop, true);
+    else p->done[g] = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    if (rc) break;
+  }
+  worker_release(wk); /* the others may still be filling: peak memory */
+  return NULL;
 }
 
 /* Threads for nrg row groups: one per core, at most 4, at most one per row group. */
@@ -578,19 +614,40 @@ static size_t num_workers(size_t nrg) {
   return w < nrg ? w : nrg ? nrg : 1;
 }
 
-/* Runs the workers (the caller is the first) and reports the error of the earliest row
- * group that failed, as a serial reader would have met it first. */
-static int run_workers(fl_worker *wk, size_t n) {
-  for (size_t i = 1; i < n; i++)
+/* Indexes the entries of each row group as soon as it and those before it are filled
+ * (the caller's share of the work while the workers fill the next ones). */
+static int index_in_order(fl_par *p, size_t base) {
+  int rc = 0;
+  for (size_t g = 0; g < p->nrg && !rc; g++) {
+    pthread_mutex_lock(&p->mu);
+    while (!p->done[g] && !atomic_load(&p->stop)) pthread_cond_wait(&p->cv, &p->mu);
+    bool ready = p->done[g];
+    pthread_mutex_unlock(&p->mu);
+    if (!ready) break; /* a worker failed */
+    rc = dl__fileset_bulk_index(p->hint->fs, base + p->off[g + 1]);
+  }
+  if (rc) atomic_store(&p->stop, true);
+  return rc;
+}
+
+/* Runs the workers on threads while the caller indexes, and reports the error of the
+ * earliest row group that failed (as a serial reader would have met it first), else the
+ * indexing's. */
+static int run_workers(fl_worker *wk, size_t n, size_t base) {
+  fl_par *p = wk[0].p;
+  size_t started = 0;
+  for (size_t i = 0; i < n; i++) {
     wk[i].started = pthread_create(&wk[i].th, NULL, worker_main, &wk[i]) == 0;
-  worker_main(&wk[0]);
-  for (size_t i = 1; i < n; i++)
+    started += wk[i].started;
+  }
+  if (!started) worker_main(&wk[0]); /* no thread: everything here, then the index */
+  int rc = index_in_order(p, base);
+  for (size_t i = 0; i < n; i++)
     if (wk[i].started) pthread_join(wk[i].th, NULL);
-    else worker_main(&wk[i]); /* no thread: its share runs here */
   const fl_worker *f = NULL;
   for (size_t i = 0; i < n; i++)
     if (wk[i].rc && (!f || wk[i].fail_rg < f->fail_rg)) f = &wk[i];
-  return f ? dd_err_set(f->rc, "%s", f->msg) : 0;
+  return f ? dd_err_set(f->rc, "%s", f->msg) : rc;
 }
 
 int dl__flat_read(dl__flat *fl, dl__other_cb other_cb, void *octx, const dl__reserve_hint *hint) {
@@ -599,9 +656,9 @@ int dl__flat_read(dl__flat *fl, dl__other_cb other_cb, void *octx, const dl__res
   size_t *off = malloc((nrg + 1) * sizeof *off), *n_other = calloc(nrg ? nrg : 1, sizeof *n_other);
   fl_worker *wk = calloc(nw, sizeof *wk);
   rg_span *spans = spans_new(pf, hint); /* NULL: the file's bytes are kept */
-  uint8_t *other = NULL;
+  uint8_t *other = NULL, *done = calloc(nrg ? nrg : 1, 1);
   dl__entry *ents = NULL;
-  int rc = off && n_other && wk ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
+  int rc = off && n_other && wk && done ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
   size_t rows = 0;
   for (size_t g = 0; !rc && g < nrg; g++) {
     int64_t r = pq_row_group_num_rows(pf, g);
@@ -609,21 +666,29 @@ int dl__flat_read(dl__flat *fl, dl__other_cb other_cb, void *octx, const dl__res
     off[g] = rows;
     rows += r > 0 ? (size_t)r : 0;
   }
+  size_t base = hint->fs->n;
+  bool room = false;
   if (!rc) {
     off[nrg] = rows;
     other = malloc(rows ? rows : 1);
     rc = other ? dl__fileset_bulk_room(hint->fs, rows, &ents) : dd_err_set(DD_ENOMEM, "out of memory");
+    room = !rc;
   }
-  fl_par p = {fl, ents, off, nrg, other, n_other, spans, hint, 0, false};
+  fl_par p = {.fl = fl, .ents = ents, .off = off, .nrg = nrg, .other = other,
+              .n_other = n_other, .spans = spans, .hint = hint, .done = done};
+  atomic_init(&p.next, 0);
+  atomic_init(&p.stop, false);
+  pthread_mutex_init(&p.mu, NULL);
+  pthread_cond_init(&p.cv, NULL);
   for (size_t i = 0; i < nw && wk; i++) wk[i].p = &p;
-  if (!rc) rc = run_workers(wk, nw);
+  if (!rc) rc = run_workers(wk, nw, base);
   /* the other actions, in file order (the file set and the state they change are apart) */
   for (size_t g = 0; g < nrg && !rc; g++) {
     if (!n_other[g]) continue;
     rc = other_cb(octx, g, other + off[g], off[g + 1] - off[g]);
     if (!rc) release_rg(spans, g, hint);
   }
-  if (!rc) {
+  if (room) {
     dl__arena ar[8];
     dl__pvtab pv[4];
     for (size_t i = 0; i < nw; i++) {
@@ -634,8 +699,11 @@ int dl__flat_read(dl__flat *fl, dl__other_cb other_cb, void *octx, const dl__res
       memset(&wk[i].misc, 0, sizeof wk[i].misc);
       memset(&wk[i].pv, 0, sizeof wk[i].pv);
     }
-    dl__fileset_bulk_commit(hint->fs, rows, ar, pv, nw);
+    dl__fileset_bulk_commit(hint->fs, !rc, ar, pv, nw);
   }
+  pthread_mutex_destroy(&p.mu);
+  pthread_cond_destroy(&p.cv);
+  free(done);
   for (size_t i = 0; i < nw && wk; i++) worker_free(&wk[i]);
   free(wk);
   free(spans);

@@ -118,23 +118,36 @@ static void huge_hint(void *p, size_t n) {
 #endif
 }
 
-/* A slot is (hash << 32 | index + 1); 0 is empty. */
-#define SLOT_INDEX(x) ((size_t)(uint32_t)(x) - 1)
+/* A slot is 32 bits: 0 is empty, else index + 1 in the bits under the table's mask and,
+ * above them, the key hash's own bits there: a tag, so that most mismatches never touch
+ * the entry. Hence at most DL__MAX_FILES entries (index + 1 under a mask of at most 32
+ * bits at the load factor below 0.7). */
+#define DL__MAX_FILES (((size_t)1 << 31) - 2)
+static inline uint32_t slot_make(size_t nslots, uint32_t h, size_t i) {
+  return (h & ~(uint32_t)(nslots - 1)) | (uint32_t)(i + 1);
+}
+static inline bool slot_tagged(size_t nslots, uint32_t x, uint32_t h) {
+  return ((x ^ h) & ~(uint32_t)(nslots - 1)) == 0;
+}
+#define SLOT_INDEX(fs, x) ((size_t)((x) & (uint32_t)((fs)->nslots - 1)) - 1)
 
-static int rehash(dl__fileset *fs, size_t nslots) {
-  uint64_t *slots = calloc(nslots, sizeof *slots);
+/* A new index of nslots slots holding the first n entries. */
+static int rehash_n(dl__fileset *fs, size_t nslots, size_t n) {
+  uint32_t *slots = calloc(nslots, sizeof *slots);
   if (!slots) return dd_err_set(DD_ENOMEM, "out of memory");
   huge_hint(slots, nslots * sizeof *slots);
-  for (size_t i = 0; i < fs->n; i++) {
+  for (size_t i = 0; i < n; i++) {
     size_t s = fs->ents[i].hash & (nslots - 1);
     while (slots[s]) s = (s + 1) & (nslots - 1);
-    slots[s] = (uint64_t)fs->ents[i].hash << 32 | (uint32_t)(i + 1);
+    slots[s] = slot_make(nslots, fs->ents[i].hash, i);
   }
   free(fs->slots);
   fs->slots = slots;
   fs->nslots = nslots;
   return 0;
 }
+
+static int rehash(dl__fileset *fs, size_t nslots) { return rehash_n(fs, nslots, fs->n); }
 
 static int grow_ents(dl__fileset *fs, size_t cap) {
   dl__entry *n = realloc(fs->ents, cap * sizeof *n);
@@ -168,7 +181,7 @@ static void *prefault_main(void *arg) {
 }
 
 int dl__fileset_reserve(dl__fileset *fs, size_t extra, size_t bytes) {
-  if (extra > UINT32_MAX - 1 - fs->n) return 0; /* apply will refuse; no need to guess */
+  if (extra > DL__MAX_FILES - fs->n) return 0; /* apply will refuse; no need to guess */
   size_t want = fs->n + extra, ns = fs->nslots ? fs->nslots : 1024;
   while ((want + 1) * 10 >= ns * 7) ns *= 2;
   int rc = ns != fs->nslots && !fs->bulk ? rehash(fs, ns) : 0; /* bulk: indexed at the end */
@@ -188,10 +201,9 @@ int dl__fileset_reserve(dl__fileset *fs, size_t extra, size_t bytes) {
 static size_t probe(const dl__fileset *fs, uint32_t h, const char *path, const dl_dv *dv) {
   size_t s = h & (fs->nslots - 1);
   while (fs->slots[s]) {
-    /* the slot keeps the hash beside the index: mismatches never touch the entry */
-    if ((uint32_t)(fs->slots[s] >> 32) == h) {
-      const dl__entry *e = &fs->ents[SLOT_INDEX(fs->slots[s])];
-      if (dv_same(dl__entry_dv(e), dv) && path_same(e->path, path)) return s;
+    if (slot_tagged(fs->nslots, fs->slots[s], h)) {
+      const dl__entry *e = &fs->ents[SLOT_INDEX(fs, fs->slots[s])];
+      if (e->hash == h && dv_same(dl__entry_dv(e), dv) && path_same(e->path, path)) return s;
     }
     s = (s + 1) & (fs->nslots - 1);
   }
@@ -201,7 +213,7 @@ static size_t probe(const dl__fileset *fs, uint32_t h, const char *path, const d
 const dl__entry *dl__fileset_find(const dl__fileset *fs, const dl__entry *key) {
   if (!fs || !fs->nslots) return NULL;
   size_t s = probe(fs, key->hash, key->path, dl__entry_dv(key));
-  return fs->slots[s] ? &fs->ents[SLOT_INDEX(fs->slots[s])] : NULL;
+  return fs->slots[s] ? &fs->ents[SLOT_INDEX(fs, fs->slots[s])] : NULL;
 }
 
 /* ---------- interning of partition maps ---------- */
@@ -362,7 +374,7 @@ static int append(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv, 
 void dl__fileset_bulk_begin(dl__fileset *fs) {
   if (fs->bulk) return;
   fs->bulk = true;
-  fs->bulk_from = fs->n;
+  fs->bulk_from = fs->bulk_r = fs->bulk_w = fs->n; /* the index holds the entries before */
 }
 
 /* Folds bulk entry b into the indexed entry e of the same key (apply's update path). The
@@ -389,32 +401,40 @@ static int fold(dl__fileset *fs, dl__entry *e, const dl__entry *b) {
 
 #define PREFETCH_AHEAD 16
 
-int dl__fileset_bulk_end(dl__fileset *fs) {
-  prefault_join(fs);
-  if (!fs->bulk) return 0;
-  size_t n = fs->n, w = fs->bulk_from;
-  fs->bulk = false;
-  /* size the index for every entry (those before the bulk are re-indexed) */
+int dl__fileset_bulk_index(dl__fileset *fs, size_t upto) {
+  if (!fs->bulk || upto > fs->n || upto < fs->bulk_r)
+    return dd_err_set(DD_EINVAL, "file set: bulk_index past the entries");
+  /* size the index for every entry there is (a larger one re-indexes those done) */
   size_t ns = fs->nslots ? fs->nslots : 1024;
-  while ((n + 1) * 10 >= ns * 7) ns *= 2;
-  fs->n = w;
-  int rc = rehash(fs, ns); /* a fresh index of the entries before the bulk */
-  size_t mask = fs->nslots - 1;
-  for (size_t i = w; i < n && !rc; i++) {
-    if (i + PREFETCH_AHEAD < n) __builtin_prefetch(&fs->slots[fs->ents[i + PREFETCH_AHEAD].hash & mask]);
+  while ((fs->n + 1) * 10 >= ns * 7) ns *= 2;
+  int rc = ns != fs->nslots ? rehash_n(fs, ns, fs->bulk_w) : 0;
+  size_t mask = fs->nslots - 1, w = fs->bulk_w, i = fs->bulk_r;
+  for (; i < upto && !rc; i++) {
+    if (i + PREFETCH_AHEAD < upto)
+      __builtin_prefetch(&fs->slots[fs->ents[i + PREFETCH_AHEAD].hash & mask]);
     dl__entry *b = &fs->ents[i];
     if (!b->kind) continue; /* a hole left by a parallel load */
     size_t s = probe(fs, b->hash, b->path, dl__entry_dv(b));
     if (fs->slots[s]) {
-      rc = fold(fs, &fs->ents[SLOT_INDEX(fs->slots[s])], b);
+      rc = fold(fs, &fs->ents[SLOT_INDEX(fs, fs->slots[s])], b);
       continue;
     }
     if (w != i) fs->ents[w] = *b;
-    fs->slots[s] = (uint64_t)b->hash << 32 | (uint32_t)(w + 1);
+    fs->slots[s] = slot_make(fs->nslots, b->hash, w);
     w++;
-    fs->n = w;
     rc = count(fs, &fs->ents[w - 1], +1);
   }
+  fs->bulk_r = i;
+  fs->bulk_w = w;
+  return rc;
+}
+
+int dl__fileset_bulk_end(dl__fileset *fs) {
+  prefault_join(fs);
+  if (!fs->bulk) return 0;
+  int rc = fs->bulk_r < fs->n ? dl__fileset_bulk_index(fs, fs->n) : 0;
+  fs->n = fs->bulk_w;
+  fs->bulk = false;
   return rc;
 }
 
@@ -426,7 +446,7 @@ static int check_size(int kind, const dl_file *f, size_t path_len) {
 }
 
 static int check(const dl__fileset *fs, int kind, const dl_file *f, size_t path_len) {
-  if (fs->n + 1 > UINT32_MAX - 1) return dd_err_set(DD_ERANGE, "too many files");
+  if (fs->n + 1 > DL__MAX_FILES) return dd_err_set(DD_ERANGE, "too many files");
   return check_size(kind, f, path_len);
 }
 
@@ -435,7 +455,7 @@ static int check(const dl__fileset *fs, int kind, const dl_file *f, size_t path_
 int dl__fileset_bulk_room(dl__fileset *fs, size_t rows, dl__entry **out) {
   *out = NULL;
   if (!fs->bulk) return dd_err_set(DD_EINVAL, "file set: bulk_room outside bulk loading");
-  if (rows > UINT32_MAX - 2 - fs->n) return dd_err_set(DD_ERANGE, "too many files");
+  if (rows > DL__MAX_FILES - fs->n) return dd_err_set(DD_ERANGE, "too many files");
   prefault_join(fs); /* the entries may move */
   size_t want = fs->n + rows;
   /* a little room past the checkpoint for the commits after it (no doubling realloc) */
@@ -444,12 +464,13 @@ int dl__fileset_bulk_room(dl__fileset *fs, size_t rows, dl__entry **out) {
     if (rc) return rc;
   }
   *out = fs->ents + fs->n;
+  fs->n += rows;
   return 0;
 }
 
-void dl__fileset_bulk_commit(dl__fileset *fs, size_t rows, dl__arena *arenas, dl__pvtab *pvs,
+void dl__fileset_bulk_commit(dl__fileset *fs, bool ok, dl__arena *arenas, dl__pvtab *pvs,
                              size_t n) {
-  fs->n += rows;
+  if (!ok) fs->n = fs->bulk_r; /* the room's entries past those indexed are dropped */
   for (size_t i = 0; i < n; i++) {
     for (int k = 0; k < 2; k++) dl__arena_splice(&fs->arena, &arenas[2 * i + k]);
     /* the threads' maps join the set's (kept where they are): later commits find them */
@@ -508,7 +529,7 @@ int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *
   }
   size_t s = probe(fs, h, f->path, dv);
   if (fs->slots[s]) {
-    dl__entry *e = &fs->ents[SLOT_INDEX(fs->slots[s])];
+    dl__entry *e = &fs->ents[SLOT_INDEX(fs, fs->slots[s])];
     int rc = count(fs, e, -1);
     if (!rc) rc = fill_fs(fs, e, kind, f, dv, h, false, NULL);
     return rc ? rc : count(fs, e, +1);
@@ -522,7 +543,7 @@ int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *
   rc = fill_fs(fs, e, kind, f, dv, h, true, NULL);
   if (rc) return rc;
   fs->n++;
-  fs->slots[s] = (uint64_t)h << 32 | (uint32_t)fs->n;
+  fs->slots[s] = slot_make(fs->nslots, h, fs->n - 1);
   return count(fs, e, +1);
 }
 

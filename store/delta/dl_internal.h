@@ -30,9 +30,9 @@
  *
  * MEMORY. A file costs one 48-byte dl__entry plus its strings in a chunked arena (path,
  * stats text; tags and a DV descriptor in a dl__extra beside them), partition-value maps
- * are interned (equal maps stored once), and an 8-byte hash slot (hash and index; about
- * 16 bytes a file at the table's load factor). No JSON objects outlive the parsing of one
- * line.
+ * are interned (equal maps stored once), and a 4-byte hash slot (index and a tag of the
+ * hash; about 8 bytes a file at the table's load factor). No JSON objects outlive the
+ * parsing of one line.
  *
  * SNAPSHOT SHARING. A snapshot's files are a `base` fileset (reference counted, shared
  * between snapshots of one table) plus an optional small `over` fileset with the changes of
@@ -202,13 +202,15 @@ typedef struct dl__fileset {
   dl__arena arena;
   dl__entry *ents;
   size_t n, cap;
-  uint64_t *slots; /* hash << 32 | index+1, 0 = empty; power of two */
+  uint32_t *slots; /* index+1 under the mask, hash bits above it; 0 = empty; power of two */
   size_t nslots;
   dl__pvtab pv;
   size_t n_add, n_remove;
   int64_t add_bytes;
-  bool bulk;        /* between bulk_begin and bulk_end: entries from bulk_from are unindexed */
-  size_t bulk_from;
+  /* between bulk_begin and bulk_end: entries from bulk_r on are not indexed yet; those
+   * indexed were moved down to [bulk_from, bulk_w) (holes and repeats dropped) */
+  bool bulk;
+  size_t bulk_from, bulk_r, bulk_w;
   /* a thread faulting in reserved memory ahead of the loader (see dl__fileset_reserve);
    * it only populates pages (MADV_POPULATE_WRITE), never writes their contents */
   pthread_t pf_thread;
@@ -233,13 +235,18 @@ int dl__fileset_reserve(dl__fileset *fs, size_t extra, size_t bytes);
  * apply would have. The result equals applying the same actions one by one. */
 void dl__fileset_bulk_begin(dl__fileset *fs);
 int dl__fileset_bulk_end(dl__fileset *fs);
-/* Parallel bulk loading (the flat checkpoint reader's threads): room gives `rows` entries
- * past the last one (*out) for threads to fill, each entry with bulk_fill or as a hole
- * (kind 0); then bulk_commit appends them all (holes are dropped by bulk_end) and takes
- * over the threads' arenas (spliced into the set's: entries point into them) and
- * partition maps. Between room and commit nothing else may touch fs. */
+/* Parallel bulk loading (the flat checkpoint reader's threads): room appends `rows`
+ * entries, not yet filled, past the last one (*out), for threads to fill each with
+ * bulk_fill or as a hole (kind 0). bulk_index indexes the appended entries before `upto`
+ * (raw positions, holes included; they must be filled), folding repeated keys into their
+ * first entry; it may be called again with a larger upto, from one thread, while others
+ * fill entries past upto (it moves entries, below upto only). bulk_end indexes the rest.
+ * bulk_commit takes over the threads' arenas (spliced into the set's: entries point into
+ * them) and partition maps; with ok false the room's entries not yet indexed are dropped
+ * (call it before bulk_end). Between room and commit nothing else may touch fs. */
 int dl__fileset_bulk_room(dl__fileset *fs, size_t rows, dl__entry **out);
-void dl__fileset_bulk_commit(dl__fileset *fs, size_t rows, dl__arena *arenas, dl__pvtab *pvs,
+int dl__fileset_bulk_index(dl__fileset *fs, size_t upto);
+void dl__fileset_bulk_commit(dl__fileset *fs, bool ok, dl__arena *arenas, dl__pvtab *pvs,
                              size_t n);
 /* Fills e (thread-safe: only a, misc and pv are written) as apply_sized would append it in
  * bulk mode: paths and stats into a, maps, tags and descriptors into misc. */
