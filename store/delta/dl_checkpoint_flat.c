@@ -237,13 +237,6 @@ typedef struct cur {
   size_t lev, val;
 } cur;
 
-typedef struct walk {
-  cur k[C_N];
-  const fl_pre *pre;
-  dd_buf pv, tags;
-  dl__arena a;
-} walk;
-
 static int flat_bad(const char *why) {
   return dd_err_set(DD_ECORRUPT, "checkpoint columns: %s", why);
 }
@@ -269,42 +262,119 @@ static int64_t int_val(const cur *k, ssize_t v, int64_t dflt) {
   return k->c->i64 ? k->c->i64[v] : k->c->i32[v];
 }
 
-/* The entries of one row of a map (key cursor kk, value cursor kv) into b as a packed map
- * (b reset; when emit is false the levels are only consumed). */
-static int map_row(cur *kk, cur *kv, int16_t entry, dd_buf *b, bool emit) {
-  b->len = 0;
-  if (!kk->c) return 0;
+/* The entries of the last map row a walk packed (its pq values): a row with the same ones
+ * keeps the packed map the row before left in the buffer (files come grouped by partition,
+ * and dictionary-encoded values are even the same pointers). */
+#define MEMO_MAX 8
+typedef struct map_memo {
+  pq_bytes k[MEMO_MAX], v[MEMO_MAX]; /* v.ptr NULL: a null value */
+  int n;                             /* -1: nothing to compare with */
+  bool same;                         /* the row just walked had the entries of the one before */
+} map_memo;
+
+static bool bytes_eq(const pq_bytes *a, const pq_bytes *b) {
+  return a->len == b->len && (a->ptr == b->ptr || (a->ptr && b->ptr && !memcmp(a->ptr, b->ptr, a->len)));
+}
+
+static void map_put(dd_buf *b, const pq_bytes *k, const pq_bytes *v) {
+  dd_buf_put(b, k->ptr, strnlen((const char *)k->ptr, k->len));
+  dd_buf_putc(b, 0);
+  if (v->ptr) {
+    dd_buf_put(b, v->ptr, strnlen((const char *)v->ptr, v->len));
+    dd_buf_putc(b, 0);
+  } else {
+    dd_buf_put(b, "\xff", 2);
+  }
+}
+
+/* Entry i of a map row's levels at level l (value indexes *ki, *vi advanced): whether it
+ * is an entry (not an empty or null map), its key and value (ptr NULL: null). */
+static int map_entry(cur *kk, cur *kv, int16_t entry, size_t l, pq_bytes *k, pq_bytes *v,
+                     bool *is) {
+  const pq_column *ck = kk->c, *cv = kv->c;
+  int16_t dk = def_of(kk, l), dvl = def_of(kv, l);
+  ssize_t ki = dk >= kk->maxdef ? (ssize_t)kk->val++ : -1;
+  ssize_t vi = dvl >= kv->maxdef ? (ssize_t)kv->val++ : -1;
+  if ((ki >= 0 && (size_t)ki >= ck->num_values) || (vi >= 0 && (size_t)vi >= cv->num_values))
+    return flat_bad("map values past the column");
+  *is = dk >= entry && ki >= 0;
+  if (*is) {
+    *k = ck->ba[ki];
+    *v = vi >= 0 ? cv->ba[vi] : (pq_bytes){NULL, 0};
+  }
+  return 0;
+}
+
+/* The entries of one row of a map (key cursor kk, value cursor kv) into b as a packed map;
+ * when emit is false the levels are only consumed (b is left as it is). With a memo m, a
+ * row whose entries equal the row before's leaves b as it was and sets m->same. */
+static int map_row(cur *kk, cur *kv, int16_t entry, dd_buf *b, bool emit, map_memo *m) {
+  if (m) m->same = false;
+  if (!kk->c) {
+    b->len = 0;
+    if (m) m->n = -1;
+    return 0;
+  }
   const pq_column *ck = kk->c, *cv = kv->c;
   if (ck->num_levels != cv->num_levels) return flat_bad("map key and value levels differ");
-  size_t l = kk->lev;
+  size_t l = kk->lev, l0 = l, k0 = kk->val, v0 = kv->val, n = 0;
   if (l >= ck->num_levels || (ck->rep && ck->rep[l] != 0)) return flat_bad("map row misaligned");
+  pq_bytes ek[MEMO_MAX], ev[MEMO_MAX], k1, v1;
   do {
-    int16_t dk = def_of(kk, l), dvl = def_of(kv, l);
-    ssize_t ki = dk >= kk->maxdef ? (ssize_t)kk->val++ : -1;
-    ssize_t vi = dvl >= kv->maxdef ? (ssize_t)kv->val++ : -1;
-    if ((ki >= 0 && (size_t)ki >= ck->num_values) || (vi >= 0 && (size_t)vi >= cv->num_values))
-      return flat_bad("map values past the column");
-    if (emit && dk >= entry && ki >= 0) {
-      const pq_bytes *kb = &ck->ba[ki];
-      dd_buf_put(b, kb->ptr, strnlen((const char *)kb->ptr, kb->len));
-      dd_buf_putc(b, 0);
-      if (vi >= 0) {
-        const pq_bytes *vb = &cv->ba[vi];
-        dd_buf_put(b, vb->ptr, strnlen((const char *)vb->ptr, vb->len));
-        dd_buf_putc(b, 0);
-      } else {
-        dd_buf_put(b, "\xff", 2);
-      }
+    bool is = false;
+    int rc = map_entry(kk, kv, entry, l, &k1, &v1, &is);
+    if (rc) return rc;
+    if (is && n < MEMO_MAX) {
+      ek[n] = k1;
+      ev[n] = v1;
     }
+    n += is;
     l++;
   } while (l < ck->num_levels && ck->rep[l] != 0);
   kk->lev = kv->lev = l;
-  if (emit) dd_buf_putc(b, 0);
+  if (!emit) return 0;
+  if (m && n <= MEMO_MAX && m->n == (int)n) {
+    bool same = true;
+    for (size_t i = 0; same && i < n; i++) same = bytes_eq(&ek[i], &m->k[i]) && bytes_eq(&ev[i], &m->v[i]);
+    if ((m->same = same)) return 0;
+  }
+  b->len = 0;
+  if (n <= MEMO_MAX) {
+    for (size_t i = 0; i < n; i++) map_put(b, &ek[i], &ev[i]);
+  } else { /* a long map: walked again, packed as it goes */
+    size_t kl = kk->val, vl = kv->val;
+    kk->val = k0;
+    kv->val = v0;
+    for (size_t x = l0; x < l; x++) {
+      bool is = false;
+      (void)map_entry(kk, kv, entry, x, &k1, &v1, &is); /* checked above */
+      if (is) map_put(b, &k1, &v1);
+    }
+    kk->val = kl;
+    kv->val = vl;
+  }
+  dd_buf_putc(b, 0);
+  if (m) {
+    m->n = n <= MEMO_MAX ? (int)n : -1;
+    for (size_t i = 0; i < n && i < MEMO_MAX; i++) {
+      m->k[i] = ek[i];
+      m->v[i] = ev[i];
+    }
+  }
   return b->oom ? dd_err_set(DD_ENOMEM, "out of memory") : 0;
 }
 
+typedef struct walk {
+  cur k[C_N];
+  const fl_pre *pre;
+  dd_buf pv, tags;
+  map_memo pvm; /* of pv, for this row group's values */
+  dl__arena a;
+} walk;
+
 static void walk_bind(walk *w, const fl_side *sd, fl_cols *k, int s) {
   w->pre = &k->pre[s];
+  w->pvm.n = -1; /* the values of another row group are gone */
   for (int i = 0; i < C_N; i++) w->k[i] = (cur){k->on[s][i] ? k->c[s][i] : NULL, sd->maxdef[i], 0, 0};
 }
 
@@ -322,8 +392,8 @@ static int side_row(walk *w, const fl_side *sd, bool here, bool emit, bool add, 
     if (i != C_PVK && i != C_PVV && i != C_TGK && i != C_TGV) v[i] = scalar(&k[i]);
   bool has_dv = sd->dv_probe >= 0 && k[sd->dv_probe].c &&
                 def_of(&k[sd->dv_probe], k[sd->dv_probe].lev - 1) >= sd->dv_def;
-  int rc = map_row(&k[C_PVK], &k[C_PVV], sd->pv_entry, &w->pv, emit);
-  if (!rc) rc = map_row(&k[C_TGK], &k[C_TGV], sd->tg_entry, &w->tags, emit);
+  int rc = map_row(&k[C_PVK], &k[C_PVV], sd->pv_entry, &w->pv, emit, &w->pvm);
+  if (!rc) rc = map_row(&k[C_TGK], &k[C_TGV], sd->tg_entry, &w->tags, emit, NULL);
   if (rc || !emit) return rc;
   dl_file *f = &a->file;
   memset(f, 0, sizeof *f);
@@ -375,19 +445,25 @@ typedef struct sink {
   dl__entry *ents;
   dl__arena *str, *misc;
   dl__pvtab *pv;
+  const char *last_pv[2]; /* the interned map of the side's last row, NULL: none yet */
 } sink;
 
-static int sink_row(const sink *o, size_t r, const dl__action *a) {
+/* Row r's action (of side s) into its entry; same_pv: its partition map is the side's
+ * last row's, already interned. */
+static int sink_row(sink *o, size_t r, dl__action *a, int s, bool same_pv) {
   int kind = a->kind == DL__A_ADD ? DL__E_ADD : DL__E_REMOVE;
-  return dl__fileset_bulk_fill(&o->ents[r], o->str, o->misc, o->pv, kind, &a->file,
-                               a->has_dv ? &a->dv : NULL, a->path_len, a->stats_len,
-                               a->path_hash);
+  if (same_pv && o->last_pv[s]) a->file.partition_values = o->last_pv[s];
+  int rc = dl__fileset_bulk_fill(&o->ents[r], o->str, o->misc, o->pv, kind, &a->file,
+                                 a->has_dv ? &a->dv : NULL, a->path_len, a->stats_len,
+                                 a->path_hash);
+  if (!rc) o->last_pv[s] = dl__entry_pv(&o->ents[r]);
+  return rc;
 }
 
 /* Fills the entries of one decoded row group's add/remove rows; the other rows are holes
  * (kind 0) marked in other[]. */
 static int walk_rg(const dl__flat *fl, fl_cols *k, size_t nrows, dl__action *a, walk w[2],
-                   const sink *o, uint8_t *other, size_t *n_other) {
+                   sink *o, uint8_t *other, size_t *n_other) {
   for (int s = 0; s < 2; s++) walk_bind(&w[s], &fl->side[s], k, s);
   for (int s = 0; s < 2; s++)
     for (int i = 0; i < C_N; i++) {
@@ -406,7 +482,7 @@ static int walk_rg(const dl__flat *fl, fl_cols *k, size_t nrows, dl__action *a, 
       if (fl->side[s].on)
         rc = side_row(&w[s], &fl->side[s], s ? pa_r : pa, s ? pr : pa, s == 0, a);
     if (rc) break;
-    if (pa || pr) rc = sink_row(o, r, a);
+    if (pa || pr) rc = sink_row(o, r, a, pr, w[pr].pvm.same);
     else o->ents[r].kind = 0;
     if (w[0].a.bytes + w[1].a.bytes > (1u << 20)) {
       dl__arena_free(&w[0].a);
@@ -560,7 +636,7 @@ static int worker_rg(fl_worker *wk, size_t g) {
     populate(blk, bytes);
   }
   populate(p->ents + p->off[g], nrows * sizeof *p->ents);
-  sink o = {p->ents + p->off[g], &wk->str, &wk->misc, &wk->pv};
+  sink o = {p->ents + p->off[g], &wk->str, &wk->misc, &wk->pv, {NULL, NULL}};
   rc = walk_rg(p->fl, &wk->k, nrows, &wk->a, wk->w, &o, p->other + p->off[g], &p->n_other[g]);
   /* bytes of a row group with other actions are read again by the row cursor later */
   if (!rc && !p->n_other[g]) release_rg(p->spans, g, p->hint);

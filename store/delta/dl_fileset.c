@@ -243,6 +243,7 @@ static int pv_grow(dl__pvtab *t) {
 
 /* a NULL: pv itself is kept (a map already in an arena of the same set, merged in). */
 const char *dl__pvtab_intern(dl__pvtab *t, dl__arena *a, const char *pv) {
+  if (pv == t->last) return pv; /* the map this table gave last, handed back */
   size_t n = dl__kv_size(pv);
   if (n <= 1) return "";
   /* files come grouped by partition: the map interned last is the likeliest */
