@@ -354,6 +354,70 @@ static void test_many_row_groups(void **state) {
   const char *v = NULL;
   assert_int_equal(dl_kv_get(f.partition_values, "p", &v), 1);
   assert_string_equal(v, "v1");
+  /* what the snapshot holds: 48-byte entries (and the commits' room), 4-byte index
+   * slots at a load factor of 0.27-0.7, the strings as they are */
+  size_t strings = 0;
+  for (size_t i = 0; i < n; i++) {
+    char path[64], stats[64];
+    strings += (size_t)snprintf(path, sizeof path, "p=v%zu/part-%07zu.parquet", i % 7, i) + 1;
+    strings += (size_t)snprintf(stats, sizeof stats, "{\"numRecords\":%zu}", i) + 1;
+  }
+  size_t mem = dl_snapshot_memory(s);
+  print_message("snapshot of %zu files: %zu bytes (%.1f a file, %.1f of them strings)\n", n, mem,
+                (double)mem / (double)n, (double)strings / (double)n);
+  assert_true(mem <= strings + n * (48 + 1 + 15) + ((size_t)1 << 20));
+  dl_snapshot_free(s);
+  dl_table_free(t);
+  rm_rf(dir);
+}
+
+/* A checkpoint whose second row group repeats keys of the first (re-added with another
+ * size, removed): the row groups are filled on different threads and indexed in file
+ * order, so the later action must win exactly as the row reader applies them one by one. */
+static void test_repeats_across_row_groups(void **state) {
+  (void)state;
+  char dir[] = "/tmp/dl_flat_rep_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  dl_table *t = NULL;
+  assert_int_equal(dl_table_open(&t, dir), 0);
+  dl_txn *x = NULL;
+  assert_int_equal(dl_txn_begin(&x, t, NULL), 0);
+  dl_protocol p = {1, 2, 0, 0, NULL, NULL};
+  assert_int_equal(dl_txn_set_protocol(x, &p), 0);
+  dl_metadata_spec md = {.schema_string = SCHEMA, .created_time = -1};
+  assert_int_equal(dl_txn_set_metadata(x, &md), 0);
+  assert_int_equal(dl_txn_commit(x, NULL, NULL), 0);
+  dl_txn_free(x);
+  dl_snapshot *s = NULL;
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
+  /* appended unindexed, repeats and all: the checkpoint is written from these entries */
+  dl__fileset_bulk_begin(s->base);
+  const size_t n = 140000, rep = 1000;
+  for (size_t i = 0; i < n + 2 * rep; i++) {
+    size_t k = i < n ? i : i - n; /* the repeats: keys 0..1999, from the first row group */
+    char path[64];
+    snprintf(path, sizeof path, "f-%07zu.parquet", k);
+    bool removed = i >= n + rep;
+    dl_file f = {.path = path, .size = i < n ? (int64_t)k : (int64_t)(k + 1000000),
+                 .modification_time = (int64_t)i, .deletion_timestamp = removed ? dl__now_ms() : -1,
+                 .stats = removed ? NULL : "{}", .partition_values = ""};
+    assert_int_equal(dl__fileset_apply(s->base, removed ? DL__E_REMOVE : DL__E_ADD, &f, NULL), 0);
+  }
+  assert_int_equal(dl_checkpoint_write(t, s), 0);
+  dl_snapshot_free(s);
+  s = NULL;
+  assert_int_equal(same_both_ways(dir), n + 1);
+  assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
+  assert_int_equal(dl_snapshot_num_files(s), n - rep);
+  dl_file f = {.path = "f-0000005.parquet"}; /* re-added: the later size */
+  assert_int_equal(dl_snapshot_files(s, find_cb, &f), 1);
+  assert_int_equal(f.size, 1000005);
+  f = (dl_file){.path = "f-0001500.parquet"}; /* removed */
+  assert_int_equal(dl_snapshot_files(s, find_cb, &f), 0);
+  assert_int_equal(dl_snapshot_tombstones(s, find_cb, &f), 1);
+  f = (dl_file){.path = "f-0002500.parquet"};
+  assert_int_equal(dl_snapshot_files(s, find_cb, &f), 1);
+  assert_int_equal(f.size, 2500);
   dl_snapshot_free(s);
   dl_table_free(t);
   rm_rf(dir);
@@ -493,6 +557,7 @@ int main(void) {
       cmocka_unit_test(test_written_checkpoint),
       cmocka_unit_test(test_bulk_equals_apply),
       cmocka_unit_test(test_many_row_groups),
+      cmocka_unit_test(test_repeats_across_row_groups),
       cmocka_unit_test(test_damaged_checkpoints),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
