@@ -502,28 +502,51 @@ static int walk_rg(const dl__flat *fl, fl_cols *k, size_t nrows, dl__action *a, 
 
 /* ---------- giving consumed bytes back ---------- */
 
-/* Byte range [lo, hi) of row group rg's column chunks; false when unknown. */
-static bool rg_range(const pq_file *pf, size_t rg, uint64_t *lo, uint64_t *hi) {
-  *lo = UINT64_MAX;
-  *hi = 0;
-  for (size_t c = 0; c < pq_file_num_columns(pf); c++) {
-    pq_chunk_info ci;
-    if (pq_chunk_get(&ci, pf, rg, c)) return false;
-    int64_t s = ci.dictionary_page_offset >= 0 && ci.dictionary_page_offset < ci.data_page_offset
-                    ? ci.dictionary_page_offset : ci.data_page_offset;
-    if (s < 0 || ci.total_compressed_size < 0) return false;
-    uint64_t e = (uint64_t)s + (uint64_t)ci.total_compressed_size;
-    if ((uint64_t)s < *lo) *lo = (uint64_t)s;
-    if (e > *hi) *hi = e;
-  }
-  return *lo < *hi;
+/* Byte range [*lo, *hi) of column chunk (rg, c); false when unknown. */
+static bool chunk_range(const pq_file *pf, size_t rg, size_t c, uint64_t *lo, uint64_t *hi) {
+  pq_chunk_info ci;
+  if (pq_chunk_get(&ci, pf, rg, c)) return false;
+  int64_t s = ci.dictionary_page_offset >= 0 && ci.dictionary_page_offset < ci.data_page_offset
+                  ? ci.dictionary_page_offset : ci.data_page_offset;
+  if (s < 0 || ci.total_compressed_size < 0) return false;
+  *lo = (uint64_t)s;
+  *hi = (uint64_t)s + (uint64_t)ci.total_compressed_size;
+  return true;
+}
+
+/* Whether leaf f belongs to the add or remove column (the ones this reader decodes). */
+static bool file_action_leaf(const pq_field *f) {
+  while (f->parent && f->parent->parent) f = f->parent;
+  return !strcmp(f->name, "add") || !strcmp(f->name, "remove");
 }
 
 typedef struct rg_span {
-  uint64_t lo, hi; /* lo >= hi: unknown, never dropped */
-  uint64_t after;  /* where the later row groups' chunks start (0: some unknown) */
-  uint64_t before; /* where the earlier row groups' chunks end (UINT64_MAX: some unknown) */
+  uint64_t lo, hi;   /* every chunk of the row group; lo >= hi: unknown, never dropped */
+  uint64_t flo, fhi; /* the add and remove chunks, when no other column's chunk is among
+                      * them (the other rows' cursor reads those); flo >= fhi: not so */
+  uint64_t after;    /* where the later row groups' chunks start (0: some unknown) */
+  uint64_t before;   /* where the earlier row groups' chunks end (UINT64_MAX: some unknown) */
 } rg_span;
+
+/* Fills the ranges of row group g; false when a chunk's is unknown. */
+static bool rg_ranges(const pq_file *pf, size_t g, rg_span *sp) {
+  size_t nc = pq_file_num_columns(pf);
+  uint64_t lo = UINT64_MAX, hi = 0, flo = UINT64_MAX, fhi = 0, l, h;
+  for (size_t c = 0; c < nc; c++) {
+    if (!chunk_range(pf, g, c, &l, &h)) return false;
+    lo = l < lo ? l : lo;
+    hi = h > hi ? h : hi;
+    if (file_action_leaf(pq_file_column(pf, c))) {
+      flo = l < flo ? l : flo;
+      fhi = h > fhi ? h : fhi;
+    }
+  }
+  for (size_t c = 0; c < nc && flo < fhi; c++)
+    if (!file_action_leaf(pq_file_column(pf, c)) && chunk_range(pf, g, c, &l, &h) && l < fhi && h > flo)
+      flo = fhi = 0;
+  *sp = (rg_span){lo, hi, flo, fhi, 0, 0};
+  return lo < hi;
+}
 
 /* The row groups' byte ranges, when buf is to be released (NULL otherwise, or on OOM). */
 static rg_span *spans_new(const pq_file *pf, const dl__reserve_hint *hint) {
@@ -531,7 +554,7 @@ static rg_span *spans_new(const pq_file *pf, const dl__reserve_hint *hint) {
   if (!hint || !hint->buf || hint->len < 8 || !n) return NULL;
   rg_span *sp = calloc(n, sizeof *sp);
   for (size_t g = 0; sp && g < n; g++)
-    if (!rg_range(pf, g, &sp[g].lo, &sp[g].hi)) sp[g].lo = sp[g].hi = 0;
+    if (!rg_ranges(pf, g, &sp[g])) memset(&sp[g], 0, sizeof sp[g]);
   uint64_t after = UINT64_MAX;
   for (size_t g = n; sp && g-- > 0;) {
     sp[g].after = after;
@@ -546,14 +569,16 @@ static rg_span *spans_new(const pq_file *pf, const dl__reserve_hint *hint) {
 }
 
 /* Drops the whole pages of buf that hold only row group g's chunks (peak memory: a loaded
- * checkpoint's bytes go as its row groups are applied, in any order). Nothing is dropped
+ * checkpoint's bytes go as its row groups are applied, in any order), or only its add and
+ * remove chunks (files_only: its other rows are still to be read). Nothing is dropped
  * unless every later row group's chunks start after g's, every earlier one's end before
  * them (a crafted file may share bytes) and g's end before the footer, whose parsed form
  * may point into buf. */
-static void release_rg(const rg_span *sp, size_t g, const dl__reserve_hint *hint) {
+static void release_rg(const rg_span *sp, size_t g, const dl__reserve_hint *hint, bool files_only) {
   if (!sp) return;
-  uint64_t lo = sp[g].lo, hi = sp[g].hi;
+  uint64_t lo = files_only ? sp[g].flo : sp[g].lo, hi = files_only ? sp[g].fhi : sp[g].hi;
   uint32_t flen;
+  if (lo >= hi || lo < sp[g].lo || hi > sp[g].hi) return;
   memcpy(&flen, hint->buf + hint->len - 8, 4); /* little-endian footer length */
   if (lo >= hi || hi > sp[g].after || lo < sp[g].before || (uint64_t)flen + 8 > hint->len ||
       hi > hint->len - 8 - flen)
@@ -573,7 +598,8 @@ typedef struct fl_par {
   dl__entry *ents;
   const size_t *off;
   size_t nrg;
-  uint8_t *other;       /* per row: 1 for another action (applied later, in order) */
+  uint8_t **other;      /* per row group with other actions (applied later, in order): a
+                         * flag per row, 1 for another action; else NULL */
   size_t *n_other;      /* per row group */
   const rg_span *spans;
   const dl__reserve_hint *hint;
@@ -593,6 +619,8 @@ typedef struct fl_worker {
   dl__action a;
   dl__arena str, misc;
   dl__pvtab pv;
+  uint8_t *flags;       /* walk_rg's other[] */
+  size_t flags_cap;
   pthread_t th;
   bool started;
   int rc;
@@ -636,16 +664,28 @@ static int worker_rg(fl_worker *wk, size_t g) {
     populate(blk, bytes);
   }
   populate(p->ents + p->off[g], nrows * sizeof *p->ents);
+  if (nrows > wk->flags_cap) {
+    uint8_t *f = realloc(wk->flags, nrows);
+    if (!f) return dd_err_set(DD_ENOMEM, "out of memory");
+    wk->flags = f;
+    wk->flags_cap = nrows;
+  }
   sink o = {p->ents + p->off[g], &wk->str, &wk->misc, &wk->pv, {NULL, NULL}};
-  rc = walk_rg(p->fl, &wk->k, nrows, &wk->a, wk->w, &o, p->other + p->off[g], &p->n_other[g]);
-  /* bytes of a row group with other actions are read again by the row cursor later */
-  if (!rc && !p->n_other[g]) release_rg(p->spans, g, p->hint);
+  rc = walk_rg(p->fl, &wk->k, nrows, &wk->a, wk->w, &o, wk->flags, &p->n_other[g]);
+  if (!rc && p->n_other[g] && !(p->other[g] = malloc(nrows)))
+    rc = dd_err_set(DD_ENOMEM, "out of memory");
+  if (p->other[g]) memcpy(p->other[g], wk->flags, nrows);
+  /* a row group with other actions has those read by the row cursor later */
+  if (!rc) release_rg(p->spans, g, p->hint, p->n_other[g] > 0);
   return rc;
 }
 
 /* Frees what a worker decodes into (not what it filled). */
 static void worker_release(fl_worker *wk) {
   cols_free(&wk->k);
+  free(wk->flags);
+  wk->flags = NULL;
+  wk->flags_cap = 0;
   for (int s = 0; s < 2; s++) {
     dd_buf_free(&wk->w[s].pv);
     dd_buf_free(&wk->w[s].tags);
@@ -732,9 +772,9 @@ int dl__flat_read(dl__flat *fl, dl__other_cb other_cb, void *octx, const dl__res
   size_t *off = malloc((nrg + 1) * sizeof *off), *n_other = calloc(nrg ? nrg : 1, sizeof *n_other);
   fl_worker *wk = calloc(nw, sizeof *wk);
   rg_span *spans = spans_new(pf, hint); /* NULL: the file's bytes are kept */
-  uint8_t *other = NULL, *done = calloc(nrg ? nrg : 1, 1);
+  uint8_t **other = calloc(nrg ? nrg : 1, sizeof *other), *done = calloc(nrg ? nrg : 1, 1);
   dl__entry *ents = NULL;
-  int rc = off && n_other && wk && done ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
+  int rc = off && n_other && wk && done && other ? 0 : dd_err_set(DD_ENOMEM, "out of memory");
   size_t rows = 0;
   for (size_t g = 0; !rc && g < nrg; g++) {
     int64_t r = pq_row_group_num_rows(pf, g);
@@ -746,8 +786,7 @@ int dl__flat_read(dl__flat *fl, dl__other_cb other_cb, void *octx, const dl__res
   bool room = false;
   if (!rc) {
     off[nrg] = rows;
-    other = malloc(rows ? rows : 1);
-    rc = other ? dl__fileset_bulk_room(hint->fs, rows, &ents) : dd_err_set(DD_ENOMEM, "out of memory");
+    rc = dl__fileset_bulk_room(hint->fs, rows, &ents);
     room = !rc;
   }
   fl_par p = {.fl = fl, .ents = ents, .off = off, .nrg = nrg, .other = other,
@@ -761,8 +800,8 @@ int dl__flat_read(dl__flat *fl, dl__other_cb other_cb, void *octx, const dl__res
   /* the other actions, in file order (the file set and the state they change are apart) */
   for (size_t g = 0; g < nrg && !rc; g++) {
     if (!n_other[g]) continue;
-    rc = other_cb(octx, g, other + off[g], off[g + 1] - off[g]);
-    if (!rc) release_rg(spans, g, hint);
+    rc = other_cb(octx, g, other[g], off[g + 1] - off[g]);
+    if (!rc) release_rg(spans, g, hint, false);
   }
   if (room) {
     dl__arena ar[8];
@@ -783,6 +822,7 @@ int dl__flat_read(dl__flat *fl, dl__other_cb other_cb, void *octx, const dl__res
   for (size_t i = 0; i < nw && wk; i++) worker_free(&wk[i]);
   free(wk);
   free(spans);
+  for (size_t g = 0; other && g < nrg; g++) free(other[g]);
   free(other);
   free(n_other);
   free(off);
