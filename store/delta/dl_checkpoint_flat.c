@@ -631,9 +631,7 @@ typedef struct fl_worker {
 /* Faults n bytes at p in with one call (cheaper than a fault per page); a hint. */
 static void populate(void *p, size_t n) {
 #ifdef MADV_POPULATE_WRITE
-  const uintptr_t pg = 4096;
-  uintptr_t s = ((uintptr_t)p + pg - 1) & ~(pg - 1), e = ((uintptr_t)p + n) & ~(pg - 1);
-  if (p && e > s) (void)madvise((void *)s, e - s, MADV_POPULATE_WRITE);
+  (void)dl__madvise_inner(p, n, 4096, MADV_POPULATE_WRITE);
 #else
   (void)p;
   (void)n;

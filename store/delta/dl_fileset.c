@@ -109,9 +109,7 @@ size_t dl__fileset_memory(const dl__fileset *fs) {
  * random probes of a million-file index otherwise pay a TLB miss each. */
 static void huge_hint(void *p, size_t n) {
 #ifdef MADV_HUGEPAGE
-  const uintptr_t huge = (uintptr_t)2 << 20;
-  uintptr_t s = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + n) & ~(huge - 1);
-  if (p && e > s) (void)madvise((void *)s, e - s, MADV_HUGEPAGE);
+  (void)dl__madvise_inner(p, n, (size_t)2 << 20, MADV_HUGEPAGE);
 #else
   (void)p;
   (void)n;

@@ -77,6 +77,10 @@ void dl__arena_free(dl__arena *a);
  * left empty. */
 void dl__arena_splice(dl__arena *dst, dl__arena *src);
 
+/* madvise(advice) over the align-aligned interior of [p, p + n) (align a power of two);
+ * a hint: 0 when there is no whole aligned block, else madvise's result (dl_util.c). */
+int dl__madvise_inner(void *p, size_t n, size_t align, int advice);
+
 /* ---------- growable buffer: common/buf.h (dd_buf) ---------- */
 
 /* ---------- helpers (dl_util.c) ---------- */
