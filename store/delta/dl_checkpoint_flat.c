@@ -262,18 +262,34 @@ static int64_t int_val(const cur *k, ssize_t v, int64_t dflt) {
   return k->c->i64 ? k->c->i64[v] : k->c->i32[v];
 }
 
-/* The entries of the last map row a walk packed (its pq values): a row with the same ones
- * keeps the packed map the row before left in the buffer (files come grouped by partition,
- * and dictionary-encoded values are even the same pointers). */
-#define MEMO_MAX 8
-typedef struct map_memo {
+/* Partition maps met in this row group, by the pq values of their entries: a row whose
+ * entries are the very values (the same pointers: dictionary-encoded maps, as writers
+ * store partition values) of a map seen before takes that map's interned copy, neither
+ * packed nor looked up again. */
+#define MEMO_MAX 4    /* entries of a map kept */
+#define MEMO_SLOTS 64 /* direct-mapped by the values' addresses */
+typedef struct memo_slot {
   pq_bytes k[MEMO_MAX], v[MEMO_MAX]; /* v.ptr NULL: a null value */
-  int n;                             /* -1: nothing to compare with */
-  bool same;                         /* the row just walked had the entries of the one before */
+  int n;                             /* -1: empty */
+  const char *interned;              /* the map as the fill interned it; NULL: not yet */
+} memo_slot;
+typedef struct map_memo {
+  memo_slot s[MEMO_SLOTS];
+  memo_slot *cur; /* the slot of the row just walked; NULL: none (a longer map) */
+  bool hit;       /* cur->interned is that row's map */
 } map_memo;
 
-static bool bytes_eq(const pq_bytes *a, const pq_bytes *b) {
-  return a->len == b->len && (a->ptr == b->ptr || (a->ptr && b->ptr && !memcmp(a->ptr, b->ptr, a->len)));
+static memo_slot *memo_find(map_memo *m, const pq_bytes *k, const pq_bytes *v, size_t n,
+                            bool *hit) {
+  uintptr_t h = n;
+  for (size_t i = 0; i < n; i++)
+    h = h * 31 + ((uintptr_t)k[i].ptr ^ ((uintptr_t)v[i].ptr << 3) ^ v[i].len);
+  memo_slot *sl = &m->s[(h ^ (h >> 7) ^ (h >> 13)) & (MEMO_SLOTS - 1)];
+  *hit = sl->n == (int)n && sl->interned;
+  for (size_t i = 0; *hit && i < n; i++)
+    *hit = k[i].ptr == sl->k[i].ptr && k[i].len == sl->k[i].len && v[i].ptr == sl->v[i].ptr &&
+           v[i].len == sl->v[i].len;
+  return sl;
 }
 
 static void map_put(dd_buf *b, const pq_bytes *k, const pq_bytes *v) {
@@ -306,13 +322,15 @@ static int map_entry(cur *kk, cur *kv, int16_t entry, size_t l, pq_bytes *k, pq_
 }
 
 /* The entries of one row of a map (key cursor kk, value cursor kv) into b as a packed map;
- * when emit is false the levels are only consumed (b is left as it is). With a memo m, a
- * row whose entries equal the row before's leaves b as it was and sets m->same. */
+ * when emit is false the levels are only consumed. With a memo m, a row of a map met
+ * before leaves b as it is (m->hit, m->cur->interned is the map). */
 static int map_row(cur *kk, cur *kv, int16_t entry, dd_buf *b, bool emit, map_memo *m) {
-  if (m) m->same = false;
+  if (m) {
+    m->hit = false;
+    m->cur = NULL;
+  }
   if (!kk->c) {
     b->len = 0;
-    if (m) m->n = -1;
     return 0;
   }
   const pq_column *ck = kk->c, *cv = kv->c;
@@ -333,11 +351,7 @@ static int map_row(cur *kk, cur *kv, int16_t entry, dd_buf *b, bool emit, map_me
   } while (l < ck->num_levels && ck->rep[l] != 0);
   kk->lev = kv->lev = l;
   if (!emit) return 0;
-  if (m && n <= MEMO_MAX && m->n == (int)n) {
-    bool same = true;
-    for (size_t i = 0; same && i < n; i++) same = bytes_eq(&ek[i], &m->k[i]) && bytes_eq(&ev[i], &m->v[i]);
-    if ((m->same = same)) return 0;
-  }
+  if (m && n <= MEMO_MAX && (m->cur = memo_find(m, ek, ev, n, &m->hit)) && m->hit) return 0;
   b->len = 0;
   if (n <= MEMO_MAX) {
     for (size_t i = 0; i < n; i++) map_put(b, &ek[i], &ev[i]);
@@ -354,12 +368,11 @@ static int map_row(cur *kk, cur *kv, int16_t entry, dd_buf *b, bool emit, map_me
     kv->val = vl;
   }
   dd_buf_putc(b, 0);
-  if (m) {
-    m->n = n <= MEMO_MAX ? (int)n : -1;
-    for (size_t i = 0; i < n && i < MEMO_MAX; i++) {
-      m->k[i] = ek[i];
-      m->v[i] = ev[i];
-    }
+  if (m && m->cur) { /* the slot now keeps this map; the fill gives its interned copy */
+    m->cur->n = (int)n;
+    m->cur->interned = NULL;
+    memcpy(m->cur->k, ek, n * sizeof *ek);
+    memcpy(m->cur->v, ev, n * sizeof *ev);
   }
   return b->oom ? dd_err_set(DD_ENOMEM, "out of memory") : 0;
 }
@@ -374,7 +387,7 @@ typedef struct walk {
 
 static void walk_bind(walk *w, const fl_side *sd, fl_cols *k, int s) {
   w->pre = &k->pre[s];
-  w->pvm.n = -1; /* the values of another row group are gone */
+  for (int i = 0; i < MEMO_SLOTS; i++) w->pvm.s[i].n = -1; /* another row group's values */
   for (int i = 0; i < C_N; i++) w->k[i] = (cur){k->on[s][i] ? k->c[s][i] : NULL, sd->maxdef[i], 0, 0};
 }
 
@@ -445,25 +458,23 @@ typedef struct sink {
   dl__entry *ents;
   dl__arena *str, *misc;
   dl__pvtab *pv;
-  const char *last_pv[2]; /* the interned map of the side's last row, NULL: none yet */
 } sink;
 
-/* Row r's action (of side s) into its entry; same_pv: its partition map is the side's
- * last row's, already interned. */
-static int sink_row(sink *o, size_t r, dl__action *a, int s, bool same_pv) {
+/* Row r's action into its entry; m: the memo of its side's partition maps. */
+static int sink_row(const sink *o, size_t r, dl__action *a, map_memo *m) {
   int kind = a->kind == DL__A_ADD ? DL__E_ADD : DL__E_REMOVE;
-  if (same_pv && o->last_pv[s]) a->file.partition_values = o->last_pv[s];
+  if (m->hit) a->file.partition_values = m->cur->interned;
   int rc = dl__fileset_bulk_fill(&o->ents[r], o->str, o->misc, o->pv, kind, &a->file,
                                  a->has_dv ? &a->dv : NULL, a->path_len, a->stats_len,
                                  a->path_hash);
-  if (!rc) o->last_pv[s] = dl__entry_pv(&o->ents[r]);
+  if (!rc && m->cur && !m->hit) m->cur->interned = dl__entry_pv(&o->ents[r]);
   return rc;
 }
 
 /* Fills the entries of one decoded row group's add/remove rows; the other rows are holes
  * (kind 0) marked in other[]. */
 static int walk_rg(const dl__flat *fl, fl_cols *k, size_t nrows, dl__action *a, walk w[2],
-                   sink *o, uint8_t *other, size_t *n_other) {
+                   const sink *o, uint8_t *other, size_t *n_other) {
   for (int s = 0; s < 2; s++) walk_bind(&w[s], &fl->side[s], k, s);
   for (int s = 0; s < 2; s++)
     for (int i = 0; i < C_N; i++) {
@@ -482,7 +493,7 @@ static int walk_rg(const dl__flat *fl, fl_cols *k, size_t nrows, dl__action *a, 
       if (fl->side[s].on)
         rc = side_row(&w[s], &fl->side[s], s ? pa_r : pa, s ? pr : pa, s == 0, a);
     if (rc) break;
-    if (pa || pr) rc = sink_row(o, r, a, pr, w[pr].pvm.same);
+    if (pa || pr) rc = sink_row(o, r, a, &w[pr].pvm);
     else o->ents[r].kind = 0;
     if (w[0].a.bytes + w[1].a.bytes > (1u << 20)) {
       dl__arena_free(&w[0].a);
@@ -668,7 +679,7 @@ static int worker_rg(fl_worker *wk, size_t g) {
     wk->flags = f;
     wk->flags_cap = nrows;
   }
-  sink o = {p->ents + p->off[g], &wk->str, &wk->misc, &wk->pv, {NULL, NULL}};
+  sink o = {p->ents + p->off[g], &wk->str, &wk->misc, &wk->pv};
   rc = walk_rg(p->fl, &wk->k, nrows, &wk->a, wk->w, &o, wk->flags, &p->n_other[g]);
   if (!rc && p->n_other[g] && !(p->other[g] = malloc(nrows)))
     rc = dd_err_set(DD_ENOMEM, "out of memory");
