@@ -464,9 +464,9 @@ typedef struct sink {
 static int sink_row(const sink *o, size_t r, dl__action *a, map_memo *m) {
   int kind = a->kind == DL__A_ADD ? DL__E_ADD : DL__E_REMOVE;
   if (m->hit) a->file.partition_values = m->cur->interned;
-  int rc = dl__fileset_bulk_fill(&o->ents[r], o->str, o->misc, o->pv, kind, &a->file,
-                                 a->has_dv ? &a->dv : NULL, a->path_len, a->stats_len,
-                                 a->path_hash);
+  int rc = dl__fileset_bulk_fill(&o->ents[r], o->str, o->misc, m->hit ? NULL : o->pv, kind,
+                                 &a->file, a->has_dv ? &a->dv : NULL, a->path_len,
+                                 a->stats_len, a->path_hash);
   if (!rc && m->cur && !m->hit) m->cur->interned = dl__entry_pv(&o->ents[r]);
   return rc;
 }

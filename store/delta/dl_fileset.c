@@ -312,7 +312,8 @@ static int set_aux(dl__entry *e, dl__arena *misc, const char *pv, const char *ta
 }
 
 /* Fills e from an action: strings (path, stats) into a, the rest into misc, the partition
- * map interned in pt. A fresh entry takes the key (path, descriptor); an update keeps it. */
+ * map interned in pt (NULL: it is an interned one). A fresh entry takes the key (path,
+ * descriptor); an update keeps it. */
 static int fill(dl__arena *a, dl__arena *misc, dl__pvtab *pt, dl__entry *e, int kind,
                 const dl_file *f, const dl_dv *dv, uint32_t h, bool fresh, const lens *l) {
   const dl_dv *d = fresh ? NULL : dl__entry_dv(e);
@@ -332,7 +333,8 @@ static int fill(dl__arena *a, dl__arena *misc, dl__pvtab *pt, dl__entry *e, int 
     refresh_dv(e, dv);
   }
   e->stats = f->stats ? dl__arena_strndup(a, f->stats, l ? l->stats : strlen(f->stats)) : NULL;
-  const char *pv = dl__pvtab_intern(pt, misc, f->partition_values ? f->partition_values : "");
+  const char *pv = !pt ? f->partition_values
+                       : dl__pvtab_intern(pt, misc, f->partition_values ? f->partition_values : "");
   char *tags = NULL;
   if (f->tags && *f->tags) {
     size_t n = dl__kv_size(f->tags);

@@ -253,7 +253,8 @@ int dl__fileset_bulk_index(dl__fileset *fs, size_t upto);
 void dl__fileset_bulk_commit(dl__fileset *fs, bool ok, dl__arena *arenas, dl__pvtab *pvs,
                              size_t n);
 /* Fills e (thread-safe: only a, misc and pv are written) as apply_sized would append it in
- * bulk mode: paths and stats into a, maps, tags and descriptors into misc. */
+ * bulk mode: paths and stats into a, maps, tags and descriptors into misc, the partition
+ * map interned in pv (NULL: f->partition_values is a map pv interned before). */
 int dl__fileset_bulk_fill(dl__entry *e, dl__arena *a, dl__arena *misc, dl__pvtab *pv, int kind,
                           const dl_file *f, const dl_dv *dv, size_t path_len, size_t stats_len,
                           uint64_t path_hash);
