@@ -54,7 +54,7 @@ static int cred_list(int argc, char **argv) {
 /* The parsed secret flags of `credential create`. */
 typedef struct cred__flags {
   const char *azure_key[2], *azure_sas[2], *azure_client[3], *aws[2], *gcp_key, *gcs_hmac[2];
-  const char *region, *session_token, *comment;
+  const char *region, *session_token, *role_arn, *external_id, *comment;
   char *gcp_json; /* the key file's contents (owned) */
   int n_kinds;
 } cred__flags;
@@ -71,6 +71,8 @@ static void cred__fill(Deltad__Credentials__V1__CreateCredentialRequest *req, co
     aws->secret_access_key = (char *)f->aws[1];
     if (f->region) aws->region = (char *)f->region;
     if (f->session_token) aws->session_token = (char *)f->session_token;
+    if (f->role_arn) aws->role_arn = (char *)f->role_arn;
+    if (f->external_id) aws->external_id = (char *)f->external_id;
     req->credential_case = DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__CREDENTIAL_AWS;
     req->aws = aws;
     return;
@@ -136,9 +138,11 @@ static const char cred__create_usage[] =
     "         (--azure-account-key ACCOUNT KEY | --azure-sas ACCOUNT TOKEN\n"
     "          | --azure-client TENANT CLIENT SECRET\n"
     "          | --aws ACCESS_KEY_ID SECRET [--region R] [--session-token T]\n"
+    "                [--role-arn ARN [--external-id ID]]\n"
     "          | --gcp-key SERVICE_ACCOUNT_KEY.json | --gcs-hmac ACCESS_ID SECRET)\n"
     "         [--comment C]\n"
-    "  Creates a storage credential; the server keeps the secret encrypted.\n";
+    "  Creates a storage credential; the server keeps the secret encrypted. With --role-arn\n"
+    "  deltad assumes that role (STS) to issue tables' temporary credentials.\n";
 
 static int cred_create(int argc, char **argv) {
   cred__flags f;
@@ -153,6 +157,8 @@ static int cred_create(int argc, char **argv) {
                            {"--gcs-hmac", 2, f.gcs_hmac, &k6, NULL},
                            {"--region", 1, &f.region, NULL, NULL},
                            {"--session-token", 1, &f.session_token, NULL, NULL},
+                           {"--role-arn", 1, &f.role_arn, NULL, NULL},
+                           {"--external-id", 1, &f.external_id, NULL, NULL},
                            {"--comment", 1, &f.comment, NULL, NULL},
                            {NULL, 0, NULL, NULL, NULL}};
   const dctl_cmd cmd = {cred__create_usage, opts, 1, 1};
@@ -161,8 +167,9 @@ static int cred_create(int argc, char **argv) {
   if (k1 + k2 + k3 + k4 + k5 + k6 != 1)
     return dctl_usage_error(cred__create_usage, "give exactly one of --azure-account-key, --azure-sas, "
                             "--azure-client, --aws, --gcp-key, --gcs-hmac");
-  if (!k4 && (f.region || f.session_token))
-    return dctl_usage_error(cred__create_usage, "--region and --session-token go with --aws");
+  if (!k4 && (f.region || f.session_token || f.role_arn || f.external_id))
+    return dctl_usage_error(cred__create_usage, "--region, --session-token, --role-arn and "
+                            "--external-id go with --aws");
   Deltad__Credentials__V1__CreateCredentialRequest req = DELTAD__CREDENTIALS__V1__CREATE_CREDENTIAL_REQUEST__INIT;
   Deltad__Credentials__V1__AzureCredential az = DELTAD__CREDENTIALS__V1__AZURE_CREDENTIAL__INIT;
   Deltad__Credentials__V1__AzureKeyCredential key = DELTAD__CREDENTIALS__V1__AZURE_KEY_CREDENTIAL__INIT;

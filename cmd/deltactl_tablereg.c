@@ -1,7 +1,8 @@
 /* deltactl_tablereg.c: the catalog verbs of `deltactl table` over deltad.tables.v1.
  * TablesService: register (EXTERNAL at a location, or --managed under the schema's storage
  * root), get, list, update (without --set: rename, comment, owner, properties; with --set it
- * is the DML update of deltactl_dml.c), drop, undrop and dropped. Tables are named
+ * is the DML update of deltactl_dml.c), drop, undrop, dropped and credentials (temporary
+ * credentials for the table's files). Tables are named
  * CATALOG.SCHEMA.TABLE. */
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,34 @@ static int tr_undrop(int argc, char **argv) {
   return tr__print_free(rc, resp);
 }
 
+static int tr_credentials(int argc, char **argv) {
+  const char *pos[1];
+  int write = 0, npos;
+  const dctl_opt opts[] = {{"--write", 0, NULL, &write, NULL}, {NULL, 0, NULL, NULL, NULL}};
+  const dctl_cmd cmd = {"usage: deltactl table credentials CATALOG.SCHEMA.TABLE [--write]\n"
+                        "  Issues temporary credentials for reading the table's files directly (an\n"
+                        "  S3 session of the location credential's role, scoped to the table's\n"
+                        "  prefix; --write also allows puts and deletes there). They are secrets.\n",
+                        opts, 1, 1};
+  int rc = dctl_parse(&cmd, argc, argv, pos, &npos);
+  if (rc != DCTL_CONTINUE) return rc;
+  Deltad__Tables__V1__GetTableRequest get = DELTAD__TABLES__V1__GET_TABLE_REQUEST__INIT;
+  get.full_name = (char *)pos[0];
+  ProtobufCMessage *info = NULL, *resp = NULL;
+  rc = dctl_call(TR_SVC "GetTable", &get.base, &deltad__tables__v1__table_info__descriptor, &info);
+  if (!rc) {
+    Deltad__Tables__V1__GenerateTemporaryTableCredentialRequest req =
+        DELTAD__TABLES__V1__GENERATE_TEMPORARY_TABLE_CREDENTIAL_REQUEST__INIT;
+    req.table_id = ((Deltad__Tables__V1__TableInfo *)info)->table_id;
+    req.operation = write ? "READ_WRITE" : "READ";
+    rc = dctl_call(TR_SVC "GenerateTemporaryTableCredential", &req.base,
+                   &deltad__tables__v1__temporary_credentials__descriptor, &resp);
+  }
+  if (info) protobuf_c_message_free_unpacked(info, NULL);
+  if (rc) return rc;
+  return tr__print_free(rc, resp);
+}
+
 static const dctl_verb tr__verbs[] = {
     {"register", tr_register, "register an EXTERNAL Delta table, or create a MANAGED one"},
     {"get", tr_get, "show a catalog table with its current Delta schema"},
@@ -205,6 +234,7 @@ static const dctl_verb tr__verbs[] = {
     {"drop", tr_drop, "drop a catalog table"},
     {"undrop", tr_undrop, "bring back a dropped MANAGED table"},
     {"dropped", tr_dropped, "list dropped MANAGED tables"},
+    {"credentials", tr_credentials, "issue temporary credentials for a table in S3"},
     {NULL, NULL, NULL},
 };
 

@@ -61,7 +61,8 @@ static const char *audit__str(const ProtobufCMessage *msg, const char *field) {
 /* "name=sales share=s1 ..." from the request's naming fields. */
 static void audit__object(dd_buf *b, const ProtobufCMessage *req) {
   static const char *const fields[] = {"full_name", "name", "catalog_name", "schema_name", "share",
-                                       "schema", "table", "recipient", "id", "location", "path"};
+                                       "schema", "table", "table_id", "recipient", "id", "location",
+                                       "path"};
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
     const char *v = audit__str(req, fields[i]);
     if (v) dd_buf_printf(b, "%s%s=%s", b->len ? " " : "", fields[i], v);

@@ -40,8 +40,31 @@ static int need_input(const Spark__Connect__Relation *in, const char *what) {
 
 /* ======================= Delta sources ======================= */
 
-int connect_plan_scan(qry_op **out, const char *location, int64_t version, const char *timestamp,
-                      const ex_node *filter, const connect_exec_opts *opts) {
+/* What a relation over a Delta source hands down to its scan: a predicate (it filters the
+ * rows and skips files), or the top-level columns a projection of plain columns reads (so
+ * only their column chunks are read: in object storage, by range). Never both. */
+typedef struct plan_push {
+  const ex_node *filter;
+  const char *const *cols;
+  size_t ncols;
+} plan_push;
+
+/* Whether the names of p->cols are distinct top-level fields of snap, spelt as the schema
+ * has them (anything else is left to the projection above, which reads every column). */
+static bool push_cols_exact(const plan_push *p, const dl_snapshot *snap) {
+  const dl_schema *sc = dl_snapshot_schema(snap);
+  for (size_t i = 0; i < p->ncols; i++) {
+    const dl_field *f = dl_schema_field(sc, p->cols[i]);
+    if (!f || strcmp(f->name, p->cols[i])) return false;
+    for (size_t j = 0; j < i; j++)
+      if (!strcmp(p->cols[j], p->cols[i])) return false; /* (the scan reads each once) */
+  }
+  return p->ncols > 0;
+}
+
+static int scan_at(qry_op **out, const char *location, int64_t version, const char *timestamp,
+                   const plan_push *push, const connect_exec_opts *opts) {
+  const ex_node *filter = push->filter;
   *out = NULL;
   dl_table *t = NULL;
   dl_snapshot *snap = NULL;
@@ -70,9 +93,19 @@ int connect_plan_scan(qry_op **out, const char *location, int64_t version, const
   qo.filter = filter;
   qo.roots = (const char *const *)roots;
   qo.num_roots = nroots;
+  if (!filter && push_cols_exact(push, snap)) {
+    qo.columns = push->cols;
+    qo.num_columns = push->ncols;
+  }
   rc = qry_scan(out, t, snap, &qo);
   cat_roots_free(roots, nroots);
   return rc;
+}
+
+int connect_plan_scan(qry_op **out, const char *location, int64_t version, const char *timestamp,
+                      const ex_node *filter, const connect_exec_opts *opts) {
+  plan_push p = {filter, NULL, 0};
+  return scan_at(out, location, version, timestamp, &p, opts);
 }
 
 /* Options are case-insensitive, as Spark's. */
@@ -96,7 +129,7 @@ static int time_travel(int64_t *version, const char **ts, const char *v, const c
   return 0;
 }
 
-static int build_read(qry_op **out, const Spark__Connect__Read *r, const connect_exec_opts *o, const ex_node *filter) {
+static int build_read(qry_op **out, const Spark__Connect__Read *r, const connect_exec_opts *o, const plan_push *push) {
   char *loc = NULL;
   int64_t version = -1;
   const char *ts = NULL;
@@ -123,14 +156,14 @@ static int build_read(qry_op **out, const Spark__Connect__Read *r, const connect
   } else {
     return dd_err_set(DD_EINVAL, "read: a named table or a data source is required");
   }
-  if (!rc) rc = connect_plan_scan(out, loc, version, ts, filter, o);
+  if (!rc) rc = scan_at(out, loc, version, ts, push, o);
   free(loc);
   return rc;
 }
 
 /* A Delta Connect relation: Scan is a source; the others run now (store/deltaops) and
  * become one local batch. */
-static int build_delta(qry_op **out, const Google__Protobuf__Any *a, const connect_exec_opts *o, const ex_node *filter) {
+static int build_delta(qry_op **out, const Google__Protobuf__Any *a, const connect_exec_opts *o, const plan_push *push) {
   const char *slash = a && a->type_url ? strrchr(a->type_url, '/') : NULL;
   if (!slash || strcmp(slash + 1, DELTA_RELATION_URL))
     return dd_err_set(DD_EUNSUPPORTED, "extension '%s' is not type.googleapis.com/%s",
@@ -145,12 +178,12 @@ static int build_delta(qry_op **out, const Google__Protobuf__Any *a, const conne
   arw_batch *b = NULL;
   if (rel->relation_type_case == DELTA__CONNECT__DELTA_RELATION__RELATION_TYPE_SCAN) {
     if (!(rc = connect_exec_table_location(&loc, rel->scan->table, o)))
-      rc = connect_plan_scan(out, loc, -1, NULL, filter, o);
+      rc = scan_at(out, loc, -1, NULL, push, o);
   } else {
     rc = connect_exec_relation(&res, rel, o);
     if (!rc) rc = connect_result_batch(&s, &b, res);
     if (!rc) rc = qry_local(out, s, &b, 1), s = NULL, b = NULL;
-    if (!rc && filter) rc = qry_filter(out, *out, filter);
+    if (!rc && push->filter) rc = qry_filter(out, *out, push->filter);
   }
   arw_batch_free(b);
   arw_schema_free(s);
@@ -441,6 +474,46 @@ static int wrap(qry_op **out, qry_op *in, const Spark__Connect__Relation *r) {
   return rc;
 }
 
+#define PLAN_PUSH_MAX_COLS 256
+
+/* A projection of plain top-level columns straight over a Delta source: the scan reads
+ * just those columns (*done), the projection above names them. Anything else (an
+ * expression, a nested or qualified name, a filter between) is left to build (!*done). */
+static int build_project_pushed(qry_op **out, const Spark__Connect__Relation *rel,
+                                const connect_exec_opts *o, bool *done) {
+  *done = false;
+  if (rel->rel_type_case != SPARK__CONNECT__RELATION__REL_TYPE_PROJECT) return 0;
+  const Spark__Connect__Relation *in = rel->project->input;
+  size_t n = rel->project->n_expressions;
+  if (!in || !n || n > PLAN_PUSH_MAX_COLS || (in->rel_type_case != SPARK__CONNECT__RELATION__REL_TYPE_READ &&
+                                              in->rel_type_case != SPARK__CONNECT__RELATION__REL_TYPE_EXTENSION))
+    return 0;
+  ex_node **es = NULL;
+  const char *names[PLAN_PUSH_MAX_COLS];
+  if (convert_all(&es, rel->project->expressions, n)) { /* build reports it */
+    dd_err_clear();
+    return 0;
+  }
+  bool plain = true;
+  for (size_t i = 0; plain && i < n; i++) {
+    size_t np = 0;
+    const char *const *parts = ex_node_kind(es[i]) == EX_COLUMN ? ex_column_parts(es[i], &np) : NULL;
+    plain = parts && np == 1;
+    if (plain) names[i] = parts[0];
+  }
+  qry_op *child = NULL;
+  plan_push push = {NULL, names, n};
+  int rc = 0;
+  if (plain) {
+    *done = true;
+    rc = in->rel_type_case == SPARK__CONNECT__RELATION__REL_TYPE_READ ? build_read(&child, in->read, o, &push)
+                                                                       : build_delta(&child, in->extension, o, &push);
+    if (!rc) rc = qry_project(out, child, es, n, false);
+  }
+  free_exprs(es, n);
+  return rc;
+}
+
 static int build(qry_op **out, const Spark__Connect__Relation *rel, const connect_exec_opts *o, int depth,
                  const ex_node *filter) {
   *out = NULL;
@@ -448,9 +521,13 @@ static int build(qry_op **out, const Spark__Connect__Relation *rel, const connec
   if (depth > CONNECT_PLAN_MAX_DEPTH)
     return dd_err_set(DD_EINVAL, "the plan nests relations deeper than %d levels", CONNECT_PLAN_MAX_DEPTH);
   int rc = 0;
+  plan_push push = {filter, NULL, 0};
+  bool done = false;
+  if (!filter && (rc = build_project_pushed(out, rel, o, &done))) return rc;
+  if (done) return 0;
   switch (rel->rel_type_case) {
-    case SPARK__CONNECT__RELATION__REL_TYPE_READ: return build_read(out, rel->read, o, filter);
-    case SPARK__CONNECT__RELATION__REL_TYPE_EXTENSION: return build_delta(out, rel->extension, o, filter);
+    case SPARK__CONNECT__RELATION__REL_TYPE_READ: return build_read(out, rel->read, o, &push);
+    case SPARK__CONNECT__RELATION__REL_TYPE_EXTENSION: return build_delta(out, rel->extension, o, &push);
     case SPARK__CONNECT__RELATION__REL_TYPE_LOCAL_RELATION: rc = build_local(out, rel->local_relation); break;
     case SPARK__CONNECT__RELATION__REL_TYPE_RANGE: rc = build_range(out, rel->range); break;
     case SPARK__CONNECT__RELATION__REL_TYPE_SHOW_STRING: rc = build_show(out, rel->show_string, o, depth); break;

@@ -74,6 +74,11 @@ typedef struct shr_remote {
 int shr_remote_open(cat_view *v, const cat_shared_table *t, const char *url, shr_remote *r,
                     os_store **out_store);
 void shr_remote_free(shr_remote *r);
+/* The lookups of shr_remote_open without opening the store (free r with shr_remote_free
+ * after an error too). */
+int shr_remote_resolve(cat_view *v, const cat_shared_table *t, const char *url, shr_remote *r);
+/* The value of r's location property name (case-insensitive), borrowed; NULL when unset. */
+const char *shr_remote_prop(const shr_remote *r, const char *name);
 /* os_open's opener (store/objstore/os.h) for the server: ctx is the cat_store; opens the
  * object store at url through the location covering it and its credential, as
  * shr_remote_open with no shared table does (one read view per call). */

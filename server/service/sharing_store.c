@@ -99,10 +99,8 @@ static int shr_fill_cred(shr_remote *r, const char *table_url) {
   return dd_err_set(DD_EUNSUPPORTED, "credential '%s' cannot read %s", c->name, table_url);
 }
 
-int shr_remote_open(cat_view *v, const cat_shared_table *t, const char *url, shr_remote *r,
-                    os_store **out_store) {
+int shr_remote_resolve(cat_view *v, const cat_shared_table *t, const char *url, shr_remote *r) {
   memset(r, 0, sizeof *r);
-  *out_store = NULL;
   int rc = t && t->location && *t->location ? cat_view_location_get(v, &r->loc, t->location)
                                             : shr_location_for_url(v, url, &r->loc);
   if (!rc && !*r->loc->credential)
@@ -111,6 +109,15 @@ int shr_remote_open(cat_view *v, const cat_shared_table *t, const char *url, shr
   if (!rc) rc = cat_view_credential_secret(v, &r->cred, r->loc->credential);
   if (!rc) rc = shr_fill_cred(r, url);
   if (!rc) rc = sign_parse_location(&r->where, url);
+  return rc;
+}
+
+const char *shr_remote_prop(const shr_remote *r, const char *name) { return shr_prop(r->loc, name); }
+
+int shr_remote_open(cat_view *v, const cat_shared_table *t, const char *url, shr_remote *r,
+                    os_store **out_store) {
+  *out_store = NULL;
+  int rc = shr_remote_resolve(v, t, url, r);
   if (!rc) rc = os_open_url(out_store, url, &r->sc);
   /* A malformed endpoint, bucket or credential is the server's configuration, not the
    * caller's parameter: an internal error, not 400 INVALID_PARAMETER_VALUE. */

@@ -3,6 +3,9 @@
 #ifndef DD_SERVER_SERVICE_TABLES_INT_H
 #define DD_SERVER_SERVICE_TABLES_INT_H
 
+#include <stdbool.h>
+
+#include "deltad/tables/v1/tables.pb-c.h"
 #include "store/catalog/cat_store.h"
 
 /* Adds what t's latest snapshot says (columns, partition columns, table_properties,
@@ -15,5 +18,12 @@ int ts_check_delta(const char *loc);
 int ts_create_empty(const Deltad__Tables__V1__CreateTableRequest *req, const char *loc);
 /* Deletes every file under loc (a purged MANAGED table); an absent loc is not an error. */
 int ts_delete_files(const char *loc);
+
+/* Temporary credentials for t (tables_cred.c): an STS session narrowed to t's prefix for
+ * S3 tables whose credential names a role; write adds PutObject and DeleteObject. Local
+ * tables DD_EPRECOND, other stores DD_EUNSUPPORTED, STS refusing DD_EPERM. *out is the
+ * caller's. */
+int ts_temporary_credentials(Deltad__Tables__V1__TemporaryCredentials **out, cat_store *store,
+                             const cat_dtable *t, bool write);
 
 #endif

@@ -193,18 +193,10 @@ static int ts_temp_cred(dd_call *call, const ProtobufCMessage *msg, ProtobufCMes
     rc = dd_err_set(DD_EINVAL, "operation: READ or READ_WRITE, not '%s'", req->operation);
   if (!rc) rc = cat_dtable_get_by_id(svc_store(call), &t, req->table_id);
   if (!rc && t->deleted_at) rc = dd_err_set(DD_ENOTFOUND, "table id '%s' not found (dropped)", req->table_id);
-  /* Not issued yet: a local table has no credential to hand out; S3 and GCS static keys
-   * cannot be narrowed to a prefix without STS; an Azure user delegation SAS scoped to a
-   * prefix needs a directory SAS (sr=d, hierarchical namespace accounts only). */
-  if (!rc && !strncmp(t->storage_location, "file://", 7))
-    rc = dd_err_set(DD_EPRECOND, "table '%s' is local: temporary credentials are for tables in "
-                    "object storage; read it through deltad", t->full_name);
-  else if (!rc)
-    rc = dd_err_set(DD_EUNSUPPORTED, "temporary credentials scoped to the prefix of %s are not "
-                    "issued yet (S3/GCS static keys cannot be narrowed without STS; Azure needs a "
-                    "directory SAS)", t->storage_location);
+  Deltad__Tables__V1__TemporaryCredentials *res = NULL;
+  if (!rc) rc = ts_temporary_credentials(&res, svc_store(call), t, ts__is(req->operation, "READ_WRITE"));
   if (t) protobuf_c_message_free_unpacked(&t->base, NULL);
-  return svc_reply(out, NULL, rc);
+  return svc_reply(out, res ? &res->base : NULL, rc);
 }
 
 /* ---- the table ----------------------------------------------------------------------------- */

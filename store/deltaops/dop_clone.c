@@ -71,16 +71,34 @@ static const char *deep_rel(const char *path, const char *abs) {
   return path;
 }
 
-/* A copy in or out of object storage (or between stores): the whole object read from the
- * source's store (which reads abs only under its root), written to rel in the target's. */
+/* A new file streamed from the source's store into a put-if-absent of the target's, one
+ * part at a time (bounded memory whatever its size); DD_EPERM when abs is outside the
+ * source's root (nothing written). */
+static int copy_streamed(cctx *c, const char *abs, const char *rel) {
+  os_put_stream *ps = NULL;
+  int rc = os_put_stream_open(c->dst_st, rel, 0, &ps);
+  if (!rc) rc = os_put_stream_copy(ps, c->src_st, abs);
+  if (!rc) return os_put_stream_commit(ps);
+  os_put_stream_abort(ps);
+  return rc;
+}
+
+/* A copy in or out of object storage (or between stores), from the source's store (which
+ * reads abs only under its root) to rel in the target's: streamed when rel is new; whole
+ * (one read, one put that replaces) over a file left by an earlier attempt, or for a
+ * shallow clone's file outside the source's root (through its own store, os_read_any). */
 static int copy_stores(cctx *c, const char *abs, const char *rel, bool *created) {
   uint8_t *buf = NULL;
   size_t len = 0;
   os_stat sb;
   *created = os_stat_path(c->dst_st, rel, &sb) != 0;
   dd_err_clear();
-  int rc = os_read_any(c->src_st, abs, &buf, &len);
-  if (!rc) rc = os_put(c->dst_st, rel, buf, len);
+  int rc = *created ? copy_streamed(c, abs, rel) : DD_EPERM;
+  if (rc == DD_EPERM) {
+    dd_err_clear();
+    rc = os_read_any(c->src_st, abs, &buf, &len);
+    if (!rc) rc = os_put(c->dst_st, rel, buf, len);
+  }
   free(buf);
   return rc ? dd_err_wrap(rc, "deep clone: copying %s to %s/%s", abs, c->dst_loc, rel) : 0;
 }

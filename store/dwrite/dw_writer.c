@@ -2,8 +2,9 @@
  * stats columns, partition directory), then files: each one a Parquet writer that batches
  * are shredded into, cut into row groups by rows or buffered bytes, closed when it passes
  * target_file_bytes (or at dw_finish). Each file streams into a put-if-absent of the store
- * (os_put_stream: a local store gets each row group as it is encoded, so a file never
- * sits whole in memory; it appears under its name only once complete). */
+ * (os_put_stream: a local store gets each row group as it is encoded, an object store one
+ * upload part at a time, so a file never sits whole in memory; it appears under its name
+ * only once complete). */
 #include "store/dwrite/dw_int.h"
 
 #include <stdlib.h>

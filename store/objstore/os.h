@@ -118,9 +118,13 @@ int os_put_if_absent(const os_store *st, const char *path, const void *data, siz
 /* A put-if-absent written in pieces: the object appears whole at commit (DD_EEXISTS when
  * path exists by then), never half-written. Local stores write a hidden temp file beside
  * path as the pieces come (so a large object needs no memory of its size) and link it
- * into place at commit; the other stores gather the pieces and put them whole at commit
- * (multipart uploads are not done yet), in room for size_hint bytes reserved at once
- * (address space only; 0: none). commit and abort free the stream (abort accepts
+ * into place at commit. S3, Azure and GCS hold one part (8 MiB, $DD_OBJSTORE_PART_BYTES)
+ * at a time: an object that never fills one is one put-if-absent at commit; a larger one
+ * is an upload in parts (S3 multipart upload completed with If-None-Match: *, Azure
+ * blocks and a Put Block List with If-None-Match: *, GCS a resumable upload with
+ * ifGenerationMatch=0) that a failure or an abort cancels. A backend without streams gets
+ * the pieces gathered and put whole at commit, in room for size_hint bytes reserved at
+ * once (address space only; 0: none). commit and abort free the stream (abort accepts
  * NULL and leaves nothing behind); a failed write leaves the stream to abort. */
 typedef struct os_put_stream os_put_stream;
 int os_put_stream_open(const os_store *st, const char *path, size_t size_hint,
@@ -128,6 +132,10 @@ int os_put_stream_open(const os_store *st, const char *path, size_t size_hint,
 int os_put_stream_write(os_put_stream *ps, const void *data, size_t len);
 int os_put_stream_commit(os_put_stream *ps);
 void os_put_stream_abort(os_put_stream *ps);
+/* Writes the whole object path of src into ps, one part size at a time (os_read_range),
+ * so a copy between stores holds one piece in memory. DD_EPERM when src refuses path (an
+ * absolute URL outside its root); the stream is the caller's to commit or abort. */
+int os_put_stream_copy(os_put_stream *ps, const os_store *src, const char *path);
 int os_put(const os_store *st, const char *path, const void *data, size_t len);
 /* Deletes one object; DD_ENOTFOUND when absent. */
 int os_delete(const os_store *st, const char *path);

@@ -331,6 +331,135 @@ static int gcs_del(void *impl, const char *path) {
   return rc;
 }
 
+/* ---- streamed puts: resumable uploads ------------------------------------------------- */
+
+/* A put-if-absent in chunks (os_parts.c): a resumable upload session started with
+ * ifGenerationMatch=0 at the first full part, each part a PUT to the session with
+ * Content-Range bytes a-b/(any) (308 Resume Incomplete), the last one with the total size
+ * (200; 412 when the object exists by then); a DELETE of the session cancels it. Part
+ * sizes are multiples of 256 KiB, as GCS requires. An object below one part is one
+ * media upload, as os_put_if_absent. */
+typedef struct gcs_stream {
+  os__parts parts; /* first: the os__parts callbacks get it */
+  gcs_impl *s;
+  char *path, *key, *session;
+} gcs_stream;
+
+static int gcs_session_start(gcs_stream *w) {
+  char *k = gcs_enc(w->key), *url = NULL;
+  if (!k || asprintf(&url, "%s/upload/storage/v1/b/%s/o?uploadType=resumable&name=%s"
+                     "&ifGenerationMatch=0", w->s->endpoint, w->s->bucket, k) < 0)
+    url = NULL;
+  free(k);
+  if (!url) return dd_err_set(DD_ENOMEM, "out of memory");
+  static const char *const hdrs[] = {"Content-Type: application/json; charset=UTF-8",
+                                     "X-Upload-Content-Type: application/octet-stream", NULL};
+  os__http_req b = {0};
+  b.body = "{}";
+  b.body_len = 2;
+  os__http_resp r = {0};
+  char loc[4096] = "";
+  int rc = gcs_send(w->s, "POST", url, hdrs, &b, &r);
+  if (!rc && r.status == 412) rc = dd_err_set(DD_EEXISTS, "gcs object '%s' exists", w->key);
+  if (!rc && r.status != 200) rc = gcs_status_err(&r, "resumable upload", w->key);
+  if (!rc && (!os__http_header(&r, "Location", loc, sizeof loc) || !loc[0]))
+    rc = dd_err_set(DD_EIO, "GCS resumable upload of '%s': no session in the answer", w->key);
+  os__http_resp_free(&r);
+  if (!rc && !(w->session = strdup(loc))) rc = dd_err_set(DD_ENOMEM, "out of memory");
+  if (!rc) w->parts.started = true;
+  return rc;
+}
+
+/* One chunk at offset off; total is the object's size for the last one, else -1. */
+static int gcs_chunk(gcs_stream *w, const uint8_t *data, size_t n, uint64_t off, int64_t total) {
+  int rc = w->parts.started ? 0 : gcs_session_start(w);
+  char range[96], *url = NULL;
+  if (total >= 0 && n == 0)
+    snprintf(range, sizeof range, "Content-Range: bytes */%lld", (long long)total);
+  else if (total >= 0)
+    snprintf(range, sizeof range, "Content-Range: bytes %llu-%llu/%lld", (unsigned long long)off,
+             (unsigned long long)(off + n - 1), (long long)total);
+  else
+    snprintf(range, sizeof range, "Content-Range: bytes %llu-%llu/*", (unsigned long long)off,
+             (unsigned long long)(off + n - 1));
+  const char *const hdrs[] = {range, NULL};
+  if (!rc && !(url = strdup(w->session))) rc = dd_err_set(DD_ENOMEM, "out of memory");
+  os__http_req b = {0};
+  b.body = data;
+  b.body_len = n;
+  os__http_resp r = {0};
+  if (!rc) rc = gcs_send(w->s, "PUT", url, hdrs, &b, &r);
+  long want = total >= 0 ? 200 : 308;
+  if (!rc && total >= 0 && r.status == 412) rc = dd_err_set(DD_EEXISTS, "gcs object '%s' exists", w->key);
+  if (!rc && r.status != want && !(total >= 0 && r.status == 201))
+    rc = gcs_status_err(&r, "resumable upload", w->key);
+  /* GCS may keep fewer bytes than a chunk had (its Range says how many): not resent here,
+   * the upload fails (and is cancelled) rather than leave a gap */
+  char kept[96] = "";
+  unsigned long long last = 0;
+  if (!rc && total < 0 && (!os__http_header(&r, "Range", kept, sizeof kept) ||
+                           sscanf(kept, "bytes=0-%llu", &last) != 1 || last + 1 != off + n))
+    rc = dd_err_set(DD_EIO, "GCS resumable upload of '%s': the store kept '%s' of %llu bytes",
+                    w->key, kept, (unsigned long long)(off + n));
+  os__http_resp_free(&r);
+  return rc;
+}
+
+static int gcs_up_part(os__parts *p, const uint8_t *data, size_t n, unsigned no) {
+  (void)no;
+  return gcs_chunk((gcs_stream *)p, data, n, p->sent, -1);
+}
+
+static int gcs_up_single(os__parts *p, const uint8_t *data, size_t n) {
+  gcs_stream *w = (gcs_stream *)p;
+  return gcs_put_common(w->s, w->path, data, n, true);
+}
+
+static int gcs_up_finish(os__parts *p, const uint8_t *data, size_t n, unsigned nparts) {
+  (void)nparts;
+  return gcs_chunk((gcs_stream *)p, data, n, p->sent, (int64_t)(p->sent + n));
+}
+
+static void gcs_up_cancel(os__parts *p) {
+  gcs_stream *w = (gcs_stream *)p;
+  char *url = w->session ? strdup(w->session) : NULL;
+  os__http_resp r = {0};
+  if (url && gcs_send(w->s, "DELETE", url, NULL, NULL, &r)) dd_err_clear(); /* 499: cancelled */
+  os__http_resp_free(&r);
+}
+
+static void gcs_stream_free(os__parts *p) {
+  gcs_stream *w = (gcs_stream *)p;
+  os__parts_free(&w->parts);
+  free(w->path);
+  free(w->key);
+  free(w->session);
+  free(w);
+}
+
+static const os__parts_ops gcs_up_ops = {gcs_up_part, gcs_up_single, gcs_up_finish,
+                                         gcs_up_cancel, gcs_stream_free};
+
+static int gcs_stream_open(void *impl, const char *path, void **out) {
+  gcs_impl *s = impl;
+  *out = NULL;
+  gcs_stream *w = calloc(1, sizeof *w);
+  if (!w) return dd_err_set(DD_ENOMEM, "out of memory");
+  w->s = s;
+  os__parts_init(&w->parts, &gcs_up_ops);
+  char where[600];
+  snprintf(where, sizeof where, "gcs|%s|%s", s->endpoint, s->bucket);
+  int rc = (w->path = strdup(path)) ? gcs_key(s, path, &w->key) : dd_err_set(DD_ENOMEM, "out of memory");
+  if (!rc) rc = os__cond_put_check(where, gcs_probe, s, "GCS", s->endpoint, s->bucket,
+                                   "ifGenerationMatch=0");
+  if (rc) {
+    gcs_stream_free(&w->parts);
+    return rc;
+  }
+  *out = w;
+  return 0;
+}
+
 /* Prefixes are not objects: see os__prefix_rmdir. */
 static int gcs_rmdir(void *impl, const char *dir) {
   return os__prefix_rmdir(gcs_list_raw, impl, dir, "gcs");
@@ -348,7 +477,8 @@ static void gcs_free(void *impl) {
 
 static const os_vtable gcs_vt = {gcs_read_all, gcs_read_range, gcs_stat, gcs_list,
                                  gcs_put_if_absent, gcs_put, gcs_del, os__prefix_mkdirs, gcs_rmdir,
-                                 gcs_free, NULL, NULL, NULL, NULL, NULL};
+                                 gcs_free, NULL, gcs_stream_open, os__parts_write_cb,
+                                 os__parts_commit_cb, os__parts_abort_cb};
 
 /* ---- opening -------------------------------------------------------------------------- */
 

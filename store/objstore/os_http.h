@@ -107,6 +107,47 @@ typedef int (*os__probe_fn)(void *ctx);
 int os__cond_put_check(const char *where, os__probe_fn probe, void *ctx, const char *store,
                        const char *endpoint, const char *bucket, const char *condition);
 
+/* ---- streamed puts in parts (os_parts.c) ----
+ * A backend's put stream embeds an os__parts first and gives its operations: part sends
+ * part number no (1-based; the first call starts the upload and sets started), single puts
+ * an object that never filled a part (one put-if-absent), finish sends the last part
+ * (n bytes, at least one: a full part is sent only when more bytes follow) and completes
+ * the upload of nparts + 1 parts, cancel removes a started upload (best effort, errors
+ * dropped).
+ * Parts are os__part_bytes() long: $DD_OBJSTORE_PART_BYTES (rounded down to 256 KiB, at
+ * least 256 KiB, at most 512 MiB; S3 wants 5 MiB for every part but the last), default
+ * 8 MiB. One part is in memory at a time and sent synchronously. */
+typedef struct os__parts os__parts;
+typedef struct os__parts_ops {
+  int (*part)(os__parts *p, const uint8_t *data, size_t n, unsigned no);
+  int (*single)(os__parts *p, const uint8_t *data, size_t n);
+  int (*finish)(os__parts *p, const uint8_t *data, size_t n, unsigned nparts);
+  void (*cancel)(os__parts *p);
+  void (*release)(os__parts *p); /* frees the backend's stream (os__parts_free included) */
+} os__parts_ops;
+struct os__parts {
+  const os__parts_ops *ops;
+  uint8_t *buf;      /* cap bytes, allocated at the first write */
+  size_t len, cap;
+  unsigned nparts;   /* parts sent */
+  uint64_t sent;     /* bytes sent in them */
+  bool started;      /* the backend started an upload (cancel removes it) */
+  bool done;         /* committed or aborted */
+};
+size_t os__part_bytes(void);
+void os__parts_init(os__parts *p, const os__parts_ops *ops);
+int os__parts_write(os__parts *p, const void *data, size_t len);
+/* Puts the object (single or finish); a failed finish cancels the upload. */
+int os__parts_commit(os__parts *p);
+/* Cancels a started upload unless committed. */
+void os__parts_abort(os__parts *p);
+void os__parts_free(os__parts *p);
+/* The vtable's put_stream_write, _commit and _abort for such a stream (ps: its os__parts);
+ * commit and abort release it. */
+int os__parts_write_cb(void *ps, const void *data, size_t len);
+int os__parts_commit_cb(void *ps);
+void os__parts_abort_cb(void *ps);
+
 /* Parses an HTTP date (RFC 1123, "Sun, 29 Nov 2026 20:45:02 GMT") to epoch ms; -1 when
  * malformed or before 1970 (as os__iso8601_ms). */
 int64_t os__http_date_ms(const char *s);

@@ -15,6 +15,9 @@
  *    after checking with HEAD that the key is absent, so stores that ignore the header
  *    still refuse an existing key outside a race; Azure honours the header atomically, so
  *    no HEAD is sent there, and its 409 BlobAlreadyExists is DD_EEXISTS too;
+ *  - streamed puts (os_put_stream) go in parts (os_parts.c): S3 multipart uploads, Azure
+ *    blocks, GCS resumable uploads, each completed under the same condition as a
+ *    put-if-absent and cancelled on failure; an object below one part is one put;
  *  - absolute paths ("s3://bucket/key") are accepted when they lie under the store's root
  *    (same bucket and below its key prefix; Azure: the same container and prefix, and the
  *    same account when the URL names one); relative paths with a ".." segment are refused
@@ -23,6 +26,9 @@
  * anything else DD_EIO with the store's error code and message. */
 #ifndef DD_STORE_OBJSTORE_OS_REMOTE_H
 #define DD_STORE_OBJSTORE_OS_REMOTE_H
+
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "store/objstore/os.h"
 #include "store/sign/sign.h"
@@ -85,6 +91,36 @@ typedef struct os_azure_udk {
 int os_azure_udk_get(os_azure_udk *out, const sign_cred *cred, const char *account,
                      const char *endpoint_suffix, int64_t need_until_s);
 void os_azure_udk_free(os_azure_udk *k);
+
+/* ---- temporary AWS credentials (os_aws_sts.c) ----
+ * STS AssumeRole of role_arn with cred's long-term keys (SIGN_CRED_AWS), at endpoint
+ * (NULL: https://sts.<cred's region>.amazonaws.com; else "scheme://host[:port]", such as
+ * MinIO's or an emulator's), for duration_s seconds (900..43200), narrowed by the session
+ * policy policy_json when given. STS refusing (400, 403) is DD_EPERM with its code and
+ * message; no answer or a malformed one DD_EIO. The strings of *out are the caller's. */
+typedef struct os_aws_assume {
+  const sign_cred *cred;
+  const char *endpoint;
+  const char *role_arn;
+  const char *external_id; /* NULL or "": none */
+  const char *session_name;
+  const char *policy_json; /* NULL or "": the role's own permissions */
+  int duration_s;
+} os_aws_assume;
+typedef struct os_aws_session {
+  char *access_key_id, *secret_access_key, *session_token;
+  int64_t expiration_ms; /* epoch ms, from STS's Expiration */
+} os_aws_session;
+int os_aws_assume_role(os_aws_session *out, const os_aws_assume *in);
+void os_aws_session_free(os_aws_session *s);
+
+/* A GCS access token downscoped to the objects under bucket/prefix (read; objectAdmin when
+ * write) by a Credential Access Boundary (os_gcs_down.c): cred's service-account token
+ * exchanged at sts_url (NULL: https://sts.googleapis.com/v1/token). *out_token is the
+ * caller's; *out_exp its expiry (epoch s). DD_EPERM when either exchange is refused. */
+int os_gcs_downscoped_token(char **out_token, int64_t *out_exp, const sign_cred *cred,
+                            const char *sts_url, const char *bucket, const char *prefix,
+                            bool write);
 
 /* The GCS backend at a parsed gs:// location (os_gcs.c): a service account's key
  * (SIGN_CRED_GCP_SA) reads and writes over the JSON API with OAuth 2 tokens; an HMAC key

@@ -466,6 +466,134 @@ static int s3_del_many(void *impl, const char *const *paths, size_t n, size_t *o
   return rc;
 }
 
+/* ---- streamed puts: multipart uploads ------------------------------------------------ */
+
+/* A put-if-absent in parts (os_parts.c): CreateMultipartUpload at the first full part,
+ * UploadPart for each, CompleteMultipartUpload with If-None-Match: * (AWS refuses it with
+ * 412 when the key exists by then), AbortMultipartUpload when anything fails. An object
+ * below one part is one conditional PUT, as os_put_if_absent. */
+typedef struct s3_stream {
+  os__parts parts; /* first: the os__parts callbacks get it */
+  s3_impl *s;
+  char *path, *key;
+  char upload_id[1024];
+  s3_buf done; /* <Part> elements of the parts sent */
+} s3_stream;
+
+static int s3_mpu_create(s3_stream *w) {
+  static const char *const ct[] = {"Content-Type: application/octet-stream", NULL};
+  os__http_req ex = {0};
+  ex.headers = ct;
+  sign_s3_param ps[1] = {{"uploads", ""}};
+  os__http_resp r = {0};
+  int rc = s3_send(w->s, "POST", w->key, ps, 1, &ex, &r);
+  if (!rc && r.status != 200) rc = s3_status_err(w->s, &r, "CreateMultipartUpload", w->key);
+  if (!rc && (!os__xml_text(r.body ? (const char *)r.body : "", "UploadId", w->upload_id,
+                            sizeof w->upload_id) || !w->upload_id[0]))
+    rc = dd_err_set(DD_EIO, "S3 CreateMultipartUpload '%s': no UploadId in the answer", w->key);
+  os__http_resp_free(&r);
+  if (!rc) w->parts.started = true;
+  return rc;
+}
+
+static int s3_mpu_part(os__parts *p, const uint8_t *data, size_t n, unsigned no) {
+  s3_stream *w = (s3_stream *)p;
+  int rc = w->parts.started ? 0 : s3_mpu_create(w);
+  char num[16], etag[256] = "";
+  snprintf(num, sizeof num, "%u", no);
+  sign_s3_param ps[2] = {{"partNumber", num}, {"uploadId", w->upload_id}};
+  os__http_req ex = {0};
+  ex.body = data;
+  ex.body_len = n;
+  os__http_resp r = {0};
+  if (!rc) rc = s3_send(w->s, "PUT", w->key, ps, 2, &ex, &r);
+  if (!rc && r.status != 200) rc = s3_status_err(w->s, &r, "UploadPart", w->key);
+  if (!rc && !os__http_header(&r, "ETag", etag, sizeof etag))
+    rc = dd_err_set(DD_EIO, "S3 UploadPart %u of '%s': no ETag in the answer", no, w->key);
+  os__http_resp_free(&r);
+  if (rc) return rc;
+  s3_buf_str(&w->done, "<Part><PartNumber>");
+  s3_buf_str(&w->done, num);
+  s3_buf_str(&w->done, "</PartNumber><ETag>");
+  s3_buf_xml(&w->done, etag);
+  s3_buf_str(&w->done, "</ETag></Part>");
+  return w->done.oom ? dd_err_set(DD_ENOMEM, "out of memory") : 0;
+}
+
+static int s3_mpu_single(os__parts *p, const uint8_t *data, size_t n) {
+  s3_stream *w = (s3_stream *)p;
+  return s3_put_common(w->s, w->path, data, n, true);
+}
+
+static int s3_mpu_finish(os__parts *p, const uint8_t *data, size_t n, unsigned nparts) {
+  s3_stream *w = (s3_stream *)p;
+  int rc = s3_mpu_part(p, data, n, nparts + 1);
+  s3_buf doc = {0};
+  s3_buf_str(&doc, "<?xml version=\"1.0\" encoding=\"UTF-8\"?><CompleteMultipartUpload>");
+  if (w->done.p) s3_buf_add(&doc, w->done.p, w->done.len);
+  s3_buf_str(&doc, "</CompleteMultipartUpload>");
+  if (!rc && doc.oom) rc = dd_err_set(DD_ENOMEM, "out of memory");
+  static const char *const hdrs[] = {"If-None-Match: *", "Content-Type: application/xml", NULL};
+  os__http_req ex = {0};
+  ex.headers = hdrs;
+  ex.body = doc.p;
+  ex.body_len = doc.len;
+  sign_s3_param ps[1] = {{"uploadId", w->upload_id}};
+  os__http_resp r = {0};
+  if (!rc) rc = s3_send(w->s, "POST", w->key, ps, 1, &ex, &r);
+  if (!rc && r.status == 412) rc = dd_err_set(DD_EEXISTS, "s3 object '%s' exists", w->key);
+  if (!rc && r.status != 200) rc = s3_status_err(w->s, &r, "CompleteMultipartUpload", w->key);
+  /* a 200 may still carry an error: the store answers before it has assembled the parts */
+  const char *body = r.body ? (const char *)r.body : "";
+  if (!rc && strstr(body, "<Error>")) {
+    char code[128] = "", msg[512] = "";
+    os__xml_text(body, "Code", code, sizeof code);
+    os__xml_text(body, "Message", msg, sizeof msg);
+    rc = dd_err_set(strcmp(code, "PreconditionFailed") ? DD_EIO : DD_EEXISTS,
+                    "S3 CompleteMultipartUpload '%s': %s %s", w->key, code, msg);
+  }
+  os__http_resp_free(&r);
+  free(doc.p);
+  return rc;
+}
+
+static void s3_mpu_cancel(os__parts *p) {
+  s3_stream *w = (s3_stream *)p;
+  sign_s3_param ps[1] = {{"uploadId", w->upload_id}};
+  os__http_resp r = {0};
+  if (s3_send(w->s, "DELETE", w->key, ps, 1, NULL, &r) == 0 && r.status >= 300) dd_err_clear();
+  os__http_resp_free(&r);
+}
+
+static void s3_stream_free(os__parts *p) {
+  s3_stream *w = (s3_stream *)p;
+  os__parts_free(&w->parts);
+  free(w->path);
+  free(w->key);
+  free(w->done.p);
+  free(w);
+}
+
+static const os__parts_ops s3_mpu_ops = {s3_mpu_part, s3_mpu_single, s3_mpu_finish,
+                                         s3_mpu_cancel, s3_stream_free};
+
+static int s3_stream_open(void *impl, const char *path, void **out) {
+  s3_impl *s = impl;
+  *out = NULL;
+  s3_stream *w = calloc(1, sizeof *w);
+  if (!w) return dd_err_set(DD_ENOMEM, "out of memory");
+  w->s = s;
+  os__parts_init(&w->parts, &s3_mpu_ops);
+  int rc = (w->path = strdup(path)) ? s3_key(s, path, &w->key) : dd_err_set(DD_ENOMEM, "out of memory");
+  if (!rc) rc = s3_conditional_ok(s); /* as os_put_if_absent: refused where ignored */
+  if (rc) {
+    s3_stream_free(&w->parts);
+    return rc;
+  }
+  *out = w;
+  return 0;
+}
+
 /* Prefixes are not objects: see os__prefix_rmdir. */
 static int s3_rmdir(void *impl, const char *dir) {
   return os__prefix_rmdir(s3_list_raw, impl, dir, "s3");
@@ -486,7 +614,8 @@ static void s3_free(void *impl) {
 
 static const os_vtable s3_vt = {s3_read_all, s3_read_range, s3_stat, s3_list,
                                 s3_put_if_absent, s3_put, s3_del, os__prefix_mkdirs, s3_rmdir,
-                                s3_free, s3_del_many, NULL, NULL, NULL, NULL};
+                                s3_free, s3_del_many, s3_stream_open, os__parts_write_cb,
+                                os__parts_commit_cb, os__parts_abort_cb};
 
 /* ---- opening -------------------------------------------------------------------------- */
 

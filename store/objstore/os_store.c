@@ -9,6 +9,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "store/objstore/os_http.h"
 
 struct os_store {
   const os_vtable *vt;
@@ -176,6 +177,23 @@ void os_put_stream_abort(os_put_stream *ps) {
   dd_buf_free(&ps->buf);
   free(ps->path);
   free(ps);
+}
+
+int os_put_stream_copy(os_put_stream *ps, const os_store *src, const char *path) {
+  os_stat sb;
+  int rc = os_stat_path(src, path, &sb);
+  if (!rc && (sb.is_dir || sb.size < 0))
+    rc = dd_err_set(DD_EINVAL, "'%s' is not an object of known size", path);
+  size_t piece = os__part_bytes();
+  uint8_t *buf = rc ? NULL : malloc(piece);
+  if (!rc && !buf) rc = dd_err_set(DD_ENOMEM, "out of memory");
+  for (uint64_t off = 0; !rc && off < (uint64_t)sb.size; off += piece) {
+    size_t n = (uint64_t)sb.size - off < piece ? (size_t)((uint64_t)sb.size - off) : piece;
+    rc = os_read_range(src, path, off, n, buf);
+    if (!rc) rc = os_put_stream_write(ps, buf, n);
+  }
+  free(buf);
+  return rc;
 }
 
 int os_put(const os_store *st, const char *path, const void *data, size_t len) {

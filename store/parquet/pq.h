@@ -136,6 +136,16 @@ typedef struct pq_file pq_file;
 int pq_file_open_mem(pq_file **out, const uint8_t *buf, size_t len);
 /* Opens a file by path (memory-mapped read-only; the mapping belongs to the pq_file). */
 int pq_file_open_path(pq_file **out, const char *path);
+/* Opens a file read by ranges: read(ctx, off, len, out) fills out with exactly len bytes
+ * at offset off of a file of size bytes (0 or a DD_E* code with the message set). The
+ * footer is read at open (the last 64 KiB in one read, then the rest of a longer footer;
+ * a file that small is read whole then and never again), and each column chunk when a
+ * column of it is decoded, into that column's memory (values point into it until the
+ * column is read again or freed). So a projected scan reads the footer and the chunks it
+ * decodes, nothing else. read is called from every thread that decodes a column of the
+ * file; ctx must outlive the pq_file. */
+typedef int (*pq_read_fn)(void *ctx, uint64_t off, size_t len, uint8_t *out);
+int pq_file_open_reader(pq_file **out, pq_read_fn read, void *ctx, uint64_t size);
 void pq_file_free(pq_file *f);
 
 int64_t pq_file_num_rows(const pq_file *f);

@@ -193,14 +193,31 @@ static int chunk_range(pq__col *c, const pq_file *f, const pq_chunk_info *m, siz
   return 0;
 }
 
-static int one_page(pq__col *c, const pq_file *f, pq_codec codec, size_t *pos, size_t end) {
+/* The chunk's bytes [start, end) of f: in the file's memory, or read into c->raw. */
+static int chunk_bytes(pq__col *c, const pq_file *f, size_t start, size_t end,
+                       const uint8_t **out) {
+  if (f->buf) {
+    *out = f->buf + start;
+    return 0;
+  }
+  c->raw.len = 0;
+  int rc = pq__buf_reserve(&c->raw, end - start ? end - start : 1);
+  if (!rc) rc = f->read(f->read_ctx, start, end - start, c->raw.data);
+  if (rc) return dd_err_wrap(rc, "parquet: reading column chunk '%s'", c->field->name);
+  c->raw.len = end - start;
+  *out = c->raw.data;
+  return 0;
+}
+
+/* One page at data + *pos of the chunk's end bytes. */
+static int one_page(pq__col *c, const uint8_t *data, pq_codec codec, size_t *pos, size_t end) {
   pq__pagehdr h;
   size_t hl;
-  int rc = pq__pagehdr_parse(&h, f->buf + *pos, end - *pos, &hl);
+  int rc = pq__pagehdr_parse(&h, data + *pos, end - *pos, &hl);
   if (rc) return dd_err_wrap(rc, "column '%s'", c->field->name);
   *pos += hl;
   if ((size_t)h.compressed_size > end - *pos) return col_bad(c, "page extends past chunk");
-  page pg = {&h, f->buf + *pos, codec};
+  page pg = {&h, data + *pos, codec};
   *pos += (size_t)h.compressed_size;
   if (h.type == PQ__PAGE_DICT && h.has_dict) return dict_page(c, &pg);
   if (h.type == PQ__PAGE_DATA && h.has_data) return data_page(c, &pg, false);
@@ -226,14 +243,17 @@ int pq__col_decode(pq__col *c, const pq_file *f, size_t rg, size_t col) {
     return dd_err_set(DD_EUNSUPPORTED, "parquet: column chunk '%s' lives in another file "
                       "(%s), which is not supported", c->field->name, ch->file_path);
   if (!ch->has_meta) return col_bad(c, "no ColumnMetaData");
-  size_t pos = 0, end = 0;
-  int rc = chunk_range(c, f, &ch->info, &pos, &end);
+  size_t start = 0, end = 0, pos = 0;
+  const uint8_t *data = NULL;
+  int rc = chunk_range(c, f, &ch->info, &start, &end);
   int64_t want = ch->info.num_values;
   if (!rc && (want < 0 || (c->field->max_rep == 0 && want != f->rgs[rg].num_rows)))
     rc = col_bad(c, "value count disagrees with the row group's row count");
   c->want = want;
+  if (!rc) rc = chunk_bytes(c, f, start, end, &data);
+  end -= start; /* positions are in the chunk from here */
   while (!rc && (int64_t)c->nlev < want && pos < end)
-    rc = one_page(c, f, ch->info.codec, &pos, end);
+    rc = one_page(c, data, ch->info.codec, &pos, end);
   if (!rc && (int64_t)c->nlev != want)
     rc = dd_err_set(DD_ECORRUPT, "parquet: corrupt column chunk '%s': pages hold %zu "
                     "values, metadata says %lld", c->field->name, c->nlev, (long long)want);
@@ -254,6 +274,7 @@ void pq__col_clear(pq__col *c) {
   free(c->dict);
   free(c->tmp);
   pq__buf_free(&c->scratch);
+  pq__buf_free(&c->raw);
   pq__arena_free(&c->mem);
   memset(c, 0, sizeof *c);
 }

@@ -3,6 +3,7 @@
 #include "store/parquet/pq_internal.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,24 +11,68 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int open_footer(pq_file *f) {
-  const uint8_t *b = f->buf;
-  size_t n = f->len;
+/* The footer length from the last 8 bytes t of a file of n bytes (the trailing magic
+ * checked); head is the first 4 bytes when known (else NULL). */
+static int footer_len(const uint8_t *head, const uint8_t *t, size_t n, uint32_t *out) {
   if (n < 12) return dd_err_set(DD_ECORRUPT, "parquet: file too small (%zu bytes)", n);
-  if (memcmp(b, "PAR1", 4) != 0 || memcmp(b + n - 4, "PAR1", 4) != 0) {
-    if (memcmp(b + n - 4, "PARE", 4) == 0)
+  if ((head && memcmp(head, "PAR1", 4) != 0) || memcmp(t + 4, "PAR1", 4) != 0) {
+    if (memcmp(t + 4, "PARE", 4) == 0)
       return dd_err_set(DD_EUNSUPPORTED, "parquet: encrypted footer (PARE) not supported");
     return dd_err_set(DD_ECORRUPT, "parquet: missing PAR1 magic");
   }
-  const uint8_t *t = b + n - 8;
   uint32_t flen = (uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 |
                   (uint32_t)t[3] << 24;
   if (flen > n - 12)
     return dd_err_set(DD_ECORRUPT, "parquet: footer length %u exceeds file size %zu", flen,
                       n);
-  int rc = pq__footer_parse(f, b + n - 8 - flen, flen);
-  if (rc) return rc;
-  return pq__schema_build(f);
+  *out = flen;
+  return 0;
+}
+
+static int open_footer(pq_file *f) {
+  const uint8_t *b = f->buf;
+  size_t n = f->len;
+  uint32_t flen = 0;
+  int rc = n < 12 ? footer_len(b, b, n, &flen) : footer_len(b, b + n - 8, n, &flen);
+  if (!rc) rc = pq__footer_parse(f, b + n - 8 - flen, flen);
+  return rc ? rc : pq__schema_build(f);
+}
+
+/* What the first read of a reader file takes from its end. */
+#define PQ__TAIL_GUESS (64u << 10)
+
+int pq_file_open_reader(pq_file **out, pq_read_fn read, void *ctx, uint64_t size) {
+  *out = NULL;
+  if (size > SIZE_MAX / 2) return dd_err_set(DD_ECORRUPT, "parquet: file of %llu bytes", (unsigned long long)size);
+  size_t n = (size_t)size, take = n < PQ__TAIL_GUESS ? n : PQ__TAIL_GUESS;
+  pq_file *f = calloc(1, sizeof *f);
+  if (!f) return dd_err_set(DD_ENOMEM, "parquet: out of memory");
+  f->len = n;
+  uint32_t flen = 0;
+  int rc = n < 12 ? footer_len(NULL, (const uint8_t *)"", n, &flen) : 0;
+  if (!rc && !(f->tail = malloc(take))) rc = dd_err_set(DD_ENOMEM, "parquet: out of memory");
+  if (!rc) rc = read(ctx, n - take, take, f->tail);
+  if (!rc) rc = footer_len(take == n ? f->tail : NULL, f->tail + take - 8, n, &flen);
+  if (!rc && (size_t)flen + 8 > take) { /* a longer footer: read it whole */
+    uint8_t *t = malloc((size_t)flen + 8);
+    if (!t) rc = dd_err_set(DD_ENOMEM, "parquet: out of memory");
+    else memcpy(t + flen + 8 - take, f->tail, take);
+    free(f->tail);
+    f->tail = t;
+    if (!rc) rc = read(ctx, n - flen - 8, flen + 8 - take, t);
+    take = (size_t)flen + 8;
+  }
+  if (!rc && take == n) f->buf = f->tail; /* the whole file came: read from memory */
+  f->read = read;
+  f->read_ctx = ctx;
+  if (!rc) rc = pq__footer_parse(f, f->tail + take - 8 - flen, flen);
+  if (!rc) rc = pq__schema_build(f);
+  if (rc) {
+    pq_file_free(f);
+    return rc;
+  }
+  *out = f;
+  return 0;
 }
 
 int pq_file_open_mem(pq_file **out, const uint8_t *buf, size_t len) {
@@ -86,6 +131,7 @@ cleanup:
 void pq_file_free(pq_file *f) {
   if (!f) return;
   if (f->map) munmap(f->map, f->map_len);
+  free(f->tail);
   pq__arena_free(&f->arena);
   free(f);
 }

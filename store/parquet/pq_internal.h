@@ -149,8 +149,11 @@ typedef struct pq__selem { /* one flattened SchemaElement */
 } pq__selem;
 
 struct pq_file {
-  const uint8_t *buf;
-  size_t len;
+  const uint8_t *buf; /* the whole file, or NULL: read by ranges through read */
+  size_t len;         /* the file's size either way */
+  pq_read_fn read;    /* pq_file_open_reader: column chunks are read with it */
+  void *read_ctx;
+  uint8_t *tail;      /* owned: the bytes the footer was parsed from (reader files) */
   void *map;
   size_t map_len;
   pq__arena arena;
@@ -240,6 +243,7 @@ typedef struct pq__col {
   int64_t want;        /* num_values from the chunk metadata */
   pq__arena mem;       /* decompressed pages (byte arrays point into them) */
   pq__buf scratch;     /* reused page buffer for columns whose values are copied out */
+  pq__buf raw;         /* a reader file's chunk bytes (values may point into them) */
   uint32_t *tmp;       /* reused level / index scratch */
   size_t tmpcap;
 } pq__col;

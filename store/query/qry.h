@@ -68,8 +68,12 @@ typedef struct qry_scan_opts {
   const char *const *roots;   /* extra local roots data files may be read from (scn_opts.roots) */
   size_t num_roots;
   size_t batch_rows;          /* 0: QRY_BATCH_ROWS */
+  const char *const *columns; /* top-level columns to read, in this order (scn_opts.columns);
+                                 NULL/0: all. With a filter, it must name every column the
+                                 filter reads */
+  size_t num_columns;
 } qry_scan_opts;
-#define QRY_SCAN_OPTS_INIT {NULL, NULL, 0, 0}
+#define QRY_SCAN_OPTS_INIT {NULL, NULL, 0, 0, NULL, 0}
 
 /* The rows of snapshot snap of table t. Takes both (they are freed with the operator, also
  * when this fails). */

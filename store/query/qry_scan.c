@@ -62,6 +62,8 @@ int qry_scan(qry_op **out, dl_table *t, dl_snapshot *snap, const qry_scan_opts *
   so.keep_ctx = s;
   so.roots = o.roots;
   so.num_roots = o.num_roots;
+  so.columns = o.columns;
+  so.num_columns = o.num_columns;
   /* the scan consults keep_file while it opens (it lists the files then): the skipper
    * exists first, its predicate bound to the snapshot's logical schema */
   int rc = 0;

@@ -102,6 +102,7 @@ typedef struct scn__file {
   bool has_dv;
   dl_dv dv;
   char *dv_text;         /* dv.path_or_inline (copied) */
+  int64_t size;          /* add.size (bytes), -1 when unknown */
 } scn__file;
 
 /* An opened data file: its footer, the columns bound to it and its deletion vector.
@@ -115,7 +116,9 @@ typedef struct scn__open {
   dl_rowset dv;
   size_t nrg;
   int refs;
-  uint8_t *buf;          /* a file of a table in object storage, read whole; pf reads it */
+  uint8_t *buf;          /* a small file of a table in object storage, read whole; pf reads
+                            it (a larger one is read by ranges: pf calls scn__remote_read) */
+  const os_store *st;    /* the table's store, for those ranged reads */
 } scn__open;
 
 /* A decoded row group (or, for a file without row groups, none): its rows in b and the

@@ -4,7 +4,9 @@
  * partition values and hands out batches of at most batch_rows rows. Data files and
  * deletion vectors are read only from inside the table directory or opts.roots. With
  * threads > 1 the row groups are decoded ahead by scn_pool.c's workers (through
- * scn__file_open and scn__decode_rg, which only read the scan), in the same order. */
+ * scn__file_open and scn__decode_rg, which only read the scan), in the same order. Data
+ * files in object storage above 1 MiB are read by ranges (pq_file_open_reader: the footer,
+ * then the projected column chunks), smaller ones whole. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +44,7 @@ static int add_file(void *ctx, const dl_file *f) {
   scn__file *x = &s->files[s->nfiles];
   memset(x, 0, sizeof *x);
   size_t pl = packed_len(f->partition_values);
+  x->size = f->size;
   x->path = strdup(f->path);
   x->pvals = malloc(pl);
   if (x->pvals) memcpy(x->pvals, f->partition_values, pl);
@@ -119,16 +122,42 @@ static int load_dv(const scn_scan *s, scn__open *o) {
   return rc ? dd_err_wrap(rc, "deletion vector of '%s'", f->path) : 0;
 }
 
+/* Data files in object storage up to this size are read whole (one request); larger ones
+ * by ranges: the footer, then the column chunks the scan decodes. */
+#define SCN__WHOLE_READ_MAX (1u << 20)
+
+/* pq_file_open_reader's callback for a file in the table's store (ctx: the scn__open). */
+static int remote_read(void *ctx, uint64_t off, size_t len, uint8_t *out) {
+  const scn__open *o = ctx;
+  return os_read_range(o->st, o->f->path, off, len, out);
+}
+
+/* Opens o->pf on a file of a table in object storage. */
+static int open_remote(const scn_scan *s, scn__open *o) {
+  const scn__file *f = o->f;
+  o->st = dl_table_store(s->t);
+  int64_t size = f->size;
+  os_stat sb;
+  if (size < 0 && os_stat_path(o->st, f->path, &sb) == 0) size = sb.size;
+  dd_err_clear();
+  if (size > (int64_t)SCN__WHOLE_READ_MAX) {
+    int rc = pq_file_open_reader(&o->pf, remote_read, o, (uint64_t)size);
+    if (rc != DD_EPERM) return rc; /* (outside the store's root: a shallow clone's source) */
+    dd_err_clear();
+  }
+  size_t len = 0;
+  int rc = os_read_any(o->st, f->path, &o->buf, &len);
+  return rc ? rc : pq_file_open_mem(&o->pf, o->buf, len);
+}
+
 int scn__file_open(const scn_scan *s, const scn__file *f, scn__open **out) {
   *out = NULL;
   scn__open *o = calloc(1, sizeof *o);
   if (!o) return dd_err_set(DD_ENOMEM, "scan: out of memory opening '%s'", f->path);
   o->f = f;
   char *real = NULL;
-  size_t len = 0;
-  int rc = s->table_dir ? resolve(s, f->path, &real)
-                        : os_read_any(dl_table_store(s->t), f->path, &o->buf, &len);
-  if (!rc) rc = real ? pq_file_open_path(&o->pf, real) : pq_file_open_mem(&o->pf, o->buf, len);
+  int rc = s->table_dir ? resolve(s, f->path, &real) : open_remote(s, o);
+  if (!rc && real) rc = pq_file_open_path(&o->pf, real);
   free(real);
   if (rc) {
     rc = dd_err_wrap(rc, "data file '%s'", f->path);

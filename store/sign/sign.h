@@ -120,7 +120,7 @@ int sign_s3_presign(char **out, const sign_aws_creds *c, const char *region,
 
 /* One extra query parameter of a presigned request (the value is percent-encoded here). */
 typedef struct sign_s3_param {
-  const char *name; /* lower case ("list-type", "prefix"); the array is sorted by name */
+  const char *name; /* a lower-case letter first ("list-type", "uploadId"); sorted by name */
   const char *value;
 } sign_s3_param;
 
@@ -136,6 +136,33 @@ typedef struct sign_s3_request {
 int sign_s3_presign_req(char **out, const sign_s3_request *q, const sign_aws_creds *c,
                         const char *region, const char *bucket, const char *key,
                         int64_t now_epoch_s, int expires_s, const sign_s3_opts *opts);
+
+/* ===================== AWS SigV4 in the Authorization header ===================== */
+
+/* A request to sign with header authentication (sign_aws.c), for AWS services such as STS. */
+typedef struct sign_aws_v4_request {
+  const char *method;       /* "POST", "GET" */
+  const char *host;         /* the Host header as sent: "sts.us-east-1.amazonaws.com[:port]" */
+  const char *path;         /* canonical URI, "/" for STS */
+  const char *query;        /* canonical query string (sorted, encoded), "" or NULL for none */
+  const char *content_type; /* signed when not NULL */
+  const void *body;
+  size_t body_len;
+} sign_aws_v4_request;
+
+typedef struct sign_aws_v4_signed_out {
+  char amz_date[17];   /* X-Amz-Date: yyyymmddThhmmssZ */
+  char *authorization; /* the Authorization header's value; owned */
+} sign_aws_v4_signed_out;
+
+/* Signs q at now_s for region and service: send "X-Amz-Date: <amz_date>", "Authorization:
+ * <authorization>", the content type and, when c has a session token,
+ * "X-Amz-Security-Token: <token>". DD_EINVAL for missing parts or control characters in a
+ * header value. Free with sign_aws_v4_signed_free (also after an error). */
+int sign_aws_v4_signed(sign_aws_v4_signed_out *out, const sign_aws_v4_request *q,
+                       const sign_aws_creds *c, const char *region, const char *service,
+                       int64_t now_s);
+void sign_aws_v4_signed_free(sign_aws_v4_signed_out *s);
 
 /* ===================== Azure Blob SAS ===================== */
 

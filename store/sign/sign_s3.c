@@ -160,9 +160,10 @@ static int sign__s3_check(const sign_aws_creds *c, const char *region, const cha
   return 0;
 }
 
-/* Extra parameters must have names in lower case starting with a letter and come sorted:
- * they then sort after every X-Amz-* name (a digit or '-' would sort before 'X'), so
- * appending them keeps the canonical query in order. */
+/* Extra parameters must have names starting with a lower-case letter (then letters of
+ * either case, digits and '-': "list-type", "partNumber", "uploadId") and come sorted by
+ * byte order: they then sort after every X-Amz-* name (a digit, '-' or a capital first
+ * would sort before 'X'), so appending them keeps the canonical query in order. */
 static int sign__s3_params_ok(const sign_s3_param *ps, size_t n) {
   for (size_t i = 0; i < n; i++) {
     if (!ps[i].name || !*ps[i].name || !ps[i].value)
@@ -171,8 +172,10 @@ static int sign__s3_params_ok(const sign_s3_param *ps, size_t n) {
       return dd_err_set(DD_EINVAL, "S3 query parameter name '%s' must start with a letter",
                         ps[i].name);
     for (const char *p = ps[i].name; *p; p++)
-      if (!((*p >= 'a' && *p <= 'z') || *p == '-' || (*p >= '0' && *p <= '9')))
-        return dd_err_set(DD_EINVAL, "S3 query parameter name '%s' is not lower case", ps[i].name);
+      if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '-' ||
+            (*p >= '0' && *p <= '9')))
+        return dd_err_set(DD_EINVAL, "S3 query parameter name '%s' has a character other "
+                          "than letters, digits and '-'", ps[i].name);
     if (i > 0 && strcmp(ps[i - 1].name, ps[i].name) >= 0)
       return dd_err_set(DD_EINVAL, "S3 query parameters are not sorted ('%s', '%s')",
                         ps[i - 1].name, ps[i].name);

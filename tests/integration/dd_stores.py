@@ -49,6 +49,16 @@ def start_moto(buckets):
     return p, "http://127.0.0.1:%s" % _port_of(p, "moto")
 
 
+def stop_procs(procs):
+    """Kills the emulator processes and closes their pipes."""
+    for p in procs:
+        p.kill()
+        p.wait()
+        for s in (p.stdout, p.stderr):
+            if s:
+                s.close()
+
+
 def start_azurite(directory):
     """Starts Azurite's Blob service under directory; returns (process, endpoint URL with
     the account)."""

@@ -27,14 +27,19 @@ class SparkJudgeError(Exception):
 
 
 class SparkJudge:
-    def __init__(self, venv=None, start_timeout=600, request_timeout=600):
+    def __init__(self, venv=None, start_timeout=600, request_timeout=600, s3_endpoint=None):
+        """s3_endpoint: an S3 emulator's URL; Spark then reads s3a:// through hadoop-aws
+        (keys "test"/"test", path-style, plain HTTP)."""
         venv = venv or os.environ.get("DD_VENV", os.path.join(ROOT, "build-test", "venv"))
         py = os.path.join(venv, "bin", "python")
         self.timeout = request_timeout
         self.log = open(os.path.join(os.environ.get("TMPDIR", "/tmp"),
                                      "spark_judge.%d.log" % os.getpid()), "w")
+        env = dict(os.environ)
+        if s3_endpoint:
+            env["DD_SPARK_S3_ENDPOINT"] = s3_endpoint
         self.proc = subprocess.Popen([py, JUDGE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.log, text=True, bufsize=1)
+                                     stderr=self.log, text=True, bufsize=1, env=env)
         first = self._line(start_timeout)
         if not first.get("ready"):
             self.close()

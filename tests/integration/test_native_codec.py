@@ -88,6 +88,12 @@ class NativeCodecPool(h.ServerTest):
         t = threading.Thread(target=self.slow_query, args=("slow", got, stop))
         t.start()
         try:
+            # the reply must be streaming before the pool is probed (a loaded machine with
+            # sanitizers can take seconds to open the table)
+            start = time.monotonic() + 60
+            while not got and time.monotonic() < start:
+                time.sleep(0.05)
+            self.assertTrue(got, "the streamed reply sent nothing in 60 s")
             worst = 0.0
             deadline = time.monotonic() + 4
             n = 0

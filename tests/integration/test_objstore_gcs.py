@@ -10,7 +10,9 @@ the token must be fetched once and reused; a recipient of the shared table gets 
 URLs whose signatures verify with the key's public half and that download the fixture's
 bytes. fake-gcs-server ignores ifGenerationMatch=0, so
 deltad must refuse to commit there, saying why, and leave the table unchanged. The key and
-HMAC secrets never come back from the API."""
+HMAC secrets never come back from the API. Temporary credentials of a catalog table in GCS
+are the service account's token downscoped by a token exchange (the test's endpoint stands in
+for Google's Security Token Service) with an access boundary on the table's prefix."""
 import base64
 import http.server
 import json
@@ -48,6 +50,8 @@ class TokenHandler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         srv = self.server
         form = urllib.parse.parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
+        if self.path == "/sts":
+            return self.exchange(form)
         ok = form.get("grant_type") == ["urn:ietf:params:oauth:grant-type:jwt-bearer"]
         head, claims, sig = (form.get("assertion", [""])[0].split(".") + ["", "", ""])[:3]
         if ok:
@@ -65,6 +69,24 @@ class TokenHandler(http.server.BaseHTTPRequestHandler):
                   and abs(c["iat"] - time.time()) < 300 and c["exp"] > c["iat"])
         srv.calls.append(ok)
         body = json.dumps({"access_token": "tok-%d" % len(srv.calls), "expires_in": 3600} if ok
+                          else {"error": "invalid_grant"}).encode()
+        self.send_response(200 if ok else 400)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def exchange(self, form):
+        """A stand-in for Google's Security Token Service (which cannot run here): a token
+        exchange of one of this endpoint's own tokens, with the options recorded."""
+        srv = self.server
+        t = "urn:ietf:params:oauth:token-type:access_token"
+        ok = (form.get("grant_type") == ["urn:ietf:params:oauth:grant-type:token-exchange"]
+              and form.get("subject_token_type") == [t] and form.get("requested_token_type") == [t]
+              and form.get("subject_token", [""])[0] in ["tok-%d" % (i + 1) for i in range(len(srv.calls))])
+        srv.exchanges.append(json.loads(form["options"][0]) if ok else None)
+        body = json.dumps({"access_token": "down-%d" % len(srv.exchanges), "issued_token_type": t,
+                           "token_type": "Bearer", "expires_in": 3599} if ok
                           else {"error": "invalid_grant"}).encode()
         self.send_response(200 if ok else 400)
         self.send_header("Content-Type", "application/json")
@@ -125,7 +147,7 @@ class ObjstoreGcs(h.ServerTest):
                         "-out", key], check=True, capture_output=True)
         subprocess.run(["openssl", "pkey", "-in", key, "-pubout", "-out", pub], check=True)
         cls.tokens = http.server.ThreadingHTTPServer(("127.0.0.1", 0), TokenHandler)
-        cls.tokens.tmp, cls.tokens.pub, cls.tokens.calls = cls.tmp, pub, []
+        cls.tokens.tmp, cls.tokens.pub, cls.tokens.calls, cls.tokens.exchanges = cls.tmp, pub, [], []
         cls.tokens.uri = "http://127.0.0.1:%d/token" % cls.tokens.server_address[1]
         threading.Thread(target=cls.tokens.serve_forever, daemon=True).start()
         with open(key) as f:
@@ -165,7 +187,8 @@ class ObjstoreGcs(h.ServerTest):
         A = {"Authorization": "Bearer " + cls.server.token}
         r = requests.post(cls.server.rest + "/locations", headers=A, json={
             "name": "gcs", "url": "gs://lake/tables", "credential": "gsa",
-            "properties": {"endpoint": cls.endpoint}})
+            "properties": {"endpoint": cls.endpoint,
+                           "sts_endpoint": cls.tokens.uri.rsplit("/", 1)[0] + "/sts"}})
         assert r.status_code == 200, r.text
 
     def ctl(self, *args, ok=True):
@@ -270,6 +293,49 @@ class ObjstoreGcs(h.ServerTest):
             f.write('{"type": "service_account"}')
         p = self.ctl("credential", "create", "bad", "--gcp-key", bad, ok=False)
         self.assertIn("INVALID_ARGUMENT", p.stderr)
+
+    def test_z_os_gcs_streamed_puts(self):
+        """The C test of os_gcs's streamed puts (resumable uploads in 256 KiB parts, a small
+        object in one upload, an aborted upload leaving nothing) against this emulator. Last:
+        its own process fetches a token, which the token-reuse test above must not see."""
+        prog = os.environ.get("DD_OS_GCS_TEST")
+        if not prog:
+            self.skipTest("DD_OS_GCS_TEST is not set (run through ctest)")
+        env = dict(os.environ, DD_GCS_ENDPOINT=self.endpoint, DD_GCS_KEY_FILE=self.key_file)
+        r = subprocess.run([prog], env=env, capture_output=True, text=True, timeout=120)
+        out = r.stdout + r.stderr
+        self.assertEqual(r.returncode, 0, out)
+        self.assertIn("PASSED  ] 3 test(s)", out)
+        self.assertNotIn("SKIPPED", out)
+
+
+    def test_temporary_credentials_are_downscoped_tokens(self):
+        """GenerateTemporaryTableCredential of a catalog table in GCS: the service account's
+        token exchanged (at the location's sts_endpoint, a stand-in for Google's STS) for one
+        limited by a Credential Access Boundary to the table's prefix."""
+        A = {"Authorization": "Bearer " + self.server.token}
+        for path, body in (("/catalogs", {"name": "gc"}), ("/schemas", {"name": "s", "catalogName": "gc"}),
+                           ("/tables", {"name": "simple", "catalogName": "gc", "schemaName": "s",
+                                        "storageLocation": "gs://lake/tables/simple"})):
+            r = requests.post(self.server.rest + path, headers=A, json=body)
+            self.assertEqual(r.status_code, 200, r.text)
+        tid = r.json()["tableId"]
+        for op, role in (("READ", "inRole:roles/storage.objectViewer"),
+                         ("READ_WRITE", "inRole:roles/storage.objectAdmin")):
+            r = requests.post(self.server.rest + "/temporary-table-credentials", headers=A,
+                              json={"tableId": tid, "operation": op})
+            self.assertEqual(r.status_code, 200, r.text)
+            c = r.json()
+            self.assertEqual(c["url"], "gs://lake/tables/simple")
+            self.assertEqual(c["gcpOauthToken"]["oauthToken"], "down-%d" % len(self.tokens.exchanges))
+            self.assertGreater(int(c["expirationTime"]), int(time.time() * 1000))
+            rule, = self.tokens.exchanges[-1]["accessBoundary"]["accessBoundaryRules"]
+            self.assertEqual(rule["availablePermissions"], [role])
+            self.assertEqual(rule["availableResource"], "//storage.googleapis.com/projects/_/buckets/lake")
+            self.assertEqual(rule["availabilityCondition"]["expression"],
+                             "resource.name.startsWith('projects/_/buckets/lake/objects/tables/simple/') || "
+                             "api.getAttribute('storage.googleapis.com/objectListPrefix', '')"
+                             ".startsWith('tables/simple/')")
 
 
 if __name__ == "__main__":

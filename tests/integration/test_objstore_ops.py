@@ -20,7 +20,7 @@ import requests
 
 import dd_harness as h
 from dd_stores import (AZ_ACCOUNT, AZ_KEY, admin, az_node, s3rver_put_tree, start_azurite,
-                       start_moto, start_s3)
+                       start_moto, start_s3, stop_procs)
 
 FIX = os.path.realpath(os.environ.get("DD_FIXTURES", os.path.join(h.ROOT, "..", "shared", "fixtures")))
 RS = os.path.join(FIX, "delta-rs-data")
@@ -73,12 +73,7 @@ class ObjstoreOps(h.ServerTest):
 
     @classmethod
     def stop_stores(cls):
-        for p in cls.procs:
-            p.kill()
-            p.wait()
-            for s in (p.stdout, p.stderr):
-                if s:
-                    s.close()
+        stop_procs(cls.procs)
 
     @classmethod
     def tearDownClass(cls):

@@ -49,7 +49,7 @@ SHARES = ("azkey", "azsas")
 
 def node(*args):
     r = subprocess.run(["node", os.path.join(AZJS, "blobs.mjs")] + list(args),
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=600)  # "many": 5,003 puts
     if r.returncode != 0:
         raise RuntimeError("blobs.mjs %s failed: %s" % (args[0], r.stderr))
     return r.stdout.strip()

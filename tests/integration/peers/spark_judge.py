@@ -1,6 +1,7 @@
 """spark_judge.py: runs under build-test/venv. A long-lived Spark (local[2]) session with
 Delta (delta-spark 4.4.0, spark.jars.packages io.delta:delta-spark_2.13:4.4.0), the judge
-of deltad's data plane: it answers JSON requests read one per line on stdin with one JSON
+of deltad's data plane (with DD_SPARK_S3_ENDPOINT set, also hadoop-aws for s3a:// tables in
+that S3 emulator): it answers JSON requests read one per line on stdin with one JSON
 line each on stdout.
 
 Requests:
@@ -112,10 +113,27 @@ def do_optimize(spark, req):
     return res
 
 
+# hadoop-aws of pyspark's own Hadoop (pyspark/jars/hadoop-client-api-3.5.0.jar), for s3a://
+HADOOP_AWS = "org.apache.hadoop:hadoop-aws:3.5.0"
+
+
 def start():
     from pyspark.sql import SparkSession
-    return (SparkSession.builder.master("local[2]").appName("deltad-spark-judge")
-            .config("spark.jars.packages", "io.delta:delta-spark_2.13:4.4.0")
+    s3 = os.environ.get("DD_SPARK_S3_ENDPOINT")
+    b = SparkSession.builder.master("local[2]").appName("deltad-spark-judge")
+    if s3:  # an S3 emulator: s3a:// with its keys, path-style, plain HTTP
+        b = (b.config("spark.jars.packages", "io.delta:delta-spark_2.13:4.4.0," + HADOOP_AWS)
+             .config("spark.hadoop.fs.s3a.endpoint", s3)
+             .config("spark.hadoop.fs.s3a.path.style.access", "true")
+             .config("spark.hadoop.fs.s3a.connection.ssl.enabled", "false")
+             .config("spark.hadoop.fs.s3a.access.key", "test")
+             .config("spark.hadoop.fs.s3a.secret.key", "test")
+             .config("spark.hadoop.fs.s3a.endpoint.region", "us-east-1")
+             .config("spark.hadoop.fs.s3a.aws.credentials.provider",
+                     "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"))
+    else:
+        b = b.config("spark.jars.packages", "io.delta:delta-spark_2.13:4.4.0")
+    return (b
             .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
             .config("spark.sql.catalog.spark_catalog",
                     "org.apache.spark.sql.delta.catalog.DeltaCatalog")

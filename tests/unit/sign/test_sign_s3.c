@@ -232,7 +232,7 @@ static void test_presign_bucket_request_and_host_case(void **state) {
   free(url);
 }
 
-/* Extra parameter names must sort after X-Amz-*: lower case, starting with a letter. */
+/* Extra parameter names must sort after X-Amz-*: a lower-case letter first. */
 static void test_presign_param_names(void **state) {
   (void)state;
   char *url = NULL;
@@ -244,6 +244,20 @@ static void test_presign_param_names(void **state) {
                      DD_EINVAL);
     assert_null(url);
   }
+  /* capitals after a lower-case first letter (the multipart parameters) are fine */
+  sign_s3_param mpu[] = {{"partNumber", "1"}, {"uploadId", "a/b+c"}};
+  sign_s3_request m = {"PUT", mpu, 2};
+  assert_int_equal(sign_s3_presign_req(&url, &m, &doc_creds, "us-east-1", "bkt", "k", T2024, 60,
+                                       NULL),
+                   0);
+  assert_non_null(strstr(url, "&partNumber=1&uploadId=a%2Fb%2Bc&X-Amz-Signature="));
+  free(url);
+  url = NULL;
+  sign_s3_param bad_char[] = {{"upload_id", "x"}};
+  sign_s3_request bc = {"PUT", bad_char, 1};
+  assert_int_equal(sign_s3_presign_req(&url, &bc, &doc_creds, "us-east-1", "bkt", "k", T2024, 60,
+                                       NULL),
+                   DD_EINVAL);
   sign_s3_param unsorted[] = {{"prefix", ""}, {"list-type", "2"}};
   sign_s3_request q = {"GET", unsorted, 2};
   assert_int_equal(sign_s3_presign_req(&url, &q, &doc_creds, "us-east-1", "bkt", "", T2024, 60,

@@ -1175,7 +1175,7 @@ const ProtobufCMessageDescriptor deltad__credentials__v1__azure_credential__desc
   (ProtobufCMessageInit) deltad__credentials__v1__azure_credential__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor deltad__credentials__v1__aws_access_key_credential__field_descriptors[4] =
+static const ProtobufCFieldDescriptor deltad__credentials__v1__aws_access_key_credential__field_descriptors[6] =
 {
   {
     "access_key_id",
@@ -1225,17 +1225,43 @@ static const ProtobufCFieldDescriptor deltad__credentials__v1__aws_access_key_cr
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "role_arn",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Credentials__V1__AwsAccessKeyCredential, role_arn),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "external_id",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Credentials__V1__AwsAccessKeyCredential, external_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned deltad__credentials__v1__aws_access_key_credential__field_indices_by_name[] = {
   0,   /* field[0] = access_key_id */
+  5,   /* field[5] = external_id */
   3,   /* field[3] = region */
+  4,   /* field[4] = role_arn */
   1,   /* field[1] = secret_access_key */
   2,   /* field[2] = session_token */
 };
 static const ProtobufCIntRange deltad__credentials__v1__aws_access_key_credential__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor deltad__credentials__v1__aws_access_key_credential__descriptor =
 {
@@ -1245,7 +1271,7 @@ const ProtobufCMessageDescriptor deltad__credentials__v1__aws_access_key_credent
   "Deltad__Credentials__V1__AwsAccessKeyCredential",
   "deltad.credentials.v1",
   sizeof(Deltad__Credentials__V1__AwsAccessKeyCredential),
-  4,
+  6,
   deltad__credentials__v1__aws_access_key_credential__field_descriptors,
   deltad__credentials__v1__aws_access_key_credential__field_indices_by_name,
   1,  deltad__credentials__v1__aws_access_key_credential__number_ranges,

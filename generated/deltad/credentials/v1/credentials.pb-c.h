@@ -138,10 +138,19 @@ struct  Deltad__Credentials__V1__AwsAccessKeyCredential
    */
   char *session_token;
   char *region;
+  /*
+   * An IAM role deltad assumes with these keys (STS AssumeRole) to hand out temporary,
+   * prefix-scoped credentials for one table (TablesService GenerateTemporaryTableCredential).
+   */
+  char *role_arn;
+  /*
+   * sent as AssumeRole's ExternalId when set
+   */
+  char *external_id;
 };
 #define DELTAD__CREDENTIALS__V1__AWS_ACCESS_KEY_CREDENTIAL__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&deltad__credentials__v1__aws_access_key_credential__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 /*

@@ -571,6 +571,96 @@ void   deltad__tables__v1__azure_user_delegation_sas__free_unpacked
   assert(message->base.descriptor == &deltad__tables__v1__azure_user_delegation_sas__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   deltad__tables__v1__aws_temporary_credentials__init
+                     (Deltad__Tables__V1__AwsTemporaryCredentials         *message)
+{
+  static const Deltad__Tables__V1__AwsTemporaryCredentials init_value = DELTAD__TABLES__V1__AWS_TEMPORARY_CREDENTIALS__INIT;
+  *message = init_value;
+}
+size_t deltad__tables__v1__aws_temporary_credentials__get_packed_size
+                     (const Deltad__Tables__V1__AwsTemporaryCredentials *message)
+{
+  assert(message->base.descriptor == &deltad__tables__v1__aws_temporary_credentials__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t deltad__tables__v1__aws_temporary_credentials__pack
+                     (const Deltad__Tables__V1__AwsTemporaryCredentials *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &deltad__tables__v1__aws_temporary_credentials__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t deltad__tables__v1__aws_temporary_credentials__pack_to_buffer
+                     (const Deltad__Tables__V1__AwsTemporaryCredentials *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &deltad__tables__v1__aws_temporary_credentials__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Deltad__Tables__V1__AwsTemporaryCredentials *
+       deltad__tables__v1__aws_temporary_credentials__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Deltad__Tables__V1__AwsTemporaryCredentials *)
+     protobuf_c_message_unpack (&deltad__tables__v1__aws_temporary_credentials__descriptor,
+                                allocator, len, data);
+}
+void   deltad__tables__v1__aws_temporary_credentials__free_unpacked
+                     (Deltad__Tables__V1__AwsTemporaryCredentials *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &deltad__tables__v1__aws_temporary_credentials__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   deltad__tables__v1__gcp_oauth_token__init
+                     (Deltad__Tables__V1__GcpOauthToken         *message)
+{
+  static const Deltad__Tables__V1__GcpOauthToken init_value = DELTAD__TABLES__V1__GCP_OAUTH_TOKEN__INIT;
+  *message = init_value;
+}
+size_t deltad__tables__v1__gcp_oauth_token__get_packed_size
+                     (const Deltad__Tables__V1__GcpOauthToken *message)
+{
+  assert(message->base.descriptor == &deltad__tables__v1__gcp_oauth_token__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t deltad__tables__v1__gcp_oauth_token__pack
+                     (const Deltad__Tables__V1__GcpOauthToken *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &deltad__tables__v1__gcp_oauth_token__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t deltad__tables__v1__gcp_oauth_token__pack_to_buffer
+                     (const Deltad__Tables__V1__GcpOauthToken *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &deltad__tables__v1__gcp_oauth_token__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Deltad__Tables__V1__GcpOauthToken *
+       deltad__tables__v1__gcp_oauth_token__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Deltad__Tables__V1__GcpOauthToken *)
+     protobuf_c_message_unpack (&deltad__tables__v1__gcp_oauth_token__descriptor,
+                                allocator, len, data);
+}
+void   deltad__tables__v1__gcp_oauth_token__free_unpacked
+                     (Deltad__Tables__V1__GcpOauthToken *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &deltad__tables__v1__gcp_oauth_token__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   deltad__tables__v1__temporary_credentials__init
                      (Deltad__Tables__V1__TemporaryCredentials         *message)
 {
@@ -1887,7 +1977,109 @@ const ProtobufCMessageDescriptor deltad__tables__v1__azure_user_delegation_sas__
   (ProtobufCMessageInit) deltad__tables__v1__azure_user_delegation_sas__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor deltad__tables__v1__temporary_credentials__field_descriptors[3] =
+static const ProtobufCFieldDescriptor deltad__tables__v1__aws_temporary_credentials__field_descriptors[3] =
+{
+  {
+    "access_key_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Tables__V1__AwsTemporaryCredentials, access_key_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "secret_access_key",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Tables__V1__AwsTemporaryCredentials, secret_access_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "session_token",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Tables__V1__AwsTemporaryCredentials, session_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned deltad__tables__v1__aws_temporary_credentials__field_indices_by_name[] = {
+  0,   /* field[0] = access_key_id */
+  1,   /* field[1] = secret_access_key */
+  2,   /* field[2] = session_token */
+};
+static const ProtobufCIntRange deltad__tables__v1__aws_temporary_credentials__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor deltad__tables__v1__aws_temporary_credentials__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "deltad.tables.v1.AwsTemporaryCredentials",
+  "AwsTemporaryCredentials",
+  "Deltad__Tables__V1__AwsTemporaryCredentials",
+  "deltad.tables.v1",
+  sizeof(Deltad__Tables__V1__AwsTemporaryCredentials),
+  3,
+  deltad__tables__v1__aws_temporary_credentials__field_descriptors,
+  deltad__tables__v1__aws_temporary_credentials__field_indices_by_name,
+  1,  deltad__tables__v1__aws_temporary_credentials__number_ranges,
+  (ProtobufCMessageInit) deltad__tables__v1__aws_temporary_credentials__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor deltad__tables__v1__gcp_oauth_token__field_descriptors[1] =
+{
+  {
+    "oauth_token",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Tables__V1__GcpOauthToken, oauth_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned deltad__tables__v1__gcp_oauth_token__field_indices_by_name[] = {
+  0,   /* field[0] = oauth_token */
+};
+static const ProtobufCIntRange deltad__tables__v1__gcp_oauth_token__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor deltad__tables__v1__gcp_oauth_token__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "deltad.tables.v1.GcpOauthToken",
+  "GcpOauthToken",
+  "Deltad__Tables__V1__GcpOauthToken",
+  "deltad.tables.v1",
+  sizeof(Deltad__Tables__V1__GcpOauthToken),
+  1,
+  deltad__tables__v1__gcp_oauth_token__field_descriptors,
+  deltad__tables__v1__gcp_oauth_token__field_indices_by_name,
+  1,  deltad__tables__v1__gcp_oauth_token__number_ranges,
+  (ProtobufCMessageInit) deltad__tables__v1__gcp_oauth_token__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor deltad__tables__v1__temporary_credentials__field_descriptors[5] =
 {
   {
     "expiration_time",
@@ -1925,16 +2117,42 @@ static const ProtobufCFieldDescriptor deltad__tables__v1__temporary_credentials_
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "aws_temp_credentials",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Tables__V1__TemporaryCredentials, aws_temp_credentials),
+    &deltad__tables__v1__aws_temporary_credentials__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "gcp_oauth_token",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Deltad__Tables__V1__TemporaryCredentials, gcp_oauth_token),
+    &deltad__tables__v1__gcp_oauth_token__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned deltad__tables__v1__temporary_credentials__field_indices_by_name[] = {
+  3,   /* field[3] = aws_temp_credentials */
   1,   /* field[1] = azure_user_delegation_sas */
   0,   /* field[0] = expiration_time */
+  4,   /* field[4] = gcp_oauth_token */
   2,   /* field[2] = url */
 };
 static const ProtobufCIntRange deltad__tables__v1__temporary_credentials__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor deltad__tables__v1__temporary_credentials__descriptor =
 {
@@ -1944,7 +2162,7 @@ const ProtobufCMessageDescriptor deltad__tables__v1__temporary_credentials__desc
   "Deltad__Tables__V1__TemporaryCredentials",
   "deltad.tables.v1",
   sizeof(Deltad__Tables__V1__TemporaryCredentials),
-  3,
+  5,
   deltad__tables__v1__temporary_credentials__field_descriptors,
   deltad__tables__v1__temporary_credentials__field_indices_by_name,
   1,  deltad__tables__v1__temporary_credentials__number_ranges,

@@ -33,6 +33,8 @@ typedef struct Deltad__Tables__V1__UndropTableRequest Deltad__Tables__V1__Undrop
 typedef struct Deltad__Tables__V1__ListDroppedTablesRequest Deltad__Tables__V1__ListDroppedTablesRequest;
 typedef struct Deltad__Tables__V1__GenerateTemporaryTableCredentialRequest Deltad__Tables__V1__GenerateTemporaryTableCredentialRequest;
 typedef struct Deltad__Tables__V1__AzureUserDelegationSas Deltad__Tables__V1__AzureUserDelegationSas;
+typedef struct Deltad__Tables__V1__AwsTemporaryCredentials Deltad__Tables__V1__AwsTemporaryCredentials;
+typedef struct Deltad__Tables__V1__GcpOauthToken Deltad__Tables__V1__GcpOauthToken;
 typedef struct Deltad__Tables__V1__TemporaryCredentials Deltad__Tables__V1__TemporaryCredentials;
 
 
@@ -367,6 +369,36 @@ struct  Deltad__Tables__V1__AzureUserDelegationSas
     , (char *)protobuf_c_empty_string }
 
 
+/*
+ * An STS session of the credential's role, narrowed by a session policy to the table's
+ * prefix (read, or read and write).
+ */
+struct  Deltad__Tables__V1__AwsTemporaryCredentials
+{
+  ProtobufCMessage base;
+  char *access_key_id;
+  char *secret_access_key;
+  char *session_token;
+};
+#define DELTAD__TABLES__V1__AWS_TEMPORARY_CREDENTIALS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&deltad__tables__v1__aws_temporary_credentials__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+/*
+ * A Cloud Storage access token downscoped to the table's prefix (a Credential Access
+ * Boundary), sent as "Authorization: Bearer <oauth_token>".
+ */
+struct  Deltad__Tables__V1__GcpOauthToken
+{
+  ProtobufCMessage base;
+  char *oauth_token;
+};
+#define DELTAD__TABLES__V1__GCP_OAUTH_TOKEN__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&deltad__tables__v1__gcp_oauth_token__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
 struct  Deltad__Tables__V1__TemporaryCredentials
 {
   ProtobufCMessage base;
@@ -379,10 +411,12 @@ struct  Deltad__Tables__V1__TemporaryCredentials
    * the table's storage URL the credential is for
    */
   char *url;
+  Deltad__Tables__V1__AwsTemporaryCredentials *aws_temp_credentials;
+  Deltad__Tables__V1__GcpOauthToken *gcp_oauth_token;
 };
 #define DELTAD__TABLES__V1__TEMPORARY_CREDENTIALS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&deltad__tables__v1__temporary_credentials__descriptor) \
-    , 0, NULL, (char *)protobuf_c_empty_string }
+    , 0, NULL, (char *)protobuf_c_empty_string, NULL, NULL }
 
 
 /* Deltad__Tables__V1__ColumnInfo methods */
@@ -625,6 +659,44 @@ Deltad__Tables__V1__AzureUserDelegationSas *
 void   deltad__tables__v1__azure_user_delegation_sas__free_unpacked
                      (Deltad__Tables__V1__AzureUserDelegationSas *message,
                       ProtobufCAllocator *allocator);
+/* Deltad__Tables__V1__AwsTemporaryCredentials methods */
+void   deltad__tables__v1__aws_temporary_credentials__init
+                     (Deltad__Tables__V1__AwsTemporaryCredentials         *message);
+size_t deltad__tables__v1__aws_temporary_credentials__get_packed_size
+                     (const Deltad__Tables__V1__AwsTemporaryCredentials   *message);
+size_t deltad__tables__v1__aws_temporary_credentials__pack
+                     (const Deltad__Tables__V1__AwsTemporaryCredentials   *message,
+                      uint8_t             *out);
+size_t deltad__tables__v1__aws_temporary_credentials__pack_to_buffer
+                     (const Deltad__Tables__V1__AwsTemporaryCredentials   *message,
+                      ProtobufCBuffer     *buffer);
+Deltad__Tables__V1__AwsTemporaryCredentials *
+       deltad__tables__v1__aws_temporary_credentials__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   deltad__tables__v1__aws_temporary_credentials__free_unpacked
+                     (Deltad__Tables__V1__AwsTemporaryCredentials *message,
+                      ProtobufCAllocator *allocator);
+/* Deltad__Tables__V1__GcpOauthToken methods */
+void   deltad__tables__v1__gcp_oauth_token__init
+                     (Deltad__Tables__V1__GcpOauthToken         *message);
+size_t deltad__tables__v1__gcp_oauth_token__get_packed_size
+                     (const Deltad__Tables__V1__GcpOauthToken   *message);
+size_t deltad__tables__v1__gcp_oauth_token__pack
+                     (const Deltad__Tables__V1__GcpOauthToken   *message,
+                      uint8_t             *out);
+size_t deltad__tables__v1__gcp_oauth_token__pack_to_buffer
+                     (const Deltad__Tables__V1__GcpOauthToken   *message,
+                      ProtobufCBuffer     *buffer);
+Deltad__Tables__V1__GcpOauthToken *
+       deltad__tables__v1__gcp_oauth_token__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   deltad__tables__v1__gcp_oauth_token__free_unpacked
+                     (Deltad__Tables__V1__GcpOauthToken *message,
+                      ProtobufCAllocator *allocator);
 /* Deltad__Tables__V1__TemporaryCredentials methods */
 void   deltad__tables__v1__temporary_credentials__init
                      (Deltad__Tables__V1__TemporaryCredentials         *message);
@@ -693,6 +765,12 @@ typedef void (*Deltad__Tables__V1__GenerateTemporaryTableCredentialRequest_Closu
                   void *closure_data);
 typedef void (*Deltad__Tables__V1__AzureUserDelegationSas_Closure)
                  (const Deltad__Tables__V1__AzureUserDelegationSas *message,
+                  void *closure_data);
+typedef void (*Deltad__Tables__V1__AwsTemporaryCredentials_Closure)
+                 (const Deltad__Tables__V1__AwsTemporaryCredentials *message,
+                  void *closure_data);
+typedef void (*Deltad__Tables__V1__GcpOauthToken_Closure)
+                 (const Deltad__Tables__V1__GcpOauthToken *message,
                   void *closure_data);
 typedef void (*Deltad__Tables__V1__TemporaryCredentials_Closure)
                  (const Deltad__Tables__V1__TemporaryCredentials *message,
@@ -803,6 +881,8 @@ extern const ProtobufCMessageDescriptor deltad__tables__v1__undrop_table_request
 extern const ProtobufCMessageDescriptor deltad__tables__v1__list_dropped_tables_request__descriptor;
 extern const ProtobufCMessageDescriptor deltad__tables__v1__generate_temporary_table_credential_request__descriptor;
 extern const ProtobufCMessageDescriptor deltad__tables__v1__azure_user_delegation_sas__descriptor;
+extern const ProtobufCMessageDescriptor deltad__tables__v1__aws_temporary_credentials__descriptor;
+extern const ProtobufCMessageDescriptor deltad__tables__v1__gcp_oauth_token__descriptor;
 extern const ProtobufCMessageDescriptor deltad__tables__v1__temporary_credentials__descriptor;
 extern const ProtobufCServiceDescriptor deltad__tables__v1__tables_service__descriptor;
 
