@@ -11,7 +11,9 @@
  *
  * Threads: a dl_table and a dl_snapshot are immutable after creation and may be shared by
  * threads (snapshots are reference counted: dl_snapshot_ref / dl_snapshot_free). A dl_txn
- * belongs to one thread. A dl_cache is internally locked.
+ * belongs to one thread. A dl_cache is internally locked. Opening a snapshot from a
+ * Parquet checkpoint starts up to one thread per core (at most 4) for its row groups and
+ * joins them before returning.
  *
  * Errors: every int function returns 0 or a negative DD_E* code (common/err.h) with the
  * message in dd_err_msg(). Notable codes: DD_EUNSUPPORTED (a table feature this engine does

@@ -332,11 +332,16 @@ int dl__parquet_actions(dl_table *t, const char *path, dl__action_cb cb, void *c
   rows_ctx x = {pf, cb, ctx, a, &scratch, cc};
   /* DD_CHECKPOINT_ROWS=1 forces the row reader (tests compare the two; docs/benchmarks.md) */
   const char *force_rows = getenv("DD_CHECKPOINT_ROWS");
-  if ((!force_rows || strcmp(force_rows, "1")) && (rc = dl__flat_open(&fl, pf))) goto cleanup;
-  if (fl) { /* reserves once its first row group shows the string bytes per row */
+  /* the flat reader loads straight into a file set being bulk loaded; it sizes its
+   * entries from the footer's row counts, so implausible ones (more than 16 rows a byte
+   * of file) go to the row reader, which streams */
+  bool flat = reserve && reserve->bulk && (!force_rows || strcmp(force_rows, "1")) &&
+              pq_file_num_rows(pf) <= (int64_t)(16 * len);
+  if (flat && (rc = dl__flat_open(&fl, pf))) goto cleanup;
+  if (fl) {
     hint.buf = data;
     hint.len = len;
-    rc = dl__flat_read(fl, cb, ctx, other_rows, &x, &hint);
+    rc = dl__flat_read(fl, other_rows, &x, &hint);
     goto cleanup;
   }
   if (hint.fs && hint.rows) {

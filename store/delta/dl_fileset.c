@@ -93,14 +93,14 @@ void dl__fileset_unref(dl__fileset *fs) {
   dl__arena_free(&fs->arena);
   free(fs->ents);
   free(fs->slots);
-  free(fs->pv_slots);
+  dl__pvtab_free(&fs->pv);
   free(fs);
 }
 
 size_t dl__fileset_memory(const dl__fileset *fs) {
   if (!fs) return 0;
   return sizeof *fs + fs->arena.bytes + fs->cap * sizeof *fs->ents +
-         fs->nslots * sizeof *fs->slots + fs->pv_nslots * sizeof *fs->pv_slots;
+         fs->nslots * sizeof *fs->slots + fs->pv.nslots * sizeof *fs->pv.slots;
 }
 
 /* ---------- index ---------- */
@@ -109,32 +109,43 @@ size_t dl__fileset_memory(const dl__fileset *fs) {
  * random probes of a million-file index otherwise pay a TLB miss each. */
 static void huge_hint(void *p, size_t n) {
 #ifdef MADV_HUGEPAGE
-  const uintptr_t huge = (uintptr_t)2 << 20;
-  uintptr_t s = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + n) & ~(huge - 1);
-  if (p && e > s) (void)madvise((void *)s, e - s, MADV_HUGEPAGE);
+  (void)dl__madvise_inner(p, n, (size_t)2 << 20, MADV_HUGEPAGE);
 #else
   (void)p;
   (void)n;
 #endif
 }
 
-/* A slot is (hash << 32 | index + 1); 0 is empty. */
-#define SLOT_INDEX(x) ((size_t)(uint32_t)(x) - 1)
+/* A slot is 32 bits: 0 is empty, else index + 1 in the bits under the table's mask and,
+ * above them, the key hash's own bits there: a tag, so that most mismatches never touch
+ * the entry. Hence at most DL__MAX_FILES entries (index + 1 under a mask of at most 32
+ * bits at the load factor below 0.7). */
+#define DL__MAX_FILES (((size_t)1 << 31) - 2)
+static inline uint32_t slot_make(size_t nslots, uint32_t h, size_t i) {
+  return (h & ~(uint32_t)(nslots - 1)) | (uint32_t)(i + 1);
+}
+static inline bool slot_tagged(size_t nslots, uint32_t x, uint32_t h) {
+  return ((x ^ h) & ~(uint32_t)(nslots - 1)) == 0;
+}
+#define SLOT_INDEX(fs, x) ((size_t)((x) & (uint32_t)((fs)->nslots - 1)) - 1)
 
-static int rehash(dl__fileset *fs, size_t nslots) {
-  uint64_t *slots = calloc(nslots, sizeof *slots);
+/* A new index of nslots slots holding the first n entries. */
+static int rehash_n(dl__fileset *fs, size_t nslots, size_t n) {
+  uint32_t *slots = calloc(nslots, sizeof *slots);
   if (!slots) return dd_err_set(DD_ENOMEM, "out of memory");
   huge_hint(slots, nslots * sizeof *slots);
-  for (size_t i = 0; i < fs->n; i++) {
+  for (size_t i = 0; i < n; i++) {
     size_t s = fs->ents[i].hash & (nslots - 1);
     while (slots[s]) s = (s + 1) & (nslots - 1);
-    slots[s] = (uint64_t)fs->ents[i].hash << 32 | (uint32_t)(i + 1);
+    slots[s] = slot_make(nslots, fs->ents[i].hash, i);
   }
   free(fs->slots);
   fs->slots = slots;
   fs->nslots = nslots;
   return 0;
 }
+
+static int rehash(dl__fileset *fs, size_t nslots) { return rehash_n(fs, nslots, fs->n); }
 
 static int grow_ents(dl__fileset *fs, size_t cap) {
   dl__entry *n = realloc(fs->ents, cap * sizeof *n);
@@ -168,7 +179,7 @@ static void *prefault_main(void *arg) {
 }
 
 int dl__fileset_reserve(dl__fileset *fs, size_t extra, size_t bytes) {
-  if (extra > UINT32_MAX - 1 - fs->n) return 0; /* apply will refuse; no need to guess */
+  if (extra > DL__MAX_FILES - fs->n) return 0; /* apply will refuse; no need to guess */
   size_t want = fs->n + extra, ns = fs->nslots ? fs->nslots : 1024;
   while ((want + 1) * 10 >= ns * 7) ns *= 2;
   int rc = ns != fs->nslots && !fs->bulk ? rehash(fs, ns) : 0; /* bulk: indexed at the end */
@@ -188,10 +199,9 @@ int dl__fileset_reserve(dl__fileset *fs, size_t extra, size_t bytes) {
 static size_t probe(const dl__fileset *fs, uint32_t h, const char *path, const dl_dv *dv) {
   size_t s = h & (fs->nslots - 1);
   while (fs->slots[s]) {
-    /* the slot keeps the hash beside the index: mismatches never touch the entry */
-    if ((uint32_t)(fs->slots[s] >> 32) == h) {
-      const dl__entry *e = &fs->ents[SLOT_INDEX(fs->slots[s])];
-      if (dv_same(e->dv, dv) && path_same(e->path, path)) return s;
+    if (slot_tagged(fs->nslots, fs->slots[s], h)) {
+      const dl__entry *e = &fs->ents[SLOT_INDEX(fs, fs->slots[s])];
+      if (e->hash == h && dv_same(dl__entry_dv(e), dv) && path_same(e->path, path)) return s;
     }
     s = (s + 1) & (fs->nslots - 1);
   }
@@ -200,50 +210,56 @@ static size_t probe(const dl__fileset *fs, uint32_t h, const char *path, const d
 
 const dl__entry *dl__fileset_find(const dl__fileset *fs, const dl__entry *key) {
   if (!fs || !fs->nslots) return NULL;
-  size_t s = probe(fs, key->hash, key->path, key->dv);
-  return fs->slots[s] ? &fs->ents[SLOT_INDEX(fs->slots[s])] : NULL;
+  size_t s = probe(fs, key->hash, key->path, dl__entry_dv(key));
+  return fs->slots[s] ? &fs->ents[SLOT_INDEX(fs, fs->slots[s])] : NULL;
 }
 
 /* ---------- interning of partition maps ---------- */
 
-static const char *intern_pv(dl__fileset *fs, const char *pv) {
+void dl__pvtab_free(dl__pvtab *t) {
+  free(t->slots);
+  memset(t, 0, sizeof *t);
+}
+
+static int pv_grow(dl__pvtab *t) {
+  if (t->n * 2 < t->nslots) return 0;
+  size_t ns = t->nslots ? t->nslots * 2 : 64;
+  const char **slots = calloc(ns, sizeof *slots);
+  if (!slots) return DD_ENOMEM;
+  for (size_t i = 0; i < t->nslots; i++) {
+    const char *p = t->slots[i];
+    if (!p) continue;
+    size_t s = dl__hash(p, dl__kv_size(p), 7) & (ns - 1);
+    while (slots[s]) s = (s + 1) & (ns - 1);
+    slots[s] = p;
+  }
+  free(t->slots);
+  t->slots = slots;
+  t->nslots = ns;
+  return 0;
+}
+
+/* a NULL: pv itself is kept (a map already in an arena of the same set, merged in). */
+const char *dl__pvtab_intern(dl__pvtab *t, dl__arena *a, const char *pv) {
+  if (pv == t->last) return pv; /* the map this table gave last, handed back */
   size_t n = dl__kv_size(pv);
   if (n <= 1) return "";
-  if (fs->pv_n * 2 >= fs->pv_nslots) {
-    size_t ns = fs->pv_nslots ? fs->pv_nslots * 2 : 64;
-    const char **slots = calloc(ns, sizeof *slots);
-    if (!slots) return NULL;
-    for (size_t i = 0; i < fs->pv_nslots; i++) {
-      const char *p = fs->pv_slots[i];
-      if (!p) continue;
-      size_t s = dl__hash(p, dl__kv_size(p), 7) & (ns - 1);
-      while (slots[s]) s = (s + 1) & (ns - 1);
-      slots[s] = p;
-    }
-    free(fs->pv_slots);
-    fs->pv_slots = slots;
-    fs->pv_nslots = ns;
-  }
   /* files come grouped by partition: the map interned last is the likeliest */
-  if (fs->pv_last && fs->pv_last_n == n && !memcmp(fs->pv_last, pv, n)) return fs->pv_last;
-  size_t s = dl__hash(pv, n, 7) & (fs->pv_nslots - 1);
-  while (fs->pv_slots[s]) {
-    const char *p = fs->pv_slots[s];
-    if (dl__kv_size(p) == n && !memcmp(p, pv, n)) {
-      fs->pv_last = p;
-      fs->pv_last_n = n;
-      return p;
-    }
-    s = (s + 1) & (fs->pv_nslots - 1);
+  if (t->last && t->last_n == n && !memcmp(t->last, pv, n)) return t->last;
+  if (pv_grow(t)) return NULL;
+  size_t s = dl__hash(pv, n, 7) & (t->nslots - 1);
+  for (const char *p; (p = t->slots[s]); s = (s + 1) & (t->nslots - 1))
+    if (dl__kv_size(p) == n && !memcmp(p, pv, n)) break;
+  if (!t->slots[s]) {
+    char *copy = a ? dl__arena_alloc(a, n) : (char *)pv;
+    if (!copy) return NULL;
+    if (a) memcpy(copy, pv, n);
+    t->slots[s] = copy;
+    t->n++;
   }
-  char *copy = dl__arena_alloc(&fs->arena, n);
-  if (!copy) return NULL;
-  memcpy(copy, pv, n);
-  fs->pv_slots[s] = copy;
-  fs->pv_n++;
-  fs->pv_last = copy;
-  fs->pv_last_n = n;
-  return copy;
+  t->last = t->slots[s];
+  t->last_n = n;
+  return t->last;
 }
 
 /* ---------- upsert ---------- */
@@ -266,47 +282,80 @@ static int count(dl__fileset *fs, const dl__entry *e, int sign) {
 
 /* Same key: the descriptor's non-key fields come from the newer action. */
 static void refresh_dv(dl__entry *e, const dl_dv *dv) {
-  if (!e->dv || !dv) return;
-  ((dl_dv *)e->dv)->cardinality = dv->cardinality;
-  ((dl_dv *)e->dv)->size_in_bytes = dv->size_in_bytes;
-  ((dl_dv *)e->dv)->max_row_index = dv->max_row_index;
+  dl_dv *d = (dl_dv *)dl__entry_dv(e);
+  if (!d || !dv) return;
+  d->cardinality = dv->cardinality;
+  d->size_in_bytes = dv->size_in_bytes;
+  d->max_row_index = dv->max_row_index;
 }
 
-static int fill(dl__fileset *fs, dl__entry *e, int kind, const dl_file *f, const dl_dv *dv,
-                uint32_t h, bool fresh, const lens *l) {
-  dl__arena *a = &fs->arena;
+/* Sets e's partition map and tags beside its descriptor d (a key with a descriptor has
+ * its own dl__extra, updated in place; new is true for a fresh entry). */
+static int set_aux(dl__entry *e, dl__arena *misc, const char *pv, const char *tags,
+                   const dl_dv *d, bool fresh) {
+  e->flags &= (uint8_t)~DL__F_EXTRA;
+  if (!fresh && d) {
+    dl__extra *x = (dl__extra *)e->aux;
+    x->pv = pv;
+    x->tags = tags;
+    e->flags |= DL__F_EXTRA;
+  } else if (d || tags) {
+    dl__extra *x = dl__arena_alloc(misc, sizeof *x);
+    if (!x) return dd_err_set(DD_ENOMEM, "out of memory");
+    *x = (dl__extra){pv, tags, d};
+    e->aux = x;
+    e->flags |= DL__F_EXTRA;
+  } else {
+    e->aux = pv;
+  }
+  return 0;
+}
+
+/* Fills e from an action: strings (path, stats) into a, the rest into misc, the partition
+ * map interned in pt (NULL: it is an interned one). A fresh entry takes the key (path,
+ * descriptor); an update keeps it. */
+static int fill(dl__arena *a, dl__arena *misc, dl__pvtab *pt, dl__entry *e, int kind,
+                const dl_file *f, const dl_dv *dv, uint32_t h, bool fresh, const lens *l) {
+  const dl_dv *d = fresh ? NULL : dl__entry_dv(e);
   if (fresh) {
     e->path = dl__arena_strndup(a, f->path, l ? l->path : strlen(f->path));
     if (!e->path) return dd_err_set(DD_ENOMEM, "out of memory");
-    e->dv = NULL;
+    e->flags = 0;
     if (dv) {
-      dl_dv *d = dl__arena_alloc(a, sizeof *d);
-      if (!d) return dd_err_set(DD_ENOMEM, "out of memory");
-      *d = *dv;
-      if (!(d->path_or_inline = dl__arena_strdup(a, dv->path_or_inline)))
+      dl_dv *c = dl__arena_alloc(misc, sizeof *c);
+      if (!c) return dd_err_set(DD_ENOMEM, "out of memory");
+      *c = *dv;
+      if (!(c->path_or_inline = dl__arena_strdup(misc, dv->path_or_inline)))
         return dd_err_set(DD_ENOMEM, "out of memory");
-      e->dv = d;
+      d = c;
     }
   } else {
     refresh_dv(e, dv);
   }
   e->stats = f->stats ? dl__arena_strndup(a, f->stats, l ? l->stats : strlen(f->stats)) : NULL;
-  e->pv = intern_pv(fs, f->partition_values ? f->partition_values : "");
-  e->tags = NULL;
+  const char *pv = !pt ? f->partition_values
+                       : dl__pvtab_intern(pt, misc, f->partition_values ? f->partition_values : "");
+  char *tags = NULL;
   if (f->tags && *f->tags) {
     size_t n = dl__kv_size(f->tags);
-    char *t = dl__arena_alloc(a, n);
-    if (t) memcpy(t, f->tags, n);
-    e->tags = t;
+    if ((tags = dl__arena_alloc(misc, n))) memcpy(tags, f->tags, n);
   }
-  if ((f->stats && !e->stats) || !e->pv || (f->tags && *f->tags && !e->tags))
+  if ((f->stats && !e->stats) || !pv || (f->tags && *f->tags && !tags))
     return dd_err_set(DD_ENOMEM, "out of memory");
+  int rc = set_aux(e, misc, pv, tags, d, fresh);
+  if (rc) return rc;
   e->size = f->size;
   e->time = kind == DL__E_ADD ? f->modification_time : f->deletion_timestamp;
   e->hash = h;
   e->kind = (uint8_t)kind;
-  e->data_change = f->data_change;
+  if (f->data_change) e->flags |= DL__F_DATA_CHANGE;
+  else e->flags &= (uint8_t)~DL__F_DATA_CHANGE;
   return 0;
+}
+
+static int fill_fs(dl__fileset *fs, dl__entry *e, int kind, const dl_file *f, const dl_dv *dv,
+                   uint32_t h, bool fresh, const lens *l) {
+  return fill(&fs->arena, &fs->arena, &fs->pv, e, kind, f, dv, h, fresh, l);
 }
 
 /* Bulk mode: a new entry at the end, neither indexed nor counted yet. */
@@ -318,7 +367,7 @@ static int append(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv, 
   }
   dl__entry *e = &fs->ents[fs->n];
   memset(e, 0, sizeof *e);
-  int rc = fill(fs, e, kind, f, dv, h, true, l);
+  int rc = fill_fs(fs, e, kind, f, dv, h, true, l);
   if (!rc) fs->n++;
   return rc;
 }
@@ -326,60 +375,129 @@ static int append(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv, 
 void dl__fileset_bulk_begin(dl__fileset *fs) {
   if (fs->bulk) return;
   fs->bulk = true;
-  fs->bulk_from = fs->n;
+  fs->bulk_from = fs->bulk_r = fs->bulk_w = fs->n; /* the index holds the entries before */
 }
 
-/* Folds bulk entry b into the indexed entry e of the same key (apply's update path). */
+/* Folds bulk entry b into the indexed entry e of the same key (apply's update path). The
+ * same key means both have a descriptor or neither: e keeps its own, with b's fields. */
 static int fold(dl__fileset *fs, dl__entry *e, const dl__entry *b) {
   int rc = count(fs, e, -1);
   if (rc) return rc;
-  refresh_dv(e, b->dv);
+  refresh_dv(e, dl__entry_dv(b));
+  bool has_dv = dl__entry_dv(e) != NULL;
+  if (has_dv) {
+    dl__extra *x = (dl__extra *)e->aux;
+    x->pv = dl__entry_pv(b);
+    x->tags = dl__entry_tags(b);
+  } else {
+    e->aux = b->aux;
+  }
   e->stats = b->stats;
-  e->pv = b->pv;
-  e->tags = b->tags;
   e->size = b->size;
   e->time = b->time;
   e->kind = b->kind;
-  e->data_change = b->data_change;
+  e->flags = (uint8_t)((b->flags & DL__F_DATA_CHANGE) | (has_dv ? DL__F_EXTRA : (b->flags & DL__F_EXTRA)));
   return count(fs, e, +1);
 }
 
 #define PREFETCH_AHEAD 16
 
-int dl__fileset_bulk_end(dl__fileset *fs) {
-  prefault_join(fs);
-  if (!fs->bulk) return 0;
-  size_t n = fs->n, w = fs->bulk_from;
-  fs->bulk = false;
-  /* size the index for every entry (those before the bulk are re-indexed) */
+int dl__fileset_bulk_index(dl__fileset *fs, size_t upto) {
+  if (!fs->bulk || upto > fs->n || upto < fs->bulk_r)
+    return dd_err_set(DD_EINVAL, "file set: bulk_index past the entries");
+  /* size the index for every entry there is (a larger one re-indexes those done) */
   size_t ns = fs->nslots ? fs->nslots : 1024;
-  while ((n + 1) * 10 >= ns * 7) ns *= 2;
-  fs->n = w;
-  int rc = rehash(fs, ns); /* a fresh index of the entries before the bulk */
-  size_t mask = fs->nslots - 1;
-  for (size_t i = w; i < n && !rc; i++) {
-    if (i + PREFETCH_AHEAD < n) __builtin_prefetch(&fs->slots[fs->ents[i + PREFETCH_AHEAD].hash & mask]);
+  while ((fs->n + 1) * 10 >= ns * 7) ns *= 2;
+  int rc = ns != fs->nslots ? rehash_n(fs, ns, fs->bulk_w) : 0;
+  size_t mask = fs->nslots - 1, w = fs->bulk_w, i = fs->bulk_r;
+  for (; i < upto && !rc; i++) {
+    if (i + PREFETCH_AHEAD < upto)
+      __builtin_prefetch(&fs->slots[fs->ents[i + PREFETCH_AHEAD].hash & mask]);
     dl__entry *b = &fs->ents[i];
-    size_t s = probe(fs, b->hash, b->path, b->dv);
+    if (!b->kind) continue; /* a hole left by a parallel load */
+    size_t s = probe(fs, b->hash, b->path, dl__entry_dv(b));
     if (fs->slots[s]) {
-      rc = fold(fs, &fs->ents[SLOT_INDEX(fs->slots[s])], b);
+      rc = fold(fs, &fs->ents[SLOT_INDEX(fs, fs->slots[s])], b);
       continue;
     }
     if (w != i) fs->ents[w] = *b;
-    fs->slots[s] = (uint64_t)b->hash << 32 | (uint32_t)(w + 1);
+    fs->slots[s] = slot_make(fs->nslots, b->hash, w);
     w++;
-    fs->n = w;
     rc = count(fs, &fs->ents[w - 1], +1);
   }
+  fs->bulk_r = i;
+  fs->bulk_w = w;
   return rc;
 }
 
-static int check(const dl__fileset *fs, int kind, const dl_file *f, size_t path_len) {
-  if (fs->n + 1 > UINT32_MAX - 1) return dd_err_set(DD_ERANGE, "too many files");
+int dl__fileset_bulk_end(dl__fileset *fs) {
+  prefault_join(fs);
+  if (!fs->bulk) return 0;
+  int rc = fs->bulk_r < fs->n ? dl__fileset_bulk_index(fs, fs->n) : 0;
+  fs->n = fs->bulk_w;
+  fs->bulk = false;
+  return rc;
+}
+
+static int check_size(int kind, const dl_file *f, size_t path_len) {
   if (kind == DL__E_ADD && f->size < 0)
     return dd_err_set(DD_ECORRUPT, "add of %.*s has a negative or missing size (%lld)",
                       (int)path_len, f->path, (long long)f->size);
   return 0;
+}
+
+static int check(const dl__fileset *fs, int kind, const dl_file *f, size_t path_len) {
+  if (fs->n + 1 > DL__MAX_FILES) return dd_err_set(DD_ERANGE, "too many files");
+  return check_size(kind, f, path_len);
+}
+
+/* ---------- parallel bulk loading ---------- */
+
+int dl__fileset_bulk_room(dl__fileset *fs, size_t rows, dl__entry **out) {
+  *out = NULL;
+  if (!fs->bulk) return dd_err_set(DD_EINVAL, "file set: bulk_room outside bulk loading");
+  if (rows > DL__MAX_FILES - fs->n) return dd_err_set(DD_ERANGE, "too many files");
+  prefault_join(fs); /* the entries may move */
+  size_t want = fs->n + rows;
+  /* a little room past the checkpoint for the commits after it (no doubling realloc) */
+  if (want > fs->cap) {
+    int rc = grow_ents(fs, want + rows / 64 + 64);
+    if (rc) return rc;
+  }
+  *out = fs->ents + fs->n;
+  fs->n += rows;
+  return 0;
+}
+
+void dl__fileset_bulk_commit(dl__fileset *fs, bool ok, dl__arena *arenas, dl__pvtab *pvs,
+                             size_t n) {
+  if (!ok) fs->n = fs->bulk_r; /* the room's entries past those indexed are dropped */
+  for (size_t i = 0; i < n; i++) {
+    for (int k = 0; k < 2; k++) dl__arena_splice(&fs->arena, &arenas[2 * i + k]);
+    /* the threads' maps join the set's (kept where they are): later commits find them */
+    for (size_t s = 0; s < pvs[i].nslots; s++)
+      if (pvs[i].slots[s] && !dl__pvtab_intern(&fs->pv, NULL, pvs[i].slots[s])) break;
+    dl__pvtab_free(&pvs[i]);
+  }
+}
+
+int dl__fileset_bulk_fill(dl__entry *e, dl__arena *a, dl__arena *misc, dl__pvtab *pv, int kind,
+                          const dl_file *f, const dl_dv *dv, size_t path_len, size_t stats_len,
+                          uint64_t path_hash) {
+  int rc = check_size(kind, f, path_len);
+  if (rc) return rc;
+  lens l = {path_len, stats_len, path_hash};
+  uint32_t h;
+  if (path_hash || !memchr(f->path, '%', path_len)) { /* the bytes are the key */
+    h = key_hash(f->path, &l, dv);
+  } else {
+    char *p = strndup(f->path, path_len);
+    if (!p) return dd_err_set(DD_ENOMEM, "out of memory");
+    h = key_hash(p, NULL, dv);
+    free(p);
+  }
+  memset(e, 0, sizeof *e);
+  return fill(a, misc, pv, e, kind, f, dv, h, true, &l);
 }
 
 int dl__fileset_apply_sized(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv,
@@ -412,9 +530,9 @@ int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *
   }
   size_t s = probe(fs, h, f->path, dv);
   if (fs->slots[s]) {
-    dl__entry *e = &fs->ents[SLOT_INDEX(fs->slots[s])];
+    dl__entry *e = &fs->ents[SLOT_INDEX(fs, fs->slots[s])];
     int rc = count(fs, e, -1);
-    if (!rc) rc = fill(fs, e, kind, f, dv, h, false, NULL);
+    if (!rc) rc = fill_fs(fs, e, kind, f, dv, h, false, NULL);
     return rc ? rc : count(fs, e, +1);
   }
   if (fs->n == fs->cap) {
@@ -423,10 +541,10 @@ int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *
   }
   dl__entry *e = &fs->ents[fs->n];
   memset(e, 0, sizeof *e);
-  rc = fill(fs, e, kind, f, dv, h, true, NULL);
+  rc = fill_fs(fs, e, kind, f, dv, h, true, NULL);
   if (rc) return rc;
   fs->n++;
-  fs->slots[s] = (uint64_t)h << 32 | (uint32_t)fs->n;
+  fs->slots[s] = slot_make(fs->nslots, h, fs->n - 1);
   return count(fs, e, +1);
 }
 
@@ -437,11 +555,11 @@ void dl__entry_view(const dl__entry *e, dl_file *out, char *pathbuf) {
   out->size = e->size;
   out->modification_time = e->kind == DL__E_ADD ? e->time : -1;
   out->deletion_timestamp = e->kind == DL__E_REMOVE ? e->time : -1;
-  out->data_change = e->data_change;
+  out->data_change = dl__entry_data_change(e);
   out->stats = e->stats;
-  out->partition_values = e->pv;
-  out->tags = e->tags;
-  out->dv = e->dv;
+  out->partition_values = dl__entry_pv(e);
+  out->tags = dl__entry_tags(e);
+  out->dv = dl__entry_dv(e);
   out->base_row_id = -1;
   out->default_row_commit_version = -1;
 }
@@ -456,7 +574,7 @@ int dl__fileset_merge(dl__fileset *fs, const dl__fileset *src) {
     if (!buf) return dd_err_set(DD_ENOMEM, "out of memory");
     dl__entry_view(e, &f, buf);
     f.path = e->path; /* keep raw */
-    int rc = dl__fileset_apply(fs, e->kind, &f, e->dv);
+    int rc = dl__fileset_apply(fs, e->kind, &f, dl__entry_dv(e));
     if (buf != small) free(buf);
     if (rc) return rc;
   }

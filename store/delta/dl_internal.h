@@ -28,9 +28,11 @@
  * (newest wins); domainMetadata per domain, and removed=true deletes it. commitInfo, cdc,
  * checkpointMetadata and sidecar do not take part.
  *
- * MEMORY. A file costs one 64-byte dl__entry plus its strings in a chunked arena (path,
- * stats text, DV descriptor), partition-value maps are interned (equal maps stored once),
- * and an 8-byte hash slot (hash and index). No JSON objects outlive the parsing of one line.
+ * MEMORY. A file costs one 48-byte dl__entry plus its strings in a chunked arena (path,
+ * stats text; tags and a DV descriptor in a dl__extra beside them), partition-value maps
+ * are interned (equal maps stored once), and a 4-byte hash slot (index and a tag of the
+ * hash; about 8 bytes a file at the table's load factor). No JSON objects outlive the
+ * parsing of one line.
  *
  * SNAPSHOT SHARING. A snapshot's files are a `base` fileset (reference counted, shared
  * between snapshots of one table) plus an optional small `over` fileset with the changes of
@@ -71,6 +73,13 @@ char *dl__arena_strdup(dl__arena *a, const char *s);
 void *dl__arena_reserve(dl__arena *a, size_t n);
 char *dl__arena_strndup(dl__arena *a, const char *s, size_t n);
 void dl__arena_free(dl__arena *a);
+/* Moves every chunk of src into dst (dst keeps allocating from its own head); src is
+ * left empty. */
+void dl__arena_splice(dl__arena *dst, dl__arena *src);
+
+/* madvise(advice) over the align-aligned interior of [p, p + n) (align a power of two);
+ * a hint: 0 when there is no whole aligned block, else madvise's result (dl_util.c). */
+int dl__madvise_inner(void *p, size_t n, size_t align, int advice);
 
 /* ---------- growable buffer: common/buf.h (dd_buf) ---------- */
 
@@ -146,35 +155,66 @@ int dl__parse_commit(const char *data, size_t len, const char *what, dl__action_
 
 /* ---------- fileset (dl_fileset.c) ---------- */
 
-enum { DL__E_ADD = 1, DL__E_REMOVE = 2 };
+enum { DL__E_ADD = 1, DL__E_REMOVE = 2 }; /* kind 0: a hole (a checkpoint row of another action) */
+enum { DL__F_DATA_CHANGE = 1, DL__F_EXTRA = 2 };
 
-typedef struct dl__entry {
-  const char *path;  /* raw path as in the log (arena) */
-  const char *stats; /* arena or NULL */
+/* What few files carry (tags, a deletion vector) beside their partition map. */
+typedef struct dl__extra {
   const char *pv;    /* interned packed map (arena) */
   const char *tags;  /* arena or NULL */
   const dl_dv *dv;   /* arena or NULL */
+} dl__extra;
+
+/* 48 bytes: a million-file snapshot is mostly these and its strings. */
+typedef struct dl__entry {
+  const char *path;  /* raw path as in the log (arena) */
+  const char *stats; /* arena or NULL */
+  const void *aux;   /* the interned partition map, or a dl__extra when flags & DL__F_EXTRA */
   int64_t size;
   int64_t time;      /* modificationTime (add) or deletionTimestamp (remove) */
   uint32_t hash;
-  uint8_t kind, data_change;
+  uint8_t kind, flags;
 } dl__entry;
+_Static_assert(sizeof(dl__entry) == 48, "dl__entry is 48 bytes");
+
+static inline const char *dl__entry_pv(const dl__entry *e) {
+  return e->flags & DL__F_EXTRA ? ((const dl__extra *)e->aux)->pv : (const char *)e->aux;
+}
+static inline const char *dl__entry_tags(const dl__entry *e) {
+  return e->flags & DL__F_EXTRA ? ((const dl__extra *)e->aux)->tags : NULL;
+}
+static inline const dl_dv *dl__entry_dv(const dl__entry *e) {
+  return e->flags & DL__F_EXTRA ? ((const dl__extra *)e->aux)->dv : NULL;
+}
+static inline bool dl__entry_data_change(const dl__entry *e) {
+  return e->flags & DL__F_DATA_CHANGE;
+}
+
+/* Interned partition maps: equal maps stored once (per table, or per loading thread). */
+typedef struct dl__pvtab {
+  const char **slots;
+  size_t n, nslots;
+  const char *last; /* the map interned or found last, and its size */
+  size_t last_n;
+} dl__pvtab;
+/* The interned copy of packed map pv (copied into a when new); NULL on OOM. */
+const char *dl__pvtab_intern(dl__pvtab *t, dl__arena *a, const char *pv);
+void dl__pvtab_free(dl__pvtab *t);
 
 typedef struct dl__fileset {
   atomic_int refs;
   dl__arena arena;
   dl__entry *ents;
   size_t n, cap;
-  uint64_t *slots; /* hash << 32 | index+1, 0 = empty; power of two */
+  uint32_t *slots; /* index+1 under the mask, hash bits above it; 0 = empty; power of two */
   size_t nslots;
-  const char **pv_slots; /* interned partition maps */
-  size_t pv_n, pv_nslots;
-  const char *pv_last;   /* the map interned or found last, and its size */
-  size_t pv_last_n;
+  dl__pvtab pv;
   size_t n_add, n_remove;
   int64_t add_bytes;
-  bool bulk;        /* between bulk_begin and bulk_end: entries from bulk_from are unindexed */
-  size_t bulk_from;
+  /* between bulk_begin and bulk_end: entries from bulk_r on are not indexed yet; those
+   * indexed were moved down to [bulk_from, bulk_w) (holes and repeats dropped) */
+  bool bulk;
+  size_t bulk_from, bulk_r, bulk_w;
   /* a thread faulting in reserved memory ahead of the loader (see dl__fileset_reserve);
    * it only populates pages (MADV_POPULATE_WRITE), never writes their contents */
   pthread_t pf_thread;
@@ -199,6 +239,25 @@ int dl__fileset_reserve(dl__fileset *fs, size_t extra, size_t bytes);
  * apply would have. The result equals applying the same actions one by one. */
 void dl__fileset_bulk_begin(dl__fileset *fs);
 int dl__fileset_bulk_end(dl__fileset *fs);
+/* Parallel bulk loading (the flat checkpoint reader's threads): room appends `rows`
+ * entries, not yet filled, past the last one (*out), for threads to fill each with
+ * bulk_fill or as a hole (kind 0). bulk_index indexes the appended entries before `upto`
+ * (raw positions, holes included; they must be filled), folding repeated keys into their
+ * first entry; it may be called again with a larger upto, from one thread, while others
+ * fill entries past upto (it moves entries, below upto only). bulk_end indexes the rest.
+ * bulk_commit takes over the threads' arenas (spliced into the set's: entries point into
+ * them) and partition maps; with ok false the room's entries not yet indexed are dropped
+ * (call it before bulk_end). Between room and commit nothing else may touch fs. */
+int dl__fileset_bulk_room(dl__fileset *fs, size_t rows, dl__entry **out);
+int dl__fileset_bulk_index(dl__fileset *fs, size_t upto);
+void dl__fileset_bulk_commit(dl__fileset *fs, bool ok, dl__arena *arenas, dl__pvtab *pvs,
+                             size_t n);
+/* Fills e (thread-safe: only a, misc and pv are written) as apply_sized would append it in
+ * bulk mode: paths and stats into a, maps, tags and descriptors into misc, the partition
+ * map interned in pv (NULL: f->partition_values is a map pv interned before). */
+int dl__fileset_bulk_fill(dl__entry *e, dl__arena *a, dl__arena *misc, dl__pvtab *pv, int kind,
+                          const dl_file *f, const dl_dv *dv, size_t path_len, size_t stats_len,
+                          uint64_t path_hash);
 /* Applies a file action (kind ADD/REMOVE): newest wins. */
 int dl__fileset_apply(dl__fileset *fs, int kind, const dl_file *f, const dl_dv *dv);
 /* The same with path and stats given as path_len / stats_len bytes that need not be
@@ -323,20 +382,22 @@ void dl__flat_free(dl__flat *fl);
 /* Rows of row group rg that hold neither an add nor a remove: other[i] != 0. */
 typedef int (*dl__other_cb)(void *ctx, size_t rg, const uint8_t *other, size_t nrows);
 /* What to reserve in a file set before loading a checkpoint into it (fs NULL: nothing):
- * rows entries, string bytes estimated by the reader, at most max_bytes. Failure to
- * reserve is ignored (apply grows the set as usual). buf/len (buf NULL: kept): the
- * file's own bytes, whose pages holding only a consumed row group's column chunks are
- * given back to the system (their contents are then undefined; nothing reads them). */
+ * rows entries, string bytes estimated by the reader, at most max_bytes (the row reader's;
+ * the flat reader sizes each row group's memory itself). Failure to reserve is ignored
+ * (apply grows the set as usual). buf/len (buf NULL: kept): the file's own bytes, whose
+ * pages holding only a consumed row group's column chunks are given back to the system
+ * (their contents are then undefined; nothing reads them). */
 typedef struct dl__reserve_hint {
   dl__fileset *fs;
   size_t rows, max_bytes;
   uint8_t *buf;
   size_t len;
 } dl__reserve_hint;
-/* Calls cb for every add and remove, row group by row group (the next one is decoded on a
- * second thread meanwhile), then other_cb when the row group has other rows. Reserves
- * per hint once the first row group is decoded (its path and stats bytes per row). */
-int dl__flat_read(dl__flat *fl, dl__action_cb cb, void *ctx, dl__other_cb other_cb,
-                  void *octx, const dl__reserve_hint *hint);
+/* Loads every add and remove of the file into hint->fs (in bulk mode: between
+ * dl__fileset_bulk_begin and _end) with one thread per core, each decoding and filling
+ * whole row groups (entries in file order, strings in the thread's own arenas, handed to
+ * the set at the end); then calls other_cb, in file order, for each row group that has
+ * other rows. On error nothing is added to the set. */
+int dl__flat_read(dl__flat *fl, dl__other_cb other_cb, void *octx, const dl__reserve_hint *hint);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include <openssl/rand.h>
@@ -67,6 +68,25 @@ void dl__arena_free(dl__arena *a) {
     c = n;
   }
   memset(a, 0, sizeof *a);
+}
+
+void dl__arena_splice(dl__arena *dst, dl__arena *src) {
+  if (!src->head) return;
+  if (!dst->head) {
+    *dst = *src;
+  } else {
+    dl__chunk *tail = src->head;
+    while (tail->next) tail = tail->next;
+    tail->next = dst->head->next; /* behind dst's head, which stays the one bumped */
+    dst->head->next = src->head;
+    dst->bytes += src->bytes;
+  }
+  memset(src, 0, sizeof *src);
+}
+
+int dl__madvise_inner(void *p, size_t n, size_t align, int advice) {
+  uintptr_t s = ((uintptr_t)p + align - 1) & ~(align - 1), e = ((uintptr_t)p + n) & ~(align - 1);
+  return p && e > s ? madvise((void *)s, e - s, advice) : 0;
 }
 
 /* ======================= hashing, URL coding ======================= */

@@ -114,7 +114,7 @@ done
 
 echo
 echo "Medians over $rounds rounds (each column's median separately; shared, loaded machine)."
-echo "DuckDB rows consumed as: ${DUCK_RESULT:-chunks}. deltad: two threads (decode, apply); DuckDB threads: ${DUCK_THREADS:-default ($(nproc))}."
+echo "DuckDB rows consumed as: ${DUCK_RESULT:-chunks}. deltad: a thread per core (at most 4) on the checkpoint's row groups, the caller indexing; DuckDB threads: ${DUCK_THREADS:-default ($(nproc))}."
 echo "Load s: deltad dl_table_open+dl_snapshot_open; DuckDB the query after startup. CPU s: the same span"
 echo "(user+sys, all threads; for the startup row the whole node process). Process wall includes"
 echo "process start (node boot and loading DuckDB for DuckDB). Peak RSS: whole process."
