@@ -45,6 +45,18 @@ int dml__check_table(const dl_snapshot *s, const char *op, bool append_only_ok) 
   return 0;
 }
 
+int dml__no_generated(const dl_snapshot *s, const char *op) {
+  const dl_type *root = dl_schema_root(dl_snapshot_schema(s));
+  for (size_t i = 0; root && i < root->num_fields; i++) {
+    const char *m = root->fields[i].metadata_json;
+    if (m && (strstr(m, "\"delta.generationExpression\"") || strstr(m, "\"delta.identity.")))
+      return dd_err_set(DD_EUNSUPPORTED, "%s: column %s is a generated or identity column, which "
+                        "deltad does not compute yet: run this %s with Spark", op,
+                        root->fields[i].name, op);
+  }
+  return 0;
+}
+
 int dml__reserve(void **v, size_t *cap, size_t n, size_t size) {
   if (n < *cap) return 0;
   size_t c = *cap ? *cap * 2 : 16;

@@ -77,6 +77,9 @@ bool dml__prop_true(const dl_snapshot *s, const char *key);
 bool dml__use_dv(const dl_snapshot *s);
 /* The protocol and delta.appendOnly (unless append_only_ok). */
 int dml__check_table(const dl_snapshot *s, const char *op, bool append_only_ok);
+/* DD_EUNSUPPORTED naming the column when s has a generated or identity column (rows that
+ * UPDATE or MERGE write would need it computed; DELETE copies rows as they are). */
+int dml__no_generated(const dl_snapshot *s, const char *op);
 /* A scan of the one file path of snapshot s: the columns named (NULL: every column), with
  * threads decode threads (0: the scan's default). */
 int dml__open_scan(struct scn_scan **sc, dl_table *t, dl_snapshot *s, const char *path,
