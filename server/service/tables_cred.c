@@ -39,6 +39,9 @@ static int tc_policy(char **out, const sign_location *loc, const char *region, b
   const char *part = tc_partition(region);
   char objs[1200], bucket[600], under[700], self[700];
   const char *p = loc->path;
+  if (strpbrk(p, "*?$") || strpbrk(loc->bucket, "*?$")) /* IAM wildcards and policy variables */
+    return dd_err_set(DD_EPRECOND, "the table's location holds '*', '?' or '$', which a session "
+                      "policy would read as a pattern: no temporary credentials for it");
   if ((size_t)snprintf(objs, sizeof objs, "arn:%s:s3:::%s/%s%s*", part, loc->bucket, p, *p ? "/" : "") >= sizeof objs ||
       (size_t)snprintf(bucket, sizeof bucket, "arn:%s:s3:::%s", part, loc->bucket) >= sizeof bucket ||
       (size_t)snprintf(under, sizeof under, "%s%s*", p, *p ? "/" : "") >= sizeof under ||

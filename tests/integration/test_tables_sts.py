@@ -30,7 +30,8 @@ class TablesSts(h.ServerTest):
         h.write_people_table(people)
         py = os.path.join(stores_venv(), "bin", "python")
         cls.moto = subprocess.Popen([py, os.path.join(PEERS, "moto_iam.py"), "lake/tables/people=" + people,
-                                     "lake/other/t=" + people, "lake/bad/t=" + people],
+                                     "lake/other/t=" + people, "lake/bad/t=" + people,
+                                     "lake/tables/star*t=" + people],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.DEVNULL, text=True)
         try:
@@ -66,6 +67,10 @@ class TablesSts(h.ServerTest):
                                                           "storageLocation": "s3://lake/bad/t"})
             assert code == 200, t
             cls.bad_table_id = t["tableId"]
+            code, t = cls.server.curl("POST", "/tables", {"name": "star", "catalogName": "c", "schemaName": "s",
+                                                          "storageLocation": "s3://lake/tables/star*t"})
+            assert code == 200, t
+            cls.star_table_id = t["tableId"]
             cls.moto.stdin.write("auth\n")  # from here on moto checks every signature
             cls.moto.stdin.flush()
             assert cls.moto.stdout.readline().strip() == "AUTH"
@@ -194,6 +199,9 @@ class TablesSts(h.ServerTest):
         # a location whose credential names no role: static keys cannot be narrowed
         body = self.creds("READ", expect=400, table_id=self.keys_table_id)
         self.assertIn("has no role_arn", body["message"])
+        # a '*' in the prefix would be a pattern in the session policy: refused
+        body = self.creds("READ", expect=400, table_id=self.star_table_id)
+        self.assertIn("pattern", body["message"])
         # STS refuses a request signed with a wrong secret (moto checks the signature)
         body = self.creds("READ", expect=403, table_id=self.bad_table_id)
         self.assertIn("SignatureDoesNotMatch", body["message"])
