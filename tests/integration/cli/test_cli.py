@@ -127,7 +127,7 @@ class Offline(unittest.TestCase):
             (["credential", "create", "c", "--aws", "a", "b", "--azure-sas", "c", "d"],
              "exactly one of"),
             (["credential", "create", "c", "--azure-sas", "a", "b", "--region", "x"],
-             "--region and --session-token go with --aws"),
+             "--region, --session-token, --role-arn and --external-id go with --aws"),
             (["location", "create", "l", "ftp://x"], "--type is required"),
             (["location", "create", "l", "file:///x", "--type", "ftp"], "unknown --type 'ftp'"),
             (["catalog", "create", "x", "--property", "novalue"], "not KEY=VALUE"),
