@@ -37,21 +37,20 @@ static const char *tc_partition(const char *region) {
 /* The session policy of the table's prefix (bucket/prefix of loc), JSON text in *out. */
 static int tc_policy(char **out, const sign_location *loc, const char *region, bool write) {
   const char *part = tc_partition(region);
-  char objs[1200], bucket[600], under[700], self[700];
+  char objs[1200], bucket[600], under[700];
   const char *p = loc->path;
   if (strpbrk(p, "*?$") || strpbrk(loc->bucket, "*?$")) /* IAM wildcards and policy variables */
     return dd_err_set(DD_EPRECOND, "the table's location holds '*', '?' or '$', which a session "
                       "policy would read as a pattern: no temporary credentials for it");
   if ((size_t)snprintf(objs, sizeof objs, "arn:%s:s3:::%s/%s%s*", part, loc->bucket, p, *p ? "/" : "") >= sizeof objs ||
       (size_t)snprintf(bucket, sizeof bucket, "arn:%s:s3:::%s", part, loc->bucket) >= sizeof bucket ||
-      (size_t)snprintf(under, sizeof under, "%s%s*", p, *p ? "/" : "") >= sizeof under ||
-      (size_t)snprintf(self, sizeof self, "%s", p) >= sizeof self)
+      (size_t)snprintf(under, sizeof under, "%s%s*", p, *p ? "/" : "") >= sizeof under)
     return dd_err_set(DD_EINVAL, "the table's location is too long for a session policy");
   json_t *read = json_pack("{s:s, s:[s,s], s:s}", "Effect", "Allow", "Action", "s3:GetObject",
                            "s3:GetObjectVersion", "Resource", objs);
   json_t *list = json_pack("{s:s, s:s, s:s, s:{s:{s:[s,s]}}}", "Effect", "Allow", "Action",
                            "s3:ListBucket", "Resource", bucket, "Condition", "StringLike",
-                           "s3:prefix", under, *self ? self : under);
+                           "s3:prefix", under, *p ? p : under);
   json_t *st = json_array();
   json_array_append_new(st, read);
   json_array_append_new(st, list);

@@ -80,6 +80,8 @@ int dml__check_table(const dl_snapshot *s, const char *op, bool append_only_ok);
 /* DD_EUNSUPPORTED naming the column when s has a generated or identity column (rows that
  * UPDATE or MERGE write would need it computed; DELETE copies rows as they are). */
 int dml__no_generated(const dl_snapshot *s, const char *op);
+/* Whether f is a generated or identity column (its metadata says so). */
+bool dml__generated(const dl_field *f);
 /* A scan of the one file path of snapshot s: the columns named (NULL: every column), with
  * threads decode threads (0: the scan's default). */
 int dml__open_scan(struct scn_scan **sc, dl_table *t, dl_snapshot *s, const char *path,

@@ -231,8 +231,7 @@ static int bind_outputs(wr *w, const arw_schema *src) {
     int id = arw_schema_column(w->b.schema, i), sc;
     const char *name = arw_field_name(w->b.schema, id);
     const dl_field *df = dl_schema_field(ds, name);
-    if (df && df->metadata_json && (strstr(df->metadata_json, "\"delta.generationExpression\"") ||
-                                    strstr(df->metadata_json, "\"delta.identity.")))
+    if (dml__generated(df))
       return dd_err_set(DD_EUNSUPPORTED, "write: column %s is a generated or identity column: writes to such "
                         "tables are not supported by deltad yet", name);
     w->not_null[i] = df && !df->nullable;

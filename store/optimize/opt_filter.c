@@ -22,6 +22,7 @@ struct opt_filter {
   char *sql;
   const dl_field **cols; /* partition columns, in schema order of the batch */
   size_t ncols;
+  bool constant; /* ncols == 0: the predicate's value for every file, found once */
 };
 
 static int oom(void) { return dd_err_set(DD_ENOMEM, "optimize: out of memory"); }
@@ -80,6 +81,13 @@ static int bind(opt_filter *f, const ex_node *e) {
   }
   if (!rc && ex_result_type(f->bound).id != EX_T_BOOLEAN)
     rc = dd_err_set(DD_EINVAL, "OPTIMIZE WHERE '%s' is not a boolean predicate", f->sql);
+  if (!rc && f->ncols == 0) { /* a row of no columns has no rows: evaluate the constant */
+    ex_value v;
+    char *st = NULL;
+    rc = ex_eval_const(&v, &st, f->bound);
+    f->constant = !rc && !v.is_null && v.b;
+    free(st);
+  }
   return rc;
 }
 
@@ -154,13 +162,9 @@ bool opt_filter_keep(void *filter, const dl_file *file) {
 
 int opt_filter_match(opt_filter *f, const dl_file *file, bool *match) {
   *match = false;
-  if (f->ncols == 0) { /* no partition column: a constant, and a row of no columns has none */
-    ex_value v;
-    char *st = NULL;
-    int rc = ex_eval_const(&v, &st, f->bound);
-    if (!rc) *match = !v.is_null && v.b;
-    free(st);
-    return rc;
+  if (f->ncols == 0) {
+    *match = f->constant;
+    return 0;
   }
   arw_batch_clear(f->row);
   int rc = 0;
