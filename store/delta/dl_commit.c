@@ -32,6 +32,9 @@ struct dl_txn {
   strset removed, read_files, app_ids;
   bool read_all, has_remove, committed;
   size_t n_add;
+  uint8_t *rt_flags;           /* [rt_n] DL__RT_* per index of actions (row tracking) */
+  size_t rt_n;
+  int64_t rt_hwm;              /* row id high-water mark: read snapshot's, winners' */
 };
 
 #define OOM() dd_err_set(DD_ENOMEM, "out of memory")
@@ -74,6 +77,7 @@ int dl_txn_begin(dl_txn **out, dl_table *t, dl_snapshot *read) {
   x->t = t;
   x->read = dl_snapshot_ref(read);
   x->read_version = read ? read->version : -1;
+  x->rt_hwm = dl__rt_snapshot_hwm(read);
   *out = x;
   return 0;
 }
@@ -87,6 +91,7 @@ void dl_txn_free(dl_txn *x) {
   set_free(&x->removed);
   set_free(&x->read_files);
   set_free(&x->app_ids);
+  free(x->rt_flags);
   free(x);
 }
 
@@ -179,6 +184,17 @@ static int push_action(dl_txn *x, const char *kind, json_t *body) {
 int dl_txn_add_file(dl_txn *x, const dl_file *f) {
   if (!f->path || f->size < 0) return dd_err_set(DD_EINVAL, "add needs a path and a size");
   x->n_add++;
+  uint8_t fl = (f->base_row_id < 0 ? DL__RT_FRESH_ID : 0) |
+               (f->default_row_commit_version < 0 ? DL__RT_FRESH_VERSION : 0);
+  size_t at = json_array_size(x->actions);
+  if (fl) {
+    uint8_t *n = realloc(x->rt_flags, at + 1);
+    if (!n) return OOM();
+    memset(n + x->rt_n, 0, at + 1 - x->rt_n);
+    n[at] = fl;
+    x->rt_flags = n;
+    x->rt_n = at + 1;
+  }
   return push_action(x, "add", file_json(f, DL__A_ADD));
 }
 
@@ -216,6 +232,7 @@ typedef struct conflict_ctx {
   const dl_txn *x;
   int64_t version;
   int64_t ict;
+  int64_t hwm; /* the winner's row id high-water mark, or -1 */
   char *buf;
   size_t cap;
 } conflict_ctx;
@@ -232,6 +249,12 @@ static int conflict_cb(void *vctx, dl__action *a) {
     case DL__A_PROTOCOL:
       return dd_err_set(DD_ECONFLICT, "concurrent %s change committed at version %lld",
                         a->kind == DL__A_METADATA ? "metadata" : "protocol", v);
+    case DL__A_DOMAIN:
+      if (!strcmp(a->domain, DL__RT_DOMAIN) && !a->domain_removed) {
+        int64_t h = dl__rt_hwm_parse(a->domain_config);
+        if (h > c->hwm) c->hwm = h;
+      }
+      return 0;
     case DL__A_TXN:
       if (set_has(&x->app_ids, a->txn.app_id))
         return dd_err_set(DD_ECONFLICT, "concurrent transaction of app '%s' committed at version %lld",
@@ -270,10 +293,11 @@ static int check_winner(dl_txn *x, int64_t v, int64_t *ict) {
   char *path = dl__version_path(v, ".json");
   uint8_t *data = NULL;
   size_t len = 0;
-  conflict_ctx c = {.x = x, .version = v, .ict = -1};
+  conflict_ctx c = {.x = x, .version = v, .ict = -1, .hwm = -1};
   int rc = path ? os_read_all(x->t->store, path, &data, &len) : OOM();
   if (!rc) rc = dl__parse_commit((const char *)data, len, path, conflict_cb, &c);
   *ict = c.ict;
+  if (c.hwm > x->rt_hwm) x->rt_hwm = c.hwm;
   free(c.buf);
   free(data);
   free(path);
@@ -318,6 +342,18 @@ static int check_protocol(dl_txn *x) {
   json_decref(wrap);
   dl__arena_free(&scratch);
   return rc;
+}
+
+/* True when the commit must assign row ids and commit versions: its protocol supports row
+ * tracking and its configuration does not suspend it. */
+static bool rt_on(const dl_txn *x) {
+  if (config_true(x, "delta.rowTrackingSuspended")) return false;
+  if (!x->protocol) return x->read && dl__rt_supported(&x->read->st.proto);
+  size_t i;
+  json_t *f;
+  json_array_foreach(json_object_get(x->protocol, "writerFeatures"), i, f)
+    if (json_is_string(f) && !strcmp(json_string_value(f), "rowTracking")) return true;
+  return false;
 }
 
 /* True when this commit turns in-commit timestamps on for a table that had them off: the
@@ -427,6 +463,7 @@ static int txn_commit(dl_txn *x, const dl_commit_opts *opts, int64_t *out_versio
   if (x->has_remove && config_true(x, "delta.appendOnly"))
     return dd_err_set(DD_EPRECOND, "table is append-only (delta.appendOnly=true): cannot remove files");
   bool ict_on = config_true(x, "delta.enableInCommitTimestamps");
+  bool rt = rt_on(x);
   int64_t prev_ict = x->read && ict_on ? x->read->timestamp : -1;
   int64_t v = x->read_version + 1;
   for (int attempt = 0;; attempt++) {
@@ -438,7 +475,9 @@ static int txn_commit(dl_txn *x, const dl_commit_opts *opts, int64_t *out_versio
     dd_buf b = {0};
     char *path = dl__version_path(v, ".json");
     if (ict >= 0 && enables_ict(x)) set_ict_enablement(x, v, ict);
-    rc = path ? serialize(x, &o, now, ict, &b) : OOM();
+    rc = path ? 0 : OOM();
+    if (!rc && rt) rc = dl__rt_assign(x->actions, x->rt_flags, x->rt_n, v, x->rt_hwm);
+    if (!rc) rc = serialize(x, &o, now, ict, &b);
     if (!rc) rc = os_put_if_absent(x->t->store, path, b.p, b.len);
     dd_buf_free(&b);
     free(path);

@@ -292,17 +292,20 @@ static void refresh_dv(dl__entry *e, const dl_dv *dv) {
 /* Sets e's partition map and tags beside its descriptor d (a key with a descriptor has
  * its own dl__extra, updated in place; new is true for a fresh entry). */
 static int set_aux(dl__entry *e, dl__arena *misc, const char *pv, const char *tags,
-                   const dl_dv *d, bool fresh) {
+                   const dl_dv *d, bool fresh, const dl_file *f) {
   e->flags &= (uint8_t)~DL__F_EXTRA;
+  int64_t rid = f->base_row_id, rcv = f->default_row_commit_version;
   if (!fresh && d) {
     dl__extra *x = (dl__extra *)e->aux;
     x->pv = pv;
     x->tags = tags;
+    x->base_row_id = rid;
+    x->row_commit_version = rcv;
     e->flags |= DL__F_EXTRA;
-  } else if (d || tags) {
+  } else if (d || tags || rid >= 0 || rcv >= 0) {
     dl__extra *x = dl__arena_alloc(misc, sizeof *x);
     if (!x) return dd_err_set(DD_ENOMEM, "out of memory");
-    *x = (dl__extra){pv, tags, d};
+    *x = (dl__extra){pv, tags, d, rid, rcv};
     e->aux = x;
     e->flags |= DL__F_EXTRA;
   } else {
@@ -342,7 +345,7 @@ static int fill(dl__arena *a, dl__arena *misc, dl__pvtab *pt, dl__entry *e, int 
   }
   if ((f->stats && !e->stats) || !pv || (f->tags && *f->tags && !tags))
     return dd_err_set(DD_ENOMEM, "out of memory");
-  int rc = set_aux(e, misc, pv, tags, d, fresh);
+  int rc = set_aux(e, misc, pv, tags, d, fresh, f);
   if (rc) return rc;
   e->size = f->size;
   e->time = kind == DL__E_ADD ? f->modification_time : f->deletion_timestamp;
@@ -389,6 +392,8 @@ static int fold(dl__fileset *fs, dl__entry *e, const dl__entry *b) {
     dl__extra *x = (dl__extra *)e->aux;
     x->pv = dl__entry_pv(b);
     x->tags = dl__entry_tags(b);
+    x->base_row_id = dl__entry_base_row_id(b);
+    x->row_commit_version = dl__entry_row_commit_version(b);
   } else {
     e->aux = b->aux;
   }
@@ -560,8 +565,8 @@ void dl__entry_view(const dl__entry *e, dl_file *out, char *pathbuf) {
   out->partition_values = dl__entry_pv(e);
   out->tags = dl__entry_tags(e);
   out->dv = dl__entry_dv(e);
-  out->base_row_id = -1;
-  out->default_row_commit_version = -1;
+  out->base_row_id = dl__entry_base_row_id(e);
+  out->default_row_commit_version = dl__entry_row_commit_version(e);
 }
 
 int dl__fileset_merge(dl__fileset *fs, const dl__fileset *src) {

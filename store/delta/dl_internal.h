@@ -158,11 +158,13 @@ int dl__parse_commit(const char *data, size_t len, const char *what, dl__action_
 enum { DL__E_ADD = 1, DL__E_REMOVE = 2 }; /* kind 0: a hole (a checkpoint row of another action) */
 enum { DL__F_DATA_CHANGE = 1, DL__F_EXTRA = 2 };
 
-/* What few files carry (tags, a deletion vector) beside their partition map. */
+/* What few files carry (tags, a deletion vector, row tracking's baseRowId and
+ * defaultRowCommitVersion) beside their partition map. */
 typedef struct dl__extra {
   const char *pv;    /* interned packed map (arena) */
   const char *tags;  /* arena or NULL */
   const dl_dv *dv;   /* arena or NULL */
+  int64_t base_row_id, row_commit_version; /* -1 when absent */
 } dl__extra;
 
 /* 48 bytes: a million-file snapshot is mostly these and its strings. */
@@ -185,6 +187,12 @@ static inline const char *dl__entry_tags(const dl__entry *e) {
 }
 static inline const dl_dv *dl__entry_dv(const dl__entry *e) {
   return e->flags & DL__F_EXTRA ? ((const dl__extra *)e->aux)->dv : NULL;
+}
+static inline int64_t dl__entry_base_row_id(const dl__entry *e) {
+  return e->flags & DL__F_EXTRA ? ((const dl__extra *)e->aux)->base_row_id : -1;
+}
+static inline int64_t dl__entry_row_commit_version(const dl__entry *e) {
+  return e->flags & DL__F_EXTRA ? ((const dl__extra *)e->aux)->row_commit_version : -1;
 }
 static inline bool dl__entry_data_change(const dl__entry *e) {
   return e->flags & DL__F_DATA_CHANGE;
@@ -311,6 +319,21 @@ struct dl_snapshot {
   int64_t size_bytes;
   int64_t last_commit_mtime; /* for refreshes */
 };
+
+/* ---------- row tracking (dl_rowtrack.c) ---------- */
+#define DL__RT_DOMAIN "delta.rowTracking"
+#define DL__RT_FRESH_ID 1      /* an add of the commit without baseRowId */
+#define DL__RT_FRESH_VERSION 2 /* an add of the commit without defaultRowCommitVersion */
+/* rowIdHighWaterMark of a delta.rowTracking domain configuration, or -1. */
+int64_t dl__rt_hwm_parse(const char *configuration);
+/* The high-water mark of snapshot s (NULL: none), or -1. */
+int64_t dl__rt_snapshot_hwm(const dl_snapshot *s);
+bool dl__rt_supported(const dl_protocol *p);
+/* Gives the adds flagged in flags[0..nflags) (indexes into actions) fresh row ids above
+ * hwm and commit version `version`, and sets (or appends) the commit's domain action to
+ * the new mark. Reassigns on every call, so a retried commit calls it again. */
+int dl__rt_assign(json_t *actions, const uint8_t *flags, size_t nflags, int64_t version,
+                  int64_t hwm);
 
 /* ---------- log listing (dl_log.c) ---------- */
 

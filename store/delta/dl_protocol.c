@@ -18,7 +18,7 @@ static const char *const WRITER_FEATURES[] = {
     "columnMapping", "deletionVectors", "timestampNtz", "domainMetadata", "v2Checkpoint",
     "vacuumProtocolCheck", "inCommitTimestamp", "typeWidening", "typeWidening-preview",
     "variantType", "variantType-preview", "clustering", "allowColumnDefaults",
-    "identityColumns",
+    "identityColumns", "rowTracking",
 };
 
 static bool known(const char *f, const char *const *list, size_t n) {

@@ -340,7 +340,7 @@ static void test_many_row_groups(void **state) {
     pv[k + 1] = pv[k + 2] = 0;
     dl_file f = {.path = path, .size = (int64_t)i + 1, .modification_time = (int64_t)i,
                  .data_change = i % 2, .stats = stats, .partition_values = pv,
-                 .deletion_timestamp = -1};
+                 .deletion_timestamp = -1, .base_row_id = -1, .default_row_commit_version = -1};
     assert_int_equal(dl__fileset_apply(s->base, DL__E_ADD, &f, NULL), 0);
   }
   dl__snapshot_finish(s);
