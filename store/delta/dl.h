@@ -208,6 +208,19 @@ const dl_domain *dl_snapshot_domain(const dl_snapshot *s, size_t i);
  * DD_EUNSUPPORTED naming the first unsupported feature or version. */
 int dl_protocol_check(const dl_protocol *p, bool for_write);
 
+/* ======================= row tracking ======================= */
+
+/* The configuration keys naming a table's hidden materialized row id and row commit
+ * version columns (PROTOCOL.md "Row Tracking"), and the domain of the high-water mark. */
+#define DL_RT_ID_COLUMN_KEY "delta.rowTracking.materializedRowIdColumnName"
+#define DL_RT_VERSION_COLUMN_KEY "delta.rowTracking.materializedRowCommitVersionColumnName"
+/* True when s enables row tracking: writer feature rowTracking, delta.enableRowTracking
+ * true, delta.rowTrackingSuspended not true, and both column names configured. A rewrite
+ * of rows (OPTIMIZE, copy-on-write DML) must then keep each row's stable id and commit
+ * version in those columns (scn_opts.row_tracking, dw_opts.row_tracking). Commits assign
+ * fresh ids whenever the feature is supported (dl_txn_commit). */
+bool dl_rowtrack_enabled(const dl_snapshot *s);
+
 /* ======================= values and stats ======================= */
 
 typedef struct dl_value {

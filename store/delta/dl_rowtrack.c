@@ -98,3 +98,14 @@ int dl__rt_assign(json_t *actions, const uint8_t *flags, size_t nflags, int64_t 
   if (!o || json_array_append_new(actions, o)) return dd_err_set(DD_ENOMEM, "out of memory");
   return 0;
 }
+
+static bool prop_true(const dl_snapshot *s, const char *key) {
+  const char *v = dl_snapshot_property(s, key);
+  return v && !strcmp(v, "true");
+}
+
+bool dl_rowtrack_enabled(const dl_snapshot *s) {
+  return dl__rt_supported(dl_snapshot_protocol(s)) && prop_true(s, "delta.enableRowTracking") &&
+         !prop_true(s, "delta.rowTrackingSuspended") && dl_snapshot_property(s, DL_RT_ID_COLUMN_KEY) &&
+         dl_snapshot_property(s, DL_RT_VERSION_COLUMN_KEY);
+}

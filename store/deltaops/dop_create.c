@@ -130,7 +130,7 @@ int dop_create(dop_result **out, const dop_create_opts *o) {
   if ((rc = build_schema(&schema, o, &p)) || (rc = dop__apply_properties(&p, o->property_keys, o->property_values, o->num_properties, keys, vals, &nprops))) goto cleanup;
   if (o->num_clustering_columns && (rc = dop__proto_add_feature(&p, "clustering"))) goto cleanup;
   if (!(schema_s = dump(schema))) { rc = DOP_OOM(); goto cleanup; }
-  if ((rc = dl_kv_pack(&packed, keys, vals, nprops))) goto cleanup;
+  if ((rc = dl_kv_pack(&packed, keys, vals, nprops)) || (rc = dop__rt_names(&packed))) goto cleanup;
   if (exists) rc = dop__open_latest(&t, &s, o->location);
   else rc = dl_table_open(&t, o->location);
   if (rc) goto cleanup;

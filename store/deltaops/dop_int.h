@@ -46,6 +46,12 @@ int64_t dop__now_ms(void);
 
 /* Commits txn with the operation, parameters and metrics objects (stolen; may be NULL). */
 int dop__commit(dl_txn *txn, const char *op, json_t *params, json_t *metrics, int64_t *version);
+/* Row tracking (dop_rowtrack.c): does the configuration change turn it on; the packed
+ * configuration *config (replaced) with the materialized column names when it enables row
+ * tracking without them; the re-adds of s's files without row ids into txn. */
+bool dop__rt_enables(const char *old_config, const char *new_config);
+int dop__rt_names(char **config);
+int dop__rt_backfill(dl_txn *txn, const dl_snapshot *s);
 /* Metric values are strings in Delta's commitInfo. */
 void dop__metric(json_t *m, const char *key, int64_t v);
 

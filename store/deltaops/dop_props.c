@@ -190,6 +190,7 @@ static int commit_props(dl_table *t, dl_snapshot *s, const dop__proto *p, bool p
   int rc = dl_txn_begin(&txn, t, s);
   if (!rc && proto_changed && !(rc = dop__proto_to(p, &np, &rf, &wf))) rc = dl_txn_set_protocol(txn, &np);
   if (!rc) rc = dl_txn_set_metadata(txn, &spec);
+  if (!rc && dop__rt_enables(md->configuration, config)) rc = dop__rt_backfill(txn, s);
   if (!rc) rc = dop__commit(txn, op, params, json_object(), NULL);
   else json_decref(params);
   dl_txn_free(txn);
@@ -214,6 +215,7 @@ int dop_set_properties(dop_result **out, const char *location, const char *const
   dop__proto_from(&old, dl_snapshot_protocol(s));
   rc = dop__apply_properties(&p, keys, values, n, k, v, &m);
   if (!rc) rc = new_config(&config, dl_snapshot_metadata(s)->configuration, k, v, m, false);
+  if (!rc) rc = dop__rt_names(&config);
   if (!rc) {
     json_t *props = json_object();
     for (size_t i = 0; i < n; i++) json_object_set_new(props, keys[i], json_string(values[i]));

@@ -73,8 +73,9 @@ int dml__reserve(void **v, size_t *cap, size_t n, size_t size) {
 
 int dml__open_scan(scn_scan **sc, dl_table *t, dl_snapshot *s, const char *path, size_t batch_rows,
                    const char *const *roots, size_t nroots, const char *const *columns, size_t ncolumns,
-                   unsigned threads) {
+                   unsigned threads, bool row_tracking) {
   scn_opts so = SCN_OPTS_INIT;
+  so.row_tracking = row_tracking;
   so.threads = threads;
   so.only_file = path;
   so.batch_rows = batch_rows;

@@ -83,10 +83,19 @@ int dml__no_generated(const dl_snapshot *s, const char *op);
 /* Whether f is a generated or identity column (its metadata says so). */
 bool dml__generated(const dl_field *f);
 /* A scan of the one file path of snapshot s: the columns named (NULL: every column), with
- * threads decode threads (0: the scan's default). */
+ * threads decode threads (0: the scan's default), and with row_tracking the rows' ids and
+ * commit versions after them (scn_opts.row_tracking). */
 int dml__open_scan(struct scn_scan **sc, dl_table *t, dl_snapshot *s, const char *path,
                    size_t batch_rows, const char *const *roots, size_t nroots,
-                   const char *const *columns, size_t ncolumns, unsigned threads);
+                   const char *const *columns, size_t ncolumns, unsigned threads,
+                   bool row_tracking);
+/* Row tracking (dml_rowtrack.c). The output schema of rewritten rows: b's columns, then the
+ * table's materialized row id and commit version columns (the table enables it). */
+int dml__rt_schema(arw_schema **out, const dml__bound *b, const dl_snapshot *s);
+/* Appends the two row tracking columns of out (its last two) for in's rows, from in's
+ * columns of those names: ids as they are, commit versions null for matched rows (matched
+ * NULL: every row) (an updated row's version is its new file's). */
+int dml__rt_append(arw_batch *out, const arw_batch *in, const uint8_t *matched);
 /* The remove action of active file f (dataChange, deletionTimestamp now) into x. */
 int dml__remove(dl_txn *x, const dl_file *f, int64_t now);
 /* Replaces file f in x by f with the deletion vector of rows[0..n) (f's old rows included),

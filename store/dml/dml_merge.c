@@ -285,7 +285,7 @@ static int mark_file(mrun *r, const dl_file *f, const dl_rowset *old, uint64_t *
 
 static int open_scan(mrun *r, const dl_file *f, scn_scan **sc) {
   return dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots, NULL, 0,
-                        r->scan_threads);
+                        r->scan_threads, false);
 }
 
 /* File f joined; copy-on-write, its rows written to the router when one changed (*rewritten:
@@ -510,8 +510,15 @@ static int set_metadata(dl_txn *x, const dl_snapshot *e) {
   return dl_txn_set_metadata(x, &spec);
 }
 
+/* A MERGE that updates, deletes or copies target rows of a table that enables row tracking
+ * would have to keep their row ids (not done here): only an insert-only MERGE runs. */
 static int check_table(const mrun *r) {
-  int rc = dml__check_table(r->s, "MERGE", !r->p.has_matched && !r->p.has_nmbs);
+  bool insert_only = !r->p.has_matched && !r->p.has_nmbs;
+  int rc = dml__check_table(r->s, "MERGE", insert_only);
+  if (!rc && !insert_only && dl_rowtrack_enabled(r->s))
+    rc = dd_err_set(DD_EUNSUPPORTED, "MERGE with WHEN MATCHED or WHEN NOT MATCHED BY SOURCE "
+                    "clauses on a table with row tracking (delta.enableRowTracking) is not "
+                    "supported: it would not keep the rows' row ids; an insert-only MERGE is");
   return rc ? rc : dml__no_generated(r->s, "MERGE");
 }
 

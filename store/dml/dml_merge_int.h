@@ -106,6 +106,8 @@ typedef struct dml__router {
   pq_codec codec;
   bool change_data;          /* cdc files (the schema ends with _change_type) */
   bool no_data_change;       /* adds with dataChange false (set after init) */
+  bool row_tracking;         /* the writers write the rows' ids and commit versions, which
+                              * the batches carry (dw_opts.row_tracking; set after init) */
   size_t npc;
   char **pkey;               /* partitionValues keys (physical names) */
   ex_node **pstr;            /* CAST(partition column AS STRING) bound over schema */

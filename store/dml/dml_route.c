@@ -68,6 +68,7 @@ static int route_of(dml__router *r, const char *key, size_t len, const arw_batch
     wo.partition_values = r->npc ? e->pv : NULL;
     wo.change_data = r->change_data;
     if (r->no_data_change) wo.data_change = false;
+    wo.row_tracking = r->row_tracking;
     rc = dw_open(&e->w, r->t, r->s, r->schema, &wo);
   }
   for (size_t i = 0; own && i < r->npc; i++) free(own[i]);

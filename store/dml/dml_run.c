@@ -57,6 +57,9 @@ typedef struct run {
   unsigned scan_threads; /* decode threads of each scan (0: the scan's default) */
   dml__par pc;
   cand *cs;              /* [pc.n] */
+  /* Row tracking enabled: rewrites keep rows' ids and commit versions (dml_rowtrack.c) */
+  bool rtrack;
+  arw_schema *rts;       /* the updated rows' schema: the table's and the two columns */
 } run;
 
 
@@ -104,7 +107,7 @@ static int collect_cols(run *r, const ex_node *e) {
  * projected predicate bound on first use. */
 static int open_pred_scan(run *r, const dl_file *f, scn_scan **sc) {
   int rc = dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots, r->pcols,
-                          r->npcols, r->scan_threads);
+                          r->npcols, r->scan_threads, false);
   if (rc || !r->pcols || r->ppred) return rc;
   ex_node *parsed = NULL;
   const ex_node *e = r->o->predicate;
@@ -117,7 +120,8 @@ static int open_pred_scan(run *r, const dl_file *f, scn_scan **sc) {
 static const ex_node *pred_of_scan(const run *r) { return r->pcols ? r->ppred : r->b.pred; }
 
 static int open_scan(run *r, const dl_file *f, scn_scan **sc) {
-  return dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots, NULL, 0, r->scan_threads);
+  return dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots, NULL, 0,
+                        r->scan_threads, r->rtrack);
 }
 
 /* Pass 1: does file f hold a matched row? (Reads the predicate's columns only.) */
@@ -134,12 +138,14 @@ static int has_match(run *r, const dl_file *f, bool *any) {
   return rc;
 }
 
-/* UPDATE of one batch with matched rows: the new values of every row, checked. */
-static int update_batch(run *r, const arw_batch *in, arw_batch **out) {
+/* UPDATE of one batch with matched rows (matched: r->mask, NULL: every row): the new values
+ * of every row, checked, with their row ids and commit versions under row tracking. */
+static int update_batch(run *r, const arw_batch *in, const uint8_t *matched, arw_batch **out) {
   int rc = dml__check_not_null(&r->b, in);
-  if (!rc) rc = arw_batch_new(out, r->b.schema);
+  if (!rc) rc = arw_batch_new(out, r->rtrack ? r->rts : r->b.schema);
   for (size_t i = 0; !rc && i < r->b.ncols; i++)
     rc = ex_eval(r->b.outs[i], in, *out, arw_schema_column(r->b.schema, i));
+  if (!rc && r->rtrack) rc = dml__rt_append(*out, in, matched);
   if (!rc) rc = dml__check_constraints(&r->b, *out);
   return rc;
 }
@@ -164,7 +170,7 @@ static int write_masked(run *r, dw_writer *w, const arw_batch *b, size_t ones) {
   rc = dml__cdc_write(&r->cdc, b, r->idx, nm, r->update ? DML__CH_PRE : DML__CH_DELETE);
   if (rc) return rc;
   if (r->update) {
-    rc = update_batch(r, b, &nb);
+    rc = update_batch(r, b, r->mask, &nb);
     if (!rc) rc = dml__cdc_write(&r->cdc, nb, r->idx, nm, DML__CH_POST);
   } else {
     for (size_t i = 0; i < n; i++)
@@ -205,6 +211,7 @@ static int rewrite_data(run *r, const dl_file *f, dw_writer **w) {
   dw_opts wo = DW_OPTS_INIT;
   wo.codec = r->o->codec;
   wo.partition_values = f->partition_values;
+  wo.row_tracking = r->rtrack;
   const arw_batch *b = NULL;
   int rc = open_scan(r, f, &sc);
   if (!rc && !r->routed) rc = dw_open(w, r->t, r->s, r->b.schema, &wo);
@@ -255,10 +262,11 @@ static int write_updated(run *r, const dl_file *f, const arw_batch *b, size_t k,
     dw_opts wo = DW_OPTS_INIT;
     wo.codec = r->o->codec;
     wo.partition_values = f->partition_values;
+    wo.row_tracking = r->rtrack;
     rc = dw_open(w, r->t, r->s, r->b.schema, &wo);
     if (!rc && (rc = add_writer(r, *w))) dw_free(*w), *w = NULL;
   }
-  if (!rc) rc = update_batch(r, m, &u);
+  if (!rc) rc = update_batch(r, m, NULL, &u);
   if (!rc) rc = out_write(r, *w, u);
   if (!rc) rc = dml__cdc_write(&r->cdc, m, NULL, k, DML__CH_PRE);
   if (!rc) rc = dml__cdc_write(&r->cdc, u, NULL, k, DML__CH_POST);
@@ -392,6 +400,7 @@ static int worker_writer(worker *w, const char *pv, dw_writer **out) {
   wo.codec = w->r.o->codec;
   wo.partition_values = copy;
   wo.target_file_bytes = DML__FILE_BYTES;
+  wo.row_tracking = w->r.rtrack;
   dw_writer *dw = NULL;
   if ((rc = dw_open(&dw, w->r.t, w->r.s, w->r.b.schema, &wo))) {
     free(copy);
@@ -586,12 +595,16 @@ static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts 
   int rc = dml__check_table(s, op_name(&r), false);
   if (!rc && update) rc = dml__no_generated(s, "UPDATE");
   if (!rc) rc = dml__bind(&r.b, s, r.o, update);
+  r.rtrack = dl_rowtrack_enabled(s);
+  if (!rc && r.rtrack) rc = dml__rt_schema(&r.rts, &r.b, s);
   if (!rc && r.b.pred && (r.o->predicate || r.o->predicate_sql)) rc = collect_cols(&r, r.b.pred);
   if (!rc && !r.npcols) free(r.pcols), r.pcols = NULL; /* a constant predicate: read as before */
   if (!rc) rc = dml__cdc_init(&r.cdc, t, s, r.b.schema, r.o->codec);
   if (!rc && update && r.b.moves_partitions &&
-      !(rc = dml__router_init(&r.rt, t, s, r.b.schema, r.o->codec, false)))
+      !(rc = dml__router_init(&r.rt, t, s, r.b.schema, r.o->codec, false))) {
     r.routed = true;
+    r.rt.row_tracking = r.rtrack;
+  }
   if (!rc && r.b.pred) rc = ex_skipper_new(&r.sk, r.b.pred, s);
   /* Whole files go only on the exact answer of the partition filter, which takes SQL text:
    * a predicate given as a tree, or one the filter cannot evaluate, reads the files. */
@@ -631,6 +644,7 @@ static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts 
   opt_filter_free(r.pf);
   ex_skipper_free(r.sk);
   dml__bound_free(&r.b);
+  arw_schema_free(r.rts);
   return rc;
 }
 

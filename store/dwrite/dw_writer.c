@@ -21,7 +21,8 @@ struct dw_writer {
   dl_table *t;
   const dl_snapshot *snap;
   const dl_type *root;     /* the table's schema, or cdc_root */
-  dl_type cdc_root;        /* change data: the table's columns and _change_type */
+  dl_type cdc_root;        /* change data: the table's columns and _change_type, or row
+                            * tracking: the table's and the materialized columns */
   dl_field *cdc_fields;
   const char *const *part;
   size_t npart;
@@ -50,19 +51,37 @@ static int64_t now_ms(void) {
 }
 
 static const dl_type DW__STRING = {.kind = DL_TYPE_STRING};
+static const dl_type DW__LONG = {.kind = DL_TYPE_LONG};
 
-/* The table's root type with _change_type appended (fields borrowed from the snapshot). */
-static int cdc_root(dw_writer *w, const dl_type *root) {
-  w->cdc_fields = calloc(root->num_fields + 1, sizeof *w->cdc_fields);
+/* The table's root type with n more nullable columns (names borrowed from the snapshot),
+ * as written under their names also with column mapping. */
+static int extra_root(dw_writer *w, const dl_type *root, const char *const *names,
+                      const dl_type *type, size_t n) {
+  w->cdc_fields = calloc(root->num_fields + n, sizeof *w->cdc_fields);
   if (!w->cdc_fields) return dd_err_set(DD_ENOMEM, "dwrite: out of memory");
   memcpy(w->cdc_fields, root->fields, root->num_fields * sizeof *w->cdc_fields);
-  w->cdc_fields[root->num_fields] = (dl_field){.name = "_change_type", .type = &DW__STRING,
-                                               .nullable = true, .column_mapping_id = -1};
+  for (size_t i = 0; i < n; i++)
+    w->cdc_fields[root->num_fields + i] =
+        (dl_field){.name = names[i], .type = type, .nullable = true, .column_mapping_id = -1,
+                   .physical_name = names[i]};
   w->cdc_root = *root;
   w->cdc_root.fields = w->cdc_fields;
-  w->cdc_root.num_fields = root->num_fields + 1;
+  w->cdc_root.num_fields = root->num_fields + n;
   w->root = &w->cdc_root;
   return 0;
+}
+
+static int cdc_root(dw_writer *w, const dl_type *root) {
+  const char *name = "_change_type";
+  return extra_root(w, root, &name, &DW__STRING, 1);
+}
+
+static int rowtrack_root(dw_writer *w, const dl_type *root) {
+  if (!dl_rowtrack_enabled(w->snap))
+    return dd_err_set(DD_EINVAL, "dwrite: the table does not enable row tracking");
+  const char *names[2] = {dl_snapshot_property(w->snap, DL_RT_ID_COLUMN_KEY),
+                          dl_snapshot_property(w->snap, DL_RT_VERSION_COLUMN_KEY)};
+  return extra_root(w, root, names, &DW__LONG, 2);
 }
 
 static bool mapped(const dl_snapshot *s) {
@@ -86,6 +105,11 @@ int dw_open(dw_writer **out, dl_table *t, const dl_snapshot *s, const arw_schema
   w->snap = s;
   const dl_metadata *md = dl_snapshot_metadata(s);
   w->root = dl_schema_root(dl_snapshot_schema(s));
+  if (w->o.change_data) w->o.row_tracking = false;
+  if (w->o.row_tracking && (rc = rowtrack_root(w, w->root))) {
+    dw_free(w);
+    return rc;
+  }
   if (w->o.change_data) {
     w->o.data_change = false;
     if ((rc = cdc_root(w, w->root))) {

@@ -36,6 +36,9 @@ typedef struct run {
   size_t ndata;
   opt_progress prog;
   int64_t now;
+  bool rtrack;              /* row tracking enabled: the rows keep their ids and commit
+                             * versions (read with the scan, written to the materialized
+                             * columns) */
 } run;
 
 static int64_t clock_ms(void) {
@@ -193,6 +196,7 @@ static int open_writer(run *r, dw_writer **w, const arw_schema *s, const ofile *
   /* a bin's file comes out about the size of its input, at most about the target */
   if (r->target > 0 && r->target < ((int64_t)1 << 32))
     wo.file_bytes_hint = (size_t)r->target + (size_t)r->target / 8;
+  wo.row_tracking = r->rtrack;
   return dw_open(w, r->t, r->s, s, &wo);
 }
 
@@ -242,6 +246,7 @@ static int open_bin_scan(run *r, const bin *bn, const char *const *cols, size_t 
   so.keep_file = keep_bin_file;
   so.keep_ctx = bs;
   so.batch_rows = r->o->batch_rows;
+  so.row_tracking = r->rtrack && !ncols; /* the rows written, not the Z-order sample */
   return scn_open(sc, r->t, r->s, &so);
 }
 
@@ -524,7 +529,7 @@ int opt_run(opt_result *out, dl_table *t, dl_snapshot *s, const opt_opts *opts) 
   out->version = -1;
   out->start_ms = clock_ms();
   opt_opts def = OPT_OPTS_INIT;
-  run r = {.t = t, .s = s, .o = opts ? opts : &def};
+  run r = {.t = t, .s = s, .o = opts ? opts : &def, .rtrack = dl_rowtrack_enabled(s)};
   r.now = r.o->now_ms ? r.o->now_ms : out->start_ms;
   r.target = r.o->target_size;
   const char *prop = dl_snapshot_property(s, "delta.targetFileSize");

@@ -76,6 +76,13 @@ typedef struct scn_opts {
    * SCN_MAX_THREADS), 1 in the caller's thread only (no thread started); larger values
    * are capped at SCN_MAX_THREADS. */
   unsigned threads;
+  /* Row tracking (the table must enable it: dl_rowtrack_enabled): two INT64 columns after
+   * the projected ones, named as the table's materialized row id and row commit version
+   * columns (DL_RT_ID_COLUMN_KEY, DL_RT_VERSION_COLUMN_KEY), holding each row's stable
+   * row id (the file's materialized value, else its baseRowId + the row's physical index
+   * in the file) and stable commit version (materialized, else defaultRowCommitVersion);
+   * null where the file has neither. DD_EINVAL when the table does not enable it. */
+  bool row_tracking;
 } scn_opts;
 #define SCN_OPTS_VERSION 1
 #define SCN_OPTS_INIT {.version = SCN_OPTS_VERSION, .limit = -1}

@@ -74,6 +74,10 @@ typedef struct scn__rg {
 /* Appends the values of bound field b for row group r->rg to batch out (nrows rows for a
  * top-level field). */
 int scn__read_field(scn__rg *r, arw_batch *out, const scn__bind *b, size_t nrows);
+/* Appends nrows INT64 values to field id of out: leaf x's (a top-level INT64 column of the
+ * file, NULL: none) where not null, else first + i * step for row i (first < 0: null). */
+int scn__read_rowtrack(scn__rg *r, arw_batch *out, int id, const pq_field *x, size_t nrows,
+                       int64_t first, int64_t step);
 void scn__rg_free(scn__rg *r);
 
 /* A partition value as nrows copies into field id of out (NULL text: nulls). */
@@ -93,7 +97,9 @@ typedef struct scn__col {
   int arw_id;
   bool partition;
   const char *part_key;  /* key in partitionValues (physical name under column mapping) */
+  int rowtrack;          /* 0, or SCN__RT_ID / SCN__RT_VERSION (scn_opts.row_tracking) */
 } scn__col;
+enum { SCN__RT_ID = 1, SCN__RT_VERSION = 2 };
 
 /* An active file to read, copied from the snapshot at scn_open. */
 typedef struct scn__file {
@@ -103,6 +109,7 @@ typedef struct scn__file {
   dl_dv dv;
   char *dv_text;         /* dv.path_or_inline (copied) */
   int64_t size;          /* add.size (bytes), -1 when unknown */
+  int64_t base_row_id, row_commit_version; /* -1 when absent */
 } scn__file;
 
 /* An opened data file: its footer, the columns bound to it and its deletion vector.
@@ -145,6 +152,7 @@ struct scn_scan {
   arw_schema *schema;
   scn__col *cols;
   size_t ncols;
+  dl_field rt_fields[2]; /* the row tracking columns' fields (scn_opts.row_tracking) */
   char *table_dir;       /* realpath of the table location (NULL in object storage: the
                             table's store confines paths to its root) */
   char **roots;

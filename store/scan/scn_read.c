@@ -290,3 +290,34 @@ int scn__read_field(scn__rg *r, arw_batch *out, const scn__bind *b, size_t nrows
                     after.length - before.length, nrows);
   return rc;
 }
+
+int scn__read_rowtrack(scn__rg *r, arw_batch *out, int id, const pq_field *x, size_t nrows,
+                       int64_t first, int64_t step) {
+  const pq_column *c = NULL;
+  int rc = x ? get_col(r, x->column, &c) : 0;
+  if (rc) return rc;
+  if (c && c->num_levels != nrows)
+    return dd_err_set(DD_ECORRUPT, "scan: column '%s' has %zu values for %zu rows", x->name,
+                      c->num_levels, nrows);
+  int64_t *v = malloc((nrows ? nrows : 1) * sizeof *v);
+  uint8_t *ok = malloc(nrows ? nrows : 1);
+  if (!v || !ok) rc = dd_err_set(DD_ENOMEM, "scan: out of memory");
+  size_t vi = 0;
+  for (size_t i = 0; !rc && i < nrows; i++) {
+    if (c && (!c->def || c->def[i] >= x->max_def)) {
+      if (vi >= c->num_values) {
+        rc = dd_err_set(DD_ECORRUPT, "scan: column '%s' has too few values", x->name);
+        break;
+      }
+      v[i] = c->i64[vi++];
+      ok[i] = 1;
+    } else {
+      v[i] = first >= 0 ? first + (int64_t)i * step : 0;
+      ok[i] = first >= 0;
+    }
+  }
+  if (!rc) rc = arw_append_fixed(out, id, v, nrows, ok);
+  free(v);
+  free(ok);
+  return rc;
+}

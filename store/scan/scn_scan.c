@@ -45,6 +45,8 @@ static int add_file(void *ctx, const dl_file *f) {
   memset(x, 0, sizeof *x);
   size_t pl = packed_len(f->partition_values);
   x->size = f->size;
+  x->base_row_id = f->base_row_id;
+  x->row_commit_version = f->default_row_commit_version;
   x->path = strdup(f->path);
   x->pvals = malloc(pl);
   if (x->pvals) memcpy(x->pvals, f->partition_values, pl);
@@ -176,6 +178,10 @@ int scn__file_open(const scn_scan *s, const scn__file *f, scn__open **out) {
     const scn__col *c = &s->cols[i];
     if (c->partition) continue;
     const pq_field *x = scn__pq_child(root, c->field, s->mode);
+    if (c->rowtrack) {
+      if (x && x->column >= 0 && x->type == PQ_T_INT64 && x->max_rep == 0) o->binds[i].node = x;
+      continue;
+    }
     rc = scn__bind_node(&o->binds[i], s->schema, c->arw_id, c->field->type, x, 0, 0, -1,
                         s->mode);
   }
@@ -236,6 +242,11 @@ int scn__decode_rg(const scn_scan *s, const scn__open *o, size_t rg, int64_t bas
       const char *text = NULL;
       if (!dl_kv_get(f->pvals, c->part_key, &text)) text = NULL;
       rc = scn__append_partition(u->b, c->arw_id, c->field->type, text, n);
+    } else if (c->rowtrack == SCN__RT_ID) {
+      int64_t first = f->base_row_id >= 0 ? f->base_row_id + base : -1;
+      rc = scn__read_rowtrack(r, u->b, c->arw_id, o->binds[i].node, n, first, 1);
+    } else if (c->rowtrack == SCN__RT_VERSION) {
+      rc = scn__read_rowtrack(r, u->b, c->arw_id, o->binds[i].node, n, f->row_commit_version, 0);
     } else {
       rc = scn__read_field(r, u->b, &o->binds[i], n);
     }
@@ -382,11 +393,33 @@ static bool is_partition(const dl_metadata *md, const char *name) {
   return false;
 }
 
+static const dl_type SCN__LONG = {.kind = DL_TYPE_LONG};
+
+/* The row tracking columns after the projected ones (scn_opts.row_tracking). */
+static int setup_rowtrack(scn_scan *s) {
+  if (!dl_rowtrack_enabled(s->snap))
+    return dd_err_set(DD_EINVAL, "scan: the table does not enable row tracking");
+  const char *keys[2] = {DL_RT_ID_COLUMN_KEY, DL_RT_VERSION_COLUMN_KEY};
+  int rc = 0;
+  for (int k = 0; k < 2 && !rc; k++) {
+    const char *name = dl_snapshot_property(s->snap, keys[k]);
+    s->rt_fields[k] = (dl_field){.name = name, .type = &SCN__LONG, .nullable = true,
+                                 .metadata_json = "{}", .column_mapping_id = -1,
+                                 .physical_name = name};
+    scn__col *c = &s->cols[s->ncols];
+    c->field = &s->rt_fields[k];
+    c->rowtrack = k ? SCN__RT_VERSION : SCN__RT_ID;
+    rc = scn_arrow_field(s->schema, ARW_ROOT, name, &SCN__LONG, true, &c->arw_id);
+    if (!rc) s->ncols++;
+  }
+  return rc;
+}
+
 static int setup_columns(scn_scan *s, const scn_opts *o) {
   const dl_type *root = dl_schema_root(dl_snapshot_schema(s->snap));
   const dl_metadata *md = dl_snapshot_metadata(s->snap);
   size_t n = o->num_columns ? o->num_columns : root->num_fields;
-  s->cols = calloc(n ? n : 1, sizeof *s->cols);
+  s->cols = calloc(n + 2, sizeof *s->cols);
   if (!s->cols) return dd_err_set(DD_ENOMEM, "scan: out of memory");
   int rc = arw_schema_new(&s->schema);
   for (size_t i = 0; i < n && !rc; i++) {
@@ -402,7 +435,7 @@ static int setup_columns(scn_scan *s, const scn_opts *o) {
     rc = scn_arrow_field(s->schema, ARW_ROOT, f->name, f->type, true, &c->arw_id);
     if (!rc) s->ncols++;
   }
-  return rc;
+  return rc || !o->row_tracking ? rc : setup_rowtrack(s);
 }
 
 static int setup_roots(scn_scan *s, const scn_opts *o) {
