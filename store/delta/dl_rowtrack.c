@@ -5,7 +5,8 @@
  * it (delta.rowTrackingSuspended), every add a writer made fresh (no baseRowId) gets
  * baseRowId = high-water mark + 1, the mark moving by the add's stats.numRecords, and
  * every add without defaultRowCommitVersion gets the version being written. The mark is
- * the `delta.rowTracking` domain's {"rowIdHighWaterMark": N} (-1 when none): the read
+ * the `delta.rowTracking` domain's {"rowIdHighWaterMark": N} (-1 when none; written with
+ * "domainName" too, as Delta writes it): the read
  * snapshot's, raised by concurrent winners' and by a domain action the caller put in the
  * commit; the commit carries the new mark in one domainMetadata action. Adds that keep
  * their rows' identity (a file re-added with a deletion vector, RESTORE, a shallow clone)
@@ -86,8 +87,9 @@ int dl__rt_assign(json_t *actions, const uint8_t *flags, size_t nflags, int64_t 
       json_object_set_new(add, "defaultRowCommitVersion", json_integer(version));
   }
   if (next - 1 <= hwm && !dom) return 0;
-  char cfg[64];
-  snprintf(cfg, sizeof cfg, "{\"rowIdHighWaterMark\":%lld}", (long long)(next - 1));
+  char cfg[96];
+  snprintf(cfg, sizeof cfg, "{\"rowIdHighWaterMark\":%lld,\"domainName\":\"" DL__RT_DOMAIN "\"}",
+           (long long)(next - 1));
   if (dom) {
     json_object_set_new(dom, "configuration", json_string(cfg));
     json_object_set_new(dom, "removed", json_false());

@@ -16,6 +16,7 @@ VENV = os.environ.get("DD_VENV", os.path.join(h.ROOT, "build-test", "venv"))
 PY = os.path.join(VENV, "bin", "python")
 ROWS_PEER = os.path.join(IT, "peers", "optimize_peer.py")
 DC_PEER = os.path.join(HERE, "dml_connect.py")
+DW_PEER = os.path.join(IT, "dwrite", "dwrite_connect.py")
 DELTACTL = os.environ.get("DELTACTL_BIN", os.path.join(h.ROOT, "build-test", "cmd", "deltactl"))
 RACE = os.environ.get("DML_RACE_BIN", os.path.join(h.ROOT, "build-test", "tests", "integration",
                                                    "dml", "dml_race"))
@@ -101,6 +102,15 @@ def run_client(test, ops):
     """dml_connect.py's results of ops against test's server (TLS with test.certs)."""
     env = dict(os.environ, GRPC_DEFAULT_SSL_ROOTS_FILE_PATH=test.certs.ca_cert)
     p = subprocess.run([PY, DC_PEER, connect_url(test.server), json.dumps(ops)],
+                       capture_output=True, text=True, timeout=900, env=env)
+    test.assertEqual(p.returncode, 0, p.stderr[-3000:])
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def run_dwrite(test, ops):
+    """dwrite/dwrite_connect.py's answers of DataFrame write ops against test's server."""
+    env = dict(os.environ, GRPC_DEFAULT_SSL_ROOTS_FILE_PATH=test.certs.ca_cert)
+    p = subprocess.run([PY, DW_PEER, connect_url(test.server), json.dumps(ops)],
                        capture_output=True, text=True, timeout=900, env=env)
     test.assertEqual(p.returncode, 0, p.stderr[-3000:])
     return json.loads(p.stdout.strip().splitlines()[-1])

@@ -12,7 +12,6 @@ and leaves deltad's table as it was: no file, no commit."""
 import json
 import os
 import shutil
-import subprocess
 import sys
 import unittest
 
@@ -25,7 +24,6 @@ from dml_common import h, q  # noqa: E402
 from spark_judge_client import SparkJudge  # noqa: E402
 import test_delta_connect_client as dcc  # noqa: E402
 
-CLIENT = os.path.join(HERE, "dwrite_connect.py")
 SCHEMA = "x INT, y STRING, p STRING"
 ROWS = [[1, "a", "u"], [2, "b", "u"], [3, None, "v"], [None, "d", None]]
 MORE = [[7, "g", "w"], [8, "h", "u"]]
@@ -77,11 +75,7 @@ class DwriteSpark(dcc.DeltaConnectClient):
         return os.path.join(self.tmp, tag + "-dd"), os.path.join(self.tmp, tag + "-spark")
 
     def client(self, ops):
-        env = dict(os.environ, GRPC_DEFAULT_SSL_ROOTS_FILE_PATH=self.certs.ca_cert)
-        p = subprocess.run([c.PY, CLIENT, c.connect_url(self.server), json.dumps(ops)],
-                           capture_output=True, text=True, timeout=900, env=env)
-        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
-        return json.loads(p.stdout.strip().splitlines()[-1])
+        return c.run_dwrite(self, ops)
 
     @staticmethod
     def bind(ops, path):

@@ -87,6 +87,14 @@ static dl_snapshot *latest(dl_table *t) {
   return s;
 }
 
+/* *s replaced by the latest snapshot, its files' ids in *sn. */
+static void reread(dl_table *t, dl_snapshot **s, seen *sn) {
+  dl_snapshot_free(*s);
+  *s = latest(t);
+  sn->n = 0;
+  dl_snapshot_files(*s, seen_cb, sn);
+}
+
 static void test_assign_and_keep(void **state) {
   (void)state;
   dl_table *t = NULL;
@@ -101,10 +109,8 @@ static void test_assign_and_keep(void **state) {
   int64_t v = -1;
   assert_int_equal(dl_txn_commit(x, NULL, &v), 0);
   dl_txn_free(x);
-  dl_snapshot_free(s);
-  s = latest(t);
   seen sn = {0};
-  dl_snapshot_files(s, seen_cb, &sn);
+  reread(t, &s, &sn);
   assert_int_equal(base_of(&sn, "a.parquet"), 0);
   assert_int_equal(base_of(&sn, "b.parquet"), 3);
   assert_int_equal(ver_of(&sn, "a.parquet"), 1);
@@ -120,10 +126,7 @@ static void test_assign_and_keep(void **state) {
   assert_int_equal(dl_txn_add_file(x, &c), 0);
   assert_int_equal(dl_txn_commit(x, NULL, &v), 0);
   dl_txn_free(x);
-  dl_snapshot_free(s);
-  s = latest(t);
-  sn.n = 0;
-  dl_snapshot_files(s, seen_cb, &sn);
+  reread(t, &s, &sn);
   assert_int_equal(base_of(&sn, "a.parquet"), 0);
   assert_int_equal(ver_of(&sn, "a.parquet"), 1);
   assert_int_equal(base_of(&sn, "c.parquet"), 5);
@@ -161,10 +164,8 @@ static void test_race_reassigns(void **state) {
   assert_int_equal(v, 2);
   dl_txn_free(x);
   dl_txn_free(y);
-  dl_snapshot_free(s);
-  s = latest(t);
   seen sn = {0};
-  dl_snapshot_files(s, seen_cb, &sn);
+  reread(t, &s, &sn);
   assert_int_equal(base_of(&sn, "a.parquet"), 0);
   assert_int_equal(base_of(&sn, "b.parquet"), 4);
   assert_int_equal(ver_of(&sn, "b.parquet"), 2);
@@ -189,10 +190,8 @@ static void test_suspended_and_unsupported(void **state) {
     int64_t v = -1;
     assert_int_equal(dl_txn_commit(x, NULL, &v), 0);
     dl_txn_free(x);
-    dl_snapshot_free(s);
-    s = latest(t);
     seen sn = {0};
-    dl_snapshot_files(s, seen_cb, &sn);
+    reread(t, &s, &sn);
     assert_int_equal(base_of(&sn, "a.parquet"), -1);
     assert_int_equal(ver_of(&sn, "a.parquet"), -1);
     assert_int_equal(dl_snapshot_num_domains(s), 0);
