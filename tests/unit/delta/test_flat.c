@@ -60,6 +60,7 @@ static int line_cb(void *ctx, const dl_file *f) {
     dd_buf_printf(&b, "|dv %c %s %lld %d %lld %lld", f->dv->storage_type, f->dv->path_or_inline,
                   (long long)f->dv->offset, f->dv->size_in_bytes, (long long)f->dv->cardinality,
                   (long long)f->dv->max_row_index);
+  dd_buf_printf(&b, "|rows %lld %lld", (long long)f->base_row_id, (long long)f->default_row_commit_version);
   push_line(l, b.p);
   return 0;
 }
@@ -200,7 +201,8 @@ static void commit_files(dl_table *t, int from, int to, bool remove_first) {
     dl_file f = {.path = path, .size = 1000 + i, .modification_time = 1700000000000 + i,
                  .data_change = i % 2, .stats = i % 3 ? "{\"numRecords\":10}" : NULL,
                  .partition_values = pv, .tags = i % 6 == 0 ? tags : NULL, .deletion_timestamp = -1,
-                 .base_row_id = -1, .default_row_commit_version = -1, .dv = i % 5 == 2 ? &dv : NULL};
+                 .base_row_id = i % 4 ? -1 : i * 10, .default_row_commit_version = i % 4 ? -1 : 7,
+                 .dv = i % 5 == 2 ? &dv : NULL};
     assert_int_equal(dl_txn_add_file(x, &f), 0);
   }
   if (remove_first) {
@@ -280,6 +282,11 @@ static void test_written_checkpoint(void **state) {
   const char *v = NULL;
   assert_int_equal(dl_kv_get(f.partition_values, "p", &v), 1);
   assert_string_equal(v, "v2");
+  assert_int_equal(f.base_row_id, -1);
+  f = (dl_file){.path = "p=v3/f-8.parquet"}; /* row tracking's ids */
+  assert_int_equal(dl_snapshot_files(s, find_cb, &f), 1);
+  assert_int_equal(f.base_row_id, 80);
+  assert_int_equal(f.default_row_commit_version, 7);
   f = (dl_file){.path = "p=v4/f-9.parquet"}; /* null partition value, no stats */
   assert_int_equal(dl_snapshot_files(s, find_cb, &f), 1);
   assert_null(f.stats);
