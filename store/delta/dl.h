@@ -337,7 +337,10 @@ typedef struct dl_commit_opts {
 #define DL_COMMIT_OPTS_INIT {.operation = "WRITE", .max_retries = 100, .checkpoint = true}
 
 /* Commits; *out_version gets the version written. DD_ECONFLICT on a logical conflict or
- * when retries run out. The txn cannot be committed twice. */
+ * when retries run out. The txn cannot be committed twice. When the protocol supports row
+ * tracking, adds given without baseRowId / defaultRowCommitVersion (-1) get fresh ones at
+ * each attempt, and the commit moves the delta.rowTracking high-water mark (DD_EINVAL for
+ * such an add without stats.numRecords). */
 int dl_txn_commit(dl_txn *txn, const dl_commit_opts *opts, int64_t *out_version);
 
 /* Writes a classic single-file checkpoint of s plus _last_checkpoint. */

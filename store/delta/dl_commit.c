@@ -8,6 +8,7 @@
  * one of our appIds, any data change when we read the whole table, a concurrent create).
  * Without a conflict we retry at the next version (bounded), else fail with DD_ECONFLICT.
  * The commitInfo goes first and carries the in-commit timestamp when the table enables it.
+ * Row tracking's fresh ids and commit versions are assigned at each attempt (dl_rowtrack.c).
  * After a commit at a multiple of delta.checkpointInterval a checkpoint is written and the
  * log cleaned up (failures there do not fail the commit). */
 #include <stdatomic.h>
