@@ -283,8 +283,26 @@ static int target_ref(ex_node **out, const char *col, bool plain) {
   return rc;
 }
 
-/* v (bound over s) as a value of target column i: cast when the types differ. */
-static int out_value(ex_node **out, dml__mplan *p, size_t i, ex_node *v, const arw_schema *s) {
+/* A nested value v (bound over s: probe) of another shape than nested target column id: a
+ * struct rebuilt by field name, other kinds refused; *v unchanged when the shapes agree. */
+static int struct_by_name(ex_node **v, const dml__mplan *p, int id, const ex_node *probe,
+                          const arw_schema *s, const dml_merge_opts *o, bool keep_target) {
+  int sid = ex_column_field(probe);
+  if (sid < 0) return 0; /* not a column: bound as it is */
+  ex_node *keep = NULL, *nv = NULL;
+  bool rebuilt = false;
+  int rc = keep_target ? target_ref(&keep, arw_field_name(p->tb.schema, id), false) : 0;
+  if (!rc) rc = dml__merge_struct_value(&nv, &rebuilt, p->tb.schema, id, *v, s, sid, o->schema_evolution, keep);
+  ex_free(keep);
+  if (!rc && rebuilt) ex_free(*v), *v = nv;
+  return rc;
+}
+
+/* v (bound over s) as a value of target column i: cast when the types differ; a struct of
+ * another shape rebuilt by field name (keep_target: UPDATE SET *, whose missing fields keep
+ * the target's). */
+static int out_value(ex_node **out, dml__mplan *p, size_t i, ex_node *v, const arw_schema *s,
+                     const dml_merge_opts *o, bool keep_target) {
   int id = arw_schema_column(p->tb.schema, i);
   const char *name = arw_field_name(p->tb.schema, id);
   ex_type to = ex_type_of_arrow(p->tb.schema, id);
@@ -292,6 +310,8 @@ static int out_value(ex_node **out, dml__mplan *p, size_t i, ex_node *v, const a
   int rc = ex_bind(&probe, v, s, NULL);
   bool same = !rc && ex_type_equal(ex_result_type(probe), to);
   bool null_lit = !rc && ex_result_type(probe).id == EX_T_NULL;
+  if (!rc && same && (to.id == EX_T_STRUCT || to.id == EX_T_ARRAY || to.id == EX_T_MAP))
+    rc = struct_by_name(&v, p, id, probe, s, o, keep_target);
   ex_free(probe);
   if (!rc && !same && !null_lit && (to.id == EX_T_STRUCT || to.id == EX_T_ARRAY || to.id == EX_T_MAP))
     rc = dd_err_set(DD_EINVAL, "MERGE: a value of another type cannot be assigned to the nested column %s", name);
@@ -382,7 +402,9 @@ static int bind_clause(dml__mplan *p, dml__mclause *m, const dml_merge_opts *o,
   m->outs = calloc(p->tb.ncols + 1, sizeof *m->outs);
   if (!vals || !m->outs) return free(vals), dml__oom();
   rc = clause_values(vals, p, o, c, nm);
-  for (size_t i = 0; i < p->tb.ncols && !rc; i++) rc = out_value(&m->outs[i], p, i, vals[i], s), vals[i] = NULL;
+  bool keep = c->action == DML_MERGE_UPDATE_STAR;
+  for (size_t i = 0; i < p->tb.ncols && !rc; i++)
+    rc = out_value(&m->outs[i], p, i, vals[i], s, o, keep), vals[i] = NULL;
   for (size_t i = 0; i < p->tb.ncols; i++) ex_free(vals[i]);
   free(vals);
   return rc;

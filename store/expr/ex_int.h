@@ -131,6 +131,10 @@ extern const ex__fn ex__fns_arith[]; /* ex_fn_arith.c; ended by a NULL name */
 extern const ex__fn ex__fns_str[];   /* ex_fn_str.c */
 extern const ex__fn ex__fns_more[];  /* ex_fn_more.c */
 extern const ex__fn ex__fns_round[]; /* ex_fn_round.c */
+/* Struct-building calls (ex_fn_more.c): named_struct and the internal EX__STRUCT_OF (a
+ * name no SQL text can spell), built by ex_eval into a STRUCT field (ex_eval.c). */
+#define EX__STRUCT_OF EX_FN_STRUCT_OF
+bool ex__is_struct_call(const ex_node *e);
 /* *out (type t, n rows): row i copied from vals[pick[i]], null where pick[i] < 0 or that
  * row is null. */
 int ex__gather(ex__vec *out, ex_type t, ex__vec *vals, const int *pick, size_t n);

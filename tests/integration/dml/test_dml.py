@@ -405,6 +405,17 @@ def split_top(text):
     return out
 
 
+# DD_DML_PART: "merge" runs only the MERGE and random tests (integration.dml_merge), "core"
+# the others (integration.dml): two ctest entries that run side by side; unset, all.
+PART = os.environ.get("DD_DML_PART", "")
+if PART:
+    if PART not in ("core", "merge"):
+        raise SystemExit("DD_DML_PART must be core or merge, not %r" % PART)
+    for _name in [n for n in dir(Dml) if n.startswith("test_")]:
+        if _name.startswith(("test_merge", "test_random")) != (PART == "merge"):
+            setattr(Dml, _name, None)
+
+
 if __name__ == "__main__":
     print("DD_DML_SEED=%d" % SEED, flush=True)
     h.main()
