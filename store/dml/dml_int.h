@@ -27,6 +27,29 @@ typedef struct dml__bound {
   char **cons_name, **cons_sql;
 } dml__bound;
 
+/* Assignments to fields of struct columns (dml_nested_set.c), gathered for one UPDATE or
+ * MERGE clause. */
+typedef struct dml__nset_item dml__nset_item;
+typedef struct dml__nset {
+  dml__nset_item *v;
+  size_t n;
+} dml__nset;
+/* Adds the assignment of value (borrowed) to text (`s.a`, `s.n.c`: a field path in a struct
+ * column of ts, parts plain or `quoted`): *col its column. *whole when text names a column
+ * itself (nothing added); *col SIZE_MAX when it names none. DD_EINVAL for a field the
+ * struct lacks (FIELD_NOT_FOUND), a path through an array or map, or one that conflicts
+ * with an earlier assignment (DELTA_CONFLICT_SET_COLUMN). */
+int dml__nset_resolve(dml__nset *ns, const arw_schema *ts, const char *text, const ex_node *value,
+                      size_t *col, bool *whole);
+/* The text of a nested assignment to column col (the first), NULL when there is none. */
+const char *dml__nset_first(const dml__nset *ns, size_t col);
+/* Column col's new value (unbound): its struct with the assigned fields replaced; ref the
+ * column's name parts in the schema bs the values are bound over; pred (unbound, may be
+ * NULL) the rows the assignments apply to (the others keep their value). */
+int dml__nset_value(ex_node **out, const dml__nset *ns, size_t col, const arw_schema *ts,
+                    const char *const *ref, size_t nref, const arw_schema *bs, const ex_node *pred);
+void dml__nset_free(dml__nset *ns);
+
 /* Binds what opts asks (assignments only when update) against snapshot s. DD_EINVAL for
  * an unknown column, a non-boolean predicate, a bad assignment. */
 int dml__bind(dml__bound *b, const dl_snapshot *s, const dml_opts *o, bool update);

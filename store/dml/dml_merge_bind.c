@@ -5,6 +5,7 @@
 #include "store/dml/dml_merge_int.h"
 
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -321,33 +322,95 @@ static int out_value(ex_node **out, dml__mplan *p, size_t i, ex_node *v, const a
   return rc ? dd_err_wrap(rc, "MERGE: the value of %s", name) : 0;
 }
 
-static int assigned_col(const dml__mplan *p, const dml_merge_opts *o, const char *col, size_t *i) {
+/* The target column an assignment names (qualified by the target's alias or not): *i, or
+ * SIZE_MAX when no top-level column has that name; *rest the name without the alias. */
+static void assigned_col(const dml__mplan *p, const dml_merge_opts *o, const char *col, size_t *i,
+                         const char **rest) {
   const char *name = col, *dot = strchr(col, '.');
   if (dot && o->target_alias && (size_t)(dot - col) == strlen(o->target_alias) &&
       !strncasecmp(col, o->target_alias, (size_t)(dot - col)))
     name = dot + 1;
+  *rest = name;
   for (size_t k = 0; k < p->tb.ncols; k++)
-    if (!strcasecmp(arw_field_name(p->tb.schema, arw_schema_column(p->tb.schema, k)), name)) return *i = k, 0;
-  return dd_err_set(DD_EINVAL, "MERGE: [DELTA_MISSING_SET_COLUMN] column `%s` not found in the target", col);
+    if (!strcasecmp(arw_field_name(p->tb.schema, arw_schema_column(p->tb.schema, k)), name)) {
+      *i = k;
+      return;
+    }
+  *i = SIZE_MAX;
+}
+
+static int conflict(const char *a, const char *b) {
+  return dd_err_set(DD_EINVAL, "MERGE: [DELTA_CONFLICT_SET_COLUMN] There is a conflict from these SET "
+                    "columns: [`%s`, `%s`].", a, b);
+}
+
+typedef struct owned {
+  ex_node **v;
+  size_t n;
+} owned;
+
+/* One explicit assignment: into vals[i] for a top-level column, into ns (its value kept in
+ * held) for a field inside a struct column (not in an INSERT: ins). */
+static int assign_one(ex_node **vals, dml__nset *ns, owned *held, const dml__mplan *p,
+                      const dml_merge_opts *o, const dml_assignment *as, const names *nm,
+                      int allowed, bool plain, bool ins) {
+  size_t i = 0;
+  const char *name = NULL;
+  int used = 0, rc = 0;
+  if (!as->column || !as->value) return dd_err_set(DD_EINVAL, "MERGE: an assignment needs a column and a value");
+  assigned_col(p, o, as->column, &i, &name);
+  if (i != SIZE_MAX) {
+    if (vals[i])
+      return dd_err_set(DD_EINVAL, "MERGE: [DUPLICATE_ASSIGNMENTS] The columns or variables `%s` appear "
+                        "more than once as assignment targets.", as->column);
+    if (dml__nset_first(ns, i)) return conflict(dml__nset_first(ns, i), name);
+    return rw(&vals[i], as->value, nm, allowed, plain, &used);
+  }
+  ex_node *v = NULL, **grown = realloc(held->v, (held->n + 1) * sizeof *grown);
+  if (!grown) return dml__oom();
+  held->v = grown;
+  if ((rc = rw(&v, as->value, nm, allowed, plain, &used))) return rc;
+  held->v[held->n++] = v;
+  bool whole = false;
+  rc = dml__nset_resolve(ns, p->tb.schema, name, v, &i, &whole);
+  if (!rc && whole) { /* a quoted column name */
+    held->v[--held->n] = NULL;
+    if (vals[i] || dml__nset_first(ns, i)) return ex_free(v), dd_err_set(DD_EINVAL, "MERGE: [DUPLICATE_ASSIGNMENTS] "
+                                          "The column `%s` is assigned more than once.", as->column);
+    return vals[i] = v, 0;
+  }
+  if (!rc && i != SIZE_MAX && ins)
+    return dd_err_set(DD_EINVAL, "MERGE: an INSERT cannot assign `%s`, a field of a struct column: assign "
+                      "the whole column", as->column);
+  if (!rc && i == SIZE_MAX)
+    return dd_err_set(DD_EINVAL, "MERGE: [DELTA_MISSING_SET_COLUMN] column `%s` not found in the target", as->column);
+  if (!rc && vals[i]) rc = conflict(arw_field_name(p->tb.schema, arw_schema_column(p->tb.schema, i)), name);
+  return rc;
 }
 
 /* The new value expressions (unbound, [ncols]) of an UPDATE / INSERT clause. */
 static int clause_values(ex_node **vals, const dml__mplan *p, const dml_merge_opts *o,
                          const dml_merge_clause *c, const names *nm) {
-  int allowed, rc = 0, used = 0;
+  int allowed, rc = 0;
   bool plain, star = c->action == DML_MERGE_UPDATE_STAR || c->action == DML_MERGE_INSERT_STAR;
   const arw_schema *s;
   clause_side(p, c->kind, &allowed, &plain, &s);
-  for (size_t a = 0; !star && a < c->num_assignments && !rc; a++) {
-    size_t i = 0;
-    if (!c->assignments[a].column || !c->assignments[a].value)
-      return dd_err_set(DD_EINVAL, "MERGE: an assignment needs a column and a value");
-    if ((rc = assigned_col(p, o, c->assignments[a].column, &i))) break;
-    if (vals[i])
-      return dd_err_set(DD_EINVAL, "MERGE: [DUPLICATE_ASSIGNMENTS] The columns or variables `%s` appear "
-                        "more than once as assignment targets.", c->assignments[a].column);
-    rc = rw(&vals[i], c->assignments[a].value, nm, allowed, plain, &used);
+  dml__nset ns = {0};
+  owned held = {0};
+  for (size_t a = 0; !star && a < c->num_assignments && !rc; a++)
+    rc = assign_one(vals, &ns, &held, p, o, &c->assignments[a], nm, allowed, plain,
+                    c->kind == DML_MERGE_NOT_MATCHED);
+  for (size_t i = 0; i < p->tb.ncols && !rc; i++) {
+    if (vals[i] || !dml__nset_first(&ns, i)) continue;
+    ex_node *ref = NULL;
+    size_t nref = 0;
+    rc = target_ref(&ref, arw_field_name(p->tb.schema, arw_schema_column(p->tb.schema, i)), plain);
+    if (!rc) rc = dml__nset_value(&vals[i], &ns, i, p->tb.schema, ex_column_parts(ref, &nref), 1, s, NULL);
+    ex_free(ref);
   }
+  dml__nset_free(&ns);
+  for (size_t k = 0; k < held.n; k++) ex_free(held.v[k]);
+  free(held.v);
   for (size_t i = 0; i < p->tb.ncols && !rc; i++) {
     const char *col = arw_field_name(p->tb.schema, arw_schema_column(p->tb.schema, i));
     if (vals[i]) continue;

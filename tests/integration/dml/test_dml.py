@@ -59,6 +59,10 @@ TABLES = {
              ["(1, named_struct('a', 1, 'b', 'one'), array(named_struct('a', 1))), (2, NULL, NULL)"], "",
              "TBLPROPERTIES ('delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2', "
              "'delta.minWriterVersion' = '5')"),
+    # nested structs (assignments to their fields), NULL structs at both levels
+    "st2": ("x INT, s STRUCT<a: INT, b: STRING, n: STRUCT<c: INT, d: INT>>",
+            ["(1, named_struct('a', 1, 'b', 'one', 'n', named_struct('c', 1, 'd', 2))), (2, NULL), "
+             "(3, named_struct('a', 3, 'b', 'three', 'n', NULL))"], "", ""),
     "chk": ("x INT NOT NULL, y STRING", ["(5, 'a'), (6, 'b')", "(1, 'c'), (2, 'd')"], "", ""),
     "ao": ("x INT, y STRING", ["(1, 'a')"], "", "TBLPROPERTIES ('delta.appendOnly' = 'true')"),
 }
@@ -288,6 +292,56 @@ class Dml(MergeCases, RandomCases, dcc.DeltaConnectClient):
         if spark:  # Spark refuses it too
             with self.assertRaises(SparkJudgeError):
                 self.judge.sql(spark.format(t=q(b)))
+
+    def test_nested_fields(self):
+        """Assignments to fields inside struct columns (UPDATE SET s.a = ..., s.n.c = ...,
+        MERGE ... UPDATE SET t.s.b = ...) through the client and SQL, vs Spark on a copy:
+        the struct is rebuilt with the other fields kept, made where it was NULL, and left
+        alone in rows the condition does not match. A missing field and conflicting SETs
+        are refused as Delta refuses them, nothing written."""
+        stmts = [
+            "UPDATE {t} SET s.a = 99, s.n.c = 7 WHERE x IN (1, 2)",
+            "UPDATE {t} SET s.n = named_struct('c', 10, 'd', 20), s.b = upper(s.b) WHERE x >= 2",
+            "UPDATE {t} SET s.b = concat(s.b, '!')",
+            # a whole struct under a condition (once refused: `if` of structs)
+            "UPDATE {t} SET s = named_struct('a', 0, 'b', 'z', 'n', NULL) WHERE x = 3",
+            "MERGE INTO {t} t USING {src} src "
+            "ON t.x = src.x WHEN MATCHED AND src.x = 1 THEN UPDATE SET t.s.b = 'merged', s.n.d = src.v "
+            "WHEN MATCHED THEN UPDATE SET s.n.c = src.v WHEN NOT MATCHED THEN INSERT (x) VALUES (src.x)",
+        ]
+        src = os.path.join(self.tmp, "nested-src")
+        if not os.path.exists(src):
+            c.make_table(self.judge, src, "x INT, v INT", ["(1, 500), (2, 600), (9, 900)"])
+        ops, plan = [], []
+        for st in stmts:
+            a, b = self.pair("st2")
+            ops.append({"kind": "sql", "sql": st.format(t=q(a), src=q(src))})
+            plan.append((a, b, st.format(t=q(b), src=q(src))))
+        a, b = self.pair("st2")
+        ops.append({"kind": "update", "path": a, "cond": "x <> 1", "set": {"s.n.d": "x * 100"}})
+        plan.append((a, b, "UPDATE {t} SET s.n.d = x * 100 WHERE x <> 1".format(t=q(b))))
+        bad = [("UPDATE {t} SET s.zz = 5", "FIELD_NOT_FOUND"),
+               ("UPDATE {t} SET s.a = 5, s = NULL", "DELTA_CONFLICT_SET_COLUMN"),
+               ("UPDATE {t} SET s.n.c = 1, s.n = NULL", "DELTA_CONFLICT_SET_COLUMN")]
+        befores = []
+        for st, _ in bad:
+            a, b = self.pair("st2")
+            befores.append((a, c.tree(a)))
+            ops.append({"kind": "sql", "sql": st.format(t=q(a))})
+        got = self.client(ops)
+        for (a, b, spark), res in zip(plan, got):
+            self.assertIn("ok", res, "%s: %s" % (spark, res))
+            want = self.judge.sql(spark)
+            self.assertEqual(c.affected(res["ok"]), c.affected(want), spark)
+            self.assert_same(a, b, spark, readers=False)
+            self.assertEqual(c.peer_rows(a)["deltalake"], c.peer_rows(b)["deltalake"], spark)
+        for (st, text), (a, before), res in zip(bad, befores, got[len(plan):]):
+            with self.assertRaises(SparkJudgeError) as e:
+                self.judge.sql(st.format(t=q(os.path.join(self.base, "st2"))))
+            self.assertIn(text, str(e.exception), st)
+            self.assertIn("error", res, st)
+            self.assertIn(text, res["error"], st)
+            self.assertEqual(c.tree(a), before, st)
 
     def test_bad_input(self):
         self.assert_refused("plain", ["delete", "--where", "z > 1"], "INVALID_ARGUMENT",

@@ -410,6 +410,29 @@ static void test_named_struct(void **state) {
   free(t);
   arw_batch_free(ob);
   arw_schema_free(os);
+  /* if/when of structs: each row from the branch it takes (into a field shaped as st) */
+  ex_node *col = NULL, *cb = NULL, *w = NULL, *wb = NULL;
+  assert_int_equal(ex_parse(&col, "st", 2, NULL), 0);
+  assert_int_equal(ex_bind(&cb, col, F.s, NULL), 0);
+  const char *ws = "if(i > 1, st, named_struct('x', i * 10, 'Y', 'z'))";
+  assert_int_equal(ex_parse(&w, ws, strlen(ws), NULL), 0);
+  assert_int_equal(ex_bind(&wb, w, F.s, NULL), 0);
+  assert_int_equal(arw_schema_new(&os), 0);
+  assert_int_equal(ex_add_field(os, ARW_ROOT, "r", cb, &id), 0);
+  assert_int_equal(arw_batch_new(&ob, os), 0);
+  assert_int_equal(ex_eval(wb, F.b, ob, id), 0);
+  /* i: 1, 2, NULL, -5; st: {1,'p'}, NULL, {NULL,'r'}, {4,NULL} */
+  assert_int_equal(arw_batch_view(ob, id, &v), 0);
+  assert_true(arw_view_valid(&v, 0) && !arw_view_valid(&v, 1) && arw_view_valid(&v, 2));
+  t = child_text(ob, id, 0, EX_T_INT);
+  assert_string_equal(t, "int:10|NULL|NULL|-50");
+  free(t);
+  t = child_text(ob, id, 1, EX_T_STRING);
+  assert_string_equal(t, "string:z|NULL|z|z");
+  free(t);
+  arw_batch_free(ob);
+  arw_schema_free(os);
+  ex_free(col), ex_free(cb), ex_free(w), ex_free(wb);
   static const want bad[] = {
       {"named_struct('a', 1, 'b')", "~ERR INVALID_ARGUMENT: [WRONG_NUM_ARGS]"},
       {"named_struct(s, 1)", "~ERR INVALID_ARGUMENT: [DATATYPE_MISMATCH.CREATE_NAMED_STRUCT_WITHOUT_FOLDABLE_STRING]"},
