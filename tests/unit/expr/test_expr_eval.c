@@ -368,6 +368,23 @@ static char *child_text(const arw_batch *ob, int id, int k, ex_type_id t) {
   return fx_column_text(ob, arw_field_child(arw_batch_schema(ob), id, k), (ex_type){.id = t});
 }
 
+/* A two-field struct result: valid in rows 0 and 2, NULL in row 1, its children's text
+ * c0 and c1; frees ob and os. */
+static void check_pair(arw_batch *ob, arw_schema *os, int id, ex_type_id t0, const char *c0,
+                       ex_type_id t1, const char *c1) {
+  arw_view v;
+  assert_int_equal(arw_batch_view(ob, id, &v), 0);
+  assert_true(arw_view_valid(&v, 0) && !arw_view_valid(&v, 1) && arw_view_valid(&v, 2));
+  char *t = child_text(ob, id, 0, t0);
+  assert_string_equal(t, c0);
+  free(t);
+  t = child_text(ob, id, 1, t1);
+  assert_string_equal(t, c1);
+  free(t);
+  arw_batch_free(ob);
+  arw_schema_free(os);
+}
+
 static void test_named_struct(void **state) {
   (void)state;
   arw_schema *os;
@@ -400,16 +417,7 @@ static void test_named_struct(void **state) {
   assert_int_equal(ex_new_cast(&args[4], x, (ex_type){.id = EX_T_LONG}), 0);
   assert_int_equal(ex_new_call(&call, EX_FN_STRUCT_OF, args, 5), 0);
   ob = struct_result(&os, &id, NULL, call);
-  assert_int_equal(arw_batch_view(ob, id, &v), 0);
-  assert_true(arw_view_valid(&v, 0) && !arw_view_valid(&v, 1) && arw_view_valid(&v, 2));
-  t = child_text(ob, id, 0, EX_T_STRING);
-  assert_string_equal(t, "string:p|NULL|r|NULL");
-  free(t);
-  t = child_text(ob, id, 1, EX_T_LONG);
-  assert_string_equal(t, "bigint:1|NULL|NULL|4");
-  free(t);
-  arw_batch_free(ob);
-  arw_schema_free(os);
+  check_pair(ob, os, id, EX_T_STRING, "string:p|NULL|r|NULL", EX_T_LONG, "bigint:1|NULL|NULL|4");
   /* if/when of structs: each row from the branch it takes (into a field shaped as st) */
   ex_node *col = NULL, *cb = NULL, *w = NULL, *wb = NULL;
   assert_int_equal(ex_parse(&col, "st", 2, NULL), 0);
@@ -422,16 +430,7 @@ static void test_named_struct(void **state) {
   assert_int_equal(arw_batch_new(&ob, os), 0);
   assert_int_equal(ex_eval(wb, F.b, ob, id), 0);
   /* i: 1, 2, NULL, -5; st: {1,'p'}, NULL, {NULL,'r'}, {4,NULL} */
-  assert_int_equal(arw_batch_view(ob, id, &v), 0);
-  assert_true(arw_view_valid(&v, 0) && !arw_view_valid(&v, 1) && arw_view_valid(&v, 2));
-  t = child_text(ob, id, 0, EX_T_INT);
-  assert_string_equal(t, "int:10|NULL|NULL|-50");
-  free(t);
-  t = child_text(ob, id, 1, EX_T_STRING);
-  assert_string_equal(t, "string:z|NULL|z|z");
-  free(t);
-  arw_batch_free(ob);
-  arw_schema_free(os);
+  check_pair(ob, os, id, EX_T_INT, "int:10|NULL|NULL|-50", EX_T_STRING, "string:z|NULL|z|z");
   ex_free(col), ex_free(cb), ex_free(w), ex_free(wb);
   static const want bad[] = {
       {"named_struct('a', 1, 'b')", "~ERR INVALID_ARGUMENT: [WRONG_NUM_ARGS]"},
