@@ -324,11 +324,15 @@ extern int shr_query_table(dd_call *, const ProtobufCMessage *, ProtobufCMessage
 extern int shr_get_table_changes(dd_call *, const ProtobufCMessage *, ProtobufCMessage **);
 
 const dd_method dd_sharing_methods[] = {
-    SHR_M("ListShares", shr_list_shares, list_shares_request, list_shares_response, DD_METHOD_QUICK),
+    SHR_M("ListShares", shr_list_shares, list_shares_request,
+          list_shares_response, DD_METHOD_QUICK),
     SHR_M("GetShare", shr_get_share, get_share_request, get_share_response, DD_METHOD_QUICK),
-    SHR_M("ListSchemas", shr_list_schemas, list_schemas_request, list_schemas_response, DD_METHOD_QUICK),
-    SHR_M("ListTables", shr_list_tables, list_tables_request, list_tables_response, DD_METHOD_QUICK),
-    SHR_M("ListAllTables", shr_list_all_tables, list_all_tables_request, list_tables_response, DD_METHOD_QUICK),
+    SHR_M("ListSchemas", shr_list_schemas, list_schemas_request,
+          list_schemas_response, DD_METHOD_QUICK),
+    SHR_M("ListTables", shr_list_tables, list_tables_request,
+          list_tables_response, DD_METHOD_QUICK),
+    SHR_M("ListAllTables", shr_list_all_tables, list_all_tables_request,
+          list_tables_response, DD_METHOD_QUICK),
     SHR_M("GetTableVersion", shr_get_table_version, get_table_version_request,
           get_table_version_response, 0),
     SHR_M("GetTableMetadata", shr_get_table_metadata, get_table_metadata_request, table_line,
