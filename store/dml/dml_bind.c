@@ -140,6 +140,33 @@ static int set_one(dml__bound *b, const dl_snapshot *s, const dml_assignment *as
   return assignment(b, s, i, as->value, pred);
 }
 
+/* Identity columns keep their values; generated columns the statement does not assign
+ * are computed from the new values of the columns they read (when it assigns one). */
+static int generated(dml__bound *b, const dl_snapshot *s, const dml_opts *o, const ex_node *pred) {
+  ex_node **given = calloc(b->ncols + 1, sizeof *given);
+  if (!given) return dml__oom();
+  for (size_t a = 0; a < o->num_assignments; a++)
+    for (size_t i = 0; i < b->ncols; i++)
+      if (!strcasecmp(arw_field_name(b->schema, arw_schema_column(b->schema, i)), o->assignments[a].column))
+        given[i] = (ex_node *)o->assignments[a].value; /* read only */
+  int rc = 0;
+  for (size_t i = 0; i < b->ncols && !rc; i++) {
+    const char *name = arw_field_name(b->schema, arw_schema_column(b->schema, i));
+    const dl_field *f = dl_schema_field(dl_snapshot_schema(s), name);
+    ex_node *gen = NULL, *v = NULL;
+    bool touched = false;
+    if (dml__identity(f) && b->assigned[i])
+      rc = dd_err_set(DD_EINVAL, "UPDATE: [DELTA_IDENTITY_COLUMNS_UPDATE_NOT_SUPPORTED] UPDATE on IDENTITY "
+                      "column %s is not supported.", name);
+    if (!rc && !b->assigned[i]) rc = dml__gen_parse(&gen, f);
+    if (!rc && gen) rc = dml__gen_value(&v, &touched, gen, b->schema, given);
+    if (!rc && touched) rc = assignment(b, s, i, v, pred), b->assigned[i] = true;
+    ex_free(gen), ex_free(v);
+  }
+  free(given);
+  return rc;
+}
+
 static int bind_assignments(dml__bound *b, const dl_snapshot *s, const dml_opts *o,
                             const ex_node *pred) {
   if (!o->num_assignments) return dd_err_set(DD_EINVAL, "UPDATE: at least one SET assignment is required");
@@ -166,6 +193,7 @@ static int bind_assignments(dml__bound *b, const dl_snapshot *s, const dml_opts 
     ex_free(v);
   }
   dml__nset_free(&ns);
+  if (!rc) rc = generated(b, s, o, pred);
   for (size_t i = 0; i < b->ncols && !rc; i++) {
     if (b->assigned[i]) continue;
     ex_node *c = NULL;
@@ -198,7 +226,7 @@ int dml__bind_constraints(dml__bound *b, const dl_snapshot *s) {
                              b->cons_name[i], v);
     ex_free(e);
   }
-  return rc;
+  return rc ? rc : dml__gen_constraints(b, s);
 }
 
 int dml__bind(dml__bound *b, const dl_snapshot *s, const dml_opts *o, bool update) {

@@ -50,6 +50,18 @@ int dml__nset_value(ex_node **out, const dml__nset *ns, size_t col, const arw_sc
                     const char *const *ref, size_t nref, const arw_schema *bs, const ex_node *pred);
 void dml__nset_free(dml__nset *ns);
 
+/* Generated and identity columns (dml_generated.c). */
+bool dml__identity(const dl_field *f);
+/* f's generation expression parsed (unbound), NULL when f is not a generated column. */
+int dml__gen_parse(ex_node **out, const dl_field *f);
+/* gen with each reference to a column i of ts that has a value vals[i] (unbound, may be
+ * NULL: the reference stays) replaced by CAST(vals[i] AS its type); *touched when one was. */
+int dml__gen_value(ex_node **out, bool *touched, const ex_node *gen, const arw_schema *ts,
+                   ex_node *const *vals);
+/* Appends the CHECK constraint "Generated Column (g <=> (expr))" of every generated column
+ * of s to b's constraints. */
+int dml__gen_constraints(dml__bound *b, const dl_snapshot *s);
+
 /* Binds what opts asks (assignments only when update) against snapshot s. DD_EINVAL for
  * an unknown column, a non-boolean predicate, a bad assignment. */
 int dml__bind(dml__bound *b, const dl_snapshot *s, const dml_opts *o, bool update);
@@ -100,9 +112,6 @@ bool dml__prop_true(const dl_snapshot *s, const char *key);
 bool dml__use_dv(const dl_snapshot *s);
 /* The protocol and delta.appendOnly (unless append_only_ok). */
 int dml__check_table(const dl_snapshot *s, const char *op, bool append_only_ok);
-/* DD_EUNSUPPORTED naming the column when s has a generated or identity column (rows that
- * UPDATE or MERGE write would need it computed; DELETE copies rows as they are). */
-int dml__no_generated(const dl_snapshot *s, const char *op);
 /* Whether f is a generated or identity column (its metadata says so). */
 bool dml__generated(const dl_field *f);
 /* A scan of the one file path of snapshot s: the columns named (NULL: every column), with

@@ -511,8 +511,7 @@ static int set_metadata(dl_txn *x, const dl_snapshot *e) {
 }
 
 static int check_table(const mrun *r) {
-  int rc = dml__check_table(r->s, "MERGE", !r->p.has_matched && !r->p.has_nmbs);
-  return rc ? rc : dml__no_generated(r->s, "MERGE");
+  return dml__check_table(r->s, "MERGE", !r->p.has_matched && !r->p.has_nmbs);
 }
 
 int dml_merge(dml_merge_result *out, dl_table *t, dl_snapshot *s, const dml_merge_opts *opts) {

@@ -364,6 +364,9 @@ static int assign_one(ex_node **vals, dml__nset *ns, owned *held, const dml__mpl
       return dd_err_set(DD_EINVAL, "MERGE: [DUPLICATE_ASSIGNMENTS] The columns or variables `%s` appear "
                         "more than once as assignment targets.", as->column);
     if (dml__nset_first(ns, i)) return conflict(dml__nset_first(ns, i), name);
+    if (p->identity[i] && !ins)
+      return dd_err_set(DD_EINVAL, "MERGE: [DELTA_IDENTITY_COLUMNS_UPDATE_NOT_SUPPORTED] UPDATE on IDENTITY "
+                        "column %s is not supported.", name);
     return rw(&vals[i], as->value, nm, allowed, plain, &used);
   }
   ex_node *v = NULL, **grown = realloc(held->v, (held->n + 1) * sizeof *grown);
@@ -414,6 +417,11 @@ static int clause_values(ex_node **vals, const dml__mplan *p, const dml_merge_op
   for (size_t i = 0; i < p->tb.ncols && !rc; i++) {
     const char *col = arw_field_name(p->tb.schema, arw_schema_column(p->tb.schema, i));
     if (vals[i]) continue;
+    if (p->identity[i] && c->kind != DML_MERGE_NOT_MATCHED) { /* kept, even by UPDATE SET * */
+      rc = target_ref(&vals[i], col, plain);
+      continue;
+    }
+    if (p->gen[i] && !star) continue; /* computed below (`*` takes it from the source, as Delta) */
     if (star) {
       const char *sc = find_col(p->ss, col);
       if (!sc && o->schema_evolution) { /* Delta: UPDATE keeps the target's value, INSERT NULL */
@@ -438,6 +446,11 @@ static int clause_values(ex_node **vals, const dml__mplan *p, const dml_merge_op
       rc = target_ref(&vals[i], col, plain);
     }
   }
+  /* generated columns not given: from the other columns' new values */
+  for (size_t i = 0; i < p->tb.ncols && !rc; i++) {
+    bool touched = false;
+    if (!vals[i] && p->gen[i]) rc = dml__gen_value(&vals[i], &touched, p->gen[i], p->tb.schema, vals);
+  }
   return rc;
 }
 
@@ -450,6 +463,11 @@ static int bind_clause(dml__mplan *p, dml__mclause *m, const dml_merge_opts *o,
   if (ins != (c->kind == DML_MERGE_NOT_MATCHED) ||
       (c->kind == DML_MERGE_NOT_MATCHED_BY_SOURCE && c->action == DML_MERGE_UPDATE_STAR))
     return dd_err_set(DD_EINVAL, "MERGE: %s clauses cannot have this action", kind_name(c->kind));
+  for (size_t i = 0; ins && i < p->tb.ncols; i++)
+    if (p->identity[i])
+      return dd_err_set(DD_EUNSUPPORTED, "MERGE: inserting rows into a table with the IDENTITY column %s is "
+                        "not supported by deltad yet (it does not hand out identity values): run this MERGE "
+                        "with Spark", arw_field_name(p->tb.schema, arw_schema_column(p->tb.schema, i)));
   m->kind = c->kind;
   m->action = c->action;
   clause_side(p, c->kind, &allowed, &plain, &s);
@@ -508,6 +526,14 @@ int dml__mplan_bind(dml__mplan *p, const dl_snapshot *s, const dml_merge_opts *o
   if (!rc) rc = pair_side(p, p->ss, DML__SPFX, &p->fill_s);
   names nm = {p->tb.schema, p->ss, o->target_alias, o->source_alias};
   if (!rc) rc = bind_on(p, &nm, o);
+  if (!rc && (!(p->gen = calloc(p->tb.ncols + 1, sizeof *p->gen)) ||
+              !(p->identity = calloc(p->tb.ncols + 1, sizeof *p->identity))))
+    rc = dml__oom();
+  for (size_t i = 0; i < p->tb.ncols && !rc; i++) {
+    const dl_field *f = dl_schema_field(dl_snapshot_schema(s), arw_field_name(p->tb.schema, arw_schema_column(p->tb.schema, i)));
+    p->identity[i] = dml__identity(f);
+    rc = dml__gen_parse(&p->gen[i], f);
+  }
   if (!rc && !o->num_clauses) rc = dd_err_set(DD_EINVAL, "MERGE: at least one WHEN clause is required");
   if (!rc && !(p->cl = calloc(o->num_clauses, sizeof *p->cl))) rc = dml__oom();
   size_t nmatched = 0;
@@ -550,6 +576,8 @@ void dml__mplan_free(dml__mplan *p) {
   ex_free(p->skip);
   free(p->on_sql);
   free(p->not_null);
+  free_nodes(p->gen, p->tb.ncols);
+  free(p->identity);
   arw_schema_free(p->ps);
   dml__bound_free(&p->tb);
   memset(p, 0, sizeof *p);

@@ -45,6 +45,8 @@ typedef struct dml__mplan {
   bool has_matched, has_nmbs, has_insert;
   bool multi_ok;              /* the only WHEN MATCHED clause is an unconditional DELETE */
   bool *not_null;             /* [tb.ncols] NOT NULL target columns */
+  ex_node **gen;              /* [tb.ncols] generation expressions (unbound), NULL: none */
+  bool *identity;             /* [tb.ncols] identity columns */
 } dml__mplan;
 
 /* Schema evolution (dml_merge_evolve.c): *out the snapshot s with the target's schema

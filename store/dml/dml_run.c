@@ -584,7 +584,6 @@ static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts 
   r.now = r.o->now_ms ? r.o->now_ms : dml__wall_ms();
   r.use_dv = dml__use_dv(s);
   int rc = dml__check_table(s, op_name(&r), false);
-  if (!rc && update) rc = dml__no_generated(s, "UPDATE");
   if (!rc) rc = dml__bind(&r.b, s, r.o, update);
   if (!rc && r.b.pred && (r.o->predicate || r.o->predicate_sql)) rc = collect_cols(&r, r.b.pred);
   if (!rc && !r.npcols) free(r.pcols), r.pcols = NULL; /* a constant predicate: read as before */

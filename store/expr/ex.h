@@ -120,6 +120,10 @@ typedef struct ex_node ex_node;
 void ex_free(ex_node *e);
 /* A deep copy. */
 int ex_clone(ex_node **out, const ex_node *e);
+/* A deep copy of unbound e with each column reference col given by fn: *out its
+ * replacement (owned by the copy), or left NULL to copy col as it is. */
+typedef int (*ex_column_fn)(ex_node **out, const ex_node *col, void *ctx);
+int ex_map_columns(ex_node **out, const ex_node *e, ex_column_fn fn, void *ctx);
 
 /* Constructors. Strings are copied. */
 int ex_new_literal(ex_node **out, const ex_value *v);

@@ -296,6 +296,22 @@ fail:
   return rc;
 }
 
+int ex_map_columns(ex_node **out, const ex_node *e, ex_column_fn fn, void *ctx) {
+  *out = NULL;
+  if (e->kind == EX_COLUMN) {
+    int rc = fn(out, e, ctx);
+    return rc || *out ? rc : ex_clone(out, e);
+  }
+  int rc = ex_clone(out, e);
+  for (size_t i = 0; i < e->nargs && !rc; i++) {
+    ex_free((*out)->args[i]);
+    (*out)->args[i] = NULL;
+    rc = ex_map_columns(&(*out)->args[i], e->args[i], fn, ctx);
+  }
+  if (rc) ex_free(*out), *out = NULL;
+  return rc;
+}
+
 /* ---- inspection ---- */
 
 ex_kind ex_node_kind(const ex_node *e) { return e->kind; }

@@ -17,6 +17,7 @@ import tempfile
 import unittest
 
 import dml_common as c
+from dml_column_cases import ColumnCases
 from dml_merge_cases import MergeCases
 from test_dml_random import SEED, RandomCases
 from dml_common import h, q
@@ -91,7 +92,7 @@ TYPE_OPS = [
 ]
 
 
-class Dml(MergeCases, RandomCases, dcc.DeltaConnectClient):
+class Dml(ColumnCases, MergeCases, RandomCases, dcc.DeltaConnectClient):
     test_real_client = None  # test_delta_connect_client.py's own test runs there
 
     @classmethod
@@ -200,26 +201,6 @@ class Dml(MergeCases, RandomCases, dcc.DeltaConnectClient):
             self.assertEqual(c.affected(res), c.affected(want), stmt)
             self.assert_same(a, b, stmt, readers=False)
 
-    def test_generated_columns(self):
-        """A table with a generated column (DAT's generated_columns, written by Spark):
-        UPDATE is refused, naming the column (deltad does not compute generated values, and
-        UPDATE SET creation = ... wrote a value its generation expression does not give);
-        DELETE copies rows as they are."""
-        fix = os.path.realpath(os.environ.get("DD_FIXTURES", os.path.join(h.ROOT, "..", "shared", "fixtures")))
-        src = os.path.join(fix, "dat", "reader_tests", "generated", "generated_columns", "delta")
-        a, b = os.path.join(self.tmp, "gen-a"), os.path.join(self.tmp, "gen-b")
-        shutil.copytree(src, a)
-        shutil.copytree(src, b)
-        err = c.deltactl(["update", a, "--set", "creation=date'2000-01-01'", "--where", "int = 25"], expect=1)
-        self.assertIn("generated or identity column", err)
-        self.assertIn("creation", err)
-        # (Spark checks the generation expression on rows it copies too, and this one is
-        # CAST(now() AS DATE): its DELETE fails here, so Spark judges the rows instead)
-        before = c.spark_rows(self.judge, b)
-        self.assertEqual(c.affected(c.deltactl(["delete", a, "--where", "int = 25"])), [1])
-        self.assertEqual(c.spark_rows(self.judge, a), [r for r in before if json.loads(r)["int"] != 25])
-        self.assertEqual(len(c.spark_rows(self.judge, a)), len(before) - 1)
-
     def test_update_moves_partitions(self):
         """UPDATE of the partition column: the rows move to their new partition, as in Spark
         (copy-on-write, deletion vectors, column mapping; to a new partition and to null)."""
@@ -292,56 +273,6 @@ class Dml(MergeCases, RandomCases, dcc.DeltaConnectClient):
         if spark:  # Spark refuses it too
             with self.assertRaises(SparkJudgeError):
                 self.judge.sql(spark.format(t=q(b)))
-
-    def test_nested_fields(self):
-        """Assignments to fields inside struct columns (UPDATE SET s.a = ..., s.n.c = ...,
-        MERGE ... UPDATE SET t.s.b = ...) through the client and SQL, vs Spark on a copy:
-        the struct is rebuilt with the other fields kept, made where it was NULL, and left
-        alone in rows the condition does not match. A missing field and conflicting SETs
-        are refused as Delta refuses them, nothing written."""
-        stmts = [
-            "UPDATE {t} SET s.a = 99, s.n.c = 7 WHERE x IN (1, 2)",
-            "UPDATE {t} SET s.n = named_struct('c', 10, 'd', 20), s.b = upper(s.b) WHERE x >= 2",
-            "UPDATE {t} SET s.b = concat(s.b, '!')",
-            # a whole struct under a condition (once refused: `if` of structs)
-            "UPDATE {t} SET s = named_struct('a', 0, 'b', 'z', 'n', NULL) WHERE x = 3",
-            "MERGE INTO {t} t USING {src} src "
-            "ON t.x = src.x WHEN MATCHED AND src.x = 1 THEN UPDATE SET t.s.b = 'merged', s.n.d = src.v "
-            "WHEN MATCHED THEN UPDATE SET s.n.c = src.v WHEN NOT MATCHED THEN INSERT (x) VALUES (src.x)",
-        ]
-        src = os.path.join(self.tmp, "nested-src")
-        if not os.path.exists(src):
-            c.make_table(self.judge, src, "x INT, v INT", ["(1, 500), (2, 600), (9, 900)"])
-        ops, plan = [], []
-        for st in stmts:
-            a, b = self.pair("st2")
-            ops.append({"kind": "sql", "sql": st.format(t=q(a), src=q(src))})
-            plan.append((a, b, st.format(t=q(b), src=q(src))))
-        a, b = self.pair("st2")
-        ops.append({"kind": "update", "path": a, "cond": "x <> 1", "set": {"s.n.d": "x * 100"}})
-        plan.append((a, b, "UPDATE {t} SET s.n.d = x * 100 WHERE x <> 1".format(t=q(b))))
-        bad = [("UPDATE {t} SET s.zz = 5", "FIELD_NOT_FOUND"),
-               ("UPDATE {t} SET s.a = 5, s = NULL", "DELTA_CONFLICT_SET_COLUMN"),
-               ("UPDATE {t} SET s.n.c = 1, s.n = NULL", "DELTA_CONFLICT_SET_COLUMN")]
-        befores = []
-        for st, _ in bad:
-            a, b = self.pair("st2")
-            befores.append((a, c.tree(a)))
-            ops.append({"kind": "sql", "sql": st.format(t=q(a))})
-        got = self.client(ops)
-        for (a, b, spark), res in zip(plan, got):
-            self.assertIn("ok", res, "%s: %s" % (spark, res))
-            want = self.judge.sql(spark)
-            self.assertEqual(c.affected(res["ok"]), c.affected(want), spark)
-            self.assert_same(a, b, spark, readers=False)
-            self.assertEqual(c.peer_rows(a)["deltalake"], c.peer_rows(b)["deltalake"], spark)
-        for (st, text), (a, before), res in zip(bad, befores, got[len(plan):]):
-            with self.assertRaises(SparkJudgeError) as e:
-                self.judge.sql(st.format(t=q(os.path.join(self.base, "st2"))))
-            self.assertIn(text, str(e.exception), st)
-            self.assertIn("error", res, st)
-            self.assertIn(text, res["error"], st)
-            self.assertEqual(c.tree(a), before, st)
 
     def test_bad_input(self):
         self.assert_refused("plain", ["delete", "--where", "z > 1"], "INVALID_ARGUMENT",
