@@ -45,11 +45,6 @@ int dml__check_table(const dl_snapshot *s, const char *op, bool append_only_ok) 
   return 0;
 }
 
-bool dml__generated(const dl_field *f) {
-  const char *m = f ? f->metadata_json : NULL;
-  return m && (strstr(m, "\"delta.generationExpression\"") || strstr(m, "\"delta.identity."));
-}
-
 int dml__reserve(void **v, size_t *cap, size_t n, size_t size) {
   if (n < *cap) return 0;
   size_t c = *cap ? *cap * 2 : 16;

@@ -112,8 +112,6 @@ bool dml__prop_true(const dl_snapshot *s, const char *key);
 bool dml__use_dv(const dl_snapshot *s);
 /* The protocol and delta.appendOnly (unless append_only_ok). */
 int dml__check_table(const dl_snapshot *s, const char *op, bool append_only_ok);
-/* Whether f is a generated or identity column (its metadata says so). */
-bool dml__generated(const dl_field *f);
 /* A scan of the one file path of snapshot s: the columns named (NULL: every column), with
  * threads decode threads (0: the scan's default). */
 int dml__open_scan(struct scn_scan **sc, dl_table *t, dl_snapshot *s, const char *path,

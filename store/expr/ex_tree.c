@@ -195,16 +195,17 @@ int ex_new_call(ex_node **out, const char *fn, ex_node **args, size_t nargs) {
   return 0;
 }
 
+/* arg is taken, even on failure (*out is then NULL: ex_new_cast(&v, v, t) is safe). */
 static int new_unary(ex_node **out, ex_kind kind, ex_node *arg) {
   ex_node *e = NULL;
   int rc = ex__node_new(&e, kind);
   if (rc) {
     ex_free(arg);
-    return rc;
+    return *out = NULL, rc;
   }
   if ((rc = ex__set_args(e, &arg, 1))) {
     ex_free(e);
-    return rc;
+    return *out = NULL, rc;
   }
   *out = e;
   return 0;
