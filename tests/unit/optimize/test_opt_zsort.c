@@ -72,7 +72,7 @@ static void sort_grid(sink *out, size_t run_bytes, int64_t rows, size_t *runs) {
   assert_int_equal(arw_batch_new(&b, s), 0);
   const char *names[] = {"x", "y"};
   opt__zsort *z;
-  assert_int_equal(opt__zs_new(&z, s, names, 2, run_bytes, "/tmp"), 0);
+  assert_int_equal(opt__zs_new(&z, s, names, 2, false, run_bytes, "/tmp"), 0);
   for (int64_t at = 0; at < rows; at += 1000) {
     grid_rows(b, x, y, v, at, at + 1000 < rows ? at + 1000 : rows);
     int rc = opt__zs_add(z, b);
