@@ -1,6 +1,7 @@
 /* dop_cluster.c: liquid clustering's table state. A table is clustered when its protocol
  * has the `clustering` writer feature; its clustering columns are in the `delta.clustering`
- * domain as {"clusteringColumns": [["part", ...], ...]} (each column a path of physical
+ * domain as {"clusteringColumns": [["part", ...], ...], "domainName": "delta.clustering"}
+ * (as Delta writes it; each column a path of physical
  * names when column mapping is on; a plain string per column is read too, as PROTOCOL.md's
  * example writes it). ALTER TABLE ... CLUSTER BY (c, ...) | NONE rewrites that domain, as
  * Delta's AlterTableClusterByDeltaCommand does: operation "CLUSTER BY" with parameters
@@ -175,7 +176,7 @@ static int commit_cluster_by(dl_table *t, dl_snapshot *s, const char *const *phy
   dop__proto_from(&p, dl_snapshot_protocol(s));
   json_t *cols = json_array();
   for (size_t i = 0; cols && i < n; i++) json_array_append_new(cols, json_pack("[s]", phys[i]));
-  json_t *cj = cols ? json_pack("{s:o}", "clusteringColumns", cols) : NULL;
+  json_t *cj = cols ? json_pack("{s:o,s:s}", "clusteringColumns", cols, "domainName", CLUSTER_DOMAIN) : NULL;
   char *cfg = cj ? json_dumps(cj, JSON_COMPACT) : NULL;
   json_decref(cj);
   char *was = joined(old, nold), *now = joined(logical, n);

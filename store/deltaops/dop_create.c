@@ -157,7 +157,7 @@ int dop_create(dop_result **out, const dop_create_opts *o) {
     json_t *cols = json_array();
     for (size_t i = 0; i < o->num_clustering_columns; i++)
       json_array_append_new(cols, json_pack("[s]", o->clustering_columns[i]));
-    char *cfg = dump(json_pack("{s:o}", "clusteringColumns", cols));
+    char *cfg = dump(json_pack("{s:o,s:s}", "clusteringColumns", cols, "domainName", "delta.clustering"));
     rc = cfg ? dl_txn_set_domain(txn, "delta.clustering", cfg, false) : DOP_OOM();
     free(cfg);
     if (rc) goto cleanup;

@@ -1,0 +1,279 @@
+#!/usr/bin/python3
+"""test_cluster.py: liquid clustering. Spark with Delta (the judge) makes a clustered table
+(CREATE TABLE ... CLUSTER BY (a, b)) of many small files; deltad's OPTIMIZE (deltactl
+--local, the SQL statement and the Delta Connect client's optimize().executeCompaction()
+over deltad's Spark Connect service) clusters one copy and Spark's OPTIMIZE another:
+ - the rows are the same multiset (Spark, delta-rs and DuckDB read deltad's result);
+ - Spark's DESCRIBE HISTORY shows deltad's commit with clusterBy, zOrderBy, auto, isFull;
+ - the new adds carry clusteringProvider "liquid" and the ZCube tags, and Spark treats them
+   as its own: its OPTIMIZE after deltad's finds nothing to do; it appends after deltad;
+ - the files are clustered: the share of output file pairs whose (a, b) boxes of min/max
+   overlap is far below the input's, and about Spark's own;
+ - incremental as Delta: a second OPTIMIZE does nothing, new files bring the small ZCube
+   along; after ALTER TABLE CLUSTER BY (b) a plain OPTIMIZE leaves files clustered by the
+   old columns and FULL reclusters them (file counts compared with Spark's on a twin);
+ - ZORDER BY, WHERE and FULL on a table without clustering columns fail as Spark's do;
+ - ALTER TABLE CLUSTER BY / NONE and CREATE TABLE ... CLUSTER BY run through deltad and
+   Spark's DESCRIBE DETAIL shows the clusteringColumns.
+One deltad (TLS, for the Spark Connect client) and one judge for the class."""
+import glob
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dd_harness as h  # noqa: E402
+from spark_judge_client import SparkJudge, SparkJudgeError  # noqa: E402
+from tls_certs import Certs  # noqa: E402
+
+VENV = os.environ.get("DD_VENV", os.path.join(h.ROOT, "build-test", "venv"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+CLIENT = os.path.join(HERE, "peers", "spark_query_client.py")
+PEER = os.path.join(HERE, "peers", "optimize_peer.py")
+DELTACTL = os.environ.get("DELTACTL_BIN", os.path.join(h.ROOT, "build-test", "cmd", "deltactl"))
+APPENDS = 12
+
+
+def q(path):
+    return "delta.`%s`" % path
+
+
+def peer(req):
+    p = subprocess.run([os.path.join(VENV, "bin", "python"), PEER, json.dumps(req)],
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        raise AssertionError("optimize_peer failed: %s" % p.stderr[-2000:])
+    out = json.loads(p.stdout)
+    if "error" in out:
+        raise AssertionError("optimize_peer: %s" % out["error"])
+    return out
+
+
+def overlap(boxes):
+    """The share of file pairs whose (a, b) boxes intersect."""
+    pairs = list(itertools.combinations(boxes, 2))
+    if not pairs:
+        return 0.0
+    hit = sum(1 for x, y in pairs
+              if x[0] <= y[1] and y[0] <= x[1] and x[2] <= y[3] and y[2] <= x[3])
+    return hit / len(pairs)
+
+
+class Cluster(h.ServerTest):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="dd-cluster-")
+        cls.certs = Certs(cls.tmp)
+        cert, key = cls.certs.server("srv", 4242)
+        cls.server_args = ["--tls-cert-file", cert, "--tls-key-file", key]
+        cls.server_curl_args = ["--cacert", cls.certs.ca_cert]
+        super().setUpClass()
+        try:
+            cls.judge = SparkJudge()
+            cls.base = os.path.join(cls.tmp, "base")
+            cls.judge.sql("CREATE TABLE %s (a INT, b INT, s STRING, d DOUBLE) USING DELTA "
+                          "CLUSTER BY (a, b)" % q(cls.base))
+            for i in range(APPENDS):  # one small file each, a and b spread over the square
+                cls.judge.sql("INSERT INTO %s SELECT /*+ REPARTITION(1) */ CAST(rand(%d) * 10000 AS INT), "
+                              "CAST(rand(%d) * 10000 AS INT), CONCAT('r', CAST(id AS STRING)), "
+                              "rand(%d) FROM range(1500)" % (q(cls.base), i, 100 + i, 200 + i))
+        except Exception:
+            super().tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            cls.judge.close()
+            super().tearDownClass()
+        finally:
+            shutil.rmtree(cls.tmp, True)
+
+    # ---- helpers ----
+
+    def copy(self, name):
+        dst = os.path.join(self.tmp, name)
+        shutil.copytree(self.base, dst)
+        return dst
+
+    def optimize(self, path, *args, expect=0):
+        cmd = [DELTACTL, "--output", "jsonl", "table", "optimize", path, "--local"] + list(args)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        self.assertEqual(p.returncode, expect, p.stderr)
+        if expect:
+            return p.stderr
+        m = json.loads(p.stdout.splitlines()[0])["metrics"]
+        return json.loads(m) if isinstance(m, str) else m
+
+    def client(self, cases, **vars_):
+        port = self.server.grpc_target.rsplit(":", 1)[1]
+        url = "sc://127.0.0.1:%s/;use_ssl=true;token=%s" % (port, self.server.token)
+        spec = {"vars": vars_, "cases": [{"id": k, "code": v} for k, v in cases]}
+        path = os.path.join(self.tmp, "cases.json")
+        with open(path, "w") as f:
+            json.dump(spec, f)
+        env = dict(os.environ, GRPC_DEFAULT_SSL_ROOTS_FILE_PATH=self.certs.ca_cert)
+        p = subprocess.run([os.path.join(VENV, "bin", "python"), CLIENT, url, path],
+                           capture_output=True, text=True, timeout=600, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        return json.loads(p.stdout.strip().splitlines()[-1])
+
+    def rows(self, path, version=None):
+        return sorted(json.dumps(r, sort_keys=True) for r in self.judge.read(path, version=version))
+
+    def history(self, path):
+        return self.judge.sql("DESCRIBE HISTORY %s LIMIT 1" % q(path))[0]
+
+    def version(self, path):
+        return self.history(path)["version"]
+
+    def boxes(self, path):
+        return [(r["a0"], r["a1"], r["b0"], r["b1"]) for r in self.judge.sql(
+            "SELECT _metadata.file_path AS f, min(a) AS a0, max(a) AS a1, min(b) AS b0, "
+            "max(b) AS b1 FROM %s GROUP BY 1" % q(path))]
+
+    def adds(self, path, version):
+        with open(os.path.join(path, "_delta_log", "%020d.json" % version)) as f:
+            acts = [json.loads(line) for line in f if line.strip()]
+        return [a["add"] for a in acts if "add" in a]
+
+    def detail_columns(self, path):
+        return self.judge.sql("DESCRIBE DETAIL %s" % q(path))[0]["clusteringColumns"]
+
+    def spark_optimize(self, path, tail=""):
+        return self.judge.sql("OPTIMIZE %s%s" % (q(path), tail))[0]["metrics"]
+
+    # ---- tests ----
+
+    def test_optimize_clusters(self):
+        dd, sp = self.copy("dd"), self.copy("sp")
+        v0 = self.version(dd)
+        size = sum(os.path.getsize(f) for f in glob.glob(os.path.join(dd, "*.parquet")))
+        target = size // 6
+        m = self.optimize(dd, "--target-size", str(target))
+        self.assertEqual(m["numFilesRemoved"], APPENDS)
+        self.assertGreaterEqual(m["numFilesAdded"], 5)
+        self.assertEqual(self.rows(dd), self.rows(self.base))
+        hist = self.history(dd)
+        self.assertEqual((hist["operation"], hist["version"]), ("OPTIMIZE", v0 + 1))
+        params = hist["operationParameters"]
+        self.assertEqual(params["clusterBy"], '["a","b"]')
+        self.assertEqual((params["zOrderBy"], params["predicate"], params["auto"], params["isFull"]),
+                         ("[]", "[]", "false", "false"))
+        adds = self.adds(dd, v0 + 1)
+        self.assertEqual(len(adds), m["numFilesAdded"])
+        self.assertEqual({a["clusteringProvider"] for a in adds}, {"liquid"})
+        self.assertEqual({a["tags"]["ZCUBE_ZORDER_BY"] for a in adds}, {'["a","b"]'})
+        self.assertEqual(len({a["tags"]["ZCUBE_ID"] for a in adds}), 1)  # one ZCube
+        for a in adds:  # clustering columns must have stats
+            st = json.loads(a["stats"])
+            self.assertIn("a", st["minValues"])
+            self.assertIn("b", st["maxValues"])
+        # clustered: output boxes overlap far less than the input's, about as Spark's do
+        before, after = overlap(self.boxes(self.base)), overlap(self.boxes(dd))
+        self.judge.sql("SET spark.databricks.delta.optimize.maxFileSize = %d" % target)
+        try:
+            sm = self.spark_optimize(sp)
+        finally:
+            self.judge.sql("RESET spark.databricks.delta.optimize.maxFileSize")
+        spark_after = overlap(self.boxes(sp))
+        print("overlap of (a, b) boxes: input %.3f, deltad %.3f (%d files), Spark %.3f (%d files)"
+              % (before, after, m["numFilesAdded"], spark_after, sm["numFilesAdded"]), file=sys.stderr)
+        self.assertGreater(before, 0.9)
+        self.assertLess(after, 0.45)
+        self.assertLess(after, spark_after + 0.2)
+        self.assertEqual(self.rows(sp), self.rows(dd))
+        # delta-rs and DuckDB read deltad's result as they read the input
+        got, want = peer({"op": "rows", "path": dd}), peer({"op": "rows", "path": dd, "version": v0})
+        self.assertEqual(got["deltalake"], want["deltalake"])
+        self.assertEqual(got["duckdb"], want["deltalake"])
+        self.assertEqual(got["files"], m["numFilesAdded"])
+        # incremental: nothing new, nothing to do (deltad's and Spark's OPTIMIZE alike)
+        m2 = self.optimize(dd, "--target-size", str(target))
+        self.assertEqual((m2["numFilesRemoved"], m2["numFilesAdded"]), (0, 0))
+        self.assertEqual(self.version(dd), v0 + 1)
+        self.assertEqual(self.spark_optimize(dd)["numFilesRemoved"], 0)
+        # Spark appends after deltad; the new file brings the small ZCube along
+        self.judge.sql("INSERT INTO %s VALUES (1, 2, 'new', 0.5)" % q(dd))
+        m3 = self.optimize(dd, "--target-size", str(target))
+        self.assertEqual(m3["numFilesRemoved"], m["numFilesAdded"] + 1)
+        self.assertEqual(len(self.judge.read(dd, where="s = 'new'")), 1)
+        self.assertEqual(self.spark_optimize(dd)["numFilesRemoved"], 0)
+
+    def test_sql_alter_full_and_refusals(self):
+        dd, sp = self.copy("alt_dd"), self.copy("alt_sp")
+        new = os.path.join(self.tmp, "created")
+        got = self.client([
+            ("zorder", "spark.sql('OPTIMIZE delta.`%s` ZORDER BY (a)' % T).collect()"),
+            ("where", "spark.sql('OPTIMIZE delta.`%s` WHERE a > 1' % T).collect()"),
+            ("dc", "int(DeltaTable.forPath(spark, T).optimize().executeCompaction().toPandas()"
+                   ".to_dict('records')[0]['metrics']['numFilesRemoved'])"),
+            ("alter", "spark.sql('ALTER TABLE delta.`%s` CLUSTER BY (b)' % T).collect()"),
+            ("plain", "int(spark.sql('OPTIMIZE delta.`%s`' % T).toPandas().to_dict('records')[0]"
+                      "['metrics']['numFilesRemoved'])"),
+            ("full", "int(spark.sql('OPTIMIZE delta.`%s` FULL' % T).toPandas().to_dict('records')[0]"
+                     "['metrics']['numFilesRemoved'])"),
+            ("none", "spark.sql('ALTER TABLE delta.`%s` CLUSTER BY NONE' % T).collect()"),
+            ("full_none", "spark.sql('OPTIMIZE delta.`%s` FULL' % T).collect()"),
+            ("create", "spark.sql(\"CREATE TABLE delta.`%s` (k INT, v STRING) USING DELTA "
+                       "CLUSTER BY (k)\" % NEW).collect()"),
+        ], T=dd, NEW=new)
+        self.assertIn("[DELTA_CLUSTERING_WITH_ZORDER_BY] OPTIMIZE command for Delta table with "
+                      "clustering cannot specify ZORDER BY. Please remove ZORDER BY (a).",
+                      got["zorder"].get("error", ""))
+        self.assertIn("[DELTA_CLUSTERING_WITH_PARTITION_PREDICATE] OPTIMIZE command for Delta table "
+                      "with clustering doesn't support partition predicates. Please remove the "
+                      "predicates: a > 1.", got["where"].get("error", ""))
+        self.assertIn("[DELTA_OPTIMIZE_FULL_NOT_SUPPORTED]", got["full_none"].get("error", ""))
+        for k in ("dc", "alter", "plain", "full", "none", "create"):
+            self.assertNotIn("error", got[k], k)
+        # the same sequence on Spark's twin: the same files rewritten at each step
+        with self.assertRaises(SparkJudgeError):
+            self.spark_optimize(sp, " ZORDER BY (a)")
+        spark = [self.spark_optimize(sp)["numFilesRemoved"]]
+        self.judge.sql("ALTER TABLE %s CLUSTER BY (b)" % q(sp))
+        spark.append(self.spark_optimize(sp)["numFilesRemoved"])
+        spark.append(self.spark_optimize(sp, " FULL")["numFilesRemoved"])
+        self.assertEqual([got["dc"]["value"], got["plain"]["value"], got["full"]["value"]], spark)
+        self.assertEqual(spark, [APPENDS, 0, 1])
+        # Spark reads deltad's history and detail
+        hist = self.judge.sql("DESCRIBE HISTORY %s" % q(dd))
+        ops = [(r["operation"], r["operationParameters"]) for r in hist[:3]]  # plain: no commit
+        self.assertEqual(ops[0], ("CLUSTER BY", {"oldClusteringColumns": "b", "newClusteringColumns": ""}))
+        self.assertEqual(ops[1][0], "OPTIMIZE")
+        self.assertEqual((ops[1][1]["clusterBy"], ops[1][1]["isFull"]), ('["b"]', "true"))
+        self.assertEqual(ops[2], ("CLUSTER BY", {"oldClusteringColumns": "a,b", "newClusteringColumns": "b"}))
+        self.assertEqual(self.detail_columns(dd), [])
+        self.assertEqual(self.rows(dd), self.rows(self.base))
+        self.assertEqual(self.detail_columns(new), ["k"])
+        # Spark writes to and clusters the table deltad created
+        self.judge.sql("INSERT INTO %s VALUES (2, 'x'), (1, 'y')" % q(new))
+        self.judge.sql("INSERT INTO %s VALUES (3, 'z')" % q(new))
+        files = self.judge.sql("DESCRIBE DETAIL %s" % q(new))[0]["numFiles"]
+        self.assertGreaterEqual(files, 2)
+        self.assertEqual(self.optimize(new)["numFilesRemoved"], files)
+        self.assertEqual(self.spark_optimize(new)["numFilesRemoved"], 0)
+
+    def test_alter_checks(self):
+        dd = self.copy("chk")
+        got = self.client([
+            ("missing", "spark.sql('ALTER TABLE delta.`%s` CLUSTER BY (nope)' % T).collect()"),
+            ("many", "spark.sql('ALTER TABLE delta.`%s` CLUSTER BY (a, b, s, d, a)' % T).collect()"),
+            ("syntax", "spark.sql('ALTER TABLE delta.`%s` CLUSTER (a)' % T).collect()"),
+            ("ok", "spark.sql('ALTER TABLE delta.`%s` CLUSTER BY (s, a)' % T).collect()"),
+        ], T=dd)
+        self.assertIn("no column 'nope'", got["missing"].get("error", ""))
+        self.assertIn("DELTA_CLUSTER_BY_INVALID_NUM_COLUMNS", got["many"].get("error", ""))
+        self.assertIn("error", got["syntax"])
+        self.assertNotIn("error", got["ok"])
+        self.assertEqual(self.detail_columns(dd), ["s", "a"])
+        # nothing was committed by the refused statements
+        self.assertEqual(self.version(dd), APPENDS + 1)
+
+
+if __name__ == "__main__":
+    h.main()
