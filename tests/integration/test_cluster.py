@@ -14,7 +14,8 @@ over deltad's Spark Connect service) clusters one copy and Spark's OPTIMIZE anot
    old columns and FULL reclusters them (file counts compared with Spark's on a twin);
  - ZORDER BY, WHERE and FULL on a table without clustering columns fail as Spark's do;
  - ALTER TABLE CLUSTER BY / NONE and CREATE TABLE ... CLUSTER BY run through deltad and
-   Spark's DESCRIBE DETAIL shows the clusteringColumns.
+   Spark's DESCRIBE DETAIL shows the clusteringColumns; clustering columns keep their stats
+   in deltad's writes whatever the table's stats columns.
 One deltad (TLS, for the Spark Connect client) and one judge for the class."""
 import glob
 import itertools
@@ -273,6 +274,16 @@ class Cluster(h.ServerTest):
         self.assertEqual(self.detail_columns(dd), ["s", "a"])
         # nothing was committed by the refused statements
         self.assertEqual(self.version(dd), APPENDS + 1)
+        # clustering columns keep their stats in deltad's writes even when the table's
+        # stats columns would leave them out (s is the third column)
+        got = self.client([("props", "spark.sql(\"ALTER TABLE delta.`%s` SET TBLPROPERTIES "
+                                     "('delta.dataSkippingNumIndexedCols' = '1')\" % T).collect()")], T=dd)
+        self.assertNotIn("error", got["props"])
+        m = self.optimize(dd)
+        self.assertEqual(m["numFilesRemoved"], APPENDS)
+        for a in self.adds(dd, APPENDS + 3):
+            self.assertEqual(sorted(json.loads(a["stats"])["minValues"]), ["a", "s"])
+        self.assertEqual(self.rows(dd), self.rows(self.base))
 
 
 if __name__ == "__main__":
