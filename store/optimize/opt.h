@@ -110,6 +110,13 @@ typedef struct opt_result {
   int64_t start_ms, end_ms;
   bool zorder;
   bool clustering;                  /* a clustered table's OPTIMIZE (the Hilbert curve) */
+  struct {                          /* Delta's clusteringStats (clustering only) */
+    int64_t in_cube_files, in_cube_size;   /* considered files in a ZCube */
+    int64_t in_other_files, in_other_size; /* considered files in none */
+    int64_t in_cubes;                      /* distinct ZCubes among them */
+    int64_t merged_files, merged_size;     /* the files rewritten */
+    int64_t out_cubes;                     /* new ZCubes (bins) */
+  } cluster;
   int64_t num_table_columns, num_table_columns_with_stats;
 } opt_result;
 

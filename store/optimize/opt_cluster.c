@@ -82,6 +82,31 @@ int opt__cluster_pick(bool *keep, const dl_file *const *f, size_t n, const char 
   return 0;
 }
 
+static int cmp_str(const void *x, const void *y) {
+  return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+int opt__cluster_input_stats(opt_result *r, const dl_file *const *f, size_t n) {
+  const char **ids = calloc(n + 1, sizeof *ids);
+  if (!ids) return dd_err_set(DD_ENOMEM, "optimize: out of memory");
+  size_t nid = 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *id = tag(f[i], TAG_ID);
+    if (id) {
+      ids[nid++] = id;
+      r->cluster.in_cube_files++;
+      r->cluster.in_cube_size += f[i]->size;
+    } else {
+      r->cluster.in_other_files++;
+      r->cluster.in_other_size += f[i]->size;
+    }
+  }
+  qsort(ids, nid, sizeof *ids, cmp_str);
+  for (size_t i = 0; i < nid; i++) r->cluster.in_cubes += i == 0 || strcmp(ids[i - 1], ids[i]);
+  free(ids);
+  return 0;
+}
+
 int opt__cluster_tags(char **out, const char *cols_json) {
   char id[37];
   dl_uuid(id);

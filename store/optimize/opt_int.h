@@ -74,6 +74,8 @@ int opt__finish_wait(opt__finisher *f);
  * clustering columns cols_json (a JSON list of their logical names). */
 int opt__cluster_pick(bool *keep, const dl_file *const *f, size_t n, const char *cols_json,
                       bool full, int64_t min_cube);
+/* The input side of clusteringStats (in_*) of the considered files f[0..n). */
+int opt__cluster_input_stats(opt_result *r, const dl_file *const *f, size_t n);
 /* The tags of one new ZCube's files: a fresh ZCUBE_ID and ZCUBE_ZORDER_BY = cols_json
  * (packed map, malloc'ed). */
 int opt__cluster_tags(char **out, const char *cols_json);

@@ -543,11 +543,12 @@ static int check_cluster(run *r) {
 }
 
 /* The files opt_cluster.c picks among the considered ones; the others are let go. */
-static int pick_clustered(run *r) {
+static int pick_clustered(run *r, opt_result *res) {
   const dl_file **v = calloc(r->n + 1, sizeof *v);
   bool *keep = calloc(r->n + 1, sizeof *keep);
   int rc = v && keep ? 0 : oom();
   for (size_t i = 0; !rc && i < r->n; i++) v[i] = &r->files[i].f;
+  if (!rc) rc = opt__cluster_input_stats(res, v, r->n);
   if (!rc) rc = opt__cluster_pick(keep, v, r->n, r->ccols_json, r->o->full, OPT_CLUSTER_MIN_CUBE_SIZE);
   size_t w = 0;
   for (size_t i = 0; !rc && i < r->n; i++) {
@@ -620,7 +621,7 @@ int opt_run(opt_result *out, dl_table *t, dl_snapshot *s, const opt_opts *opts) 
   }
   if (!rc) rc = data_columns(&r);
   if (!rc) rc = dl_snapshot_files(s, collect_cb, &r);
-  if (!rc && r.cluster) rc = pick_clustered(&r);
+  if (!rc && r.cluster) rc = pick_clustered(&r, out);
   if (!rc) {
     if (r.n) qsort(r.files, r.n, sizeof *r.files, cmp_part_size); /* NULL when none */
     rc = make_bins(&r, &bins, &nb, &out->partitions_optimized);
@@ -647,9 +648,12 @@ int opt_run(opt_result *out, dl_table *t, dl_snapshot *s, const opt_opts *opts) 
   out->total_considered_files = (int64_t)r.considered;
   out->zorder = r.o->num_zorder > 0;
   out->clustering = r.cluster;
+  for (size_t b = 0; r.cluster && b < nb; b++) out->cluster.out_cubes += ws && ws[b] != NULL;
   out->num_table_columns = (int64_t)r.ndata;
   if (!rc && nb) rc = commit(&r, out, bins, nb, ws);
   out->total_files_skipped = out->total_considered_files - out->num_files_removed;
+  out->cluster.merged_files = out->num_files_removed;
+  out->cluster.merged_size = out->files_removed.total_size;
   for (size_t b = 0; ws && b < nb; b++) {
     if (rc && ws[b]) dw_abort(ws[b]);
     dw_free(ws[b]);

@@ -30,28 +30,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dd_harness as h  # noqa: E402
 from spark_judge_client import SparkJudge, SparkJudgeError  # noqa: E402
 from tls_certs import Certs  # noqa: E402
+import test_connect_query as cq  # noqa: E402 (its Spark Connect client runner)
+from test_optimize import peer  # noqa: E402 (deltalake / DuckDB reads)
 
-VENV = os.environ.get("DD_VENV", os.path.join(h.ROOT, "build-test", "venv"))
-HERE = os.path.dirname(os.path.abspath(__file__))
-CLIENT = os.path.join(HERE, "peers", "spark_query_client.py")
-PEER = os.path.join(HERE, "peers", "optimize_peer.py")
 DELTACTL = os.environ.get("DELTACTL_BIN", os.path.join(h.ROOT, "build-test", "cmd", "deltactl"))
 APPENDS = 12
 
 
 def q(path):
     return "delta.`%s`" % path
-
-
-def peer(req):
-    p = subprocess.run([os.path.join(VENV, "bin", "python"), PEER, json.dumps(req)],
-                       capture_output=True, text=True, timeout=600)
-    if p.returncode != 0:
-        raise AssertionError("optimize_peer failed: %s" % p.stderr[-2000:])
-    out = json.loads(p.stdout)
-    if "error" in out:
-        raise AssertionError("optimize_peer: %s" % out["error"])
-    return out
 
 
 def overlap(boxes):
@@ -110,18 +97,8 @@ class Cluster(h.ServerTest):
         m = json.loads(p.stdout.splitlines()[0])["metrics"]
         return json.loads(m) if isinstance(m, str) else m
 
-    def client(self, cases, **vars_):
-        port = self.server.grpc_target.rsplit(":", 1)[1]
-        url = "sc://127.0.0.1:%s/;use_ssl=true;token=%s" % (port, self.server.token)
-        spec = {"vars": vars_, "cases": [{"id": k, "code": v} for k, v in cases]}
-        path = os.path.join(self.tmp, "cases.json")
-        with open(path, "w") as f:
-            json.dump(spec, f)
-        env = dict(os.environ, GRPC_DEFAULT_SSL_ROOTS_FILE_PATH=self.certs.ca_cert)
-        p = subprocess.run([os.path.join(VENV, "bin", "python"), CLIENT, url, path],
-                           capture_output=True, text=True, timeout=600, env=env)
-        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
-        return json.loads(p.stdout.strip().splitlines()[-1])
+    tables = {}  # test_connect_query's client: the cases' variables come as extra_vars
+    client = cq.ConnectQuery.client
 
     def rows(self, path, version=None):
         return sorted(json.dumps(r, sort_keys=True) for r in self.judge.read(path, version=version))
@@ -188,6 +165,8 @@ class Cluster(h.ServerTest):
         self.assertLess(after, 0.45)
         self.assertLess(after, spark_after + 0.2)
         self.assertEqual(self.rows(sp), self.rows(dd))
+        self.assertEqual(m["clusteringStats"], sm["clusteringStats"])
+        self.assertEqual(m["clusteringStats"]["numOutputZCubes"], 1)
         # delta-rs and DuckDB read deltad's result as they read the input
         got, want = peer({"op": "rows", "path": dd}), peer({"op": "rows", "path": dd, "version": v0})
         self.assertEqual(got["deltalake"], want["deltalake"])
@@ -197,7 +176,9 @@ class Cluster(h.ServerTest):
         m2 = self.optimize(dd, "--target-size", str(target))
         self.assertEqual((m2["numFilesRemoved"], m2["numFilesAdded"]), (0, 0))
         self.assertEqual(self.version(dd), v0 + 1)
-        self.assertEqual(self.spark_optimize(dd)["numFilesRemoved"], 0)
+        sm2 = self.spark_optimize(dd)
+        self.assertEqual(sm2["numFilesRemoved"], 0)
+        self.assertEqual(m2["clusteringStats"], sm2["clusteringStats"])  # one ZCube, kept
         # Spark appends after deltad; the new file brings the small ZCube along
         self.judge.sql("INSERT INTO %s VALUES (1, 2, 'new', 0.5)" % q(dd))
         m3 = self.optimize(dd, "--target-size", str(target))
@@ -222,7 +203,7 @@ class Cluster(h.ServerTest):
             ("full_none", "spark.sql('OPTIMIZE delta.`%s` FULL' % T).collect()"),
             ("create", "spark.sql(\"CREATE TABLE delta.`%s` (k INT, v STRING) USING DELTA "
                        "CLUSTER BY (k)\" % NEW).collect()"),
-        ], T=dd, NEW=new)
+        ], {"T": dd, "NEW": new})
         self.assertIn("[DELTA_CLUSTERING_WITH_ZORDER_BY] OPTIMIZE command for Delta table with "
                       "clustering cannot specify ZORDER BY. Please remove ZORDER BY (a).",
                       got["zorder"].get("error", ""))
@@ -266,7 +247,7 @@ class Cluster(h.ServerTest):
             ("many", "spark.sql('ALTER TABLE delta.`%s` CLUSTER BY (a, b, s, d, a)' % T).collect()"),
             ("syntax", "spark.sql('ALTER TABLE delta.`%s` CLUSTER (a)' % T).collect()"),
             ("ok", "spark.sql('ALTER TABLE delta.`%s` CLUSTER BY (s, a)' % T).collect()"),
-        ], T=dd)
+        ], {"T": dd})
         self.assertIn("no column 'nope'", got["missing"].get("error", ""))
         self.assertIn("DELTA_CLUSTER_BY_INVALID_NUM_COLUMNS", got["many"].get("error", ""))
         self.assertIn("error", got["syntax"])
@@ -276,8 +257,8 @@ class Cluster(h.ServerTest):
         self.assertEqual(self.version(dd), APPENDS + 1)
         # clustering columns keep their stats in deltad's writes even when the table's
         # stats columns would leave them out (s is the third column)
-        got = self.client([("props", "spark.sql(\"ALTER TABLE delta.`%s` SET TBLPROPERTIES "
-                                     "('delta.dataSkippingNumIndexedCols' = '1')\" % T).collect()")], T=dd)
+        sql = "ALTER TABLE %s SET TBLPROPERTIES ('delta.dataSkippingNumIndexedCols' = '1')" % q(dd)
+        got = self.client([("props", "spark.sql(Q).collect()")], {"Q": sql})
         self.assertNotIn("error", got["props"])
         m = self.optimize(dd)
         self.assertEqual(m["numFilesRemoved"], APPENDS)
