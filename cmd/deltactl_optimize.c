@@ -85,6 +85,7 @@ static int run_local(const args *a, const char *path) {
   dop_result *d = NULL;
   int rc = dl_table_open(&t, path);
   if (!rc) rc = dl_snapshot_open(&s, t, NULL);
+  if (!rc) rc = opt_check_where(s, a->where);
   if (!rc && a->where) rc = opt_filter_new(&flt, s, a->where);
   if (!rc) {
     opt_opts o = OPT_OPTS_INIT;

@@ -41,10 +41,7 @@ static int run(dop_result **out, const char *loc, const char *where, const char 
   opt_result res;
   int rc = dl_table_open(&t, loc);
   if (!rc) rc = dl_snapshot_open(&s, t, NULL);
-  if (!rc && where && dop_is_clustered(s))
-    rc = dd_err_set(DD_EUNSUPPORTED, "[DELTA_CLUSTERING_WITH_PARTITION_PREDICATE] OPTIMIZE command "
-                    "for Delta table with clustering doesn't support partition predicates. Please "
-                    "remove the predicates: %s.", where);
+  if (!rc) rc = opt_check_where(s, where);
   if (!rc && where) rc = opt_filter_new(&f, s, where);
   if (!rc && f) {
     oo.keep_file = opt_filter_keep;

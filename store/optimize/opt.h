@@ -120,6 +120,11 @@ typedef struct opt_result {
   int64_t num_table_columns, num_table_columns_with_stats;
 } opt_result;
 
+/* A clustered table takes no partition filter: DD_EUNSUPPORTED with Delta's
+ * DELTA_CLUSTERING_WITH_PARTITION_PREDICATE naming where, checked before the filter is
+ * parsed (as Delta does); 0 otherwise. */
+int opt_check_where(const dl_snapshot *s, const char *where);
+
 /* Optimizes table t from snapshot s (both borrowed). */
 int opt_run(opt_result *out, dl_table *t, dl_snapshot *s, const opt_opts *opts);
 

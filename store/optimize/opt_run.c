@@ -503,6 +503,13 @@ static int parse_size(const char *v, int64_t *out) {
   return 0;
 }
 
+int opt_check_where(const dl_snapshot *s, const char *where) {
+  if (!where || !dop_is_clustered(s)) return 0;
+  return dd_err_set(DD_EUNSUPPORTED, "[DELTA_CLUSTERING_WITH_PARTITION_PREDICATE] OPTIMIZE command "
+                    "for Delta table with clustering doesn't support partition predicates. Please "
+                    "remove the predicates: %s.", where);
+}
+
 /* A clustered table: its clustering columns become the curve's (Delta's refusals first). */
 static int check_cluster(run *r) {
   int rc = dop_clustering_columns(&r->ccols, &r->nccols, r->s);
@@ -519,9 +526,7 @@ static int check_cluster(run *r) {
     return rc;
   }
   if (clustered && r->o->keep_file)
-    return dd_err_set(DD_EUNSUPPORTED, "[DELTA_CLUSTERING_WITH_PARTITION_PREDICATE] OPTIMIZE command "
-                      "for Delta table with clustering doesn't support partition predicates. Please "
-                      "remove the predicates: %s.", r->o->predicate ? r->o->predicate : "");
+    return opt_check_where(r->s, r->o->predicate ? r->o->predicate : "");
   if (r->o->full && r->nccols == 0)
     return dd_err_set(DD_EUNSUPPORTED, "[DELTA_OPTIMIZE_FULL_NOT_SUPPORTED] OPTIMIZE FULL is only "
                       "supported for clustered tables with non-empty clustering columns.");

@@ -240,6 +240,44 @@ class Cluster(h.ServerTest):
         self.assertEqual(self.optimize(new)["numFilesRemoved"], files)
         self.assertEqual(self.spark_optimize(new)["numFilesRemoved"], 0)
 
+    def test_alter_unclustered(self):
+        """ALTER TABLE CLUSTER BY makes an unclustered table clustered, as Spark's does (its
+        twin); a partitioned one is refused by both."""
+        dd, sp, part = (os.path.join(self.tmp, n) for n in ("plain_dd", "plain_sp", "parted"))
+        self.judge.sql("CREATE TABLE %s (a INT, b STRING) USING DELTA" % q(dd))
+        self.judge.sql("INSERT INTO %s VALUES (3, 'x'), (1, 'y')" % q(dd))
+        self.judge.sql("INSERT INTO %s VALUES (2, 'z')" % q(dd))
+        shutil.copytree(dd, sp)
+        self.judge.sql("CREATE TABLE %s (a INT, p STRING) USING DELTA PARTITIONED BY (p)" % q(part))
+        got = self.client([("alter", "spark.sql('ALTER TABLE delta.`%s` CLUSTER BY (a)' % T).collect()"),
+                           ("part", "spark.sql('ALTER TABLE delta.`%s` CLUSTER BY (a)' % P).collect()"),
+                           ("none", "spark.sql('ALTER TABLE delta.`%s` CLUSTER BY NONE' % P).collect()")],
+                          {"T": dd, "P": part})
+        self.assertNotIn("error", got["alter"])
+        self.assertIn("[DELTA_ALTER_TABLE_CLUSTER_BY_ON_PARTITIONED_TABLE_NOT_ALLOWED]",
+                      got["part"].get("error", ""))
+        self.assertNotIn("error", got["none"])  # NONE on an unclustered table: nothing
+        self.assertEqual(self.version(part), 0)
+        with self.assertRaises(SparkJudgeError) as e:
+            self.judge.sql("ALTER TABLE %s CLUSTER BY (a)" % q(part))
+        self.assertIn("DELTA_ALTER_TABLE_CLUSTER_BY_ON_PARTITIONED_TABLE_NOT_ALLOWED", str(e.exception))
+        self.judge.sql("ALTER TABLE %s CLUSTER BY (a)" % q(sp))
+        for path in (dd, sp):
+            detail = self.judge.sql("DESCRIBE DETAIL %s" % q(path))[0]
+            self.assertEqual(detail["clusteringColumns"], ["a"])
+            self.assertIn("clustering", detail["tableFeatures"])
+            self.assertIn("domainMetadata", detail["tableFeatures"])
+        self.assertEqual(self.history(dd)["operationParameters"], self.history(sp)["operationParameters"])
+        # Spark writes and clusters deltad's table; deltad then has nothing to do
+        self.judge.sql("INSERT INTO %s VALUES (0, 'w')" % q(dd))
+        files = self.judge.sql("DESCRIBE DETAIL %s" % q(dd))[0]["numFiles"]
+        self.assertEqual(self.spark_optimize(dd)["numFilesRemoved"], files)
+        self.assertEqual(self.optimize(dd)["numFilesRemoved"], 0)
+        self.assertEqual(self.rows(dd), sorted(json.dumps(r, sort_keys=True) for r in (
+            {"a": 0, "b": "w"}, {"a": 1, "b": "y"}, {"a": 2, "b": "z"}, {"a": 3, "b": "x"})))
+        err = self.optimize(dd, "--where", "a > 1", expect=1)
+        self.assertIn("UNIMPLEMENTED: [DELTA_CLUSTERING_WITH_PARTITION_PREDICATE]", err)
+
     def test_alter_checks(self):
         dd = self.copy("chk")
         got = self.client([
