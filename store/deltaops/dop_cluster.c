@@ -120,16 +120,27 @@ static bool has_stats(const dl_snapshot *s, const dl_field *f) {
   return (long long)before < limit;
 }
 
+int dop__check_clustering_count(size_t n) {
+  if (n <= MAX_CLUSTER_COLUMNS) return 0;
+  return dd_err_set(DD_EINVAL, "[DELTA_CLUSTER_BY_INVALID_NUM_COLUMNS] CLUSTER BY supports up to %d "
+                    "clustering columns, but the table has %zu clustering columns. Please remove "
+                    "the extra clustering columns.", MAX_CLUSTER_COLUMNS, n);
+}
+
+int dop__clustering_type_error(const char *column) {
+  return dd_err_set(DD_EINVAL, "[DELTA_CLUSTERING_COLUMNS_DATATYPE_NOT_SUPPORTED] CLUSTER BY is not "
+                    "supported because the following column(s): %s don't support data skipping.",
+                    column);
+}
+
 /* Checks the new columns as Delta does; fills phys[i] (borrowed) with each physical name. */
 static int check_columns(const dl_snapshot *s, const char *const *cols, size_t n, const char **phys) {
   const dl_metadata *md = dl_snapshot_metadata(s);
   if (md->num_partition_columns)
     return dd_err_set(DD_EINVAL, "[DELTA_ALTER_TABLE_CLUSTER_BY_ON_PARTITIONED_TABLE_NOT_ALLOWED] "
                       "ALTER TABLE CLUSTER BY cannot be applied to a partitioned table.");
-  if (n > MAX_CLUSTER_COLUMNS)
-    return dd_err_set(DD_EINVAL, "[DELTA_CLUSTER_BY_INVALID_NUM_COLUMNS] CLUSTER BY supports up to %d "
-                      "clustering columns, but the table has %zu clustering columns. Please remove "
-                      "the extra clustering columns.", MAX_CLUSTER_COLUMNS, n);
+  int rc = dop__check_clustering_count(n);
+  if (rc) return rc;
   const char *mode = dl_snapshot_property(s, "delta.columnMapping.mode");
   bool mapped = mode && (!strcmp(mode, "name") || !strcmp(mode, "id"));
   for (size_t i = 0; i < n; i++) {
@@ -145,9 +156,7 @@ static int check_columns(const dl_snapshot *s, const char *const *cols, size_t n
     dl_type_kind k = f->type->kind;
     if (k == DL_TYPE_STRUCT || k == DL_TYPE_ARRAY || k == DL_TYPE_MAP || k == DL_TYPE_VARIANT ||
         k == DL_TYPE_BOOLEAN || k == DL_TYPE_BINARY || k == DL_TYPE_VOID)
-      return dd_err_set(DD_EINVAL, "[DELTA_CLUSTERING_COLUMNS_DATATYPE_NOT_SUPPORTED] CLUSTER BY is "
-                        "not supported because the following column(s): %s don't support data "
-                        "skipping.", f->name);
+      return dop__clustering_type_error(f->name);
     if (!has_stats(s, f))
       return dd_err_set(DD_EINVAL, "[DELTA_CLUSTERING_COLUMN_MISSING_STATS] Clustering requires "
                         "clustering columns to have stats. Couldn't find clustering column(s) "

@@ -102,9 +102,18 @@ static int check_opts(const dop_create_opts *o) {
   for (size_t i = 0; i < o->num_partition_columns; i++)
     if (!has_column(o, o->partition_columns[i]))
       return dd_err_set(DD_EINVAL, "partition column '%s' is not a column of the table", o->partition_columns[i]);
-  for (size_t i = 0; i < o->num_clustering_columns; i++)
-    if (!has_column(o, o->clustering_columns[i]))
-      return dd_err_set(DD_EINVAL, "clustering column '%s' is not a column of the table", o->clustering_columns[i]);
+  int rc = dop__check_clustering_count(o->num_clustering_columns);
+  for (size_t i = 0; i < o->num_clustering_columns && !rc; i++) {
+    const char *c = o->clustering_columns[i], *type = NULL;
+    if (!has_column(o, c))
+      return dd_err_set(DD_EINVAL, "clustering column '%s' is not a column of the table", c);
+    for (size_t j = 0; j < o->num_columns; j++)
+      if (!strcasecmp(o->columns[j].name, c)) type = o->columns[j].type;
+    static const char *const no_skipping[] = {"struct", "array", "map", "boolean", "binary", "variant", "void"};
+    for (size_t j = 0; type && j < sizeof no_skipping / sizeof *no_skipping && !rc; j++)
+      if (!strncasecmp(type, no_skipping[j], strlen(no_skipping[j]))) rc = dop__clustering_type_error(c);
+  }
+  if (rc) return rc;
   if (o->num_partition_columns && o->num_clustering_columns)
     return dd_err_set(DD_EINVAL, "a table cannot be both partitioned and clustered");
   return 0;

@@ -285,7 +285,14 @@ class Cluster(h.ServerTest):
             ("many", "spark.sql('ALTER TABLE delta.`%s` CLUSTER BY (a, b, s, d, a)' % T).collect()"),
             ("syntax", "spark.sql('ALTER TABLE delta.`%s` CLUSTER (a)' % T).collect()"),
             ("ok", "spark.sql('ALTER TABLE delta.`%s` CLUSTER BY (s, a)' % T).collect()"),
-        ], {"T": dd})
+            ("create_many", "spark.sql('CREATE TABLE delta.`%s` (a INT, b INT, c INT, d INT, e INT) "
+                            "USING DELTA CLUSTER BY (a, b, c, d, e)' % N).collect()"),
+            ("create_map", "spark.sql('CREATE TABLE delta.`%s` (a INT, m MAP<STRING, INT>) "
+                           "USING DELTA CLUSTER BY (m)' % N).collect()"),
+        ], {"T": dd, "N": os.path.join(self.tmp, "never")})
+        self.assertIn("[DELTA_CLUSTER_BY_INVALID_NUM_COLUMNS]", got["create_many"].get("error", ""))
+        self.assertIn("[DELTA_CLUSTERING_COLUMNS_DATATYPE_NOT_SUPPORTED]", got["create_map"].get("error", ""))
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "never")))
         self.assertIn("no column 'nope'", got["missing"].get("error", ""))
         self.assertIn("DELTA_CLUSTER_BY_INVALID_NUM_COLUMNS", got["many"].get("error", ""))
         self.assertIn("error", got["syntax"])
