@@ -278,6 +278,44 @@ class Cluster(h.ServerTest):
         err = self.optimize(dd, "--where", "a > 1", expect=1)
         self.assertIn("UNIMPLEMENTED: [DELTA_CLUSTERING_WITH_PARTITION_PREDICATE]", err)
 
+    def domain(self, path):
+        """The last delta.clustering domainMetadata action in the JSON commits."""
+        last = None
+        for f in sorted(glob.glob(os.path.join(path, "_delta_log", "*.json"))):
+            with open(f) as fh:
+                for line in fh:
+                    a = json.loads(line)
+                    if a.get("domainMetadata", {}).get("domain") == "delta.clustering":
+                        last = json.loads(a["domainMetadata"]["configuration"])
+        return last
+
+    def test_column_mapping(self):
+        """A clustered table with column mapping: the domain holds physical names (deltad's
+        ALTER writes what Spark's does on the twin), OPTIMIZE clusters by the logical ones."""
+        dd, sp = os.path.join(self.tmp, "cm_dd"), os.path.join(self.tmp, "cm_sp")
+        self.judge.sql("CREATE TABLE %s (a INT, b INT, s STRING) USING DELTA CLUSTER BY (a) "
+                       "TBLPROPERTIES ('delta.columnMapping.mode' = 'name')" % q(dd))
+        for i in range(4):
+            self.judge.sql("INSERT INTO %s SELECT /*+ REPARTITION(1) */ CAST(rand(%d) * 100 AS INT), "
+                           "CAST(rand(%d) * 100 AS INT), CAST(id AS STRING) FROM range(300)"
+                           % (q(dd), i, 50 + i))
+        shutil.copytree(dd, sp)
+        got = self.client([("alter", "spark.sql('ALTER TABLE delta.`%s` CLUSTER BY (b, a)' % T).collect()")],
+                          {"T": dd})
+        self.assertNotIn("error", got["alter"])
+        self.judge.sql("ALTER TABLE %s CLUSTER BY (b, a)" % q(sp))
+        want = self.domain(sp)
+        self.assertTrue(all(c[0].startswith("col-") for c in want["clusteringColumns"]), want)
+        self.assertEqual(self.domain(dd), want)
+        self.assertEqual(self.detail_columns(dd), ["b", "a"])
+        m, sm = self.optimize(dd), self.spark_optimize(sp)
+        self.assertEqual(m["clusteringStats"], sm["clusteringStats"])
+        self.assertEqual(self.history(dd)["operationParameters"]["clusterBy"], '["b","a"]')
+        self.assertEqual(self.rows(dd), self.rows(sp))
+        self.assertEqual(self.spark_optimize(dd)["numFilesRemoved"], 0)
+        adds = self.adds(dd, self.version(dd))
+        self.assertEqual({a["tags"]["ZCUBE_ZORDER_BY"] for a in adds}, {'["b","a"]'})
+
     def test_alter_checks(self):
         dd = self.copy("chk")
         got = self.client([
