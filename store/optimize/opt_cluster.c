@@ -107,6 +107,13 @@ int opt__cluster_input_stats(opt_result *r, const dl_file *const *f, size_t n) {
   return 0;
 }
 
+int opt_check_where(const dl_snapshot *s, const char *where) {
+  if (!where || !dop_is_clustered(s)) return 0;
+  return dd_err_set(DD_EUNSUPPORTED, "[DELTA_CLUSTERING_WITH_PARTITION_PREDICATE] OPTIMIZE command "
+                    "for Delta table with clustering doesn't support partition predicates. Please "
+                    "remove the predicates: %s.", where);
+}
+
 int opt__cluster_tags(char **out, const char *cols_json) {
   char id[37];
   dl_uuid(id);

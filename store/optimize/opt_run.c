@@ -452,7 +452,7 @@ static int commit(run *r, opt_result *res, const bin *bins, size_t nb, dw_writer
       if (!rc) rc = dl_txn_remove_file(x, &rm);
     }
     char *tags = NULL; /* a clustered bin is one new ZCube */
-    if (r->cluster && ws[b]) rc = opt__cluster_tags(&tags, r->ccols_json);
+    if (!rc && r->cluster && ws[b]) rc = opt__cluster_tags(&tags, r->ccols_json);
     for (size_t i = 0; ws[b] && i < dw_num_files(ws[b]) && !rc; i++) {
       dl_file a = *dw_file(ws[b], i);
       if (r->cluster) {
@@ -501,13 +501,6 @@ static int parse_size(const char *v, int64_t *out) {
     return dd_err_set(DD_EINVAL, "delta.targetFileSize '%s' is not a size in bytes", v);
   *out = n * mul;
   return 0;
-}
-
-int opt_check_where(const dl_snapshot *s, const char *where) {
-  if (!where || !dop_is_clustered(s)) return 0;
-  return dd_err_set(DD_EUNSUPPORTED, "[DELTA_CLUSTERING_WITH_PARTITION_PREDICATE] OPTIMIZE command "
-                    "for Delta table with clustering doesn't support partition predicates. Please "
-                    "remove the predicates: %s.", where);
 }
 
 /* A clustered table: its clustering columns become the curve's (Delta's refusals first). */

@@ -300,9 +300,11 @@ class Cluster(h.ServerTest):
                            "CAST(rand(%d) * 100 AS INT), CAST(id AS STRING) FROM range(300)"
                            % (q(dd), i, 50 + i))
         shutil.copytree(dd, sp)
-        got = self.client([("alter", "spark.sql('ALTER TABLE delta.`%s` CLUSTER BY (b, a)' % T).collect()")],
-                          {"T": dd})
+        got = self.client([("alter", "spark.sql('ALTER TABLE delta.`%s` CLUSTER BY (b, a)' % T).collect()"),
+                           ("detail", "list(spark.sql('DESCRIBE DETAIL delta.`%s`' % T).collect()[0]"
+                                      "['clusteringColumns'])")], {"T": dd})
         self.assertNotIn("error", got["alter"])
+        self.assertEqual(got["detail"], {"value": ["b", "a"]})  # deltad's detail: logical names
         self.judge.sql("ALTER TABLE %s CLUSTER BY (b, a)" % q(sp))
         want = self.domain(sp)
         self.assertTrue(all(c[0].startswith("col-") for c in want["clusteringColumns"]), want)
