@@ -85,6 +85,25 @@ int dop_clustering_columns(char ***out, size_t *n, const dl_snapshot *s) {
   return 1;
 }
 
+/* ---- REPLACE and RESTORE ----------------------------------------------------------------- */
+
+static const char *domain_config(const dl_snapshot *s) {
+  for (size_t i = 0; s && i < dl_snapshot_num_domains(s); i++)
+    if (!strcmp(dl_snapshot_domain(s, i)->domain, CLUSTER_DOMAIN)) return dl_snapshot_domain(s, i)->configuration;
+  return NULL;
+}
+
+int dop__carry_clustering(dl_txn *x, const dl_snapshot *latest, const dl_snapshot *restored) {
+  if (!domain_config(latest)) return 0;
+  const char *cfg = restored && dop_is_clustered(restored) ? domain_config(restored) : NULL;
+  json_t *j = cfg ? json_loads(cfg, 0, NULL) : NULL;
+  bool keep = json_array_size(json_object_get(j, "clusteringColumns")) > 0;
+  json_decref(j);
+  if (keep) return dl_txn_set_domain(x, CLUSTER_DOMAIN, cfg, false);
+  return dl_txn_set_domain(x, CLUSTER_DOMAIN,
+                           "{\"clusteringColumns\":[],\"domainName\":\"" CLUSTER_DOMAIN "\"}", false);
+}
+
 /* ---- ALTER TABLE ... CLUSTER BY ---------------------------------------------------------- */
 
 static size_t leaves(const dl_type *t) {

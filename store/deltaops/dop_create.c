@@ -144,6 +144,11 @@ int dop_create(dop_result **out, const dop_create_opts *o) {
   else rc = dl_table_open(&t, o->location);
   if (rc) goto cleanup;
   const char *id = NULL;
+  if (s && dop_is_clustered(s) && o->num_partition_columns) {
+    rc = dd_err_set(DD_EINVAL, "[DELTA_CLUSTERING_REPLACE_TABLE_WITH_PARTITIONED_TABLE] Replacing a "
+                    "clustered Delta table with a partitioned table is not allowed.");
+    goto cleanup;
+  }
   if (s) { /* replace: keep the id, never lower the protocol */
     dop__proto old;
     dop__proto_from(&old, dl_snapshot_protocol(s));
@@ -162,6 +167,7 @@ int dop_create(dop_result **out, const dop_create_opts *o) {
   dl_metadata_spec md = {id, o->name, o->comment, schema_s, o->num_partition_columns,
                          o->partition_columns, packed, -1};
   if ((rc = dl_txn_set_metadata(txn, &md))) goto cleanup;
+  if (!o->num_clustering_columns && s && (rc = dop__carry_clustering(txn, s, NULL))) goto cleanup;
   if (o->num_clustering_columns) {
     json_t *cols = json_array();
     for (size_t i = 0; i < o->num_clustering_columns; i++)
