@@ -88,8 +88,12 @@ class Cluster(h.ServerTest):
         shutil.copytree(self.base, dst)
         return dst
 
-    def optimize(self, path, *args, expect=0):
-        cmd = [DELTACTL, "--output", "jsonl", "table", "optimize", path, "--local"] + list(args)
+    def optimize(self, path, *args, expect=0, server=False):
+        """deltactl table optimize, in-process (--local) or over the server (TLS)."""
+        where = (["--server", self.server.grpc_target, "--token", self.server.token,
+                  "--tls-ca-file", self.certs.ca_cert] if server else [])
+        cmd = ([DELTACTL] + where + ["--output", "jsonl", "table", "optimize", path]
+               + ([] if server else ["--local"]) + list(args))
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         self.assertEqual(p.returncode, expect, p.stderr)
         if expect:
@@ -375,8 +379,9 @@ class Cluster(h.ServerTest):
         sql = "ALTER TABLE %s SET TBLPROPERTIES ('delta.dataSkippingNumIndexedCols' = '1')" % q(dd)
         got = self.client([("props", "spark.sql(Q).collect()")], {"Q": sql})
         self.assertNotIn("error", got["props"])
-        m = self.optimize(dd)
+        m = self.optimize(dd, "--full", server=True)  # FULL travels as hadoop conf
         self.assertEqual(m["numFilesRemoved"], APPENDS)
+        self.assertEqual(self.history(dd)["operationParameters"]["isFull"], "true")
         for a in self.adds(dd, APPENDS + 3):
             self.assertEqual(sorted(json.loads(a["stats"])["minValues"]), ["a", "s"])
         self.assertEqual(self.rows(dd), self.rows(self.base))
