@@ -61,5 +61,7 @@ int connect_sql__ctas(qry_op **out, connect_sql_cur *c, const Delta__Connect__Cr
 int connect_sql__merge(qry_op **out, connect_sql_cur *c, const connect_exec_opts *o);
 /* After ALTER TABLE name SET | UNSET, of the confined table at location. */
 int connect_sql__alter_props(qry_op **out, connect_sql_cur *c, const char *location, bool set);
+/* ALTER TABLE name CLUSTER (after CLUSTER): BY (col, ...) | BY NONE. */
+int connect_sql__alter_cluster(qry_op **out, connect_sql_cur *c, const char *location);
 
 #endif
