@@ -477,8 +477,10 @@ int dctl_merge_main(int argc, char **argv) {
   /* a catalog name as the source goes to the server as it is (it resolves it); --local
    * looks its location up */
   char *srcabs = NULL;
-  if (code == DCTL_CONTINUE && (a.source[0] != '/' && (!dctl_tbl_is_catalog_name(a.source) || a.local)))
-    code = dctl_tbl_data_path(a.source, &srcabs);
+  if (code == DCTL_CONTINUE && (a.source[0] != '/' && (!dctl_tbl_is_catalog_name(a.source) || a.local))) {
+    int e = dctl_tbl_data_path(a.source, &srcabs);
+    if (e) code = e;
+  }
   if (srcabs) a.source = srcabs;
   if (code == DCTL_CONTINUE) {
     char *path = NULL;

@@ -1,5 +1,5 @@
 /* deltactl_optimize.c: `deltactl table optimize PATH [--where EXPR] [--zorder-by c1,c2]
- * [--target-size BYTES] [--local]`: OPTIMIZE in-process (--local, store/optimize) or
+ * [--target-size BYTES] [--full] [--local]`: OPTIMIZE in-process (--local, store/optimize) or
  * through DeltaConnectService's OptimizeTable relation. The result is Delta's row (path,
  * metrics), printed by dctl_print_result. On a terminal, --local shows its progress (bins,
  * files, bytes) on stderr. */
@@ -21,13 +21,15 @@
 
 static const char USAGE[] =
     "usage: deltactl table optimize PATH [--where EXPR] [--zorder-by COL[,COL...]]\n"
-    "                               [--target-size BYTES] [--local] [--output FORMAT]\n"
+    "                               [--target-size BYTES] [--full] [--local] [--output FORMAT]\n"
     "Compacts files smaller than the target size (delta.targetFileSize, else 1 GiB) per\n"
     "partition, or with --zorder-by rewrites each partition ordered by those columns.\n"
+    "A clustered table is clustered by its clustering columns instead (incrementally;\n"
+    "--full also reclusters files clustered by other columns).\n"
     "--where limits the partitions (a predicate on partition columns).\n";
 
 typedef struct args {
-  int local;
+  int local, full;
   const char *where, *zorder, *target;
   char *zcopy;
   const char *zcols[64];
@@ -46,6 +48,7 @@ static void progress(void *ctx, const opt_progress *p) {
 static int parse(args *a, int argc, char **argv, const char **path) {
   dctl_opt opts[] = {
       {"--local", 0, NULL, &a->local, NULL},
+      {"--full", 0, NULL, &a->full, NULL},
       {"--where", 1, &a->where, NULL, NULL},
       {"--zorder-by", 1, &a->zorder, NULL, NULL},
       {"--target-size", 1, &a->target, NULL, NULL},
@@ -82,12 +85,14 @@ static int run_local(const args *a, const char *path) {
   dop_result *d = NULL;
   int rc = dl_table_open(&t, path);
   if (!rc) rc = dl_snapshot_open(&s, t, NULL);
+  if (!rc) rc = opt_check_where(s, a->where);
   if (!rc && a->where) rc = opt_filter_new(&flt, s, a->where);
   if (!rc) {
     opt_opts o = OPT_OPTS_INIT;
     o.target_size = a->target_size;
     o.zorder_by = a->zcols;
     o.num_zorder = a->nz;
+    o.full = a->full;
     if (flt) {
       o.keep_file = opt_filter_keep;
       o.keep_ctx = flt;
@@ -107,16 +112,25 @@ static int run_local(const args *a, const char *path) {
 static int run_server(const args *a, const char *path) {
   Delta__Connect__DeltaTable tbl = DELTA__CONNECT__DELTA_TABLE__INIT;
   Delta__Connect__DeltaTable__Path p = DELTA__CONNECT__DELTA_TABLE__PATH__INIT;
-  Delta__Connect__DeltaTable__Path__HadoopConfEntry e = DELTA__CONNECT__DELTA_TABLE__PATH__HADOOP_CONF_ENTRY__INIT;
-  Delta__Connect__DeltaTable__Path__HadoopConfEntry *ep[1] = {&e};
+  Delta__Connect__DeltaTable__Path__HadoopConfEntry e[2] = {
+      DELTA__CONNECT__DELTA_TABLE__PATH__HADOOP_CONF_ENTRY__INIT,
+      DELTA__CONNECT__DELTA_TABLE__PATH__HADOOP_CONF_ENTRY__INIT};
+  Delta__Connect__DeltaTable__Path__HadoopConfEntry *ep[2];
   tbl.access_type_case = DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_PATH;
   tbl.path = &p;
   p.path = (char *)path;
+  p.hadoop_conf = ep;
   if (a->target) {
-    e.key = OPT_TARGET_SIZE_CONF;
-    e.value = (char *)a->target;
-    p.n_hadoop_conf = 1;
-    p.hadoop_conf = ep;
+    e[p.n_hadoop_conf].key = OPT_TARGET_SIZE_CONF;
+    e[p.n_hadoop_conf].value = (char *)a->target;
+    ep[p.n_hadoop_conf] = &e[p.n_hadoop_conf];
+    p.n_hadoop_conf++;
+  }
+  if (a->full) {
+    e[p.n_hadoop_conf].key = OPT_FULL_CONF;
+    e[p.n_hadoop_conf].value = "true";
+    ep[p.n_hadoop_conf] = &e[p.n_hadoop_conf];
+    p.n_hadoop_conf++;
   }
   Delta__Connect__OptimizeTable ot = DELTA__CONNECT__OPTIMIZE_TABLE__INIT;
   ot.table = &tbl;

@@ -58,7 +58,10 @@ void dd_buf_free(dd_buf *b) {
 
 /* Length of the prefix of s[0..n) that JSON needs no escape for, 8 bytes at a time: a
  * word holds a byte below 0x20, a '"' or a '\\' when one of the classic zero-byte tests
- * (x - 0x01..) & ~x & 0x80.. fires on it, on it xor '"' or on it xor '\\'. */
+ * (x - 0x01..) & ~x & 0x80.. fires on it, on it xor '"' or on it xor '\\'. A test may
+ * also fire above a byte it truly found (the borrow runs on), never below one, so the
+ * lowest bit that fires (on a little-endian load, the first byte in memory) is the first
+ * byte that needs an escape. */
 static size_t plain_run(const char *s, size_t n) {
   const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
   size_t i = 0;
@@ -66,8 +69,16 @@ static size_t plain_run(const char *s, size_t n) {
     uint64_t w;
     memcpy(&w, s + i, 8);
     uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-    uint64_t hit = ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b);
-    if (hit & high) break;
+    uint64_t hit = (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & high;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (hit) return i + (size_t)(__builtin_ctzll(hit) >> 3);
+#else
+    if (hit) break;
+#endif
+  }
+  for (; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x20 || c == '"' || c == '\\') break;
   }
   return i;
 }
@@ -80,15 +91,12 @@ void dd_buf_put_jstr(dd_buf *b, const char *s, size_t n) {
   if (!dd_buf_reserve(b, 6 * n + 2)) return;
   char *o = b->p + b->len;
   *o++ = '"';
-  size_t run = 0;
-  for (size_t i = 0; i < n; i++) {
-    i += plain_run(s + i, n - i);
-    if (i == n) break;
+  size_t run = 0; /* s[run..i) is plain and not yet copied */
+  for (size_t i = plain_run(s, n); i < n; i += plain_run(s + i, n - i)) {
     unsigned char c = (unsigned char)s[i];
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    if (i > run) memcpy(o, s + run, i - run);
+    memcpy(o, s + run, i - run);
     o += i - run;
-    run = i + 1;
+    run = ++i;
     *o++ = '\\';
     switch (c) {
     case '"': *o++ = '"'; break;

@@ -83,6 +83,13 @@ enum {
   DD_METHOD_STREAMING = 1u << 0, /* server-streaming reply */
   DD_METHOD_PUBLIC = 1u << 1,    /* needs no token */
   DD_METHOD_RECIPIENT = 1u << 2, /* a recipient may call it (else: administrators only) */
+  /* A unary method that answers from the catalog's read view and memory alone (no Delta
+   * log, object store or file): REST's epoll pool (--http-threads N) runs it on the
+   * connection's pool thread, as a thread per connection does, instead of handing it to a
+   * handler worker and back (two thread switches, about as much CPU as a short call). On
+   * PostgreSQL its reads are round trips that hold up that pool thread's other
+   * connections meanwhile. */
+  DD_METHOD_QUICK = 1u << 3,
 };
 
 typedef struct dd_method {

@@ -252,7 +252,7 @@ enum MHD_Result dd_http__dispatch_route(dd_http__req *rq, const char *path) {
     r = dd_http__queue_error(rq->conn, rc, 0, dd_err_msg());
     goto cleanup;
   }
-  if ((method->flags & DD_METHOD_STREAMING) || s->opts.threads > 0) {
+  if ((method->flags & DD_METHOD_STREAMING) || (s->opts.threads > 0 && !(method->flags & DD_METHOD_QUICK))) {
     r = dd_http__stream_start(rq, method, req, &who, deadline, dd_http__json_codec(method)); /* takes req */
     req = NULL;
   } else {

@@ -18,7 +18,7 @@
  * runner's producer threads, pulled by MHD (http_stream.c); unary handlers through
  * dd_call_run on the connection's own thread in thread-per-connection mode, and in the
  * epoll pool on the runner's workers while the connection is suspended, so a slow
- * handler holds up no other connection. A grpc-timeout header sets the call's deadline.
+ * handler holds up no other connection (a DD_METHOD_QUICK one runs on the pool thread). A grpc-timeout header sets the call's deadline.
  * URL unescaping by MHD is switched off: paths and query strings arrive raw and are
  * decoded here, so "%2F" inside a path variable is not taken for a separator. */
 #ifndef DD_SERVER_HTTP_HTTP_INT_H

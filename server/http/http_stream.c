@@ -317,9 +317,11 @@ enum MHD_Result dd_http__run_codec(dd_http__req *rq, const dd_method *m, Protobu
     if (codec->free_cls) codec->free_cls(codec->cls);
     return dd_http__queue_error(rq->conn, DD_EINVAL, 0, dd_err_msg());
   }
-  /* A unary call with a thread per connection runs right here, as the generated routes'
-   * do: a producer thread per call tripled the CPU of a Delta Sharing list call. */
-  if (rq->srv->opts.threads <= 0 && !(m->flags & DD_METHOD_STREAMING))
+  /* A unary call with a thread per connection, or a quick one (DD_METHOD_QUICK) in the
+   * epoll pool, runs right here, as the generated routes' do: a producer thread per call
+   * tripled the CPU of a Delta Sharing list call. */
+  bool here = rq->srv->opts.threads <= 0 || (m->flags & DD_METHOD_QUICK);
+  if (here && !(m->flags & DD_METHOD_STREAMING))
     return codec_run_inline(rq, m, req, who, deadline, codec);
   return dd_http__stream_start(rq, m, req, who, deadline, codec);
 }

@@ -24,6 +24,7 @@ struct dd_app {
   cat_store *store;
   sign_local_key url_key; /* Delta Sharing file URLs */
   dl_cache *delta_cache;  /* latest snapshots of shared tables */
+  shr_list_cache *share_lists; /* ListShares answers by catalog generation */
   int admin_token_from_env; /* DELTAD_ADMIN_TOKEN created the admin token at this open */
 };
 
@@ -103,6 +104,7 @@ int dd_app_open(dd_app **out, const dd_app_opts *opts, char **out_admin_token_pa
                                    &app->admin_token_from_env);
   if (!rc) rc = app_url_key(app, opts->url_key_file);
   if (!rc) rc = dl_cache_new(&app->delta_cache, APP_DELTA_CACHE_BYTES);
+  if (!rc) rc = shr_list_cache_new(&app->share_lists);
   if (!rc) os_set_opener(shr_store_opener, app->store); /* tables by URL: the catalog's */
   if (!rc) dd_tables_purge(app); /* dropped MANAGED tables past their window */
   if (rc) {
@@ -118,6 +120,7 @@ void dd_app_close(dd_app *app) {
   os_clear_opener(app->store);
   cat_store_close(app->store);
   dl_cache_free(app->delta_cache);
+  shr_list_cache_free(app->share_lists);
   free((char *)app->opts.data_dir);
   free((char *)app->opts.version);
   free((char *)app->opts.public_url);
@@ -136,6 +139,7 @@ const sign_local_key *dd_app_url_key(const dd_app *app) { return &app->url_key; 
 int dd_app_url_expiry_s(const dd_app *app) { return app->opts.url_expiry_seconds; }
 const char *dd_app_base_path(const dd_app *app) { return app->opts.base_path; }
 dl_cache *dd_app_delta_cache(const dd_app *app) { return app->delta_cache; }
+shr_list_cache *dd_app_share_list_cache(const dd_app *app) { return app->share_lists; }
 
 int dd_app_auth(void *app, const char *token, size_t len, dd_principal *out) {
   return dd_auth_check(((dd_app *)app)->store, token, len, out);

@@ -69,6 +69,9 @@ const char *dd_app_base_path(const dd_app *app);
  * location, internally locked), so repeated queries of a table replay only new commits. */
 typedef struct dl_cache dl_cache;
 dl_cache *dd_app_delta_cache(const dd_app *app);
+/* The ListShares answers kept by catalog generation (sharing_int.h), internally locked. */
+typedef struct shr_list_cache shr_list_cache;
+shr_list_cache *dd_app_share_list_cache(const dd_app *app);
 
 /* Appends the engine's metrics (snapshot cache, Delta commits, object-store requests, the
  * LMDB map) in Prometheus' text format to out (common/buf.h). 0 or a DD_E* code. */

@@ -74,8 +74,9 @@ static void audit__object(dd_buf *b, const ProtobufCMessage *req) {
 static bool audit__change_event(const dd_call *call, const dd_method *m, const ProtobufCMessage *req,
                                 svc_event *ev, dd_buf *obj, char svc[256], char name[256]) {
   if (call->principal->kind != DD_PRINCIPAL_ADMIN) return false;
+  const char *slash = strrchr(m->path, '/'); /* every call asks: reads copy nothing */
+  if (!audit__changes(slash ? slash + 1 : m->path)) return false;
   audit__split(m->path, svc, name, 256);
-  if (!audit__changes(name)) return false;
   *ev = (svc_event)DELTAD__ADMIN__V1__AUDIT_EVENT__INIT;
   audit__object(obj, req);
   const char *new_name = audit__str(req, "new_name");

@@ -9,6 +9,7 @@
 #include "common/err.h"
 #include "server/call/req_guard.h"
 #include "server/service/connect_expr.h"
+#include "server/service/connect_sql_int.h"
 #include "store/catalog/cat_store.h"
 
 #define DELTA_RELATION_URL "delta.connect.DeltaRelation"
@@ -107,15 +108,14 @@ int connect_dml_delete(dop_result **out, const Delta__Connect__DeleteFromTable *
   return rc;
 }
 
-/* An assignment's field: a column reference of one name part. */
-static int field_name(char **out, const Spark__Connect__Expression *f) {
+int connect_dml_field(char **out, const Spark__Connect__Expression *f) {
   ex_node *e = NULL;
   size_t n = 0;
+  *out = NULL;
   int rc = f ? connect_expr_from_proto(&e, f) : dd_err_set(DD_EINVAL, "assignment: field required");
   const char *const *parts = !rc && ex_node_kind(e) == EX_COLUMN ? ex_column_parts(e, &n) : NULL;
-  if (!rc && n != 1)
-    rc = dd_err_set(DD_EINVAL, "assignment: the field must be one top-level column name");
-  if (!rc && !(*out = strdup(parts[0]))) rc = dd_err_set(DD_ENOMEM, "out of memory");
+  if (!rc && !n) rc = dd_err_set(DD_EINVAL, "assignment: the field must be a column or a field of a struct column");
+  if (!rc) rc = connect_sql__path_text(out, parts, n);
   ex_free(e);
   return rc;
 }
@@ -135,7 +135,7 @@ int connect_dml_update(dop_result **out, const Delta__Connect__UpdateTable *u,
   if (!rc) rc = connect_dml_target(&loc, NULL, u->target, opts);
   if (!rc) rc = condition(&pred, &sql, u->condition);
   for (size_t i = 0; !rc && i < n; i++) {
-    rc = field_name(&names[i], u->assignments[i]->field);
+    rc = connect_dml_field(&names[i], u->assignments[i]->field);
     if (!rc && !u->assignments[i]->value) rc = dd_err_set(DD_EINVAL, "assignment: value required");
     if (!rc) rc = connect_expr_from_proto(&vals[i], u->assignments[i]->value);
     as[i] = (dml_assignment){names[i], vals[i]};

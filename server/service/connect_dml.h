@@ -24,6 +24,9 @@ int connect_dml_update(dop_result **out, const Delta__Connect__UpdateTable *u,
 int connect_dml_target(char **out, const char **alias, const Spark__Connect__Relation *rel,
                        const connect_exec_opts *o);
 
+/* An assignment's field (a column reference: the column, qualified or not, or a field
+ * path in a struct column) as assignment text for dml (connect_sql__path_text). */
+int connect_dml_field(char **out, const Spark__Connect__Expression *f);
 /* DELETE (update false) or UPDATE of the latest snapshot of the table at loc (resolved and
  * confined); the condition a tree (pred) or SQL text (pred_sql: lets a partition-only
  * DELETE drop whole files unread), neither for every row; reads files only under the

@@ -125,23 +125,6 @@ int connect_merge_run(dop_result **out, const char *loc, const char *target_alia
 
 /* ---- the relation ---------------------------------------------------------------------- */
 
-/* An assignment's field: a column name, one part or qualified by the target alias. */
-static int field_name(char **out, const Spark__Connect__Expression *f) {
-  ex_node *e = NULL;
-  size_t n = 0;
-  int rc = f ? connect_expr_from_proto(&e, f) : dd_err_set(DD_EINVAL, "MERGE: an assignment needs a field");
-  const char *const *parts = !rc && ex_node_kind(e) == EX_COLUMN ? ex_column_parts(e, &n) : NULL;
-  if (!rc && (n < 1 || n > 2)) rc = dd_err_set(DD_EINVAL, "MERGE: an assignment's field must be a target column name");
-  size_t len = !rc ? strlen(parts[0]) + (n == 2 ? strlen(parts[1]) + 1 : 0) : 0;
-  if (!rc && !(*out = malloc(len + 1))) rc = OOM();
-  if (!rc) {
-    strcpy(*out, parts[0]);
-    if (n == 2) strcat(strcat(*out, "."), parts[1]);
-  }
-  ex_free(e);
-  return rc;
-}
-
 static int assignments(connect_merge_spec *s, Delta__Connect__Assignment **in, size_t n,
                        dml_assignment **out) {
   *out = calloc(n + 1, sizeof **out);
@@ -149,7 +132,7 @@ static int assignments(connect_merge_spec *s, Delta__Connect__Assignment **in, s
   for (size_t i = 0; i < n && !rc; i++) {
     char *name = NULL;
     ex_node *v = NULL;
-    rc = field_name(&name, in[i]->field);
+    rc = connect_dml_field(&name, in[i]->field);
     if (!rc) rc = connect_merge_own(s, name);
     if (!rc && !in[i]->value) rc = dd_err_set(DD_EINVAL, "MERGE: an assignment needs a value");
     if (!rc) rc = connect_expr_from_proto(&v, in[i]->value);

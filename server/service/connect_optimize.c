@@ -1,6 +1,6 @@
 /* connect_optimize.c: see connect_optimize.h. Several partition filters are joined with
  * AND into one predicate, as Delta's optimize().where() chain does. The SQL statement
- * `OPTIMIZE table [WHERE predicate] [ZORDER BY (c1, c2)]` arrives through
+ * `OPTIMIZE table [FULL] [WHERE predicate] [ZORDER BY (c1, c2)]` arrives through
  * connect_sql_optimize_hook (connect_sql.c parses the statement up to the table), which this
  * file sets when it is linked in (a constructor: connect_exec.c always links it). */
 #include "server/service/connect_optimize.h"
@@ -19,18 +19,20 @@
 
 #define MAX_ZORDER 64
 
-static const char *target_conf(const Delta__Connect__DeltaTable *t) {
+static const char *path_conf(const Delta__Connect__DeltaTable *t, const char *key) {
   if (!t || t->access_type_case != DELTA__CONNECT__DELTA_TABLE__ACCESS_TYPE_PATH || !t->path) return NULL;
   for (size_t i = 0; i < t->path->n_hadoop_conf; i++)
-    if (!strcmp(t->path->hadoop_conf[i]->key, OPT_TARGET_SIZE_CONF)) return t->path->hadoop_conf[i]->value;
+    if (!strcmp(t->path->hadoop_conf[i]->key, key)) return t->path->hadoop_conf[i]->value;
   return NULL;
 }
 
-/* OPTIMIZE of the table at loc: where (NULL: all partitions), Z-order columns, target. */
+/* OPTIMIZE of the table at loc: where (NULL: all partitions), Z-order columns, target,
+ * FULL. On a clustered table any predicate is refused before it is parsed, as Delta. */
 static int run(dop_result **out, const char *loc, const char *where, const char *const *z,
-               size_t nz, int64_t target) {
+               size_t nz, int64_t target, bool full) {
   opt_opts oo = OPT_OPTS_INIT;
   oo.target_size = target;
+  oo.full = full;
   oo.zorder_by = z;
   oo.num_zorder = nz;
   dl_table *t = NULL;
@@ -39,6 +41,7 @@ static int run(dop_result **out, const char *loc, const char *where, const char 
   opt_result res;
   int rc = dl_table_open(&t, loc);
   if (!rc) rc = dl_snapshot_open(&s, t, NULL);
+  if (!rc) rc = opt_check_where(s, where);
   if (!rc && where) rc = opt_filter_new(&f, s, where);
   if (!rc && f) {
     oo.keep_file = opt_filter_keep;
@@ -56,7 +59,7 @@ static int run(dop_result **out, const char *loc, const char *where, const char 
 int connect_optimize(dop_result **out, const char *loc, const Delta__Connect__OptimizeTable *o) {
   *out = NULL;
   int64_t target = 0;
-  const char *ts = target_conf(o->table);
+  const char *ts = path_conf(o->table, OPT_TARGET_SIZE_CONF), *full = path_conf(o->table, OPT_FULL_CONF);
   if (ts) {
     char *end;
     long long n = strtoll(ts, &end, 10);
@@ -70,7 +73,7 @@ int connect_optimize(dop_result **out, const char *loc, const Delta__Connect__Op
   }
   int rc = where.oom ? dd_err_set(DD_ENOMEM, "out of memory")
                      : run(out, loc, where.p, (const char *const *)o->zorder_columns,
-                           o->n_zorder_columns, target);
+                           o->n_zorder_columns, target, full && !strcasecmp(full, "true"));
   dd_buf_free(&where);
   return rc;
 }
@@ -123,6 +126,7 @@ static int sql_optimize(dop_result **out, const char *loc, const char *rest,
   char *where = NULL, *z[MAX_ZORDER];
   size_t nz = 0;
   int rc = 0;
+  bool full = keyword(&p, "FULL");
   if (keyword(&p, "WHERE")) {
     ex_parse_opts po = EX_PARSE_OPTS_INIT;
     po.allow_alias = false;
@@ -151,7 +155,7 @@ static int sql_optimize(dop_result **out, const char *loc, const char *rest,
   }
   if (!rc && *p == ';') p = skip_ws(p + 1);
   if (!rc && *p) rc = dd_err_set(DD_EINVAL, "OPTIMIZE: unexpected text at '%.40s'", p);
-  if (!rc) rc = run(out, loc, where, (const char *const *)z, nz, 0);
+  if (!rc) rc = run(out, loc, where, (const char *const *)z, nz, 0, full);
   for (size_t i = 0; i < nz; i++) free(z[i]);
   free(where);
   return rc;

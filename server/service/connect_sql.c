@@ -470,6 +470,11 @@ static int sql_alter(qry_op **out, cur *c, const connect_exec_opts *o) {
   if (!connect_sql__kw(c, "TABLE")) return connect_sql__syntax(c);
   char *loc = NULL, *feature = NULL;
   int rc = connect_sql__table_loc(c, &loc, o);
+  if (!rc && connect_sql__kw(c, "CLUSTER")) {
+    rc = connect_sql__alter_cluster(out, c, loc);
+    free(loc);
+    return rc;
+  }
   bool add = !rc && connect_sql__kw(c, "ADD");
   bool drop = !rc && !add && connect_sql__kw(c, "DROP");
   if (!rc && !add && !drop) {

@@ -95,6 +95,45 @@ int connect_sql__ident(connect_sql_cur *c, char **out) {
   return (*out = strndup(c->s + st, c->pos - st)) ? 0 : OOM();
 }
 
+int connect_sql__path_text(char **out, const char *const *parts, size_t n) {
+  size_t len = 0;
+  char *b = NULL;
+  FILE *f = open_memstream(&b, &len);
+  if (!f) return OOM();
+  for (size_t k = 0; k < n; k++) {
+    const char *part = parts[k];
+    bool plain = n == 1 || (*part && !isdigit((unsigned char)*part));
+    for (const char *q = part; *q && plain && n > 1; q++) plain = connect_sql__ident_char(*q);
+    if (k) fputc('.', f);
+    if (plain) {
+      fputs(part, f);
+      continue;
+    }
+    fputc('`', f);
+    for (const char *q = part; *q; q++) {
+      if (*q == '`') fputc('`', f);
+      fputc(*q, f);
+    }
+    fputc('`', f);
+  }
+  fclose(f);
+  return (*out = b) ? 0 : OOM();
+}
+
+int connect_sql__column_path(connect_sql_cur *c, char **out) {
+  char *parts[64];
+  size_t n = 0;
+  int rc = 0;
+  *out = NULL;
+  do {
+    if (n == sizeof parts / sizeof parts[0]) rc = connect_sql__syntax(c);
+    else rc = connect_sql__ident(c, &parts[n]), n += !rc;
+  } while (!rc && c->pos < c->len && c->s[c->pos] == '.' && ++c->pos);
+  if (!rc) rc = connect_sql__path_text(out, (const char *const *)parts, n);
+  for (size_t k = 0; k < n; k++) free(parts[k]);
+  return rc;
+}
+
 /* A string literal: '...' or "..." (backslash escapes and doubled quotes). */
 int connect_sql__string_lit(connect_sql_cur *c, char **out) {
   connect_sql__ws(c);

@@ -2,10 +2,11 @@
  * Spark with Delta takes them:
  *
  *   CREATE [OR REPLACE] TABLE [IF NOT EXISTS] name (col type [NOT NULL] [COMMENT 'c'], ...)
- *     USING DELTA [PARTITIONED BY (col, ...)] [LOCATION 'path'] [TBLPROPERTIES (k = v, ...)]
+ *     USING DELTA [PARTITIONED BY (col, ...) | CLUSTER BY (col, ...)] [LOCATION 'path'] [TBLPROPERTIES (k = v, ...)]
  *     [COMMENT 'text']                       (the clauses after USING in any order)
  *
  *   ALTER TABLE name SET TBLPROPERTIES (k = v, ...) | UNSET TBLPROPERTIES [IF EXISTS] (k, ...)
+ *   ALTER TABLE name CLUSTER BY (col, ...) | CLUSTER BY NONE      (dop_cluster_by)
  *
  * CREATE becomes a delta.connect CreateDeltaTable (types as DDL text) and runs on the one
  * create path, connect_exec_command -> dop_create: the same confinement, validation and
@@ -41,6 +42,8 @@ static void create_free(create_q *q) {
   for (size_t i = 0; i < q->nprops; i++) free(q->props[i].key), free(q->props[i].value);
   for (size_t i = 0; i < q->m.n_partitioning_columns; i++) free(q->m.partitioning_columns[i]);
   free(q->m.partitioning_columns);
+  for (size_t i = 0; i < q->m.n_clustering_columns; i++) free(q->m.clustering_columns[i]);
+  free(q->m.clustering_columns);
   free(q->m.columns);
   free(q->m.properties);
   free(q->cols), free(q->types), free(q->unparsed), free(q->props);
@@ -142,22 +145,28 @@ static int properties(create_q *q, connect_sql_cur *c) {
   return connect_sql__punct(c, ')') ? 0 : connect_sql__syntax(c);
 }
 
-static int partitions(create_q *q, connect_sql_cur *c) {
-  if (!connect_sql__kw(c, "BY") || !connect_sql__punct(c, '(')) return connect_sql__syntax(c);
+/* (col, ...): the names appended to *v (n of them). */
+static int column_list(connect_sql_cur *c, char ***v, size_t *n) {
+  if (!connect_sql__punct(c, '(')) return connect_sql__syntax(c);
   int rc = 0;
   do {
-    char **np = realloc(q->m.partitioning_columns, (q->m.n_partitioning_columns + 1) * sizeof *np);
+    char **np = realloc(*v, (*n + 1) * sizeof *np);
     if (!np) return OOM();
-    q->m.partitioning_columns = np;
-    if ((rc = connect_sql__ident(c, &np[q->m.n_partitioning_columns]))) return rc;
-    q->m.n_partitioning_columns++;
+    *v = np;
+    if ((rc = connect_sql__ident(c, &np[*n]))) return rc;
+    (*n)++;
   } while (connect_sql__punct(c, ','));
   return connect_sql__punct(c, ')') ? 0 : connect_sql__syntax(c);
 }
 
+/* BY (col, ...) after PARTITIONED or CLUSTER. */
+static int by_columns(connect_sql_cur *c, char ***v, size_t *n) {
+  return connect_sql__kw(c, "BY") ? column_list(c, v, n) : connect_sql__syntax(c);
+}
+
 /* The clauses after the column list, each at most once. */
 static int clauses(create_q *q, connect_sql_cur *c) {
-  bool using = false, parts = false, props = false;
+  bool using = false, parts = false, props = false, clust = false;
   int rc = 0;
   while (!rc && !connect_sql__at_end(c) && !connect_sql__peek_kw(c, "AS")) {
     if (connect_sql__kw(c, "USING")) {
@@ -169,7 +178,9 @@ static int clauses(create_q *q, connect_sql_cur *c) {
       if (!delta) return dd_err_set(DD_EUNSUPPORTED, "CREATE TABLE: deltad creates Delta tables only (USING DELTA)");
       using = true;
     } else if (!parts && connect_sql__kw(c, "PARTITIONED")) {
-      rc = partitions(q, c), parts = true;
+      rc = by_columns(c, &q->m.partitioning_columns, &q->m.n_partitioning_columns), parts = true;
+    } else if (!clust && connect_sql__kw(c, "CLUSTER")) {
+      rc = by_columns(c, &q->m.clustering_columns, &q->m.n_clustering_columns), clust = true;
     } else if (!q->m._location_case && connect_sql__kw(c, "LOCATION")) {
       q->m._location_case = DELTA__CONNECT__CREATE_DELTA_TABLE___LOCATION_LOCATION;
       rc = connect_sql__string_lit(c, &q->m.location);
@@ -278,5 +289,21 @@ int connect_sql__alter_props(qry_op **out, connect_sql_cur *c, const char *locat
                     : dop_unset_properties(&res, location, keys, q.nprops);
   free(keys), free(vals);
   create_free(&q);
+  return connect_sql__result(out, res, rc);
+}
+
+/* ---- ALTER TABLE ... CLUSTER BY (col, ...) | CLUSTER BY NONE ---- */
+
+int connect_sql__alter_cluster(qry_op **out, connect_sql_cur *c, const char *location) {
+  char **cols = NULL;
+  size_t n = 0;
+  int rc = 0;
+  if (!connect_sql__kw(c, "BY")) rc = connect_sql__syntax(c);
+  else if (!connect_sql__kw(c, "NONE")) rc = column_list(c, &cols, &n);
+  if (!rc && !connect_sql__at_end(c)) rc = connect_sql__syntax(c);
+  dop_result *res = NULL;
+  if (!rc) rc = dop_cluster_by(&res, location, (const char *const *)cols, n);
+  for (size_t i = 0; i < n; i++) free(cols[i]);
+  free(cols);
   return connect_sql__result(out, res, rc);
 }

@@ -77,10 +77,10 @@ int connect_sql_delete(dop_result **out, const char *loc, const char *rest, cons
   return rc;
 }
 
-/* A column name, plain or `quoted` (connect_sql__ident), copied into *out. */
+/* A column name, plain or `quoted`, or a field path (s.a), into *out (connect_sql__column_path). */
 static int column(const char **p, char **out) {
   connect_sql_cur c = {*p, 0, strlen(*p)};
-  int rc = connect_sql__ident(&c, out);
+  int rc = connect_sql__column_path(&c, out);
   if (!rc && !**out) free(*out), *out = NULL, rc = -1;
   if (rc) return syntax("UPDATE table SET column = value", *p);
   *p = skip_ws(*p + c.pos);

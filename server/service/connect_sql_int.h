@@ -29,6 +29,12 @@ bool connect_sql__punct(connect_sql_cur *c, char ch);
 bool connect_sql__at_end(connect_sql_cur *c);
 /* An identifier (plain or `backquoted`); *out malloc'ed. */
 int connect_sql__ident(connect_sql_cur *c, char **out);
+/* A column or field path: one identifier (*out its name), or several joined by '.' (*out
+ * the path as store/expr's column text: connect_sql__path_text). */
+int connect_sql__column_path(connect_sql_cur *c, char **out);
+/* Name parts as one text: one part as it is, several joined by '.', each `quoted` (``
+ * inside) where it is not a plain identifier. */
+int connect_sql__path_text(char **out, const char *const *parts, size_t n);
 /* A string literal '...' or "..." (backslash escapes, doubled quotes); *out malloc'ed. */
 int connect_sql__string_lit(connect_sql_cur *c, char **out);
 int connect_sql__number(connect_sql_cur *c, double *out);
@@ -55,5 +61,7 @@ int connect_sql__ctas(qry_op **out, connect_sql_cur *c, const Delta__Connect__Cr
 int connect_sql__merge(qry_op **out, connect_sql_cur *c, const connect_exec_opts *o);
 /* After ALTER TABLE name SET | UNSET, of the confined table at location. */
 int connect_sql__alter_props(qry_op **out, connect_sql_cur *c, const char *location, bool set);
+/* ALTER TABLE name CLUSTER (after CLUSTER): BY (col, ...) | BY NONE. */
+int connect_sql__alter_cluster(qry_op **out, connect_sql_cur *c, const char *location);
 
 #endif

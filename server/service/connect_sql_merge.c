@@ -57,21 +57,11 @@ static int source(connect_sql_cur *c, qry_op **op, const connect_exec_opts *o) {
   return rc;
 }
 
-/* A column name, plain or qualified (t.col). */
+/* A column name, plain or qualified (t.col), or a field path (t.s.a). */
 static int column(connect_sql_cur *c, connect_merge_spec *s, const char **out) {
-  char *a = NULL, *b = NULL;
-  int rc = connect_sql__ident(c, &a);
-  if (!rc && c->pos < c->len && c->s[c->pos] == '.') {
-    c->pos++;
-    rc = connect_sql__ident(c, &b);
-    char *j = !rc ? malloc(strlen(a) + strlen(b) + 2) : NULL;
-    if (!rc && !j) rc = OOM();
-    if (!rc) strcat(strcat(strcpy(j, a), "."), b);
-    free(a), free(b);
-    a = rc ? NULL : j;
-  }
+  char *a = NULL;
+  int rc = connect_sql__column_path(c, &a);
   if (!rc) rc = connect_merge_own(s, a);
-  else free(a);
   *out = rc ? NULL : a;
   return rc;
 }

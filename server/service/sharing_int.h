@@ -35,6 +35,19 @@ int shr_table_visible(const dd_call *call, cat_view *v, const char *share, const
                       const char *table, cat_share **out_share,
                       const cat_shared_table **out_table);
 
+/* ---- ListShares answers by catalog generation (sharing_list_cache.c) ----------------- */
+
+/* Internally locked; one per application (dd_app_share_list_cache). who is "A" for an
+ * admin or "R" followed by the recipient's id; after is the decoded page start. get: 0 and
+ * a copy of the answer kept for exactly (gen, who, after, limit) into *out (the caller's),
+ * DD_ENOTFOUND when there is none, DD_ENOMEM. put keeps a copy of resp (best effort). */
+int shr_list_cache_new(shr_list_cache **out);
+void shr_list_cache_free(shr_list_cache *c);
+int shr_list_cache_get(shr_list_cache *c, uint64_t gen, const char *who, const char *after,
+                       int limit, Deltad__Sharing__V1__ListSharesResponse **out);
+void shr_list_cache_put(shr_list_cache *c, uint64_t gen, const char *who, const char *after,
+                        int limit, const Deltad__Sharing__V1__ListSharesResponse *resp);
+
 /* ---- page tokens (sharing_page.c) --------------------------------------------------- */
 
 /* max_results: -1 when absent; DD_EINVAL outside 0..SHR_MAX_RESULTS. Returns the limit. */

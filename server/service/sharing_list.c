@@ -69,12 +69,23 @@ static int shr_list_shares_run(dd_call *call, cat_view *v, const ProtobufCMessag
   int rc = shr_page_limit(&w.limit, req->_max_results_case != 0, req->max_results);
   if (!rc) rc = shr_page_decode('S', "", req->page_token, after, sizeof after);
   if (rc) return rc;
+  const char *rid = call->principal->kind == DD_PRINCIPAL_ADMIN ? NULL : call->principal->id;
+  /* the answer kept for this state, caller and page, when the store numbers its states */
+  shr_list_cache *cache = dd_app_share_list_cache(call->app);
+  char who[sizeof call->principal->id + 2];
+  snprintf(who, sizeof who, "%s%s", rid ? "R" : "A", rid ? rid : "");
+  uint64_t gen = 0;
+  bool keyed = cache && cat_view_generation(v, &gen) == 0;
+  if (!keyed) dd_err_clear();
+  if (keyed && (rc = shr_list_cache_get(cache, gen, who, after, w.limit, &w.resp)) == 0)
+    return svc_reply(out, &w.resp->base, 0);
+  if (rc != DD_ENOTFOUND && rc) return rc;
+  rc = 0;
   w.resp = malloc(sizeof *w.resp);
   if (!w.resp) return shr_oom();
   deltad__sharing__v1__list_shares_response__init(w.resp);
   w.resp->items = calloc((size_t)w.limit + 1, sizeof *w.resp->items);
   if (!w.resp->items) rc = shr_oom();
-  const char *rid = call->principal->kind == DD_PRINCIPAL_ADMIN ? NULL : call->principal->id;
   if (!rc) rc = cat_view_share_walk(v, rid, after, shr_share_collect, &w);
   if (rc == 1) rc = 0;
   if (!rc && w.more) {
@@ -83,6 +94,7 @@ static int shr_list_shares_run(dd_call *call, cat_view *v, const ProtobufCMessag
     if (!*pos) pos = "\x01"; /* below every name: nothing is skipped */
     if (!(w.resp->next_page_token = shr_page_token('S', "", pos))) rc = shr_oom();
   }
+  if (!rc && keyed) shr_list_cache_put(cache, gen, who, after, w.limit, w.resp);
   return svc_reply(out, &w.resp->base, rc);
 }
 
@@ -312,11 +324,15 @@ extern int shr_query_table(dd_call *, const ProtobufCMessage *, ProtobufCMessage
 extern int shr_get_table_changes(dd_call *, const ProtobufCMessage *, ProtobufCMessage **);
 
 const dd_method dd_sharing_methods[] = {
-    SHR_M("ListShares", shr_list_shares, list_shares_request, list_shares_response, 0),
-    SHR_M("GetShare", shr_get_share, get_share_request, get_share_response, 0),
-    SHR_M("ListSchemas", shr_list_schemas, list_schemas_request, list_schemas_response, 0),
-    SHR_M("ListTables", shr_list_tables, list_tables_request, list_tables_response, 0),
-    SHR_M("ListAllTables", shr_list_all_tables, list_all_tables_request, list_tables_response, 0),
+    SHR_M("ListShares", shr_list_shares, list_shares_request,
+          list_shares_response, DD_METHOD_QUICK),
+    SHR_M("GetShare", shr_get_share, get_share_request, get_share_response, DD_METHOD_QUICK),
+    SHR_M("ListSchemas", shr_list_schemas, list_schemas_request,
+          list_schemas_response, DD_METHOD_QUICK),
+    SHR_M("ListTables", shr_list_tables, list_tables_request,
+          list_tables_response, DD_METHOD_QUICK),
+    SHR_M("ListAllTables", shr_list_all_tables, list_all_tables_request,
+          list_tables_response, DD_METHOD_QUICK),
     SHR_M("GetTableVersion", shr_get_table_version, get_table_version_request,
           get_table_version_response, 0),
     SHR_M("GetTableMetadata", shr_get_table_metadata, get_table_metadata_request, table_line,

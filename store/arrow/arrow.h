@@ -102,6 +102,9 @@ int arw_field_scale(const arw_schema *s, int id);
 int arw_field_parent(const arw_schema *s, int id);    /* ARW_ROOT for a column */
 int arw_field_nchildren(const arw_schema *s, int id);
 int arw_field_child(const arw_schema *s, int id, int i); /* -1 past the end */
+/* Spark's simpleString of field id's type ("int", "decimal(10,2)", "struct<a:int,b:string>",
+ * "array<bigint>", "map<string,int>") in *out (malloc'ed). */
+int arw_type_string(char **out, const arw_schema *s, int id);
 /* Copies field src_id of src and its whole subtree under dst_parent of dst, named name
  * (NULL keeps the source name); the copy's id in *out_id (may be NULL). */
 int arw_schema_copy_field(arw_schema *dst, int dst_parent, const arw_schema *src, int src_id,

@@ -1,5 +1,6 @@
 /* schema.c: the field tree of an Arrow schema (see arrow.h for use, arrow_int.h for the
  * representation). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,4 +217,44 @@ int arw_schema_copy_field(arw_schema *dst, int dst_parent, const arw_schema *src
   }
   if (out_id) *out_id = id;
   return 0;
+}
+
+/* ---- Spark's simpleString of a field's type ---- */
+
+static void type_simple(FILE *f, const arw_schema *s, int id) {
+  static const char *const names[] = {
+      [ARW_UTF8] = "string", [ARW_BINARY] = "binary", [ARW_INT32] = "int", [ARW_INT64] = "bigint",
+      [ARW_FLOAT64] = "double", [ARW_BOOL] = "boolean", [ARW_DATE32] = "date",
+      [ARW_TIMESTAMP] = "timestamp_ntz", [ARW_TIMESTAMP_UTC] = "timestamp", [ARW_INT8] = "tinyint",
+      [ARW_INT16] = "smallint", [ARW_FLOAT32] = "float", [ARW_NULL] = "void"};
+  arw_kind k = arw_field_kind(s, id);
+  switch (k) {
+    case ARW_DECIMAL128: fprintf(f, "decimal(%d,%d)", arw_field_precision(s, id), arw_field_scale(s, id)); return;
+    case ARW_LIST: fputs("array<", f); type_simple(f, s, arw_field_child(s, id, 0)); fputc('>', f); return;
+    case ARW_MAP:
+      fputs("map<", f);
+      type_simple(f, s, arw_field_child(s, id, 0));
+      fputc(',', f);
+      type_simple(f, s, arw_field_child(s, id, 1));
+      fputc('>', f);
+      return;
+    case ARW_STRUCT:
+      fputs("struct<", f);
+      for (int c = 0; c < arw_field_nchildren(s, id); c++) {
+        int ch = arw_field_child(s, id, c);
+        fprintf(f, "%s%s:", c ? "," : "", arw_field_name(s, ch));
+        type_simple(f, s, ch);
+      }
+      fputc('>', f);
+      return;
+    default: fputs(k < sizeof names / sizeof names[0] && names[k] ? names[k] : "?", f);
+  }
+}
+
+int arw_type_string(char **out, const arw_schema *s, int id) {
+  size_t len = 0;
+  FILE *f = open_memstream(out, &len);
+  if (!f) return dd_err_set(DD_ENOMEM, "out of memory");
+  type_simple(f, s, id);
+  return fclose(f) ? dd_err_set(DD_ENOMEM, "out of memory") : 0;
 }

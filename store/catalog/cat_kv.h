@@ -84,6 +84,10 @@ typedef struct cat__backend {
    * replica's read cache and waits for no other writer; the backend never caches reads of
    * db. below.n > 0: also deletes db's keys below it (retention). Autocommitted. */
   int (*append)(cat_store *s, int db, cat__bytes k, cat__bytes v, cat__bytes below);
+  /* Optional (NULL: DD_EUNSUPPORTED). The number of the committed state read txn t reads:
+   * equal numbers on one store mean the same state, and every commit makes a new one that
+   * no earlier state had (LMDB: the snapshot's transaction id). */
+  int (*generation)(cat_txn *t, uint64_t *out);
 } cat__backend;
 
 extern const cat__backend cat__lmdb_backend;

@@ -271,6 +271,13 @@ static int lm__backup(cat_store *s, const char *dir) {
   return rc ? cat__mdb_env_err(lm__st(s)->env, rc, "backup: copy the catalog") : 0;
 }
 
+/* A read txn's snapshot id: LMDB numbers every committed write transaction, and a
+ * read txn carries the id of the one it sees (also one another process committed). */
+static int lm__generation(cat_txn *t, uint64_t *out) {
+  *out = (uint64_t)mdb_txn_id(((lm__txn *)t)->txn);
+  return 0;
+}
+
 const cat__backend cat__lmdb_backend = {
     .name = "lmdb",
     .begin = lm__begin,
@@ -286,4 +293,5 @@ const cat__backend cat__lmdb_backend = {
     .close = lm__close,
     .usage = lm__usage,
     .backup = lm__backup,
+    .generation = lm__generation,
 };

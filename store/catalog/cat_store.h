@@ -138,6 +138,13 @@ cat_view *cat_view_bind(cat_view *view);
  * still closed with cat_view_close. Nothing when view is bound to this thread, or already
  * ended. Accepts NULL. */
 void cat_view_end(cat_view *view);
+/* The generation of the state view reads: two views of one store with the same generation
+ * read the same committed state, and a commit (any write: a grant, a revoke, a new token)
+ * gives later views another. For caches of answers derived from the catalog, keyed by it:
+ * an answer kept for generation g is right for every view at g. 0; DD_EUNSUPPORTED (with
+ * a message) on PostgreSQL, whose read views may move forward between reads (cache
+ * nothing there); DD_EINTERNAL for an ended view. */
+int cat_view_generation(cat_view *view, uint64_t *out);
 
 /* ---- validation (also used by the services for early checks) ---------------------- */
 

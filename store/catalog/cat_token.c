@@ -1,5 +1,6 @@
 /* cat_token.c: API tokens in the store, kept only as SHA-256 hashes mapping to the
  * principal they authenticate (record layout in cat_internal.h). */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,9 +53,18 @@ corrupt:
   return dd_err_set(DD_ECORRUPT, "catalog store: malformed token record");
 }
 
+/* SHA-256 fetched once for the process: EVP_sha256() makes every digest fetch the
+ * algorithm again, under the library's provider locks, which every request thread takes
+ * for its token check. Kept until exit. */
+static EVP_MD *cat__sha256;
+static pthread_once_t cat__sha256_once = PTHREAD_ONCE_INIT;
+static void cat__sha256_fetch(void) { cat__sha256 = EVP_MD_fetch(NULL, "SHA256", NULL); }
+
 int cat_token_hash(unsigned char out[CAT_TOKEN_HASH_LEN], const char *token, size_t len) {
   unsigned int n = 0;
-  if (EVP_Digest(token, len, out, &n, EVP_sha256(), NULL) != 1 || n != CAT_TOKEN_HASH_LEN)
+  pthread_once(&cat__sha256_once, cat__sha256_fetch);
+  const EVP_MD *md = cat__sha256 ? cat__sha256 : EVP_sha256();
+  if (EVP_Digest(token, len, out, &n, md, NULL) != 1 || n != CAT_TOKEN_HASH_LEN)
     return dd_err_set(DD_EINTERNAL, "SHA-256 failed");
   return 0;
 }

@@ -70,3 +70,12 @@ void cat_view_close(cat_view *v) {
   cat__view_end(v, 0);
   free(v);
 }
+
+int cat_view_generation(cat_view *v, uint64_t *out) {
+  *out = 0;
+  if (!v || !v->txn || v->txn->write)
+    return dd_err_set(DD_EINTERNAL, "catalog view: no read transaction for a generation");
+  if (!v->s->be->generation)
+    return dd_err_set(DD_EUNSUPPORTED, "catalog store: %s has no generation", v->s->be->name);
+  return v->s->be->generation(v->txn, out);
+}

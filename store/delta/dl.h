@@ -178,6 +178,10 @@ typedef struct dl_file {
   const char *tags;            /* packed map or NULL */
   const dl_dv *dv;             /* NULL when none */
   int64_t base_row_id, default_row_commit_version; /* -1 when absent */
+  /* add: the clustering implementation that clustered the file ("liquid") or NULL. The
+   * snapshot keeps only "liquid" (the one implementation Delta defines): a view holds that
+   * literal or NULL. */
+  const char *clustering_provider;
 } dl_file;
 
 /* Iteration callbacks return 0 to continue; any other value stops and is returned. */

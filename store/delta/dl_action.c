@@ -51,6 +51,7 @@ static int decode_file(dl__action *a, const char *kind, const json_t *j, dl__are
     return dd_err_set(DD_ENOMEM, "out of memory");
   f->base_row_id = dl__json_int(j, "baseRowId", -1);
   f->default_row_commit_version = dl__json_int(j, "defaultRowCommitVersion", -1);
+  f->clustering_provider = dl__json_str(j, "clusteringProvider");
   json_t *dv = json_object_get(j, "deletionVector");
   a->has_dv = json_is_object(dv);
   if (a->has_dv) {

@@ -25,7 +25,7 @@
 /* ---------- plan: which leaves, at which levels ---------- */
 
 enum {
-  C_PATH, C_SIZE, C_TIME, C_DC, C_STATS, C_PVK, C_PVV, C_TGK, C_TGV, C_BRID, C_DRCV,
+  C_PATH, C_SIZE, C_TIME, C_DC, C_STATS, C_CP, C_PVK, C_PVV, C_TGK, C_TGV, C_BRID, C_DRCV,
   C_DVST, C_DVP, C_DVOFF, C_DVSIZE, C_DVCARD, C_DVMAX, C_N,
 };
 #define C_MAP_FIRST C_PVK
@@ -112,6 +112,8 @@ static int plan_side(const pq_file *pf, const char *x, bool add, fl_side *s) {
                    &s->leaf[C_TIME], &s->maxdef[C_TIME]);
   bad |= find_leaf(pf, x, "dataChange", 'b', &s->leaf[C_DC], &s->maxdef[C_DC]);
   if (add) bad |= find_leaf(pf, x, "stats", 's', &s->leaf[C_STATS], &s->maxdef[C_STATS]);
+  if (add)
+    bad |= find_leaf(pf, x, "clusteringProvider", 's', &s->leaf[C_CP], &s->maxdef[C_CP]);
   bad |= find_leaf(pf, x, "baseRowId", 'i', &s->leaf[C_BRID], &s->maxdef[C_BRID]);
   bad |= find_leaf(pf, x, "defaultRowCommitVersion", 'i', &s->leaf[C_DRCV], &s->maxdef[C_DRCV]);
   bad |= find_map(pf, x, "partitionValues", s, C_PVK, &s->pv_entry);
@@ -434,6 +436,13 @@ static int side_row(walk *w, const fl_side *sd, bool here, bool emit, bool add, 
   f->tags = w->tags.len > 1 ? w->tags.p : NULL;
   f->base_row_id = int_val(&k[C_BRID], v[C_BRID], -1);
   f->default_row_commit_version = int_val(&k[C_DRCV], v[C_DRCV], -1);
+  f->clustering_provider = NULL;
+  if (add && v[C_CP] >= 0 && (size_t)v[C_CP] < k[C_CP].c->num_values) {
+    const pq_bytes *cp = &k[C_CP].c->ba[v[C_CP]];
+    /* the file set keeps "liquid" only (dl__entry's flag) */
+    if (cp->len == strlen(DL__LIQUID) && !memcmp(cp->ptr, DL__LIQUID, cp->len))
+      f->clustering_provider = DL__LIQUID;
+  }
   if (has_dv) {
     dl_dv *d = &a->dv;
     const char *st = bytes_str(&w->a, &k[C_DVST], v[C_DVST]);

@@ -14,7 +14,7 @@
 static const char *const COLUMNS[] = {
     "add.path", "add.partitionValues", "add.size", "add.modificationTime", "add.dataChange",
     "add.stats", "add.tags", "add.deletionVector", "add.baseRowId",
-    "add.defaultRowCommitVersion", "remove.path", "remove.deletionTimestamp",
+    "add.defaultRowCommitVersion", "add.clusteringProvider", "remove.path", "remove.deletionTimestamp",
     "remove.dataChange", "remove.size", "remove.partitionValues", "remove.deletionVector",
     "remove.tags", "metaData", "protocol", "txn", "domainMetadata", "checkpointMetadata",
     "sidecar",
@@ -116,6 +116,7 @@ static int decode_file(dl__action *out, node f, dl__arena *a) {
   file->tags = tags && tags->len ? kv(a, tags) : NULL;
   file->base_row_id = i64(child(f, "baseRowId").v, -1);
   file->default_row_commit_version = i64(child(f, "defaultRowCommitVersion").v, -1);
+  file->clustering_provider = str(a, child(f, "clusteringProvider").v);
   if (!file->partition_values) return dd_err_set(DD_ENOMEM, "out of memory");
   node dv = child(f, "deletionVector");
   if (dv.v) {

@@ -35,7 +35,8 @@ static const pq_wfield ADD[] = {F("path", PQ_W_STRING), MAP("partitionValues"),
                                 F("size", PQ_W_INT64), F("modificationTime", PQ_W_INT64),
                                 F("dataChange", PQ_W_BOOL), F("stats", PQ_W_STRING),
                                 MAP("tags"), S("deletionVector", DV),
-                                F("baseRowId", PQ_W_INT64), F("defaultRowCommitVersion", PQ_W_INT64)};
+                                F("baseRowId", PQ_W_INT64), F("defaultRowCommitVersion", PQ_W_INT64),
+                                F("clusteringProvider", PQ_W_STRING)};
 static const pq_wfield REMOVE[] = {F("path", PQ_W_STRING), F("deletionTimestamp", PQ_W_INT64),
                                    F("dataChange", PQ_W_BOOL), F("extendedFileMetadata", PQ_W_BOOL),
                                    MAP("partitionValues"), F("size", PQ_W_INT64),
@@ -163,7 +164,7 @@ static int emit(wctx *c, int col, pq_value v) {
 
 static int add_cb(void *ctx, const dl_file *f) {
   wctx *c = ctx;
-  pq_value *it = items(c, 10);
+  pq_value *it = items(c, 11);
   if (!it) return dd_err_set(DD_ENOMEM, "out of memory");
   it[0] = vstr(f->raw_path);
   it[1] = vmap(c, f->partition_values);
@@ -175,8 +176,9 @@ static int add_cb(void *ctx, const dl_file *f) {
   it[7] = vdv(c, f->dv);
   it[8] = vi64(f->base_row_id, f->base_row_id >= 0);
   it[9] = vi64(f->default_row_commit_version, f->default_row_commit_version >= 0);
+  it[10] = vstr(f->clustering_provider);
   c->adds++;
-  return emit(c, C_ADD, vstruct(it, 10));
+  return emit(c, C_ADD, vstruct(it, 11));
 }
 
 static int remove_cb(void *ctx, const dl_file *f) {

@@ -172,6 +172,8 @@ static json_t *file_json(const dl_file *f, int kind) {
   if (f->base_row_id >= 0) json_object_set_new(o, "baseRowId", json_integer(f->base_row_id));
   if (f->default_row_commit_version >= 0)
     json_object_set_new(o, "defaultRowCommitVersion", json_integer(f->default_row_commit_version));
+  if (kind == DL__A_ADD && f->clustering_provider)
+    json_object_set_new(o, "clusteringProvider", json_string(f->clustering_provider));
   return o;
 }
 

@@ -353,6 +353,9 @@ static int fill(dl__arena *a, dl__arena *misc, dl__pvtab *pt, dl__entry *e, int 
   e->kind = (uint8_t)kind;
   if (f->data_change) e->flags |= DL__F_DATA_CHANGE;
   else e->flags &= (uint8_t)~DL__F_DATA_CHANGE;
+  if (kind == DL__E_ADD && f->clustering_provider && !strcmp(f->clustering_provider, DL__LIQUID))
+    e->flags |= DL__F_LIQUID;
+  else e->flags &= (uint8_t)~DL__F_LIQUID;
   return 0;
 }
 
@@ -401,7 +404,7 @@ static int fold(dl__fileset *fs, dl__entry *e, const dl__entry *b) {
   e->size = b->size;
   e->time = b->time;
   e->kind = b->kind;
-  e->flags = (uint8_t)((b->flags & DL__F_DATA_CHANGE) | (has_dv ? DL__F_EXTRA : (b->flags & DL__F_EXTRA)));
+  e->flags = (uint8_t)((b->flags & (DL__F_DATA_CHANGE | DL__F_LIQUID)) | (has_dv ? DL__F_EXTRA : (b->flags & DL__F_EXTRA)));
   return count(fs, e, +1);
 }
 
@@ -567,6 +570,7 @@ void dl__entry_view(const dl__entry *e, dl_file *out, char *pathbuf) {
   out->dv = dl__entry_dv(e);
   out->base_row_id = dl__entry_base_row_id(e);
   out->default_row_commit_version = dl__entry_row_commit_version(e);
+  out->clustering_provider = e->flags & DL__F_LIQUID ? DL__LIQUID : NULL;
 }
 
 int dl__fileset_merge(dl__fileset *fs, const dl__fileset *src) {

@@ -156,7 +156,9 @@ int dl__parse_commit(const char *data, size_t len, const char *what, dl__action_
 /* ---------- fileset (dl_fileset.c) ---------- */
 
 enum { DL__E_ADD = 1, DL__E_REMOVE = 2 }; /* kind 0: a hole (a checkpoint row of another action) */
-enum { DL__F_DATA_CHANGE = 1, DL__F_EXTRA = 2 };
+/* DL__F_LIQUID: the add's clusteringProvider is "liquid" */
+enum { DL__F_DATA_CHANGE = 1, DL__F_EXTRA = 2, DL__F_LIQUID = 4 };
+#define DL__LIQUID "liquid"
 
 /* What few files carry (tags, a deletion vector, row tracking's baseRowId and
  * defaultRowCommitVersion) beside their partition map. */

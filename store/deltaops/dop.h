@@ -29,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+typedef struct dl_snapshot dl_snapshot; /* store/delta/dl.h */
+
 /* ======================= results ======================= */
 
 typedef enum dop_kind {
@@ -219,6 +221,20 @@ int dop_set_properties(dop_result **out, const char *location, const char *const
  * error, as in Delta 4; delta.feature.* is DD_EINVAL: use drop-feature) and commits
  * (operation "UNSET TBLPROPERTIES", parameters "properties" and "ifExists"). */
 int dop_unset_properties(dop_result **out, const char *location, const char *const *keys, size_t n);
+
+/* ---- liquid clustering (dop_cluster.c) ----
+ * A table is clustered when its protocol has the `clustering` writer feature. */
+bool dop_is_clustered(const dl_snapshot *s);
+/* The clustering columns' logical names (dotted paths) from the delta.clustering domain:
+ * returns 1 with *out (malloc'ed, dop_clustering_free) and *n when the table is clustered
+ * (n may be 0: CLUSTER BY NONE), 0 with none when it is not, or an error. */
+int dop_clustering_columns(char ***out, size_t *n, const dl_snapshot *s);
+void dop_clustering_free(char **cols, size_t n);
+/* ALTER TABLE ... CLUSTER BY (cols) (n 0: CLUSTER BY NONE), as Delta: top-level columns
+ * with stats, at most 4, no partitioned table (DD_EINVAL with Delta's error class). An
+ * unclustered table gets the clustering feature; NONE on one commits nothing. An empty
+ * result. */
+int dop_cluster_by(dop_result **out, const char *location, const char *const *cols, size_t n);
 
 /* identifier "parquet.`/path`" (or a path); partition_schema DDL "a INT, b STRING" or
  * NULL. One row: column "identifier" = "delta.`/path`". */

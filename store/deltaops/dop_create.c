@@ -102,9 +102,18 @@ static int check_opts(const dop_create_opts *o) {
   for (size_t i = 0; i < o->num_partition_columns; i++)
     if (!has_column(o, o->partition_columns[i]))
       return dd_err_set(DD_EINVAL, "partition column '%s' is not a column of the table", o->partition_columns[i]);
-  for (size_t i = 0; i < o->num_clustering_columns; i++)
-    if (!has_column(o, o->clustering_columns[i]))
-      return dd_err_set(DD_EINVAL, "clustering column '%s' is not a column of the table", o->clustering_columns[i]);
+  int rc = dop__check_clustering_count(o->num_clustering_columns);
+  for (size_t i = 0; i < o->num_clustering_columns && !rc; i++) {
+    const char *c = o->clustering_columns[i], *type = NULL;
+    if (!has_column(o, c))
+      return dd_err_set(DD_EINVAL, "clustering column '%s' is not a column of the table", c);
+    for (size_t j = 0; j < o->num_columns; j++)
+      if (!strcasecmp(o->columns[j].name, c)) type = o->columns[j].type;
+    static const char *const no_skipping[] = {"struct", "array", "map", "boolean", "binary", "variant", "void"};
+    for (size_t j = 0; type && j < sizeof no_skipping / sizeof *no_skipping && !rc; j++)
+      if (!strncasecmp(type, no_skipping[j], strlen(no_skipping[j]))) rc = dop__clustering_type_error(c);
+  }
+  if (rc) return rc;
   if (o->num_partition_columns && o->num_clustering_columns)
     return dd_err_set(DD_EINVAL, "a table cannot be both partitioned and clustered");
   return 0;
@@ -135,6 +144,11 @@ int dop_create(dop_result **out, const dop_create_opts *o) {
   else rc = dl_table_open(&t, o->location);
   if (rc) goto cleanup;
   const char *id = NULL;
+  if (s && dop_is_clustered(s) && o->num_partition_columns) {
+    rc = dd_err_set(DD_EINVAL, "[DELTA_CLUSTERING_REPLACE_TABLE_WITH_PARTITIONED_TABLE] Replacing a "
+                    "clustered Delta table with a partitioned table is not allowed.");
+    goto cleanup;
+  }
   if (s) { /* replace: keep the id, never lower the protocol */
     dop__proto old;
     dop__proto_from(&old, dl_snapshot_protocol(s));
@@ -153,11 +167,12 @@ int dop_create(dop_result **out, const dop_create_opts *o) {
   dl_metadata_spec md = {id, o->name, o->comment, schema_s, o->num_partition_columns,
                          o->partition_columns, packed, -1};
   if ((rc = dl_txn_set_metadata(txn, &md))) goto cleanup;
+  if (!o->num_clustering_columns && s && (rc = dop__carry_clustering(txn, s, NULL))) goto cleanup;
   if (o->num_clustering_columns) {
     json_t *cols = json_array();
     for (size_t i = 0; i < o->num_clustering_columns; i++)
       json_array_append_new(cols, json_pack("[s]", o->clustering_columns[i]));
-    char *cfg = dump(json_pack("{s:o}", "clusteringColumns", cols));
+    char *cfg = dump(json_pack("{s:o,s:s}", "clusteringColumns", cols, "domainName", "delta.clustering"));
     rc = cfg ? dl_txn_set_domain(txn, "delta.clustering", cfg, false) : DOP_OOM();
     free(cfg);
     if (rc) goto cleanup;

@@ -129,27 +129,14 @@ static const dop_col DETAIL_COLS[] = {
 };
 #define NDETAIL (sizeof DETAIL_COLS / sizeof DETAIL_COLS[0])
 
-/* Clustering columns from the delta.clustering domain ({"clusteringColumns":[["a"],...]}). */
+/* Clustering columns (logical names) from the delta.clustering domain; NULL on error. */
 static json_t *clustering_columns(const dl_snapshot *s) {
+  char **cols = NULL;
+  size_t n = 0;
+  if (dop_clustering_columns(&cols, &n, s) < 0) return NULL;
   json_t *a = json_array();
-  for (size_t i = 0; i < dl_snapshot_num_domains(s); i++) {
-    const dl_domain *d = dl_snapshot_domain(s, i);
-    if (strcmp(d->domain, "delta.clustering")) continue;
-    json_t *c = json_loads(d->configuration, 0, NULL), *cols = json_object_get(c, "clusteringColumns"), *e;
-    size_t k;
-    json_array_foreach(cols, k, e) {
-      if (!json_is_array(e)) continue;
-      char buf[1024] = "";
-      size_t j;
-      json_t *part;
-      json_array_foreach(e, j, part) {
-        if (j) strncat(buf, ".", sizeof buf - strlen(buf) - 1);
-        if (json_is_string(part)) strncat(buf, json_string_value(part), sizeof buf - strlen(buf) - 1);
-      }
-      json_array_append_new(a, json_string(buf));
-    }
-    json_decref(c);
-  }
+  for (size_t i = 0; a && i < n; i++) json_array_append_new(a, json_string(cols[i]));
+  dop_clustering_free(cols, n);
   return a;
 }
 

@@ -55,6 +55,13 @@ int dop__rt_backfill(dl_txn *txn, const dl_snapshot *s);
 /* Metric values are strings in Delta's commitInfo. */
 void dop__metric(json_t *m, const char *key, int64_t v);
 
+/* ---- clustering limits (dop_cluster.c): Delta's errors ---- */
+int dop__check_clustering_count(size_t n);        /* at most 4 columns */
+int dop__clustering_type_error(const char *column); /* a type without data skipping */
+/* The delta.clustering domain a REPLACE (restored NULL) or RESTORE commits, as Delta: when
+ * latest has the domain, the restored version's clustering columns, else none. */
+int dop__carry_clustering(dl_txn *x, const dl_snapshot *latest, const dl_snapshot *restored);
+
 /* ---- protocol helpers (dop_features.c) ---- */
 typedef struct dop__proto {
   int reader, writer;

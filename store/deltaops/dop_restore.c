@@ -161,6 +161,7 @@ int dop_restore_in(dop_result **out, const char *location, int64_t version,
   if ((rc = dl_snapshot_files(latest, diff_cb, &rem))) goto cleanup;
   if ((rc = restore_metadata(add.txn, latest, target))) goto cleanup;
   if ((rc = restore_protocol(add.txn, latest, target))) goto cleanup;
+  if ((rc = dop__carry_clustering(add.txn, latest, target))) goto cleanup;
   int64_t size_after = dl_snapshot_size_bytes(target), files_after = (int64_t)dl_snapshot_num_files(target);
   json_t *params = json_object(), *m = json_object();
   if (params && version >= 0) {

@@ -3,6 +3,7 @@
  * carry Delta's and Spark's error classes where they have one. */
 #include "store/dml/dml_int.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -110,6 +111,62 @@ static int assignment(dml__bound *b, const dl_snapshot *s, size_t i, const ex_no
   return rc;
 }
 
+static int conflict(const char *a, const char *b) {
+  return dd_err_set(DD_EINVAL, "UPDATE: [DELTA_CONFLICT_SET_COLUMN] There is a conflict from these SET "
+                    "columns: [`%s`, `%s`].", a, b);
+}
+
+/* SET of a top-level column (*done) or of a field inside a struct column (into ns). */
+static int set_one(dml__bound *b, const dl_snapshot *s, const dml_assignment *as, const ex_node *pred,
+                   dml__nset *ns) {
+  size_t i = 0;
+  for (i = 0; i < b->ncols; i++)
+    if (!strcasecmp(arw_field_name(b->schema, arw_schema_column(b->schema, i)), as->column)) break;
+  bool whole = i < b->ncols;
+  if (!whole) {
+    int rc = dml__nset_resolve(ns, b->schema, as->column, as->value, &i, &whole);
+    if (rc) return dd_err_wrap(rc, "UPDATE: SET %s", as->column);
+    if (i == SIZE_MAX) return find_column(b, as->column, &i);
+    if (!whole)
+      return b->assigned[i] ? conflict(arw_field_name(b->schema, arw_schema_column(b->schema, i)), as->column) : 0;
+  }
+  if (b->assigned[i])
+    return dd_err_set(DD_EINVAL, "UPDATE: [DUPLICATE_ASSIGNMENTS] The columns or variables `%s` "
+                      "appear more than once as assignment targets.", as->column);
+  if (dml__nset_first(ns, i)) return conflict(dml__nset_first(ns, i), as->column);
+  if (is_partition(s, arw_field_name(b->schema, arw_schema_column(b->schema, i))))
+    b->moves_partitions = true; /* rows go through a router */
+  b->assigned[i] = true;
+  return assignment(b, s, i, as->value, pred);
+}
+
+/* Identity columns keep their values; generated columns the statement does not assign
+ * are computed from the new values of the columns they read (when it assigns one). */
+static int generated(dml__bound *b, const dl_snapshot *s, const dml_opts *o, const ex_node *pred) {
+  ex_node **given = calloc(b->ncols + 1, sizeof *given);
+  if (!given) return dml__oom();
+  for (size_t a = 0; a < o->num_assignments; a++)
+    for (size_t i = 0; i < b->ncols; i++)
+      if (!strcasecmp(arw_field_name(b->schema, arw_schema_column(b->schema, i)), o->assignments[a].column))
+        given[i] = (ex_node *)o->assignments[a].value; /* read only */
+  int rc = 0;
+  for (size_t i = 0; i < b->ncols && !rc; i++) {
+    const char *name = arw_field_name(b->schema, arw_schema_column(b->schema, i));
+    const dl_field *f = dl_schema_field(dl_snapshot_schema(s), name);
+    ex_node *gen = NULL, *v = NULL;
+    bool touched = false;
+    if (dml__identity(f) && b->assigned[i])
+      rc = dd_err_set(DD_EINVAL, "UPDATE: [DELTA_IDENTITY_COLUMNS_UPDATE_NOT_SUPPORTED] UPDATE on IDENTITY "
+                      "column %s is not supported.", name);
+    if (!rc && !b->assigned[i]) rc = dml__gen_parse(&gen, f);
+    if (!rc && gen) rc = dml__gen_value(&v, &touched, gen, b->schema, given);
+    if (!rc && touched) rc = assignment(b, s, i, v, pred), b->assigned[i] = true;
+    ex_free(gen), ex_free(v);
+  }
+  free(given);
+  return rc;
+}
+
 static int bind_assignments(dml__bound *b, const dl_snapshot *s, const dml_opts *o,
                             const ex_node *pred) {
   if (!o->num_assignments) return dd_err_set(DD_EINVAL, "UPDATE: at least one SET assignment is required");
@@ -118,18 +175,25 @@ static int bind_assignments(dml__bound *b, const dl_snapshot *s, const dml_opts 
   b->assigned = calloc(b->ncols + 1, sizeof *b->assigned);
   if (!b->outs || !b->not_null || !b->assigned) return dml__oom();
   int rc = 0;
+  dml__nset ns = {0};
   for (size_t a = 0; a < o->num_assignments && !rc; a++) {
-    const dml_assignment *as = &o->assignments[a];
-    size_t i = 0;
-    if (!as->column || !as->value) return dd_err_set(DD_EINVAL, "UPDATE: an assignment needs a column and a value");
-    if ((rc = find_column(b, as->column, &i))) break;
-    if (b->assigned[i])
-      return dd_err_set(DD_EINVAL, "UPDATE: [DUPLICATE_ASSIGNMENTS] The columns or variables `%s` "
-                        "appear more than once as assignment targets.", as->column);
-    if (is_partition(s, as->column)) b->moves_partitions = true; /* rows go through a router */
-    b->assigned[i] = true;
-    rc = assignment(b, s, i, as->value, pred);
+    if (!o->assignments[a].column || !o->assignments[a].value)
+      rc = dd_err_set(DD_EINVAL, "UPDATE: an assignment needs a column and a value");
+    else
+      rc = set_one(b, s, &o->assignments[a], pred, &ns);
   }
+  /* struct columns with assigned fields: the rebuilt struct, the predicate inside it */
+  for (size_t i = 0; i < b->ncols && !rc; i++) {
+    if (!dml__nset_first(&ns, i)) continue;
+    const char *name = arw_field_name(b->schema, arw_schema_column(b->schema, i));
+    ex_node *v = NULL;
+    rc = dml__nset_value(&v, &ns, i, b->schema, &name, 1, b->schema, pred);
+    if (!rc) rc = assignment(b, s, i, v, NULL);
+    b->assigned[i] = true;
+    ex_free(v);
+  }
+  dml__nset_free(&ns);
+  if (!rc) rc = generated(b, s, o, pred);
   for (size_t i = 0; i < b->ncols && !rc; i++) {
     if (b->assigned[i]) continue;
     ex_node *c = NULL;
@@ -162,7 +226,7 @@ int dml__bind_constraints(dml__bound *b, const dl_snapshot *s) {
                              b->cons_name[i], v);
     ex_free(e);
   }
-  return rc;
+  return rc ? rc : dml__gen_constraints(b, s);
 }
 
 int dml__bind(dml__bound *b, const dl_snapshot *s, const dml_opts *o, bool update) {

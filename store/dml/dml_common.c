@@ -45,22 +45,6 @@ int dml__check_table(const dl_snapshot *s, const char *op, bool append_only_ok) 
   return 0;
 }
 
-bool dml__generated(const dl_field *f) {
-  const char *m = f ? f->metadata_json : NULL;
-  return m && (strstr(m, "\"delta.generationExpression\"") || strstr(m, "\"delta.identity."));
-}
-
-int dml__no_generated(const dl_snapshot *s, const char *op) {
-  const dl_type *root = dl_schema_root(dl_snapshot_schema(s));
-  for (size_t i = 0; root && i < root->num_fields; i++) {
-    if (dml__generated(&root->fields[i]))
-      return dd_err_set(DD_EUNSUPPORTED, "%s: column %s is a generated or identity column, which "
-                        "deltad does not compute yet: run this %s with Spark", op,
-                        root->fields[i].name, op);
-  }
-  return 0;
-}
-
 int dml__reserve(void **v, size_t *cap, size_t n, size_t size) {
   if (n < *cap) return 0;
   size_t c = *cap ? *cap * 2 : 16;

@@ -27,6 +27,41 @@ typedef struct dml__bound {
   char **cons_name, **cons_sql;
 } dml__bound;
 
+/* Assignments to fields of struct columns (dml_nested_set.c), gathered for one UPDATE or
+ * MERGE clause. */
+typedef struct dml__nset_item dml__nset_item;
+typedef struct dml__nset {
+  dml__nset_item *v;
+  size_t n;
+} dml__nset;
+/* Adds the assignment of value (borrowed) to text (`s.a`, `s.n.c`: a field path in a struct
+ * column of ts, parts plain or `quoted`): *col its column. *whole when text names a column
+ * itself (nothing added); *col SIZE_MAX when it names none. DD_EINVAL for a field the
+ * struct lacks (FIELD_NOT_FOUND), a path through an array or map, or one that conflicts
+ * with an earlier assignment (DELTA_CONFLICT_SET_COLUMN). */
+int dml__nset_resolve(dml__nset *ns, const arw_schema *ts, const char *text, const ex_node *value,
+                      size_t *col, bool *whole);
+/* The text of a nested assignment to column col (the first), NULL when there is none. */
+const char *dml__nset_first(const dml__nset *ns, size_t col);
+/* Column col's new value (unbound): its struct with the assigned fields replaced; ref the
+ * column's name parts in the schema bs the values are bound over; pred (unbound, may be
+ * NULL) the rows the assignments apply to (the others keep their value). */
+int dml__nset_value(ex_node **out, const dml__nset *ns, size_t col, const arw_schema *ts,
+                    const char *const *ref, size_t nref, const arw_schema *bs, const ex_node *pred);
+void dml__nset_free(dml__nset *ns);
+
+/* Generated and identity columns (dml_generated.c). */
+bool dml__identity(const dl_field *f);
+/* f's generation expression parsed (unbound), NULL when f is not a generated column. */
+int dml__gen_parse(ex_node **out, const dl_field *f);
+/* gen with each reference to a column i of ts that has a value vals[i] (unbound, may be
+ * NULL: the reference stays) replaced by CAST(vals[i] AS its type); *touched when one was. */
+int dml__gen_value(ex_node **out, bool *touched, const ex_node *gen, const arw_schema *ts,
+                   ex_node *const *vals);
+/* Appends the CHECK constraint "Generated Column (g <=> (expr))" of every generated column
+ * of s to b's constraints. */
+int dml__gen_constraints(dml__bound *b, const dl_snapshot *s);
+
 /* Binds what opts asks (assignments only when update) against snapshot s. DD_EINVAL for
  * an unknown column, a non-boolean predicate, a bad assignment. */
 int dml__bind(dml__bound *b, const dl_snapshot *s, const dml_opts *o, bool update);
@@ -77,11 +112,6 @@ bool dml__prop_true(const dl_snapshot *s, const char *key);
 bool dml__use_dv(const dl_snapshot *s);
 /* The protocol and delta.appendOnly (unless append_only_ok). */
 int dml__check_table(const dl_snapshot *s, const char *op, bool append_only_ok);
-/* DD_EUNSUPPORTED naming the column when s has a generated or identity column (rows that
- * UPDATE or MERGE write would need it computed; DELETE copies rows as they are). */
-int dml__no_generated(const dl_snapshot *s, const char *op);
-/* Whether f is a generated or identity column (its metadata says so). */
-bool dml__generated(const dl_field *f);
 /* A scan of the one file path of snapshot s: the columns named (NULL: every column), with
  * threads decode threads (0: the scan's default), and with row_tracking the rows' ids and
  * commit versions after them (scn_opts.row_tracking). */

@@ -519,7 +519,7 @@ static int check_table(const mrun *r) {
     rc = dd_err_set(DD_EUNSUPPORTED, "MERGE with WHEN MATCHED or WHEN NOT MATCHED BY SOURCE "
                     "clauses on a table with row tracking (delta.enableRowTracking) is not "
                     "supported: it would not keep the rows' row ids; an insert-only MERGE is");
-  return rc ? rc : dml__no_generated(r->s, "MERGE");
+  return rc;
 }
 
 int dml_merge(dml_merge_result *out, dl_table *t, dl_snapshot *s, const dml_merge_opts *opts) {

@@ -5,6 +5,7 @@
 #include "store/dml/dml_merge_int.h"
 
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -283,8 +284,26 @@ static int target_ref(ex_node **out, const char *col, bool plain) {
   return rc;
 }
 
-/* v (bound over s) as a value of target column i: cast when the types differ. */
-static int out_value(ex_node **out, dml__mplan *p, size_t i, ex_node *v, const arw_schema *s) {
+/* A nested value v (bound over s: probe) of another shape than nested target column id: a
+ * struct rebuilt by field name, other kinds refused; *v unchanged when the shapes agree. */
+static int struct_by_name(ex_node **v, const dml__mplan *p, int id, const ex_node *probe,
+                          const arw_schema *s, const dml_merge_opts *o, bool keep_target) {
+  int sid = ex_column_field(probe);
+  if (sid < 0) return 0; /* not a column: bound as it is */
+  ex_node *keep = NULL, *nv = NULL;
+  bool rebuilt = false;
+  int rc = keep_target ? target_ref(&keep, arw_field_name(p->tb.schema, id), false) : 0;
+  if (!rc) rc = dml__merge_struct_value(&nv, &rebuilt, p->tb.schema, id, *v, s, sid, o->schema_evolution, keep);
+  ex_free(keep);
+  if (!rc && rebuilt) ex_free(*v), *v = nv;
+  return rc;
+}
+
+/* v (bound over s) as a value of target column i: cast when the types differ; a struct of
+ * another shape rebuilt by field name (keep_target: UPDATE SET *, whose missing fields keep
+ * the target's). */
+static int out_value(ex_node **out, dml__mplan *p, size_t i, ex_node *v, const arw_schema *s,
+                     const dml_merge_opts *o, bool keep_target) {
   int id = arw_schema_column(p->tb.schema, i);
   const char *name = arw_field_name(p->tb.schema, id);
   ex_type to = ex_type_of_arrow(p->tb.schema, id);
@@ -292,6 +311,8 @@ static int out_value(ex_node **out, dml__mplan *p, size_t i, ex_node *v, const a
   int rc = ex_bind(&probe, v, s, NULL);
   bool same = !rc && ex_type_equal(ex_result_type(probe), to);
   bool null_lit = !rc && ex_result_type(probe).id == EX_T_NULL;
+  if (!rc && same && (to.id == EX_T_STRUCT || to.id == EX_T_ARRAY || to.id == EX_T_MAP))
+    rc = struct_by_name(&v, p, id, probe, s, o, keep_target);
   ex_free(probe);
   if (!rc && !same && !null_lit && (to.id == EX_T_STRUCT || to.id == EX_T_ARRAY || to.id == EX_T_MAP))
     rc = dd_err_set(DD_EINVAL, "MERGE: a value of another type cannot be assigned to the nested column %s", name);
@@ -301,36 +322,106 @@ static int out_value(ex_node **out, dml__mplan *p, size_t i, ex_node *v, const a
   return rc ? dd_err_wrap(rc, "MERGE: the value of %s", name) : 0;
 }
 
-static int assigned_col(const dml__mplan *p, const dml_merge_opts *o, const char *col, size_t *i) {
+/* The target column an assignment names (qualified by the target's alias or not): *i, or
+ * SIZE_MAX when no top-level column has that name; *rest the name without the alias. */
+static void assigned_col(const dml__mplan *p, const dml_merge_opts *o, const char *col, size_t *i,
+                         const char **rest) {
   const char *name = col, *dot = strchr(col, '.');
   if (dot && o->target_alias && (size_t)(dot - col) == strlen(o->target_alias) &&
       !strncasecmp(col, o->target_alias, (size_t)(dot - col)))
     name = dot + 1;
+  *rest = name;
   for (size_t k = 0; k < p->tb.ncols; k++)
-    if (!strcasecmp(arw_field_name(p->tb.schema, arw_schema_column(p->tb.schema, k)), name)) return *i = k, 0;
-  return dd_err_set(DD_EINVAL, "MERGE: [DELTA_MISSING_SET_COLUMN] column `%s` not found in the target", col);
+    if (!strcasecmp(arw_field_name(p->tb.schema, arw_schema_column(p->tb.schema, k)), name)) {
+      *i = k;
+      return;
+    }
+  *i = SIZE_MAX;
+}
+
+static int conflict(const char *a, const char *b) {
+  return dd_err_set(DD_EINVAL, "MERGE: [DELTA_CONFLICT_SET_COLUMN] There is a conflict from these SET "
+                    "columns: [`%s`, `%s`].", a, b);
+}
+
+typedef struct owned {
+  ex_node **v;
+  size_t n;
+} owned;
+
+/* One explicit assignment: into vals[i] for a top-level column, into ns (its value kept in
+ * held) for a field inside a struct column (not in an INSERT: ins). */
+static int assign_one(ex_node **vals, dml__nset *ns, owned *held, const dml__mplan *p,
+                      const dml_merge_opts *o, const dml_assignment *as, const names *nm,
+                      int allowed, bool plain, bool ins) {
+  size_t i = 0;
+  const char *name = NULL;
+  int used = 0, rc = 0;
+  if (!as->column || !as->value) return dd_err_set(DD_EINVAL, "MERGE: an assignment needs a column and a value");
+  assigned_col(p, o, as->column, &i, &name);
+  if (i != SIZE_MAX) {
+    if (vals[i])
+      return dd_err_set(DD_EINVAL, "MERGE: [DUPLICATE_ASSIGNMENTS] The columns or variables `%s` appear "
+                        "more than once as assignment targets.", as->column);
+    if (dml__nset_first(ns, i)) return conflict(dml__nset_first(ns, i), name);
+    if (p->identity[i] && !ins)
+      return dd_err_set(DD_EINVAL, "MERGE: [DELTA_IDENTITY_COLUMNS_UPDATE_NOT_SUPPORTED] UPDATE on IDENTITY "
+                        "column %s is not supported.", name);
+    return rw(&vals[i], as->value, nm, allowed, plain, &used);
+  }
+  ex_node *v = NULL, **grown = realloc(held->v, (held->n + 1) * sizeof *grown);
+  if (!grown) return dml__oom();
+  held->v = grown;
+  if ((rc = rw(&v, as->value, nm, allowed, plain, &used))) return rc;
+  held->v[held->n++] = v;
+  bool whole = false;
+  rc = dml__nset_resolve(ns, p->tb.schema, name, v, &i, &whole);
+  if (!rc && whole) { /* a quoted column name */
+    held->v[--held->n] = NULL;
+    if (vals[i] || dml__nset_first(ns, i)) return ex_free(v), dd_err_set(DD_EINVAL, "MERGE: [DUPLICATE_ASSIGNMENTS] "
+                                          "The column `%s` is assigned more than once.", as->column);
+    return vals[i] = v, 0;
+  }
+  if (!rc && i != SIZE_MAX && ins)
+    return dd_err_set(DD_EINVAL, "MERGE: an INSERT cannot assign `%s`, a field of a struct column: assign "
+                      "the whole column", as->column);
+  if (!rc && i == SIZE_MAX)
+    return dd_err_set(DD_EINVAL, "MERGE: [DELTA_MISSING_SET_COLUMN] column `%s` not found in the target", as->column);
+  if (!rc && vals[i]) rc = conflict(arw_field_name(p->tb.schema, arw_schema_column(p->tb.schema, i)), name);
+  return rc;
 }
 
 /* The new value expressions (unbound, [ncols]) of an UPDATE / INSERT clause. */
 static int clause_values(ex_node **vals, const dml__mplan *p, const dml_merge_opts *o,
                          const dml_merge_clause *c, const names *nm) {
-  int allowed, rc = 0, used = 0;
+  int allowed, rc = 0;
   bool plain, star = c->action == DML_MERGE_UPDATE_STAR || c->action == DML_MERGE_INSERT_STAR;
   const arw_schema *s;
   clause_side(p, c->kind, &allowed, &plain, &s);
-  for (size_t a = 0; !star && a < c->num_assignments && !rc; a++) {
-    size_t i = 0;
-    if (!c->assignments[a].column || !c->assignments[a].value)
-      return dd_err_set(DD_EINVAL, "MERGE: an assignment needs a column and a value");
-    if ((rc = assigned_col(p, o, c->assignments[a].column, &i))) break;
-    if (vals[i])
-      return dd_err_set(DD_EINVAL, "MERGE: [DUPLICATE_ASSIGNMENTS] The columns or variables `%s` appear "
-                        "more than once as assignment targets.", c->assignments[a].column);
-    rc = rw(&vals[i], c->assignments[a].value, nm, allowed, plain, &used);
+  dml__nset ns = {0};
+  owned held = {0};
+  for (size_t a = 0; !star && a < c->num_assignments && !rc; a++)
+    rc = assign_one(vals, &ns, &held, p, o, &c->assignments[a], nm, allowed, plain,
+                    c->kind == DML_MERGE_NOT_MATCHED);
+  for (size_t i = 0; i < p->tb.ncols && !rc; i++) {
+    if (vals[i] || !dml__nset_first(&ns, i)) continue;
+    ex_node *ref = NULL;
+    size_t nref = 0;
+    rc = target_ref(&ref, arw_field_name(p->tb.schema, arw_schema_column(p->tb.schema, i)), plain);
+    if (!rc) rc = dml__nset_value(&vals[i], &ns, i, p->tb.schema, ex_column_parts(ref, &nref), 1, s, NULL);
+    ex_free(ref);
   }
+  dml__nset_free(&ns);
+  for (size_t k = 0; k < held.n; k++) ex_free(held.v[k]);
+  free(held.v);
   for (size_t i = 0; i < p->tb.ncols && !rc; i++) {
     const char *col = arw_field_name(p->tb.schema, arw_schema_column(p->tb.schema, i));
     if (vals[i]) continue;
+    if (p->identity[i] && c->kind != DML_MERGE_NOT_MATCHED) { /* kept, even by UPDATE SET * */
+      rc = target_ref(&vals[i], col, plain);
+      continue;
+    }
+    if (p->gen[i] && !star) continue; /* computed below (`*` takes it from the source, as Delta) */
     if (star) {
       const char *sc = find_col(p->ss, col);
       if (!sc && o->schema_evolution) { /* Delta: UPDATE keeps the target's value, INSERT NULL */
@@ -355,6 +446,11 @@ static int clause_values(ex_node **vals, const dml__mplan *p, const dml_merge_op
       rc = target_ref(&vals[i], col, plain);
     }
   }
+  /* generated columns not given: from the other columns' new values */
+  for (size_t i = 0; i < p->tb.ncols && !rc; i++) {
+    bool touched = false;
+    if (!vals[i] && p->gen[i]) rc = dml__gen_value(&vals[i], &touched, p->gen[i], p->tb.schema, vals);
+  }
   return rc;
 }
 
@@ -367,6 +463,11 @@ static int bind_clause(dml__mplan *p, dml__mclause *m, const dml_merge_opts *o,
   if (ins != (c->kind == DML_MERGE_NOT_MATCHED) ||
       (c->kind == DML_MERGE_NOT_MATCHED_BY_SOURCE && c->action == DML_MERGE_UPDATE_STAR))
     return dd_err_set(DD_EINVAL, "MERGE: %s clauses cannot have this action", kind_name(c->kind));
+  for (size_t i = 0; ins && i < p->tb.ncols; i++)
+    if (p->identity[i])
+      return dd_err_set(DD_EUNSUPPORTED, "MERGE: inserting rows into a table with the IDENTITY column %s is "
+                        "not supported by deltad yet (it does not hand out identity values): run this MERGE "
+                        "with Spark", arw_field_name(p->tb.schema, arw_schema_column(p->tb.schema, i)));
   m->kind = c->kind;
   m->action = c->action;
   clause_side(p, c->kind, &allowed, &plain, &s);
@@ -382,7 +483,9 @@ static int bind_clause(dml__mplan *p, dml__mclause *m, const dml_merge_opts *o,
   m->outs = calloc(p->tb.ncols + 1, sizeof *m->outs);
   if (!vals || !m->outs) return free(vals), dml__oom();
   rc = clause_values(vals, p, o, c, nm);
-  for (size_t i = 0; i < p->tb.ncols && !rc; i++) rc = out_value(&m->outs[i], p, i, vals[i], s), vals[i] = NULL;
+  bool keep = c->action == DML_MERGE_UPDATE_STAR;
+  for (size_t i = 0; i < p->tb.ncols && !rc; i++)
+    rc = out_value(&m->outs[i], p, i, vals[i], s, o, keep), vals[i] = NULL;
   for (size_t i = 0; i < p->tb.ncols; i++) ex_free(vals[i]);
   free(vals);
   return rc;
@@ -423,6 +526,14 @@ int dml__mplan_bind(dml__mplan *p, const dl_snapshot *s, const dml_merge_opts *o
   if (!rc) rc = pair_side(p, p->ss, DML__SPFX, &p->fill_s);
   names nm = {p->tb.schema, p->ss, o->target_alias, o->source_alias};
   if (!rc) rc = bind_on(p, &nm, o);
+  if (!rc && (!(p->gen = calloc(p->tb.ncols + 1, sizeof *p->gen)) ||
+              !(p->identity = calloc(p->tb.ncols + 1, sizeof *p->identity))))
+    rc = dml__oom();
+  for (size_t i = 0; i < p->tb.ncols && !rc; i++) {
+    const dl_field *f = dl_schema_field(dl_snapshot_schema(s), arw_field_name(p->tb.schema, arw_schema_column(p->tb.schema, i)));
+    p->identity[i] = dml__identity(f);
+    rc = dml__gen_parse(&p->gen[i], f);
+  }
   if (!rc && !o->num_clauses) rc = dd_err_set(DD_EINVAL, "MERGE: at least one WHEN clause is required");
   if (!rc && !(p->cl = calloc(o->num_clauses, sizeof *p->cl))) rc = dml__oom();
   size_t nmatched = 0;
@@ -465,6 +576,8 @@ void dml__mplan_free(dml__mplan *p) {
   ex_free(p->skip);
   free(p->on_sql);
   free(p->not_null);
+  free_nodes(p->gen, p->tb.ncols);
+  free(p->identity);
   arw_schema_free(p->ps);
   dml__bound_free(&p->tb);
   memset(p, 0, sizeof *p);

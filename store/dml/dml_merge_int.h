@@ -45,6 +45,8 @@ typedef struct dml__mplan {
   bool has_matched, has_nmbs, has_insert;
   bool multi_ok;              /* the only WHEN MATCHED clause is an unconditional DELETE */
   bool *not_null;             /* [tb.ncols] NOT NULL target columns */
+  ex_node **gen;              /* [tb.ncols] generation expressions (unbound), NULL: none */
+  bool *identity;             /* [tb.ncols] identity columns */
 } dml__mplan;
 
 /* Schema evolution (dml_merge_evolve.c): *out the snapshot s with the target's schema
@@ -56,6 +58,14 @@ int dml__merge_evolve(dl_snapshot **out, const dl_snapshot *s, const dml_merge_o
  * mapping), malloc'ed. */
 int dml__evolve_columns(char **schema, char **config, const dl_snapshot *s, const arw_schema *src,
                         const int *ids, size_t n);
+/* The value of target struct field tid (schema ts) from v, an unbound column of struct
+ * field sid of s, bound by field name (dml_merge_struct.c): *rebuilt false and *out NULL
+ * when the shapes are the same (v serves as is), else *out a new unbound expression.
+ * evolve: fields the source lacks are filled (from keep, the target's own column, when
+ * given, else NULL) instead of refused. */
+int dml__merge_struct_value(ex_node **out, bool *rebuilt, const arw_schema *ts, int tid,
+                            const ex_node *v, const arw_schema *s, int sid, bool evolve,
+                            const ex_node *keep);
 int dml__mplan_bind(dml__mplan *p, const dl_snapshot *s, const dml_merge_opts *o);
 void dml__mplan_free(dml__mplan *p);
 /* The checks of new rows (target schema): NOT NULL columns and CHECK constraints. */

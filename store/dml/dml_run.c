@@ -593,7 +593,6 @@ static int dml_run(dml_result *out, dl_table *t, dl_snapshot *s, const dml_opts 
   r.now = r.o->now_ms ? r.o->now_ms : dml__wall_ms();
   r.use_dv = dml__use_dv(s);
   int rc = dml__check_table(s, op_name(&r), false);
-  if (!rc && update) rc = dml__no_generated(s, "UPDATE");
   if (!rc) rc = dml__bind(&r.b, s, r.o, update);
   r.rtrack = dl_rowtrack_enabled(s);
   if (!rc && r.rtrack) rc = dml__rt_schema(&r.rts, &r.b, s);

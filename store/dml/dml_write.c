@@ -210,6 +210,34 @@ static int source_of(const wr *w, const arw_schema *src, size_t i, const char *n
   return 0;
 }
 
+/* Table column i's value (unbound, over src): source column sc (-1: NULL) cast to the
+ * column's type where the rules allow. */
+static int out_value(ex_node **out, const wr *w, const arw_schema *src, size_t i, int sc) {
+  int id = arw_schema_column(w->b.schema, i);
+  const char *name = arw_field_name(w->b.schema, id);
+  ex_type to = ex_type_of_arrow(w->b.schema, id);
+  ex_node *e = NULL;
+  int rc = 0;
+  if (sc < 0) {
+    ex_value nv = {.type = {EX_T_NULL, 0, 0}, .is_null = true};
+    rc = ex_new_literal(&e, &nv);
+    if (!rc && to.id < EX_T_STRUCT) rc = ex_new_cast(&e, e, to);
+  } else {
+    const char *sn = arw_field_name(src, arw_schema_column(src, (size_t)sc));
+    ex_type from = ex_type_of_arrow(src, arw_schema_column(src, (size_t)sc));
+    rc = ex_new_column(&e, &sn, 1);
+    if (!rc && !ex_type_equal(from, to) && w->o->by_name && from.id != EX_T_NULL)
+      rc = dd_err_set(DD_EINVAL, "[DELTA_FAILED_TO_MERGE_FIELDS] Failed to merge fields '%s' and '%s'", name, sn);
+    else if (!rc && !ex_type_equal(from, to)) {
+      if (to.id >= EX_T_STRUCT || from.id >= EX_T_STRUCT || !assignable(from, to)) rc = cannot_cast(name, from, to);
+      else rc = ex_new_cast(&e, e, to);
+    }
+  }
+  if (rc) ex_free(e), e = NULL;
+  *out = e;
+  return rc;
+}
+
 static int bind_outputs(wr *w, const arw_schema *src) {
   const dml_write_opts *o = w->o;
   size_t n = w->b.ncols, nsrc = arw_schema_ncolumns(src);
@@ -225,40 +253,32 @@ static int bind_outputs(wr *w, const arw_schema *src) {
   }
   w->outs = calloc(n + 1, sizeof *w->outs);
   w->not_null = calloc(n + 1, sizeof *w->not_null);
-  if (!w->outs || !w->not_null) return dml__oom();
+  ex_node **vals = calloc(n + 1, sizeof *vals), **gen = calloc(n + 1, sizeof *gen);
+  int rc = w->outs && w->not_null && vals && gen ? 0 : dml__oom();
   const dl_schema *ds = dl_snapshot_schema(w->snap);
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < n && !rc; i++) {
     int id = arw_schema_column(w->b.schema, i), sc;
     const char *name = arw_field_name(w->b.schema, id);
     const dl_field *df = dl_schema_field(ds, name);
-    if (dml__generated(df))
-      return dd_err_set(DD_EUNSUPPORTED, "write: column %s is a generated or identity column: writes to such "
-                        "tables are not supported by deltad yet", name);
+    if (dml__identity(df))
+      rc = dd_err_set(DD_EUNSUPPORTED, "write: column %s is an identity column: writes to such tables are not "
+                      "supported by deltad yet (it does not hand out identity values)", name);
     w->not_null[i] = df && !df->nullable;
-    int rc = source_of(w, src, i, name, &sc);
-    ex_type to = ex_type_of_arrow(w->b.schema, id);
-    ex_node *e = NULL;
-    if (!rc && sc < 0) {
-      ex_value nv = {.type = {EX_T_NULL, 0, 0}, .is_null = true};
-      rc = ex_new_literal(&e, &nv);
-      if (!rc && to.id < EX_T_STRUCT) rc = ex_new_cast(&e, e, to);
-    } else if (!rc) {
-      const char *sn = arw_field_name(src, arw_schema_column(src, (size_t)sc));
-      ex_type from = ex_type_of_arrow(src, arw_schema_column(src, (size_t)sc));
-      rc = ex_new_column(&e, &sn, 1);
-      if (!rc && !ex_type_equal(from, to) && o->by_name && from.id != EX_T_NULL)
-        rc = dd_err_set(DD_EINVAL, "[DELTA_FAILED_TO_MERGE_FIELDS] Failed to merge fields '%s' and '%s'", name, sn);
-      else if (!rc && !ex_type_equal(from, to)) {
-        if (to.id >= EX_T_STRUCT || from.id >= EX_T_STRUCT || !assignable(from, to)) rc = cannot_cast(name, from, to);
-        else rc = ex_new_cast(&e, e, to);
-      }
-    }
-    ex_bind_opts bo = EX_BIND_OPTS_INIT;
-    if (!rc) rc = ex_bind(&w->outs[i], e, src, &bo);
-    ex_free(e);
-    if (rc) return rc;
+    if (!rc) rc = source_of(w, src, i, name, &sc);
+    if (!rc && sc < 0) rc = dml__gen_parse(&gen[i], df);
+    if (!rc && !gen[i]) rc = out_value(&vals[i], w, src, i, sc);
   }
-  return 0;
+  /* generated columns the data lacks: computed from the row's other values (the ones it
+   * has are checked by the "Generated Column" constraints) */
+  for (size_t i = 0; i < n && !rc; i++) {
+    bool touched = false;
+    if (gen[i]) rc = dml__gen_value(&vals[i], &touched, gen[i], w->b.schema, vals);
+  }
+  ex_bind_opts bo = EX_BIND_OPTS_INIT;
+  for (size_t i = 0; i < n && !rc; i++) rc = ex_bind(&w->outs[i], vals[i], src, &bo);
+  for (size_t i = 0; i < n; i++) ex_free(vals ? vals[i] : NULL), ex_free(gen ? gen[i] : NULL);
+  free(vals), free(gen);
+  return rc;
 }
 
 /* ---- replaceWhere ---- */

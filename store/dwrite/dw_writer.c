@@ -7,6 +7,7 @@
  * only once complete). */
 #include "store/dwrite/dw_int.h"
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -89,6 +90,28 @@ static bool mapped(const dl_snapshot *s) {
   return m && (strcmp(m, "name") == 0 || strcmp(m, "id") == 0);
 }
 
+/* Does column c's physical path equal the parts (a JSON array of strings, or one string)? */
+static bool same_path(const dw__stat *c, const json_t *parts) {
+  size_t n = json_is_array(parts) ? json_array_size(parts) : 1;
+  if (n != c->depth) return false;
+  for (size_t i = 0; i < n; i++) {
+    const char *p = json_string_value(json_is_array(parts) ? json_array_get(parts, i) : parts);
+    if (!p || strcmp(p, c->path[i])) return false;
+  }
+  return true;
+}
+
+/* A clustered table's clustering columns always get stats (PROTOCOL.md, Clustered Table):
+ * the columns the delta.clustering domain's configuration names are marked indexed. */
+static void force_clustering_stats(dw__stats *st, const char *domain_json) {
+  json_t *j = domain_json ? json_loads(domain_json, 0, NULL) : NULL;
+  const json_t *cols = json_object_get(j, "clusteringColumns");
+  for (size_t k = 0; k < json_array_size(cols); k++)
+    for (size_t i = 0; i < st->n; i++)
+      if (same_path(&st->cols[i], json_array_get(cols, k))) st->cols[i].indexed = true;
+  json_decref(j);
+}
+
 int dw_open(dw_writer **out, dl_table *t, const dl_snapshot *s, const arw_schema *in,
             const dw_opts *opts) {
   *out = NULL;
@@ -128,6 +151,9 @@ int dw_open(dw_writer **out, dl_table *t, const dl_snapshot *s, const arw_schema
   dd_buf dir = {0};
   rc = dw__pqschema(&w->pqs, w->root, w->part, w->npart, mapped(s));
   if (!rc) rc = dw__stats_plan(&w->st, w->root, w->part, w->npart, md->configuration);
+  for (size_t i = 0; !rc && i < dl_snapshot_num_domains(s); i++)
+    if (!strcmp(dl_snapshot_domain(s, i)->domain, "delta.clustering"))
+      force_clustering_stats(&w->st, dl_snapshot_domain(s, i)->configuration);
   if (!rc && w->npart && !(w->part_keys = calloc(w->npart, sizeof *w->part_keys)))
     rc = dd_err_set(DD_ENOMEM, "dwrite: out of memory");
   for (size_t i = 0; !rc && i < w->npart; i++) {

@@ -120,6 +120,10 @@ typedef struct ex_node ex_node;
 void ex_free(ex_node *e);
 /* A deep copy. */
 int ex_clone(ex_node **out, const ex_node *e);
+/* A deep copy of unbound e with each column reference col given by fn: *out its
+ * replacement (owned by the copy), or left NULL to copy col as it is. */
+typedef int (*ex_column_fn)(ex_node **out, const ex_node *col, void *ctx);
+int ex_map_columns(ex_node **out, const ex_node *e, ex_column_fn fn, void *ctx);
 
 /* Constructors. Strings are copied. */
 int ex_new_literal(ex_node **out, const ex_value *v);
@@ -129,6 +133,9 @@ int ex_new_column(ex_node **out, const char *const *parts, size_t nparts);
  * backquoted (`a.b`.c is two parts; `` inside backquotes is one backquote). */
 int ex_new_column_text(ex_node **out, const char *text, size_t len);
 /* A call of function fn (matched case-insensitively, stored lowercase); takes args[0..n). */
+/* EX_FN_STRUCT_OF(guard, 'name', value, ...): named_struct's struct, NULL where guard is
+ * NULL; a name SQL text cannot spell (MERGE's struct assignment by field name). */
+#define EX_FN_STRUCT_OF "#struct_of"
 int ex_new_call(ex_node **out, const char *fn, ex_node **args, size_t nargs);
 /* Marks a call as an aggregate over distinct values (count(DISTINCT x)). */
 void ex_set_distinct(ex_node *call, bool distinct);

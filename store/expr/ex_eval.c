@@ -1,7 +1,8 @@
 /* ex_eval.c: vectors (ex__vec), reading input columns into them, and the public
  * evaluation entry points: ex_eval (a result column appended to a batch field),
  * ex_eval_mask (a filter), ex_eval_const and ex_add_field. Nested columns (struct, array,
- * map) are copied value by value from the input batch, the rest goes through vectors. */
+ * map) are copied value by value from the input batch (structs built by named_struct and
+ * nested if/when results: ex_eval_nested.c), the rest goes through vectors. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -256,20 +257,19 @@ int ex__eval_node(ex__vec *out, const ex_node *e, const arw_batch *in) {
 
 /* ---- nested copy ---- */
 
-static int copy_value(arw_batch *out, int of, const arw_batch *in, int inf, size_t slot);
 
 static int copy_children(arw_batch *out, int of, const arw_batch *in, int inf, size_t a,
                          size_t b, int child) {
   const arw_schema *is = arw_batch_schema(in), *os = arw_batch_schema(out);
   int ic = arw_field_child(is, inf, child), oc = arw_field_child(os, of, child);
   for (size_t k = a; k < b; k++) {
-    int rc = copy_value(out, oc, in, ic, k);
+    int rc = ex__copy_value(out, oc, in, ic, k);
     if (rc) return rc;
   }
   return 0;
 }
 
-static int copy_value(arw_batch *out, int of, const arw_batch *in, int inf, size_t slot) {
+int ex__copy_value(arw_batch *out, int of, const arw_batch *in, int inf, size_t slot) {
   arw_view v;
   int rc = view(in, inf, &v);
   if (rc) return rc;
@@ -316,7 +316,7 @@ static int copy_nested(arw_batch *out, int of, const ex_node *col, const arw_bat
       if (rc) return rc;
       if (!arw_view_valid(&pv, r)) null = true;
     }
-    int rc = null ? arw_append_null(out, of) : copy_value(out, of, in, col->field, r);
+    int rc = null ? arw_append_null(out, of) : ex__copy_value(out, of, in, col->field, r);
     if (rc) return rc;
   }
   return 0;
@@ -333,6 +333,7 @@ int ex_add_field(arw_schema *out, int parent, const char *name, const ex_node *b
                  int *out_id) {
   const ex_node *e = strip(bound);
   if (!bound->bound) return dd_err_set(DD_EINVAL, "expression is not bound");
+  if (ex__is_struct_call(e)) return ex__add_struct_field(out, parent, name, e, out_id);
   if (ex__is_nested(e->type.id)) {
     if (e->kind != EX_COLUMN)
       return dd_err_set(DD_EUNSUPPORTED, "nested results other than columns are not supported");
@@ -392,6 +393,12 @@ static int append_vec(arw_batch *out, int of, const ex__vec *v) {
 int ex_eval(const ex_node *bound, const arw_batch *in, arw_batch *out, int out_field) {
   if (!bound->bound) return dd_err_set(DD_EINVAL, "expression is not bound");
   const ex_node *e = strip(bound);
+  if (ex__is_struct_call(e)) return ex__eval_struct(out, out_field, e, in);
+  if (ex__is_when_call(e) && ex__is_nested(e->type.id)) return ex__eval_when_nested(out, out_field, e, in);
+  const ex_node *lit = e->kind == EX_CAST ? e->args[0] : e;
+  arw_kind ok = arw_field_kind(arw_batch_schema(out), out_field);
+  if ((ok == ARW_STRUCT || ok == ARW_LIST || ok == ARW_MAP) && lit->kind == EX_LITERAL && lit->lit.is_null)
+    return arw_append_nulls(out, out_field, arw_batch_rows(in)); /* a NULL nested value */
   if (ex__is_nested(e->type.id)) {
     if (e->kind != EX_COLUMN)
       return dd_err_set(DD_EUNSUPPORTED, "nested results other than columns are not supported");

@@ -249,6 +249,32 @@ static int eval_to_time(ex__vec *out, const ex_node *e, const arw_batch *in) {
   return rc;
 }
 
+/* named_struct('a', x, 'b', y, ...): a struct of the values under those names; the internal
+ * #struct_of(guard, 'a', x, ...) is the same struct, NULL where guard is NULL (MERGE's
+ * assignment of a struct by field name). The result is nested: ex_eval builds it field by
+ * field (ex__struct_eval), never as a vector. */
+static int bind_struct(ex_node *e) {
+  size_t first = !strcmp(e->name, EX__STRUCT_OF);
+  if ((e->nargs - first) % 2)
+    return dd_err_set(DD_EINVAL, "[WRONG_NUM_ARGS] named_struct expects name and value pairs");
+  for (size_t i = first; i < e->nargs; i += 2) {
+    const ex_node *n = e->args[i];
+    if (n->kind != EX_LITERAL || n->lit.type.id != EX_T_STRING || n->lit.is_null)
+      return dd_err_set(DD_EINVAL, "[DATATYPE_MISMATCH.CREATE_NAMED_STRUCT_WITHOUT_FOLDABLE_STRING] "
+                        "named_struct's field names must be string literals");
+  }
+  e->type = ex__t(EX_T_STRUCT);
+  e->nullable = first && e->args[0]->nullable;
+  return 0;
+}
+
+static int eval_struct(ex__vec *out, const ex_node *e, const arw_batch *in) {
+  (void)out, (void)in;
+  return dd_err_set(DD_EUNSUPPORTED, "%s as an argument of another function is not supported", e->name);
+}
+
+bool ex__is_struct_call(const ex_node *e) { return e->kind == EX_CALL && e->fn && e->fn->eval == eval_struct; }
+
 const ex__fn ex__fns_more[] = {
   {"to_date", 1, 1, bind_to_time, eval_to_time, NULL},
   {"to_timestamp", 1, 1, bind_to_time, eval_to_time, NULL},
@@ -262,5 +288,7 @@ const ex__fn ex__fns_more[] = {
   {"second", 1, 1, bind_time_part, eval_time_part, NULL},
   {"floor", 1, 1, bind_round_int, eval_round_int, NULL},
   {"ceil", 1, 1, bind_round_int, eval_round_int, NULL},
+  {"named_struct", 2, -1, bind_struct, eval_struct, NULL},
+  {EX__STRUCT_OF, 1, -1, bind_struct, eval_struct, NULL},
   {NULL, 0, 0, NULL, NULL, NULL},
 };

@@ -131,6 +131,18 @@ extern const ex__fn ex__fns_arith[]; /* ex_fn_arith.c; ended by a NULL name */
 extern const ex__fn ex__fns_str[];   /* ex_fn_str.c */
 extern const ex__fn ex__fns_more[];  /* ex_fn_more.c */
 extern const ex__fn ex__fns_round[]; /* ex_fn_round.c */
+/* Struct-building calls (ex_fn_more.c): named_struct and the internal EX__STRUCT_OF (a
+ * name no SQL text can spell), built by ex_eval into a STRUCT field (ex_eval.c). */
+#define EX__STRUCT_OF EX_FN_STRUCT_OF
+bool ex__is_struct_call(const ex_node *e);
+bool ex__is_when_call(const ex_node *e); /* if / when (ex_fn.c) */
+/* Nested results (ex_eval_nested.c): a struct call's output field and values, and an
+ * if/when of nested values into output field of. */
+int ex__add_struct_field(arw_schema *out, int parent, const char *name, const ex_node *e, int *out_id);
+int ex__eval_struct(arw_batch *out, int of, const ex_node *e, const arw_batch *in);
+int ex__eval_when_nested(arw_batch *out, int of, const ex_node *e, const arw_batch *in);
+/* Appends the value at slot of in's field inf (any kind, nested too) to out's field of. */
+int ex__copy_value(arw_batch *out, int of, const arw_batch *in, int inf, size_t slot);
 /* *out (type t, n rows): row i copied from vals[pick[i]], null where pick[i] < 0 or that
  * row is null. */
 int ex__gather(ex__vec *out, ex_type t, ex__vec *vals, const int *pick, size_t n);

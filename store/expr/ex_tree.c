@@ -195,16 +195,17 @@ int ex_new_call(ex_node **out, const char *fn, ex_node **args, size_t nargs) {
   return 0;
 }
 
+/* arg is taken, even on failure (*out is then NULL: ex_new_cast(&v, v, t) is safe). */
 static int new_unary(ex_node **out, ex_kind kind, ex_node *arg) {
   ex_node *e = NULL;
   int rc = ex__node_new(&e, kind);
   if (rc) {
     ex_free(arg);
-    return rc;
+    return *out = NULL, rc;
   }
   if ((rc = ex__set_args(e, &arg, 1))) {
     ex_free(e);
-    return rc;
+    return *out = NULL, rc;
   }
   *out = e;
   return 0;
@@ -293,6 +294,22 @@ oom:
   rc = dd_err_set(DD_ENOMEM, "out of memory");
 fail:
   ex_free(c);
+  return rc;
+}
+
+int ex_map_columns(ex_node **out, const ex_node *e, ex_column_fn fn, void *ctx) {
+  *out = NULL;
+  if (e->kind == EX_COLUMN) {
+    int rc = fn(out, e, ctx);
+    return rc || *out ? rc : ex_clone(out, e);
+  }
+  int rc = ex_clone(out, e);
+  for (size_t i = 0; i < e->nargs && !rc; i++) {
+    ex_free((*out)->args[i]);
+    (*out)->args[i] = NULL;
+    rc = ex_map_columns(&(*out)->args[i], e->args[i], fn, ctx);
+  }
+  if (rc) ex_free(*out), *out = NULL;
   return rc;
 }
 

@@ -9,6 +9,14 @@
  * takes every considered file; a partition is one bin, its rows reordered by the
  * interleaved bits of the Z-order columns' ranks and cut into ceil(input bytes /
  * target_size) files of equal row counts (as Delta's numFiles).
+ * A clustered table (the `clustering` writer feature with clustering columns in the
+ * delta.clustering domain) is clustered instead, as Delta's liquid clustering: the files
+ * opt_cluster.c picks (incremental: already clustered ZCubes are left alone unless new
+ * files join them) go into bins of at most OPT_CLUSTER_TARGET_CUBE_SIZE; each bin's rows
+ * are ordered by the Hilbert curve over the clustering columns' ranks (opt_hilbert.c) and
+ * cut as Z-order's are; the new adds carry clusteringProvider "liquid" and the ZCube tags.
+ * ZORDER BY or a partition filter on a clustered table is DD_EINVAL / DD_EUNSUPPORTED
+ * with Delta's error class.
  * Rows hidden by deletion vectors are dropped (the scan applies them).
  *
  * The commit: operation OPTIMIZE, operationParameters predicate / zOrderBy / auto /
@@ -39,6 +47,8 @@
 /* Delta's defaults (optimize.maxFileSize / optimize.minFileSize, 1 GiB). */
 /* A request's target size may travel in DeltaTable.path.hadoop_conf under this key. */
 #define OPT_TARGET_SIZE_CONF "deltad.optimize.targetFileSize"
+/* ... and OPTIMIZE FULL (opt_opts.full) under this one, "true". */
+#define OPT_FULL_CONF "deltad.optimize.full"
 #define OPT_DEFAULT_TARGET_SIZE (1024LL * 1024 * 1024)
 
 typedef struct opt_progress {
@@ -69,7 +79,16 @@ typedef struct opt_opts {
    * 0: the target size, at least 1 MiB and at most OPT_MAX_ZORDER_RUN_BYTES. */
   size_t zorder_run_bytes;
   const char *tmp_dir;              /* Z-order spill files (unlinked): NULL: $TMPDIR or /tmp */
+  /* OPTIMIZE ... FULL: a clustered table's files clustered by other columns (or by another
+   * implementation) are reclustered too. DD_EUNSUPPORTED on a table without clustering
+   * columns, as Delta. */
+  bool full;
 } opt_opts;
+/* Clustering (Delta's optimize.clustering.mergeStrategy.minCubeSize threshold and target):
+ * a ZCube this large is no longer reclustered; a bin (one new ZCube) holds at most the
+ * target cube size of input bytes. */
+#define OPT_CLUSTER_MIN_CUBE_SIZE (100 * OPT_DEFAULT_TARGET_SIZE)
+#define OPT_CLUSTER_TARGET_CUBE_SIZE (150 * OPT_DEFAULT_TARGET_SIZE)
 #define OPT_MAX_ZORDER_RUN_BYTES ((size_t)256 << 20)
 #define OPT_OPTS_VERSION 1
 #define OPT_OPTS_INIT {.version = OPT_OPTS_VERSION, .codec = PQ_CODEC_SNAPPY, .max_retries = 10}
@@ -90,8 +109,21 @@ typedef struct opt_result {
   int64_t rows_written;
   int64_t start_ms, end_ms;
   bool zorder;
+  bool clustering;                  /* a clustered table's OPTIMIZE (the Hilbert curve) */
+  struct {                          /* Delta's clusteringStats (clustering only) */
+    int64_t in_cube_files, in_cube_size;   /* considered files in a ZCube */
+    int64_t in_other_files, in_other_size; /* considered files in none */
+    int64_t in_cubes;                      /* distinct ZCubes among them */
+    int64_t merged_files, merged_size;     /* the files rewritten */
+    int64_t out_cubes;                     /* new ZCubes (bins) */
+  } cluster;
   int64_t num_table_columns, num_table_columns_with_stats;
 } opt_result;
+
+/* A clustered table takes no partition filter: DD_EUNSUPPORTED with Delta's
+ * DELTA_CLUSTERING_WITH_PARTITION_PREDICATE naming where, checked before the filter is
+ * parsed (as Delta does); 0 otherwise. */
+int opt_check_where(const dl_snapshot *s, const char *where);
 
 /* Optimizes table t from snapshot s (both borrowed). */
 int opt_run(opt_result *out, dl_table *t, dl_snapshot *s, const opt_opts *opts);
@@ -114,5 +146,9 @@ int opt_result_json(char **out, const opt_result *r);
  * significant bit, column 0 first; written as ceil(32k/64) uint64 words per row, most
  * significant word first, into keys (n * words). */
 void opt_zorder_interleave(uint64_t *keys, const uint32_t *const *ranks, size_t k, size_t n);
+/* The Hilbert index of one point of k 32-bit coordinates, in transposed form, in place:
+ * interleaving the result as opt_zorder_interleave does gives the index (exposed for
+ * tests). */
+void opt_hilbert_transpose(uint32_t *x, size_t k);
 
 #endif

@@ -12,10 +12,18 @@
 
 #include <pthread.h>
 
-/* Row order of batch b (n rows) by the Z-order of columns names[0..k): *out_idx malloc'ed
- * (n entries). DD_EINVAL for a column that is missing or nested. */
+/* Row order of batch b (n rows) by the Z-order (or, hilbert set, the Hilbert curve) of
+ * columns names[0..k): *out_idx malloc'ed (n entries). DD_EINVAL for a column that is
+ * missing or nested. */
 int opt__zorder_order(size_t **out_idx, const arw_batch *b, const char *const *names,
-                      size_t k);
+                      size_t k, bool hilbert);
+
+/* The curve keys of n rows from their k columns of 32-bit ranks (opt_hilbert.c): with
+ * hilbert, the ranks are replaced in place by their Hilbert transposition first (k at most
+ * OPT_MAX_CURVE_COLUMNS; more and the Z-order is used), then interleaved as
+ * opt_zorder_interleave does. */
+#define OPT_MAX_CURVE_COLUMNS 64
+void opt__curve_keys(uint64_t *keys, uint32_t *const *ranks, size_t k, size_t n, bool hilbert);
 
 /* Order-preserving keys of column view v (n rows); valid[i] false for nulls. DD_EINVAL
  * for a kind that has no order. */
@@ -35,7 +43,7 @@ int opt__column_keys(uint64_t *key, bool *valid, const arw_view *v, size_t n);
 typedef struct opt__zsort opt__zsort;
 typedef int (*opt__zs_emit_fn)(void *ctx, const arw_batch *b);
 int opt__zs_new(opt__zsort **out, const arw_schema *s, const char *const *names, size_t k,
-                size_t run_bytes, const char *tmp_dir);
+                bool hilbert, size_t run_bytes, const char *tmp_dir);
 int opt__zs_add(opt__zsort *z, const arw_batch *b);
 int opt__zs_sample(opt__zsort *z, const arw_batch *b);
 int opt__zs_ranks_done(opt__zsort *z);
@@ -60,6 +68,17 @@ typedef struct opt__finisher {
 } opt__finisher;
 int opt__finish_start(opt__finisher *f, dw_writer *w);
 int opt__finish_wait(opt__finisher *f);
+
+/* ---- clustering (opt_cluster.c) ----
+ * keep[i] for the files f[0..n) a clustering OPTIMIZE rewrites (see opt_cluster.c), for
+ * clustering columns cols_json (a JSON list of their logical names). */
+int opt__cluster_pick(bool *keep, const dl_file *const *f, size_t n, const char *cols_json,
+                      bool full, int64_t min_cube);
+/* The input side of clusteringStats (in_*) of the considered files f[0..n). */
+int opt__cluster_input_stats(opt_result *r, const dl_file *const *f, size_t n);
+/* The tags of one new ZCube's files: a fresh ZCUBE_ID and ZCUBE_ZORDER_BY = cols_json
+ * (packed map, malloc'ed). */
+int opt__cluster_tags(char **out, const char *cols_json);
 
 /* Fills a file-size summary from n sizes (sorted ascending in place). */
 void opt__file_stats(opt_file_stats *out, int64_t *sizes, size_t n);

@@ -1,7 +1,7 @@
 /* opt_result.c: OPTIMIZE's metrics as Delta's OptimizeMetrics: one walk over the fields
  * (names and order as Delta's case class) drives two emitters, a JSON object and the
- * Arrow result row (path, metrics struct). clusteringStats and autoCompactParallelismStats
- * are left out (this engine does neither). */
+ * Arrow result row (path, metrics struct). autoCompactParallelismStats is left out (this
+ * engine does no auto compaction). */
 #include "store/optimize/opt_int.h"
 
 #include "common/buf.h"
@@ -49,12 +49,15 @@ static int file_stats(emit *e, const char *name, const opt_file_stats *s) {
   return rc ? rc : e->close(e);
 }
 
-static int num_size(emit *e, const char *name, int64_t num, int64_t size) {
+/* {num, size} (Z-order's names) or {numFiles, size} (clustering's). */
+static int count_size(emit *e, const char *name, const char *count, int64_t num, int64_t size) {
   int rc = e->open(e, name, false);
-  if (!rc) rc = e->i64(e, "num", num);
+  if (!rc) rc = e->i64(e, count, num);
   if (!rc) rc = e->i64(e, "size", size);
   return rc ? rc : e->close(e);
 }
+#define num_size(e, name, num, size) count_size(e, name, "num", num, size)
+#define files_size(e, name, num, size) count_size(e, name, "numFiles", num, size)
 
 static int zorder_stats(emit *e, const opt_result *r) {
   int rc = e->open(e, "zOrderStats", !r->zorder);
@@ -70,6 +73,16 @@ static int zorder_stats(emit *e, const opt_result *r) {
   return rc ? rc : e->close(e);
 }
 
+static int clustering_stats(emit *e, const opt_result *r) {
+  int rc = e->open(e, "clusteringStats", !r->clustering);
+  if (!rc) rc = files_size(e, "inputZCubeFiles", r->cluster.in_cube_files, r->cluster.in_cube_size);
+  if (!rc) rc = files_size(e, "inputOtherFiles", r->cluster.in_other_files, r->cluster.in_other_size);
+  if (!rc) rc = e->i64(e, "inputNumZCubes", r->cluster.in_cubes);
+  if (!rc) rc = files_size(e, "mergedFiles", r->cluster.merged_files, r->cluster.merged_size);
+  if (!rc) rc = e->i64(e, "numOutputZCubes", r->cluster.out_cubes);
+  return rc ? rc : e->close(e);
+}
+
 static int walk(emit *e, const opt_result *r) {
   int rc = e->i64(e, "numFilesAdded", r->num_files_added);
   if (!rc) rc = e->i64(e, "numFilesRemoved", r->num_files_removed);
@@ -77,6 +90,7 @@ static int walk(emit *e, const opt_result *r) {
   if (!rc) rc = file_stats(e, "filesRemoved", &r->files_removed);
   if (!rc) rc = e->i64(e, "partitionsOptimized", r->partitions_optimized);
   if (!rc) rc = zorder_stats(e, r);
+  if (!rc) rc = clustering_stats(e, r);
   if (!rc) rc = e->i64(e, "numBatches", r->num_batches);
   if (!rc) rc = e->i64(e, "totalConsideredFiles", r->total_considered_files);
   if (!rc) rc = e->i64(e, "totalFilesSkipped", r->total_files_skipped);

@@ -4,6 +4,7 @@
  * the adds and removes with Delta's OPTIMIZE commitInfo. */
 #include "store/optimize/opt_int.h"
 
+#include "common/buf.h"
 #include "store/dwrite/dw.h"
 #include "store/scan/scn.h"
 
@@ -34,6 +35,13 @@ typedef struct run {
   size_t considered;
   const char **data_cols;   /* top-level non-partition columns */
   size_t ndata;
+  /* the curve's columns: the Z-order columns, or a clustered table's clustering columns
+   * (cluster set; names and their JSON list owned here) */
+  const char *const *curve;
+  size_t ncurve;
+  bool cluster;
+  char **ccols, *ccols_json;
+  size_t nccols;
   opt_progress prog;
   int64_t now;
   bool rtrack;              /* row tracking enabled: the rows keep their ids and commit
@@ -115,7 +123,7 @@ static int collect_cb(void *ctx, const dl_file *f) {
   run *r = ctx;
   if (r->o->keep_file && !r->o->keep_file(r->o->keep_ctx, f)) return 0;
   r->considered++;
-  bool take = r->o->num_zorder > 0 || f->size < r->min_size || dv_heavy(f);
+  bool take = r->ncurve > 0 || f->size < r->min_size || dv_heavy(f);
   if (!take) return 0;
   if (r->n == r->cap) {
     size_t cap = r->cap ? r->cap * 2 : 64;
@@ -158,8 +166,10 @@ static int make_bins(run *r, bin **out, size_t *nout, int64_t *parts) {
     size_t before = nb;
     size_t start = i;
     int64_t size = 0;
+    /* a bin's input bytes: compaction the target, clustering a cube, Z-order no bound */
+    int64_t limit = r->cluster ? OPT_CLUSTER_TARGET_CUBE_SIZE : r->ncurve ? INT64_MAX : r->target;
     for (size_t j = i; j < end; j++) {
-      if (r->o->num_zorder == 0 && j > start && size + r->files[j].f.size > r->target) {
+      if (j > start && size > limit - r->files[j].f.size) {
         bins[nb++] = (bin){start, j - start};
         start = j;
         size = 0;
@@ -170,7 +180,7 @@ static int make_bins(run *r, bin **out, size_t *nout, int64_t *parts) {
     /* a single file is rewritten only for its deletion vector (or Z-order) */
     size_t keep = before;
     for (size_t b = before; b < nb; b++)
-      if (bins[b].n > 1 || r->o->num_zorder > 0 || r->files[bins[b].first].f.dv)
+      if (bins[b].n > 1 || r->ncurve > 0 || r->files[bins[b].first].f.dv)
         bins[keep++] = bins[b];
     nb = keep;
     *parts += nb > before;
@@ -307,7 +317,7 @@ static int sample_sink(void *ctx, const arw_batch *b) { return opt__zs_sample(ct
 static int sample_pass(run *r, const bin *bn, opt__zsort *z) {
   bin_scan bs;
   scn_scan *sc = NULL;
-  int rc = open_bin_scan(r, bn, r->o->zorder_by, r->o->num_zorder, &bs, &sc);
+  int rc = open_bin_scan(r, bn, r->curve, r->ncurve, &bs, &sc);
   if (!rc) rc = drain_bin(r, &bs, sc, false, sample_sink, z);
   scn_free(sc);
   bin_scan_free(&bs);
@@ -350,7 +360,7 @@ static int zorder_bin(run *r, const bin *bn, dw_writer **out) {
   scn_scan *sc = NULL;
   zctx c = {.r = r, .bn = bn};
   int rc = open_bin_scan(r, bn, NULL, 0, &bs, &sc);
-  if (!rc) rc = opt__zs_new(&c.z, scn_schema(sc), r->o->zorder_by, r->o->num_zorder,
+  if (!rc) rc = opt__zs_new(&c.z, scn_schema(sc), r->curve, r->ncurve, r->cluster,
                             zorder_run_bytes(r), tmp_dir(r));
   if (!rc) rc = drain_bin(r, &bs, sc, true, zadd_sink, &c);
   size_t n = c.z ? opt__zs_rows(c.z) : 0;
@@ -394,7 +404,8 @@ static int commit_info(run *r, const opt_result *res, int64_t *added, size_t nad
   if (r->o->predicate) pred = json_list(&r->o->predicate, 1);
   else pred = json_list(NULL, 0);
   json_t *p = json_pack("{s:s?,s:s?,s:b,s:s}", "predicate", pred, "zOrderBy", z, "auto", 0,
-                        "clusterBy", "[]");
+                        "clusterBy", r->cluster ? r->ccols_json : "[]");
+  if (p && r->cluster) json_object_set_new(p, "isFull", json_boolean(r->o->full));
   free(pred);
   free(z);
   *params = p ? json_dumps(p, JSON_COMPACT) : NULL;
@@ -445,11 +456,18 @@ static int commit(run *r, opt_result *res, const bin *bins, size_t nb, dw_writer
       rc = dl_txn_read_file(x, f->path);
       if (!rc) rc = dl_txn_remove_file(x, &rm);
     }
+    char *tags = NULL; /* a clustered bin is one new ZCube */
+    if (!rc && r->cluster && ws[b]) rc = opt__cluster_tags(&tags, r->ccols_json);
     for (size_t i = 0; ws[b] && i < dw_num_files(ws[b]) && !rc; i++) {
-      const dl_file *a = dw_file(ws[b], i);
-      added[ia++] = a->size;
-      rc = dl_txn_add_file(x, a);
+      dl_file a = *dw_file(ws[b], i);
+      if (r->cluster) {
+        a.clustering_provider = "liquid";
+        a.tags = tags;
+      }
+      added[ia++] = a.size;
+      rc = dl_txn_add_file(x, &a);
     }
+    free(tags);
   }
   res->num_files_added = (int64_t)ia;
   res->num_files_removed = (int64_t)ir;
@@ -488,6 +506,62 @@ static int parse_size(const char *v, int64_t *out) {
     return dd_err_set(DD_EINVAL, "delta.targetFileSize '%s' is not a size in bytes", v);
   *out = n * mul;
   return 0;
+}
+
+/* A clustered table: its clustering columns become the curve's (Delta's refusals first). */
+static int check_cluster(run *r) {
+  int rc = dop_clustering_columns(&r->ccols, &r->nccols, r->s);
+  if (rc < 0) return rc;
+  bool clustered = rc == 1;
+  if (clustered && r->o->num_zorder) {
+    dd_buf b = {0};
+    for (size_t i = 0; i < r->o->num_zorder; i++)
+      dd_buf_printf(&b, "%s%s", i ? ", " : "", r->o->zorder_by[i]);
+    rc = dd_err_set(DD_EINVAL, "[DELTA_CLUSTERING_WITH_ZORDER_BY] OPTIMIZE command for Delta table "
+                    "with clustering cannot specify ZORDER BY. Please remove ZORDER BY (%s).",
+                    b.p ? b.p : "");
+    dd_buf_free(&b);
+    return rc;
+  }
+  if (clustered && r->o->keep_file)
+    return opt_check_where(r->s, r->o->predicate ? r->o->predicate : "");
+  if (r->o->full && r->nccols == 0)
+    return dd_err_set(DD_EUNSUPPORTED, "[DELTA_OPTIMIZE_FULL_NOT_SUPPORTED] OPTIMIZE FULL is only "
+                      "supported for clustered tables with non-empty clustering columns.");
+  if (r->nccols == 0) return 0; /* CLUSTER BY NONE: compaction */
+  for (size_t i = 0; i < r->nccols; i++) {
+    const dl_field *f = dl_schema_field(dl_snapshot_schema(r->s), r->ccols[i]);
+    if (!f || strchr(r->ccols[i], '.'))
+      return dd_err_set(DD_EUNSUPPORTED, "optimize: clustering column '%s' is nested or missing: "
+                        "deltad clusters by top-level columns only", r->ccols[i]);
+  }
+  r->cluster = true;
+  r->curve = (const char *const *)r->ccols;
+  r->ncurve = r->nccols;
+  json_t *a = json_array();
+  for (size_t i = 0; a && i < r->nccols; i++) json_array_append_new(a, json_string(r->ccols[i]));
+  r->ccols_json = a ? json_dumps(a, JSON_COMPACT) : NULL;
+  json_decref(a);
+  return r->ccols_json ? 0 : oom();
+}
+
+/* The files opt_cluster.c picks among the considered ones; the others are let go. */
+static int pick_clustered(run *r, opt_result *res) {
+  const dl_file **v = calloc(r->n + 1, sizeof *v);
+  bool *keep = calloc(r->n + 1, sizeof *keep);
+  int rc = v && keep ? 0 : oom();
+  for (size_t i = 0; !rc && i < r->n; i++) v[i] = &r->files[i].f;
+  if (!rc) rc = opt__cluster_input_stats(res, v, r->n);
+  if (!rc) rc = opt__cluster_pick(keep, v, r->n, r->ccols_json, r->o->full, OPT_CLUSTER_MIN_CUBE_SIZE);
+  size_t w = 0;
+  for (size_t i = 0; !rc && i < r->n; i++) {
+    if (keep[i]) r->files[w++] = r->files[i];
+    else ofile_free(&r->files[i]);
+  }
+  if (!rc) r->n = w;
+  free(v);
+  free(keep);
+  return rc;
 }
 
 static int check_zorder(run *r) {
@@ -542,9 +616,15 @@ int opt_run(opt_result *out, dl_table *t, dl_snapshot *s, const opt_opts *opts) 
   size_t nb = 0;
   dw_writer **ws = NULL;
   if (!rc) rc = dl_protocol_check(dl_snapshot_protocol(s), true);
+  if (!rc) rc = check_cluster(&r);
   if (!rc) rc = check_zorder(&r);
+  if (!rc && !r.cluster) {
+    r.curve = r.o->zorder_by;
+    r.ncurve = r.o->num_zorder;
+  }
   if (!rc) rc = data_columns(&r);
   if (!rc) rc = dl_snapshot_files(s, collect_cb, &r);
+  if (!rc && r.cluster) rc = pick_clustered(&r, out);
   if (!rc) {
     if (r.n) qsort(r.files, r.n, sizeof *r.files, cmp_part_size); /* NULL when none */
     rc = make_bins(&r, &bins, &nb, &out->partitions_optimized);
@@ -558,7 +638,7 @@ int opt_run(opt_result *out, dl_table *t, dl_snapshot *s, const opt_opts *opts) 
   }
   opt__finisher fin = {0};
   for (size_t b = 0; b < nb && !rc; b++) {
-    rc = r.o->num_zorder ? zorder_bin(&r, &bins[b], &ws[b]) : compact_bin(&r, &bins[b], &ws[b]);
+    rc = r.ncurve ? zorder_bin(&r, &bins[b], &ws[b]) : compact_bin(&r, &bins[b], &ws[b]);
     if (!rc) rc = opt__finish_wait(&fin); /* the bin before */
     if (!rc && ws[b]) rc = opt__finish_start(&fin, ws[b]);
     if (!rc && ws[b]) out->rows_written += dw_rows(ws[b]);
@@ -570,9 +650,13 @@ int opt_run(opt_result *out, dl_table *t, dl_snapshot *s, const opt_opts *opts) 
   out->num_batches = (int64_t)nb;
   out->total_considered_files = (int64_t)r.considered;
   out->zorder = r.o->num_zorder > 0;
+  out->clustering = r.cluster;
+  for (size_t b = 0; r.cluster && b < nb; b++) out->cluster.out_cubes += ws && ws[b] != NULL;
   out->num_table_columns = (int64_t)r.ndata;
   if (!rc && nb) rc = commit(&r, out, bins, nb, ws);
   out->total_files_skipped = out->total_considered_files - out->num_files_removed;
+  out->cluster.merged_files = out->num_files_removed;
+  out->cluster.merged_size = out->files_removed.total_size;
   for (size_t b = 0; ws && b < nb; b++) {
     if (rc && ws[b]) dw_abort(ws[b]);
     dw_free(ws[b]);
@@ -584,5 +668,7 @@ int opt_run(opt_result *out, dl_table *t, dl_snapshot *s, const opt_opts *opts) 
   for (size_t i = 0; i < r.n; i++) ofile_free(&r.files[i]);
   free(r.files);
   free(r.data_cols);
+  dop_clustering_free(r.ccols, r.nccols);
+  free(r.ccols_json);
   return rc;
 }

@@ -117,7 +117,7 @@ static int cmp_z(const void *a, const void *b, void *vc) {
 }
 
 int opt__zorder_order(size_t **out_idx, const arw_batch *b, const char *const *names,
-                      size_t k) {
+                      size_t k, bool hilbert) {
   *out_idx = NULL;
   size_t n = arw_batch_rows(b);
   const arw_schema *s = arw_batch_schema(b);
@@ -146,7 +146,7 @@ int opt__zorder_order(size_t **out_idx, const arw_batch *b, const char *const *n
                       "unordered type)", names[c]);
   }
   if (!rc) {
-    opt_zorder_interleave(zk, (const uint32_t *const *)ranks, k, n);
+    opt__curve_keys(zk, ranks, k, n, hilbert);
     for (size_t i = 0; i < n; i++) idx[i] = i;
     order_ctx oc = {zk, words};
     qsort_r(idx, n, sizeof *idx, cmp_z, &oc);

@@ -40,6 +40,7 @@ struct opt__zsort {
   zcol *cols;
   uint64_t seen, rng;
   bool ranks;
+  bool hilbert;          /* the curve: Hilbert (clustering) or Z-order */
   int fd;
   off_t fend;
   zrun *runs;
@@ -60,13 +61,14 @@ static int idx_upto(opt__zsort *z, size_t n) {
 }
 
 int opt__zs_new(opt__zsort **out, const arw_schema *s, const char *const *names, size_t k,
-                size_t run_bytes, const char *tmp_dir) {
+                bool hilbert, size_t run_bytes, const char *tmp_dir) {
   *out = NULL;
   opt__zsort *z = calloc(1, sizeof *z);
   if (!z) return oom();
   z->schema = s;
   z->names = names;
   z->k = k;
+  z->hilbert = hilbert;
   z->words = (32 * k + 63) / 64;
   z->run_bytes = run_bytes;
   z->fd = -1;
@@ -199,7 +201,7 @@ static int zkeys(const opt__zsort *z, const arw_batch *b, size_t n, uint64_t *ou
     if (!rc) rc = col_keys(z, c, b, key, valid, n);
     for (size_t i = 0; !rc && i < n; i++) ranks[c][i] = rank_of(&z->cols[c], valid[i], key[i]);
   }
-  if (!rc) opt_zorder_interleave(out, (const uint32_t *const *)ranks, z->k, n);
+  if (!rc) opt__curve_keys(out, ranks, z->k, n, z->hilbert);
   for (size_t c = 0; ranks && c < z->k; c++) free(ranks[c]);
   free(ranks);
   free(key);
@@ -469,7 +471,7 @@ int opt__zs_finish(opt__zsort *z, size_t chunk, size_t cut, opt__zs_emit_fn emit
   if (!rc && z->nruns == 0) { /* it fits: sort in memory */
     size_t *idx = NULL;
     if (!z->ranks) {
-      rc = opt__zorder_order(&idx, z->run, z->names, z->k);
+      rc = opt__zorder_order(&idx, z->run, z->names, z->k, z->hilbert);
     } else {
       uint64_t *keys = malloc((n * z->words + 1) * sizeof *keys);
       idx = malloc((n + 1) * sizeof *idx);

@@ -95,6 +95,62 @@ class SharingRest(h.ServerTest):
         self.assertEqual([s["name"] for s in r.json()["items"]], ["Sales"])
         self.assertNotIn("nextPageToken", r.json())
 
+    def test_list_shares_follows_every_change(self):
+        """ListShares answers are kept per caller and catalog state: each grant, revoke,
+        new or dropped share, rotated token and dropped recipient shows in the next list,
+        and one recipient never sees another's list, nor the admin's."""
+        def names(tok, **params):
+            r = requests.get(self.B + "/shares", params=params,
+                             headers={"Authorization": "Bearer " + tok})
+            self.assertEqual(r.status_code, 200, r.text)
+            return [x["name"] for x in r.json().get("items", [])], r.json().get("nextPageToken")
+
+        def twice(tok, **params):  # the second answer may come from what the first kept
+            first = names(tok, **params)
+            self.assertEqual(names(tok, **params), first)
+            return first[0]
+
+        erin = self.admin("POST", "/recipients", {"name": "erin"})["bearerToken"]
+        frank = self.admin("POST", "/recipients", {"name": "frank"})["bearerToken"]
+        try:
+            self.assertEqual(twice(erin), [])
+            self.admin("POST", "/recipients/erin/grants/extra0", None)
+            self.admin("POST", "/recipients/frank/grants/extra1", None)
+            self.assertEqual(twice(erin), ["extra0"])
+            self.assertEqual(twice(frank), ["extra1"])
+            self.assertEqual(len(twice(self.server.token)), 6)
+            self.admin("POST", "/recipients/erin/grants/extra2", None)
+            self.assertEqual(twice(erin), ["extra0", "extra2"])
+            self.assertEqual(twice(frank), ["extra1"])
+            # pages: the same state, another key
+            page, tok = names(erin, maxResults=1)
+            self.assertEqual((page, bool(tok)), (["extra0"], True))
+            self.assertEqual(twice(erin, maxResults=1, pageToken=tok), ["extra2"])
+            requests.delete(self.B + "/recipients/erin/grants/extra0", headers=self.A)
+            self.assertEqual(twice(erin), ["extra2"])
+            self.assertEqual(twice(erin, maxResults=1, pageToken=tok), ["extra2"])
+            self.admin("POST", "/shares", {"name": "zcache"})
+            self.admin("POST", "/recipients/erin/grants/zcache", None)
+            self.assertEqual(twice(erin), ["extra2", "zcache"])
+            requests.delete(self.B + "/recipients/erin/grants/zcache", headers=self.A)
+            r = requests.delete(self.B + "/shares/zcache", headers=self.A)
+            self.assertEqual(r.status_code, 200, r.text)
+            self.assertEqual(twice(erin), ["extra2"])
+            self.assertEqual(len(twice(self.server.token)), 6)
+            new = self.admin("POST", "/recipients/erin/rotate-token",
+                             {"existingTokenExpireInSeconds": "0"})["bearerToken"]
+            r = requests.get(self.B + "/shares", headers={"Authorization": "Bearer " + erin})
+            self.assertEqual(r.status_code, 401)
+            self.assertEqual(twice(new), ["extra2"])
+            requests.delete(self.B + "/recipients/erin", headers=self.A)
+            r = requests.get(self.B + "/shares", headers={"Authorization": "Bearer " + new})
+            self.assertEqual(r.status_code, 401)
+            self.assertEqual(twice(frank), ["extra1"])
+        finally:
+            requests.delete(self.B + "/recipients/erin", headers=self.A)
+            requests.delete(self.B + "/recipients/frank", headers=self.A)
+            requests.delete(self.B + "/shares/zcache", headers=self.A)
+
     def test_admin_paging(self):
         names, token, pages = [], None, 0
         while True:

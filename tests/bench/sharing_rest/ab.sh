@@ -7,6 +7,7 @@
 #     last byte and the server's CPU;
 #   - ListShares as the recipient: wrk -t2 -c32 -d5s, req/s and server CPU per request.
 # Prints medians, CPU per call and the ratios B / A. Both answers must have the same size.
+# DELTAD_ARGS: extra flags for both sides (e.g. --http-threads 2).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 [ $# = 2 ] && [ -x "$1" ] && [ -x "$2" ] || { echo "usage: ab.sh BIN_A BIN_B" >&2; exit 2; }
@@ -28,8 +29,9 @@ side_url=(); side_tok=()
 start_side() { # BIN NAME
   local port b
   port=$(bench_free_port)
+  # shellcheck disable=SC2086
   "$1" --data-dir "$tmp/$2" --http-listen 127.0.0.1:$port --grpc-listen 127.0.0.1:$(bench_free_port) \
-    >"$tmp/$2.log" 2>&1 &
+    ${DELTAD_ARGS:-} >"$tmp/$2.log" 2>&1 &
   pids+=($!)
   b=http://127.0.0.1:$port/api/v1
   for _ in $(seq 100); do curl -s "$b/shares" -o /dev/null && break; sleep 0.1; done

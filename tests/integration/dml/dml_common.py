@@ -69,7 +69,7 @@ def tree(path):
     return out
 
 
-def deltactl(args, server=None, tls_ca=None, expect=0, timeout=600):
+def deltactl(args, server=None, tls_ca=None, expect=0, timeout=600, cwd=None):
     cmd = [DELTACTL]
     if server:
         cmd += ["--server", server.grpc_target, "--token", server.token]
@@ -78,7 +78,7 @@ def deltactl(args, server=None, tls_ca=None, expect=0, timeout=600):
     cmd += ["--output", "jsonl", "table"] + list(args)
     if not server:
         cmd.append("--local")
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
     if p.returncode != expect:
         raise AssertionError("deltactl %s: exit %d (want %d): %s %s"
                              % (" ".join(args), p.returncode, expect, p.stdout, p.stderr))

@@ -9,6 +9,7 @@ import os
 
 import dml_common as c
 from dml_common import q
+from spark_judge_client import SparkJudgeError
 
 SRC = "x INT, y STRING, p STRING"
 CL = lambda w, a, cond=None, st=None: {"when": w, "action": a, "cond": cond, "set": st}  # noqa: E731
@@ -242,6 +243,58 @@ class MergeCases:
             self.assertEqual(mapping_ids(a), mapping_ids(b), what)
             self.assertEqual(c.peer_rows(a)["deltalake"], c.peer_rows(b)["deltalake"], what)
 
+    def test_merge_struct_by_name(self):
+        """A source struct in another field order (a narrower field type among them), with
+        fields missing, or NULL, binds to the target's struct by field name as Delta does:
+        UPDATE SET * and INSERT *, SET s = src.s, with and without schema evolution (where
+        UPDATE SET * keeps the target's value of a missing field and the other assignments
+        give NULL); without evolution a missing field is Delta's error and nothing is
+        written. Same rows and schema as Spark's MERGE on a copy."""
+        srcs = {"reord": ("x INT, s STRUCT<b: STRING, a: SMALLINT>, l ARRAY<STRUCT<a: INT>>",
+                          "(1, named_struct('b', 'ONE', 'a', CAST(10 AS SMALLINT)), array(named_struct('a', 5))), "
+                          "(2, named_struct('b', 'TWO', 'a', CAST(20 AS SMALLINT)), NULL), (3, NULL, NULL), "
+                          "(4, named_struct('b', 'FOUR', 'a', NULL), array())"),
+                "narrow": ("x INT, s STRUCT<a: INT>, l ARRAY<STRUCT<a: INT>>",
+                           "(1, named_struct('a', 11), NULL), (5, named_struct('a', 55), NULL)")}
+        for name, (cols, vals) in srcs.items():
+            path = os.path.join(self.tmp, "merge-src-" + name)
+            if not os.path.exists(path):
+                c.make_table(self.judge, path, cols, [vals])
+        star = ("MERGE {ev}INTO {t} t USING {s} src ON t.x = src.x WHEN MATCHED THEN UPDATE SET * "
+                "WHEN NOT MATCHED THEN INSERT *")
+        assign = ("MERGE {ev}INTO {t} t USING {s} src ON t.x = src.x WHEN MATCHED THEN UPDATE SET s = src.s "
+                  "WHEN NOT MATCHED THEN INSERT (x, s) VALUES (src.x, src.s)")
+        ev = "WITH SCHEMA EVOLUTION "
+        good = [("st", star, "", "reord"), ("stcm", star, "", "reord"), ("st", assign, "", "reord"),
+                ("st", star, ev, "narrow"), ("stcm", star, ev, "narrow"), ("st", assign, ev, "narrow")]
+        ops, plan = [], []
+        for i, (name, st, e, src) in enumerate(good):
+            a, b = self.pair(name)
+            s = q(os.path.join(self.tmp, "merge-src-" + src))
+            ops.append({"kind": "sql", "sql": st.format(ev=e, t=q(a), s=s)})
+            plan.append((a, b, st.format(ev=e, t=q(b), s=s), "struct #%d" % i))
+        bad = []
+        for st in (star, assign):
+            a, b = self.pair("st")
+            s = q(os.path.join(self.tmp, "merge-src-narrow"))
+            bad.append((a, c.tree(a), st.format(ev="", t=q(b), s=s)))
+            ops.append({"kind": "sql", "sql": st.format(ev="", t=q(a), s=s)})
+        got = self.client(ops)
+        for (a, b, spark, what), res in zip(plan, got):
+            self.assertIn("ok", res, "%s: %s" % (what, res))
+            self.judge.sql(spark)
+            self.assert_same(a, b, what, readers=False)
+            self.assertEqual(self.judge.sql("DESCRIBE %s" % q(a)), self.judge.sql("DESCRIBE %s" % q(b)), what)
+            self.assertEqual(c.peer_rows(a)["deltalake"], c.peer_rows(b)["deltalake"], what)
+        for (a, before, spark), res in zip(bad, got[len(plan):]):
+            with self.assertRaises(SparkJudgeError) as e:
+                self.judge.sql(spark)
+            self.assertIn("DELTA_UPDATE_SCHEMA_MISMATCH_EXPRESSION", str(e.exception))
+            self.assertIn("error", res, spark)
+            self.assertIn("[DELTA_UPDATE_SCHEMA_MISMATCH_EXPRESSION] Cannot cast struct<a:int> to "
+                          "struct<a:int,b:string>", res["error"])
+            self.assertEqual(c.tree(a), before, "%s left files behind" % spark)
+
     def test_merge_deltactl(self):
         """deltactl table merge with a Parquet file source (--local and over
         DeltaConnectService) and a Delta table source, vs Spark's MERGE USING parquet.`dir`."""
@@ -263,6 +316,13 @@ class MergeCases:
             got = [{"num_affected_rows": r["numAffectedRows"], "num_updated_rows": r["numUpdatedRows"],
                     "num_deleted_rows": r["numDeletedRows"], "num_inserted_rows": r["numInsertedRows"]} for r in res]
             self.assert_merged(a, b, {"ok": got}, want, "deltactl %s" % name, readers=True)
+        # relative paths of the table and the source file (once a silent no-op, exit 0)
+        a, b = self.pair("part")
+        res = c.deltactl(["merge", os.path.basename(a), "--source", os.path.relpath(pq, os.path.dirname(a))] + args,
+                         cwd=os.path.dirname(a))
+        want = self.judge.sql(spark.format(t=q(b)))
+        self.assertEqual(int(res[0]["numAffectedRows"]), int(want[0]["num_affected_rows"]), "relative paths")
+        self.assertEqual(c.spark_rows(self.judge, a), c.spark_rows(self.judge, b), "relative paths")
         # a Delta table source over the server
         a, b = self.pair("plain")
         src, _ = self.pair("part")

@@ -175,6 +175,16 @@ class DwriteSpark(dcc.DeltaConnectClient):
         self.assertEqual(got, ["ok"])
         self.assert_same(a, b, "missing columns")
 
+    def test_generated_columns_computed(self):
+        """A generated column the data lacks is computed from the row (SQL INSERT naming
+        only x, a DataFrame without y); one the data has is kept when it agrees."""
+        ops = [{"kind": "sql", "sql": "INSERT INTO delta.`{t}` (x) VALUES (1), (NULL), (5)"},
+               {"kind": "sql", "sql": "INSERT INTO delta.`{t}` VALUES (2, 4)"},
+               {"kind": "write", "path": "{t}", "mode": "append", "rows": [[6], [7]], "schema": "x INT"}]
+        a, b, got, _ = self.both(ops, "gen")
+        self.assertEqual(got, ["ok", "ok", "ok"])
+        self.assert_same(a, b, "generated columns")
+
     def test_other_type_refused(self):
         self.assert_refused([{"kind": "write", "path": "{t}", "mode": "append", "rows": [[5, "e"]],
                               "schema": "x INT, y STRING"}], "plain", "DELTA_FAILED_TO_MERGE_FIELDS")
@@ -267,11 +277,9 @@ class DwriteSpark(dcc.DeltaConnectClient):
                             "part", "INSERT_COLUMN_ARITY_MISMATCH")
         self.assert_refused([{"kind": "sql", "sql": "CREATE TABLE delta.`{t}` USING DELTA AS SELECT 1 AS x"}],
                             "part", "TABLE_OR_VIEW_ALREADY_EXISTS")
-        a, _ = self.pair("gen")  # generated columns: refused (Spark computes them), nothing written
-        files = c.tree(a)
-        got = self.client([{"kind": "sql", "sql": "INSERT INTO delta.`%s` (x) VALUES (1)" % a}])[0]
-        self.assertIn("generated or identity column", got)
-        self.assertEqual(c.tree(a), files)
+        # a generated column given a value its expression does not give (Delta's check)
+        self.assert_refused([{"kind": "sql", "sql": "INSERT INTO delta.`{t}` VALUES (3, 7)"}], "gen",
+                            "CHECK constraint Generated Column (y <=> (x * 2))")
         a, _ = self.pair()
         got = self.client([{"kind": "sql", "sql": "INSERT INTO delta.`%s` VALUES (1)" % a}])[0]
         self.assertIn("TABLE_OR_VIEW_NOT_FOUND", got)

@@ -2,7 +2,8 @@
  * query on an S3 table makes cost one read transaction (cat_store_stats_get), results
  * outlive the view, a view sees one committed state, the covering location is the longest
  * prefix at a '/' boundary, walks over many locations are one transaction, and a view bound
- * to the thread (cat_view_bind) is shared by every read there until a write unbinds it. */
+ * to the thread (cat_view_bind) is shared by every read there until a write unbinds it, and
+ * a view's generation names its state (cat_view_generation). */
 #include <pthread.h>
 
 #include "cat_test_util.h"
@@ -366,6 +367,45 @@ static void test_view_commit_between_reads(void **state) {
   cat_view_close(v);
 }
 
+/* cat_view_generation: views of one state share a generation; a commit (here a grant and
+ * a revoke) gives later views a new one, while a view opened before keeps its own. On
+ * PostgreSQL there is none (DD_EUNSUPPORTED): callers cache nothing there. */
+static void test_view_generation(void **state) {
+  ct_env *e = *state;
+  cat_store *s = e->s;
+  char rid[40];
+  add_granted_share(s, rid);
+  cat_view *a = NULL, *b = NULL, *c = NULL;
+  uint64_t ga = 0, gb = 0, gc = 0, gd = 0;
+  assert_int_equal(cat_view_open(s, &a), 0);
+  if (strcmp(cat_store_backend(s), "postgresql") == 0) {
+    assert_int_equal(cat_view_generation(a, &ga), DD_EUNSUPPORTED);
+    cat_view_close(a);
+    return;
+  }
+  assert_int_equal(cat_view_open(s, &b), 0);
+  assert_int_equal(cat_view_generation(a, &ga), 0);
+  assert_int_equal(cat_view_generation(b, &gb), 0);
+  assert_true(ga == gb);
+  cat_view_close(b);
+  new_share(s, "more");
+  assert_int_equal(cat_grant_add(s, "more", "acme"), 0);
+  assert_int_equal(cat_view_open(s, &c), 0);
+  assert_int_equal(cat_view_generation(c, &gc), 0);
+  assert_true(gc != ga);
+  assert_int_equal(cat_view_generation(a, &gb), 0);
+  assert_true(gb == ga); /* the older view still reads the older state */
+  cat_view_close(c);
+  assert_int_equal(cat_grant_remove(s, "more", "acme"), 0);
+  assert_int_equal(cat_view_open(s, &c), 0);
+  assert_int_equal(cat_view_generation(c, &gd), 0);
+  assert_true(gd != gc && gd != ga);
+  cat_view_end(c);
+  assert_int_equal(cat_view_generation(c, &gd), DD_EINTERNAL); /* ended: no state */
+  cat_view_close(c);
+  cat_view_close(a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_s3_query_lookups_one_txn, ct_setup, ct_teardown),
@@ -375,6 +415,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_walks_one_txn, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_bound_view_shared, ct_setup, ct_teardown),
       cmocka_unit_test_setup_teardown(test_view_commit_between_reads, ct_setup, ct_teardown),
+      cmocka_unit_test_setup_teardown(test_view_generation, ct_setup, ct_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,14 +69,16 @@ static dl_file make_file(const char *path, const char *part) {
   return f;
 }
 
-/* Appends one file in its own commit; returns the version. */
-static int64_t append(dl_table *t, const char *path) {
+/* Appends one file (clustered by provider, or not when NULL) in its own commit; returns
+ * the version. */
+static int64_t append_by(dl_table *t, const char *path, const char *provider) {
   dl_snapshot *s = NULL;
   int rc = dl_snapshot_open(&s, t, NULL);
   if (rc) return rc;
   dl_txn *x = NULL;
   dl_txn_begin(&x, t, s);
   dl_file f = make_file(path, "a");
+  f.clustering_provider = provider;
   dl_txn_add_file(x, &f);
   int64_t v = -1;
   dl_commit_opts o = DL_COMMIT_OPTS_INIT;
@@ -85,6 +87,30 @@ static int64_t append(dl_table *t, const char *path) {
   dl_txn_free(x);
   dl_snapshot_free(s);
   return rc ? rc : v;
+}
+
+static int64_t append(dl_table *t, const char *path) { return append_by(t, path, NULL); }
+
+/* Files whose clusteringProvider is "liquid" in the snapshot at v: each must be f<even>. */
+static int liquid_cb(void *ctx, const dl_file *f) {
+  int n = atoi(strrchr(f->path, 'f') + 1);
+  if (f->clustering_provider) {
+    if (strcmp(f->clustering_provider, "liquid") || n % 2) return -1;
+    ++*(size_t *)ctx;
+  } else if (n % 2 == 0) {
+    return -1;
+  }
+  return 0;
+}
+
+static size_t liquid_at(dl_table *t, int64_t v) {
+  dl_snapshot *s = NULL;
+  dl_snapshot_opts o = DL_SNAPSHOT_OPTS_INIT;
+  o.version = v;
+  size_t n = 0;
+  if (dl_snapshot_open(&s, t, &o) != 0 || dl_snapshot_files(s, liquid_cb, &n) != 0) n = (size_t)-1;
+  dl_snapshot_free(s);
+  return n;
 }
 
 static size_t nfiles_at(dl_table *t, int64_t v) {
@@ -564,9 +590,12 @@ static void test_checkpoint_and_cleanup(void **state) {
   for (int i = 1; i <= 12; i++) {
     char path[64];
     snprintf(path, sizeof path, "part=a/f%d.parquet", i);
-    assert_int_equal(append(t, path), i);
+    assert_int_equal(append_by(t, path, i % 2 ? NULL : "liquid"), i);
   }
-  /* a checkpoint was written at 10 (delta.checkpointInterval defaults to 10) */
+  /* the even files are clustered (add.clusteringProvider) in the commits and through the
+   * checkpoint at 10 */
+  assert_int_equal(liquid_at(t, 9), 4);
+  assert_int_equal(liquid_at(t, 12), 6);
   char p[512];
   snprintf(p, sizeof p, "%s/_delta_log/00000000000000000010.checkpoint.parquet", g_dir);
   struct stat sb;
@@ -580,6 +609,7 @@ static void test_checkpoint_and_cleanup(void **state) {
   for (int v = 0; v <= 12; v++) assert_int_equal(nfiles_at(t, v), (size_t)v);
   assert_int_equal(dl_snapshot_open(&s, t, NULL), 0);
   assert_int_equal(dl_snapshot_checkpoint_version(s), 10);
+  assert_int_equal(liquid_at(t, 12), 6); /* read through the checkpoint */
   dl_snapshot_free(s);
   /* cleanup: age commits 0..10 by 60 days; everything below the checkpoint goes */
   for (int v = 0; v <= 10; v++) {

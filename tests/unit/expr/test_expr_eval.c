@@ -348,11 +348,104 @@ static void test_mask_const_names(void **state) {
   check(tz2, 1, &o);
 }
 
+/* A struct column of out from expression text (or e itself when text is NULL). */
+static arw_batch *struct_result(arw_schema **os, int *id, const char *text, ex_node *e) {
+  ex_node *b = NULL;
+  if (text) assert_int_equal(ex_parse(&e, text, strlen(text), NULL), 0);
+  assert_int_equal(ex_bind(&b, e, F.s, NULL), 0);
+  assert_int_equal(ex_result_type(b).id, EX_T_STRUCT);
+  arw_batch *ob;
+  assert_int_equal(arw_schema_new(os), 0);
+  assert_int_equal(ex_add_field(*os, ARW_ROOT, "r", b, id), 0);
+  assert_int_equal(arw_batch_new(&ob, *os), 0);
+  assert_int_equal(ex_eval(b, F.b, ob, *id), 0);
+  ex_free(b);
+  ex_free(e);
+  return ob;
+}
+
+static char *child_text(const arw_batch *ob, int id, int k, ex_type_id t) {
+  return fx_column_text(ob, arw_field_child(arw_batch_schema(ob), id, k), (ex_type){.id = t});
+}
+
+/* A two-field struct result: valid in rows 0 and 2, NULL in row 1, its children's text
+ * c0 and c1; frees ob and os. */
+static void check_pair(arw_batch *ob, arw_schema *os, int id, ex_type_id t0, const char *c0,
+                       ex_type_id t1, const char *c1) {
+  arw_view v;
+  assert_int_equal(arw_batch_view(ob, id, &v), 0);
+  assert_true(arw_view_valid(&v, 0) && !arw_view_valid(&v, 1) && arw_view_valid(&v, 2));
+  char *t = child_text(ob, id, 0, t0);
+  assert_string_equal(t, c0);
+  free(t);
+  t = child_text(ob, id, 1, t1);
+  assert_string_equal(t, c1);
+  free(t);
+  arw_batch_free(ob);
+  arw_schema_free(os);
+}
+
+static void test_named_struct(void **state) {
+  (void)state;
+  arw_schema *os;
+  int id;
+  /* named_struct: fields by name from any expressions, never NULL itself */
+  arw_batch *ob = struct_result(&os, &id, "named_struct('k', i + 1, 'v', upper(s), 'n', st.x)", NULL);
+  assert_int_equal(arw_field_nchildren(os, id), 3);
+  assert_string_equal(arw_field_name(os, arw_field_child(os, id, 1)), "v");
+  char *t = child_text(ob, id, 0, EX_T_INT);
+  assert_string_equal(t, "int:2|3|NULL|-4");
+  free(t);
+  t = child_text(ob, id, 1, EX_T_STRING);
+  assert_string_equal(t, "string:ABC|HELLO|NULL|A_C");
+  free(t);
+  arw_view v;
+  assert_int_equal(arw_batch_view(ob, id, &v), 0);
+  for (size_t r = 0; r < 4; r++) assert_true(arw_view_valid(&v, r));
+  arw_batch_free(ob);
+  arw_schema_free(os);
+  /* the internal struct_of: NULL where its guard is (st's row 1), fields reordered */
+  const char *parts[] = {"st", "Y"}, *xp[] = {"st", "x"}, *gp[] = {"st"};
+  ex_node *args[5] = {0};
+  ex_value ny = {.type = {EX_T_STRING}, .str = "Y", .len = 1}, nx = {.type = {EX_T_STRING}, .str = "x", .len = 1};
+  assert_int_equal(ex_new_column(&args[0], gp, 1), 0);
+  assert_int_equal(ex_new_literal(&args[1], &ny), 0);
+  assert_int_equal(ex_new_column(&args[2], parts, 2), 0);
+  assert_int_equal(ex_new_literal(&args[3], &nx), 0);
+  ex_node *x = NULL, *call = NULL;
+  assert_int_equal(ex_new_column(&x, xp, 2), 0);
+  assert_int_equal(ex_new_cast(&args[4], x, (ex_type){.id = EX_T_LONG}), 0);
+  assert_int_equal(ex_new_call(&call, EX_FN_STRUCT_OF, args, 5), 0);
+  ob = struct_result(&os, &id, NULL, call);
+  check_pair(ob, os, id, EX_T_STRING, "string:p|NULL|r|NULL", EX_T_LONG, "bigint:1|NULL|NULL|4");
+  /* if/when of structs: each row from the branch it takes (into a field shaped as st) */
+  ex_node *col = NULL, *cb = NULL, *w = NULL, *wb = NULL;
+  assert_int_equal(ex_parse(&col, "st", 2, NULL), 0);
+  assert_int_equal(ex_bind(&cb, col, F.s, NULL), 0);
+  const char *ws = "if(i > 1, st, named_struct('x', i * 10, 'Y', 'z'))";
+  assert_int_equal(ex_parse(&w, ws, strlen(ws), NULL), 0);
+  assert_int_equal(ex_bind(&wb, w, F.s, NULL), 0);
+  assert_int_equal(arw_schema_new(&os), 0);
+  assert_int_equal(ex_add_field(os, ARW_ROOT, "r", cb, &id), 0);
+  assert_int_equal(arw_batch_new(&ob, os), 0);
+  assert_int_equal(ex_eval(wb, F.b, ob, id), 0);
+  /* i: 1, 2, NULL, -5; st: {1,'p'}, NULL, {NULL,'r'}, {4,NULL} */
+  check_pair(ob, os, id, EX_T_INT, "int:10|NULL|NULL|-50", EX_T_STRING, "string:z|NULL|z|z");
+  ex_free(col), ex_free(cb), ex_free(w), ex_free(wb);
+  static const want bad[] = {
+      {"named_struct('a', 1, 'b')", "~ERR INVALID_ARGUMENT: [WRONG_NUM_ARGS]"},
+      {"named_struct(s, 1)", "~ERR INVALID_ARGUMENT: [DATATYPE_MISMATCH.CREATE_NAMED_STRUCT_WITHOUT_FOLDABLE_STRING]"},
+      {"isnull(named_struct('a', 1))", "~ERR UNIMPLEMENTED: named_struct as an argument"},
+  };
+  check(bad, sizeof bad / sizeof bad[0], NULL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_types_and_arith),     cmocka_unit_test(test_null_logic),
     cmocka_unit_test(test_strings_dates_casts), cmocka_unit_test(test_errors),
     cmocka_unit_test(test_legacy_mode),         cmocka_unit_test(test_mask_const_names),
+    cmocka_unit_test(test_named_struct),
     cmocka_unit_test(test_round_pmod_try_cast),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

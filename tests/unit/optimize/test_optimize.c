@@ -54,16 +54,110 @@ static void test_zorder_grid(void **state) {
   }
   const char *cols[] = {"x", "y"};
   size_t *idx = NULL;
-  assert_int_equal(opt__zorder_order(&idx, b, cols, 2), 0);
+  assert_int_equal(opt__zorder_order(&idx, b, cols, 2, false), 0);
   /* ranks x: null 0, -5 mid, 1000 top; y: a 0, b top. Z: (null,a) (-5,a) (-5,b) (1000,a)
    * (1000,b) */
   size_t want[] = {4, 3, 1, 2, 0};
   for (int i = 0; i < 5; i++) assert_int_equal(idx[i], want[i]);
   free(idx);
   const char *bad[] = {"nope"};
-  assert_int_equal(opt__zorder_order(&idx, b, bad, 1), DD_EINVAL);
+  assert_int_equal(opt__zorder_order(&idx, b, bad, 1, false), DD_EINVAL);
   arw_batch_free(b);
   arw_schema_free(s);
+}
+
+/* The Hilbert curve visits a 16x16 (and an 8x8x8) grid one neighbouring cell at a time: the
+ * cells sorted by their keys differ by one step in one coordinate. Z-order jumps. */
+typedef struct key_ctx { const uint64_t *keys; size_t words; } key_ctx;
+
+static int cmp_cell(const void *x, const void *y, void *ctx) {
+  const key_ctx *c = ctx;
+  const uint64_t *a = &c->keys[*(const size_t *)x * c->words], *b = &c->keys[*(const size_t *)y * c->words];
+  for (size_t w = 0; w < c->words; w++)
+    if (a[w] != b[w]) return a[w] < b[w] ? -1 : 1;
+  return 0;
+}
+
+static size_t curve_jumps(size_t k, unsigned side_bits, bool hilbert) {
+  size_t side = (size_t)1 << side_bits, n = 1;
+  for (size_t c = 0; c < k; c++) n *= side;
+  uint32_t *r[3];
+  for (size_t c = 0; c < k; c++) r[c] = malloc(n * sizeof *r[c]);
+  for (size_t i = 0; i < n; i++)
+    for (size_t c = 0, v = i; c < k; c++, v /= side) r[c][i] = (uint32_t)(v % side) << (32 - side_bits);
+  size_t words = (32 * k + 63) / 64;
+  uint64_t *keys = malloc(n * words * sizeof *keys);
+  opt__curve_keys(keys, r, k, n, hilbert);
+  size_t *order = malloc(n * sizeof *order);
+  for (size_t i = 0; i < n; i++) order[i] = i;
+  key_ctx kc = {keys, words};
+  qsort_r(order, n, sizeof *order, cmp_cell, &kc);
+  size_t jumps = 0;
+  for (size_t i = 1; i < n; i++) {
+    size_t a = order[i - 1], b = order[i], dist = 0;
+    for (size_t c = 0; c < k; c++, a /= side, b /= side) {
+      size_t x = a % side, y = b % side;
+      dist += x > y ? x - y : y - x;
+    }
+    jumps += dist != 1;
+  }
+  for (size_t c = 0; c < k; c++) free(r[c]);
+  free(keys);
+  free(order);
+  return jumps;
+}
+
+static void test_hilbert(void **state) {
+  (void)state;
+  assert_int_equal(curve_jumps(2, 4, true), 0);
+  assert_int_equal(curve_jumps(3, 3, true), 0);
+  assert_true(curve_jumps(2, 4, false) > 0);
+  /* one column: the ranks themselves */
+  uint32_t x[1] = {12345};
+  opt_hilbert_transpose(x, 1);
+  assert_int_equal(x[0], 12345);
+}
+
+/* Which files a clustering OPTIMIZE takes (Delta's ClusteringStrategy). */
+static void test_cluster_pick(void **state) {
+  (void)state;
+  char *t1 = NULL, *t2 = NULL, *old = NULL;
+  assert_int_equal(opt__cluster_tags(&t1, "[\"a\",\"b\"]"), 0);
+  assert_int_equal(opt__cluster_tags(&t2, "[\"a\",\"b\"]"), 0);
+  assert_int_equal(opt__cluster_tags(&old, "[\"c\"]"), 0);
+  const char *cols = "[\"a\",\"b\"]";
+  dl_file f[5];
+  memset(f, 0, sizeof f);
+  for (int i = 0; i < 5; i++) f[i].size = 100;
+  f[0].clustering_provider = f[1].clustering_provider = "liquid";
+  f[0].tags = f[1].tags = t1; /* one ZCube of two files */
+  const dl_file *v[5] = {&f[0], &f[1], &f[2], &f[3], &f[4]};
+  bool keep[5];
+  /* one ZCube alone: nothing to do */
+  assert_int_equal(opt__cluster_pick(keep, v, 2, cols, false, 1 << 30), 0);
+  assert_false(keep[0] || keep[1]);
+  /* an unclustered file joins: the small cube is reclustered with it */
+  assert_int_equal(opt__cluster_pick(keep, v, 3, cols, false, 1 << 30), 0);
+  assert_true(keep[0] && keep[1] && keep[2]);
+  /* ... unless the cube is large */
+  assert_int_equal(opt__cluster_pick(keep, v, 3, cols, false, 150), 0);
+  assert_true(!keep[0] && !keep[1] && keep[2]);
+  /* a file clustered by other columns, and another implementation's: only FULL takes them */
+  f[3].clustering_provider = "liquid";
+  f[3].tags = old;
+  f[4].clustering_provider = "other";
+  assert_int_equal(opt__cluster_pick(keep, v, 5, cols, false, 1 << 30), 0);
+  assert_true(keep[0] && keep[1] && keep[2] && !keep[3] && !keep[4]);
+  assert_int_equal(opt__cluster_pick(keep, v, 5, cols, true, 1 << 30), 0);
+  assert_true(keep[0] && keep[1] && keep[2] && keep[3] && keep[4]);
+  /* two ZCubes: merged */
+  f[2].clustering_provider = "liquid";
+  f[2].tags = t2;
+  assert_int_equal(opt__cluster_pick(keep, v, 3, cols, false, 1 << 30), 0);
+  assert_true(keep[0] && keep[1] && keep[2]);
+  free(t1);
+  free(t2);
+  free(old);
 }
 
 static opt_result sample(void) {
@@ -258,6 +352,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_interleave),
       cmocka_unit_test(test_zorder_grid),
+      cmocka_unit_test(test_hilbert),
+      cmocka_unit_test(test_cluster_pick),
       cmocka_unit_test(test_metrics),
       cmocka_unit_test(test_conflicts),
   };

@@ -356,6 +356,31 @@ static void test_put_jstr(void **state) {
     shq__put_jstr(&b, in, sizeof in);
     assert_string_equal(b.p, want);
   }
+  /* dense and mixed: escapes next to each other and to bytes >= 0x80, at every length up
+   * to 40, against a byte-at-a-time reference (a fixed pseudo-random sequence) */
+  static const char pick[] = {'"', '\\', '\n', '\x01', '\x1f', ' ', 'a', '\x7f', '\x80', '\xa2', '\xdc', '\xff'};
+  uint32_t seed = 12345;
+  for (int round = 0; round < 2000; round++) {
+    char in[40], want[6 * 40 + 3];
+    size_t n = (size_t)round % 41, w = 0;
+    for (size_t i = 0; i < n; i++) {
+      seed = seed * 1103515245u + 12345u;
+      in[i] = pick[(seed >> 16) % sizeof pick];
+    }
+    want[w++] = '"';
+    for (size_t i = 0; i < n; i++) {
+      unsigned char c = (unsigned char)in[i];
+      if (c == '"' || c == '\\') w += (size_t)sprintf(want + w, "\\%c", c);
+      else if (c == '\n') w += (size_t)sprintf(want + w, "\\n");
+      else if (c < 0x20) w += (size_t)sprintf(want + w, "\\u%04x", c);
+      else want[w++] = (char)c;
+    }
+    want[w++] = '"';
+    want[w] = 0;
+    b.len = 0;
+    shq__put_jstr(&b, in, n);
+    assert_string_equal(b.p, want);
+  }
   dd_buf_free(&b);
 }
 
