@@ -15,20 +15,18 @@
 #include "common/err.h"
 #include "store/delta/dl.h"
 #include "store/delta/dl_internal.h"
+#include "tests/unit/tmp_dir.h"
 
 static char g_dir[256];
 
 static int setup(void **state) {
   (void)state;
-  strcpy(g_dir, "/tmp/dl_rowtrack_XXXXXX");
-  return mkdtemp(g_dir) ? 0 : -1;
+  return tu_tmp_dir_make(g_dir, "dl_rowtrack_");
 }
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return tu_tmp_dir_remove(g_dir);
 }
 
 static const char *SCHEMA = "{\"type\":\"struct\",\"fields\":[{\"name\":\"id\",\"type\":\"long\","
