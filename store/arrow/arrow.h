@@ -94,6 +94,8 @@ int arw_schema_nfields(const arw_schema *s);
 int arw_schema_column(const arw_schema *s, size_t i);
 /* Id of the child of parent (ARW_ROOT for columns) named name, -1 when none. */
 int arw_schema_find(const arw_schema *s, int parent, const char *name);
+/* The same with names compared case-insensitively (Spark's resolution of columns and fields). */
+int arw_schema_find_ci(const arw_schema *s, int parent, const char *name);
 const char *arw_field_name(const arw_schema *s, int id);
 arw_kind arw_field_kind(const arw_schema *s, int id); /* ARW_NULL for a bad id */
 bool arw_field_nullable(const arw_schema *s, int id);

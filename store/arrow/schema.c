@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/err.h"
 #include "store/arrow/arrow_int.h"
@@ -185,7 +186,7 @@ int arw_field_child(const arw_schema *s, int id, int i) {
   return c;
 }
 
-int arw_schema_find(const arw_schema *s, int parent, const char *name) {
+static int find(const arw_schema *s, int parent, const char *name, bool ci) {
   int c;
   if (parent == ARW_ROOT) {
     c = s->first_column;
@@ -195,9 +196,12 @@ int arw_schema_find(const arw_schema *s, int parent, const char *name) {
     c = child_holder(s, f)->first_child;
   }
   for (; c >= 0; c = s->fields[c].next_sibling)
-    if (strcmp(s->fields[c].name, name) == 0) return c;
+    if ((ci ? strcasecmp(s->fields[c].name, name) : strcmp(s->fields[c].name, name)) == 0) return c;
   return -1;
 }
+
+int arw_schema_find(const arw_schema *s, int parent, const char *name) { return find(s, parent, name, false); }
+int arw_schema_find_ci(const arw_schema *s, int parent, const char *name) { return find(s, parent, name, true); }
 
 int arw_schema_copy_field(arw_schema *dst, int dst_parent, const arw_schema *src, int src_id,
                           const char *name, int *out_id) {

@@ -111,14 +111,12 @@ static int assignment(dml__bound *b, const dl_snapshot *s, size_t i, const ex_no
   return rc;
 }
 
-static int conflict(const char *a, const char *b) {
-  return dd_err_set(DD_EINVAL, "UPDATE: [DELTA_CONFLICT_SET_COLUMN] There is a conflict from these SET "
-                    "columns: [`%s`, `%s`].", a, b);
-}
+static int conflict(const char *a, const char *b) { return dd_err_wrap(dml__conflict(a, b), "UPDATE"); }
 
-/* SET of a top-level column (*done) or of a field inside a struct column (into ns). */
+/* SET of a top-level column (its value in given[i]) or of a field inside a struct column
+ * (into ns). */
 static int set_one(dml__bound *b, const dl_snapshot *s, const dml_assignment *as, const ex_node *pred,
-                   dml__nset *ns) {
+                   dml__nset *ns, const ex_node **given) {
   size_t i = 0;
   for (i = 0; i < b->ncols; i++)
     if (!strcasecmp(arw_field_name(b->schema, arw_schema_column(b->schema, i)), as->column)) break;
@@ -137,18 +135,13 @@ static int set_one(dml__bound *b, const dl_snapshot *s, const dml_assignment *as
   if (is_partition(s, arw_field_name(b->schema, arw_schema_column(b->schema, i))))
     b->moves_partitions = true; /* rows go through a router */
   b->assigned[i] = true;
+  given[i] = as->value;
   return assignment(b, s, i, as->value, pred);
 }
 
 /* Identity columns keep their values; generated columns the statement does not assign
  * are computed from the new values of the columns they read (when it assigns one). */
-static int generated(dml__bound *b, const dl_snapshot *s, const dml_opts *o, const ex_node *pred) {
-  ex_node **given = calloc(b->ncols + 1, sizeof *given);
-  if (!given) return dml__oom();
-  for (size_t a = 0; a < o->num_assignments; a++)
-    for (size_t i = 0; i < b->ncols; i++)
-      if (!strcasecmp(arw_field_name(b->schema, arw_schema_column(b->schema, i)), o->assignments[a].column))
-        given[i] = (ex_node *)o->assignments[a].value; /* read only */
+static int generated(dml__bound *b, const dl_snapshot *s, const ex_node **given, const ex_node *pred) {
   int rc = 0;
   for (size_t i = 0; i < b->ncols && !rc; i++) {
     const char *name = arw_field_name(b->schema, arw_schema_column(b->schema, i));
@@ -159,11 +152,10 @@ static int generated(dml__bound *b, const dl_snapshot *s, const dml_opts *o, con
       rc = dd_err_set(DD_EINVAL, "UPDATE: [DELTA_IDENTITY_COLUMNS_UPDATE_NOT_SUPPORTED] UPDATE on IDENTITY "
                       "column %s is not supported.", name);
     if (!rc && !b->assigned[i]) rc = dml__gen_parse(&gen, f);
-    if (!rc && gen) rc = dml__gen_value(&v, &touched, gen, b->schema, given);
+    if (!rc && gen) rc = dml__gen_value(&v, &touched, gen, b->schema, (ex_node *const *)given); /* read only */
     if (!rc && touched) rc = assignment(b, s, i, v, pred), b->assigned[i] = true;
     ex_free(gen), ex_free(v);
   }
-  free(given);
   return rc;
 }
 
@@ -174,13 +166,14 @@ static int bind_assignments(dml__bound *b, const dl_snapshot *s, const dml_opts 
   b->not_null = calloc(b->ncols + 1, sizeof *b->not_null);
   b->assigned = calloc(b->ncols + 1, sizeof *b->assigned);
   if (!b->outs || !b->not_null || !b->assigned) return dml__oom();
-  int rc = 0;
+  const ex_node **given = calloc(b->ncols + 1, sizeof *given); /* top-level values */
+  int rc = given ? 0 : dml__oom();
   dml__nset ns = {0};
   for (size_t a = 0; a < o->num_assignments && !rc; a++) {
     if (!o->assignments[a].column || !o->assignments[a].value)
       rc = dd_err_set(DD_EINVAL, "UPDATE: an assignment needs a column and a value");
     else
-      rc = set_one(b, s, &o->assignments[a], pred, &ns);
+      rc = set_one(b, s, &o->assignments[a], pred, &ns, given);
   }
   /* struct columns with assigned fields: the rebuilt struct, the predicate inside it */
   for (size_t i = 0; i < b->ncols && !rc; i++) {
@@ -193,7 +186,8 @@ static int bind_assignments(dml__bound *b, const dl_snapshot *s, const dml_opts 
     ex_free(v);
   }
   dml__nset_free(&ns);
-  if (!rc) rc = generated(b, s, o, pred);
+  if (!rc) rc = generated(b, s, given, pred);
+  free(given);
   for (size_t i = 0; i < b->ncols && !rc; i++) {
     if (b->assigned[i]) continue;
     ex_node *c = NULL;

@@ -41,6 +41,8 @@ typedef struct dml__nset {
  * with an earlier assignment (DELTA_CONFLICT_SET_COLUMN). */
 int dml__nset_resolve(dml__nset *ns, const arw_schema *ts, const char *text, const ex_node *value,
                       size_t *col, bool *whole);
+/* Delta's DELTA_CONFLICT_SET_COLUMN for assignments a and b (one inside the other). */
+int dml__conflict(const char *a, const char *b);
 /* The text of a nested assignment to column col (the first), NULL when there is none. */
 const char *dml__nset_first(const dml__nset *ns, size_t col);
 /* Column col's new value (unbound): its struct with the assigned fields replaced; ref the

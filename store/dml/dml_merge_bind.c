@@ -339,10 +339,7 @@ static void assigned_col(const dml__mplan *p, const dml_merge_opts *o, const cha
   *i = SIZE_MAX;
 }
 
-static int conflict(const char *a, const char *b) {
-  return dd_err_set(DD_EINVAL, "MERGE: [DELTA_CONFLICT_SET_COLUMN] There is a conflict from these SET "
-                    "columns: [`%s`, `%s`].", a, b);
-}
+static int conflict(const char *a, const char *b) { return dd_err_wrap(dml__conflict(a, b), "MERGE"); }
 
 typedef struct owned {
   ex_node **v;

@@ -92,14 +92,6 @@ static int field_value(ex_node **out, const ctx *c, int tid, const path *src, in
   return ex_new_cast(out, v, ex_type_of_arrow(c->ts, tid));
 }
 
-static int find_child(const arw_schema *s, int id, const char *name) {
-  for (int k = 0, n = arw_field_nchildren(s, id); k < n; k++) {
-    int ch = arw_field_child(s, id, k);
-    if (!strcasecmp(arw_field_name(s, ch), name)) return ch;
-  }
-  return -1;
-}
-
 /* #struct_of(src, name_k, value_k, ...) over the target struct tid's fields. */
 static int build(ex_node **out, const ctx *c, int tid, const path *src, int sid, const path *keep) {
   int nt = arw_field_nchildren(c->ts, tid), ns = arw_field_nchildren(c->s, sid), matched = 0;
@@ -112,7 +104,7 @@ static int build(ex_node **out, const ctx *c, int tid, const path *src, int sid,
     const char *name = arw_field_name(c->ts, tc);
     ex_value nv = {.type = {EX_T_STRING}, .str = name, .len = strlen(name)};
     rc = ex_new_literal(&args[1 + 2 * k], &nv);
-    int sc = rc ? -1 : find_child(c->s, sid, name);
+    int sc = rc ? -1 : arw_schema_find_ci(c->s, sid, name);
     path sp = {0}, kp = {0};
     if (!rc && keep) rc = path_child(&kp, keep, name);
     if (rc) {

@@ -31,14 +31,6 @@ static size_t nparts(const dml__nset_item *it) {
   return n;
 }
 
-static int find_field(const arw_schema *s, int parent, const char *name) {
-  for (int k = 0, n = arw_field_nchildren(s, parent); k < n; k++) {
-    int ch = arw_field_child(s, parent, k);
-    if (!strcasecmp(arw_field_name(s, ch), name)) return ch;
-  }
-  return -1;
-}
-
 static int not_found(const arw_schema *s, int parent, const char *name) {
   dd_buf b = {0};
   for (int k = 0, n = arw_field_nchildren(s, parent); k < n; k++)
@@ -58,13 +50,13 @@ int dml__nset_resolve(dml__nset *ns, const arw_schema *ts, const char *text, con
   if (rc) return rc;
   size_t n;
   const char *const *p = ex_column_parts(path, &n);
-  int id = -1;
-  for (size_t i = 0, nc = arw_schema_ncolumns(ts); i < nc && id < 0; i++)
-    if (!strcasecmp(arw_field_name(ts, arw_schema_column(ts, i)), p[0])) id = arw_schema_column(ts, i), *col = i;
+  int id = arw_schema_find_ci(ts, ARW_ROOT, p[0]);
+  for (size_t i = 0, nc = arw_schema_ncolumns(ts); id >= 0 && i < nc; i++)
+    if (arw_schema_column(ts, i) == id) *col = i;
   *whole = id >= 0 && n == 1;
-  if (id < 0 || n < 2) return ex_free(path), *col = *whole ? *col : SIZE_MAX, 0;
+  if (id < 0 || n < 2) return ex_free(path), 0; /* a column itself, or none */
   for (size_t k = 1; k < n && !rc; k++) {
-    int f = arw_field_kind(ts, id) == ARW_STRUCT ? find_field(ts, id, p[k]) : -2;
+    int f = arw_field_kind(ts, id) == ARW_STRUCT ? arw_schema_find_ci(ts, id, p[k]) : -2;
     if (f == -2)
       rc = dd_err_set(DD_EINVAL, "[DELTA_UNSUPPORTED_NESTED_COLUMN] `%s` is not in a struct: only struct "
                       "fields can be assigned (not array elements or map values)", text);
@@ -81,12 +73,7 @@ int dml__nset_resolve(dml__nset *ns, const arw_schema *ts, const char *text, con
     if (o->col != *col) continue;
     while (k < m && !strcasecmp(part(o, k), p[k])) k++;
     if (k < m) continue;
-    dd_buf b = {0};
-    dd_buf_printf(&b, "`%s`, `%s`", o->text, text);
-    rc = b.oom ? dml__oom()
-               : dd_err_set(DD_EINVAL, "[DELTA_CONFLICT_SET_COLUMN] There is a conflict from these SET "
-                            "columns: [%s].", b.p);
-    dd_buf_free(&b);
+    rc = dml__conflict(o->text, text);
     return ex_free(path), rc;
   }
   dml__nset_item *v = realloc(ns->v, (ns->n + 1) * sizeof *v);
@@ -94,6 +81,11 @@ int dml__nset_resolve(dml__nset *ns, const arw_schema *ts, const char *text, con
   if (!v || !(it.text = strdup(text))) return ex_free(path), dml__oom();
   ns->v[ns->n++] = it;
   return 0;
+}
+
+int dml__conflict(const char *a, const char *b) {
+  return dd_err_set(DD_EINVAL, "[DELTA_CONFLICT_SET_COLUMN] There is a conflict from these SET columns: "
+                    "[`%s`, `%s`].", a, b);
 }
 
 const char *dml__nset_first(const dml__nset *ns, size_t col) {
