@@ -516,6 +516,14 @@ static int job_run(const fwd_job *j, const Spark__Connect__ExecutePlanRequest *c
 
 const char *connect_forward_target(void) { return fwd.on ? fwd.target : ""; }
 
+/* The client's id of Spark's operation spark_op: from the pairs taken before the Interrupt
+ * was sent, else from the operations running now (one that started meanwhile). */
+static char *pair_client(const connect_fwd_pair *pairs, size_t n, const char *spark_op) {
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(pairs[i].spark_op, spark_op)) return strdup(pairs[i].client_op);
+  return connect_fwd_op_client(spark_op);
+}
+
 int connect_forward_interrupt(const Spark__Connect__InterruptRequest *creq, char ***ids, size_t *n_ids) {
   char spark_sid[37], spark_op[37];
   bool by_id = creq->interrupt_type == SPARK__CONNECT__INTERRUPT_REQUEST__INTERRUPT_TYPE__INTERRUPT_TYPE_OPERATION_ID;
@@ -526,13 +534,20 @@ int connect_forward_interrupt(const Spark__Connect__InterruptRequest *creq, char
   req.session_id = spark_sid, req.user_context = &u;
   req._client_observed_server_side_session_id_case = SPARK__CONNECT__INTERRUPT_REQUEST___CLIENT_OBSERVED_SERVER_SIDE_SESSION_ID__NOT_SET;
   if (by_id) req.operation_id = spark_op;
+  connect_fwd_pair *pairs;
+  size_t n_pairs;
+  int rc = connect_fwd_op_pairs(creq->session_id, &pairs, &n_pairs);
+  if (rc) return rc;
   ProtobufCMessage *out = NULL;
-  int rc = fwd.rpc.unary(fwd.rpc.ctx, fwd.endpoint, 10000, SC_METHOD("Interrupt"), &req.base,
-                         &spark__connect__interrupt_response__descriptor, &out);
-  if (rc) return spark_error(rc, 10000);
+  rc = fwd.rpc.unary(fwd.rpc.ctx, fwd.endpoint, 10000, SC_METHOD("Interrupt"), &req.base,
+                     &spark__connect__interrupt_response__descriptor, &out);
+  if (rc) {
+    connect_fwd_pairs_free(pairs, n_pairs);
+    return spark_error(rc, 10000);
+  }
   const Spark__Connect__InterruptResponse *r = (const Spark__Connect__InterruptResponse *)out;
   for (size_t i = 0; i < r->n_interrupted_ids && !rc; i++) {
-    char *id = connect_fwd_op_client(r->interrupted_ids[i]);
+    char *id = pair_client(pairs, n_pairs, r->interrupted_ids[i]);
     char **grown = id ? realloc(*ids, (*n_ids + 1) * sizeof **ids) : NULL;
     if (grown) *ids = grown, grown[(*n_ids)++] = id;
     else if (id) free(id), rc = dd_err_set(DD_ENOMEM, "out of memory");
@@ -540,6 +555,7 @@ int connect_forward_interrupt(const Spark__Connect__InterruptRequest *creq, char
   dd_log(DD_LOG_INFO, "spark forward: interrupt of session %s sent to %s: %zu interrupted", creq->session_id, fwd.target,
          r->n_interrupted_ids);
   protobuf_c_message_free_unpacked(out, NULL);
+  connect_fwd_pairs_free(pairs, n_pairs);
   return rc;
 }
 

@@ -91,6 +91,16 @@ void connect_fwd_op_remove(const char *spark_op);
 /* The Spark session and operation of a running forwarded operation of session (client_op
  * NULL: any). */
 bool connect_fwd_op_find(const char *session, const char *client_op, char spark_sid[37], char spark_op[37]);
+/* The running forwarded operations of session as (Spark's id, client's id) pairs, copied
+ * (*out malloc'ed, free with connect_fwd_pairs_free): an Interrupt maps Spark's answer
+ * through them, since an interrupted operation may end, and leave the list, before
+ * Spark's answer to the Interrupt arrives. */
+typedef struct {
+  char spark_op[37];
+  char *client_op;
+} connect_fwd_pair;
+int connect_fwd_op_pairs(const char *session, connect_fwd_pair **out, size_t *n);
+void connect_fwd_pairs_free(connect_fwd_pair *p, size_t n);
 /* The client's operation id of Spark's spark_op (malloc'ed), NULL when unknown. */
 char *connect_fwd_op_client(const char *spark_op);
 /* "sc://host:port" of the Spark endpoint ("" when off). */

@@ -62,6 +62,30 @@ bool connect_fwd_op_find(const char *session, const char *client_op, char spark_
   return hit;
 }
 
+int connect_fwd_op_pairs(const char *session, connect_fwd_pair **out, size_t *n) {
+  *out = NULL, *n = 0;
+  int rc = 0;
+  pthread_mutex_lock(&ops_mu);
+  size_t want = 0;
+  for (fwd_op *o = ops; o; o = o->next) want += !strcmp(o->session, session);
+  if (want && !(*out = calloc(want, sizeof **out))) rc = dd_err_set(DD_ENOMEM, "out of memory");
+  for (fwd_op *o = ops; o && !rc; o = o->next) {
+    if (strcmp(o->session, session)) continue;
+    connect_fwd_pair *p = &(*out)[*n];
+    memcpy(p->spark_op, o->spark_op, 37);
+    if (!(p->client_op = strdup(o->client_op))) rc = dd_err_set(DD_ENOMEM, "out of memory");
+    else (*n)++;
+  }
+  pthread_mutex_unlock(&ops_mu);
+  if (rc) connect_fwd_pairs_free(*out, *n), *out = NULL, *n = 0;
+  return rc;
+}
+
+void connect_fwd_pairs_free(connect_fwd_pair *p, size_t n) {
+  for (size_t i = 0; i < n; i++) free(p[i].client_op);
+  free(p);
+}
+
 char *connect_fwd_op_client(const char *spark_op) {
   char *id = NULL;
   pthread_mutex_lock(&ops_mu);

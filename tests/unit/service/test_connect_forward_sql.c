@@ -3,7 +3,8 @@
  * (infix operators, NOT, IS NULL, IN, casts, aliases, literals with quotes, backslashes and
  * non-finite doubles), UNIMPLEMENTED for a kind SQL cannot spell, table names rewritten only
  * after FROM/JOIN/... and never inside strings or comments, a name the catalog does not
- * know refused, and the forwarder's settings checked (bad URL, unknown operation). */
+ * know refused, the forwarder's settings checked (bad URL, unknown operation), and an
+ * Interrupt answered after its operation ended still naming the client's id. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -199,12 +200,53 @@ static void test_configure(void **state) {
   assert_false(connect_forward_enabled());
 }
 
+#define SPARK_SID "5a0e5c3e-0000-4000-8000-000000000001" /* ids are UUIDs */
+#define SPARK_OP "5a0e5c3e-0000-4000-8000-000000000002"
+
+/* Spark's Interrupt, answered the way a race makes it: the interrupted operation ended (and
+ * left the running list) before the answer arrived. */
+static int interrupt_unary(void *ctx, const char *e, int64_t t, const char *m, const ProtobufCMessage *r,
+                           const ProtobufCMessageDescriptor *d, ProtobufCMessage **out) {
+  (void)ctx, (void)e, (void)t, (void)r;
+  assert_non_null(strstr(m, "Interrupt"));
+  connect_fwd_op_remove(SPARK_OP);
+  char *ids[] = {SPARK_OP};
+  Spark__Connect__InterruptResponse resp = SPARK__CONNECT__INTERRUPT_RESPONSE__INIT;
+  resp.session_id = SPARK_SID, resp.n_interrupted_ids = 1, resp.interrupted_ids = ids;
+  uint8_t buf[256];
+  size_t len = spark__connect__interrupt_response__pack(&resp, buf);
+  *out = protobuf_c_message_unpack(d, NULL, len, buf);
+  return *out ? 0 : DD_EINVAL;
+}
+
+static void test_interrupt_ended_operation(void **state) {
+  (void)state;
+  connect_fwd_opts o = CONNECT_FWD_OPTS_INIT;
+  o.rpc.stream = ok_stream, o.rpc.unary = interrupt_unary;
+  o.target = "sc://spark:15002";
+  o.ops = "all";
+  assert_int_equal(connect_forward_configure(&o), 0);
+  assert_int_equal(connect_fwd_op_add("client-session", "client-op-1", SPARK_SID, SPARK_OP), 0);
+  Spark__Connect__InterruptRequest req = SPARK__CONNECT__INTERRUPT_REQUEST__INIT;
+  req.session_id = "client-session";
+  req.interrupt_type = SPARK__CONNECT__INTERRUPT_REQUEST__INTERRUPT_TYPE__INTERRUPT_TYPE_ALL;
+  char **ids = NULL;
+  size_t n = 0;
+  assert_int_equal(connect_forward_interrupt(&req, &ids, &n), 0);
+  assert_int_equal(n, 1); /* the client's id, though the operation is gone */
+  assert_string_equal(ids[0], "client-op-1");
+  free(ids[0]);
+  free(ids);
+  connect_forward_shutdown();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_expressions),
       cmocka_unit_test(test_unsupported),
       cmocka_unit_test(test_rewrite),
       cmocka_unit_test(test_configure),
+      cmocka_unit_test(test_interrupt_ended_operation),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
