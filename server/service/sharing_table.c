@@ -90,6 +90,7 @@ typedef struct shr_signer_ctx {
   int64_t expires_ms;
   int ttl_s;
   const shr_remote *remote; /* set for tables in object storage */
+  sign_local_batch *batch;  /* local tables: made at the first URL */
 } shr_signer_ctx;
 
 /* A file's URL: deltad's own signed URL for local tables, a presigned S3 / SAS URL for
@@ -119,6 +120,23 @@ static int shr_sign(void *ctx, const char *path, int64_t size, char **out_url,
   return rc;
 }
 
+/* A data file's URL as JSON: a local table's through the batch signer (a query's many
+ * URLs share its expiry and table id), anything else through shr_sign. */
+static int shr_sign_json(void *ctx, const char *path, int64_t size, dd_buf *out, int64_t *out_expires_ms) {
+  shr_signer_ctx *c = ctx;
+  if (c->remote || strstr(path, "://")) {
+    char *url = NULL;
+    int rc = shr_sign(ctx, path, size, &url, out_expires_ms);
+    if (!rc) dd_buf_put_jstr(out, url, strlen(url));
+    free(url);
+    return rc;
+  }
+  int rc = c->batch ? 0 : sign_local_batch_new(&c->batch, c->key, c->base, c->table_id, c->expires_ms);
+  if (!rc) rc = sign_local_batch_put_json(c->batch, out, path);
+  *out_expires_ms = c->expires_ms;
+  return rc;
+}
+
 /* ---- one opened table ----------------------------------------------------------------- */
 
 typedef struct shr_open {
@@ -135,6 +153,7 @@ typedef struct shr_open {
 } shr_open;
 
 static void shr_close(shr_open *o) {
+  sign_local_batch_free(o->sctx.batch);
   dl_table_free(o->dl);
   free(o->root);
   shr_remote_free(&o->rem);
@@ -182,6 +201,7 @@ static int shr_open_log(dd_call *call, shr_open *o, os_store *st) {
   o->sctx.ttl_s = dd_app_url_expiry_s(app);
   o->sctx.remote = o->is_remote ? &o->rem : NULL;
   o->signer.sign = shr_sign;
+  o->signer.put_json = shr_sign_json;
   o->signer.ctx = &o->sctx;
   return 0;
 }

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"
 #include "store/sharing/shq_request.h"
 #include "store/delta/dl.h"
 
@@ -33,6 +34,9 @@
  * *out_expires_ms is the URL's expiry (epoch ms) or -1. */
 typedef struct shq_signer {
   int (*sign)(void *ctx, const char *path, int64_t size, char **out_url, int64_t *out_expires_ms);
+  /* Optional, for the URLs of data files (one a line, so the cost counts): appends the URL
+   * as a JSON string to out instead of handing out a malloc'ed one; otherwise as sign. */
+  int (*put_json)(void *ctx, const char *path, int64_t size, dd_buf *out, int64_t *out_expires_ms);
   void *ctx;
 } shq_signer;
 

@@ -268,7 +268,7 @@ int shq__query_changes(dl_table *t, const shq_query *q, const shq_caps *caps,
 cleanup:
   shq__token_clear(&tk);
   dl_snapshot_free(s);
-  dd_buf_free(&o.b);
+  shq__out_free(&o);
   return rc;
 }
 
@@ -401,6 +401,6 @@ cleanup:
   shq__token_clear(&tk);
   dl_snapshot_free(s);
   dl_snapshot_free(at_start);
-  dd_buf_free(&o.b);
+  shq__out_free(&o);
   return shq__param_rc(rc);
 }

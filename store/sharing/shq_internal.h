@@ -156,6 +156,7 @@ typedef struct shq_out {
   shq_line_fn fn;
   void *ctx;
   shq_buf b;
+  shq_buf url;             /* a data file's URL as a JSON string (shq__write_file) */
   size_t num_files;
   const char *location;    /* the table's location (absolute paths under it are allowed) */
   int64_t protocol_version;/* delta format: "version" of the head protocol line, or -1 */
@@ -163,6 +164,7 @@ typedef struct shq_out {
 
 void shq__out_init(shq_out *o, dl_table *t, const shq_table_opts *opts, const shq_signer *signer,
                    shq_line_fn fn, void *ctx);
+void shq__out_free(shq_out *o);
 
 /* Chooses the response format and checks table properties against the client (reference
  * rules); sets o->format and o->client_dv. */

@@ -237,6 +237,11 @@ void shq__out_init(shq_out *o, dl_table *t, const shq_table_opts *opts, const sh
                  .location = t ? dl_table_location(t) : NULL, .protocol_version = -1};
 }
 
+void shq__out_free(shq_out *o) {
+  dd_buf_free(&o->b);
+  dd_buf_free(&o->url);
+}
+
 static const char *strip_file_scheme(const char *p) {
   if (!strncmp(p, "file://", 7)) return p + 7;
   if (!strncmp(p, "file:", 5)) return p + 5;
@@ -278,6 +283,25 @@ static int sign(shq_out *o, const char *path, int64_t size, char **url, int64_t 
   rc = o->signer->sign(o->signer->ctx, path, size, url, exp);
   if (rc) return rc;
   if (!*url) return dd_err_set(DD_EINTERNAL, "the URL signer returned no URL");
+  if (*exp >= 0 && *exp < o->min_expiry) o->min_expiry = *exp;
+  return 0;
+}
+
+/* A data file's URL as a JSON string in o->url. */
+static int sign_json(shq_out *o, const char *path, int64_t size, int64_t *exp) {
+  o->url.len = 0;
+  *exp = -1;
+  if (!o->signer || !o->signer->put_json) {
+    char *url = NULL;
+    int rc = sign(o, path, size, &url, exp);
+    if (!rc) shq__put_jstrz(&o->url, url);
+    free(url);
+    return rc;
+  }
+  int rc = table_relative(o, path, &path);
+  if (!rc) rc = o->signer->put_json(o->signer->ctx, path, size, &o->url, exp);
+  if (rc) return rc;
+  if (o->url.oom || !o->url.len) return dd_err_set(DD_ENOMEM, "out of memory building a URL");
   if (*exp >= 0 && *exp < o->min_expiry) o->min_expiry = *exp;
   return 0;
 }
@@ -351,10 +375,10 @@ cleanup:
   return rc;
 }
 
-static int put_delta_add(shq_out *o, const dl_file *f, const char *url) {
+static int put_delta_add(shq_out *o, const dl_file *f) {
   shq_buf *b = &o->b;
   dd_buf_puts(b, ",\"deltaSingleAction\":{\"add\":{\"path\":");
-  shq__put_jstrz(b, url);
+  dd_buf_put(b, o->url.p, o->url.len);
   dd_buf_puts(b, ",\"partitionValues\":");
   shq__put_kvmap(b, f->partition_values);
   dd_buf_puts(b, ",\"size\":");
@@ -382,15 +406,15 @@ static int put_delta_add(shq_out *o, const dl_file *f, const char *url) {
 
 int shq__write_file(shq_out *o, const dl_file *f, int64_t version, int64_t ts) {
   shq_buf *b = &o->b;
-  char id[33], *url = NULL;
+  char id[33];
   int64_t exp;
   if (f->dv && !o->client_dv) return dd_err_set(DD_EPRECOND, DV_DISABLED);
-  int rc = sign(o, f->path, f->size, &url, &exp);
+  int rc = sign_json(o, f->path, f->size, &exp);
   if (rc) return rc;
   shq__md5_hex(f->raw_path, strlen(f->raw_path), id);
   if (o->format == SHQ_FORMAT_PARQUET) {
     dd_buf_puts(b, "{\"file\":{\"url\":");
-    shq__put_jstrz(b, url);
+    dd_buf_put(b, o->url.p, o->url.len);
     dd_buf_puts(b, ",\"id\":\"");
     dd_buf_puts(b, id);
     dd_buf_puts(b, "\",\"partitionValues\":");
@@ -407,10 +431,9 @@ int shq__write_file(shq_out *o, const dl_file *f, int64_t version, int64_t ts) {
     dd_buf_putc(b, '"');
     put_vt(b, version, ts);
     put_exp(b, exp);
-    rc = put_delta_add(o, f, url);
+    rc = put_delta_add(o, f);
     dd_buf_puts(b, "}}");
   }
-  free(url);
   if (!rc) rc = shq__emit(b, o->fn, o->ctx);
   b->len = 0;
   if (!rc) o->num_files++;

@@ -110,7 +110,7 @@ int shq_table_metadata(dl_table *t, int64_t version, const char *timestamp, cons
   if (!(rc = shq__write_protocol(&o, s)))
     rc = shq__write_metadata(&o, s, travel ? dl_snapshot_version(s) : -1, true);
 cleanup:
-  dd_buf_free(&o.b);
+  shq__out_free(&o);
   dl_snapshot_free(s);
   return shq__param_rc(rc);
 }
@@ -345,7 +345,7 @@ static void qstate_free(qstate *st) {
   dl_snapshot_free(st->snap);
   shq__pred_free(st->json_pred);
   shq__pred_free(st->pred);
-  dd_buf_free(&st->o.b);
+  shq__out_free(&st->o);
 }
 
 static int64_t page_cap(const shq_table_opts *opts) {

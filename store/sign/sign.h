@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"
+
 /* ===================== local signed URLs ===================== */
 
 #define SIGN_LOCAL_KEY_LEN 32
@@ -51,6 +53,16 @@ int sign_local_key_load(sign_local_key *out, const char *path);
  * '/' on base_url is ignored. */
 int sign_local_url(char **out, const sign_local_key *key, const char *base_url,
                    const char *table_id, const char *rel_path, int64_t expires_at_ms);
+
+/* The URLs of many files of one table with one expiry (a sharing query's): exactly those
+ * sign_local_url makes, with the fixed parts and the HMAC's key blocks computed once
+ * (sign_local_batch.c). Arguments and errors as sign_local_url's. One thread at a time. */
+typedef struct sign_local_batch sign_local_batch;
+int sign_local_batch_new(sign_local_batch **out, const sign_local_key *key, const char *base_url,
+                         const char *table_id, int64_t expires_at_ms);
+/* Appends rel_path's URL to out as a JSON string (quoted, escaped). */
+int sign_local_batch_put_json(sign_local_batch *b, dd_buf *out, const char *rel_path);
+void sign_local_batch_free(sign_local_batch *b);
 
 /* Checks a local URL's parts (already percent-decoded): returns 0, DD_EPERM
  * "bad signature" (wrong key, any altered part, malformed expires or sig; compared in

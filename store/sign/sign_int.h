@@ -90,6 +90,8 @@ int sign__utc_format(char *out, size_t cap, int64_t t, const char *fmt);
 /* Normalises a relative path: drops empty and "." segments, joins with '/'. DD_EPERM for
  * NULL, absolute paths, ".." segments, or a path with no segment left. */
 int sign__rel_normalize(char **out, const char *rel);
+/* The same appended to b (DD_EPERM, or DD_ENOMEM once b failed). */
+int sign__rel_normalize_into(sign__buf *b, const char *rel);
 
 /* ---- local canonical string (sign_local.c) ------------------------------------------ */
 

@@ -15,33 +15,41 @@
 
 #include "common/err.h"
 
-int sign__rel_normalize(char **out, const char *rel) {
-  *out = NULL;
+int sign__rel_normalize_into(sign__buf *b, const char *rel) {
   if (!rel || !*rel)
     return dd_err_set(DD_EPERM, "empty file path");
   if (rel[0] == '/')
     return dd_err_set(DD_EPERM, "absolute file path '%s' refused", rel);
-  sign__buf b = SIGN__BUF_INIT;
+  size_t start = b->len;
   const char *p = rel;
   while (*p) {
     const char *end = strchr(p, '/');
     size_t n = end ? (size_t)(end - p) : strlen(p);
-    if (n == 2 && p[0] == '.' && p[1] == '.') {
-      sign__buf_free(&b);
+    if (n == 2 && p[0] == '.' && p[1] == '.')
       return dd_err_set(DD_EPERM, "'..' in file path '%s' refused", rel);
-    }
     if (n > 0 && !(n == 1 && p[0] == '.')) {
-      if (b.len)
-        sign__buf_put(&b, "/", 1);
-      sign__buf_put(&b, p, n);
+      if (b->len > start)
+        sign__buf_put(b, "/", 1);
+      sign__buf_put(b, p, n);
     }
     p += n;
     if (*p == '/')
       p++;
   }
-  if (!b.failed && b.len == 0) {
-    sign__buf_free(&b);
+  if (b->failed)
+    return dd_err_set(DD_ENOMEM, "out of memory");
+  if (b->len == start)
     return dd_err_set(DD_EPERM, "file path '%s' names no file", rel);
+  return 0;
+}
+
+int sign__rel_normalize(char **out, const char *rel) {
+  *out = NULL;
+  sign__buf b = SIGN__BUF_INIT;
+  int rc = sign__rel_normalize_into(&b, rel);
+  if (rc) {
+    sign__buf_free(&b);
+    return rc;
   }
   return sign__buf_finish(&b, out);
 }

@@ -107,7 +107,7 @@ static void run_case(dl_table *t, const shq_table_opts *o, const char *name, con
   shq_query q;
   shq_caps c;
   if (shq_query_parse_json(&q, body, strlen(body)) || shq_caps_parse(&c, caps_hdr)) die(name);
-  shq_signer sg = {sign, NULL};
+  shq_signer sg = {.sign = sign};
   double *ms = calloc((size_t)reps, sizeof *ms), *cpu = calloc((size_t)reps, sizeof *cpu);
   sink s = {0};
   for (int i = 0; i < reps; i++) {

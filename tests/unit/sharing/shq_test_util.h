@@ -59,7 +59,7 @@ static inline int test_sign(void *ctx, const char *path, int64_t size, char **ur
   return 0;
 }
 
-static const shq_signer SIGNER = {test_sign, NULL};
+static const shq_signer SIGNER = {.sign = test_sign};
 
 /* The action key of line i ("file", "metaData", ...). */
 static inline const char *key_of(const lines *l, size_t i) {

@@ -1,6 +1,7 @@
 /* test_sign_local.c: locally signed file URLs and their key file (store/sign/sign_local.c):
  * a pinned vector of the URL format, round trips through the URL text, every rejection
- * (expired, forged, altered path / expiry / table, wrong key), and key file handling.
+ * (expired, forged, altered path / expiry / table, wrong key), key file handling, and the
+ * batch signer (sign_local_batch.c) making the same URLs, as JSON strings.
  *
  * The pinned vector (key bytes 0..31) was computed independently with /usr/bin/python3
  * hmac/hashlib/base64/urllib.parse from the format written in store/sign/sign_int.h; it
@@ -286,6 +287,45 @@ static void test_key_load_never_creates(void **state) {
   assert_int_equal(sign_local_key_load(&b, path), DD_EPRECOND);
 }
 
+/* The batch signer's URLs are sign_local_url's, quoted (and the base escaped) as JSON,
+ * for plain, escaped and normalised paths, one batch reused; its refusals are the same. */
+static void test_batch_same_urls(void **state) {
+  (void)state;
+  sign_local_key k = fixed_key();
+  const char *bases[] = {"http://127.0.0.1:8080/", "https://h/a\"b"};
+  const char *tids[] = {"s.t-1.r", TID "." TID "." TID "." TID}; /* a sharing URL's: 4 ids */
+  const char *paths[] = {"part-0.parquet", "p=1/x y/%z.parquet", "./a//b/./c.parquet",
+                         "\xc3\xa9t\xc3\xa9/f.parquet", "deletion_vector_1.bin"};
+  for (size_t i = 0; i < 2; i++) {
+    sign_local_batch *b = NULL;
+    assert_int_equal(sign_local_batch_new(&b, &k, bases[i], tids[i], NOW), 0);
+    for (size_t j = 0; j < sizeof paths / sizeof *paths; j++) {
+      char *url = NULL;
+      assert_int_equal(sign_local_url(&url, &k, bases[i], tids[i], paths[j], NOW), 0);
+      dd_buf want = {0}, got = {0};
+      dd_buf_put_jstr(&want, url, strlen(url));
+      dd_buf_puts(&got, "x"); /* appended, not overwritten */
+      assert_int_equal(sign_local_batch_put_json(b, &got, paths[j]), 0);
+      assert_string_equal(got.p + 1, want.p);
+      free(url);
+      dd_buf_free(&want);
+      dd_buf_free(&got);
+    }
+    dd_buf out = {0};
+    assert_int_equal(sign_local_batch_put_json(b, &out, "../x"), DD_EPERM);
+    assert_int_equal(sign_local_batch_put_json(b, &out, "/etc/passwd"), DD_EPERM);
+    assert_int_equal(sign_local_batch_put_json(b, &out, "./"), DD_EPERM);
+    assert_int_equal(out.len, 0);
+    dd_buf_free(&out);
+    sign_local_batch_free(b);
+  }
+  sign_local_batch *b = NULL;
+  assert_int_equal(sign_local_batch_new(&b, &k, "http://h", "a/b", NOW), DD_EINVAL);
+  assert_int_equal(sign_local_batch_new(&b, &k, "", "t", NOW), DD_EINVAL);
+  assert_int_equal(sign_local_batch_new(&b, &k, "http://h", "t", -1), DD_EINVAL);
+  assert_null(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pinned_vector),
@@ -295,6 +335,7 @@ int main(void) {
       cmocka_unit_test(test_rejections),
       cmocka_unit_test(test_sign_refuses_bad_input),
       cmocka_unit_test(test_split_path),
+      cmocka_unit_test(test_batch_same_urls),
       cmocka_unit_test_setup_teardown(test_key_create_and_reload, key_setup, key_teardown),
       cmocka_unit_test_setup_teardown(test_key_refuses_open_modes, key_setup, key_teardown),
       cmocka_unit_test_setup_teardown(test_key_refuses_bad_files, key_setup, key_teardown),
