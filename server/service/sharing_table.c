@@ -269,9 +269,7 @@ static int shr_send_line(void *ctx, const char *json, size_t len) {
   shr_stream *st = ctx;
   shr_line_msg m = DELTAD__SHARING__V1__TABLE_LINE__INIT;
   char caps[128] = "";
-  char *line = strndup(json, len);
-  if (!line) return dd_err_set(DD_ENOMEM, "out of memory");
-  m.line = line;
+  m.line = (char *)json; /* NUL-terminated at len (shq_line_fn) */
   if (st->first) {
     m.version = st->res->version;
     shr_caps_echo(caps, sizeof caps, st->res);
@@ -280,7 +278,6 @@ static int shr_send_line(void *ctx, const char *json, size_t len) {
   }
   int rc = st->call->send(st->call, &m.base);
   if (!rc && shr_is_file_line(json, len)) st->files++;
-  free(line);
   return rc;
 }
 

@@ -78,8 +78,8 @@ typedef struct shq_table_opts {
 
 /* ---------------- responses ---------------- */
 
-/* One line: a complete compact JSON object, no newline. Return 0 to go on; any other
- * value stops the engine and is returned. */
+/* One line: a complete compact JSON object, no newline, with a NUL at json[len]. Return
+ * 0 to go on; any other value stops the engine and is returned. */
 typedef int (*shq_line_fn)(void *ctx, const char *json, size_t len);
 
 /* What the response headers need. Filled in before the first line is written, so an
