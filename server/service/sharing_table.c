@@ -90,7 +90,7 @@ typedef struct shr_signer_ctx {
   int64_t expires_ms;
   int ttl_s;
   const shr_remote *remote; /* set for tables in object storage */
-  sign_local_batch *batch;  /* local tables: made at the first URL */
+  sign_local_batch *batch;  /* local tables' (read-only: the query's threads share it) */
 } shr_signer_ctx;
 
 /* A file's URL: deltad's own signed URL for local tables, a presigned S3 / SAS URL for
@@ -121,7 +121,8 @@ static int shr_sign(void *ctx, const char *path, int64_t size, char **out_url,
 }
 
 /* A data file's URL as JSON: a local table's through the batch signer (a query's many
- * URLs share its expiry and table id), anything else through shr_sign. */
+ * URLs share its expiry and table id), anything else through shr_sign. Either may run on
+ * several threads at once for a local table (shq_signer.concurrent). */
 static int shr_sign_json(void *ctx, const char *path, int64_t size, dd_buf *out, int64_t *out_expires_ms) {
   shr_signer_ctx *c = ctx;
   if (c->remote || strstr(path, "://")) {
@@ -131,10 +132,8 @@ static int shr_sign_json(void *ctx, const char *path, int64_t size, dd_buf *out,
     free(url);
     return rc;
   }
-  int rc = c->batch ? 0 : sign_local_batch_new(&c->batch, c->key, c->base, c->table_id, c->expires_ms);
-  if (!rc) rc = sign_local_batch_put_json(c->batch, out, path);
   *out_expires_ms = c->expires_ms;
-  return rc;
+  return sign_local_batch_put_json(c->batch, out, path);
 }
 
 /* ---- one opened table ----------------------------------------------------------------- */
@@ -203,7 +202,9 @@ static int shr_open_log(dd_call *call, shr_open *o, os_store *st) {
   o->signer.sign = shr_sign;
   o->signer.put_json = shr_sign_json;
   o->signer.ctx = &o->sctx;
-  return 0;
+  if (o->is_remote) return 0;
+  o->signer.concurrent = true;
+  return sign_local_batch_new(&o->sctx.batch, o->sctx.key, o->sctx.base, o->sctx.table_id, o->sctx.expires_ms);
 }
 
 /* The catalog side of opening a table, all through v: the table for the caller, its grant

@@ -187,6 +187,12 @@ typedef struct dl_file {
 /* Iteration callbacks return 0 to continue; any other value stops and is returned. */
 typedef int (*dl_file_cb)(void *ctx, const dl_file *f);
 int dl_snapshot_files(const dl_snapshot *s, dl_file_cb cb, void *ctx);
+/* The files in a part of the snapshot's order, so that parts can be read on several
+ * threads (the snapshot is read-only): the order has dl_snapshot_slots() slots, some of
+ * them not files; the files of slots [from, to), in order. Consecutive ranges give the
+ * files of dl_snapshot_files, in its order. */
+size_t dl_snapshot_slots(const dl_snapshot *s);
+int dl_snapshot_files_range(const dl_snapshot *s, size_t from, size_t to, dl_file_cb cb, void *ctx);
 int dl_snapshot_tombstones(const dl_snapshot *s, dl_file_cb cb, void *ctx);
 
 typedef struct dl_app_txn {

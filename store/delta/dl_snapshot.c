@@ -1,6 +1,7 @@
 /* dl_snapshot.c: opening tables and snapshots (latest, at a version, at a timestamp) and
  * reading a snapshot: protocol, metadata, schema, properties, files, tombstones, txns,
  * domains. See dl_internal.h for how a snapshot is chosen and replayed. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -345,21 +346,33 @@ static int visit(const dl__entry *e, dl_file_cb cb, void *ctx, char **buf, size_
   return cb(ctx, &f);
 }
 
-static int iterate(const dl_snapshot *s, int kind, dl_file_cb cb, void *ctx) {
+/* The entries of kind in slots [from, to) of the snapshot's order: the base's entries
+ * (less those the overlay replaces), then the overlay's. */
+static int iterate_range(const dl_snapshot *s, int kind, size_t from, size_t to, dl_file_cb cb, void *ctx) {
   char *buf = NULL;
-  size_t cap = 0;
+  size_t cap = 0, nb = s->base->n;
   int rc = 0;
-  for (size_t i = 0; i < s->base->n && !rc; i++) {
+  for (size_t i = from; i < nb && i < to && !rc; i++) {
     const dl__entry *e = &s->base->ents[i];
     if (e->kind != kind || (s->over && dl__fileset_find(s->over, e))) continue;
     rc = visit(e, cb, ctx, &buf, &cap);
   }
-  for (size_t i = 0; s->over && i < s->over->n && !rc; i++) {
+  for (size_t i = from > nb ? from - nb : 0; s->over && i < s->over->n && nb + i < to && !rc; i++) {
     const dl__entry *e = &s->over->ents[i];
     if (e->kind == kind) rc = visit(e, cb, ctx, &buf, &cap);
   }
   free(buf);
   return rc;
+}
+
+static int iterate(const dl_snapshot *s, int kind, dl_file_cb cb, void *ctx) {
+  return iterate_range(s, kind, 0, SIZE_MAX, cb, ctx);
+}
+
+size_t dl_snapshot_slots(const dl_snapshot *s) { return s->base->n + (s->over ? s->over->n : 0); }
+
+int dl_snapshot_files_range(const dl_snapshot *s, size_t from, size_t to, dl_file_cb cb, void *ctx) {
+  return iterate_range(s, DL__E_ADD, from, to, cb, ctx);
 }
 
 int dl_snapshot_files(const dl_snapshot *s, dl_file_cb cb, void *ctx) {

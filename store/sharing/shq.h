@@ -38,6 +38,7 @@ typedef struct shq_signer {
    * as a JSON string to out instead of handing out a malloc'ed one; otherwise as sign. */
   int (*put_json)(void *ctx, const char *path, int64_t size, dd_buf *out, int64_t *out_expires_ms);
   void *ctx;
+  bool concurrent; /* sign and put_json may run on several threads at once */
 } shq_signer;
 
 /* ---------------- capabilities header ---------------- */

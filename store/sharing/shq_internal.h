@@ -166,6 +166,16 @@ void shq__out_init(shq_out *o, dl_table *t, const shq_table_opts *opts, const sh
                    shq_line_fn fn, void *ctx);
 void shq__out_free(shq_out *o);
 
+/* Parallel rendering of a snapshot's file lines (shq_par.c). fn renders the files of slots
+ * [from, to) (dl_snapshot_files_range) into wo, a copy of the query's shq_out with buffers,
+ * counters and line sink of its own; several run at once. shq__par_render sends their lines
+ * through o->fn in slot order and adds the counters to o: the lines and the result of the
+ * sequential loop. Worth it for a signer that allows it (shq_signer.concurrent) and many
+ * slots, with more than one core. */
+typedef int (*shq_par_render_fn)(void *ud, shq_out *wo, size_t from, size_t to);
+bool shq__par_worth(const shq_out *o, size_t slots);
+int shq__par_render(shq_out *o, size_t slots, shq_par_render_fn fn, void *ud);
+
 /* Chooses the response format and checks table properties against the client (reference
  * rules); sets o->format and o->client_dv. */
 int shq__choose_format(shq_out *o, const dl_snapshot *s, const shq_caps *caps);

@@ -352,6 +352,19 @@ static int64_t page_cap(const shq_table_opts *opts) {
   return opts->max_page_size > 0 ? opts->max_page_size : DEFAULT_PAGE_CAP;
 }
 
+/* The files of slots [from, to) rendered into wo (shq__par_render). */
+typedef struct par_src {
+  const scan *sc;
+  const dl_snapshot *s;
+} par_src;
+
+static int render_range(void *ud, shq_out *wo, size_t from, size_t to) {
+  const par_src *src = ud;
+  scan sc = *src->sc;
+  sc.o = wo;
+  return dl_snapshot_files_range(src->s, from, to, emit_cb, &sc);
+}
+
 static int snapshot_files(qstate *st, const shq_query *q, const shq_table_opts *opts,
                           bool travel) {
   scan sc = {.o = &st->o, .pred = st->pred, .limit = q->limit_hint, .version = -1, .ts = -1};
@@ -360,6 +373,11 @@ static int snapshot_files(qstate *st, const shq_query *q, const shq_table_opts *
     sc.ts = dl_snapshot_timestamp(st->snap);
   }
   sc.after = q->page_token ? st->page.after : NULL;
+  size_t slots = dl_snapshot_slots(st->snap);
+  if (q->max_files <= 0 && sc.limit < 0 && shq__par_worth(&st->o, slots)) {
+    par_src src = {&sc, st->snap};
+    return shq__par_render(&st->o, slots, render_range, &src);
+  }
   if (q->max_files <= 0) {
     int rc = dl_snapshot_files(st->snap, emit_cb, &sc);
     return sc.stopped ? 0 : rc;

@@ -56,12 +56,13 @@ int sign_local_url(char **out, const sign_local_key *key, const char *base_url,
 
 /* The URLs of many files of one table with one expiry (a sharing query's): exactly those
  * sign_local_url makes, with the fixed parts and the HMAC's key blocks computed once
- * (sign_local_batch.c). Arguments and errors as sign_local_url's. One thread at a time. */
+ * (sign_local_batch.c). Arguments and errors as sign_local_url's. Read-only once made:
+ * threads may share one. */
 typedef struct sign_local_batch sign_local_batch;
 int sign_local_batch_new(sign_local_batch **out, const sign_local_key *key, const char *base_url,
                          const char *table_id, int64_t expires_at_ms);
 /* Appends rel_path's URL to out as a JSON string (quoted, escaped). */
-int sign_local_batch_put_json(sign_local_batch *b, dd_buf *out, const char *rel_path);
+int sign_local_batch_put_json(const sign_local_batch *b, dd_buf *out, const char *rel_path);
 void sign_local_batch_free(sign_local_batch *b);
 
 /* Checks a local URL's parts (already percent-decoded): returns 0, DD_EPERM

@@ -58,6 +58,8 @@ void sign__buf_puts(sign__buf *b, const char *s);
 void sign__buf_printf(sign__buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends s percent-encoded (RFC 3986 unreserved kept); keep_slash keeps '/'. */
 void sign__buf_pct(sign__buf *b, const char *s, int keep_slash);
+/* The same for s[0..n) into out, which has room for 3n bytes; returns the length. */
+size_t sign__pct_into(char *out, const char *s, size_t n, int keep_slash);
 /* Appends v in decimal. */
 void sign__buf_i64(sign__buf *b, int64_t v);
 /* Hands the string to *out (0) or frees it and returns DD_ENOMEM. */

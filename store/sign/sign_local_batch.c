@@ -2,8 +2,9 @@
  * query's), the very URLs sign_local_url makes, at a fraction of its cost. Made once: the
  * URL's start (base, table id escaped) as JSON, its tail up to the signature, and the
  * SHA-256 states of HMAC's inner hash after the key block and the canonical string's fixed
- * start and of its outer hash after the key block. A file then costs its path's
- * normalisation and escaping and three SHA-256 blocks, with no allocation.
+ * start and of its outer hash after the key block. A file then costs its path's escaping
+ * and three SHA-256 blocks, with no allocation (a path that needs normalising, one).
+ * The batch is read-only once made: any number of threads may use it at once.
  *
  * OpenSSL 3 deprecates the SHA256_* calls, but they are the only ones whose state is a
  * plain struct that can be copied without an allocation (an EVP_MD_CTX copy allocates
@@ -11,6 +12,8 @@
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +31,6 @@ struct sign_local_batch {
   size_t tail_len;
   char exp[24]; /* "\n" <ms>: the canonical string's end */
   size_t exp_len;
-  sign__buf norm, pct; /* scratch, reused */
 };
 
 int sign_local_batch_new(sign_local_batch **out, const sign_local_key *key, const char *base_url,
@@ -75,18 +77,33 @@ int sign_local_batch_new(sign_local_batch **out, const sign_local_key *key, cons
   return 0;
 }
 
-int sign_local_batch_put_json(sign_local_batch *b, dd_buf *out, const char *rel_path) {
-  b->norm.len = b->pct.len = 0;
-  int rc = sign__rel_normalize_into(&b->norm, rel_path);
-  if (rc) return rc;
-  sign__buf_pct(&b->pct, b->norm.p, 1);
-  if (b->pct.failed) return dd_err_set(DD_ENOMEM, "out of memory building a signed URL");
+/* Whether rel is already what sign__rel_normalize makes of it: relative, no empty, "."
+ * or ".." segment. */
+static bool is_normal(const char *rel, size_t n) {
+  if (!n || rel[0] == '/' || rel[n - 1] == '/') return false;
+  for (const char *seg = rel, *end = rel + n; seg < end;) {
+    const char *slash = memchr(seg, '/', (size_t)(end - seg));
+    size_t len = slash ? (size_t)(slash - seg) : (size_t)(end - seg);
+    if (!len || (seg[0] == '.' && (len == 1 || (len == 2 && seg[1] == '.')))) return false;
+    seg += len + 1;
+  }
+  return true;
+}
+
+int sign_local_batch_put_json(const sign_local_batch *b, dd_buf *out, const char *rel_path) {
+  char *norm = NULL;
+  size_t n = rel_path ? strlen(rel_path) : 0;
+  if (!is_normal(rel_path, n)) {
+    int rc = sign__rel_normalize(&norm, rel_path);
+    if (rc) return rc;
+    rel_path = norm, n = strlen(norm);
+  }
   char len[24];
-  int ln = snprintf(len, sizeof len, "%zu:", b->norm.len);
+  int ln = snprintf(len, sizeof len, "%zu:", n);
   uint8_t mac[SHA256_DIGEST_LENGTH];
   SHA256_CTX c = b->inner;
   SHA256_Update(&c, len, (size_t)ln);
-  SHA256_Update(&c, b->norm.p, b->norm.len);
+  SHA256_Update(&c, rel_path, n);
   SHA256_Update(&c, b->exp, b->exp_len);
   SHA256_Final(mac, &c);
   c = b->outer;
@@ -95,14 +112,18 @@ int sign_local_batch_put_json(sign_local_batch *b, dd_buf *out, const char *rel_
   OPENSSL_cleanse(&c, sizeof c);
   char sig[BATCH_SIG_LEN + 2];
   sign__b64(sig, mac, sizeof mac, 1);
-  if (!dd_buf_reserve(out, b->start.len + b->pct.len + b->tail_len + BATCH_SIG_LEN + 1))
-    return dd_err_set(DD_ENOMEM, "out of memory building a signed URL");
-  dd_buf_put(out, b->start.p, b->start.len);
-  dd_buf_put(out, b->pct.p, b->pct.len);
-  dd_buf_put(out, b->tail, b->tail_len);
-  dd_buf_put(out, sig, BATCH_SIG_LEN);
-  dd_buf_putc(out, '"');
-  return 0;
+  int rc = 0;
+  if (n > SIZE_MAX / 4 || !dd_buf_reserve(out, b->start.len + 3 * n + b->tail_len + BATCH_SIG_LEN + 1)) {
+    rc = dd_err_set(DD_ENOMEM, "out of memory building a signed URL");
+  } else {
+    dd_buf_put(out, b->start.p, b->start.len);
+    out->len += sign__pct_into(out->p + out->len, rel_path, n, 1);
+    dd_buf_put(out, b->tail, b->tail_len);
+    dd_buf_put(out, sig, BATCH_SIG_LEN);
+    dd_buf_putc(out, '"');
+  }
+  free(norm);
+  return rc;
 }
 
 void sign_local_batch_free(sign_local_batch *b) {
@@ -110,7 +131,5 @@ void sign_local_batch_free(sign_local_batch *b) {
   OPENSSL_cleanse(&b->inner, sizeof b->inner);
   OPENSSL_cleanse(&b->outer, sizeof b->outer);
   dd_buf_free(&b->start);
-  sign__buf_free(&b->norm);
-  sign__buf_free(&b->pct);
   free(b);
 }

@@ -95,18 +95,11 @@ static void sign__pct_init(void) {
     sign__pct_keep[c] = sign__unreserved((unsigned char)c);
 }
 
-/* Percent-encodes s into b: room for the worst case (3 bytes a byte) is made once, then
- * every byte is written in place. */
-void sign__buf_pct(sign__buf *b, const char *s, int keep_slash) {
+size_t sign__pct_into(char *out, const char *s, size_t n, int keep_slash) {
   static const char hex[] = "0123456789ABCDEF";
   pthread_once(&sign__pct_once, sign__pct_init);
-  size_t n = strlen(s);
-  if (n > SIZE_MAX / 4 || sign__buf_reserve(b, 3 * n) < 0) {
-    b->failed = 1;
-    return;
-  }
-  char *o = b->p + b->len;
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+  char *o = out;
+  for (const unsigned char *p = (const unsigned char *)s, *end = p + n; p < end; p++) {
     if (sign__pct_keep[*p] || (keep_slash && *p == '/')) {
       *o++ = (char)*p;
     } else {
@@ -115,7 +108,18 @@ void sign__buf_pct(sign__buf *b, const char *s, int keep_slash) {
       *o++ = hex[*p & 15];
     }
   }
-  b->len = (size_t)(o - b->p);
+  return (size_t)(o - out);
+}
+
+/* Percent-encodes s into b: room for the worst case (3 bytes a byte) is made once, then
+ * every byte is written in place. */
+void sign__buf_pct(sign__buf *b, const char *s, int keep_slash) {
+  size_t n = strlen(s);
+  if (n > SIZE_MAX / 4 || sign__buf_reserve(b, 3 * n) < 0) {
+    b->failed = 1;
+    return;
+  }
+  b->len += sign__pct_into(b->p + b->len, s, n, keep_slash);
   b->p[b->len] = '\0';
 }
 
