@@ -147,6 +147,11 @@ typedef struct dd_call_sink {
    * (once; the core frees it afterwards) or one streamed message (the handler's). 0, or a
    * DD_E* code that the handler's send returns (DD_ECANCELLED: client gone). */
   int (*send)(void *cls, const ProtobufCMessage *msg);
+  /* Optional (NULL: no memo): a unary handler's dd_call_memo(key). 1: the transport holds
+   * the bytes of the reply it sent for (this method, key) and will send them; *pb_bytes is
+   * that reply's protobuf size (for the metrics). 0: it does not, and may keep the
+   * encoding of the reply sent next under key (copied here if it wants it). */
+  int (*memo)(void *cls, const void *key, size_t len, uint64_t *pb_bytes);
   /* Optional: the transport's request id for this call (DD_REQUEST_ID_LEN hex digits, sent
    * back to the client), else the core makes one. Borrowed for the call. */
   const char *request_id;

@@ -81,6 +81,12 @@ void dd_call__obs_end(const dd_call_registry *r, const dd_method *m, const dd_pr
   dd_log_fields(level, "request", f, sizeof f / sizeof f[0]);
 }
 
+void dd_call__obs_memo_hit(const dd_call_registry *r, const dd_method *m) {
+  dd_call__obs *o = dd_call__registry_obs(r);
+  size_t i = dd_call__method_index(r, m);
+  if (i < o->n) atomic_fetch_add_explicit(&o->method[i].memo_hits, 1, memory_order_relaxed);
+}
+
 /* ---- exposition ---- */
 
 /* service="pkg.Service",method="Method" of a gRPC path. */
@@ -110,7 +116,8 @@ static void obs__requests(dd_buf *b, const dd_call_registry *r, const dd_call__o
     }
 }
 
-/* One counter per method that was called (name: metric, field: which counter). */
+/* One counter per method that was called (name: metric; which: 0 bytes, 1 messages,
+ * 2 the latency histogram, 3 memo hits). */
 static void obs__per_method(dd_buf *b, const dd_call_registry *r, const dd_call__obs *o,
                             const char *name, const char *help, int which) {
   dd_metrics_head(b, name, which == 2 ? "histogram" : "counter", help);
@@ -119,10 +126,9 @@ static void obs__per_method(dd_buf *b, const dd_call_registry *r, const dd_call_
     if (!atomic_load_explicit(&mo->latency.count, memory_order_relaxed)) continue;
     dd_buf l = {0};
     obs__method_labels(&l, dd_call_registry_method(r, i)->path);
+    const atomic_uint_fast64_t *c = which == 0 ? &mo->bytes : which == 1 ? &mo->messages : &mo->memo_hits;
     if (which == 2) dd_metrics_hist(b, name, l.p, &mo->latency);
-    else
-      dd_metrics_sample_u64(b, name, l.p,
-                            atomic_load_explicit(which ? &mo->messages : &mo->bytes, memory_order_relaxed));
+    else dd_metrics_sample_u64(b, name, l.p, atomic_load_explicit(c, memory_order_relaxed));
     dd_buf_free(&l);
   }
 }
@@ -136,6 +142,8 @@ int dd_call_metrics_write(const dd_call_registry *r, dd_buf *b) {
                   "Bytes of reply messages (protobuf size) and files sent, by method.", 0);
   obs__per_method(b, r, o, "deltad_response_messages_total",
                   "Reply messages sent (a streamed reply counts each message), by method.", 1);
+  obs__per_method(b, r, o, "deltad_reply_memo_hits_total",
+                  "Unary replies the transport sent again from the bytes it kept for the same key (REST list calls), by method.", 3);
   dd_metrics_head(b, "deltad_requests_in_flight", "gauge", "Calls whose handler is running.");
   dd_metrics_sample(b, "deltad_requests_in_flight", NULL,
                     (double)atomic_load_explicit(&o->in_flight, memory_order_relaxed));

@@ -18,6 +18,7 @@ enum { DD_CALL__CODES = 17 };
 typedef struct dd_call__method_obs {
   atomic_uint_fast64_t code[DD_CALL__CODES];
   atomic_uint_fast64_t bytes, messages;
+  atomic_uint_fast64_t memo_hits; /* replies the transport sent from its memo */
   dd_hist latency;
 } dd_call__method_obs;
 
@@ -36,6 +37,8 @@ dd_call__obs *dd_call__registry_obs(const dd_call_registry *r);
 dd_call_observe_fn dd_call__registry_observer(const dd_call_registry *r);
 dd_call_pre_observe_fn dd_call__registry_pre_observer(const dd_call_registry *r);
 size_t dd_call__method_index(const dd_call_registry *r, const dd_method *m);
+/* Counts a reply m's transport answered from its memo (dd_call_memo). */
+void dd_call__obs_memo_hit(const dd_call_registry *r, const dd_method *m);
 
 /* A call in progress, between _begin and _end (on the caller's stack). */
 typedef struct dd_call__span {

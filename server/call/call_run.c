@@ -16,10 +16,12 @@
  * &ctx->call and the core's callbacks cast back). */
 typedef struct call__ctx {
   dd_call call;
+  const dd_call_registry *r;
   const dd_method *m;
   const dd_call_sink *sink;
   size_t sent;
   uint64_t bytes; /* protobuf size of what was sent */
+  uint64_t memo_bytes; /* a memo hit's protobuf size */
 } call__ctx;
 
 int64_t dd_call_now_ms(void) {
@@ -69,6 +71,21 @@ int dd_call_reply_file(dd_call *call, int fd, uint64_t off, uint64_t len) {
   return fd >= 0 ? 0 : dd_err_set(DD_EINVAL, "file reply without a file");
 }
 
+int dd_call_memo(dd_call *call, const void *key, size_t len) {
+  return call->memo && !call->memo_hit ? call->memo(call, key, len) : 0;
+}
+
+static int call__memo(dd_call *call, const void *key, size_t len) {
+  call__ctx *c = (call__ctx *)call;
+  if ((c->m->flags & DD_METHOD_STREAMING) || !c->sink->memo) return 0;
+  uint64_t pb = 0;
+  if (c->sink->memo(c->sink->cls, key, len, &pb) != 1) return 0;
+  call->memo_hit = 1;
+  c->memo_bytes = pb;
+  dd_call__obs_memo_hit(c->r, c->m);
+  return 1;
+}
+
 /* ---- the callbacks the handler sees ---- */
 
 static const char *call__header(dd_call *call, const char *name) {
@@ -111,6 +128,15 @@ static int call__send(dd_call *call, const ProtobufCMessage *msg) {
 /* After a unary handler returned 0: its one reply (a file, or out sent through the sink). */
 static int call__reply(call__ctx *c, const ProtobufCMessage *out) {
   if (c->call.has_file) return 0;
+  if (c->call.memo_hit) {
+    if (out) return dd_err_set(DD_EINTERNAL, "handler of %s replied after a memo hit", c->m->path);
+    int rc = call__deadline(c, "while the call ran");
+    if (!rc) {
+      c->sent++;
+      c->bytes += c->memo_bytes;
+    }
+    return rc;
+  }
   int rc = call__check_type(c, out);
   if (!rc) rc = call__deadline(c, "while the call ran");
   if (!rc) rc = c->sink->send(c->sink->cls, out);
@@ -124,8 +150,8 @@ int dd_call_run(const dd_call_registry *r, const dd_method *m, const ProtobufCMe
   dd_call__span sp;
   dd_call__obs_begin(r, &sp, sink->request_id);
   call__ctx c = {.call = {.request_id = sp.request_id, .method_path = m->path, .principal = who, .deadline_ms = deadline_ms, .app = dd_call_registry_app(r),
-                          .send = call__send, .header = call__header, .transport = sink->cls, .file_fd = -1},
-                 .m = m, .sink = sink};
+                          .send = call__send, .header = call__header, .memo = call__memo, .transport = sink->cls, .file_fd = -1},
+                 .r = r, .m = m, .sink = sink};
   *res = (dd_call_result){.file_fd = -1};
   ProtobufCMessage *out = NULL;
   int rc = call__deadline(&c, "before the call ran");

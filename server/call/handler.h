@@ -53,6 +53,8 @@ struct dd_call {
   /* Request metadata / header by lower-case name; NULL when absent. The returned string
    * is NUL-terminated and valid during the call. */
   const char *(*header)(dd_call *call, const char *name);
+  /* The reply memo behind dd_call_memo (NULL: none, e.g. a call made by a test). */
+  int (*memo)(dd_call *call, const void *key, size_t len);
   void *transport; /* the transport's own state; handlers do not touch it */
   const char *request_id;        /* the call's id (in its access-log line), never NULL */
   const char *method_path;       /* "/pkg.Service/Method" of the method running */
@@ -61,6 +63,7 @@ struct dd_call {
   int has_file;                /* a file reply was set: file_fd (owned) and its range */
   int file_fd;
   uint64_t file_off, file_len;
+  int memo_hit;                /* dd_call_memo answered: the transport sends its bytes */
 };
 
 /* Error details a handler may set (read only when the call fails). */
@@ -76,6 +79,15 @@ void dd_call_set_detail(dd_call *call, int detail);
  * (by sendfile where it can). The call owns fd from here, also on error (it replaces and
  * closes a file set before). The handler returns 0 with *out NULL. 0, or DD_EINVAL. */
 int dd_call_reply_file(dd_call *call, int fd, uint64_t off, uint64_t len);
+
+/* Reply memo: a unary handler whose reply is a function of key alone (key names the
+ * state it reads, such as the catalog's generation, the caller and the request's
+ * parameters: everything the reply depends on) asks whether the transport kept the bytes
+ * it sent for (this method, key) under the same encoding. 1: it did, and sends them; the
+ * handler returns 0 with *out NULL. 0: it did not (or keeps none: gRPC, a codec that
+ * does not memoize); the handler replies as usual and the transport may keep the
+ * encoding of that reply under key. Streaming handlers always get 0. */
+int dd_call_memo(dd_call *call, const void *key, size_t len);
 
 typedef int (*dd_handler_fn)(dd_call *call, const ProtobufCMessage *req, ProtobufCMessage **out);
 

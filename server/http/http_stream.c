@@ -247,11 +247,15 @@ enum MHD_Result dd_http__stream_start(dd_http__req *rq, const dd_method *m, Prot
 typedef struct codec_inline {
   dd_http__req *rq;
   const dd_http__codec *c;
+  const dd_method *m;
   dd_call_buf body;
   size_t n;
   int rc;
   char msg[1024];
   dd_call_result res;
+  dd_call_buf memo_key; /* a memo miss: the full key the reply is kept under */
+  int memo_hit;
+  uint64_t pb_bytes;    /* the reply's protobuf size, for the memo */
 } codec_inline;
 
 static const char *inline_header(void *cls, const char *name) {
@@ -260,7 +264,26 @@ static const char *inline_header(void *cls, const char *name) {
 
 static int inline_send(void *cls, const ProtobufCMessage *msg) {
   codec_inline *ci = cls;
+  if (ci->memo_key.len) ci->pb_bytes = protobuf_c_message_get_packed_size(msg);
   return ci->c->encode(ci->c->cls, msg, ci->n++, &ci->body);
+}
+
+/* The memo's key: method path, NUL, codec tag, NUL, the handler's key. */
+static int inline_memo(void *cls, const void *key, size_t len, uint64_t *pb_bytes) {
+  codec_inline *ci = cls;
+  dd_call_buf *k = &ci->memo_key;
+  k->len = 0;
+  const char *tag = ci->c->memo_tag;
+  if (dd_call_buf_append(k, ci->m->path, strlen(ci->m->path) + 1) || dd_call_buf_append(k, tag, strlen(tag) + 1) ||
+      dd_call_buf_append(k, key, len)) {
+    k->len = 0; /* no memory: a miss kept nowhere */
+    dd_err_clear();
+    return 0;
+  }
+  if (!dd_http__memo_get(ci->rq->srv->memo, k->data, k->len, &ci->body, pb_bytes)) return 0;
+  ci->memo_hit = 1;
+  k->len = 0;
+  return 1;
 }
 
 /* The part of a codec's reply both paths share: the protocol's error body when the call
@@ -293,14 +316,20 @@ static enum MHD_Result codec_run_inline(dd_http__req *rq, const dd_method *m, Pr
   if (!ci) {
     r = dd_http__queue_error(rq->conn, DD_ENOMEM, 0, "out of memory");
   } else {
-    *ci = (codec_inline){.rq = rq, .c = codec};
-    dd_call_sink sink = {.cls = ci, .header = inline_header, .send = inline_send, .request_id = rq->request_id};
+    *ci = (codec_inline){.rq = rq, .c = codec, .m = m};
+    dd_call_sink sink = {.cls = ci, .header = inline_header, .send = inline_send, .request_id = rq->request_id,
+                         .memo = codec->memo_tag ? inline_memo : NULL};
     dd_err_clear();
     ci->rc = dd_call_run(rq->srv->reg, m, req, who, deadline, &sink, &ci->res);
     if (ci->rc) snprintf(ci->msg, sizeof ci->msg, "%s", dd_err_msg());
+    /* a miss the handler answered with one message (not a file): kept for the next */
+    if (!ci->rc && !ci->memo_hit && ci->memo_key.len && ci->n == 1 && ci->res.file_fd < 0)
+      dd_http__memo_put(rq->srv->memo, ci->memo_key.data, ci->memo_key.len, ci->body.data, ci->body.len,
+                        ci->pb_bytes);
     r = dd_http__native_reply(rq, inline_fill, ci);
     if (ci->res.file_fd >= 0) close(ci->res.file_fd);
     free(ci->body.data);
+    free(ci->memo_key.data);
     free(ci);
   }
   protobuf_c_message_free_unpacked(req, NULL);

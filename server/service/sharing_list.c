@@ -77,6 +77,12 @@ static int shr_list_shares_run(dd_call *call, cat_view *v, const ProtobufCMessag
   uint64_t gen = 0;
   bool keyed = cache && cat_view_generation(v, &gen) == 0;
   if (!keyed) dd_err_clear();
+  if (keyed) {
+    /* the transport's encoded reply for the same state, caller and page (handler.h) */
+    char key[sizeof who + sizeof after + 48];
+    int kn = snprintf(key, sizeof key, "%llu%c%s%c%s%c%d", (unsigned long long)gen, 0, who, 0, after, 0, w.limit);
+    if (kn > 0 && (size_t)kn < sizeof key && dd_call_memo(call, key, (size_t)kn) == 1) return 0;
+  }
   if (keyed && (rc = shr_list_cache_get(cache, gen, who, after, w.limit, &w.resp)) == 0)
     return svc_reply(out, &w.resp->base, 0);
   if (rc != DD_ENOTFOUND && rc) return rc;

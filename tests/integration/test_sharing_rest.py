@@ -151,6 +151,51 @@ class SharingRest(h.ServerTest):
             requests.delete(self.B + "/recipients/frank", headers=self.A)
             requests.delete(self.B + "/shares/zcache", headers=self.A)
 
+    def memo_hits(self):
+        r = requests.get(self.server.http_base + "/metrics", headers=self.A)
+        self.assertEqual(r.status_code, 200, r.text)
+        for line in r.text.splitlines():
+            if line.startswith("deltad_reply_memo_hits_total{") and 'method="ListShares"' in line \
+                    and "DeltaSharingService" in line:
+                return int(float(line.rsplit(" ", 1)[1]))
+        return 0
+
+    def test_list_shares_memo_same_bytes(self):
+        """A repeated ListShares is sent from the bytes REST kept (the memo hit counter
+        moves) and they equal the first answer's; a grant changes the catalog generation,
+        so the next list is built again and shows it."""
+        gina = self.admin("POST", "/recipients", {"name": "gina"})["bearerToken"]
+        G = {"Authorization": "Bearer " + gina}
+        try:
+            self.admin("POST", "/recipients/gina/grants/extra3", None)
+            first = self.get("/shares", headers=G)
+            hits = self.memo_hits()
+            again = [self.get("/shares", headers=G) for _ in range(3)]
+            for r in [first] + again:
+                self.assertEqual(r.status_code, 200)
+                self.assertTrue(r.headers["Content-Type"].startswith("application/json"))
+            self.assertEqual({r.content for r in again}, {first.content})
+            self.assertEqual([x["name"] for x in first.json()["items"]], ["extra3"])
+            if os.environ.get("DD_CATALOG_BACKEND") == "postgresql":
+                # no catalog generation to key on: every list is built from the catalog
+                self.assertEqual(self.memo_hits() - hits, 0)
+            else:
+                self.assertGreaterEqual(self.memo_hits() - hits, 3)
+            # pages are keys of their own: a page of one is not the full list's bytes
+            page = self.get("/shares", headers=G, maxResults=1)
+            self.assertEqual(page.content, self.get("/shares", headers=G, maxResults=1).content)
+            self.assertEqual(page.json()["items"], first.json()["items"])
+            self.admin("POST", "/recipients/gina/grants/extra4", None)
+            after = self.get("/shares", headers=G)
+            self.assertEqual([x["name"] for x in after.json()["items"]], ["extra3", "extra4"])
+            self.assertEqual(self.get("/shares", headers=G).content, after.content)
+            # the admin's list of the same state is another caller's key
+            admin = self.get("/shares", headers=self.A)
+            self.assertEqual(self.get("/shares", headers=self.A).content, admin.content)
+            self.assertGreater(len(admin.json()["items"]), 2)
+        finally:
+            requests.delete(self.B + "/recipients/gina", headers=self.A)
+
     def test_admin_paging(self):
         names, token, pages = [], None, 0
         while True:

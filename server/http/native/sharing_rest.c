@@ -223,7 +223,10 @@ static int sr_run(const sr_req *q, const char *path, ProtobufCMessage *msg, sr_k
   op->head = q->head;
   dd_http__codec c = {.cls = op, .encode = sr_encode, .encode_error = sr_encode_error,
                       .head = sr_head, .free_cls = free,
-                      .content_type = kind == SR_LINES ? SR_NDJSON : NULL};
+                      .content_type = kind == SR_LINES ? SR_NDJSON : NULL,
+                      /* the JSON replies' bytes are the message's alone (sr_head) */
+                      .memo_tag = kind == SR_SHARES || kind == SR_SCHEMAS || kind == SR_TABLES ||
+                                          kind == SR_SHARE || kind == SR_ADMIN ? "sharing-json" : NULL};
   return dd_native__run(q->req, m, msg, q->who, &c);
 }
 
