@@ -224,9 +224,11 @@ int dd_call_buf_append(dd_call_buf *b, const void *data, size_t n); /* 0 or DD_E
 
 typedef struct dd_call_stream_hooks {
   void *cls; /* the transport's (and codec's) state; outlives the stream */
-  /* Producer thread: appends the bytes of message number index (0 first) to out. A codec
-   * may record what it learns from the first message here (version, capabilities): the
-   * transport reads it after dd_call_stream_wait returned ready. 0 or a DD_E* code. */
+  /* Producer thread, with the stream's lock held (out is the queue itself; what a failed
+   * call appended is dropped): appends the bytes of message number index (0 first) to out.
+   * It must not call back into the stream. A codec may record what it learns from the
+   * first message here (version, capabilities): the transport reads it after
+   * dd_call_stream_wait returned ready. 0 or a DD_E* code. */
   int (*encode)(void *cls, const ProtobufCMessage *msg, size_t index, dd_call_buf *out);
   /* Producer thread: a failure after bytes were queued: appends its bytes (a last error
    * line) and returns 0, or returns nonzero to cut the connection instead. NULL: cut. */

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/err.h"
@@ -48,13 +49,13 @@ struct dd_call_stream {
   int64_t deadline_ms;
   char request_id[DD_REQUEST_ID_LEN + 1]; /* made at start: the transport sends it first */
   dd_call_stream_hooks hooks;
-  dd_call_buf enc; /* the producer's encode buffer, reused between messages (its thread only) */
   pthread_mutex_t mu; /* guards everything below */
   pthread_cond_t cv;
   dd_call_buf q; /* unsent bytes are q.data[off..q.len) */
   size_t off, n_msgs;
   int64_t woke_ms; /* when a send last woke the transport (stream__send_wakes) */
   bool queued_any, done, cancelled, released, suspended, cut, unary;
+  bool producer_waits; /* the producer sleeps until the unsent bytes drop to the low water */
   int rc;
   char errmsg[1024];
   dd_call_result res; /* res.file_fd is the stream's until dd_call_stream_status */
@@ -84,7 +85,6 @@ static void stream__free(dd_call_stream *s) {
   for (size_t i = 0; i < 2 * s->n_hdr; i++) free(s->hdr[i]);
   free(s->hdr);
   free(s->q.data);
-  free(s->enc.data);
   if (s->res.file_fd >= 0) close(s->res.file_fd);
   if (s->hooks.release_cls) s->hooks.release_cls(s->hooks.cls);
   pthread_mutex_destroy(&s->mu);
@@ -114,14 +114,18 @@ static void stream__wake(dd_call_stream *s) {
   }
 }
 
-/* With s->mu held: first moves the unsent bytes to the front once half the buffer has
- * been sent, so the queue stays within about twice the high-water mark. */
-static int stream__append(dd_call_stream *s, const char *data, size_t n) {
+/* With s->mu held: moves the unsent bytes to the front once half the buffer has been
+ * sent, so the queue stays within about twice the high-water mark. */
+static void stream__compact(dd_call_stream *s) {
   if (s->off > 0 && s->off >= s->q.cap / 2) {
     memmove(s->q.data, s->q.data + s->off, s->q.len - s->off);
     s->q.len -= s->off;
     s->off = 0;
   }
+}
+
+static int stream__append(dd_call_stream *s, const char *data, size_t n) {
+  stream__compact(s);
   return dd_call_buf_append(&s->q, data, n);
 }
 
@@ -134,44 +138,56 @@ static const char *stream__header(void *cls, const char *name) {
   return NULL;
 }
 
+static int64_t stream__coarse_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* With s->mu held, after a message was queued: whether it wakes the transport. The first
- * message does, then one once DD_CALL_STREAM_WAKE_BYTES are unsent or a millisecond has
- * passed since the last wake, so a producer of many small messages (NDJSON lines) hands
- * them over in batches, not with a thread switch each; the end always wakes. A message
- * may thus wait, unsent, until the producer's next send or its end. */
+ * message does, then one once DD_CALL_STREAM_WAKE_BYTES are unsent or a tick of the
+ * coarse clock (a few ms; reading it costs little on every line) has passed since the
+ * last wake, so a producer of many small messages (NDJSON lines) hands them over in
+ * batches, not with a thread switch each; the end always wakes. A message may thus wait,
+ * unsent, until the producer's next send or its end. */
 static bool stream__send_wakes(dd_call_stream *s) {
   if (s->n_msgs > 1 && s->q.len - s->off < DD_CALL_STREAM_WAKE_BYTES) {
-    int64_t now = dd_call_now_ms();
+    int64_t now = stream__coarse_ms();
     if (now - s->woke_ms < 1) return false;
     s->woke_ms = now;
     return true;
   }
-  s->woke_ms = dd_call_now_ms();
+  s->woke_ms = stream__coarse_ms();
   return true;
 }
 
+/* The message is encoded straight into the queue, under the lock (an NDJSON line is a
+ * copy of a few hundred bytes): one copy a message fewer than through a buffer of its own. */
 static int stream__send(void *cls, const ProtobufCMessage *msg) {
   dd_call_stream *s = cls;
-  dd_call_buf b = s->enc; /* no allocation a message (an NDJSON line) */
-  b.len = 0;
-  int rc = s->hooks.encode(s->hooks.cls, msg, s->n_msgs, &b);
-  s->enc = b;
-  if (rc) return rc;
   pthread_mutex_lock(&s->mu);
-  while (!s->cancelled && s->q.len - s->off > DD_CALL_STREAM_HIGH_WATER) pthread_cond_wait(&s->cv, &s->mu);
-  rc = s->cancelled ? dd_err_set(DD_ECANCELLED, "client went away or server stopping") : 0;
-  if (!rc) rc = stream__append(s, b.data, b.len);
+  /* over the high water the producer sleeps until half of it is left: one wake per half
+   * megabyte sent, not one per read of the transport */
+  if (s->q.len - s->off > DD_CALL_STREAM_HIGH_WATER)
+    while (!s->cancelled && s->q.len - s->off > DD_CALL_STREAM_HIGH_WATER / 2) {
+      s->producer_waits = true;
+      pthread_cond_wait(&s->cv, &s->mu);
+    }
+  int rc = s->cancelled ? dd_err_set(DD_ECANCELLED, "client went away or server stopping") : 0;
   if (!rc) {
-    s->n_msgs++;
-    s->queued_any = s->queued_any || b.len > 0;
-    /* a unary reply is complete only at the end */
-    if (!s->unary && stream__send_wakes(s)) stream__wake(s);
+    stream__compact(s);
+    size_t at = s->q.len;
+    rc = s->hooks.encode(s->hooks.cls, msg, s->n_msgs, &s->q);
+    if (rc) {
+      s->q.len = at; /* nothing of a message that failed to encode */
+    } else {
+      s->n_msgs++;
+      s->queued_any = s->queued_any || s->q.len > at;
+      /* a unary reply is complete only at the end */
+      if (!s->unary && stream__send_wakes(s)) stream__wake(s);
+    }
   }
   pthread_mutex_unlock(&s->mu);
-  if (s->enc.cap > DD_CALL_STREAM_WAKE_BYTES) { /* a big message's buffer is not kept */
-    free(s->enc.data);
-    s->enc = (dd_call_buf){0};
-  }
   return rc;
 }
 
@@ -422,7 +438,10 @@ ssize_t dd_call_stream_read(dd_call_stream *s, char *buf, size_t max) {
       n = (ssize_t)(s->q.len - s->off < max ? s->q.len - s->off : max);
       memcpy(buf, s->q.data + s->off, (size_t)n);
       s->off += (size_t)n;
-      pthread_cond_broadcast(&s->cv); /* room for the producer */
+      if (s->producer_waits && s->q.len - s->off <= DD_CALL_STREAM_HIGH_WATER / 2) {
+        s->producer_waits = false;
+        pthread_cond_broadcast(&s->cv); /* room for the producer */
+      }
       break;
     }
     if (s->cancelled || s->cut) {

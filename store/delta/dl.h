@@ -118,6 +118,16 @@ typedef struct dl_snapshot_opts {
 int dl_snapshot_open(dl_snapshot **out, dl_table *t, const dl_snapshot_opts *opts);
 dl_snapshot *dl_snapshot_ref(dl_snapshot *s);
 void dl_snapshot_free(dl_snapshot *s); /* drops one reference */
+/* Data a layer above derives from a snapshot and keeps with it for as long as it lives
+ * (Delta Sharing's file ids): a struct that starts with a dl_snapshot_ext, freed through
+ * its free hook with the snapshot. One per snapshot; thread-safe. */
+typedef struct dl_snapshot_ext {
+  void (*free)(struct dl_snapshot_ext *e);
+} dl_snapshot_ext;
+dl_snapshot_ext *dl_snapshot_ext_get(const dl_snapshot *s); /* NULL: none yet */
+/* Attaches e unless another is attached already; returns the one attached (e, or the
+ * earlier one: e is then still the caller's to free). */
+dl_snapshot_ext *dl_snapshot_ext_set(const dl_snapshot *s, dl_snapshot_ext *e);
 
 typedef struct dl_protocol {
   int32_t min_reader_version, min_writer_version;

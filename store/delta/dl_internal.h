@@ -320,6 +320,7 @@ struct dl_snapshot {
   size_t num_files;
   int64_t size_bytes;
   int64_t last_commit_mtime; /* for refreshes */
+  _Atomic(dl_snapshot_ext *) ext; /* dl_snapshot_ext_set; freed with the snapshot */
 };
 
 /* ---------- row tracking (dl_rowtrack.c) ---------- */

@@ -42,6 +42,7 @@ int dl__snapshot_new(dl_snapshot **out, dl_table *t) {
   dl_snapshot *s = calloc(1, sizeof *s);
   if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
   atomic_init(&s->refs, 1);
+  atomic_init(&s->ext, NULL);
   s->table = t;
   s->version = s->checkpoint_version = s->timestamp = -1;
   int rc = dl__fileset_new(&s->base);
@@ -60,10 +61,25 @@ dl_snapshot *dl_snapshot_ref(dl_snapshot *s) {
 
 void dl_snapshot_free(dl_snapshot *s) {
   if (!s || atomic_fetch_sub(&s->refs, 1) != 1) return;
+  dl_snapshot_ext *e = atomic_load(&s->ext);
+  if (e) e->free(e);
   dl__state_free(&s->st);
   dl__fileset_unref(s->base);
   dl__fileset_unref(s->over);
   free(s);
+}
+
+dl_snapshot_ext *dl_snapshot_ext_get(const dl_snapshot *s) {
+  return atomic_load_explicit(&((dl_snapshot *)s)->ext, memory_order_acquire);
+}
+
+dl_snapshot_ext *dl_snapshot_ext_set(const dl_snapshot *s, dl_snapshot_ext *e) {
+  dl_snapshot_ext *none = NULL;
+  /* the slot is the one mutable part of a shared snapshot, as its reference count is */
+  if (atomic_compare_exchange_strong_explicit(&((dl_snapshot *)s)->ext, &none, e, memory_order_acq_rel,
+                                              memory_order_acquire))
+    return e;
+  return none;
 }
 
 int dl__snapshot_finish(dl_snapshot *s) {

@@ -35,6 +35,8 @@ int shq__emit(shq_buf *b, shq_line_fn fn, void *ctx);
 
 /* Lowercase hex MD5 of s (33 bytes out). */
 void shq__md5_hex(const char *s, size_t n, char out[33]);
+void shq__md5(const char *s, size_t n, unsigned char out[16]); /* the raw digest */
+void shq__hex16(const unsigned char md[16], char out[33]);      /* 32 hex digits */
 /* URL-decodes a log path into a malloc'ed string. */
 char *shq__url_decode(const char *s);
 /* Micros since epoch from a date, ISO-8601 or "yyyy-m-d h:mm:ss[.f]" text; -1 on error. */
@@ -160,6 +162,13 @@ typedef struct shq_out {
   size_t num_files;
   const char *location;    /* the table's location (absolute paths under it are allowed) */
   int64_t protocol_version;/* delta format: "version" of the head protocol line, or -1 */
+  /* File ids kept with the snapshot (shq_par.c): the rendering chunk's MD5s by the file's
+   * ordinal in the chunk (id_at), filled as files are seen when ids_fill; id is the
+   * current file's, or NULL: shq__write_file computes it. */
+  unsigned char (*ids)[16];
+  bool ids_fill;
+  size_t id_at, ids_cap;
+  const unsigned char *id;
 } shq_out;
 
 void shq__out_init(shq_out *o, dl_table *t, const shq_table_opts *opts, const shq_signer *signer,
@@ -174,7 +183,12 @@ void shq__out_free(shq_out *o);
  * slots, with more than one core. */
 typedef int (*shq_par_render_fn)(void *ud, shq_out *wo, size_t from, size_t to);
 bool shq__par_worth(const shq_out *o, size_t slots);
-int shq__par_render(shq_out *o, size_t slots, shq_par_render_fn fn, void *ud);
+/* snap (NULL: none): the snapshot whose file ids the chunks keep and reuse (a query after
+ * the first renders no MD5); fn's callback calls shq__par_file_seen for every file of its
+ * range, before any filter. */
+int shq__par_render(shq_out *o, const dl_snapshot *snap, size_t slots, shq_par_render_fn fn, void *ud);
+/* For every file of a chunk's range, in order: sets wo->id from the kept ids. */
+void shq__par_file_seen(shq_out *wo, const dl_file *f);
 
 /* Chooses the response format and checks table properties against the client (reference
  * rules); sets o->format and o->client_dv. */

@@ -411,7 +411,8 @@ int shq__write_file(shq_out *o, const dl_file *f, int64_t version, int64_t ts) {
   if (f->dv && !o->client_dv) return dd_err_set(DD_EPRECOND, DV_DISABLED);
   int rc = sign_json(o, f->path, f->size, &exp);
   if (rc) return rc;
-  shq__md5_hex(f->raw_path, strlen(f->raw_path), id);
+  if (o->id) shq__hex16(o->id, id);
+  else shq__md5_hex(f->raw_path, strlen(f->raw_path), id);
   if (o->format == SHQ_FORMAT_PARQUET) {
     dd_buf_puts(b, "{\"file\":{\"url\":");
     dd_buf_put(b, o->url.p, o->url.len);

@@ -11,7 +11,16 @@
  *
  * Locking: one mutex guards the ring's states, the claim and emit counters and `stop`;
  * a chunk's text and counters are written by its worker while RENDERING and read by the
- * emitter once DONE (the state change under the mutex orders them). */
+ * emitter once DONE (the state change under the mutex orders them).
+ *
+ * File ids: each line carries the MD5 of its file's path, a fifth of a line's CPU. They
+ * are kept with the snapshot (dl_snapshot_ext, freed with it), PAR_CHUNK digests a chunk
+ * by the file's ordinal in the chunk's range (the same files in the same order for every
+ * query of the snapshot). A chunk's ids are filled by the first worker that claims them
+ * (its state EMPTY -> FILLING, compare-and-swap), for every file of the range before any
+ * filter, and published READY once the range was walked to its end (release; readers
+ * acquire); a worker that finds another filling them computes its own. */
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,8 +46,58 @@ typedef struct par_chunk {
   int64_t min_expiry;
 } par_chunk;
 
+enum { IDS_EMPTY, IDS_FILLING, IDS_READY };
+
+typedef struct par_ids {
+  dl_snapshot_ext base; /* first: the snapshot frees it through base.free */
+  size_t nchunks;
+  atomic_uchar *state;  /* [nchunks] */
+  unsigned char (*md5)[16]; /* [nchunks * PAR_CHUNK] */
+} par_ids;
+
+static void ids_free(dl_snapshot_ext *e) {
+  par_ids *ids = (par_ids *)e;
+  free(ids->state);
+  free(ids->md5);
+  free(ids);
+}
+
+/* The snapshot's ids for nchunks chunks: kept, or made and attached now (NULL: no memory,
+ * or the snapshot keeps something else). */
+static par_ids *ids_of(const dl_snapshot *snap, size_t nchunks) {
+  dl_snapshot_ext *e = dl_snapshot_ext_get(snap);
+  if (!e) {
+    par_ids *ids = calloc(1, sizeof *ids);
+    if (!ids) return NULL;
+    ids->base.free = ids_free;
+    ids->nchunks = nchunks;
+    ids->state = calloc(nchunks, sizeof *ids->state);
+    ids->md5 = malloc(nchunks * PAR_CHUNK * sizeof *ids->md5);
+    if (!ids->state || !ids->md5) {
+      ids_free(&ids->base);
+      return NULL;
+    }
+    for (size_t i = 0; i < nchunks; i++) atomic_init(&ids->state[i], IDS_EMPTY);
+    e = dl_snapshot_ext_set(snap, &ids->base);
+    if (e != &ids->base) ids_free(&ids->base);
+  }
+  if (e->free != ids_free || ((par_ids *)e)->nchunks != nchunks) return NULL;
+  return (par_ids *)e;
+}
+
+void shq__par_file_seen(shq_out *wo, const dl_file *f) {
+  if (wo->id_at >= wo->ids_cap) {
+    wo->id = NULL; /* more files than slots: cannot happen; computed as without ids */
+    return;
+  }
+  unsigned char *md = wo->ids[wo->id_at++];
+  if (wo->ids_fill) shq__md5(f->raw_path, strlen(f->raw_path), md);
+  wo->id = md;
+}
+
 typedef struct par {
   const shq_out *o;
+  par_ids *ids; /* NULL: every id computed */
   shq_par_render_fn fn;
   void *ud;
   size_t slots, nchunks;
@@ -72,8 +131,21 @@ static void render(par *p, par_chunk *c) {
   wo.fn = collect_line, wo.ctx = c;
   c->text.len = 0, c->nlines = 0;
   size_t from = c->index * PAR_CHUNK, to = from + PAR_CHUNK < p->slots ? from + PAR_CHUNK : p->slots;
+  wo.ids = NULL, wo.ids_fill = false, wo.id = NULL, wo.id_at = 0, wo.ids_cap = PAR_CHUNK;
+  atomic_uchar *st = p->ids ? &p->ids->state[c->index] : NULL;
+  unsigned char seen = IDS_EMPTY;
+  bool filling = false;
+  if (st && atomic_load_explicit(st, memory_order_acquire) == IDS_READY) {
+    wo.ids = p->ids->md5 + from;
+  } else if (st && atomic_compare_exchange_strong_explicit(st, &seen, IDS_FILLING, memory_order_acq_rel,
+                                                           memory_order_acquire)) {
+    wo.ids = p->ids->md5 + from;
+    wo.ids_fill = filling = true;
+  }
   dd_err_clear();
   c->rc = p->fn(p->ud, &wo, from, to);
+  /* every file of the range was seen only when the walk ended well */
+  if (filling) atomic_store_explicit(st, c->rc ? IDS_EMPTY : IDS_READY, memory_order_release);
   if (c->rc) snprintf(c->err, sizeof c->err, "%s", dd_err_msg());
   c->num_files = wo.num_files, c->min_expiry = wo.min_expiry;
   shq__out_free(&wo);
@@ -121,11 +193,12 @@ bool shq__par_worth(const shq_out *o, size_t slots) {
   return o->signer && o->signer->concurrent && slots >= 4 * PAR_CHUNK && thread_count() > 1;
 }
 
-int shq__par_render(shq_out *o, size_t slots, shq_par_render_fn fn, void *ud) {
+int shq__par_render(shq_out *o, const dl_snapshot *snap, size_t slots, shq_par_render_fn fn, void *ud) {
   par *p = calloc(1, sizeof *p);
   if (!p) return dd_err_set(DD_ENOMEM, "out of memory");
   p->o = o, p->fn = fn, p->ud = ud, p->slots = slots;
   p->nchunks = (slots + PAR_CHUNK - 1) / PAR_CHUNK;
+  p->ids = snap ? ids_of(snap, p->nchunks) : NULL;
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->cv, NULL);
   pthread_t th[PAR_MAX_THREADS];

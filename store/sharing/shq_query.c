@@ -232,6 +232,7 @@ static bool in_window(const scan *sc, const dl_file *f) {
 
 static int emit_cb(void *vctx, const dl_file *f) {
   scan *sc = vctx;
+  if (sc->o->ids) shq__par_file_seen(sc->o, f);
   if (!in_window(sc, f)) return 0;
   if (sc->limit >= 0 && sc->records >= sc->limit) { /* enough rows: stop */
     sc->stopped = true;
@@ -376,7 +377,7 @@ static int snapshot_files(qstate *st, const shq_query *q, const shq_table_opts *
   size_t slots = dl_snapshot_slots(st->snap);
   if (q->max_files <= 0 && sc.limit < 0 && shq__par_worth(&st->o, slots)) {
     par_src src = {&sc, st->snap};
-    return shq__par_render(&st->o, slots, render_range, &src);
+    return shq__par_render(&st->o, st->snap, slots, render_range, &src);
   }
   if (q->max_files <= 0) {
     int rc = dl_snapshot_files(st->snap, emit_cb, &sc);

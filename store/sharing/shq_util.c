@@ -70,8 +70,22 @@ static pthread_once_t md5_key_once = PTHREAD_ONCE_INIT;
 static void md5_ctx_free(void *c) { EVP_MD_CTX_free(c); }
 static void md5_key_make(void) { pthread_key_create(&md5_key, md5_ctx_free); }
 
-void shq__md5_hex(const char *s, size_t n, char out[33]) {
+void shq__hex16(const unsigned char md[16], char out[33]) {
   static const char hex[] = "0123456789abcdef";
+  for (unsigned i = 0; i < 16; i++) {
+    out[2 * i] = hex[md[i] >> 4];
+    out[2 * i + 1] = hex[md[i] & 15];
+  }
+  out[32] = 0;
+}
+
+void shq__md5_hex(const char *s, size_t n, char out[33]) {
+  unsigned char md[16];
+  shq__md5(s, n, md);
+  shq__hex16(md, out);
+}
+
+void shq__md5(const char *s, size_t n, unsigned char out[16]) {
   unsigned char md[EVP_MAX_MD_SIZE] = {0};
   unsigned int len = 0;
   pthread_once(&md5_once, md5_fetch);
@@ -82,11 +96,7 @@ void shq__md5_hex(const char *s, size_t n, char out[33]) {
   if (!md5_impl || !md5_ctx || !EVP_DigestInit_ex2(md5_ctx, md5_impl, NULL) ||
       !EVP_DigestUpdate(md5_ctx, s, n) || !EVP_DigestFinal_ex(md5_ctx, md, &len))
     EVP_Digest(s, n, md, &len, EVP_md5(), NULL);
-  for (unsigned i = 0; i < 16; i++) {
-    out[2 * i] = hex[md[i] >> 4];
-    out[2 * i + 1] = hex[md[i] & 15];
-  }
-  out[32] = 0;
+  memcpy(out, md, 16);
 }
 
 static int hexval(int c) {

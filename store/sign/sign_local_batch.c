@@ -98,11 +98,15 @@ int sign_local_batch_put_json(const sign_local_batch *b, dd_buf *out, const char
     if (rc) return rc;
     rel_path = norm, n = strlen(norm);
   }
-  char len[24];
-  int ln = snprintf(len, sizeof len, "%zu:", n);
+  char len[24]; /* "<n>:" without printf (a call a file) */
+  char digits[21];
+  size_t nd = 0, ln = 0;
+  for (size_t v = n; nd == 0 || v; v /= 10) digits[nd++] = (char)('0' + v % 10);
+  while (nd) len[ln++] = digits[--nd];
+  len[ln++] = ':';
   uint8_t mac[SHA256_DIGEST_LENGTH];
   SHA256_CTX c = b->inner;
-  SHA256_Update(&c, len, (size_t)ln);
+  SHA256_Update(&c, len, ln);
   SHA256_Update(&c, rel_path, n);
   SHA256_Update(&c, b->exp, b->exp_len);
   SHA256_Final(mac, &c);

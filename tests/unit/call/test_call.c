@@ -338,9 +338,15 @@ typedef struct hooks_state {
   int suspends, resumes, released, encoded;
 } hooks_state;
 
+static const char *g_enc_fail; /* a message name whose encoding fails half-way */
+
 static int enc(void *cls, const ProtobufCMessage *msg, size_t index, dd_call_buf *out) {
   hooks_state *h = cls;
   __atomic_add_fetch(&h->encoded, 1, __ATOMIC_SEQ_CST);
+  if (g_enc_fail && !strcmp(((const req_t *)msg)->name, g_enc_fail)) {
+    dd_call_buf_append(out, "PARTIAL", 7);
+    return dd_err_set(DD_EIO, "encode broke");
+  }
   char line[128];
   int n = snprintf(line, sizeof line, "%zu:%s\n", index, ((const req_t *)msg)->name);
   return dd_call_buf_append(out, line, (size_t)n);
@@ -466,6 +472,64 @@ static void test_stream_high_water_and_cancel(void **state) {
   dd_call_runner_free(rn);
 }
 
+/* A message whose encoding fails half-way leaves nothing of itself in the stream: the
+ * lines before it, then the codec's error line. */
+static void test_stream_encode_failure(void **state) {
+  (void)state;
+  dd_call_runner *rn;
+  assert_int_equal(dd_call_runner_new(&rn, 0), 0);
+  hooks_state h;
+  ssize_t end;
+  g_enc_fail = "m1";
+  dd_call_stream *s = start(rn, "/t.T/Stream", "3", &h, true);
+  char *all = read_all(s, &end);
+  g_enc_fail = NULL;
+  assert_string_equal(all, "0:m0\nerror -9 encode broke\n");
+  assert_int_equal(end, DD_CALL_STREAM_EOF);
+  free(all);
+  dd_call_stream_release(s);
+  wait_released(&h);
+  dd_call_runner_free(rn);
+}
+
+static int settled_count(hooks_state *h) { /* encoded, once it stopped moving */
+  int a = -1, b = __atomic_load_n(&h->encoded, __ATOMIC_SEQ_CST);
+  for (int i = 0; i < 100 && a != b; i++) {
+    a = b;
+    usleep(50 * 1000);
+    b = __atomic_load_n(&h->encoded, __ATOMIC_SEQ_CST);
+  }
+  return b;
+}
+
+/* A producer stopped at the high water sleeps until half of it was read, not at each
+ * read of the transport. */
+static void test_stream_low_water(void **state) {
+  (void)state;
+  dd_call_runner *rn;
+  assert_int_equal(dd_call_runner_new(&rn, 0), 0);
+  hooks_state h;
+  dd_call_stream *s = start(rn, "/t.T/Stream", "100000000", &h, true);
+  int full = settled_count(&h);
+  char buf[16384];
+  size_t got = 0;
+  while (got < DD_CALL_STREAM_HIGH_WATER / 4) {
+    ssize_t n = dd_call_stream_read(s, buf, sizeof buf);
+    assert_true(n > 0);
+    got += (size_t)n;
+  }
+  assert_int_equal(settled_count(&h), full); /* a quarter read: still asleep */
+  while (got < DD_CALL_STREAM_HIGH_WATER * 3 / 4) {
+    ssize_t n = dd_call_stream_read(s, buf, sizeof buf);
+    assert_true(n > 0);
+    got += (size_t)n;
+  }
+  assert_true(settled_count(&h) > full); /* below half: it refilled */
+  dd_call_stream_release(s);
+  wait_released(&h);
+  dd_call_runner_free(rn);
+}
+
 /* Non-blocking: nothing ready suspends the transport; the producer resumes it once. */
 static void test_stream_suspend_resume(void **state) {
   (void)state;
@@ -524,6 +588,8 @@ int main(void) {
       cmocka_unit_test(test_authenticate),        cmocka_unit_test(test_run),
       cmocka_unit_test(test_deadlines),           cmocka_unit_test(test_stream_blocking),
       cmocka_unit_test(test_stream_high_water_and_cancel),
+      cmocka_unit_test(test_stream_encode_failure),
+      cmocka_unit_test(test_stream_low_water),
       cmocka_unit_test(test_stream_suspend_resume),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

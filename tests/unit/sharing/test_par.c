@@ -83,11 +83,14 @@ static int teardown(void **state) {
   return tu_tmp_dir_remove(dir);
 }
 
+static dl_cache *cache; /* NULL: each query opens its snapshot */
+
 static int query(raw_lines *out, bool concurrent, const char *fail_path, const char *body,
                  shq_result *res) {
   dl_table *t = open_table(dir);
   shq_signer sg = {.sign = failing_sign, .ctx = (void *)fail_path, .concurrent = concurrent};
   shq_table_opts o = topts(true);
+  o.cache = cache;
   shq_query q;
   assert_int_equal(shq_query_parse_json(&q, body, strlen(body)), 0);
   shq_caps c = caps_of(NULL);
@@ -140,9 +143,42 @@ static void test_error_after_lines_before(void **state) {
   raw_free(&par);
 }
 
+/* Through a snapshot cache the file ids are kept with the snapshot by the first query
+ * (filtered or not: ids are by the file's place in the range, before any filter) and
+ * reused by the next ones: every query's lines are still the one-thread loop's. */
+static void test_kept_ids_same_lines(void **state) {
+  (void)state;
+  const char *bodies[] = {"{}", "{\"predicateHints\":[\"p = '1'\"]}"};
+  for (int first = 0; first < 2; first++) {
+    assert_int_equal(dl_cache_new(&cache, 1u << 30), 0);
+    for (int round = 0; round < 3; round++)
+      for (int k = 0; k < 2; k++) {
+        const char *body = bodies[(first + k) % 2];
+        raw_lines one = {0}, par = {0};
+        shq_result r1, r2;
+        assert_int_equal(query(&one, false, NULL, body, &r1), 0);
+        assert_int_equal(query(&par, true, NULL, body, &r2), 0);
+        assert_true(one.n > 2);
+        assert_same(&one, &par);
+        raw_free(&one);
+        raw_free(&par);
+      }
+    /* the cached snapshot holds the ids */
+    dl_table *t = open_table(dir);
+    dl_snapshot *s = NULL;
+    assert_int_equal(dl_cache_get(cache, t, &s), 0);
+    assert_non_null(dl_snapshot_ext_get(s));
+    dl_snapshot_free(s);
+    dl_table_free(t);
+    dl_cache_free(cache);
+    cache = NULL;
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_same_lines),
+      cmocka_unit_test(test_kept_ids_same_lines),
       cmocka_unit_test(test_refusal_stops),
       cmocka_unit_test(test_error_after_lines_before),
   };
