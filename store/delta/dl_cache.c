@@ -67,6 +67,7 @@ static int refresh(dl_snapshot **out, dl_table *t, dl_snapshot *old, const dl__l
   dl_snapshot *s = calloc(1, sizeof *s);
   if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
   atomic_init(&s->refs, 1);
+  atomic_init(&s->ext, NULL); /* nothing the old snapshot kept carries over */
   s->table = t;
   s->checkpoint_version = old->checkpoint_version;
   int rc = dl__state_copy(&s->st, &old->st);

@@ -189,6 +189,9 @@ bool shq__par_worth(const shq_out *o, size_t slots);
 int shq__par_render(shq_out *o, const dl_snapshot *snap, size_t slots, shq_par_render_fn fn, void *ud);
 /* For every file of a chunk's range, in order: sets wo->id from the kept ids. */
 void shq__par_file_seen(shq_out *wo, const dl_file *f);
+/* Whether shq__check_paths passed on snap before (kept with the snapshot), and noting it. */
+bool shq__kept_paths_ok(const dl_snapshot *snap);
+void shq__kept_set_paths_ok(const dl_snapshot *snap);
 
 /* Chooses the response format and checks table properties against the client (reference
  * rules); sets o->format and o->client_dv. */

@@ -1,5 +1,6 @@
 /* shq_par.c: the file lines of a large snapshot rendered on several threads, sent in the
- * order and with the outcome one thread would give (shq_internal.h, shq__par_render).
+ * order and with the outcome one thread would give (shq_internal.h, shq__par_render), and
+ * what a snapshot keeps for the queries after the first (its file ids, its path check).
  *
  * The snapshot's slots are cut into chunks of PAR_CHUNK slots. Workers claim chunks in
  * order and render each with a shq_out of their own into the chunk's text (lines, each
@@ -48,9 +49,12 @@ typedef struct par_chunk {
 
 enum { IDS_EMPTY, IDS_FILLING, IDS_READY };
 
+/* What a snapshot keeps for later queries: that its paths passed shq__check_paths, and
+ * (for a snapshot large enough to render in parallel) its file ids. */
 typedef struct par_ids {
   dl_snapshot_ext base; /* first: the snapshot frees it through base.free */
-  size_t nchunks;
+  atomic_int paths_ok;
+  size_t nchunks;       /* 0: no ids kept */
   atomic_uchar *state;  /* [nchunks] */
   unsigned char (*md5)[16]; /* [nchunks * PAR_CHUNK] */
 } par_ids;
@@ -62,27 +66,45 @@ static void ids_free(dl_snapshot_ext *e) {
   free(ids);
 }
 
-/* The snapshot's ids for nchunks chunks: kept, or made and attached now (NULL: no memory,
- * or the snapshot keeps something else). */
-static par_ids *ids_of(const dl_snapshot *snap, size_t nchunks) {
+/* The snapshot's kept state: found, or made and attached now (NULL: no memory, or the
+ * snapshot keeps something else). */
+static par_ids *kept_of(const dl_snapshot *snap) {
   dl_snapshot_ext *e = dl_snapshot_ext_get(snap);
   if (!e) {
     par_ids *ids = calloc(1, sizeof *ids);
     if (!ids) return NULL;
     ids->base.free = ids_free;
-    ids->nchunks = nchunks;
-    ids->state = calloc(nchunks, sizeof *ids->state);
-    ids->md5 = malloc(nchunks * PAR_CHUNK * sizeof *ids->md5);
-    if (!ids->state || !ids->md5) {
-      ids_free(&ids->base);
-      return NULL;
+    atomic_init(&ids->paths_ok, 0);
+    size_t slots = dl_snapshot_slots(snap);
+    if (slots >= 4 * PAR_CHUNK) {
+      ids->nchunks = (slots + PAR_CHUNK - 1) / PAR_CHUNK;
+      ids->state = calloc(ids->nchunks, sizeof *ids->state);
+      ids->md5 = malloc(ids->nchunks * PAR_CHUNK * sizeof *ids->md5);
+      if (!ids->state || !ids->md5) {
+        ids_free(&ids->base);
+        return NULL;
+      }
+      for (size_t i = 0; i < ids->nchunks; i++) atomic_init(&ids->state[i], IDS_EMPTY);
     }
-    for (size_t i = 0; i < nchunks; i++) atomic_init(&ids->state[i], IDS_EMPTY);
     e = dl_snapshot_ext_set(snap, &ids->base);
     if (e != &ids->base) ids_free(&ids->base);
   }
-  if (e->free != ids_free || ((par_ids *)e)->nchunks != nchunks) return NULL;
-  return (par_ids *)e;
+  return e->free == ids_free ? (par_ids *)e : NULL;
+}
+
+static par_ids *ids_of(const dl_snapshot *snap, size_t nchunks) {
+  par_ids *k = kept_of(snap);
+  return k && k->nchunks == nchunks ? k : NULL;
+}
+
+bool shq__kept_paths_ok(const dl_snapshot *snap) {
+  par_ids *k = kept_of(snap);
+  return k && atomic_load_explicit(&k->paths_ok, memory_order_acquire);
+}
+
+void shq__kept_set_paths_ok(const dl_snapshot *snap) {
+  par_ids *k = kept_of(snap);
+  if (k) atomic_store_explicit(&k->paths_ok, 1, memory_order_release);
 }
 
 void shq__par_file_seen(shq_out *wo, const dl_file *f) {

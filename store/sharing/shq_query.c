@@ -441,7 +441,11 @@ int shq_query_table(dl_table *t, const shq_query *q, const shq_caps *caps,
   *res = (shq_result){.version = dl_snapshot_version(st.snap), .format = st.o.format,
                       .end_stream_action = end};
   st.pred = query_pred(q, st.snap, &st.json_pred);
-  if ((rc = shq__check_paths(&st.o, st.snap))) goto cleanup;
+  /* every path of the snapshot is checked once, before its first line is sent */
+  if (!shq__kept_paths_ok(st.snap)) {
+    if ((rc = shq__check_paths(&st.o, st.snap))) goto cleanup;
+    shq__kept_set_paths_ok(st.snap);
+  }
   if ((rc = shq__write_protocol(&st.o, st.snap))) goto cleanup;
   if ((rc = shq__write_metadata(&st.o, st.snap, travel ? dl_snapshot_version(st.snap) : -1, false)))
     goto cleanup;

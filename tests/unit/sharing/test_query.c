@@ -834,8 +834,48 @@ static void test_paths_outside_table(void **state) {
   }
 }
 
+/* The path check is kept with a cached snapshot once it passed, and only then: a bad path
+ * is refused on every query, and a commit that adds one makes a new snapshot that is
+ * checked again. */
+static void test_paths_checked_through_cache(void **state) {
+  (void)state;
+  char dir[] = "/tmp/shq_absc_XXXXXX", p[512];
+  assert_non_null(mkdtemp(dir));
+  write_table(dir, "sub/ok.parquet");
+  dl_cache *cache = NULL;
+  assert_int_equal(dl_cache_new(&cache, 1u << 26), 0);
+  shq_table_opts o = topts(false);
+  o.cache = cache;
+  for (int i = 0; i < 2; i++) {
+    dl_table *t = open_table(dir);
+    lines l = {0};
+    assert_int_equal(run_query(&l, t, "{}", NULL, &o, NULL), 0);
+    assert_int_equal(l.n, 3);
+    lines_free(&l);
+    dl_table_free(t);
+  }
+  snprintf(p, sizeof p, "%s/_delta_log/00000000000000000001.json", dir);
+  FILE *f = fopen(p, "w");
+  assert_non_null(f);
+  fputs("{\"add\":{\"path\":\"/etc/passwd\",\"partitionValues\":{},\"size\":1,"
+        "\"modificationTime\":1,\"dataChange\":true}}\n", f);
+  fclose(f);
+  for (int i = 0; i < 2; i++) {
+    dl_table *t = open_table(dir);
+    lines l = {0};
+    assert_int_equal(run_query(&l, t, "{}", NULL, &o, NULL), DD_EPRECOND);
+    lines_free(&l);
+    dl_table_free(t);
+  }
+  dl_cache_free(cache);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_paths_checked_through_cache),
       cmocka_unit_test(test_parquet_lines),
       cmocka_unit_test(test_delta_lines_plain_table),
       cmocka_unit_test(test_metadata_endpoint),
