@@ -130,8 +130,10 @@ static int gen(const char *dir, long n) {
     int k = snprintf(pv, sizeof pv, "day%c2024-01-%02ld", 0, i % 28 + 1);
     pv[k + 1] = 0;
     pv[k + 2] = 0;
+    /* no row tracking: baseRowId and defaultRowCommitVersion absent (-1), not 0 */
     dl_file f = {.path = p, .size = 123456, .modification_time = 1700000000000, .data_change = false,
-                 .stats = STATS, .partition_values = pv, .deletion_timestamp = -1};
+                 .stats = STATS, .partition_values = pv, .deletion_timestamp = -1, .base_row_id = -1,
+                 .default_row_commit_version = -1};
     if (dl__fileset_apply(s->base, DL__E_ADD, &f, NULL)) die("apply");
   }
   dl__snapshot_finish(s);
