@@ -151,14 +151,62 @@ class SharingRest(h.ServerTest):
             requests.delete(self.B + "/recipients/frank", headers=self.A)
             requests.delete(self.B + "/shares/zcache", headers=self.A)
 
-    def memo_hits(self):
+    def memo_hits(self, method="ListShares"):
         r = requests.get(self.server.http_base + "/metrics", headers=self.A)
         self.assertEqual(r.status_code, 200, r.text)
         for line in r.text.splitlines():
-            if line.startswith("deltad_reply_memo_hits_total{") and 'method="ListShares"' in line \
+            if line.startswith("deltad_reply_memo_hits_total{") and 'method="%s"' % method in line \
                     and "DeltaSharingService" in line:
                 return int(float(line.rsplit(" ", 1)[1]))
         return 0
+
+    def assert_memo_moved(self, before, method, at_least):
+        if os.environ.get("DD_CATALOG_BACKEND") == "postgresql":
+            # no catalog generation to key on: every answer is built from the catalog
+            self.assertEqual(self.memo_hits(method) - before, 0)
+        else:
+            self.assertGreaterEqual(self.memo_hits(method) - before, at_least)
+
+    def test_lists_memo_follow_changes(self):
+        """GetShare, ListSchemas, ListTables and ListAllTables are kept like ListShares:
+        repeated answers are the same bytes from the memo; a new table or schema in the
+        share (a new catalog generation) shows in the next answer."""
+        self.admin("POST", "/shares", {"name": "memo_s"})
+        self.admin("POST", "/shares/memo_s/schemas", {"name": "m1"})
+        self.admin("POST", "/shares/memo_s/schemas/m1/tables",
+                   {"name": "t1", "url": "file://" + self.simple})
+        self.admin("POST", "/recipients/bob/grants/memo_s", None)
+        try:
+            paths = {"GetShare": "/shares/memo_s", "ListSchemas": "/shares/memo_s/schemas",
+                     "ListTables": "/shares/memo_s/schemas/m1/tables",
+                     "ListAllTables": "/shares/memo_s/all-tables"}
+            first = {}
+            for method, path in paths.items():
+                first[method] = self.get(path)
+                self.assertEqual(first[method].status_code, 200, first[method].text)
+                before = self.memo_hits(method)
+                for _ in range(2):
+                    self.assertEqual(self.get(path).content, first[method].content)
+                self.assert_memo_moved(before, method, 2)
+            self.assertEqual([t["name"] for t in first["ListTables"].json()["items"]], ["t1"])
+            self.admin("POST", "/shares/memo_s/schemas/m1/tables",
+                       {"name": "t2", "url": "file://" + self.simple})
+            self.admin("POST", "/shares/memo_s/schemas", {"name": "m2"})
+            self.assertEqual([t["name"] for t in self.get(paths["ListTables"]).json()["items"]],
+                             ["t1", "t2"])
+            self.assertEqual([t["name"] for t in self.get(paths["ListAllTables"]).json()["items"]],
+                             ["t1", "t2"])
+            self.assertEqual([x["name"] for x in self.get(paths["ListSchemas"]).json()["items"]],
+                             ["m1", "m2"])
+            # another recipient's view of the same state is its own key: not granted
+            self.assertEqual(self.get(paths["ListTables"], headers=self.A).status_code, 200)
+            requests.delete(self.B + "/recipients/bob/grants/memo_s", headers=self.A)
+            self.assertEqual(self.get(paths["ListTables"]).status_code, 404)
+            self.assertEqual(self.get(paths["GetShare"]).status_code, 404)
+        finally:
+            requests.delete(self.B + "/recipients/bob/grants/memo_s", headers=self.A)
+            r = requests.delete(self.B + "/shares/memo_s?force=true", headers=self.A)
+            self.assertEqual(r.status_code, 200, r.text)
 
     def test_list_shares_memo_same_bytes(self):
         """A repeated ListShares is sent from the bytes REST kept (the memo hit counter
@@ -176,11 +224,7 @@ class SharingRest(h.ServerTest):
                 self.assertTrue(r.headers["Content-Type"].startswith("application/json"))
             self.assertEqual({r.content for r in again}, {first.content})
             self.assertEqual([x["name"] for x in first.json()["items"]], ["extra3"])
-            if os.environ.get("DD_CATALOG_BACKEND") == "postgresql":
-                # no catalog generation to key on: every list is built from the catalog
-                self.assertEqual(self.memo_hits() - hits, 0)
-            else:
-                self.assertGreaterEqual(self.memo_hits() - hits, 3)
+            self.assert_memo_moved(hits, "ListShares", 3)
             # pages are keys of their own: a page of one is not the full list's bytes
             page = self.get("/shares", headers=G, maxResults=1)
             self.assertEqual(page.content, self.get("/shares", headers=G, maxResults=1).content)
