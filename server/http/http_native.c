@@ -201,7 +201,9 @@ static struct MHD_Response *make_response(dd_http__req *rq, dd_http_reply *rep) 
     if (!st) return NULL;
     *st = (stream_state){rep->stream, rep->stream_cls, rep->stream_free, rq->srv, rq->conn};
     rep->stream_free = NULL;
-    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, st, stream_free);
+    /* 256 KiB a read: a 56 MB Delta Sharing answer in 220 sends, not 880 (12% of the
+     * query's CPU); only the touched part of the block is resident for a short reply */
+    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 256 * 1024, stream_reader, st, stream_free);
     if (!resp) stream_free(st);
   } else if (rep->fd >= 0) { /* the kernel sends the file (sendfile where it can) */
     resp = MHD_create_response_from_fd_at_offset64(rep->fd_len, rep->fd, rep->fd_off);
