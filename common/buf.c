@@ -22,16 +22,6 @@ bool dd_buf_reserve(dd_buf *b, size_t n) {
   return true;
 }
 
-void dd_buf_put(dd_buf *b, const void *p, size_t n) {
-  if (!dd_buf_reserve(b, n)) return;
-  if (n) memcpy(b->p + b->len, p, n);
-  b->len += n;
-  b->p[b->len] = '\0';
-}
-
-void dd_buf_puts(dd_buf *b, const char *s) { dd_buf_put(b, s, strlen(s)); }
-
-void dd_buf_putc(dd_buf *b, char c) { dd_buf_put(b, &c, 1); }
 
 void dd_buf_printf(dd_buf *b, const char *fmt, ...) {
   va_list ap;

@@ -169,11 +169,18 @@ typedef struct shq_out {
   bool ids_fill;
   size_t id_at, ids_cap;
   const unsigned char *id;
+  /* A rendering thread's chunk (shq_par.c): each file line stays in b after the ones
+   * before it, NUL-terminated, from line_start (shq__out_emit). */
+  bool keep_lines;
+  size_t line_start;
 } shq_out;
 
 void shq__out_init(shq_out *o, dl_table *t, const shq_table_opts *opts, const shq_signer *signer,
                    shq_line_fn fn, void *ctx);
 void shq__out_free(shq_out *o);
+/* Sends o->b's line as shq__emit does, or with keep_lines the line from line_start,
+ * keeping it (and a NUL after it) in b; a refused line is dropped. */
+int shq__out_emit(shq_out *o);
 
 /* Parallel rendering of a snapshot's file lines (shq_par.c). fn renders the files of slots
  * [from, to) (dl_snapshot_files_range) into wo, a copy of the query's shq_out with buffers,

@@ -435,8 +435,9 @@ int shq__write_file(shq_out *o, const dl_file *f, int64_t version, int64_t ts) {
     rc = put_delta_add(o, f);
     dd_buf_puts(b, "}}");
   }
-  if (!rc) rc = shq__emit(b, o->fn, o->ctx);
-  b->len = 0;
+  if (!rc) rc = shq__out_emit(o);
+  b->len = o->keep_lines ? o->line_start : 0; /* a failed line's bytes go */
+  if (b->p) b->p[b->len] = '\0';
   if (!rc) o->num_files++;
   return rc;
 }

@@ -131,27 +131,29 @@ typedef struct par {
   par_chunk ring[PAR_RING];
 } par;
 
+/* The worker's line sink: the line is already in the chunk's text (the worker's shq_out
+ * renders into it, keep_lines); only its length is noted. */
 static int collect_line(void *ctx, const char *json, size_t len) {
   par_chunk *c = ctx;
+  (void)json;
   if (c->nlines == c->cap_lines) {
     size_t cap = c->cap_lines ? 2 * c->cap_lines : 256;
     size_t *n = realloc(c->lens, cap * sizeof *n);
     if (!n) return dd_err_set(DD_ENOMEM, "out of memory");
     c->lens = n, c->cap_lines = cap;
   }
-  dd_buf_put(&c->text, json, len);
-  dd_buf_putc(&c->text, '\0');
-  if (c->text.oom) return dd_err_set(DD_ENOMEM, "out of memory");
   c->lens[c->nlines++] = len;
   return 0;
 }
 
 static void render(par *p, par_chunk *c) {
   shq_out wo = *p->o; /* the settings; its own buffers, counters and line sink */
-  wo.b = (dd_buf){0}, wo.url = (dd_buf){0};
+  c->text.len = 0, c->text.oom = false, c->nlines = 0;
+  wo.b = c->text, wo.url = (dd_buf){0}; /* the lines are rendered into the chunk's text */
+  c->text = (dd_buf){0};
+  wo.keep_lines = true, wo.line_start = 0;
   wo.min_expiry = INT64_MAX, wo.num_files = 0;
   wo.fn = collect_line, wo.ctx = c;
-  c->text.len = 0, c->nlines = 0;
   size_t from = c->index * PAR_CHUNK, to = from + PAR_CHUNK < p->slots ? from + PAR_CHUNK : p->slots;
   wo.ids = NULL, wo.ids_fill = false, wo.id = NULL, wo.id_at = 0, wo.ids_cap = PAR_CHUNK;
   atomic_uchar *st = p->ids ? &p->ids->state[c->index] : NULL;
@@ -170,6 +172,8 @@ static void render(par *p, par_chunk *c) {
   if (filling) atomic_store_explicit(st, c->rc ? IDS_EMPTY : IDS_READY, memory_order_release);
   if (c->rc) snprintf(c->err, sizeof c->err, "%s", dd_err_msg());
   c->num_files = wo.num_files, c->min_expiry = wo.min_expiry;
+  c->text = wo.b; /* the chunk's lines, each followed by a NUL */
+  wo.b = (dd_buf){0};
   shq__out_free(&wo);
 }
 

@@ -57,6 +57,21 @@ int shq__emit(shq_buf *b, shq_line_fn fn, void *ctx) {
   return rc;
 }
 
+int shq__out_emit(shq_out *o) {
+  shq_buf *b = &o->b;
+  if (!o->keep_lines) return shq__emit(b, o->fn, o->ctx);
+  if (b->oom) return dd_err_set(DD_ENOMEM, "out of memory building a response line");
+  int rc = o->fn(o->ctx, b->p + o->line_start, b->len - o->line_start);
+  if (rc) {
+    b->len = o->line_start;
+    if (b->p) b->p[b->len] = '\0';
+    return rc;
+  }
+  dd_buf_putc(b, '\0');
+  o->line_start = b->len;
+  return b->oom ? dd_err_set(DD_ENOMEM, "out of memory building a response line") : 0;
+}
+
 /* ======================= hashes, paths, base64url ======================= */
 
 /* The MD5 implementation is fetched once; each thread keeps one digest context. */
