@@ -312,8 +312,8 @@ static void log__write(dd_log_level level, const char *msg, const dd_log_field *
   log__puts(&l, json ? "}\n" : "\n");
   if (!l.oom) {
     if (!json) /* one line, whatever the message held (JSON strings escape line breaks) */
-      for (size_t i = 0; i + 1 < l.len; i++)
-        if (l.p[i] == '\n' || l.p[i] == '\r') l.p[i] = ' ';
+      for (int k = 0; k < 2; k++)
+        for (char *q = l.p; (q = memchr(q, "\n\r"[k], l.len - 1 - (size_t)(q - l.p))) != NULL;) *q = ' ';
     if (!log__enqueue(l.p, l.len, level)) {
       /* one write under the stream lock: whole lines, never interleaved */
       flockfile(stderr);

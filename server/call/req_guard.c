@@ -197,7 +197,9 @@ int rg_pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t 
   if (!buf) buf = (const uint8_t *)""; /* an empty bytes field (an Any with no value) */
   if (!len) return 0;
   rg__walk w = {.lim = lim, .memory = rg__alloc(d->sizeof_message), .len = len};
-  if (!(w.st = malloc(lim->max_depth * sizeof *w.st))) return dd_err_set(DD_ENOMEM, "out of memory");
+  rg__frame small[RG_DEFAULT_MAX_DEPTH]; /* the default depth's frames: no allocation per request */
+  w.st = lim->max_depth <= sizeof small / sizeof small[0] ? small : malloc(lim->max_depth * sizeof *w.st);
+  if (!w.st) return dd_err_set(DD_ENOMEM, "out of memory");
   w.st[0] = (rg__frame){d, buf + len};
   const uint8_t *p = buf;
   int rc = 0;
@@ -215,7 +217,7 @@ int rg_pb_check(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t 
       rc = dd_err_set(DD_ENOMEM, "request too large: decoding this %s would take more than %zu bytes",
                       d->name, lim->max_memory);
   }
-  free(w.st);
+  if (w.st != small) free(w.st);
   return rc;
 }
 

@@ -3,6 +3,7 @@
  * below are the on-disk layout), transactions, cursors, LMDB error translation, map usage
  * and the compacting copy behind cat_store_backup. The only file that includes lmdb.h. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,15 +17,25 @@
 
 #define CAT__DEFAULT_MAP (1024u * 1024u * 1024u)
 
-typedef struct lm__state {
-  MDB_env *env;
-  MDB_dbi dbi[CAT__DB_COUNT]; /* opened once in cat__lmdb_open; read-only afterwards */
-} lm__state;
-
 typedef struct lm__txn {
   cat_txn base;
   MDB_txn *txn;
 } lm__txn;
+
+/* Read transactions that ended are kept reset (mdb_txn_reset: their reader slot held, no
+ * snapshot) and renewed by the next reader: mdb_txn_begin allocates and zeroes a
+ * transaction of maxdbs sub-databases each time, most of a small read's cost. MDB_NOTLS
+ * lets any thread renew one. At most LM__POOL are kept; the rest are aborted. */
+#define LM__POOL 32
+
+typedef struct lm__state {
+  MDB_env *env;
+  MDB_dbi dbi[CAT__DB_COUNT]; /* opened once in cat__lmdb_open; read-only afterwards */
+  pthread_mutex_t pool_mu;
+  bool pool_init;
+  size_t npool;
+  lm__txn *pool[LM__POOL];
+} lm__state;
 
 typedef struct lm__cur {
   cat__cur base;
@@ -111,21 +122,58 @@ static MDB_dbi lm__dbi(cat_txn *t, int db) { return lm__st(t->s)->dbi[db]; }
 
 /* ---- transactions ------------------------------------------------------------------------- */
 
+/* A reset read transaction from the pool, renewed; NULL when there is none (or it would
+ * not renew: then it is aborted and a new one begun). */
+static lm__txn *lm__pool_take(lm__state *st) {
+  lm__txn *t = NULL;
+  pthread_mutex_lock(&st->pool_mu);
+  if (st->npool) t = st->pool[--st->npool];
+  pthread_mutex_unlock(&st->pool_mu);
+  if (t && mdb_txn_renew(t->txn)) {
+    mdb_txn_abort(t->txn);
+    free(t);
+    t = NULL;
+  }
+  return t;
+}
+
 static int lm__begin(cat_store *s, cat_txn **out, bool write) {
-  lm__txn *t = malloc(sizeof *t);
-  if (!t) return dd_err_set(DD_ENOMEM, "out of memory");
+  lm__state *st = lm__st(s);
+  lm__txn *t = write ? NULL : lm__pool_take(st);
+  if (t) {
+    *out = &t->base;
+    return 0;
+  }
+  if (!(t = malloc(sizeof *t))) return dd_err_set(DD_ENOMEM, "out of memory");
   t->base.s = s;
   t->base.write = write;
-  int rc = mdb_txn_begin(lm__st(s)->env, NULL, write ? 0 : MDB_RDONLY, &t->txn);
+  int rc = mdb_txn_begin(st->env, NULL, write ? 0 : MDB_RDONLY, &t->txn);
   if (rc) {
     free(t);
-    return cat__mdb_env_err(lm__st(s)->env, rc, "catalog store: begin transaction");
+    return cat__mdb_env_err(st->env, rc, "catalog store: begin transaction");
   }
   *out = &t->base;
   return 0;
 }
 
+/* Ends a read transaction: reset into the pool, or aborted when the pool is full. */
+static void lm__read_end(cat_txn *t) {
+  lm__state *st = lm__st(t->s);
+  mdb_txn_reset(lm__t(t));
+  pthread_mutex_lock(&st->pool_mu);
+  bool kept = st->npool < LM__POOL;
+  if (kept) st->pool[st->npool++] = (lm__txn *)t;
+  pthread_mutex_unlock(&st->pool_mu);
+  if (kept) return;
+  mdb_txn_abort(lm__t(t));
+  free(t);
+}
+
 static int lm__commit(cat_txn *t) {
+  if (!t->write) {
+    lm__read_end(t);
+    return 0;
+  }
   MDB_env *env = lm__st(t->s)->env;
   int rc = mdb_txn_commit(lm__t(t));
   free(t);
@@ -133,6 +181,10 @@ static int lm__commit(cat_txn *t) {
 }
 
 static void lm__abort(cat_txn *t) {
+  if (!t->write) {
+    lm__read_end(t);
+    return;
+  }
   mdb_txn_abort(lm__t(t));
   free(t);
 }
@@ -232,6 +284,8 @@ int cat__lmdb_open(cat_store *s, const char *data_dir, size_t map_bytes) {
   if (!st) return dd_err_set(DD_ENOMEM, "out of memory");
   s->be = &cat__lmdb_backend;
   s->be_state = st;
+  st->pool_init = pthread_mutex_init(&st->pool_mu, NULL) == 0;
+  if (!st->pool_init) return dd_err_set(DD_ENOMEM, "catalog store: cannot create a mutex");
   int rc = mdb_env_create(&st->env);
   if (rc) return cat__mdb_err(rc, "catalog store: create environment");
   rc = mdb_env_set_mapsize(st->env, map_bytes ? map_bytes : CAT__DEFAULT_MAP);
@@ -247,6 +301,12 @@ int cat__lmdb_open(cat_store *s, const char *data_dir, size_t map_bytes) {
 static void lm__close(cat_store *s) {
   lm__state *st = lm__st(s);
   if (!st) return;
+  for (size_t i = 0; i < st->npool; i++) { /* no transaction is open at close: all are here */
+    mdb_txn_abort(st->pool[i]->txn);
+    free(st->pool[i]);
+  }
+  st->npool = 0;
+  if (st->pool_init) pthread_mutex_destroy(&st->pool_mu);
   if (st->env) {
     mdb_env_sync(st->env, 1);
     mdb_env_close(st->env);

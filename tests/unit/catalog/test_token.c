@@ -9,6 +9,34 @@ static void test_hash_vector(void **state) {
   assert_memory_equal(h, abc, sizeof abc);
 }
 
+/* Each thread keeps the last token it hashed: the same token again gives the same hash,
+ * another one of the same length (or a longer one sharing its prefix, or one too long to
+ * keep) its own, SHA-256's of each (the vectors of "abc", "abd" and 200 x 'a'). */
+static void test_hash_memo(void **state) {
+  (void)state;
+  unsigned char h[CAT_TOKEN_HASH_LEN];
+  static const unsigned char abc[] = {0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea};
+  static const unsigned char abd[] = {0xa5, 0x2d, 0x15, 0x9f, 0x26, 0x2b, 0x2c, 0x6d};
+  static const unsigned char abcd[] = {0x88, 0xd4, 0x26, 0x6f, 0xd4, 0xe6, 0x33, 0x8d};
+  static const unsigned char a200[] = {0xc2, 0xa9, 0x08, 0xd9, 0x8f, 0x5d, 0xf9, 0x87};
+  char many[200];
+  memset(many, 'a', sizeof many);
+  for (int round = 0; round < 2; round++) {
+    assert_int_equal(cat_token_hash(h, "abc", 3), 0);
+    assert_memory_equal(h, abc, sizeof abc);
+    assert_int_equal(cat_token_hash(h, "abc", 3), 0);
+    assert_memory_equal(h, abc, sizeof abc);
+    assert_int_equal(cat_token_hash(h, "abd", 3), 0);
+    assert_memory_equal(h, abd, sizeof abd);
+    assert_int_equal(cat_token_hash(h, "abcd", 4), 0);
+    assert_memory_equal(h, abcd, sizeof abcd);
+    assert_int_equal(cat_token_hash(h, many, sizeof many), 0);
+    assert_memory_equal(h, a200, sizeof a200);
+    assert_int_equal(cat_token_hash(h, many, sizeof many), 0);
+    assert_memory_equal(h, a200, sizeof a200);
+  }
+}
+
 static void test_put_lookup_delete(void **state) {
   ct_env *e = *state;
   unsigned char h1[CAT_TOKEN_HASH_LEN], h2[CAT_TOKEN_HASH_LEN];
@@ -41,6 +69,7 @@ static void test_put_lookup_delete(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_hash_vector),
+      cmocka_unit_test(test_hash_memo),
       cmocka_unit_test_setup_teardown(test_put_lookup_delete, ct_setup, ct_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

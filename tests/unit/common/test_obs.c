@@ -151,7 +151,7 @@ static void test_log_formatting(void **state) {
   dd_log_fields(DD_LOG_INFO, "nums", f, sizeof f / sizeof f[0]);
   dd_log_set_format(DD_LOG_TEXT);
   dd_log_field t[] = {DD_LOG_STR("k", "two\nlines"), DD_LOG_STR("plain", "v")};
-  dd_log_fields(DD_LOG_INFO, "multi\nline", t, 2);
+  dd_log_fields(DD_LOG_INFO, "multi\nline\rand\n\rmore", t, 2);
   static char buf[8192];
   log_capture_end(&cap, buf, sizeof buf);
   char want[512];
@@ -175,7 +175,7 @@ static void test_log_formatting(void **state) {
   assert_memory_equal(gb + 1500, "\\u0009", 6);
   assert_memory_equal(gb + 1506, big + 1501, sizeof big - 1502);
   assert_memory_equal(gb + 1506 + sizeof big - 1502, "\"}\n", 3);
-  assert_non_null(strstr(buf, "Z deltad INFO multi line k=\"two\\u000alines\" plain=v\n"));
+  assert_non_null(strstr(buf, "Z deltad INFO multi line and  more k=\"two\\u000alines\" plain=v\n"));
   int lines = 0;
   for (char *p = buf; (p = strchr(p, '\n')); p++) lines++;
   assert_int_equal(lines, 2);
