@@ -4,12 +4,14 @@
 #   libgrpc++-dev, protobuf-compiler-grpc  the C++ async echo server (tests/bench/grpc/echo)
 #   nghttp2-client                         h2load, the HTTP/2 load generator
 #   nginx-light                            nginx serving static files (tests/bench/sharing_rest)
+#   python3-grpcio                         the answer echo.sh and instr.sh give the echo
 #   wrk, linux-perf                        HTTP/1.1 load and profiles
+#   valgrind                               instruction counts (tests/bench/grpc/instr.sh)
 # Idempotent: apt-get runs only when a package is missing. nginx's system service is not
 # started (the benchmarks start their own nginx on free loopback ports).
 set -euo pipefail
 
-PKGS=(libgrpc++-dev protobuf-compiler-grpc nghttp2-client nginx-light wrk linux-perf)
+PKGS=(libgrpc++-dev protobuf-compiler-grpc python3-grpcio nghttp2-client nginx-light wrk linux-perf valgrind)
 missing=()
 for p in "${PKGS[@]}"; do
   # Any nginx flavour will do for a static file.
