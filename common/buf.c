@@ -46,65 +46,68 @@ void dd_buf_free(dd_buf *b) {
   memset(b, 0, sizeof *b);
 }
 
-/* Length of the prefix of s[0..n) that JSON needs no escape for, 8 bytes at a time: a
- * word holds a byte below 0x20, a '"' or a '\\' when one of the classic zero-byte tests
- * (x - 0x01..) & ~x & 0x80.. fires on it, on it xor '"' or on it xor '\\'. A test may
- * also fire above a byte it truly found (the borrow runs on), never below one, so the
- * lowest bit that fires (on a little-endian load, the first byte in memory) is the first
- * byte that needs an escape. */
-static size_t plain_run(const char *s, size_t n) {
+/* Whether the 8 bytes of w hold a byte below 0x20, a '"' or a '\\': the classic zero-byte
+ * test (x - 0x01..) & ~x & 0x80.. on w (against 0x20..), on w xor '"' and on w xor '\\'.
+ * A test may fire above a byte it truly found (the borrow runs on) but never on a word
+ * with no such byte, which is all this answers. */
+static inline bool needs_escape8(uint64_t w) {
   const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    memcpy(&w, s + i, 8);
-    uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-    uint64_t hit = (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & high;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (hit) return i + (size_t)(__builtin_ctzll(hit) >> 3);
-#else
-    if (hit) break;
-#endif
+  uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+  return ((((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) & high) != 0;
+}
+
+/* Per byte: 0 plain, 1 a backslash before it ('"', '\\'), 2 a control character. */
+static const unsigned char esc_class[256] = {
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+    ['"'] = 1, ['\\'] = 1,
+};
+
+/* The escape of control character c at o; returns the bytes written. */
+static size_t put_control(char *o, unsigned char c) {
+  static const char hex[] = "0123456789abcdef";
+  const char *short_form = c == '\n' ? "n" : c == '\r' ? "r" : c == '\t' ? "t" : c == '\b' ? "b" : c == '\f' ? "f" : NULL;
+  o[0] = '\\';
+  if (short_form) {
+    o[1] = *short_form;
+    return 2;
   }
-  for (; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c < 0x20 || c == '"' || c == '\\') break;
-  }
-  return i;
+  memcpy(o + 1, "u00", 3);
+  o[4] = hex[c >> 4];
+  o[5] = hex[c & 15];
+  return 6;
+}
+
+/* One byte of a word that needs escapes, without a branch on '"' or '\\' (stats JSON has
+ * one every few bytes): the backslash is written always and kept only when the class says
+ * so; a control character (rare) takes the branch. */
+static inline char *put_escaped(char *o, unsigned char c) {
+  unsigned k = esc_class[c];
+  if (__builtin_expect(k == 2, 0)) return o + put_control(o, c);
+  o[0] = '\\';
+  o[k] = (char)c;
+  return o + 1 + k;
 }
 
 /* The JSON string of s[0..n) (buf.h): room for the worst case (6 bytes a byte, "\u00xx")
- * is made once, then plain runs are copied whole and escapes written in place. */
+ * is made once; then 8 bytes at a time, a word with nothing to escape (paths) is copied
+ * whole and one with something (stats, JSON in JSON) byte by byte. */
 void dd_buf_put_jstr(dd_buf *b, const char *s, size_t n) {
-  static const char hex[] = "0123456789abcdef";
   if (n > (SIZE_MAX - 2) / 6) b->oom = true;
   if (!dd_buf_reserve(b, 6 * n + 2)) return;
   char *o = b->p + b->len;
   *o++ = '"';
-  size_t run = 0; /* s[run..i) is plain and not yet copied */
-  for (size_t i = plain_run(s, n); i < n; i += plain_run(s + i, n - i)) {
-    unsigned char c = (unsigned char)s[i];
-    memcpy(o, s + run, i - run);
-    o += i - run;
-    run = ++i;
-    *o++ = '\\';
-    switch (c) {
-    case '"': *o++ = '"'; break;
-    case '\\': *o++ = '\\'; break;
-    case '\n': *o++ = 'n'; break;
-    case '\r': *o++ = 'r'; break;
-    case '\t': *o++ = 't'; break;
-    case '\b': *o++ = 'b'; break;
-    case '\f': *o++ = 'f'; break;
-    default:
-      memcpy(o, "u00", 3);
-      o[3] = hex[c >> 4];
-      o[4] = hex[c & 15];
-      o += 5;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, s + i, 8);
+    if (!needs_escape8(w)) {
+      memcpy(o, &w, 8);
+      o += 8;
+      continue;
     }
+    for (int j = 0; j < 8; j++) o = put_escaped(o, (unsigned char)s[i + (size_t)j]);
   }
-  if (n > run) memcpy(o, s + run, n - run);
-  o += n - run;
+  for (; i < n; i++) o = put_escaped(o, (unsigned char)s[i]);
   *o++ = '"';
   b->len = (size_t)(o - b->p);
   b->p[b->len] = '\0';
