@@ -222,6 +222,23 @@ typedef struct dd_call_buf {
 } dd_call_buf;
 int dd_call_buf_append(dd_call_buf *b, const void *data, size_t n); /* 0 or DD_ENOMEM */
 
+/* A transport's reply memo (call_memotab.c; thread-safe): the bytes it sent for a
+ * dd_call_memo key, kept in 64 slots (one entry a slot, replaced by the next put there;
+ * bodies over 64 KiB not kept). get: 1 and the body kept under key copied into *body (its
+ * len reset) with its protobuf size, or 0. put: keeps a copy of body under key (a large
+ * body, or no memory: nothing is kept). */
+typedef struct dd_call_memotab dd_call_memotab;
+int dd_call_memotab_new(dd_call_memotab **out);
+void dd_call_memotab_free(dd_call_memotab *m);
+int dd_call_memotab_get(dd_call_memotab *m, const void *key, size_t klen, dd_call_buf *body,
+                        uint64_t *pb_bytes);
+/* get without the copy: on a hit, fn sees the kept body under the slot's read lock (it
+ * must not call the table); its 0 makes the hit, anything else a miss. */
+int dd_call_memotab_use(dd_call_memotab *m, const void *key, size_t klen,
+                        int (*fn)(void *ctx, const void *body, size_t blen, uint64_t pb_bytes), void *ctx);
+void dd_call_memotab_put(dd_call_memotab *m, const void *key, size_t klen, const void *body,
+                         size_t blen, uint64_t pb_bytes);
+
 typedef struct dd_call_stream_hooks {
   void *cls; /* the transport's (and codec's) state; outlives the stream */
   /* Producer thread, with the stream's lock held (out is the queue itself; what a failed

@@ -113,14 +113,15 @@ int dd_grpc__encode(dd_grpc__call *c, const ProtobufCMessage *msg, grpc_byte_buf
   return 0;
 }
 
-int dd_grpc__run(dd_grpc__call *c, int (*send)(void *cls, const ProtobufCMessage *msg)) {
+int dd_grpc__run(dd_grpc__call *c, int (*send)(void *cls, const ProtobufCMessage *msg),
+                 int (*memo)(void *cls, const void *key, size_t len, uint64_t *pb_bytes)) {
   ProtobufCMessage *req = NULL;
   dd_call_result res;
   int rc = dd_grpc__ctx_init(c);
   if (!rc) rc = dd_grpc__authenticate(c);
   if (!rc) rc = dd_grpc__decode(c, &req);
   if (!rc) {
-    dd_call_sink sink = {.cls = c, .header = call__header, .send = send, .request_id = c->request_id};
+    dd_call_sink sink = {.cls = c, .header = call__header, .send = send, .memo = memo, .request_id = c->request_id};
     rc = dd_call_run(c->srv->reg, &c->method->m, req, &c->principal, c->deadline_ms, &sink, &res);
     if (res.file_fd >= 0) {
       close(res.file_fd);
@@ -169,15 +170,62 @@ static void call__op(grpc_op *op, grpc_op_type type) {
 
 /* ---- unary and unknown methods ---- */
 
-/* The unary reply: packed for the one final batch. */
+/* The unary reply: packed for the one final batch, and kept in the memo when the
+ * handler asked it under a key (dd_call_memo missed). */
 static int call__pack_reply(void *cls, const ProtobufCMessage *msg) {
   dd_grpc__call *c = cls;
-  return dd_grpc__encode(c, msg, &c->send_bb);
+  int rc = dd_grpc__encode(c, msg, &c->send_bb);
+  if (rc || !c->memo_key.len) return rc;
+  grpc_byte_buffer_reader r;
+  if (!grpc_byte_buffer_reader_init(&r, c->send_bb)) return 0; /* then nothing is kept */
+  grpc_slice sl = grpc_byte_buffer_reader_readall(&r);
+  grpc_byte_buffer_reader_destroy(&r);
+  size_t n = GRPC_SLICE_LENGTH(sl);
+  dd_call_memotab_put(c->srv->memo, c->memo_key.data, c->memo_key.len, GRPC_SLICE_START_PTR(sl), n, n);
+  grpc_slice_unref(sl);
+  return 0;
+}
+
+typedef struct call__memo_ctx {
+  dd_grpc__call *c;
+  uint64_t pb_bytes;
+} call__memo_ctx;
+
+/* A memo hit's kept bytes as the message to send (under the memo slot's read lock). */
+static int call__memo_take(void *ctx, const void *body, size_t blen, uint64_t pb_bytes) {
+  call__memo_ctx *m = ctx;
+  grpc_slice s = grpc_slice_from_copied_buffer(body, blen);
+  m->c->send_bb = grpc_raw_byte_buffer_create(&s, 1);
+  grpc_slice_unref(s);
+  m->pb_bytes = pb_bytes;
+  return m->c->send_bb ? 0 : -1;
+}
+
+/* dd_call_memo for unary calls: 1 when the packed reply for (this method, key) is kept
+ * (then c->send_bb holds it), else 0 with the key remembered for call__pack_reply. */
+static int call__memo(void *cls, const void *key, size_t len, uint64_t *pb_bytes) {
+  dd_grpc__call *c = cls;
+  char full[1280];
+  size_t plen = strlen(c->method->m.path) + 1;
+  c->memo_key.len = 0;
+  if (plen + len > sizeof full) return 0;
+  memcpy(full, c->method->m.path, plen);
+  memcpy(full + plen, key, len);
+  call__memo_ctx m = {c, 0};
+  if (dd_call_memotab_use(c->srv->memo, full, plen + len, call__memo_take, &m)) {
+    *pb_bytes = m.pb_bytes;
+    return 1;
+  }
+  if (dd_call_buf_append(&c->memo_key, full, plen + len)) {
+    dd_err_clear();
+    c->memo_key.len = 0;
+  }
+  return 0;
 }
 
 void dd_grpc__serve_unary(dd_grpc__call *c) {
   dd_err_clear();
-  int rc = dd_grpc__run(c, call__pack_reply);
+  int rc = dd_grpc__run(c, call__pack_reply, call__memo);
   grpc_op ops[4];
   size_t n = 0;
   call__op(&ops[n++], GRPC_OP_SEND_INITIAL_METADATA);

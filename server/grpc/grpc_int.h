@@ -140,6 +140,9 @@ struct dd_grpc__call {
   size_t n_hdr;
   char request_id[DD_REQUEST_ID_LEN + 1]; /* sent in the trailing metadata x-request-id */
   grpc_metadata trailer;                  /* static slices over the key and request_id */
+  /* The reply memo (dd_call_memo): the key a handler asked under and missed (the method's
+   * path, a NUL, its key; empty: none), kept with the reply it packs. */
+  dd_call_buf memo_key;
   /* In flight. */
   grpc_byte_buffer *send_bb; /* message being sent; destroyed when its batch completes */
   grpc_byte_buffer *recv_bb; /* reflection: message being received */
@@ -167,6 +170,7 @@ struct dd_grpc_server {
   size_t n_services;
   dd_grpc__worker *workers;
   int n_workers;
+  dd_call_memotab *memo; /* unary replies kept by key (dd_call_memo), packed protobuf */
   grpc_completion_queue *shutdown_cq; /* receives t_shutdown only */
   dd_grpc__tag t_shutdown;
   bool grpc_inited, started;
@@ -203,8 +207,10 @@ int dd_grpc__authenticate(dd_grpc__call *c);
 int dd_grpc__decode(dd_grpc__call *c, ProtobufCMessage **out);
 int dd_grpc__encode(dd_grpc__call *c, const ProtobufCMessage *msg, grpc_byte_buffer **out);
 /* Authenticates, decodes and runs the call through dd_call_run; send packs and sends
- * each reply (the unary one, or each streamed message). 0 or the call's code. */
-int dd_grpc__run(dd_grpc__call *c, int (*send)(void *cls, const ProtobufCMessage *msg));
+ * each reply (the unary one, or each streamed message); memo (NULL: none) is the sink's
+ * dd_call_memo. 0 or the call's code. */
+int dd_grpc__run(dd_grpc__call *c, int (*send)(void *cls, const ProtobufCMessage *msg),
+                 int (*memo)(void *cls, const void *key, size_t len, uint64_t *pb_bytes));
 bool dd_grpc__deadline_passed(const dd_grpc__call *c);
 /* Fills op with SEND_STATUS_FROM_SERVER for rc (message from dd_err_msg()). */
 void dd_grpc__status_op(dd_grpc__call *c, int rc, grpc_op *op);

@@ -221,7 +221,7 @@ static int srv__init_opts(dd_grpc_server *s, const dd_grpc_opts *opts) {
   s->n_workers = s->opts.threads;
   if (!(s->workers = calloc((size_t)s->n_workers, sizeof *s->workers)))
     return dd_err_set(DD_ENOMEM, "out of memory");
-  return 0;
+  return dd_call_memotab_new(&s->memo);
 }
 
 static void srv__free_memory(dd_grpc_server *s) {
@@ -229,6 +229,7 @@ static void srv__free_memory(dd_grpc_server *s) {
   free(s->services);
   free(s->methods);
   free(s->workers);
+  dd_call_memotab_free(s->memo);
   free(s->listen);
   pthread_cond_destroy(&s->cv);
   pthread_mutex_destroy(&s->mu);

@@ -59,7 +59,7 @@ static void stream__serve(dd_grpc__call *c) {
   if (!close_started) c->closed = true;
 
   dd_err_clear();
-  int rc = dd_grpc__run(c, stream__send);
+  int rc = dd_grpc__run(c, stream__send, NULL);
 
   size_t n = 0;
   memset(ops, 0, sizeof ops);

@@ -66,6 +66,7 @@ void dd_grpc__call_free(dd_grpc__call *c) {
   if (c->has_mu) pthread_mutex_destroy(&c->mu);
   rg_release(&c->admit);
   free(c->hdr);
+  free(c->memo_key.data);
   free(c);
 }
 

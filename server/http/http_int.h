@@ -35,7 +35,6 @@
 typedef struct dd_http__stream dd_http__stream; /* http_stream.c */
 typedef struct dd_http__tls_keys dd_http__tls_keys; /* http_tls.c */
 typedef struct dd_http__conn dd_http__conn;     /* http_conn.c */
-typedef struct dd_http__memo dd_http__memo;     /* http_memo.c */
 
 /* Where a connection is in its current request (http_conn.c). */
 typedef enum { DD_HTTP__PH_HEAD, DD_HTTP__PH_BODY, DD_HTTP__PH_BUSY } dd_http__phase;
@@ -53,7 +52,7 @@ struct dd_http_server {
   char *base_path; /* owned, without a trailing '/' */
   const dd_call_registry *reg; /* methods, routes, app and auth (borrowed) */
   dd_call_runner *runner;       /* producer threads and the epoll pool's workers */
-  dd_http__memo *memo;          /* unary replies kept by key (dd_call_memo) */
+  dd_call_memotab *memo;          /* unary replies kept by key (dd_call_memo) */
   dd_http__native *natives;
   size_t n_natives;
   struct MHD_Daemon *mhd;
@@ -190,16 +189,6 @@ enum MHD_Result dd_http__queue_body(struct MHD_Connection *c, int status, const 
  * (dd_call_authenticate_admit). */
 int dd_http__authenticate_admit(dd_http_server *srv, struct MHD_Connection *c, dd_principal *out,
                                 rg_ticket *ticket);
-
-/* http_memo.c: the reply memo (thread-safe). get: 1 and the body kept under key copied
- * into *body (its len reset) with its protobuf size, or 0. put: keeps a copy of body
- * under key (a large body, or no memory: nothing is kept). */
-int dd_http__memo_new(dd_http__memo **out);
-void dd_http__memo_free(dd_http__memo *m);
-int dd_http__memo_get(dd_http__memo *m, const void *key, size_t klen, dd_call_buf *body,
-                      uint64_t *pb_bytes);
-void dd_http__memo_put(dd_http__memo *m, const void *key, size_t klen, const void *body,
-                       size_t blen, uint64_t pb_bytes);
 
 /* http_conn.c: MHD's connection notification (tracks every connection), the accept
  * policy (the total cap), phase changes from the access handler, the timeout re-arm after

@@ -212,7 +212,7 @@ int dd_http_server_new(dd_http_server **out, const dd_http_opts *opts, const dd_
     while (bl > 0 && s->base_path[bl - 1] == '/') s->base_path[--bl] = '\0';
     if (s->opts.max_body_bytes == 0) s->opts.max_body_bytes = 16u << 20;
   }
-  if (rc == 0) rc = dd_http__memo_new(&s->memo);
+  if (rc == 0) rc = dd_call_memotab_new(&s->memo);
   if (rc == 0) rc = dd_http__tls_init(s, opts->tls);
   s->opts.tls = NULL; /* borrowed for _new only */
   if (rc != 0) {
@@ -383,7 +383,7 @@ void dd_http_server_free(dd_http_server *s) {
   free(s->listen);
   free(s->base_path);
   dd_http__tls_free(s);
-  dd_http__memo_free(s->memo);
+  dd_call_memotab_free(s->memo);
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->idle);
   pthread_mutex_destroy(&s->conns_mu);

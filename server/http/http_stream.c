@@ -280,7 +280,7 @@ static int inline_memo(void *cls, const void *key, size_t len, uint64_t *pb_byte
     dd_err_clear();
     return 0;
   }
-  if (!dd_http__memo_get(ci->rq->srv->memo, k->data, k->len, &ci->body, pb_bytes)) return 0;
+  if (!dd_call_memotab_get(ci->rq->srv->memo, k->data, k->len, &ci->body, pb_bytes)) return 0;
   ci->memo_hit = 1;
   k->len = 0;
   return 1;
@@ -324,7 +324,7 @@ static enum MHD_Result codec_run_inline(dd_http__req *rq, const dd_method *m, Pr
     if (ci->rc) snprintf(ci->msg, sizeof ci->msg, "%s", dd_err_msg());
     /* a miss the handler answered with one message (not a file): kept for the next */
     if (!ci->rc && !ci->memo_hit && ci->memo_key.len && ci->n == 1 && ci->res.file_fd < 0)
-      dd_http__memo_put(rq->srv->memo, ci->memo_key.data, ci->memo_key.len, ci->body.data, ci->body.len,
+      dd_call_memotab_put(rq->srv->memo, ci->memo_key.data, ci->memo_key.len, ci->body.data, ci->body.len,
                         ci->pb_bytes);
     r = dd_http__native_reply(rq, inline_fill, ci);
     if (ci->res.file_fd >= 0) close(ci->res.file_fd);

@@ -1,6 +1,8 @@
 /* catalog_svc.c: deltad.catalog.v1.CatalogService: catalogs and schemas, admin only.
  * Each handler checks the caller, hands the request to the catalog store (which validates
- * it and runs one transaction) and returns the store's message as the response. */
+ * it and runs one transaction) and returns the store's message as the response. The reads
+ * first ask the transport's memo (svc_read_memo_hit: same catalog state, caller and
+ * request, same reply). */
 #include "common/err.h"
 #include "deltad/catalog/v1/catalog.pb-c.h"
 #include "google/protobuf/empty.pb-c.h"
@@ -14,6 +16,7 @@ static int cs_list_catalogs(dd_call *call, const ProtobufCMessage *msg, Protobuf
   CS_REQ(ListCatalogsRequest);
   Deltad__Catalog__V1__ListCatalogsResponse *resp = NULL;
   int rc = svc_require_admin(call);
+  if (!rc && svc_read_memo_hit(call, msg)) return 0;
   if (!rc) rc = cat_catalog_list(svc_store(call), &resp, req);
   return svc_reply(out, resp ? &resp->base : NULL, rc);
 }
@@ -30,6 +33,7 @@ static int cs_get_catalog(dd_call *call, const ProtobufCMessage *msg, ProtobufCM
   CS_REQ(GetCatalogRequest);
   cat_catalog *resp = NULL;
   int rc = svc_require_admin(call);
+  if (!rc && svc_read_memo_hit(call, msg)) return 0;
   if (!rc) rc = cat_catalog_get(svc_store(call), &resp, req->name);
   return svc_reply(out, resp ? &resp->base : NULL, rc);
 }
@@ -55,6 +59,7 @@ static int cs_list_schemas(dd_call *call, const ProtobufCMessage *msg, ProtobufC
   CS_REQ(ListSchemasRequest);
   Deltad__Catalog__V1__ListSchemasResponse *resp = NULL;
   int rc = svc_require_admin(call);
+  if (!rc && svc_read_memo_hit(call, msg)) return 0;
   if (!rc) rc = cat_schema_list(svc_store(call), &resp, req);
   return svc_reply(out, resp ? &resp->base : NULL, rc);
 }
@@ -71,6 +76,7 @@ static int cs_get_schema(dd_call *call, const ProtobufCMessage *msg, ProtobufCMe
   CS_REQ(GetSchemaRequest);
   cat_schema *resp = NULL;
   int rc = svc_require_admin(call);
+  if (!rc && svc_read_memo_hit(call, msg)) return 0;
   if (!rc) rc = cat_schema_get(svc_store(call), &resp, req->full_name);
   return svc_reply(out, resp ? &resp->base : NULL, rc);
 }

@@ -290,36 +290,13 @@ cleanup:
 typedef int (*shr_view_fn)(dd_call *call, cat_view *v, const ProtobufCMessage *in,
                            ProtobufCMessage **out);
 
-/* Whether the transport still holds its encoding of this reply (dd_call_memo): the key is
- * the view's catalog generation, the caller (a recipient's id, or any admin) and the
- * request's bytes (share, schema, page token, page size), everything these replies
- * depend on. A store without generations (PostgreSQL) keeps nothing. */
-static bool shr_memo_hit(dd_call *call, cat_view *v, const ProtobufCMessage *in) {
-  uint64_t gen = 0;
-  if (cat_view_generation(v, &gen) != 0) {
-    dd_err_clear();
-    return false;
-  }
-  uint8_t key[1024];
-  const dd_principal *p = call->principal;
-  size_t idl = strnlen(p->id, sizeof p->id), n = protobuf_c_message_get_packed_size(in);
-  size_t head = sizeof gen + 1 + idl + 1;
-  if (head + n > sizeof key) return false;
-  memcpy(key, &gen, sizeof gen);
-  key[sizeof gen] = p->kind == DD_PRINCIPAL_ADMIN ? 'A' : 'R';
-  memcpy(key + sizeof gen + 1, p->id, idl);
-  key[head - 1] = 0;
-  protobuf_c_message_pack(in, key + head);
-  return dd_call_memo(call, key, head + n) == 1;
-}
-
 /* Runs fn with one read view of the catalog for the whole call (or not at all when the
  * transport answers from its memo). */
 static int shr_view_run(shr_view_fn fn, dd_call *call, const ProtobufCMessage *in,
                         ProtobufCMessage **out) {
   cat_view *v = NULL;
   int rc = cat_view_open(svc_store(call), &v);
-  if (!rc && shr_memo_hit(call, v, in)) {
+  if (!rc && svc_memo_hit(call, v, in)) {
     cat_view_close(v);
     return 0;
   }

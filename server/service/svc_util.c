@@ -57,3 +57,33 @@ int svc_recipient_error(const dd_call *call, int rc, bool all) {
   return dd_err_set(rc, SVC_GENERIC_MSG " (request id %s); the data provider can look it up",
                     id);
 }
+
+bool svc_memo_hit(dd_call *call, cat_view *v, const ProtobufCMessage *in) {
+  uint64_t gen = 0;
+  if (cat_view_generation(v, &gen) != 0) {
+    dd_err_clear();
+    return false;
+  }
+  uint8_t key[1024];
+  const dd_principal *p = call->principal;
+  size_t idl = strnlen(p->id, sizeof p->id), n = protobuf_c_message_get_packed_size(in);
+  size_t head = sizeof gen + 1 + idl + 1;
+  if (head + n > sizeof key) return false;
+  memcpy(key, &gen, sizeof gen);
+  key[sizeof gen] = p->kind == DD_PRINCIPAL_ADMIN ? 'A' : 'R';
+  memcpy(key + sizeof gen + 1, p->id, idl);
+  key[head - 1] = 0;
+  protobuf_c_message_pack(in, key + head);
+  return dd_call_memo(call, key, head + n) == 1;
+}
+
+bool svc_read_memo_hit(dd_call *call, const ProtobufCMessage *in) {
+  cat_view *v = NULL;
+  if (cat_view_open(svc_store(call), &v) != 0) {
+    dd_err_clear();
+    return false;
+  }
+  bool hit = svc_memo_hit(call, v, in);
+  cat_view_close(v);
+  return hit;
+}

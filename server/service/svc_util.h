@@ -27,5 +27,13 @@ int svc_reply_empty(ProtobufCMessage **out, int rc);
  * a generic one carrying that id. The code is kept; a cancelled call and a missing or bad
  * token are never rewritten. Returns rc. */
 int svc_recipient_error(const dd_call *call, int rc, bool all);
+/* Whether the transport still holds its encoding of this read's reply (dd_call_memo): the
+ * key is the catalog generation of view v, the caller (a recipient's id, or any admin) and
+ * the request's bytes, which must be everything the reply depends on. A store without
+ * generations (PostgreSQL) keeps nothing. true: the handler returns 0 without a reply. */
+bool svc_memo_hit(dd_call *call, cat_view *v, const ProtobufCMessage *in);
+/* svc_memo_hit over a view of the call's own (the one the token check opened, bound to
+ * the thread): for handlers that read through the store rather than a view. */
+bool svc_read_memo_hit(dd_call *call, const ProtobufCMessage *in);
 
 #endif

@@ -1,6 +1,9 @@
 #!/usr/bin/python3
 """test_catalog_grpc.py: every CatalogService and CredentialService RPC over gRPC with
 Debian's python3-grpcio against a real deltad, including the error paths."""
+import os
+import urllib.request
+
 import grpc
 
 import dd_harness
@@ -54,6 +57,60 @@ class CatalogGrpc(ServerTest):
         self.assertEqual(code, grpc.StatusCode.NOT_FOUND)
         self.cat.DeleteCatalog(c.DeleteCatalogRequest(name="revenue"), metadata=self.md)
         code, _ = self.code_of(self.cat.GetCatalog, c.GetCatalogRequest(name="Revenue"))
+        self.assertEqual(code, grpc.StatusCode.NOT_FOUND)
+
+    def memo_hits(self, method):
+        req = urllib.request.Request(self.server.http_base + "/metrics",
+                                     headers={"Authorization": "Bearer " + self.server.token})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            text = r.read().decode()
+        for line in text.splitlines():
+            if line.startswith("deltad_reply_memo_hits_total{") and 'method="%s"' % method in line \
+                    and "CatalogService" in line:
+                return int(float(line.rsplit(" ", 1)[1]))
+        return 0
+
+    def test_reads_memo_follow_changes(self):
+        """GetCatalog, ListCatalogs, GetSchema and ListSchemas over gRPC are sent again from
+        the packed reply kept for the same catalog state, caller and request (LMDB; nothing
+        is kept on PostgreSQL): repeated answers are the same bytes and count as memo hits;
+        an update, a new catalog, a new schema and a delete show in the very next answer."""
+        c = self.c
+        pg = os.environ.get("DD_CATALOG_BACKEND") == "postgresql"
+        get = lambda name: self.cat.GetCatalog(c.GetCatalogRequest(name=name), metadata=self.md)
+        self.cat.CreateCatalog(c.CreateCatalogRequest(name="memo_c", comment="one"), metadata=self.md)
+        before = self.memo_hits("GetCatalog")
+        first = get("memo_c").SerializeToString()
+        for _ in range(3):
+            self.assertEqual(get("memo_c").SerializeToString(), first)
+        hits = self.memo_hits("GetCatalog") - before
+        self.assertEqual(hits, 0) if pg else self.assertGreaterEqual(hits, 3)
+        self.cat.UpdateCatalog(c.UpdateCatalogRequest(name="memo_c", comment="two"), metadata=self.md)
+        self.assertEqual(get("memo_c").comment, "two")
+        self.assertEqual(get("memo_c").comment, "two")
+        names = lambda: sorted(x.name for x in self.cat.ListCatalogs(
+            c.ListCatalogsRequest(), metadata=self.md).catalogs)
+        self.assertIn("memo_c", names())
+        self.assertNotIn("memo_d", names())
+        self.cat.CreateCatalog(c.CreateCatalogRequest(name="memo_d"), metadata=self.md)
+        self.assertIn("memo_d", names())
+        sget = lambda: self.cat.GetSchema(c.GetSchemaRequest(full_name="memo_c.s1"), metadata=self.md)
+        slist = lambda: [x.name for x in self.cat.ListSchemas(
+            c.ListSchemasRequest(catalog_name="memo_c"), metadata=self.md).schemas]
+        self.assertEqual(slist(), [])
+        self.cat.CreateSchema(c.CreateSchemaRequest(name="s1", catalog_name="memo_c", comment="x"),
+                              metadata=self.md)
+        self.assertEqual(slist(), ["s1"])
+        self.assertEqual(sget().comment, "x")
+        self.assertEqual(sget().comment, "x")
+        self.cat.UpdateSchema(c.UpdateSchemaRequest(full_name="memo_c.s1", comment="y"), metadata=self.md)
+        self.assertEqual(sget().comment, "y")
+        self.cat.DeleteSchema(c.DeleteSchemaRequest(full_name="memo_c.s1"), metadata=self.md)
+        code, _ = self.code_of(self.cat.GetSchema, c.GetSchemaRequest(full_name="memo_c.s1"))
+        self.assertEqual(code, grpc.StatusCode.NOT_FOUND)
+        for name in ("memo_c", "memo_d"):
+            self.cat.DeleteCatalog(c.DeleteCatalogRequest(name=name), metadata=self.md)
+        code, _ = self.code_of(self.cat.GetCatalog, c.GetCatalogRequest(name="memo_c"))
         self.assertEqual(code, grpc.StatusCode.NOT_FOUND)
 
     def test_schema_lifecycle_and_nonempty_delete(self):
