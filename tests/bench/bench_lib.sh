@@ -4,6 +4,10 @@
 #                                  their children (nginx's workers)
 #   bench_wait_line FILE RE PID    waits (30 s) until FILE has a line matching RE; fails
 #                                  when PID exits first or the time is up
+#   bench_grpc_builds ROOT BUILD   builds deltad and deltactl into BUILD (Release; not when
+#                                  SKIP_BUILD=1) and the C++ async echo server
+#                                  (tests/bench/grpc/echo_server.cc) into
+#                                  BUILD/tests/bench/grpc/dd_grpc_echo when it is older
 #   bench_nginx_conf FILE PORT ROOT DIR
 #                                  an nginx.conf serving ROOT on 127.0.0.1:PORT (2 workers,
 #                                  access log off, JSON by default, pid and error log in DIR)
@@ -34,6 +38,19 @@ bench_wait_line() {
     sleep 0.1
   done
   return 1
+}
+
+bench_grpc_builds() {
+  if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
+    cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DDD_SANITIZE=OFF >/dev/null
+    cmake --build "$2" -j"$(nproc)" --target deltad deltactl >/dev/null
+  fi
+  local echo_bin=$2/tests/bench/grpc/dd_grpc_echo src=$1/tests/bench/grpc/echo_server.cc
+  if [[ ! -x "$echo_bin" || "$src" -nt "$echo_bin" ]]; then
+    mkdir -p "$(dirname "$echo_bin")"
+    # shellcheck disable=SC2046
+    g++ -O2 -Wall -Wextra -Werror -std=c++17 -o "$echo_bin" "$src" $(pkg-config --cflags --libs grpc++)
+  fi
 }
 
 bench_nginx_conf() {

@@ -28,17 +28,10 @@ CATALOG=bench
 command -v h2load >/dev/null || { echo "echo.sh: h2load is missing (bash tests/bench/setup.sh)" >&2; exit 1; }
 pkg-config --exists grpc++ || { echo "echo.sh: grpc++ is missing (bash tests/bench/setup.sh)" >&2; exit 1; }
 
-if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
-  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DDD_SANITIZE=OFF >/dev/null
-  cmake --build "$BUILD" -j"$(nproc)" --target deltad deltactl >/dev/null
-fi
+# shellcheck source=tests/bench/bench_lib.sh
+. "$ROOT/tests/bench/bench_lib.sh"
+bench_grpc_builds "$ROOT" "$BUILD"
 ECHO=$BUILD/tests/bench/grpc/dd_grpc_echo
-SRC=$ROOT/tests/bench/grpc/echo_server.cc
-if [[ ! -x "$ECHO" || "$SRC" -nt "$ECHO" ]]; then
-  mkdir -p "$(dirname "$ECHO")"
-  # shellcheck disable=SC2046
-  g++ -O2 -Wall -Wextra -Werror -std=c++17 -o "$ECHO" "$SRC" $(pkg-config --cflags --libs grpc++)
-fi
 DELTAD=${DELTAD_BIN:-$BUILD/cmd/deltad}
 DELTACTL=$BUILD/cmd/deltactl
 
@@ -51,8 +44,6 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-# shellcheck source=tests/bench/bench_lib.sh
-. "$ROOT/tests/bench/bench_lib.sh"
 
 export DELTAD_TOKEN DELTAD_ADMIN_TOKEN
 DELTAD_TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')

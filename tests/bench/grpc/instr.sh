@@ -21,17 +21,10 @@ METHOD=/deltad.catalog.v1.CatalogService/GetCatalog
 for c in valgrind h2load; do
   command -v "$c" >/dev/null || { echo "instr.sh: $c is missing (bash tests/bench/setup.sh)" >&2; exit 1; }
 done
-if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
-  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DDD_SANITIZE=OFF >/dev/null
-  cmake --build "$BUILD" -j"$(nproc)" --target deltad deltactl >/dev/null
-fi
+# shellcheck source=tests/bench/bench_lib.sh
+. "$ROOT/tests/bench/bench_lib.sh"
+bench_grpc_builds "$ROOT" "$BUILD"
 ECHO=$BUILD/tests/bench/grpc/dd_grpc_echo
-SRC=$ROOT/tests/bench/grpc/echo_server.cc
-if [[ ! -x "$ECHO" || "$SRC" -nt "$ECHO" ]]; then
-  mkdir -p "$(dirname "$ECHO")"
-  # shellcheck disable=SC2046
-  g++ -O2 -Wall -Wextra -Werror -std=c++17 -o "$ECHO" "$SRC" $(pkg-config --cflags --libs grpc++)
-fi
 DELTAD=${DELTAD_BIN:-$BUILD/cmd/deltad}
 WORK=$(mktemp -d /tmp/deltad-instr.XXXXXX)
 PID=""
@@ -40,8 +33,6 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-# shellcheck source=tests/bench/bench_lib.sh
-. "$ROOT/tests/bench/bench_lib.sh"
 export DELTAD_ADMIN_TOKEN
 DELTAD_ADMIN_TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
