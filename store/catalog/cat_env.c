@@ -40,6 +40,8 @@ int cat_store_open(cat_store **out, const char *data_dir, const cat_store_opts *
   if (!s) return dd_err_set(DD_ENOMEM, "out of memory");
   atomic_init(&s->read_txns, 0);
   atomic_init(&s->write_txns, 0);
+  static atomic_uint_fast64_t opened;
+  s->serial = atomic_fetch_add(&opened, 1) + 1;
   const char *url = opts && opts->catalog_url && *opts->catalog_url ? opts->catalog_url : NULL;
   int rc = cat__secret_key_load(s, data_dir, opts ? opts->secret_key_file : NULL);
   if (!rc && !(s->data_real = realpath(data_dir, NULL)))

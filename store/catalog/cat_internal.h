@@ -177,6 +177,7 @@ struct cat_store {
   unsigned char key[32];      /* secrets key; cleansed on close */
   char *data_real;            /* realpath of the data directory (cat_confine.c) */
   atomic_uint_fast64_t read_txns, write_txns; /* begun so far (cat__txn_begin) */
+  uint64_t serial;            /* this open's number in the process (a memo key: never reused) */
 };
 
 /* ---- read views (cat_view.c) ------------------------------------------------------------ */

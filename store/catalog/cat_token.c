@@ -106,16 +106,40 @@ int cat_token_put(cat_store *s, const unsigned char hash[CAT_TOKEN_HASH_LEN],
   return cat__txn_commit(txn);
 }
 
+/* The last token record each thread looked up, with the store (its serial) and the
+ * catalog generation it was read at: a client sends one token with every call, and the
+ * record cannot change without the generation moving (a revocation, a rotation, a
+ * deletion are commits). Stores without generations (PostgreSQL) read every time. */
+static _Thread_local struct {
+  uint64_t serial, gen; /* serial 0: empty */
+  unsigned char hash[CAT_TOKEN_HASH_LEN];
+  cat_token_rec rec;
+} cat__rec_memo;
+
 int cat_token_lookup(cat_store *s, cat_token_rec *out,
                      const unsigned char hash[CAT_TOKEN_HASH_LEN]) {
   cat_txn *txn = NULL;
   cat__bytes v;
+  uint64_t gen = 0;
   int rc = cat__txn_begin(s, &txn, false);
   if (rc) return rc;
+  bool has_gen = s->be->generation && s->be->generation(txn, &gen) == 0;
+  if (has_gen && cat__rec_memo.serial == s->serial && cat__rec_memo.gen == gen &&
+      CRYPTO_memcmp(cat__rec_memo.hash, hash, CAT_TOKEN_HASH_LEN) == 0) {
+    *out = cat__rec_memo.rec;
+    cat__txn_abort(txn);
+    return 0;
+  }
   rc = cat__kv_get(txn, CAT__DB_TOKENS, hash, CAT_TOKEN_HASH_LEN, &v);
   if (rc == DD_ENOTFOUND) rc = dd_err_set(DD_ENOTFOUND, "token not found");
   else if (!rc) rc = cat__token_decode(out, hash, v.p, v.n);
   cat__txn_abort(txn);
+  if (!rc && has_gen) {
+    cat__rec_memo.serial = s->serial;
+    cat__rec_memo.gen = gen;
+    memcpy(cat__rec_memo.hash, hash, CAT_TOKEN_HASH_LEN);
+    cat__rec_memo.rec = *out;
+  }
   return rc;
 }
 

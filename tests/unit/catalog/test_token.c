@@ -66,11 +66,48 @@ static void test_put_lookup_delete(void **state) {
   assert_int_equal(cat_token_delete(e->s, h1), DD_ENOTFOUND);
 }
 
+/* A looked-up record is kept per thread for the store and catalog state it was read at:
+ * a changed record (put again), a deleted one and another store with the same hash (a
+ * second store in another directory, and the first one reopened, whose generations may
+ * repeat) are all seen at once. */
+static void test_lookup_memo(void **state) {
+  ct_env *e = *state;
+  unsigned char h[CAT_TOKEN_HASH_LEN];
+  cat_token_rec rec = {.kind = CAT_TOKEN_RECIPIENT, .name = "acme", .id = "rid-1"}, got;
+  cat_token_hash(h, "tok-m", 5);
+  assert_int_equal(cat_token_put(e->s, h, &rec), 0);
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(cat_token_lookup(e->s, &got, h), 0);
+    assert_string_equal(got.name, "acme");
+  }
+  snprintf(rec.name, sizeof rec.name, "%s", "acme2");
+  assert_int_equal(cat_token_put(e->s, h, &rec), 0);
+  assert_int_equal(cat_token_lookup(e->s, &got, h), 0);
+  assert_string_equal(got.name, "acme2");
+  char odir[sizeof e->dir + 8];
+  cat_store *os = NULL;
+  snprintf(odir, sizeof odir, "%s.other", e->dir);
+  assert_int_equal(mkdir(odir, 0700), 0);
+  assert_int_equal(ct_open(&os, odir), 0);
+  assert_int_equal(cat_token_lookup(os, &got, h), DD_ENOTFOUND);
+  assert_int_equal(cat_token_lookup(e->s, &got, h), 0);
+  assert_int_equal(cat_token_delete(e->s, h), 0);
+  assert_int_equal(cat_token_lookup(e->s, &got, h), DD_ENOTFOUND);
+  assert_int_equal(cat_token_put(e->s, h, &rec), 0);
+  assert_int_equal(cat_token_lookup(e->s, &got, h), 0);
+  ct_reopen(e);
+  assert_int_equal(cat_token_lookup(e->s, &got, h), 0);
+  assert_string_equal(got.name, "acme2");
+  cat_store_close(os);
+  assert_int_equal(nftw(odir, ct__rm, 8, FTW_DEPTH | FTW_PHYS), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_hash_vector),
       cmocka_unit_test(test_hash_memo),
       cmocka_unit_test_setup_teardown(test_put_lookup_delete, ct_setup, ct_teardown),
+      cmocka_unit_test_setup_teardown(test_lookup_memo, ct_setup, ct_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
