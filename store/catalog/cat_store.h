@@ -134,6 +134,9 @@ void cat_view_close(cat_view *view);
  * transaction when no open view shares it). Unbind before the view moves to another
  * thread; a view shared by an open cat_view_open view must outlive it. */
 cat_view *cat_view_bind(cat_view *view);
+/* The view of store bound to this thread with its transaction still open (borrowed: the
+ * binder owns it), or NULL. */
+cat_view *cat_view_bound(cat_store *store);
 /* Ends view's transaction now (its reader slot or connection is free again); view is
  * still closed with cat_view_close. Nothing when view is bound to this thread, or already
  * ended. Accepts NULL. */

@@ -33,6 +33,8 @@ cat_view *cat__view_bound(const cat_store *s) {
   return v && v->s == s && v->txn ? v : NULL;
 }
 
+cat_view *cat_view_bound(cat_store *s) { return cat__view_bound(s); }
+
 void cat__view_unbind_for_write(cat_view *v) {
   assert(v == cat__bound);
   cat__bound = NULL;
