@@ -78,13 +78,6 @@ bool svc_memo_hit(dd_call *call, cat_view *v, const ProtobufCMessage *in) {
 }
 
 bool svc_read_memo_hit(dd_call *call, const ProtobufCMessage *in) {
-  cat_view *v = cat_view_bound(svc_store(call)); /* the token check's, most often */
-  if (v) return svc_memo_hit(call, v, in);
-  if (cat_view_open(svc_store(call), &v) != 0) {
-    dd_err_clear();
-    return false;
-  }
-  bool hit = svc_memo_hit(call, v, in);
-  cat_view_close(v);
-  return hit;
+  cat_view *v = cat_view_bound(svc_store(call)); /* the token check's */
+  return v && svc_memo_hit(call, v, in);
 }

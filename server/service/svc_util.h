@@ -32,8 +32,9 @@ int svc_recipient_error(const dd_call *call, int rc, bool all);
  * the request's bytes, which must be everything the reply depends on. A store without
  * generations (PostgreSQL) keeps nothing. true: the handler returns 0 without a reply. */
 bool svc_memo_hit(dd_call *call, cat_view *v, const ProtobufCMessage *in);
-/* svc_memo_hit over the call's view (the one the token check opened, bound to the thread;
- * else a new one): for handlers that read through the store rather than a view. */
+/* svc_memo_hit over the call's view (the one the token check opened, bound to the
+ * thread); false when there is none (no view is opened for the memo alone): for handlers
+ * that read through the store rather than a view. */
 bool svc_read_memo_hit(dd_call *call, const ProtobufCMessage *in);
 
 #endif
