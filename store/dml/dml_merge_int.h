@@ -73,9 +73,10 @@ int dml__mplan_check(const dml__mplan *p, const arw_batch *out);
 /* The pair batch of target rows ti[k] of tb and source rows si[k] of sb. */
 int dml__mplan_pairs(arw_batch **out, const dml__mplan *p, const arw_batch *tb, const size_t *ti,
                      const arw_batch *sb, const size_t *si, size_t n);
-/* A batch of the target schema holding outs evaluated over in (their schema's batch). */
-int dml__mplan_eval_outs(arw_batch **out, const dml__mplan *p, ex_node *const *outs,
-                         const arw_batch *in);
+/* A batch of the target schema holding outs evaluated over in (their schema's batch); of
+ * schema instead when given (the target's columns first, the rest left for the caller). */
+int dml__mplan_eval_outs(arw_batch **out, const dml__mplan *p, const arw_schema *schema,
+                         ex_node *const *outs, const arw_batch *in);
 
 /* ---- the source's hash index on the join keys ---- */
 typedef struct dml__keyidx {
