@@ -13,7 +13,6 @@
  * their file's baseRowId, which the commit assigns, plus their position). */
 #include "store/dml/dml_merge_int.h"
 
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -487,54 +486,6 @@ static int load_source(mrun *r) {
   return rc;
 }
 
-static json_t *preds_json(const dml__mplan *p, dml_merge_kind kind) {
-  json_t *a = json_array();
-  for (size_t i = 0; a && i < p->ncl; i++) {
-    const dml__mclause *c = &p->cl[i];
-    if (c->kind != kind) continue;
-    const char *t = c->action == DML_MERGE_DELETE ? "delete" : kind == DML_MERGE_NOT_MATCHED ? "insert" : "update";
-    json_t *o = json_object();
-    if (c->cond_sql) json_object_set_new(o, "predicate", json_string(c->cond_sql));
-    json_object_set_new(o, "actionType", json_string(t));
-    json_array_append_new(a, o);
-  }
-  return a;
-}
-
-static int set_str(json_t *params, const char *k, json_t *v) {
-  char *s = v ? json_dumps(v, JSON_COMPACT) : NULL;
-  json_decref(v);
-  if (!s) return dml__oom();
-  json_object_set_new(params, k, json_string(s));
-  free(s);
-  return 0;
-}
-
-static int commit(mrun *r) {
-  char *params = NULL, *metrics = NULL;
-  json_t *p = json_object(), *pr = json_array();
-  if (pr) json_array_append_new(pr, json_string(r->p.on_sql));
-  int rc = p ? set_str(p, "predicate", pr) : dml__oom();
-  if (!rc) rc = set_str(p, "matchedPredicates", preds_json(&r->p, DML_MERGE_MATCHED));
-  if (!rc) rc = set_str(p, "notMatchedPredicates", preds_json(&r->p, DML_MERGE_NOT_MATCHED));
-  if (!rc) rc = set_str(p, "notMatchedBySourcePredicates", preds_json(&r->p, DML_MERGE_NOT_MATCHED_BY_SOURCE));
-  if (!rc && !(params = json_dumps(p, JSON_COMPACT))) rc = dml__oom();
-  json_decref(p);
-  if (!rc) rc = dml_merge_metrics_json(&metrics, r->res);
-  if (!rc) rc = dml__commit(r->x, "MERGE", params, metrics, r->o->max_retries, r->o->now_ms, &r->res->version);
-  free(params);
-  free(metrics);
-  return rc;
-}
-
-/* The evolved metadata of snapshot e into the transaction. */
-static int set_metadata(dl_txn *x, const dl_snapshot *e) {
-  const dl_metadata *md = dl_snapshot_metadata(e);
-  dl_metadata_spec spec = {md->id, md->name, md->description, md->schema_string, md->num_partition_columns,
-                           md->partition_columns, md->configuration, md->created_time};
-  return dl_txn_set_metadata(x, &spec);
-}
-
 /* The protocol; delta.appendOnly refuses a MERGE that may change target rows. */
 static int check_table(const mrun *r) {
   return dml__check_table(r->s, "MERGE", !r->p.has_matched && !r->p.has_nmbs);
@@ -568,7 +519,7 @@ int dml_merge(dml_merge_result *out, dl_table *t, dl_snapshot *s, const dml_merg
   if (!rc) rc = load_source(&r);
   if (!rc && r.p.skip && !r.p.has_nmbs) rc = ex_skipper_new(&r.sk, r.p.skip, s);
   if (!rc) rc = dl_txn_begin(&r.x, t, s);
-  if (!rc && evolved) rc = set_metadata(r.x, evolved);
+  if (!rc && evolved) rc = dml__merge_set_metadata(r.x, evolved);
   r.par = !r.use_dv && !r.cdc.on;
   if (!rc) rc = dl_snapshot_files(s, file_cb, &r);
   if (!rc && r.pc.n) rc = par_run(&r);
@@ -579,7 +530,7 @@ int dml_merge(dml_merge_result *out, dl_table *t, dl_snapshot *s, const dml_merg
   if (!rc) rc = dml__cdc_commit(&r.cdc, r.x, &out->change_files);
   out->execution_ms = dml__mono_ms() - start;
   if (!rc) rc = dml__dv_put(&r.dvf, t);
-  if (!rc && (r.changed || out->files_added || evolved)) rc = commit(&r);
+  if (!rc && (r.changed || out->files_added || evolved)) rc = dml__merge_commit(r.x, &r.p, r.o, out);
   dml__router_free(&r.rt, rc != 0);
   for (size_t i = 0; i < r.nwrt; i++) dml__router_free(&r.wrt[i], rc != 0);
   free(r.wrt);

@@ -67,6 +67,11 @@ int dml__merge_struct_value(ex_node **out, bool *rebuilt, const arw_schema *ts, 
                             const ex_node *v, const arw_schema *s, int sid, bool evolve,
                             const ex_node *keep);
 int dml__mplan_bind(dml__mplan *p, const dl_snapshot *s, const dml_merge_opts *o);
+/* Commits x as MERGE (dml_merge_commit.c): p's clauses in the operation parameters, res's
+ * metrics; res->version the version written. */
+int dml__merge_commit(dl_txn *x, const dml__mplan *p, const dml_merge_opts *o, dml_merge_result *res);
+/* The evolved metadata of snapshot e into the transaction. */
+int dml__merge_set_metadata(dl_txn *x, const dl_snapshot *e);
 void dml__mplan_free(dml__mplan *p);
 /* The checks of new rows (target schema): NOT NULL columns and CHECK constraints. */
 int dml__mplan_check(const dml__mplan *p, const arw_batch *out);

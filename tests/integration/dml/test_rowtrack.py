@@ -181,7 +181,7 @@ class RowTrack(dcc.DeltaConnectClient):
         """After the same MERGE: per row (by x) Spark's values and commit version; kept and
         updated rows the ids they had before (before: x -> id on each copy), as on Spark's
         copy, inserted rows fresh ids above the old high-water mark; the mark moved by the
-        rows of the commit's new files."""
+        rows of the commit's new files, to Spark's."""
         got = {r["x"]: r for r in self.assert_ids_sound(a, what)}
         want = {r["x"]: r for r in self.assert_ids_sound(b, what + " (Spark)")}
         self.assertEqual(sorted(got), sorted(want), what)
@@ -200,6 +200,7 @@ class RowTrack(dcc.DeltaConnectClient):
         mark = self.hwm(a)
         self.assertGreaterEqual(mark, max(r["rid"] for r in got.values()), what)
         self.assertEqual(mark, self.old_hwm + self.fresh_rows(a), what + ": high-water mark")
+        self.assertEqual(mark, self.hwm(b), what + ": Spark's high-water mark")
         return mark
 
     def cdf_same(self, a, b, what):
