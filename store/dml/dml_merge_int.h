@@ -8,7 +8,9 @@
  * (the caller's) and the pair schema ps: every target column named "target.<col>" then
  * every source column named "source.<col>", the rows of a candidate (target row, source
  * row) pair. WHEN MATCHED conditions and values are bound over ps, WHEN NOT MATCHED BY
- * SOURCE over the target schema, WHEN NOT MATCHED over the source schema. */
+ * SOURCE over the target schema, WHEN NOT MATCHED over the source schema. On a table with
+ * row tracking the rows written have a fourth schema: the target's columns, then the
+ * materialized row id and commit version columns (dml__rt_schema). */
 #ifndef DD_STORE_DML_DML_MERGE_INT_H
 #define DD_STORE_DML_DML_MERGE_INT_H
 

@@ -10,10 +10,11 @@ copies (the same rows keep the same ids, and the same commit versions); a MERGE 
 rows too (copy-on-write table, deltad's table). MERGEs with update, delete and insert
 clauses, and with WHEN NOT MATCHED BY SOURCE clauses, run on copy-on-write, deletion vector
 and partitioned tables, with and without the change data feed, compared per row (by x):
-kept and updated rows have Spark's row ids, inserted rows fresh unique ids above the old
-high-water mark, every row Spark's commit version; the high-water mark covers the commit's
-new files as the protocol says; the change feed's rows are Spark's. On the copy-on-write table and deltad's table Spark then writes after deltad and the
-copies still agree, DESCRIBE DETAIL works and delta-rs reads deltad's copy. A table enabled later by deltad (ALTER TABLE SET TBLPROPERTIES over
+kept and updated rows keep their row ids (Spark's), inserted rows get fresh unique ids
+above the old high-water mark, every row has Spark's commit version; the high-water mark
+covers the commit's new files as the protocol says and equals Spark's; the change feed's
+rows are Spark's. On the copy-on-write table and deltad's table Spark then writes after
+deltad and the copies still agree, DESCRIBE DETAIL works and delta-rs reads deltad's copy. A table enabled later by deltad (ALTER TABLE SET TBLPROPERTIES over
 Delta Connect: materialized column names set, existing files backfilled) gets unique ids
 that its later rewrites (UPDATE, OPTIMIZE, Z-order) keep."""
 import json
