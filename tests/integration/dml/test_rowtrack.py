@@ -19,6 +19,7 @@ Delta Connect: materialized column names set, existing files backfilled) gets un
 that its later rewrites (UPDATE, OPTIMIZE, Z-order) keep."""
 import json
 import os
+import subprocess
 
 import dml_common as c
 from dml_common import h, q
@@ -178,6 +179,27 @@ class RowTrack(dcc.DeltaConnectClient):
     def ids(self, path):
         return {r["x"]: r["rid"] for r in self.assert_ids_sound(path, path)}
 
+    def materialized(self, path):
+        """x -> (materialized row id, materialized commit version) of the rows in the last
+        commit's new files (read by pyarrow: what the writer wrote, not what readers see;
+        files re-added with a deletion vector are old ones)."""
+        adds = [a["add"]["path"] for a in self.log_commits(path)[-1]
+                if a.get("add") and not a["add"].get("deletionVector")]
+        conf = {r["key"]: r["value"] for r in self.judge.sql("SHOW TBLPROPERTIES %s" % q(path))}
+        cols = [conf["delta.rowTracking.materializedRowIdColumnName"],
+                conf["delta.rowTracking.materializedRowCommitVersionColumnName"]]
+        prog = ("import json, sys, urllib.parse, pyarrow.parquet as pq\n"
+                "a = json.loads(sys.argv[1]); out = {}\n"
+                "for f in a['files']:\n"
+                "    t = pq.ParquetFile(a['root'] + '/' + urllib.parse.unquote(f)).read().to_pydict()\n"
+                "    for i, x in enumerate(t['x']):\n"
+                "        out[x] = [t.get(c, [None] * len(t['x']))[i] for c in a['cols']]\n"
+                "print(json.dumps(out))\n")
+        arg = json.dumps({"root": path, "files": adds, "cols": cols})
+        p = subprocess.run([c.PY, "-c", prog, arg], capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        return {int(x): v for x, v in json.loads(p.stdout).items()}
+
     def merge_same(self, a, b, what, inserted, before):
         """After the same MERGE: per row (by x) Spark's values and commit version; kept and
         updated rows the ids they had before (before: x -> id on each copy), as on Spark's
@@ -198,6 +220,13 @@ class RowTrack(dcc.DeltaConnectClient):
                     self.assertEqual(r["rid"], w["rid"], "%s: row %s has Spark's id" % (what, x))
                 self.assertEqual(r["rid"], before[0][x], "%s: row %s keeps its id" % (what, x))
                 self.assertEqual(w["rid"], before[1][x], "%s: row %s keeps its id (Spark)" % (what, x))
+        # the materialized columns of the rows both wrote: as Spark's (a copied row keeps
+        # both, an updated row its id with a null version, an inserted row neither)
+        ma, mb = self.materialized(a), self.materialized(b)
+        self.assertTrue(set(ma) & set(mb), what)
+        for x in set(ma) & set(mb):
+            self.assertEqual([v is None for v in ma[x]], [v is None for v in mb[x]],
+                             "%s: row %s materialized %s, Spark's %s" % (what, x, ma[x], mb[x]))
         mark = self.hwm(a)
         self.assertGreaterEqual(mark, max(r["rid"] for r in got.values()), what)
         self.assertEqual(mark, self.old_hwm + self.fresh_rows(a), what + ": high-water mark")
