@@ -128,6 +128,8 @@ int dml__rt_schema(arw_schema **out, const dml__bound *b, const dl_snapshot *s);
  * columns of those names: ids as they are, commit versions null for matched rows (matched
  * NULL: every row) (an updated row's version is its new file's). */
 int dml__rt_append(arw_batch *out, const arw_batch *in, const uint8_t *matched);
+/* The same for n updated rows, in's rows idx[0..n): their ids, null commit versions. */
+int dml__rt_append_updated(arw_batch *out, const arw_batch *in, const size_t *idx, size_t n);
 /* The remove action of active file f (dataChange, deletionTimestamp now) into x. */
 int dml__remove(dl_txn *x, const dl_file *f, int64_t now);
 /* Replaces file f in x by f with the deletion vector of rows[0..n) (f's old rows included),

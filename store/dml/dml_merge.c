@@ -6,10 +6,13 @@
  * them on DML__WORKERS threads (dml_par.c), each worker with its own partition router,
  * counters and matched-source flags (the plan, the source and its index shared, read
  * only); the removes are then taken in the files' order, the flags and counters summed,
- * and the inserts go through the first worker's router. */
+ * and the inserts go through the first worker's router. On a table with row tracking the
+ * target scans carry each row's id and commit version (dml_rowtrack.c): copied rows keep
+ * both, updated rows (WHEN MATCHED or WHEN NOT MATCHED BY SOURCE) keep their id with a null
+ * version (the new file's defaultRowCommitVersion), inserted rows have neither (fresh ids:
+ * their file's baseRowId, which the commit assigns, plus their position). */
 #include "store/dml/dml_merge_int.h"
 
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -30,6 +33,8 @@ typedef struct mrun {
   ex_skipper *sk;
   dl_txn *x;
   dml__router rt;
+  bool rtrack;           /* row tracking: scans and writes carry the rows' ids and versions */
+  arw_schema *rts;       /* then the schema of rewritten rows: the target's and those two */
   bool use_dv;
   dml__dvfile dvf;
   dml__cdc cdc;          /* the change data feed (when the table has it on) */
@@ -177,9 +182,27 @@ static int cdc_updates(mrun *r, const arw_batch *tgt, const size_t *rows, const 
   return rc;
 }
 
+/* The new rows out of one clause's rows (outs over sel); under row tracking with the two
+ * columns: for updated target rows tgt[rows[ix[j]]] their ids and null versions, for
+ * inserts (tgt NULL) nulls. */
+static int clause_out(mrun *r, arw_batch **out, ex_node *const *outs, const arw_batch *sel,
+                      const arw_batch *tgt, const size_t *rows, const size_t *ix, size_t n) {
+  bool upd = r->rtrack && tgt;
+  size_t *ti = upd ? malloc((n + 1) * sizeof *ti) : NULL;
+  if (upd && !ti) return dml__oom();
+  for (size_t j = 0; upd && j < n; j++) ti[j] = rows[ix[j]];
+  int rc = dml__mplan_eval_outs(out, &r->p, r->rtrack ? r->rts : NULL, outs, sel);
+  if (!rc && upd) rc = dml__rt_append_updated(*out, tgt, ti, n);
+  for (size_t k = 0; !rc && r->rtrack && !tgt && k < 2; k++)
+    rc = arw_append_nulls(*out, arw_schema_column(r->rts, r->p.tb.ncols + k), n);
+  if (rc) arw_batch_free(*out), *out = NULL;
+  free(ti);
+  return rc;
+}
+
 /* Rows of `in` (indexed by the batch rows their positions map to) updated by each UPDATE
  * clause, written; counts what each clause did. tgt: the target batch those rows index
- * (the change feed's preimages), NULL for inserts. */
+ * (the change feed's preimages, the row ids), NULL for inserts. */
 static int apply_updates(mrun *r, fstate *f, const arw_batch *in, const size_t *rows, size_t k,
                          bool matched, const arw_batch *tgt) {
   int rc = 0;
@@ -190,7 +213,7 @@ static int apply_updates(mrun *r, fstate *f, const arw_batch *in, const size_t *
     if (!nsel) continue;
     arw_batch *sel = NULL, *out = NULL;
     rc = arw_batch_take(&sel, in, f->ix, nsel);
-    if (!rc) rc = dml__mplan_eval_outs(&out, &r->p, r->p.cl[c].outs, sel);
+    if (!rc) rc = clause_out(r, &out, r->p.cl[c].outs, sel, tgt, rows, f->ix, nsel);
     if (!rc) rc = dml__router_write(&r->rt, out);
     if (!rc) rc = cdc_updates(r, tgt, rows, f->ix, nsel, out);
     *(matched ? &r->res->matched_updated : &r->res->nmbs_updated) += (int64_t)nsel;
@@ -285,7 +308,7 @@ static int mark_file(mrun *r, const dl_file *f, const dl_rowset *old, uint64_t *
 
 static int open_scan(mrun *r, const dl_file *f, scn_scan **sc) {
   return dml__open_scan(sc, r->t, r->s, f->path, r->o->batch_rows, r->o->roots, r->o->num_roots, NULL, 0,
-                        r->scan_threads, false);
+                        r->scan_threads, r->rtrack);
 }
 
 /* File f joined; copy-on-write, its rows written to the router when one changed (*rewritten:
@@ -302,7 +325,7 @@ static int do_file(mrun *r, const dl_file *f, bool *rewritten) {
   int64_t t0 = dml__mono_ms();
   int rc = r->use_dv && f->dv ? dl_dv_load(&old, r->t, f->dv) : 0;
   if (!rc) rc = open_scan(r, f, &sc);
-  if (!rc && !r->use_dv) rc = arw_batch_new(&keep, r->p.tb.schema);
+  if (!rc && !r->use_dv) rc = arw_batch_new(&keep, r->rtrack ? r->rts : r->p.tb.schema);
   while (!rc && !(rc = scn_next(sc, &b)) && b) {
     size_t n = arw_batch_rows(b), nk = 0;
     live += (int64_t)n;
@@ -399,6 +422,7 @@ static int par_run(mrun *r) {
     if (!w->r.smatched) rc = dml__oom();
     if (!rc && (rc = dml__router_init(&r->wrt[r->nwrt], r->t, r->s, r->p.tb.schema, r->o->codec, false)))
       dml__router_free(&r->wrt[r->nwrt], false);
+    if (!rc) r->wrt[r->nwrt].row_tracking = r->rtrack;
     if (!rc) w->r.rt = r->wrt[r->nwrt++];
   }
   if (!rc) rc = dml__par_run(&r->pc, r->s, ctx, par_file, NULL);
@@ -462,64 +486,17 @@ static int load_source(mrun *r) {
   return rc;
 }
 
-static json_t *preds_json(const dml__mplan *p, dml_merge_kind kind) {
-  json_t *a = json_array();
-  for (size_t i = 0; a && i < p->ncl; i++) {
-    const dml__mclause *c = &p->cl[i];
-    if (c->kind != kind) continue;
-    const char *t = c->action == DML_MERGE_DELETE ? "delete" : kind == DML_MERGE_NOT_MATCHED ? "insert" : "update";
-    json_t *o = json_object();
-    if (c->cond_sql) json_object_set_new(o, "predicate", json_string(c->cond_sql));
-    json_object_set_new(o, "actionType", json_string(t));
-    json_array_append_new(a, o);
-  }
-  return a;
-}
-
-static int set_str(json_t *params, const char *k, json_t *v) {
-  char *s = v ? json_dumps(v, JSON_COMPACT) : NULL;
-  json_decref(v);
-  if (!s) return dml__oom();
-  json_object_set_new(params, k, json_string(s));
-  free(s);
-  return 0;
-}
-
-static int commit(mrun *r) {
-  char *params = NULL, *metrics = NULL;
-  json_t *p = json_object(), *pr = json_array();
-  if (pr) json_array_append_new(pr, json_string(r->p.on_sql));
-  int rc = p ? set_str(p, "predicate", pr) : dml__oom();
-  if (!rc) rc = set_str(p, "matchedPredicates", preds_json(&r->p, DML_MERGE_MATCHED));
-  if (!rc) rc = set_str(p, "notMatchedPredicates", preds_json(&r->p, DML_MERGE_NOT_MATCHED));
-  if (!rc) rc = set_str(p, "notMatchedBySourcePredicates", preds_json(&r->p, DML_MERGE_NOT_MATCHED_BY_SOURCE));
-  if (!rc && !(params = json_dumps(p, JSON_COMPACT))) rc = dml__oom();
-  json_decref(p);
-  if (!rc) rc = dml_merge_metrics_json(&metrics, r->res);
-  if (!rc) rc = dml__commit(r->x, "MERGE", params, metrics, r->o->max_retries, r->o->now_ms, &r->res->version);
-  free(params);
-  free(metrics);
-  return rc;
-}
-
-/* The evolved metadata of snapshot e into the transaction. */
-static int set_metadata(dl_txn *x, const dl_snapshot *e) {
-  const dl_metadata *md = dl_snapshot_metadata(e);
-  dl_metadata_spec spec = {md->id, md->name, md->description, md->schema_string, md->num_partition_columns,
-                           md->partition_columns, md->configuration, md->created_time};
-  return dl_txn_set_metadata(x, &spec);
-}
-
-/* A MERGE that updates, deletes or copies target rows of a table that enables row tracking
- * would have to keep their row ids (not done here): only an insert-only MERGE runs. */
+/* The protocol; delta.appendOnly refuses a MERGE that may change target rows. */
 static int check_table(const mrun *r) {
-  bool insert_only = !r->p.has_matched && !r->p.has_nmbs;
-  int rc = dml__check_table(r->s, "MERGE", insert_only);
-  if (!rc && !insert_only && dl_rowtrack_enabled(r->s))
-    rc = dd_err_set(DD_EUNSUPPORTED, "MERGE with WHEN MATCHED or WHEN NOT MATCHED BY SOURCE "
-                    "clauses on a table with row tracking (delta.enableRowTracking) is not "
-                    "supported: it would not keep the rows' row ids; an insert-only MERGE is");
-  return rc;
+  return dml__check_table(r->s, "MERGE", !r->p.has_matched && !r->p.has_nmbs);
+}
+
+/* Row tracking when the table enables it and the MERGE may rewrite target rows (an
+ * insert-only MERGE's rows all get fresh ids). */
+static int rowtrack_init(mrun *r) {
+  r->rtrack = dl_rowtrack_enabled(r->s) && (r->p.has_matched || r->p.has_nmbs);
+  r->rt.row_tracking = r->rtrack;
+  return r->rtrack ? dml__rt_schema(&r->rts, &r->p.tb, r->s) : 0;
 }
 
 int dml_merge(dml_merge_result *out, dl_table *t, dl_snapshot *s, const dml_merge_opts *opts) {
@@ -536,12 +513,13 @@ int dml_merge(dml_merge_result *out, dl_table *t, dl_snapshot *s, const dml_merg
   if (!rc) rc = dml__mplan_bind(&r.p, s, r.o);
   if (!rc) rc = check_table(&r);
   if (!rc) rc = dml__router_init(&r.rt, t, s, r.p.tb.schema, r.o->codec, false);
+  if (!rc) rc = rowtrack_init(&r);
   if (!rc) rc = dml__cdc_init(&r.cdc, t, s, r.p.tb.schema, r.o->codec);
   r.cdc_inserts = r.p.has_matched || r.p.has_nmbs;
   if (!rc) rc = load_source(&r);
   if (!rc && r.p.skip && !r.p.has_nmbs) rc = ex_skipper_new(&r.sk, r.p.skip, s);
   if (!rc) rc = dl_txn_begin(&r.x, t, s);
-  if (!rc && evolved) rc = set_metadata(r.x, evolved);
+  if (!rc && evolved) rc = dml__merge_set_metadata(r.x, evolved);
   r.par = !r.use_dv && !r.cdc.on;
   if (!rc) rc = dl_snapshot_files(s, file_cb, &r);
   if (!rc && r.pc.n) rc = par_run(&r);
@@ -552,7 +530,7 @@ int dml_merge(dml_merge_result *out, dl_table *t, dl_snapshot *s, const dml_merg
   if (!rc) rc = dml__cdc_commit(&r.cdc, r.x, &out->change_files);
   out->execution_ms = dml__mono_ms() - start;
   if (!rc) rc = dml__dv_put(&r.dvf, t);
-  if (!rc && (r.changed || out->files_added || evolved)) rc = commit(&r);
+  if (!rc && (r.changed || out->files_added || evolved)) rc = dml__merge_commit(r.x, &r.p, r.o, out);
   dml__router_free(&r.rt, rc != 0);
   for (size_t i = 0; i < r.nwrt; i++) dml__router_free(&r.wrt[i], rc != 0);
   free(r.wrt);
@@ -568,6 +546,7 @@ int dml_merge(dml_merge_result *out, dl_table *t, dl_snapshot *s, const dml_merg
   arw_batch_free(r.src);
   free(r.smatched);
   dml__mplan_free(&r.p);
+  arw_schema_free(r.rts);
   dl_snapshot_free(evolved);
   return rc;
 }

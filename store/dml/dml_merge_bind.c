@@ -617,8 +617,9 @@ int dml__mplan_pairs(arw_batch **out, const dml__mplan *p, const arw_batch *tb, 
   return rc;
 }
 
-int dml__mplan_eval_outs(arw_batch **out, const dml__mplan *p, ex_node *const *outs, const arw_batch *in) {
-  int rc = arw_batch_new(out, p->tb.schema);
+int dml__mplan_eval_outs(arw_batch **out, const dml__mplan *p, const arw_schema *schema,
+                         ex_node *const *outs, const arw_batch *in) {
+  int rc = arw_batch_new(out, schema ? schema : p->tb.schema);
   if (!rc) rc = fill(*out, outs, p->tb.ncols, in, 0);
   if (!rc) rc = dml__mplan_check(p, *out);
   if (rc) arw_batch_free(*out), *out = NULL;

@@ -8,7 +8,9 @@
  * (the caller's) and the pair schema ps: every target column named "target.<col>" then
  * every source column named "source.<col>", the rows of a candidate (target row, source
  * row) pair. WHEN MATCHED conditions and values are bound over ps, WHEN NOT MATCHED BY
- * SOURCE over the target schema, WHEN NOT MATCHED over the source schema. */
+ * SOURCE over the target schema, WHEN NOT MATCHED over the source schema. On a table with
+ * row tracking the rows written have a fourth schema: the target's columns, then the
+ * materialized row id and commit version columns (dml__rt_schema). */
 #ifndef DD_STORE_DML_DML_MERGE_INT_H
 #define DD_STORE_DML_DML_MERGE_INT_H
 
@@ -67,15 +69,21 @@ int dml__merge_struct_value(ex_node **out, bool *rebuilt, const arw_schema *ts, 
                             const ex_node *v, const arw_schema *s, int sid, bool evolve,
                             const ex_node *keep);
 int dml__mplan_bind(dml__mplan *p, const dl_snapshot *s, const dml_merge_opts *o);
+/* Commits x as MERGE (dml_merge_commit.c): p's clauses in the operation parameters, res's
+ * metrics; res->version the version written. */
+int dml__merge_commit(dl_txn *x, const dml__mplan *p, const dml_merge_opts *o, dml_merge_result *res);
+/* The evolved metadata of snapshot e into the transaction. */
+int dml__merge_set_metadata(dl_txn *x, const dl_snapshot *e);
 void dml__mplan_free(dml__mplan *p);
 /* The checks of new rows (target schema): NOT NULL columns and CHECK constraints. */
 int dml__mplan_check(const dml__mplan *p, const arw_batch *out);
 /* The pair batch of target rows ti[k] of tb and source rows si[k] of sb. */
 int dml__mplan_pairs(arw_batch **out, const dml__mplan *p, const arw_batch *tb, const size_t *ti,
                      const arw_batch *sb, const size_t *si, size_t n);
-/* A batch of the target schema holding outs evaluated over in (their schema's batch). */
-int dml__mplan_eval_outs(arw_batch **out, const dml__mplan *p, ex_node *const *outs,
-                         const arw_batch *in);
+/* A batch of the target schema holding outs evaluated over in (their schema's batch); of
+ * schema instead when given (the target's columns first, the rest left for the caller). */
+int dml__mplan_eval_outs(arw_batch **out, const dml__mplan *p, const arw_schema *schema,
+                         ex_node *const *outs, const arw_batch *in);
 
 /* ---- the source's hash index on the join keys ---- */
 typedef struct dml__keyidx {

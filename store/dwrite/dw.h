@@ -54,8 +54,9 @@ typedef struct dw_opts {
   bool row_tracking;           /* also write the table's materialized row id and row commit
                                 * version columns (INT64, named by DL_RT_ID_COLUMN_KEY and
                                 * DL_RT_VERSION_COLUMN_KEY; hidden: not in the schema) from
-                                * the batches' columns of those names (absent: nulls); the
-                                * table must enable row tracking (dl_rowtrack_enabled) */
+                                * the batches' columns of those names (every batch must
+                                * carry them; nulls where a row has no value); the table
+                                * must enable row tracking (dl_rowtrack_enabled) */
 } dw_opts;
 #define DW_OPTS_VERSION 1
 #define DW_OPTS_INIT {.version = DW_OPTS_VERSION, .codec = PQ_CODEC_SNAPPY, \

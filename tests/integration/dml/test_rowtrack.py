@@ -6,14 +6,20 @@ same steps on two copies, deltad changing one (a DataFrame append by the real Sp
 client, DELETE, UPDATE and OPTIMIZE by deltactl, an insert-only MERGE by the real Delta
 Connect client) and Spark the other; after each step Spark's
 SELECT *, _metadata.row_id, _metadata.row_commit_version gives the same multiset on both
-copies (the same rows keep the same ids, and the same commit versions). A MERGE that would
-update rows is refused (UNIMPLEMENTED naming row tracking) and leaves nothing behind.
-On the copy-on-write table and deltad's table Spark then writes after deltad and the
-copies still agree, DESCRIBE DETAIL works and delta-rs reads deltad's copy. A table enabled later by deltad (ALTER TABLE SET TBLPROPERTIES over
+copies (the same rows keep the same ids, and the same commit versions); a MERGE that updates
+rows too (copy-on-write table, deltad's table). MERGEs with update, delete and insert
+clauses, and with WHEN NOT MATCHED BY SOURCE clauses, run on copy-on-write, deletion vector
+and partitioned tables, with and without the change data feed, compared per row (by x):
+kept and updated rows keep their row ids (Spark's), inserted rows get fresh unique ids
+above the old high-water mark, every row has Spark's commit version; the high-water mark
+covers the commit's new files as the protocol says and equals Spark's; the change feed's
+rows are Spark's. On the copy-on-write table and deltad's table Spark then writes after
+deltad and the copies still agree, DESCRIBE DETAIL works and delta-rs reads deltad's copy. A table enabled later by deltad (ALTER TABLE SET TBLPROPERTIES over
 Delta Connect: materialized column names set, existing files backfilled) gets unique ids
 that its later rewrites (UPDATE, OPTIMIZE, Z-order) keep."""
 import json
 import os
+import subprocess
 
 import dml_common as c
 from dml_common import h, q
@@ -36,6 +42,28 @@ INSERT_ONLY = {"kind": "merge", "on": "t.x = s.x", "target_alias": "t", "source_
                "source_schema": COLS, "source_rows": [[20, "m", "u"], [1, "dup", "u"], [21, "n", "v"]],
                "clauses": [{"when": "not_matched", "action": "insert_all"}]}
 UPDATING = dict(INSERT_ONLY, clauses=[{"when": "matched", "action": "update", "set": {"y": "'merged'"}}])
+CDF = "'delta.enableChangeDataFeed' = 'true'"
+# tables for the MERGEs below (besides TABLES): the change data feed on
+MERGE_TABLES = {
+    "cow-cdf": ("", "TBLPROPERTIES (%s, %s, 'delta.enableDeletionVectors' = 'false')" % (RT, CDF)),
+    "part-dv-cdf": ("PARTITIONED BY (p)", "TBLPROPERTIES (%s, %s, 'delta.enableDeletionVectors' = 'true')"
+                    % (RT, CDF)),
+}
+ORIGINAL = {1, 2, 3, 4, 5}  # the x of ROWS
+# x 1..5 at first: 5 deleted, 1 and 3 updated (3 moves from partition v to u), 2 and 4 kept,
+# 40 and 41 inserted
+MERGE_UDI = {"kind": "merge", "on": "t.x = s.x", "target_alias": "t", "source_alias": "s",
+             "source_schema": COLS,
+             "source_rows": [[1, "s1", "u"], [3, "s3", "u"], [5, None, "w"], [40, "n", "u"], [41, "o", "v"]],
+             "clauses": [{"when": "matched", "cond": "s.y IS NULL", "action": "delete"},
+                         {"when": "matched", "action": "update", "set": {"y": "s.y", "p": "s.p"}},
+                         {"when": "not_matched", "action": "insert_all"}]}
+# then: 2 and 4 updated, 1 deleted and 40, 41 updated by source, 3 kept, 50 inserted
+MERGE_NMBS = dict(MERGE_UDI, source_rows=[[2, "s2", "u"], [4, "s4", "v"], [50, "q", "w"]],
+                  clauses=[{"when": "matched", "action": "update_all"},
+                           {"when": "not_matched", "action": "insert_all"},
+                           {"when": "nmbs", "cond": "t.x = 1", "action": "delete"},
+                           {"when": "nmbs", "cond": "t.x >= 40", "action": "update", "set": {"y": "'old'"}}])
 
 
 class RowTrack(dcc.DeltaConnectClient):
@@ -47,7 +75,7 @@ class RowTrack(dcc.DeltaConnectClient):
         cls.judge = SparkJudge()
         cls.base = os.path.join(cls.tmp, "base")
         os.makedirs(cls.base)
-        for name, (part, props) in TABLES.items():
+        for name, (part, props) in list(TABLES.items()) + list(MERGE_TABLES.items()):
             c.make_table(cls.judge, os.path.join(cls.base, name), COLS, ROWS, part, props)
         c.make_table(cls.judge, os.path.join(cls.base, "late"), COLS, ROWS, "",
                      "TBLPROPERTIES ('delta.enableDeletionVectors' = 'false')")
@@ -94,15 +122,12 @@ class RowTrack(dcc.DeltaConnectClient):
         c.deltactl(["update", a, "--set", "y = 'upd'", "--where", "x IN (1, 4, 12)"])
         self.judge.sql("UPDATE %s SET y = 'upd' WHERE x IN (1, 4, 12)" % q(b))
         self.assert_same(a, b, name + ": update")
-        files = c.tree(a)
-        merges = [dict(UPDATING, path=a)] if full else []
-        got = c.run_client(self, merges + [dict(INSERT_ONLY, path=a)])
         if full:
-            self.assertIn("error", got[0], name)
-            self.assertIn("row tracking", got[0]["error"], name)
-            # one commit only, the insert-only MERGE's: the refused one committed nothing
-            logs = [f for f in c.tree(a) - files if f.startswith("_delta_log/")]
-            self.assertEqual(len(logs), 1, "%s: a refused MERGE committed: %s" % (name, logs))
+            got = c.run_client(self, [dict(UPDATING, path=a)])
+            self.assertIn("ok", got[0], "%s: %s" % (name, got))
+            self.judge.sql(c.merge_sql(q(b) + " t", dict(UPDATING, target_alias="")))
+            self.assert_same(a, b, name + ": updating merge")
+        got = c.run_client(self, [dict(INSERT_ONLY, path=a)])
         self.assertIn("ok", got[-1], "%s: %s" % (name, got))
         self.judge.sql(c.merge_sql(q(b) + " t", dict(INSERT_ONLY, target_alias="")))
         self.assert_same(a, b, name + ": insert-only merge")
@@ -122,6 +147,114 @@ class RowTrack(dcc.DeltaConnectClient):
         self.assertIn("deltalake", got, "%s: delta-rs: %s" % (name, got))
         self.assertEqual(len(got["deltalake"]), len(self.judge.read(b)), name)
 
+    @staticmethod
+    def log_commits(path):
+        d = os.path.join(path, "_delta_log")
+        names = sorted(f for f in os.listdir(d) if f.endswith(".json") and f[:-5].isdigit())
+        out = []
+        for f in names:
+            with open(os.path.join(d, f)) as fh:
+                out.append([json.loads(line) for line in fh if line.strip()])
+        return out
+
+    def hwm(self, path):
+        """The table's rowIdHighWaterMark (-1 without one)."""
+        mark = -1
+        for actions in self.log_commits(path):
+            for a in actions:
+                dm = a.get("domainMetadata")
+                if dm and dm["domain"] == "delta.rowTracking" and not dm.get("removed"):
+                    mark = json.loads(dm["configuration"])["rowIdHighWaterMark"]
+        return mark
+
+    def fresh_rows(self, path):
+        """Rows the last commit's adds took fresh ids for: their numRecords summed."""
+        n = 0
+        for a in self.log_commits(path)[-1]:
+            add = a.get("add")
+            if add and add.get("baseRowId") is not None and add["baseRowId"] > self.old_hwm:
+                n += json.loads(add["stats"])["numRecords"]
+        return n
+
+    def ids(self, path):
+        return {r["x"]: r["rid"] for r in self.assert_ids_sound(path, path)}
+
+    def materialized(self, path):
+        """x -> (materialized row id, materialized commit version) of the rows in the last
+        commit's new files (read by pyarrow: what the writer wrote, not what readers see;
+        files re-added with a deletion vector are old ones)."""
+        adds = [a["add"]["path"] for a in self.log_commits(path)[-1]
+                if a.get("add") and not a["add"].get("deletionVector")]
+        conf = {r["key"]: r["value"] for r in self.judge.sql("SHOW TBLPROPERTIES %s" % q(path))}
+        cols = [conf["delta.rowTracking.materializedRowIdColumnName"],
+                conf["delta.rowTracking.materializedRowCommitVersionColumnName"]]
+        prog = ("import json, sys, urllib.parse, pyarrow.parquet as pq\n"
+                "a = json.loads(sys.argv[1]); out = {}\n"
+                "for f in a['files']:\n"
+                "    t = pq.ParquetFile(a['root'] + '/' + urllib.parse.unquote(f)).read().to_pydict()\n"
+                "    for i, x in enumerate(t['x']):\n"
+                "        out[x] = [t.get(c, [None] * len(t['x']))[i] for c in a['cols']]\n"
+                "print(json.dumps(out))\n")
+        arg = json.dumps({"root": path, "files": adds, "cols": cols})
+        p = subprocess.run([c.PY, "-c", prog, arg], capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        return {int(x): v for x, v in json.loads(p.stdout).items()}
+
+    def merge_same(self, a, b, what, inserted, before):
+        """After the same MERGE: per row (by x) Spark's values and commit version; kept and
+        updated rows the ids they had before (before: x -> id on each copy), as on Spark's
+        copy, inserted rows fresh ids above the old high-water mark; the mark moved by the
+        rows of the commit's new files, to Spark's."""
+        got = {r["x"]: r for r in self.assert_ids_sound(a, what)}
+        want = {r["x"]: r for r in self.assert_ids_sound(b, what + " (Spark)")}
+        self.assertEqual(sorted(got), sorted(want), what)
+        for x, r in got.items():
+            w = want[x]
+            self.assertEqual({k: v for k, v in r.items() if k != "rid"},
+                             {k: v for k, v in w.items() if k != "rid"}, "%s: row %s" % (what, x))
+            if x in inserted:
+                self.assertGreater(r["rid"], self.old_hwm, "%s: inserted row %s has a fresh id" % (what, x))
+                self.assertGreater(w["rid"], self.old_hwm, what)
+            else:
+                if x in ORIGINAL:  # the copies' ids are the same until a MERGE inserts
+                    self.assertEqual(r["rid"], w["rid"], "%s: row %s has Spark's id" % (what, x))
+                self.assertEqual(r["rid"], before[0][x], "%s: row %s keeps its id" % (what, x))
+                self.assertEqual(w["rid"], before[1][x], "%s: row %s keeps its id (Spark)" % (what, x))
+        # the materialized columns of the rows both wrote: as Spark's (a copied row keeps
+        # both, an updated row its id with a null version, an inserted row neither)
+        ma, mb = self.materialized(a), self.materialized(b)
+        self.assertTrue(set(ma) & set(mb), what)
+        for x in set(ma) & set(mb):
+            self.assertEqual([v is None for v in ma[x]], [v is None for v in mb[x]],
+                             "%s: row %s materialized %s, Spark's %s" % (what, x, ma[x], mb[x]))
+        mark = self.hwm(a)
+        self.assertGreaterEqual(mark, max(r["rid"] for r in got.values()), what)
+        self.assertEqual(mark, self.old_hwm + self.fresh_rows(a), what + ": high-water mark")
+        self.assertEqual(mark, self.hwm(b), what + ": Spark's high-water mark")
+        return mark
+
+    def cdf_same(self, a, b, what):
+        v = int(c.last_commit(self.judge, a)["version"])
+        sql = "SELECT x, y, p, _change_type FROM table_changes_by_path('%s', {v}, {v})".format(v=v)
+        rows = [sorted(json.dumps(r, sort_keys=True) for r in self.judge.sql(sql % p)) for p in (a, b)]
+        self.assertTrue(rows[0], what + ": no change rows")
+        self.assertEqual(rows[0], rows[1], what + ": change data feed")
+
+    def merges(self, a, b, name):
+        """MERGE_UDI then MERGE_NMBS by deltad (the Delta Connect client) on a and by Spark
+        on b, compared after each."""
+        for op, ins in ((MERGE_UDI, {40, 41}), (MERGE_NMBS, {50})):
+            what = "%s: merge inserting %s" % (name, sorted(ins))
+            self.old_hwm = self.hwm(a)
+            self.assertEqual(self.old_hwm, self.hwm(b), what)
+            before = (self.ids(a), self.ids(b))
+            got = c.run_client(self, [dict(op, path=a)])
+            self.assertIn("ok", got[0], "%s: %s" % (what, got))
+            self.judge.sql(c.merge_sql(q(b) + " t", dict(op, target_alias="")))
+            self.merge_same(a, b, what, ins, before)
+            if "cdf" in name:
+                self.cdf_same(a, b, what)
+
     def pair(self, name):
         return c.copy_pair(os.path.join(self.base, name), self.tmp, name)
 
@@ -131,6 +264,11 @@ class RowTrack(dcc.DeltaConnectClient):
         for name in TABLES:
             a, b = self.pair(name)
             self.steps(a, b, name, name == "cow")
+
+    def test_merge_keeps_row_ids(self):
+        for name in list(TABLES) + list(MERGE_TABLES):
+            a, b = c.copy_pair(os.path.join(self.base, name), self.tmp, "m-" + name)
+            self.merges(a, b, name)
 
     def test_table_made_by_deltad(self):
         a, b = os.path.join(self.tmp, "dd-dd"), os.path.join(self.tmp, "dd-spark")
