@@ -496,6 +496,7 @@ static int commit(mrun *r) {
   if (!rc && !(params = json_dumps(p, JSON_COMPACT))) rc = dml__oom();
   json_decref(p);
   if (!rc) rc = dml_merge_metrics_json(&metrics, r->res);
+  if (!rc) rc = dml__ident_metadata(r->x, &r->p.ident, r->s);
   if (!rc) rc = dml__commit(r->x, "MERGE", params, metrics, r->o->max_retries, r->o->now_ms, &r->res->version);
   free(params);
   free(metrics);
