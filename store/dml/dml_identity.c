@@ -116,6 +116,7 @@ int dml__ident_take(dml__idcol *c, int64_t *v, size_t n) {
 }
 
 int dml__ident_append(dml__idcol *c, arw_batch *out, size_t n) {
+  if (!c) return dd_err_set(DD_EINTERNAL, "identity: a column without a value is not an identity column");
   int64_t *v = malloc((n ? n : 1) * sizeof *v);
   int rc = v ? dml__ident_take(c, v, n) : dml__oom();
   if (!rc) rc = arw_append_fixed(out, c->colid, v, n, NULL);

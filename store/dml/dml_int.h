@@ -92,7 +92,7 @@ dml__idcol *dml__ident_find(const dml__ident *id, size_t col);
 int dml__ident_explicit(const dml__idcol *c);
 /* The next n values of c into v (DD_EINVAL past the end of BIGINT). */
 int dml__ident_take(dml__idcol *c, int64_t *v, size_t n);
-/* The next n values of c appended to its column of out. */
+/* The next n values of c appended to its column of out (DD_EINTERNAL when c is NULL). */
 int dml__ident_append(dml__idcol *c, arw_batch *out, size_t n);
 /* Has any column handed out a value? */
 bool dml__ident_issued(const dml__ident *id);

@@ -623,11 +623,9 @@ int dml__mplan_pairs(arw_batch **out, const dml__mplan *p, const arw_batch *tb, 
 
 int dml__mplan_eval_outs(arw_batch **out, const dml__mplan *p, ex_node *const *outs, const arw_batch *in) {
   int rc = arw_batch_new(out, p->tb.schema);
-  for (size_t i = 0; i < p->tb.ncols && !rc; i++) {
-    dml__idcol *ic = outs[i] ? NULL : dml__ident_find(&p->ident, i);
-    if (outs[i]) rc = ex_eval(outs[i], in, *out, arw_schema_column(p->tb.schema, i));
-    else rc = ic ? dml__ident_append(ic, *out, arw_batch_rows(in)) : dd_err_set(DD_EINTERNAL, "MERGE: no value");
-  }
+  for (size_t i = 0; i < p->tb.ncols && !rc; i++)
+    rc = outs[i] ? ex_eval(outs[i], in, *out, arw_schema_column(p->tb.schema, i))
+                 : dml__ident_append(dml__ident_find(&p->ident, i), *out, arw_batch_rows(in));
   if (!rc) rc = dml__mplan_check(p, *out);
   if (rc) arw_batch_free(*out), *out = NULL;
   return rc;

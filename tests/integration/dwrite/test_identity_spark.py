@@ -195,6 +195,28 @@ class IdentitySpark(dcc.DeltaConnectClient):
                 marks = [m for _, _, m in self.log(a)]
                 self.assertEqual(marks[-4:-1], [None] * 3, name + ": explicit writes changed the metaData")
 
+    def test_merge_insert_star(self):
+        """INSERT * from a source without the id column: refused by both without schema
+        evolution, numbered by both with it."""
+        star = ("MERGE %sINTO delta.`{t}` t USING delta.`{src}` s ON t.v = s.v "
+                "WHEN NOT MATCHED THEN INSERT *")
+        for name in ("always_up", "default_down"):
+            with self.subTest(name):
+                a, b = self.pair(name)
+                files = c.tree(a)
+                op = {"kind": "sql", "sql": star % ""}
+                got = c.run_dwrite(self, self.bind([op], a))[0]
+                want = self.judge.dfwrite(self.bind([op], b))[0]
+                self.assertNotEqual(want, "ok")
+                self.assertIn("DELTA_MERGE_UNRESOLVED_EXPRESSION", got)
+                self.assertEqual(c.tree(a), files)
+                op = {"kind": "sql", "sql": star % "WITH SCHEMA EVOLUTION "}
+                self.assertEqual(c.run_dwrite(self, self.bind([op], a)), ["ok"])
+                self.assertEqual(self.judge.dfwrite(self.bind([op], b)), ["ok"])
+                self.assertEqual(self.ids(a), self.ids(b), name)
+                self.assertEqual(self.hwm(a), self.hwm(b), name)
+                self.assertEqual(self.hwm(a), START + 2 * KINDS[name][1], name)
+
 
 if __name__ == "__main__":
     h.main()
