@@ -10,9 +10,12 @@ each of deltad's commits carries the new delta.identity.highWaterMark in its met
 extreme id, as Spark's). Spark then appends to deltad's table and its ids do not collide.
 Explicit ids: refused on both sides for GENERATED ALWAYS
 (DELTA_IDENTITY_COLUMNS_EXPLICIT_INSERT_NOT_SUPPORTED, nothing written), kept for BY DEFAULT
-with the mark left where it was, as Spark does."""
+with the mark left where it was, as Spark does. A race: deltad's append has read the table
+when Spark numbers rows and commits; deltad's commit then fails (ABORTED, the concurrent
+metaData change) and the table holds Spark's rows only."""
 import json
 import os
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -216,6 +219,43 @@ class IdentitySpark(dcc.DeltaConnectClient):
                 self.assertEqual(self.ids(a), self.ids(b), name)
                 self.assertEqual(self.hwm(a), self.hwm(b), name)
                 self.assertEqual(self.hwm(a), START + 2 * KINDS[name][1], name)
+
+    def test_race(self):
+        """deltad's append (dml_race) has read the table when another writer numbers rows
+        and commits first: Spark, or deltad itself through the Spark Connect client."""
+        for name, winner in (("always_up", "spark"), ("default_down", "spark"), ("always_up", "deltad"),
+                             ("default_down", "deltad")):
+            with self.subTest(name=name, winner=winner):
+                a, _ = self.pair(name)
+                p = subprocess.Popen([c.RACE, a, "append", "3"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+                try:
+                    self.assertEqual(p.stdout.readline().strip(), "ready")
+                    ins = "INSERT INTO %s (v) VALUES ('s1'), ('s2')" % q(a)
+                    if winner == "spark":
+                        self.judge.sql(ins)
+                    else:
+                        self.assertEqual(c.run_dwrite(self, [{"kind": "sql", "sql": ins}]), ["ok"])
+                    out, err = p.communicate("go\n", timeout=300)
+                finally:
+                    if p.poll() is None:
+                        p.kill()
+                self.assertEqual(p.returncode, 0, err)
+                self.assertTrue(out.startswith("error ABORTED"), out)
+                self.assertIn("concurrent metadata change", out)
+                rows = self.judge.read(a)
+                self.assertEqual(sorted(r["v"] for r in rows), ["a", "b", "s1", "s2"], name)
+                ids = self.ids(a)
+                self.assertEqual(len(ids), len(set(ids)), name)
+                self.assertEqual(self.hwm(a), START + 3 * KINDS[name][1], name)
+                # no data file of the loser left behind: every parquet file is in the log
+                logged = set()
+                d = os.path.join(a, "_delta_log")
+                for f in os.listdir(d):
+                    if f.endswith(".json"):
+                        with open(os.path.join(d, f)) as fh:
+                            logged |= {json.loads(x)["add"]["path"] for x in fh if '"add"' in x}
+                self.assertEqual({f for f in c.tree(a) if f.endswith(".parquet")}, logged, name)
 
 
 if __name__ == "__main__":
