@@ -14,7 +14,6 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "store/dml/dml_int.h"
 
