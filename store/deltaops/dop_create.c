@@ -45,8 +45,13 @@ static int build_schema(json_t **out, const dop_create_opts *o, dop__proto *p) {
       json_object_set_new(md, "delta.generationExpression", json_string(c->generated_as));
       rc = dop__proto_raise(p, p->reader, p->writer > 4 ? p->writer : 4);
     }
-    if (c->identity) {
-      if (c->identity_step == 0) rc = dd_err_set(DD_EINVAL, "identity column %s: step must not be 0", c->name);
+    if (c->identity) { /* Delta's errors: BIGINT only, a step other than 0 */
+      const char *tn = json_is_string(t) ? json_string_value(t) : json_string_value(json_object_get(t, "type"));
+      if (!tn || strcmp(tn, "long"))
+        rc = dd_err_set(DD_EUNSUPPORTED, "[DELTA_IDENTITY_COLUMNS_UNSUPPORTED_DATA_TYPE] DataType %s is not "
+                        "supported for IDENTITY columns.", tn ? tn : "?");
+      else if (c->identity_step == 0)
+        rc = dd_err_set(DD_EINVAL, "[DELTA_IDENTITY_COLUMNS_ILLEGAL_STEP] IDENTITY column step cannot be 0.");
       json_object_set_new(md, "delta.identity.start", json_integer(c->identity_start));
       json_object_set_new(md, "delta.identity.step", json_integer(c->identity_step));
       json_object_set_new(md, "delta.identity.allowExplicitInsert", json_boolean(c->identity_allow_explicit_insert));

@@ -219,8 +219,10 @@ int dml_metrics_json(char **out, const dml_result *r);
  * errors, and values are cast to the table's types with Spark's ANSI store assignment (numbers to numbers, an overflow is an error;
  * datetimes to datetimes; atomic values to strings; other pairs DD_EINVAL
  * [INCOMPATIBLE_DATA_FOR_TABLE.CANNOT_SAFELY_CAST]). NOT NULL columns and CHECK constraints
- * are enforced (DD_EINVAL, nothing written); tables with generated or identity columns are
- * DD_EUNSUPPORTED. replace_where (with OVERWRITE): a predicate on partition columns only
+ * are enforced (DD_EINVAL, nothing written); generated columns the source lacks are
+ * computed; identity columns it lacks get fresh values (the commit moves their
+ * delta.identity.highWaterMark), one it has is DD_EINVAL for GENERATED ALWAYS
+ * [DELTA_IDENTITY_COLUMNS_EXPLICIT_INSERT_NOT_SUPPORTED], kept for BY DEFAULT. replace_where (with OVERWRITE): a predicate on partition columns only
  * (others DD_EUNSUPPORTED); only the files of the partitions it selects are removed, and a
  * written row that does not satisfy it is DD_EINVAL [DELTA_REPLACE_WHERE_MISMATCH]; the
  * commit's parameters carry it as predicate.

@@ -6,8 +6,8 @@
  *  - every new row must satisfy the CHECK constraint "Generated Column (g <=> (expr))",
  *    with Delta's message;
  *  - an identity column keeps its values: assigning one is Delta's
- *    DELTA_IDENTITY_COLUMNS_UPDATE_NOT_SUPPORTED, and inserting rows into a table with one
- *    is refused (deltad does not hand out identity values yet). */
+ *    DELTA_IDENTITY_COLUMNS_UPDATE_NOT_SUPPORTED (the values of inserted rows come from
+ *    dml_identity.c). */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>

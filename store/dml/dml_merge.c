@@ -530,7 +530,10 @@ int dml_merge(dml_merge_result *out, dl_table *t, dl_snapshot *s, const dml_merg
   if (!rc) rc = dml__cdc_commit(&r.cdc, r.x, &out->change_files);
   out->execution_ms = dml__mono_ms() - start;
   if (!rc) rc = dml__dv_put(&r.dvf, t);
-  if (!rc && (r.changed || out->files_added || evolved)) rc = dml__merge_commit(r.x, &r.p, r.o, out);
+  if (!rc && (r.changed || out->files_added || evolved)) {
+    rc = dml__ident_metadata(r.x, &r.p.ident, r.s); /* identity values handed out: the new mark */
+    if (!rc) rc = dml__merge_commit(r.x, &r.p, r.o, out);
+  }
   dml__router_free(&r.rt, rc != 0);
   for (size_t i = 0; i < r.nwrt; i++) dml__router_free(&r.wrt[i], rc != 0);
   free(r.wrt);

@@ -419,8 +419,9 @@ static int clause_values(ex_node **vals, const dml__mplan *p, const dml_merge_op
       continue;
     }
     if (p->gen[i] && !star) continue; /* computed below (`*` takes it from the source, as Delta) */
+    const char *sc = star ? find_col(p->ss, col) : NULL;
+    if (p->identity[i] && (!star || (!sc && o->schema_evolution))) continue; /* values handed out */
     if (star) {
-      const char *sc = find_col(p->ss, col);
       if (!sc && o->schema_evolution) { /* Delta: UPDATE keeps the target's value, INSERT NULL */
         ex_value nv = {.type = {EX_T_NULL}, .is_null = true};
         rc = c->kind == DML_MERGE_NOT_MATCHED ? ex_new_literal(&vals[i], &nv) : target_ref(&vals[i], col, plain);
@@ -460,11 +461,6 @@ static int bind_clause(dml__mplan *p, dml__mclause *m, const dml_merge_opts *o,
   if (ins != (c->kind == DML_MERGE_NOT_MATCHED) ||
       (c->kind == DML_MERGE_NOT_MATCHED_BY_SOURCE && c->action == DML_MERGE_UPDATE_STAR))
     return dd_err_set(DD_EINVAL, "MERGE: %s clauses cannot have this action", kind_name(c->kind));
-  for (size_t i = 0; ins && i < p->tb.ncols; i++)
-    if (p->identity[i])
-      return dd_err_set(DD_EUNSUPPORTED, "MERGE: inserting rows into a table with the IDENTITY column %s is "
-                        "not supported by deltad yet (it does not hand out identity values): run this MERGE "
-                        "with Spark", arw_field_name(p->tb.schema, arw_schema_column(p->tb.schema, i)));
   m->kind = c->kind;
   m->action = c->action;
   clause_side(p, c->kind, &allowed, &plain, &s);
@@ -481,8 +477,12 @@ static int bind_clause(dml__mplan *p, dml__mclause *m, const dml_merge_opts *o,
   if (!vals || !m->outs) return free(vals), dml__oom();
   rc = clause_values(vals, p, o, c, nm);
   bool keep = c->action == DML_MERGE_UPDATE_STAR;
-  for (size_t i = 0; i < p->tb.ncols && !rc; i++)
-    rc = out_value(&m->outs[i], p, i, vals[i], s, o, keep), vals[i] = NULL;
+  for (size_t i = 0; i < p->tb.ncols && !rc; i++) {
+    const dml__idcol *ic = ins ? dml__ident_find(&p->ident, i) : NULL;
+    if (ic && !vals[i]) continue; /* outs[i] NULL: the value handed out (dml__mplan_eval_outs) */
+    if (ic) rc = dml__ident_explicit(ic);
+    if (!rc) rc = out_value(&m->outs[i], p, i, vals[i], s, o, keep), vals[i] = NULL;
+  }
   for (size_t i = 0; i < p->tb.ncols; i++) ex_free(vals[i]);
   free(vals);
   return rc;
@@ -531,6 +531,9 @@ int dml__mplan_bind(dml__mplan *p, const dl_snapshot *s, const dml_merge_opts *o
     p->identity[i] = dml__identity(f);
     rc = dml__gen_parse(&p->gen[i], f);
   }
+  bool inserts = false;
+  for (size_t i = 0; i < o->num_clauses; i++) inserts |= o->clauses[i].kind == DML_MERGE_NOT_MATCHED;
+  if (!rc && inserts) rc = dml__ident_init(&p->ident, s, p->tb.schema);
   if (!rc && !o->num_clauses) rc = dd_err_set(DD_EINVAL, "MERGE: at least one WHEN clause is required");
   if (!rc && !(p->cl = calloc(o->num_clauses, sizeof *p->cl))) rc = dml__oom();
   size_t nmatched = 0;
@@ -575,6 +578,7 @@ void dml__mplan_free(dml__mplan *p) {
   free(p->not_null);
   free_nodes(p->gen, p->tb.ncols);
   free(p->identity);
+  dml__ident_free(&p->ident);
   arw_schema_free(p->ps);
   dml__bound_free(&p->tb);
   memset(p, 0, sizeof *p);
@@ -620,7 +624,9 @@ int dml__mplan_pairs(arw_batch **out, const dml__mplan *p, const arw_batch *tb, 
 int dml__mplan_eval_outs(arw_batch **out, const dml__mplan *p, const arw_schema *schema,
                          ex_node *const *outs, const arw_batch *in) {
   int rc = arw_batch_new(out, schema ? schema : p->tb.schema);
-  if (!rc) rc = fill(*out, outs, p->tb.ncols, in, 0);
+  for (size_t i = 0; i < p->tb.ncols && !rc; i++) /* a NULL out: an identity value handed out */
+    rc = outs[i] ? ex_eval(outs[i], in, *out, arw_schema_column(arw_batch_schema(*out), i))
+                 : dml__ident_append(dml__ident_find(&p->ident, i), *out, arw_batch_rows(in));
   if (!rc) rc = dml__mplan_check(p, *out);
   if (rc) arw_batch_free(*out), *out = NULL;
   return rc;

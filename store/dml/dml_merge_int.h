@@ -49,6 +49,8 @@ typedef struct dml__mplan {
   bool *not_null;             /* [tb.ncols] NOT NULL target columns */
   ex_node **gen;              /* [tb.ncols] generation expressions (unbound), NULL: none */
   bool *identity;             /* [tb.ncols] identity columns */
+  dml__ident ident;           /* with INSERT clauses: the values they hand out (an INSERT's
+                               * outs[i] is NULL for identity column i without a value) */
 } dml__mplan;
 
 /* Schema evolution (dml_merge_evolve.c): *out the snapshot s with the target's schema

@@ -3,9 +3,10 @@
  * and CREATE TABLE AS SELECT: the table's schema decided first (the existing one, one
  * evolved by mergeSchema, or the source's for a new or replaced table), every source batch
  * cast to it (Spark's ANSI store assignment), checked (NOT NULL, CHECK constraints) and
- * routed to one data writer per partition, then one commit with the adds (and, for an
- * overwrite, the removes of every active file). On any error the files written so far are
- * deleted and nothing is committed. */
+ * routed to one data writer per partition (identity columns the source lacks get the
+ * values dml_identity.c hands out), then one commit with the adds (and, for an overwrite,
+ * the removes of every active file; the identity columns' new high water marks). On any
+ * error the files written so far are deleted and nothing is committed. */
 #include "store/dml/dml_int.h"
 #include "store/dml/dml_merge_int.h"
 
@@ -33,6 +34,7 @@ typedef struct wr {
   bool rt_open;
   ex_node *where;       /* replaceWhere, bound over b.schema (partition columns only) */
   ex_skipper *sk;       /* the files it covers */
+  dml__ident id;        /* identity columns; outs[i] NULL: column i's values handed out */
 } wr;
 
 static const char *mode_name(dml_write_mode m) {
@@ -260,11 +262,11 @@ static int bind_outputs(wr *w, const arw_schema *src) {
     int id = arw_schema_column(w->b.schema, i), sc;
     const char *name = arw_field_name(w->b.schema, id);
     const dl_field *df = dl_schema_field(ds, name);
-    if (dml__identity(df))
-      rc = dd_err_set(DD_EUNSUPPORTED, "write: column %s is an identity column: writes to such tables are not "
-                      "supported by deltad yet (it does not hand out identity values)", name);
+    const dml__idcol *ic = dml__ident_find(&w->id, i);
     w->not_null[i] = df && !df->nullable;
-    if (!rc) rc = source_of(w, src, i, name, &sc);
+    rc = source_of(w, src, i, name, &sc);
+    if (!rc && ic && sc < 0) continue; /* values handed out as the rows are written */
+    if (!rc && ic) rc = dml__ident_explicit(ic);
     if (!rc && sc < 0) rc = dml__gen_parse(&gen[i], df);
     if (!rc && !gen[i]) rc = out_value(&vals[i], w, src, i, sc);
   }
@@ -275,7 +277,8 @@ static int bind_outputs(wr *w, const arw_schema *src) {
     if (gen[i]) rc = dml__gen_value(&vals[i], &touched, gen[i], w->b.schema, vals);
   }
   ex_bind_opts bo = EX_BIND_OPTS_INIT;
-  for (size_t i = 0; i < n && !rc; i++) rc = ex_bind(&w->outs[i], vals[i], src, &bo);
+  for (size_t i = 0; i < n && !rc; i++)
+    if (vals[i]) rc = ex_bind(&w->outs[i], vals[i], src, &bo);
   for (size_t i = 0; i < n; i++) ex_free(vals ? vals[i] : NULL), ex_free(gen ? gen[i] : NULL);
   free(vals), free(gen);
   return rc;
@@ -350,7 +353,9 @@ static int write_rows(wr *w, dml_write_result *res) {
     if (!arw_batch_rows(in)) continue;
     arw_batch *out = NULL;
     rc = arw_batch_new(&out, w->b.schema);
-    for (size_t i = 0; !rc && i < w->b.ncols; i++) rc = ex_eval(w->outs[i], in, out, arw_schema_column(w->b.schema, i));
+    for (size_t i = 0; !rc && i < w->b.ncols; i++)
+      rc = w->outs[i] ? ex_eval(w->outs[i], in, out, arw_schema_column(w->b.schema, i))
+                      : dml__ident_append(dml__ident_find(&w->id, i), out, arw_batch_rows(in));
     if (!rc) rc = check_rows(w, out);
     if (!rc) rc = dml__router_write(&w->rt, out);
     if (!rc) res->num_rows += (int64_t)arw_batch_rows(out);
@@ -442,6 +447,7 @@ static int commit(wr *w, dml_write_result *res) {
   char *params = NULL, *metrics = NULL;
   if (!rc) rc = params_json(&params, w, ctas);
   if (!rc) rc = metrics_json(&metrics, res);
+  if (!rc) rc = dml__ident_metadata(w->x, &w->id, w->snap);
   if (!rc) rc = dml__commit(w->x, op, params, metrics, o->max_retries, o->now_ms, &res->version);
   free(params), free(metrics);
   return rc;
@@ -477,6 +483,7 @@ int dml_write(dml_write_result *out, dl_table *t, const dml_write_opts *o) {
   if (!rc) rc = scn_arrow_schema(w.b.schema, dl_schema_root(dl_snapshot_schema(w.snap)), NULL, 0);
   w.b.ncols = rc ? 0 : arw_schema_ncolumns(w.b.schema);
   if (!rc) rc = dml__bind_constraints(&w.b, w.snap);
+  if (!rc) rc = dml__ident_init(&w.id, w.snap, w.b.schema);
   if (!rc && o->replace_where && o->mode == DML_WRITE_OVERWRITE && w.old) rc = bind_where(&w);
   if (!rc) rc = bind_outputs(&w, src);
   if (!rc && !(rc = dml__router_init(&w.rt, t, w.snap, w.b.schema, o->codec, false))) {
@@ -492,6 +499,7 @@ cleanup:
   ex_skipper_free(w.sk);
   ex_free(w.where);
   dml__bound_free(&w.b);
+  dml__ident_free(&w.id);
   free(w.schema_json);
   free(w.config_json);
   dl_txn_free(w.x);

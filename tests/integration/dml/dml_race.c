@@ -5,7 +5,10 @@
  *
  * usage: dml_race TABLE delete WHERE | dml_race TABLE update WHERE COL EXPR |
  *        dml_race TABLE merge KEY   (MERGE INTO t USING (SELECT KEY AS x) s ON t.x = s.x
- *                                    WHEN MATCHED THEN UPDATE SET y = 'merged') */
+ *                                    WHEN MATCHED THEN UPDATE SET y = 'merged') |
+ *        dml_race TABLE append N    (a DataFrame append of N rows v = 'race<i>', the other
+ *                                    columns left to the table: an identity column numbers
+ *                                    them; "ready" once the write has read the table) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +47,55 @@ static int merge(dl_table *t, dl_snapshot *s, int key, int64_t *version, int64_t
   return rc;
 }
 
+/* The append's source: "ready", a line on stdin, then its one batch. */
+typedef struct race_src {
+  const arw_batch *b;
+  int calls;
+} race_src;
+
+static int race_next(void *ctx, const arw_batch **out) {
+  race_src *r = ctx;
+  char line[64];
+  *out = NULL;
+  if (r->calls++) return 0;
+  printf("ready\n");
+  fflush(stdout);
+  if (!fgets(line, sizeof line, stdin)) return dd_err_set(DD_EINVAL, "dml_race: no go line");
+  *out = r->b;
+  return 0;
+}
+
+static int append(const char *path, int n) {
+  dl_table *t = NULL;
+  arw_schema *sc = NULL;
+  arw_batch *b = NULL;
+  dml_write_result res;
+  int id = 0;
+  int rc = dl_table_open(&t, path);
+  if (!rc) rc = arw_schema_new(&sc);
+  if (!rc) rc = arw_schema_add(sc, ARW_ROOT, "v", ARW_UTF8, true, &id);
+  if (!rc) rc = arw_batch_new(&b, sc);
+  for (int i = 0; i < n && !rc; i++) {
+    char v[32];
+    int k = snprintf(v, sizeof v, "race%d", i);
+    rc = arw_append_str(b, id, v, (size_t)k);
+  }
+  if (!rc) {
+    race_src r = {b, 0};
+    dml_write_opts o = DML_WRITE_OPTS_INIT;
+    o.source_schema = sc, o.next = race_next, o.ctx = &r, o.by_name = true;
+    rc = dml_write(&res, t, &o);
+  }
+  if (rc) printf("error %s %s\n", dd_err_name(rc), dd_err_msg());
+  else printf("ok %lld %lld\n", (long long)res.version, (long long)res.num_rows);
+  arw_batch_free(b);
+  arw_schema_free(sc);
+  dl_table_free(t);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 4 && !strcmp(argv[2], "append")) return append(argv[1], atoi(argv[3]));
   if (argc == 4 && !strcmp(argv[2], "merge")) {
     dl_table *t = NULL;
     dl_snapshot *s = NULL;

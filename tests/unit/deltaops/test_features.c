@@ -243,6 +243,16 @@ static void test_create_modes(void **st) {
   assert_non_null(strstr(md, "\"delta.identity.allowExplicitInsert\":true"));
   dl_snapshot_free(s);
   dl_table_free(t);
+  /* an identity column other than BIGINT, a step of 0: Delta's errors, nothing created */
+  snprintf(loc2, sizeof loc2, "%s/ident-bad", base);
+  icol.type = "int";
+  assert_int_equal(dop_create(&r, &io), DD_EUNSUPPORTED);
+  assert_non_null(strstr(dd_err_msg(), "[DELTA_IDENTITY_COLUMNS_UNSUPPORTED_DATA_TYPE] DataType integer"));
+  icol.type = "bigint";
+  icol.identity_step = 0;
+  assert_int_equal(dop_create(&r, &io), DD_EINVAL);
+  assert_non_null(strstr(dd_err_msg(), "DELTA_IDENTITY_COLUMNS_ILLEGAL_STEP"));
+  assert_false(tu_exists(loc2, "_delta_log"));
   /* Bad input. */
   o.mode = DOP_CREATE;
   snprintf(loc, sizeof loc, "%s/u", base);
