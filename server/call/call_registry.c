@@ -43,18 +43,10 @@ void dd_call_registry_set_pre_observer(dd_call_registry *r, dd_call_pre_observe_
   r->pre_observer = fn;
 }
 
-/* A transport's own copy of a method (gRPC keeps one per method) is found by its path;
- * each thread remembers the last copy it looked up, asked for twice a call. */
 size_t dd_call__method_index(const dd_call_registry *r, const dd_method *m) {
-  static _Thread_local const dd_call_registry *last_r;
-  static _Thread_local const dd_method *last_m;
-  static _Thread_local size_t last_i;
   if (m >= r->methods && m < r->methods + r->n) return (size_t)(m - r->methods);
-  if (m == last_m && r == last_r) return last_i;
   const dd_method *found = dd_call_find(r, m->path, strlen(m->path));
-  size_t i = found ? (size_t)(found - r->methods) : SIZE_MAX;
-  last_r = r, last_m = m, last_i = i;
-  return i;
+  return found ? (size_t)(found - r->methods) : SIZE_MAX;
 }
 
 static uint64_t reg__hash(const char *s, size_t len) {

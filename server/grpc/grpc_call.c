@@ -81,14 +81,14 @@ int dd_grpc__ctx_init(dd_grpc__call *c) {
 /* Authenticates the caller, authorizes the method for it and admits the call, all before
  * the request is decoded (call.h). */
 int dd_grpc__authenticate(dd_grpc__call *c) {
-  return dd_call_authenticate(c->srv->reg, &c->method->m, DD_CALL_AUTH_GRPC,
+  return dd_call_authenticate(c->srv->reg, c->method->m, DD_CALL_AUTH_GRPC,
                               call__header(c, "authorization"), NULL, &c->principal, &c->admit,
                               c->request_id);
 }
 
 int dd_grpc__decode(dd_grpc__call *c, ProtobufCMessage **out) {
   *out = NULL;
-  const ProtobufCMessageDescriptor *d = c->method->m.input;
+  const ProtobufCMessageDescriptor *d = c->method->m->input;
   if (!c->payload) return dd_err_set(DD_EINVAL, "malformed request: no %s message", d->name);
   grpc_byte_buffer_reader r;
   if (!grpc_byte_buffer_reader_init(&r, c->payload))
@@ -100,14 +100,22 @@ int dd_grpc__decode(dd_grpc__call *c, ProtobufCMessage **out) {
   return rc;
 }
 
-int dd_grpc__encode(dd_grpc__call *c, const ProtobufCMessage *msg, grpc_byte_buffer **out) {
-  *out = NULL;
+/* msg packed into a new slice *out (within the message limit). */
+static int call__pack(dd_grpc__call *c, const ProtobufCMessage *msg, grpc_slice *out) {
   size_t n = protobuf_c_message_get_packed_size(msg);
   if (n > c->srv->opts.max_message_bytes)
     return dd_err_set(DD_ENOMEM, "response message of %zu bytes exceeds the limit of %zu bytes", n,
                       c->srv->opts.max_message_bytes);
-  grpc_slice s = grpc_slice_malloc(n);
-  protobuf_c_message_pack(msg, GRPC_SLICE_START_PTR(s));
+  *out = grpc_slice_malloc(n);
+  protobuf_c_message_pack(msg, GRPC_SLICE_START_PTR(*out));
+  return 0;
+}
+
+int dd_grpc__encode(dd_grpc__call *c, const ProtobufCMessage *msg, grpc_byte_buffer **out) {
+  *out = NULL;
+  grpc_slice s;
+  int rc = call__pack(c, msg, &s);
+  if (rc) return rc;
   *out = grpc_raw_byte_buffer_create(&s, 1);
   grpc_slice_unref(s);
   return 0;
@@ -122,13 +130,13 @@ int dd_grpc__run(dd_grpc__call *c, int (*send)(void *cls, const ProtobufCMessage
   if (!rc) rc = dd_grpc__decode(c, &req);
   if (!rc) {
     dd_call_sink sink = {.cls = c, .header = call__header, .send = send, .memo = memo, .request_id = c->request_id};
-    rc = dd_call_run(c->srv->reg, &c->method->m, req, &c->principal, c->deadline_ms, &sink, &res);
+    rc = dd_call_run(c->srv->reg, c->method->m, req, &c->principal, c->deadline_ms, &sink, &res);
     if (res.file_fd >= 0) {
       close(res.file_fd);
       if (!rc)
         rc = dd_err_set(DD_EUNSUPPORTED,
                         "%s answers with a file, which gRPC cannot carry: fetch the signed URL from the REST port",
-                        c->method->m.path);
+                        c->method->m->path);
     }
   }
   if (req) protobuf_c_message_free_unpacked(req, NULL);
@@ -174,15 +182,14 @@ static void call__op(grpc_op *op, grpc_op_type type) {
  * handler asked it under a key (dd_call_memo missed). */
 static int call__pack_reply(void *cls, const ProtobufCMessage *msg) {
   dd_grpc__call *c = cls;
-  int rc = dd_grpc__encode(c, msg, &c->send_bb);
-  if (rc || !c->memo_key.len) return rc;
-  grpc_byte_buffer_reader r;
-  if (!grpc_byte_buffer_reader_init(&r, c->send_bb)) return 0; /* then nothing is kept */
-  grpc_slice sl = grpc_byte_buffer_reader_readall(&r);
-  grpc_byte_buffer_reader_destroy(&r);
-  size_t n = GRPC_SLICE_LENGTH(sl);
-  dd_call_memotab_put(c->srv->memo, c->memo_key.data, c->memo_key.len, GRPC_SLICE_START_PTR(sl), n, n);
-  grpc_slice_unref(sl);
+  grpc_slice s;
+  int rc = call__pack(c, msg, &s);
+  if (rc) return rc;
+  size_t n = GRPC_SLICE_LENGTH(s);
+  if (c->memo_key.len)
+    dd_call_memotab_put(c->srv->memo, c->memo_key.data, c->memo_key.len, GRPC_SLICE_START_PTR(s), n, n);
+  c->send_bb = grpc_raw_byte_buffer_create(&s, 1);
+  grpc_slice_unref(s);
   return 0;
 }
 
@@ -206,10 +213,10 @@ static int call__memo_take(void *ctx, const void *body, size_t blen, uint64_t pb
 static int call__memo(void *cls, const void *key, size_t len, uint64_t *pb_bytes) {
   dd_grpc__call *c = cls;
   char full[1280];
-  size_t plen = strlen(c->method->m.path) + 1;
+  size_t plen = strlen(c->method->m->path) + 1;
   c->memo_key.len = 0;
   if (plen + len > sizeof full) return 0;
-  memcpy(full, c->method->m.path, plen);
+  memcpy(full, c->method->m->path, plen);
   memcpy(full + plen, key, len);
   call__memo_ctx m = {c, 0};
   if (dd_call_memotab_use(c->srv->memo, full, plen + len, call__memo_take, &m)) {

@@ -106,7 +106,7 @@ typedef struct dd_grpc__tag {
 } dd_grpc__tag;
 
 typedef struct dd_grpc__method {
-  dd_method m; /* path, descriptors, handler, flags (a copy; builtins have their own) */
+  const dd_method *m; /* the registry's own entry, or a builtin's static one (borrowed) */
   dd_grpc__kind kind;
   void *handle; /* grpc_server_register_method */
   int prepost, prepost_max; /* slots per worker at start, and grown to (see Slots) */

@@ -31,10 +31,10 @@ static int srv__add_method(dd_grpc_server *s, const dd_method *m, dd_grpc__kind 
   if ((kind == DD_GRPC__K_UNARY || kind == DD_GRPC__K_STREAM) && !m->fn)
     return dd_err_set(DD_EINVAL, "method %s has no handler", m->path);
   for (size_t i = 0; i < s->n_methods; i++)
-    if (strcmp(s->methods[i].m.path, m->path) == 0)
+    if (strcmp(s->methods[i].m->path, m->path) == 0)
       return dd_err_set(DD_EINVAL, "method %s is registered twice", m->path);
   dd_grpc__method *dst = &s->methods[s->n_methods++];
-  dst->m = *m;
+  dst->m = m;
   dst->kind = kind;
   dst->prepost = prepost;
   dst->prepost_max = prepost_max;
@@ -73,7 +73,7 @@ static int srv__build_services(dd_grpc_server *s) {
   s->services = calloc(s->n_methods, sizeof *s->services);
   if (!s->services) return dd_err_set(DD_ENOMEM, "out of memory");
   for (size_t i = 0; i < s->n_methods; i++) {
-    const char *path = s->methods[i].m.path;
+    const char *path = s->methods[i].m->path;
     size_t len = (size_t)(strrchr(path, '/') - path) - 1;
     bool seen = false;
     for (size_t j = 0; j < s->n_services && !seen; j++)
@@ -138,8 +138,8 @@ static int srv__create_grpc(dd_grpc_server *s) {
     dd_grpc__method *m = &s->methods[i];
     grpc_server_register_method_payload_handling payload =
         m->kind == DD_GRPC__K_REFLECT ? GRPC_SRM_PAYLOAD_NONE : GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER;
-    if (!(m->handle = grpc_server_register_method(s->gs, m->m.path, NULL, payload, 0)))
-      return dd_err_set(DD_EINVAL, "cannot register method %s", m->m.path);
+    if (!(m->handle = grpc_server_register_method(s->gs, m->m->path, NULL, payload, 0)))
+      return dd_err_set(DD_EINVAL, "cannot register method %s", m->m->path);
   }
   return 0;
 }

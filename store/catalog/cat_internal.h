@@ -197,6 +197,9 @@ int cat__view_begin(cat_store *s, cat_view *v);
 int cat__view_end(cat_view *v, int rc);
 /* The view of s bound to this thread with its transaction still open, or NULL. */
 cat_view *cat__view_bound(const cat_store *s);
+/* The generation read transaction t reads (cat_kv.h's backend generation); DD_EUNSUPPORTED
+ * on a backend without one (PostgreSQL). */
+int cat__txn_generation(cat_txn *t, uint64_t *out);
 /* A write transaction is about to begin on the bound view v's thread: unbinds v, and ends
  * its transaction when no read shares it. */
 void cat__view_unbind_for_write(cat_view *v);

@@ -123,7 +123,8 @@ int cat_token_lookup(cat_store *s, cat_token_rec *out,
   uint64_t gen = 0;
   int rc = cat__txn_begin(s, &txn, false);
   if (rc) return rc;
-  bool has_gen = s->be->generation && s->be->generation(txn, &gen) == 0;
+  bool has_gen = cat__txn_generation(txn, &gen) == 0;
+  if (!has_gen) dd_err_clear();
   if (has_gen && cat__rec_memo.serial == s->serial && cat__rec_memo.gen == gen &&
       CRYPTO_memcmp(cat__rec_memo.hash, hash, CAT_TOKEN_HASH_LEN) == 0) {
     *out = cat__rec_memo.rec;

@@ -77,7 +77,12 @@ int cat_view_generation(cat_view *v, uint64_t *out) {
   *out = 0;
   if (!v || !v->txn || v->txn->write)
     return dd_err_set(DD_EINTERNAL, "catalog view: no read transaction for a generation");
-  if (!v->s->be->generation)
-    return dd_err_set(DD_EUNSUPPORTED, "catalog store: %s has no generation", v->s->be->name);
-  return v->s->be->generation(v->txn, out);
+  return cat__txn_generation(v->txn, out);
+}
+
+int cat__txn_generation(cat_txn *t, uint64_t *out) {
+  *out = 0;
+  if (!t->s->be->generation)
+    return dd_err_set(DD_EUNSUPPORTED, "catalog store: %s has no generation", t->s->be->name);
+  return t->s->be->generation(t, out);
 }

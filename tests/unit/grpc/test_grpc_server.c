@@ -377,8 +377,8 @@ static void test_slots_grow_with_calls(void **state) {
   (void)state;
   const dd_grpc__method *ping = NULL, *v1 = NULL;
   for (size_t i = 0; i < g_srv->n_methods; i++) {
-    if (!strcmp(g_srv->methods[i].m.path, "/deltad.system.v1.SystemService/Ping")) ping = &g_srv->methods[i];
-    if (!strcmp(g_srv->methods[i].m.path, DD_GRPC__REFLECTION_V1_PATH)) v1 = &g_srv->methods[i];
+    if (!strcmp(g_srv->methods[i].m->path, "/deltad.system.v1.SystemService/Ping")) ping = &g_srv->methods[i];
+    if (!strcmp(g_srv->methods[i].m->path, DD_GRPC__REFLECTION_V1_PATH)) v1 = &g_srv->methods[i];
   }
   assert_non_null(ping);
   assert_non_null(v1);
